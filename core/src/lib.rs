@@ -1,0 +1,19 @@
+//! The sampling core of heapsampler: everything about heap sampling that can be
+//! reasoned about and tested without a JVM.
+//!
+//! - [`sampling`]: the Poisson byte sampler the JVM uses (exponential distances
+//!   between samples) and the unbiased weight of a sample.
+//! - [`rate_limit`]: an adaptive sampling interval that bounds samples per second.
+//! - [`ring`]: a bounded multi-producer, single-consumer ring buffer of
+//!   variable-size records in which a full buffer makes producers wait: it never
+//!   drops a record.
+//! - [`liveness`]: the table of sampled objects still tracked, swept after each
+//!   garbage collection to learn which of them died.
+//!
+//! The agent (`heapsampler-agent`) connects these to JVMTI; any Rust program can
+//! use them to sample its own allocations.
+
+pub mod liveness;
+pub mod rate_limit;
+pub mod ring;
+pub mod sampling;
