@@ -1,0 +1,118 @@
+//! Benchmarks of the sampling core: the costs the agent pays per allocation
+//! sample (a distance draw, a weight, a ring-buffer push) and per garbage
+//! collection (a liveness sweep).
+//!
+//! Run with `cargo bench -p heapsampler-core --bench core`; results and the
+//! targets are in BENCHMARKS.md.
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use heapsampler_core::liveness::{LivenessTable, TrackedObject};
+use heapsampler_core::ring::ring_buffer;
+use heapsampler_core::sampling::{SampleDistance, bytes_weight};
+
+fn sampling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sampling");
+    group.throughput(Throughput::Elements(1));
+    let mut distance = SampleDistance::new(512 * 1024, 1);
+    group.bench_function("next_distance", |b| b.iter(|| distance.next_distance()));
+    let mut size = 16u64;
+    group.bench_function("bytes_weight", |b| {
+        b.iter(|| {
+            // Vary the size so the call cannot be hoisted out of the loop.
+            size = (size * 33) & 0xf_fff8 | 16;
+            bytes_weight(black_box(size), black_box(512 * 1024))
+        })
+    });
+    group.finish();
+}
+
+/// Pushes `records` 64-byte records from `producers` threads through a
+/// 256 KiB ring to a consumer on this thread; returns the time from the start
+/// signal until the consumer has them all.
+fn ring_run(producers: u64, records: u64) -> Duration {
+    let (producer, mut consumer) = ring_buffer(256 * 1024);
+    let start = Barrier::new(producers as usize + 1);
+    thread::scope(|scope| {
+        for p in 0..producers {
+            let (producer, start) = (producer.clone(), &start);
+            let count = records / producers + u64::from(p < records % producers);
+            scope.spawn(move || {
+                let mut record = [0u8; 64];
+                start.wait();
+                for seq in 0..count {
+                    record[..8].copy_from_slice(&seq.to_le_bytes());
+                    producer.push(&record).unwrap();
+                }
+            });
+        }
+        start.wait();
+        let began = Instant::now();
+        let mut received = 0u64;
+        let mut checksum = 0u64;
+        while received < records {
+            received += consumer.drain(|r| checksum = checksum.wrapping_add(r[0] as u64)) as u64;
+            consumer.wait(Duration::from_millis(10));
+        }
+        black_box(checksum);
+        began.elapsed()
+    })
+}
+
+fn ring(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ring_64B_records");
+    group.measurement_time(Duration::from_secs(10));
+    group.throughput(Throughput::Elements(1));
+    for producers in [1, 2, 4] {
+        group.bench_function(format!("{producers}_producers"), |b| {
+            b.iter_custom(|iters| ring_run(producers, iters))
+        });
+    }
+    group.finish();
+}
+
+fn liveness(c: &mut Criterion) {
+    let mut group = c.benchmark_group("liveness");
+    const ENTRIES: u64 = 100_000;
+    group.throughput(Throughput::Elements(ENTRIES));
+    group.bench_function("sweep_100k_10pct_dead", |b| {
+        b.iter_batched(
+            || {
+                let mut table = LivenessTable::new(None);
+                for id in 0..ENTRIES {
+                    let object = TrackedObject {
+                        handle: id,
+                        allocation_time: id,
+                        size: 64,
+                        weight: 524_288.0,
+                        stack_trace_id: id % 1000,
+                        class_id: id % 50,
+                        thread_id: id % 8,
+                        gc_count_at_allocation: 0,
+                    };
+                    table.track(object).unwrap();
+                }
+                table
+            },
+            |mut table| {
+                let mut dead = 0u64;
+                table.sweep(1, |h| h % 10 == 0, |d| dead += d.object.size);
+                (table, dead)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+// The macro defines an undocumented `pub fn benches`.
+#[allow(missing_docs)]
+mod group {
+    use super::*;
+    criterion_group!(benches, sampling, ring, liveness);
+}
+criterion_main!(group::benches);

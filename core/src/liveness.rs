@@ -1,0 +1,164 @@
+//! The table of sampled objects whose death we are waiting to see.
+//!
+//! Each sampled object is tracked through an opaque handle (for the agent, a JNI
+//! weak reference) that can later tell whether the object was collected. After
+//! a garbage collection the owner [sweeps](LivenessTable::sweep) the table with
+//! a predicate "is this handle cleared?"; the dead entries come out with the
+//! collection at which they were found dead and how many collections they
+//! outlived. At the end of a recording, [`LivenessTable::finish`] hands back
+//! the objects still live.
+//!
+//! Memory is proportional to what the table holds and is reported by
+//! [`LivenessTable::memory_bytes`]. A capacity limit is optional; when one is
+//! reached, the sample is handed back and counted in
+//! [`LivenessTable::overflowed`], never dropped silently.
+
+/// One sampled object being tracked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackedObject<H> {
+    /// The handle that says whether the object is still live.
+    pub handle: H,
+    /// When the object was allocated, in the owner's clock (nanoseconds, ticks...).
+    pub allocation_time: u64,
+    /// The object's size in bytes.
+    pub size: u64,
+    /// The bytes this sample stands for (see [`crate::sampling::bytes_weight`]).
+    pub weight: f64,
+    /// The allocating stack trace's id in the owner's pool.
+    pub stack_trace_id: u64,
+    /// The object's class id in the owner's pool.
+    pub class_id: u64,
+    /// The allocating thread's id in the owner's pool.
+    pub thread_id: u64,
+    /// How many collections had finished when the object was allocated.
+    pub gc_count_at_allocation: u64,
+}
+
+/// A tracked object found dead by a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadObject<H> {
+    /// The object as it was tracked.
+    pub object: TrackedObject<H>,
+    /// The id (the running count) of the collection after which the sweep
+    /// found it dead. It died in that collection or, when sweeps skip
+    /// collections, in one since the previous sweep.
+    pub found_dead_at_gc: u64,
+    /// The collections it is known to have outlived: those up to the previous
+    /// sweep, which saw it still live. Exact when every collection is swept.
+    pub gcs_survived: u64,
+}
+
+/// A tracked object still live when tracking ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveObject<H> {
+    /// The object as it was tracked.
+    pub object: TrackedObject<H>,
+    /// The collections it outlived, up to the last sweep.
+    pub gcs_survived: u64,
+}
+
+/// Tracked objects, swept after garbage collections.
+#[derive(Debug)]
+pub struct LivenessTable<H> {
+    objects: Vec<TrackedObject<H>>,
+    limit: Option<usize>,
+    overflowed: u64,
+    /// The collection id of the last sweep: objects still present then had
+    /// outlived every collection up to it.
+    last_sweep_gc: u64,
+}
+
+impl<H> Default for LivenessTable<H> {
+    fn default() -> Self {
+        Self::new(None)
+    }
+}
+
+impl<H> LivenessTable<H> {
+    /// An empty table, holding at most `limit` objects if one is given.
+    pub fn new(limit: Option<usize>) -> Self {
+        Self {
+            objects: Vec::new(),
+            limit,
+            overflowed: 0,
+            last_sweep_gc: 0,
+        }
+    }
+
+    /// Starts tracking `object`. If the table is at its limit, hands the object
+    /// back (so the owner can release its handle and report it) and counts it.
+    pub fn track(&mut self, object: TrackedObject<H>) -> Result<(), TrackedObject<H>> {
+        if self.limit.is_some_and(|limit| self.objects.len() >= limit) {
+            self.overflowed += 1;
+            return Err(object);
+        }
+        self.objects.push(object);
+        Ok(())
+    }
+
+    /// After collection `gc_id` (the running count of collections), removes
+    /// every object whose handle `is_cleared` says is cleared and hands it to
+    /// `on_dead`. Returns how many died. Sweep ids must not go backwards.
+    pub fn sweep(
+        &mut self,
+        gc_id: u64,
+        mut is_cleared: impl FnMut(&H) -> bool,
+        mut on_dead: impl FnMut(DeadObject<H>),
+    ) -> usize {
+        let outlived_up_to = self.last_sweep_gc;
+        let mut dead = 0;
+        for object in self
+            .objects
+            .extract_if(.., |object| is_cleared(&object.handle))
+        {
+            dead += 1;
+            let gcs_survived = outlived_up_to.saturating_sub(object.gc_count_at_allocation);
+            on_dead(DeadObject {
+                object,
+                found_dead_at_gc: gc_id,
+                gcs_survived,
+            });
+        }
+        self.last_sweep_gc = self.last_sweep_gc.max(gc_id);
+        // Give memory back after a large die-off, so memory follows what is held.
+        if self.objects.capacity() > 64 && self.objects.len() < self.objects.capacity() / 4 {
+            self.objects.shrink_to(self.objects.len() * 2);
+        }
+        dead
+    }
+
+    /// Ends tracking: returns the objects still live, in the order they were
+    /// tracked, each with the collections it outlived (those up to the last
+    /// sweep: sweep once more at the end for an exact count).
+    pub fn finish(self) -> Vec<LiveObject<H>> {
+        let last_sweep_gc = self.last_sweep_gc;
+        self.objects
+            .into_iter()
+            .map(|object| LiveObject {
+                gcs_survived: last_sweep_gc.saturating_sub(object.gc_count_at_allocation),
+                object,
+            })
+            .collect()
+    }
+
+    /// How many objects are tracked.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Whether no object is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// How many objects were refused because the table was at its limit.
+    pub fn overflowed(&self) -> u64 {
+        self.overflowed
+    }
+
+    /// The memory the table holds, in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.objects.capacity() * std::mem::size_of::<TrackedObject<H>>()
+    }
+}

@@ -1,0 +1,171 @@
+//! The liveness table without a JVM: handles are plain ids and a fake heap
+//! (a set of collected ids) plays the garbage collector.
+
+use std::collections::{HashMap, HashSet};
+
+use heapsampler_core::liveness::{LivenessTable, TrackedObject};
+
+fn object(id: u64, gc_count: u64) -> TrackedObject<u64> {
+    TrackedObject {
+        handle: id,
+        allocation_time: 1000 + id,
+        size: 16 + id,
+        weight: 512.0 * 1024.0,
+        stack_trace_id: id % 7,
+        class_id: id % 3,
+        thread_id: id % 2,
+        gc_count_at_allocation: gc_count,
+    }
+}
+
+#[test]
+fn sweeps_report_each_death_once_with_its_gc_and_survival() {
+    let mut table = LivenessTable::new(None);
+    let mut collected = HashSet::new();
+    let mut deaths = HashMap::new();
+
+    // Objects 0..100 allocated before any GC, 100..200 after GC 1.
+    for id in 0..100 {
+        table.track(object(id, 0)).unwrap();
+    }
+    // GC 1 collects the even objects of the first batch.
+    collected.extend((0..100).filter(|id| id % 2 == 0));
+    let died = table.sweep(
+        1,
+        |h| collected.contains(h),
+        |dead| {
+            assert!(
+                deaths
+                    .insert(
+                        dead.object.handle,
+                        (dead.found_dead_at_gc, dead.gcs_survived)
+                    )
+                    .is_none()
+            );
+        },
+    );
+    assert_eq!(died, 50);
+    for id in 100..200 {
+        table.track(object(id, 1)).unwrap();
+    }
+    // GC 2 collects nothing new; GC 3 collects every third object.
+    assert_eq!(
+        table.sweep(
+            2,
+            |h| collected.contains(h),
+            |_| panic!("nothing died in GC 2")
+        ),
+        0
+    );
+    collected.extend((0..200).filter(|id| id % 3 == 0));
+    table.sweep(
+        3,
+        |h| collected.contains(h),
+        |dead| {
+            assert!(
+                deaths
+                    .insert(
+                        dead.object.handle,
+                        (dead.found_dead_at_gc, dead.gcs_survived)
+                    )
+                    .is_none()
+            );
+            assert_eq!(
+                dead.object,
+                object(dead.object.handle, dead.object.gc_count_at_allocation)
+            );
+        },
+    );
+
+    for id in 0..200u64 {
+        let allocated_at_gc = if id < 100 { 0 } else { 1 };
+        match deaths.get(&id) {
+            Some(&(gc, survived)) if id < 100 && id % 2 == 0 => {
+                assert_eq!((gc, survived), (1, 0), "object {id} died in the first GC");
+            }
+            Some(&(gc, survived)) => {
+                assert_eq!(id % 3, 0, "object {id} must not have died");
+                // Seen live at the sweep of GC 2: it outlived GCs up to 2.
+                assert_eq!((gc, survived), (3, 2 - allocated_at_gc), "object {id}");
+            }
+            None => assert!(
+                !collected.contains(&id),
+                "object {id} died but was not reported"
+            ),
+        }
+    }
+
+    let live = table.finish();
+    let live_ids: HashSet<u64> = live.iter().map(|l| l.object.handle).collect();
+    let expected: HashSet<u64> = (0..200).filter(|id| !collected.contains(id)).collect();
+    assert_eq!(live_ids, expected);
+    assert_eq!(
+        live.len() + deaths.len(),
+        200,
+        "every object reported exactly once"
+    );
+    for l in &live {
+        assert_eq!(l.gcs_survived, 3 - l.object.gc_count_at_allocation);
+    }
+}
+
+#[test]
+fn sweeps_that_skip_collections_attribute_deaths_to_the_later_one() {
+    let mut table = LivenessTable::new(None);
+    table.track(object(1, 0)).unwrap();
+    table.track(object(2, 0)).unwrap();
+    table.sweep(4, |_| false, |_| unreachable!());
+    // Collections 5 to 9 went by unswept; object 1 died in one of them.
+    let mut seen = Vec::new();
+    table.sweep(
+        9,
+        |h| *h == 1,
+        |dead| seen.push((dead.found_dead_at_gc, dead.gcs_survived)),
+    );
+    assert_eq!(
+        seen,
+        vec![(9, 4)],
+        "dead by 9, known to have outlived 1 to 4"
+    );
+}
+
+#[test]
+fn limit_hands_back_and_counts_the_overflow() {
+    let mut table = LivenessTable::new(Some(3));
+    for id in 0..3 {
+        table.track(object(id, 0)).unwrap();
+    }
+    let refused = table.track(object(3, 0)).unwrap_err();
+    assert_eq!(
+        refused.handle, 3,
+        "the caller gets its handle back to release it"
+    );
+    assert!(table.track(object(4, 0)).is_err());
+    assert_eq!(table.overflowed(), 2);
+    assert_eq!(table.len(), 3);
+    // Room again after a death.
+    table.sweep(1, |h| *h == 0, |_| {});
+    assert!(table.track(object(5, 1)).is_ok());
+    assert_eq!(table.overflowed(), 2);
+}
+
+#[test]
+fn memory_follows_what_is_held() {
+    let mut table = LivenessTable::new(None);
+    let empty = table.memory_bytes();
+    for id in 0..100_000 {
+        table.track(object(id, 0)).unwrap();
+    }
+    let full = table.memory_bytes();
+    let entry = std::mem::size_of::<TrackedObject<u64>>();
+    assert!(full >= 100_000 * entry, "reports at least what it holds");
+    assert!(full <= 2 * 100_000 * entry + empty, "and not much more");
+    // Nearly all die: the memory goes back.
+    table.sweep(1, |h| *h >= 100, |_| {});
+    assert_eq!(table.len(), 100);
+    assert!(
+        table.memory_bytes() <= 1000 * entry,
+        "after the die-off: {}",
+        table.memory_bytes()
+    );
+}
