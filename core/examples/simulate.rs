@@ -59,7 +59,10 @@ fn main() {
         }
     }
 
-    println!("interval {interval} bytes, {} MiB allocated", allocated >> 20);
+    println!(
+        "interval {interval} bytes, {} MiB allocated",
+        allocated >> 20
+    );
     println!(
         "{:>19} {:>10} {:>10} {:>8} {:>8} {:>8}",
         "object size", "true MiB", "est. MiB", "error", "samples", "obj err"
