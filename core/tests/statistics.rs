@@ -25,7 +25,7 @@ fn mean_distance_within_half_a_percent_over_a_million_draws() {
         let n = 1_000_000;
         let sum: u64 = (0..n).map(|_| distance.next_distance()).sum();
         let mean = sum as f64 / n as f64;
-        // Rounding each draw up adds about half a byte to the mean.
+        // Whole bytes, floor(D) + 1, add about half a byte to the mean.
         let expected = interval as f64 + 0.5;
         let rel = (mean - expected).abs() / expected;
         assert!(
