@@ -1,6 +1,111 @@
 //! A JFR (JDK Flight Recorder) binary encoder that any Rust program can use to
 //! write recordings that JDK Mission Control and the JDK's `jfr` tool read.
 //!
-//! Not written yet: this crate is filled by the jfr-writer issue (chunks,
-//! metadata, constant pools, events; see `shared/JFR-FORMAT.md`). It exposes
-//! nothing until then, so nothing can depend on a writer that does not exist.
+//! ```no_run
+//! use jfr_writer::{EventTypeBuilder, FieldSpec, FieldType, Options, Recording, Unit};
+//!
+//! let mut recording = Recording::create("out.jfr", Options::default())?;
+//! let cache_miss = recording.register(
+//!     EventTypeBuilder::new("myapp.CacheMiss")
+//!         .label("Cache Miss")
+//!         .category(&["My Application"])
+//!         .with_duration()
+//!         .field(FieldSpec::new("key", FieldType::String).label("Key"))
+//!         .field(FieldSpec::new("bytes", FieldType::Long).label("Bytes").unit(Unit::Bytes)),
+//! )?;
+//! let start = recording.clock().now();
+//! let duration = recording.clock().now().0 - start.0;
+//! recording
+//!     .event(&cache_miss, start)
+//!     .duration(duration)
+//!     .string(Some("user:42"))
+//!     .long(4096)
+//!     .commit()?;
+//! recording.close()?;
+//! # Ok::<(), jfr_writer::Error>(())
+//! ```
+//!
+//! - [`format`]: the format's constants and primitives, shared with the reader.
+//! - [`metadata`] and [`types`]: the type system, with the JDK's own types
+//!   declared exactly as JDK 17 declares them.
+//! - [`pool`]: constant pools (threads, classes, methods, stack traces, ...).
+//! - [`event`]: declaring event types and writing events.
+//! - [`recording`]: chunks, flushes and sinks.
+//! - [`events`]: the standard event types heapsampler writes, ready to register.
+
+pub mod event;
+pub mod events;
+pub mod format;
+pub mod metadata;
+pub mod pool;
+pub mod recording;
+pub mod types;
+
+use std::path::PathBuf;
+
+pub use event::{EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Unit};
+pub use pool::{
+    Class, ClassLoader, ClassLoaderRef, ClassRef, FrameType, Method, MethodRef, Module, ModuleRef,
+    Package, PackageRef, StackFrame, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread,
+    ThreadGroup, ThreadGroupRef, ThreadRef,
+};
+pub use recording::{
+    Clock, FileSink, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND, Ticks,
+};
+
+/// What can go wrong writing a recording.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Writing the output failed.
+    #[error("writing the recording failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// The output file could not be created.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An event type of this name is already registered.
+    #[error("event type {name} is already registered")]
+    DuplicateType {
+        /// The name.
+        name: String,
+    },
+    /// A field was written with a type other than the declared one (or after
+    /// the last field).
+    #[error("{event}: field {field} is declared {declared:?} but was written as {written}")]
+    FieldMismatch {
+        /// The event type.
+        event: String,
+        /// The field.
+        field: String,
+        /// Its declared type (`None`: the event has no more fields).
+        declared: Option<String>,
+        /// The type written.
+        written: String,
+    },
+    /// An event was committed before all its fields were written.
+    #[error("{event}: field {field} was not written")]
+    MissingField {
+        /// The event type.
+        event: String,
+        /// The first field not written.
+        field: String,
+    },
+    /// A pooled value's handle came from another recording.
+    #[error("{event}: field {field} refers to a value from another recording")]
+    ForeignReference {
+        /// The event type.
+        event: String,
+        /// The field.
+        field: String,
+    },
+    /// The event type was registered with another recording.
+    #[error("event type {event} belongs to another recording")]
+    ForeignEventType {
+        /// The event type.
+        event: String,
+    },
+}

@@ -1,0 +1,584 @@
+//! Declaring event types and writing events.
+//!
+//! An event type is declared once with an [`EventTypeBuilder`] and registered
+//! with [`crate::Recording::register`], which returns an [`EventType`]. An
+//! event is then written with [`crate::Recording::event`]: one call per field,
+//! in declaration order, each checked against the declared type, and a
+//! [`EventWriter::commit`]. A wrong or missing field is an error at commit and
+//! the event is not written, so a mistake can never produce a file that
+//! readers misparse. Pooled values are passed as the `*Ref` handles the
+//! recording's pools hand out; keys are never the caller's arithmetic.
+
+use std::sync::Arc;
+
+use crate::format::{varint_len, write_string, write_varint, write_varint_i32};
+use crate::metadata::ClassId;
+use crate::pool::{
+    ClassLoaderRef, ClassRef, MethodRef, ModuleRef, PackageRef, PoolRef, StackTraceRef, StringRef,
+    ThreadGroupRef, ThreadRef,
+};
+use crate::{Error, Recording, Sink, Ticks};
+
+/// The type of an event field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    /// `boolean`: one byte.
+    Boolean,
+    /// `byte`: one byte.
+    Byte,
+    /// `short`: a varint.
+    Short,
+    /// `char`: a UTF-16 code unit, a varint.
+    Char,
+    /// `int`: a varint.
+    Int,
+    /// `long`: a varint.
+    Long,
+    /// `float`: four bytes, big-endian.
+    Float,
+    /// `double`: eight bytes, big-endian.
+    Double,
+    /// `java.lang.String`, inline (or by reference to the String pool).
+    String,
+    /// `java.lang.Thread`, pooled.
+    Thread,
+    /// `java.lang.Class`, pooled.
+    Class,
+    /// `jdk.types.StackTrace`, pooled.
+    StackTrace,
+    /// `jdk.types.Method`, pooled.
+    Method,
+    /// `jdk.types.ClassLoader`, pooled.
+    ClassLoader,
+    /// `jdk.types.Package`, pooled.
+    Package,
+    /// `jdk.types.Module`, pooled.
+    Module,
+    /// `jdk.types.ThreadGroup`, pooled.
+    ThreadGroup,
+}
+
+/// What a number means: the annotations readers use to show units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// `@DataAmount("BYTES")`.
+    Bytes,
+    /// `@DataAmount("BITS")`.
+    Bits,
+    /// `@Timestamp("TICKS")`: a point in time on the recording's clock.
+    TimestampTicks,
+    /// `@Timestamp("MILLISECONDS_SINCE_EPOCH")`.
+    TimestampMillisSinceEpoch,
+    /// `@Timespan("TICKS")`: a duration on the recording's clock.
+    TimespanTicks,
+    /// `@Timespan("NANOSECONDS")`.
+    TimespanNanos,
+    /// `@Timespan("MILLISECONDS")`.
+    TimespanMillis,
+    /// `@Timespan("SECONDS")`.
+    TimespanSeconds,
+    /// `@Percentage`: a fraction between 0 and 1.
+    Percentage,
+    /// `@Frequency`: per second.
+    Frequency,
+    /// `@MemoryAddress`.
+    MemoryAddress,
+}
+
+/// One field of an event type, beyond the standard leading ones.
+#[derive(Debug, Clone)]
+pub struct FieldSpec {
+    pub(crate) name: String,
+    pub(crate) field_type: FieldType,
+    pub(crate) label: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) unit: Option<Unit>,
+    pub(crate) unsigned: bool,
+}
+
+impl FieldSpec {
+    /// A field named `name` of type `field_type`.
+    pub fn new(name: &str, field_type: FieldType) -> Self {
+        Self {
+            name: name.to_owned(),
+            field_type,
+            label: None,
+            description: None,
+            unit: None,
+            unsigned: false,
+        }
+    }
+
+    /// `@Label`: the name tools show.
+    pub fn label(mut self, label: &str) -> Self {
+        self.label = Some(label.to_owned());
+        self
+    }
+
+    /// `@Description`.
+    pub fn description(mut self, description: &str) -> Self {
+        self.description = Some(description.to_owned());
+        self
+    }
+
+    /// The unit, so tools show `1.0 MB` rather than `1048576`.
+    pub fn unit(mut self, unit: Unit) -> Self {
+        self.unit = Some(unit);
+        self
+    }
+
+    /// `@Unsigned`: the value is an unsigned number.
+    pub fn unsigned(mut self) -> Self {
+        self.unsigned = true;
+        self
+    }
+}
+
+/// A declaration of an event type, to register with a recording.
+///
+/// Every event starts with `startTime`, then `duration` if it has one (the
+/// JDK requires this order), then `eventThread` and `stackTrace` if it has
+/// them, then its own fields.
+#[derive(Debug, Clone)]
+pub struct EventTypeBuilder {
+    pub(crate) name: String,
+    pub(crate) label: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) category: Vec<String>,
+    pub(crate) experimental: bool,
+    pub(crate) duration: bool,
+    pub(crate) thread: bool,
+    pub(crate) stack_trace: bool,
+    pub(crate) fields: Vec<FieldSpec>,
+}
+
+impl EventTypeBuilder {
+    /// An event type named `name` (`jdk.ObjectAllocationSample`,
+    /// `myapp.CacheMiss`), with a start time and nothing else yet.
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            label: None,
+            description: None,
+            category: Vec::new(),
+            experimental: false,
+            duration: false,
+            thread: false,
+            stack_trace: false,
+            fields: Vec::new(),
+        }
+    }
+
+    /// `@Label`: the name tools show.
+    pub fn label(mut self, label: &str) -> Self {
+        self.label = Some(label.to_owned());
+        self
+    }
+
+    /// `@Description`.
+    pub fn description(mut self, description: &str) -> Self {
+        self.description = Some(description.to_owned());
+        self
+    }
+
+    /// `@Category`: where tools file the event, outermost first.
+    pub fn category(mut self, path: &[&str]) -> Self {
+        self.category = path.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    /// `@Experimental`: tools hide the event by default.
+    pub fn experimental(mut self) -> Self {
+        self.experimental = true;
+        self
+    }
+
+    /// Adds `duration` (ticks), right after `startTime`.
+    pub fn with_duration(mut self) -> Self {
+        self.duration = true;
+        self
+    }
+
+    /// Adds `eventThread`: the thread the event happened in.
+    pub fn with_thread(mut self) -> Self {
+        self.thread = true;
+        self
+    }
+
+    /// Adds `stackTrace`: where the event happened.
+    pub fn with_stack_trace(mut self) -> Self {
+        self.stack_trace = true;
+        self
+    }
+
+    /// Adds a field after the standard ones and those added before.
+    pub fn field(mut self, field: FieldSpec) -> Self {
+        self.fields.push(field);
+        self
+    }
+
+    /// The field types in encoding order, standard fields included.
+    pub(crate) fn layout(&self) -> Vec<FieldType> {
+        let mut layout = vec![FieldType::Long];
+        if self.duration {
+            layout.push(FieldType::Long);
+        }
+        if self.thread {
+            layout.push(FieldType::Thread);
+        }
+        if self.stack_trace {
+            layout.push(FieldType::StackTrace);
+        }
+        layout.extend(self.fields.iter().map(|f| f.field_type));
+        layout
+    }
+
+    /// The field names in encoding order, standard fields included.
+    pub(crate) fn field_names(&self) -> Vec<String> {
+        let mut names = vec!["startTime".to_owned()];
+        if self.duration {
+            names.push("duration".to_owned());
+        }
+        if self.thread {
+            names.push("eventThread".to_owned());
+        }
+        if self.stack_trace {
+            names.push("stackTrace".to_owned());
+        }
+        names.extend(self.fields.iter().map(|f| f.name.clone()));
+        names
+    }
+}
+
+/// A registered event type: what [`crate::Recording::event`] writes.
+#[derive(Debug, Clone)]
+pub struct EventType {
+    pub(crate) id: ClassId,
+    pub(crate) name: Arc<str>,
+    /// Types of the fields after `startTime`, in order.
+    pub(crate) fields: Arc<[FieldType]>,
+    pub(crate) field_names: Arc<[String]>,
+    /// Which recording registered it, so another recording refuses it.
+    pub(crate) recording_id: u64,
+}
+
+impl EventType {
+    /// The event type's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The class id the recording gave it.
+    pub fn id(&self) -> ClassId {
+        self.id
+    }
+}
+
+/// Appends `body` preceded by its size as a varint, the size counting itself.
+pub(crate) fn write_sized(out: &mut Vec<u8>, body: &[u8]) {
+    let size = sized_len(body.len());
+    write_varint(out, size as u64);
+    out.extend_from_slice(body);
+}
+
+/// The total size of an event whose body (after the size) is `body_len`
+/// bytes: `n = body_len + varint_len(n)`.
+fn sized_len(body_len: usize) -> usize {
+    let mut size = body_len + 1;
+    while body_len + varint_len(size as u64) != size {
+        size = body_len + varint_len(size as u64);
+    }
+    size
+}
+
+/// Writes one event, field by field. Dropping it without [`commit`](Self::commit)
+/// discards the event.
+#[must_use = "an event is written only when committed"]
+pub struct EventWriter<'r, S: Sink> {
+    recording: &'r mut Recording<S>,
+    event_type: &'r EventType,
+    /// Where this event's size placeholder is in the event buffer.
+    start: usize,
+    /// The index in `event_type.fields` of the next field.
+    next: usize,
+    error: Option<Error>,
+    committed: bool,
+}
+
+impl<'r, S: Sink> EventWriter<'r, S> {
+    pub(crate) fn new(
+        recording: &'r mut Recording<S>,
+        event_type: &'r EventType,
+        start_time: Ticks,
+    ) -> Self {
+        let start = recording.events.len();
+        let error = (event_type.recording_id != recording.id).then(|| Error::ForeignEventType {
+            event: event_type.name.to_string(),
+        });
+        let buffer = &mut recording.events;
+        buffer.push(0); // size placeholder, patched at commit
+        write_varint(buffer, event_type.id.get());
+        write_varint(buffer, start_time.0 as u64);
+        Self {
+            recording,
+            event_type,
+            start,
+            next: 0,
+            error,
+            committed: false,
+        }
+    }
+
+    /// Checks that the next field has type `expected`; on a mismatch records
+    /// the first error and returns false.
+    #[inline]
+    fn expect(&mut self, expected: FieldType) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        match self.event_type.fields.get(self.next) {
+            Some(&declared) if declared == expected => {
+                self.next += 1;
+                true
+            }
+            declared => {
+                self.error = Some(Error::FieldMismatch {
+                    event: self.event_type.name.to_string(),
+                    field: self
+                        .event_type
+                        .field_names
+                        .get(self.next + 1)
+                        .cloned()
+                        .unwrap_or_else(|| "(none: all fields are written)".to_owned()),
+                    declared: declared.map(|d| format!("{d:?}")),
+                    written: format!("{expected:?}"),
+                });
+                false
+            }
+        }
+    }
+
+    #[inline]
+    fn pooled(mut self, expected: FieldType, reference: Option<PoolRef>) -> Self {
+        if self.expect(expected) {
+            match reference {
+                None => self.recording.events.push(0),
+                Some(reference) if self.recording.pools.contains(reference) => {
+                    self.recording.pools.mark(reference);
+                    write_varint(&mut self.recording.events, reference.key());
+                }
+                Some(_) => {
+                    self.error = Some(Error::ForeignReference {
+                        event: self.event_type.name.to_string(),
+                        field: self.event_type.field_names[self.next].clone(),
+                    })
+                }
+            }
+        }
+        self
+    }
+
+    /// The `duration` field, in ticks.
+    pub fn duration(self, ticks: i64) -> Self {
+        self.long(ticks)
+    }
+
+    /// A `long` field.
+    #[inline]
+    pub fn long(mut self, value: i64) -> Self {
+        if self.expect(FieldType::Long) {
+            write_varint(&mut self.recording.events, value as u64);
+        }
+        self
+    }
+
+    /// An `int` field.
+    pub fn int(mut self, value: i32) -> Self {
+        if self.expect(FieldType::Int) {
+            write_varint_i32(&mut self.recording.events, value);
+        }
+        self
+    }
+
+    /// A `short` field.
+    pub fn short(mut self, value: i16) -> Self {
+        if self.expect(FieldType::Short) {
+            write_varint(&mut self.recording.events, value as u16 as u64);
+        }
+        self
+    }
+
+    /// A `char` field: one UTF-16 code unit.
+    pub fn char(mut self, value: u16) -> Self {
+        if self.expect(FieldType::Char) {
+            write_varint(&mut self.recording.events, value as u64);
+        }
+        self
+    }
+
+    /// A `byte` field.
+    pub fn byte(mut self, value: i8) -> Self {
+        if self.expect(FieldType::Byte) {
+            self.recording.events.push(value as u8);
+        }
+        self
+    }
+
+    /// A `boolean` field.
+    pub fn boolean(mut self, value: bool) -> Self {
+        if self.expect(FieldType::Boolean) {
+            self.recording.events.push(value as u8);
+        }
+        self
+    }
+
+    /// A `float` field.
+    pub fn float(mut self, value: f32) -> Self {
+        if self.expect(FieldType::Float) {
+            self.recording
+                .events
+                .extend_from_slice(&value.to_be_bytes());
+        }
+        self
+    }
+
+    /// A `double` field.
+    pub fn double(mut self, value: f64) -> Self {
+        if self.expect(FieldType::Double) {
+            self.recording
+                .events
+                .extend_from_slice(&value.to_be_bytes());
+        }
+        self
+    }
+
+    /// A `String` field, written inline; `None` is `null`.
+    pub fn string(mut self, value: Option<&str>) -> Self {
+        if self.expect(FieldType::String) {
+            write_string(&mut self.recording.events, value);
+        }
+        self
+    }
+
+    /// A `String` field, written as a reference to the String pool: worth it
+    /// for a value repeated in many events.
+    pub fn pooled_string(mut self, value: StringRef) -> Self {
+        if self.expect(FieldType::String) {
+            if self.recording.pools.contains(PoolRef::String(value)) {
+                self.recording.pools.mark(PoolRef::String(value));
+                self.recording
+                    .events
+                    .push(crate::format::StringEncoding::ConstantPool as u8);
+                write_varint(&mut self.recording.events, value.key());
+            } else {
+                self.error = Some(Error::ForeignReference {
+                    event: self.event_type.name.to_string(),
+                    field: self.event_type.field_names[self.next].clone(),
+                });
+            }
+        }
+        self
+    }
+
+    /// A thread field (`eventThread` or another); `None` is null.
+    #[inline]
+    pub fn thread(self, value: impl Into<Option<ThreadRef>>) -> Self {
+        self.pooled(FieldType::Thread, value.into().map(PoolRef::Thread))
+    }
+
+    /// A stack trace field; `None` is null.
+    #[inline]
+    pub fn stack_trace(self, value: impl Into<Option<StackTraceRef>>) -> Self {
+        self.pooled(FieldType::StackTrace, value.into().map(PoolRef::StackTrace))
+    }
+
+    /// A class field; `None` is null.
+    #[inline]
+    pub fn class(self, value: impl Into<Option<ClassRef>>) -> Self {
+        self.pooled(FieldType::Class, value.into().map(PoolRef::Class))
+    }
+
+    /// A method field; `None` is null.
+    pub fn method(self, value: impl Into<Option<MethodRef>>) -> Self {
+        self.pooled(FieldType::Method, value.into().map(PoolRef::Method))
+    }
+
+    /// A class loader field; `None` is null.
+    pub fn class_loader(self, value: impl Into<Option<ClassLoaderRef>>) -> Self {
+        self.pooled(
+            FieldType::ClassLoader,
+            value.into().map(PoolRef::ClassLoader),
+        )
+    }
+
+    /// A package field; `None` is null.
+    pub fn package(self, value: impl Into<Option<PackageRef>>) -> Self {
+        self.pooled(FieldType::Package, value.into().map(PoolRef::Package))
+    }
+
+    /// A module field; `None` is null.
+    pub fn module(self, value: impl Into<Option<ModuleRef>>) -> Self {
+        self.pooled(FieldType::Module, value.into().map(PoolRef::Module))
+    }
+
+    /// A thread group field; `None` is null.
+    pub fn thread_group(self, value: impl Into<Option<ThreadGroupRef>>) -> Self {
+        self.pooled(
+            FieldType::ThreadGroup,
+            value.into().map(PoolRef::ThreadGroup),
+        )
+    }
+
+    /// Writes the event. Fails, and writes nothing, if a field had the wrong
+    /// type or a field is missing; may fail with an I/O error if the event
+    /// buffer was full and had to be flushed.
+    pub fn commit(mut self) -> Result<(), Error> {
+        if self.error.is_none() && self.next != self.event_type.fields.len() {
+            self.error = Some(Error::MissingField {
+                event: self.event_type.name.to_string(),
+                field: self.event_type.field_names[self.next + 1].clone(),
+            });
+        }
+        if let Some(error) = self.error.take() {
+            return Err(error); // Drop discards the bytes.
+        }
+        self.committed = true;
+        let buffer = &mut self.recording.events;
+        let body_len = buffer.len() - self.start - 1;
+        let size = sized_len(body_len);
+        if size < 0x80 {
+            buffer[self.start] = size as u8;
+        } else {
+            let mut prefix = Vec::with_capacity(crate::format::MAX_VARINT_LEN);
+            write_varint(&mut prefix, size as u64);
+            buffer.splice(self.start..self.start + 1, prefix);
+        }
+        self.recording.event_committed()
+    }
+}
+
+impl<S: Sink> Drop for EventWriter<'_, S> {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.recording.events.truncate(self.start);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_count_themselves() {
+        assert_eq!(sized_len(0), 1);
+        assert_eq!(sized_len(126), 127);
+        assert_eq!(sized_len(127), 129); // 127 + 2: 128 would need two bytes
+        assert_eq!(sized_len(16381), 16383);
+        assert_eq!(sized_len(16382), 16385);
+        for body in 0..100_000 {
+            let size = sized_len(body);
+            assert_eq!(size, body + varint_len(size as u64));
+        }
+    }
+}

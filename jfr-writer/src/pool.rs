@@ -1,0 +1,676 @@
+//! Constant pools: the values events refer to by key (threads, classes,
+//! methods, stack traces, symbols, ...), deduplicated by value.
+//!
+//! A value is interned once per recording and keeps its key (and the `*Ref`
+//! handle the caller holds) for the whole recording. JFR pools are per chunk,
+//! though: every chunk must carry each constant its events use. So an entry
+//! remembers the chunk it was last written in; when an event refers to it in
+//! a newer chunk it is marked again, together with what it refers to (a stack
+//! trace marks its methods, a method its class and symbols, ...), and the next
+//! checkpoint writes every marked entry. Nothing is written twice in a chunk,
+//! and no pool is written empty.
+//!
+//! Keys start at 1: key 0 is the conventional null, written for a `None`.
+
+use std::hash::Hash;
+
+use indexmap::IndexSet;
+
+use crate::format::{write_string, write_varint, write_varint_i32};
+use crate::types::StandardTypes;
+
+macro_rules! pool_ref {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        ///
+        /// Obtained only from the recording's pools, so it always names a
+        /// value the recording holds.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(u32);
+
+        impl $name {
+            /// The key written in the file.
+            pub fn key(self) -> u64 {
+                self.0 as u64 + 1
+            }
+        }
+    };
+}
+
+pool_ref!(
+    /// A `jdk.types.Symbol`: an interned string such as a class or method name.
+    SymbolRef
+);
+pool_ref!(
+    /// A `java.lang.String` pool entry, for string fields written by reference.
+    StringRef
+);
+pool_ref!(
+    /// A `java.lang.Thread`.
+    ThreadRef
+);
+pool_ref!(
+    /// A `jdk.types.ThreadGroup`.
+    ThreadGroupRef
+);
+pool_ref!(
+    /// A `java.lang.Class`.
+    ClassRef
+);
+pool_ref!(
+    /// A `jdk.types.ClassLoader`.
+    ClassLoaderRef
+);
+pool_ref!(
+    /// A `jdk.types.Package`.
+    PackageRef
+);
+pool_ref!(
+    /// A `jdk.types.Module`.
+    ModuleRef
+);
+pool_ref!(
+    /// A `jdk.types.Method`.
+    MethodRef
+);
+pool_ref!(
+    /// A `jdk.types.StackTrace`.
+    StackTraceRef
+);
+
+/// A `java.lang.Thread`: as JDK 17 declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Thread {
+    /// The operating system's name for the thread.
+    pub os_name: String,
+    /// The operating system's thread id. Mission Control tells threads apart
+    /// by this alone: give each thread a distinct one.
+    pub os_thread_id: i64,
+    /// The name Java gave the thread (`Thread.getName()`).
+    pub java_name: String,
+    /// The Java thread id (`Thread.getId()`).
+    pub java_thread_id: i64,
+    /// The thread's group, if known.
+    pub group: Option<ThreadGroupRef>,
+}
+
+/// A `jdk.types.ThreadGroup`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ThreadGroup {
+    /// The parent group; `None` for the root (`system`).
+    pub parent: Option<ThreadGroupRef>,
+    /// The group's name.
+    pub name: String,
+}
+
+/// A `java.lang.Class`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Class {
+    /// The class loader that defined the class; `None` for the bootstrap loader.
+    pub class_loader: Option<ClassLoaderRef>,
+    /// The class name in the JVM's internal form: `java/lang/String`, `[I`.
+    /// The JDK's tools show it as `java.lang.String`, `int[]`.
+    pub name: SymbolRef,
+    /// The class's package.
+    pub package: Option<PackageRef>,
+    /// Access modifiers, as `Class.getModifiers()`.
+    pub modifiers: i32,
+    /// Whether the class is hidden (lambda forms and the like).
+    pub hidden: bool,
+}
+
+/// A `jdk.types.ClassLoader`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClassLoader {
+    /// The loader's own class.
+    pub class: Option<ClassRef>,
+    /// The loader's name, if it has one.
+    pub name: Option<SymbolRef>,
+}
+
+/// A `jdk.types.Package`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Package {
+    /// The package name in internal form: `java/lang`.
+    pub name: SymbolRef,
+    /// The package's module.
+    pub module: Option<ModuleRef>,
+    /// Whether the module exports the package.
+    pub exported: bool,
+}
+
+/// A `jdk.types.Module`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Module {
+    /// The module name: `java.base`.
+    pub name: SymbolRef,
+    /// The module version.
+    pub version: Option<SymbolRef>,
+    /// Where the module was loaded from: `jrt:/java.base`.
+    pub location: Option<SymbolRef>,
+    /// The module's class loader.
+    pub class_loader: Option<ClassLoaderRef>,
+}
+
+/// A `jdk.types.Method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Method {
+    /// The declaring class.
+    pub class: ClassRef,
+    /// The method name: `<init>`, `toString`.
+    pub name: SymbolRef,
+    /// The JVM descriptor: `(ILjava/lang/String;)V`. The JDK's tools show
+    /// parameter types from it.
+    pub descriptor: SymbolRef,
+    /// Access modifiers, as `Method.getModifiers()`.
+    pub modifiers: i32,
+    /// Whether the method is hidden.
+    pub hidden: bool,
+}
+
+/// How a frame was executing: the JDK's `jdk.types.FrameType` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrameType {
+    /// Running in the interpreter.
+    Interpreted,
+    /// Running compiled code.
+    JitCompiled,
+    /// Inlined into a compiled caller.
+    Inlined,
+    /// A native method.
+    Native,
+}
+
+impl FrameType {
+    const ALL: [FrameType; 4] = [
+        Self::Interpreted,
+        Self::JitCompiled,
+        Self::Inlined,
+        Self::Native,
+    ];
+
+    /// The description the JDK writes, which Mission Control recognises.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Interpreted => "Interpreted",
+            Self::JitCompiled => "JIT compiled",
+            Self::Inlined => "Inlined",
+            Self::Native => "Native",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One frame of a stack trace, as `jdk.types.StackFrame` lays it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StackFrame {
+    /// The method.
+    pub method: MethodRef,
+    /// The source line, or -1 when unknown (the JDK's tools then omit it).
+    pub line_number: i32,
+    /// The bytecode index in the method.
+    pub bytecode_index: i32,
+    /// How the frame was executing.
+    pub frame_type: FrameType,
+}
+
+/// A `jdk.types.StackTrace`: frames from the top (the allocating method) down.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StackTrace {
+    /// Whether frames below the last one were left out.
+    pub truncated: bool,
+    /// The frames, top first.
+    pub frames: Vec<StackFrame>,
+}
+
+/// One pool: values in key order, and which are to be written in the chunk
+/// being built.
+#[derive(Debug)]
+struct Pool<V> {
+    values: IndexSet<V>,
+    /// The chunk each value was last marked in (0: never).
+    marked_in: Vec<u32>,
+    /// Values marked in this chunk and not yet written.
+    pending: Vec<u32>,
+}
+
+impl<V: Hash + Eq> Default for Pool<V> {
+    fn default() -> Self {
+        Self {
+            values: IndexSet::new(),
+            marked_in: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<V: Hash + Eq> Pool<V> {
+    fn intern(&mut self, value: V) -> u32 {
+        let (index, new) = self.values.insert_full(value);
+        if new {
+            self.marked_in.push(0);
+        }
+        index as u32
+    }
+
+    /// Marks a value for this chunk; true if it was not marked yet.
+    #[inline]
+    fn mark(&mut self, index: u32, chunk: u32) -> bool {
+        let marked = &mut self.marked_in[index as usize];
+        if *marked == chunk {
+            return false;
+        }
+        *marked = chunk;
+        self.pending.push(index);
+        true
+    }
+
+    fn get(&self, index: u32) -> &V {
+        &self.values[index as usize]
+    }
+
+    /// Writes the pending values as one pool section (class id, count,
+    /// key-value pairs), unless there are none: never an empty pool.
+    fn write_pending(
+        &mut self,
+        class: crate::metadata::ClassId,
+        out: &mut Vec<u8>,
+        mut encode: impl FnMut(&V, &mut Vec<u8>),
+    ) -> bool {
+        if self.pending.is_empty() {
+            return false;
+        }
+        write_varint(out, class.get());
+        write_varint(out, self.pending.len() as u64);
+        for &index in &self.pending {
+            write_varint(out, index as u64 + 1);
+            encode(self.get(index), out);
+        }
+        self.pending.clear();
+        true
+    }
+}
+
+/// Every pool of a recording.
+#[derive(Debug, Default)]
+pub(crate) struct Pools {
+    /// The chunk being built (1, 2, ...); entries marked with it are in (or
+    /// pending for) this chunk.
+    chunk: u32,
+    symbols: Pool<Box<str>>,
+    strings: Pool<Box<str>>,
+    thread_groups: Pool<ThreadGroup>,
+    threads: Pool<Thread>,
+    modules: Pool<Module>,
+    packages: Pool<Package>,
+    class_loaders: Pool<ClassLoader>,
+    classes: Pool<Class>,
+    methods: Pool<Method>,
+    stack_traces: Pool<StackTrace>,
+    frame_types_marked_in: [u32; 4],
+}
+
+fn key<R: Copy>(reference: Option<R>, key: impl Fn(R) -> u64) -> u64 {
+    reference.map_or(0, key)
+}
+
+impl Pools {
+    pub(crate) fn new() -> Self {
+        Self {
+            chunk: 1,
+            ..Self::default()
+        }
+    }
+
+    /// Starts a new chunk: everything must be marked (and written) again.
+    pub(crate) fn start_chunk(&mut self) {
+        self.chunk += 1;
+        debug_assert!(
+            self.has_nothing_pending(),
+            "a chunk ended with unwritten constants"
+        );
+    }
+
+    pub(crate) fn symbol(&mut self, text: &str) -> SymbolRef {
+        match self.symbols.values.get_index_of(text) {
+            Some(index) => SymbolRef(index as u32),
+            None => SymbolRef(self.symbols.intern(text.into())),
+        }
+    }
+
+    pub(crate) fn string(&mut self, text: &str) -> StringRef {
+        match self.strings.values.get_index_of(text) {
+            Some(index) => StringRef(index as u32),
+            None => StringRef(self.strings.intern(text.into())),
+        }
+    }
+
+    pub(crate) fn thread_group(&mut self, value: ThreadGroup) -> ThreadGroupRef {
+        ThreadGroupRef(self.thread_groups.intern(value))
+    }
+
+    pub(crate) fn thread(&mut self, value: Thread) -> ThreadRef {
+        ThreadRef(self.threads.intern(value))
+    }
+
+    pub(crate) fn module(&mut self, value: Module) -> ModuleRef {
+        ModuleRef(self.modules.intern(value))
+    }
+
+    pub(crate) fn package(&mut self, value: Package) -> PackageRef {
+        PackageRef(self.packages.intern(value))
+    }
+
+    pub(crate) fn class_loader(&mut self, value: ClassLoader) -> ClassLoaderRef {
+        ClassLoaderRef(self.class_loaders.intern(value))
+    }
+
+    pub(crate) fn class(&mut self, value: Class) -> ClassRef {
+        ClassRef(self.classes.intern(value))
+    }
+
+    pub(crate) fn method(&mut self, value: Method) -> MethodRef {
+        MethodRef(self.methods.intern(value))
+    }
+
+    pub(crate) fn stack_trace(&mut self, value: StackTrace) -> StackTraceRef {
+        StackTraceRef(self.stack_traces.intern(value))
+    }
+
+    /// Whether `reference` came from these pools (a ref from another
+    /// recording may name a value this one does not have).
+    pub(crate) fn contains(&self, reference: PoolRef) -> bool {
+        let (index, len) = match reference {
+            PoolRef::String(r) => (r.0, self.strings.values.len()),
+            PoolRef::Thread(r) => (r.0, self.threads.values.len()),
+            PoolRef::Class(r) => (r.0, self.classes.values.len()),
+            PoolRef::Method(r) => (r.0, self.methods.values.len()),
+            PoolRef::StackTrace(r) => (r.0, self.stack_traces.values.len()),
+            PoolRef::ThreadGroup(r) => (r.0, self.thread_groups.values.len()),
+            PoolRef::ClassLoader(r) => (r.0, self.class_loaders.values.len()),
+            PoolRef::Package(r) => (r.0, self.packages.values.len()),
+            PoolRef::Module(r) => (r.0, self.modules.values.len()),
+        };
+        (index as usize) < len
+    }
+
+    /// Marks `reference` and everything it refers to for this chunk.
+    pub(crate) fn mark(&mut self, reference: PoolRef) {
+        match reference {
+            PoolRef::String(r) => {
+                self.strings.mark(r.0, self.chunk);
+            }
+            PoolRef::Thread(r) => self.mark_thread(r),
+            PoolRef::Class(r) => self.mark_class(r),
+            PoolRef::Method(r) => self.mark_method(r),
+            PoolRef::StackTrace(r) => self.mark_stack_trace(r),
+            PoolRef::ThreadGroup(r) => self.mark_thread_group(r),
+            PoolRef::ClassLoader(r) => self.mark_class_loader(r),
+            PoolRef::Package(r) => self.mark_package(r),
+            PoolRef::Module(r) => self.mark_module(r),
+        }
+    }
+
+    fn mark_symbol(&mut self, symbol: Option<SymbolRef>) {
+        if let Some(symbol) = symbol {
+            self.symbols.mark(symbol.0, self.chunk);
+        }
+    }
+
+    fn mark_thread_group(&mut self, group: ThreadGroupRef) {
+        // Walk up the parents; each is marked once per chunk.
+        let mut next = Some(group);
+        while let Some(group) = next {
+            if !self.thread_groups.mark(group.0, self.chunk) {
+                return;
+            }
+            next = self.thread_groups.get(group.0).parent;
+        }
+    }
+
+    fn mark_thread(&mut self, thread: ThreadRef) {
+        if self.threads.mark(thread.0, self.chunk) {
+            if let Some(group) = self.threads.get(thread.0).group {
+                self.mark_thread_group(group);
+            }
+        }
+    }
+
+    fn mark_module(&mut self, module: ModuleRef) {
+        if self.modules.mark(module.0, self.chunk) {
+            let value = *self.modules.get(module.0);
+            self.mark_symbol(Some(value.name));
+            self.mark_symbol(value.version);
+            self.mark_symbol(value.location);
+            if let Some(loader) = value.class_loader {
+                self.mark_class_loader(loader);
+            }
+        }
+    }
+
+    fn mark_package(&mut self, package: PackageRef) {
+        if self.packages.mark(package.0, self.chunk) {
+            let value = *self.packages.get(package.0);
+            self.mark_symbol(Some(value.name));
+            if let Some(module) = value.module {
+                self.mark_module(module);
+            }
+        }
+    }
+
+    fn mark_class_loader(&mut self, loader: ClassLoaderRef) {
+        if self.class_loaders.mark(loader.0, self.chunk) {
+            let value = *self.class_loaders.get(loader.0);
+            self.mark_symbol(value.name);
+            if let Some(class) = value.class {
+                self.mark_class(class);
+            }
+        }
+    }
+
+    fn mark_class(&mut self, class: ClassRef) {
+        if self.classes.mark(class.0, self.chunk) {
+            let value = *self.classes.get(class.0);
+            self.mark_symbol(Some(value.name));
+            if let Some(loader) = value.class_loader {
+                self.mark_class_loader(loader);
+            }
+            if let Some(package) = value.package {
+                self.mark_package(package);
+            }
+        }
+    }
+
+    fn mark_method(&mut self, method: MethodRef) {
+        if self.methods.mark(method.0, self.chunk) {
+            let value = *self.methods.get(method.0);
+            self.mark_class(value.class);
+            self.mark_symbol(Some(value.name));
+            self.mark_symbol(Some(value.descriptor));
+        }
+    }
+
+    #[inline]
+    fn mark_stack_trace(&mut self, trace: StackTraceRef) {
+        if self.stack_traces.mark(trace.0, self.chunk) {
+            let frames = &self.stack_traces.get(trace.0).frames;
+            let mut methods: Vec<MethodRef> = frames.iter().map(|f| f.method).collect();
+            let mut types = [false; 4];
+            for frame in frames {
+                types[frame.frame_type.index()] = true;
+            }
+            methods.sort_unstable();
+            methods.dedup();
+            for method in methods {
+                self.mark_method(method);
+            }
+            for (index, used) in types.into_iter().enumerate() {
+                if used {
+                    self.frame_types_marked_in[index] = self.chunk;
+                }
+            }
+        }
+    }
+
+    fn has_nothing_pending(&self) -> bool {
+        self.symbols.pending.is_empty()
+            && self.strings.pending.is_empty()
+            && self.thread_groups.pending.is_empty()
+            && self.threads.pending.is_empty()
+            && self.modules.pending.is_empty()
+            && self.packages.pending.is_empty()
+            && self.class_loaders.pending.is_empty()
+            && self.classes.pending.is_empty()
+            && self.methods.pending.is_empty()
+            && self.stack_traces.pending.is_empty()
+    }
+
+    /// Writes every pending entry as pool sections; returns how many pool
+    /// sections were written (0: nothing to write, so no checkpoint needed).
+    ///
+    /// Frame types are written with the first stack trace of each chunk, and
+    /// again only if a new kind appears: they are a fixed set of four.
+    pub(crate) fn write_pending(
+        &mut self,
+        types: &StandardTypes,
+        frame_types_written: &mut [bool; 4],
+        out: &mut Vec<u8>,
+    ) -> u64 {
+        let mut sections = 0;
+        let mut count = |written: bool| sections += u64::from(written);
+
+        count(
+            self.symbols
+                .write_pending(types.symbol, out, |text, out| write_string(out, Some(text))),
+        );
+        count(
+            self.strings
+                .write_pending(types.string, out, |text, out| write_string(out, Some(text))),
+        );
+        count(
+            self.thread_groups
+                .write_pending(types.thread_group, out, |group, out| {
+                    write_varint(out, key(group.parent, ThreadGroupRef::key));
+                    write_string(out, Some(&group.name));
+                }),
+        );
+        count(
+            self.threads
+                .write_pending(types.thread, out, |thread, out| {
+                    write_string(out, Some(&thread.os_name));
+                    write_varint(out, thread.os_thread_id as u64);
+                    write_string(out, Some(&thread.java_name));
+                    write_varint(out, thread.java_thread_id as u64);
+                    write_varint(out, key(thread.group, ThreadGroupRef::key));
+                }),
+        );
+        count(
+            self.modules
+                .write_pending(types.module, out, |module, out| {
+                    write_varint(out, module.name.key());
+                    write_varint(out, key(module.version, SymbolRef::key));
+                    write_varint(out, key(module.location, SymbolRef::key));
+                    write_varint(out, key(module.class_loader, ClassLoaderRef::key));
+                }),
+        );
+        count(
+            self.packages
+                .write_pending(types.package, out, |package, out| {
+                    write_varint(out, package.name.key());
+                    write_varint(out, key(package.module, ModuleRef::key));
+                    out.push(package.exported as u8);
+                }),
+        );
+        count(
+            self.class_loaders
+                .write_pending(types.class_loader, out, |loader, out| {
+                    write_varint(out, key(loader.class, ClassRef::key));
+                    write_varint(out, key(loader.name, SymbolRef::key));
+                }),
+        );
+        count(self.classes.write_pending(types.class, out, |class, out| {
+            write_varint(out, key(class.class_loader, ClassLoaderRef::key));
+            write_varint(out, class.name.key());
+            write_varint(out, key(class.package, PackageRef::key));
+            write_varint_i32(out, class.modifiers);
+            out.push(class.hidden as u8);
+        }));
+        count(
+            self.methods
+                .write_pending(types.method, out, |method, out| {
+                    write_varint(out, method.class.key());
+                    write_varint(out, method.name.key());
+                    write_varint(out, method.descriptor.key());
+                    write_varint_i32(out, method.modifiers);
+                    out.push(method.hidden as u8);
+                }),
+        );
+        count(
+            self.stack_traces
+                .write_pending(types.stack_trace, out, |trace, out| {
+                    out.push(trace.truncated as u8);
+                    write_varint(out, trace.frames.len() as u64);
+                    for frame in &trace.frames {
+                        write_varint(out, frame.method.key());
+                        write_varint_i32(out, frame.line_number);
+                        write_varint_i32(out, frame.bytecode_index);
+                        write_varint(out, frame.frame_type.index() as u64 + 1);
+                    }
+                }),
+        );
+
+        let new_frame_types: Vec<FrameType> = FrameType::ALL
+            .into_iter()
+            .filter(|t| {
+                self.frame_types_marked_in[t.index()] == self.chunk
+                    && !frame_types_written[t.index()]
+            })
+            .collect();
+        if !new_frame_types.is_empty() {
+            write_varint(out, types.frame_type.get());
+            write_varint(out, new_frame_types.len() as u64);
+            for frame_type in new_frame_types {
+                write_varint(out, frame_type.index() as u64 + 1);
+                write_string(out, Some(frame_type.description()));
+                frame_types_written[frame_type.index()] = true;
+            }
+            sections += 1;
+        }
+        sections
+    }
+}
+
+/// A reference to any pooled value, as an event field holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // Each variant holds the ref its name says.
+pub enum PoolRef {
+    String(StringRef),
+    Thread(ThreadRef),
+    Class(ClassRef),
+    Method(MethodRef),
+    StackTrace(StackTraceRef),
+    ThreadGroup(ThreadGroupRef),
+    ClassLoader(ClassLoaderRef),
+    Package(PackageRef),
+    Module(ModuleRef),
+}
+
+impl PoolRef {
+    /// The key written in the file.
+    pub fn key(self) -> u64 {
+        match self {
+            Self::String(r) => r.key(),
+            Self::Thread(r) => r.key(),
+            Self::Class(r) => r.key(),
+            Self::Method(r) => r.key(),
+            Self::StackTrace(r) => r.key(),
+            Self::ThreadGroup(r) => r.key(),
+            Self::ClassLoader(r) => r.key(),
+            Self::Package(r) => r.key(),
+            Self::Module(r) => r.key(),
+        }
+    }
+}

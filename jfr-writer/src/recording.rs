@@ -1,0 +1,770 @@
+//! A recording: chunks written to a sink, flushed so that the file is a valid
+//! recording after every flush.
+//!
+//! # What a flush does
+//!
+//! Events are encoded into memory as they are written. [`Recording::flush`]
+//! then, for the current chunk:
+//!
+//! 1. sets the header's generation byte to "in progress", so a reader never
+//!    trusts a header while the chunk grows;
+//! 2. appends the buffered events;
+//! 3. appends a checkpoint with every constant the new events use that this
+//!    chunk does not have yet (none if there are none: never an empty pool),
+//!    linked to the chunk's previous checkpoint;
+//! 4. appends the metadata if event types were registered since it was last
+//!    written in this chunk (types are only ever added, so the newest
+//!    metadata describes every event before it);
+//! 5. rewrites the header: size, offsets, duration, generation 0.
+//!
+//! A copy of the file taken after a flush is therefore a complete recording
+//! of everything written up to that flush. When a chunk has grown past
+//! [`Options::max_chunk_size`] or lived past [`Options::max_chunk_age`], the
+//! next flush starts a new chunk, with its own metadata and pools on the same
+//! clock. [`Recording::close`] marks the last chunk final.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::Error;
+use crate::event::{EventType, EventTypeBuilder, EventWriter, FieldType, Unit, write_sized};
+use crate::format::{
+    CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
+    GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
+};
+use crate::metadata::{EVENT_SUPER_TYPE, FieldDecl, Metadata};
+use crate::pool::{
+    Class, ClassLoader, ClassLoaderRef, ClassRef, Method, MethodRef, Module, ModuleRef, Package,
+    PackageRef, Pools, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup,
+    ThreadGroupRef, ThreadRef,
+};
+use crate::types::{StandardTypes, annotation, annotation_array, marker};
+
+/// Ticks per second of every recording: ticks are nanoseconds.
+pub const TICKS_PER_SECOND: i64 = 1_000_000_000;
+
+/// A point on a recording's clock, in ticks (nanoseconds since the clock's
+/// origin). Event start times and durations are in ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticks(pub i64);
+
+/// A recording's clock: monotonic ticks, anchored to the wall clock once so
+/// that every chunk of a file shares one continuous time base.
+///
+/// It is `Copy` and `Send`: take timestamps on any thread (an allocation
+/// callback, say) without touching the recording.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    origin: Instant,
+    origin_epoch_nanos: i64,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock {
+    /// A clock whose origin is now.
+    pub fn new() -> Self {
+        let origin = Instant::now();
+        let since_epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO);
+        Self {
+            origin,
+            origin_epoch_nanos: since_epoch.as_nanos() as i64,
+        }
+    }
+
+    /// The current time.
+    #[inline]
+    pub fn now(&self) -> Ticks {
+        self.ticks_at(Instant::now())
+    }
+
+    /// The time of `instant` (before the origin: negative).
+    pub fn ticks_at(&self, instant: Instant) -> Ticks {
+        match instant.checked_duration_since(self.origin) {
+            Some(after) => Ticks(after.as_nanos() as i64),
+            None => Ticks(-(self.origin.duration_since(instant).as_nanos() as i64)),
+        }
+    }
+
+    /// The wall-clock time of `ticks`, in nanoseconds since the Unix epoch:
+    /// what readers show for it.
+    pub fn epoch_nanos(&self, ticks: Ticks) -> i64 {
+        self.origin_epoch_nanos + ticks.0
+    }
+}
+
+/// How a recording cuts its output into chunks.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// A flush after a chunk grew past this many bytes starts a new chunk.
+    pub max_chunk_size: u64,
+    /// A flush after a chunk is this old starts a new chunk.
+    pub max_chunk_age: Option<Duration>,
+    /// Events buffered in memory beyond this many bytes are flushed at once,
+    /// so memory stays bounded even if the caller never flushes.
+    pub max_buffered_bytes: usize,
+}
+
+impl Default for Options {
+    /// Chunks of up to 12 MiB (the JDK's default), no age limit, and at most
+    /// 1 MiB of unflushed events.
+    fn default() -> Self {
+        Self {
+            max_chunk_size: 12 << 20,
+            max_chunk_age: None,
+            max_buffered_bytes: 1 << 20,
+        }
+    }
+}
+
+/// Where a recording's bytes go.
+pub trait Sink {
+    /// Appends bytes at the end of the output.
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Overwrites bytes at `offset` (from the start of the output) in the
+    /// current chunk.
+    fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()>;
+    /// A flush is complete: make it durable where the sink can.
+    fn flush(&mut self) -> io::Result<()>;
+    /// The current chunk is complete and will not be patched again.
+    fn end_chunk(&mut self) -> io::Result<()>;
+}
+
+/// A sink for anything seekable (a file, a `Cursor<Vec<u8>>`): chunks are
+/// written in place and their headers patched, so the output is a valid
+/// recording after every flush.
+#[derive(Debug)]
+pub struct SeekableSink<W: Write + Seek> {
+    inner: W,
+    end: u64,
+}
+
+impl<W: Write + Seek> SeekableSink<W> {
+    /// Writes to `inner` from its current position... which must be its start.
+    pub fn new(inner: W) -> Self {
+        Self { inner, end: 0 }
+    }
+
+    /// The writer, after the recording is closed.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write + Seek> Sink for SeekableSink<W> {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.inner.write_all(bytes)?;
+        self.end += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.inner.seek(SeekFrom::Start(offset))?;
+        self.inner.write_all(bytes)?;
+        self.inner.seek(SeekFrom::Start(self.end))?;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+
+    fn end_chunk(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink for a stream that cannot seek (a pipe, a compressor): each chunk is
+/// kept in memory until it is complete, then written once. A flush makes
+/// nothing visible; chunk rotation bounds the memory.
+pub struct StreamSink<W: Write> {
+    inner: W,
+    chunk: Vec<u8>,
+    /// The output offset of `chunk[0]`.
+    chunk_start: u64,
+}
+
+impl<W: Write> StreamSink<W> {
+    /// Writes complete chunks to `inner`.
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            chunk: Vec::new(),
+            chunk_start: 0,
+        }
+    }
+
+    /// The writer, after the recording is closed.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write> Sink for StreamSink<W> {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.chunk.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let at = offset
+            .checked_sub(self.chunk_start)
+            .map(|at| at as usize)
+            .filter(|at| at + bytes.len() <= self.chunk.len())
+            .ok_or_else(|| io::Error::other("patch outside the chunk being written"))?;
+        self.chunk[at..at + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn end_chunk(&mut self) -> io::Result<()> {
+        self.inner.write_all(&self.chunk)?;
+        self.inner.flush()?;
+        self.chunk_start += self.chunk.len() as u64;
+        self.chunk.clear();
+        Ok(())
+    }
+}
+
+/// The sink of [`Recording::create`]: a plain `.jfr` file, or a
+/// zstd-compressed stream for a name ending in `.zst`.
+pub enum FileSink {
+    /// An uncompressed file, valid after every flush.
+    Plain(SeekableSink<BufWriter<File>>),
+    /// A zstd stream, written a whole chunk at a time.
+    Zstd(StreamSink<zstd::Encoder<'static, BufWriter<File>>>),
+}
+
+impl std::fmt::Debug for FileSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Plain(_) => "FileSink::Plain",
+            Self::Zstd(_) => "FileSink::Zstd",
+        })
+    }
+}
+
+impl FileSink {
+    /// Finishes the output: ends the zstd frame, flushes the file.
+    fn finish(self) -> io::Result<()> {
+        match self {
+            Self::Plain(sink) => sink
+                .into_inner()
+                .into_inner()
+                .map_err(|e| e.into_error())?
+                .sync_all(),
+            Self::Zstd(sink) => sink
+                .into_inner()
+                .finish()?
+                .into_inner()
+                .map_err(|e| e.into_error())?
+                .sync_all(),
+        }
+    }
+}
+
+impl Sink for FileSink {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Self::Plain(sink) => sink.append(bytes),
+            Self::Zstd(sink) => sink.append(bytes),
+        }
+    }
+
+    fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Self::Plain(sink) => sink.patch(offset, bytes),
+            Self::Zstd(sink) => sink.patch(offset, bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Plain(sink) => sink.flush(),
+            Self::Zstd(sink) => sink.flush(),
+        }
+    }
+
+    fn end_chunk(&mut self) -> io::Result<()> {
+        match self {
+            Self::Plain(sink) => sink.end_chunk(),
+            Self::Zstd(sink) => sink.end_chunk(),
+        }
+    }
+}
+
+/// The chunk being written.
+#[derive(Debug)]
+struct Chunk {
+    /// Output offset of the chunk's first byte.
+    start: u64,
+    header: ChunkHeader,
+    started: Instant,
+    /// Bytes of the chunk on the sink.
+    size: u64,
+    /// Chunk-relative offset of the newest checkpoint (0: none yet).
+    last_checkpoint: u64,
+    /// The metadata version last written in this chunk (0: none yet).
+    metadata_version: u64,
+    /// The frame types this chunk's pools hold.
+    frame_types_written: [bool; 4],
+    /// Past its size or age limit: the next flush with events starts a new
+    /// chunk (and the pools already mark constants for that one).
+    full: bool,
+}
+
+/// Counts recordings, so an event type registered with one is refused by another.
+static NEXT_RECORDING_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A JFR recording being written. See the [module docs](self) for the flush
+/// protocol.
+pub struct Recording<S: Sink> {
+    pub(crate) id: u64,
+    sink: Option<S>,
+    options: Options,
+    clock: Clock,
+    metadata: Metadata,
+    types: StandardTypes,
+    pub(crate) pools: Pools,
+    /// Events written since the last flush.
+    pub(crate) events: Vec<u8>,
+    chunk: Option<Chunk>,
+    /// Output offset where the next chunk starts.
+    output_end: u64,
+    events_written: u64,
+}
+
+impl Recording<FileSink> {
+    /// Creates the file at `path` and records into it: a plain `.jfr`, or a
+    /// zstd-compressed stream when the name ends in `.zst` (which the JDK's
+    /// `jfr` and Mission Control cannot read; `heapsampler convert` can).
+    pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|source| Error::Create {
+            path: path.to_owned(),
+            source,
+        })?;
+        let file = BufWriter::with_capacity(256 * 1024, file);
+        let sink = if path.extension().is_some_and(|e| e == "zst") {
+            FileSink::Zstd(StreamSink::new(zstd::Encoder::new(file, 3)?))
+        } else {
+            FileSink::Plain(SeekableSink::new(file))
+        };
+        Ok(Self::new(sink, options))
+    }
+
+    /// Flushes, marks the last chunk final and closes the file.
+    pub fn close(self) -> Result<(), Error> {
+        Ok(self.finish()?.finish()?)
+    }
+}
+
+impl<W: Write + Seek> Recording<SeekableSink<W>> {
+    /// Records into `writer` (a `Cursor<Vec<u8>>`, an open file...), which
+    /// must be positioned at its start.
+    pub fn to_writer(writer: W, options: Options) -> Self {
+        Self::new(SeekableSink::new(writer), options)
+    }
+}
+
+impl<S: Sink> Recording<S> {
+    /// A recording into `sink`. Nothing is written until the first flush.
+    pub fn new(sink: S, options: Options) -> Self {
+        let mut metadata = Metadata::empty();
+        let types = StandardTypes::declare(&mut metadata);
+        Self {
+            id: NEXT_RECORDING_ID.fetch_add(1, Ordering::Relaxed),
+            sink: Some(sink),
+            options,
+            clock: Clock::new(),
+            metadata,
+            types,
+            pools: Pools::new(),
+            events: Vec::with_capacity(64 * 1024),
+            chunk: None,
+            output_end: 0,
+            events_written: 0,
+        }
+    }
+
+    /// The recording's clock: take event timestamps from it.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// The ids of the standard classes (for inspecting the metadata).
+    pub fn standard_types(&self) -> &StandardTypes {
+        &self.types
+    }
+
+    /// The declared classes.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// Events committed so far.
+    pub fn events_written(&self) -> u64 {
+        self.events_written
+    }
+
+    /// Bytes written to the output so far (not counting buffered events).
+    pub fn bytes_written(&self) -> u64 {
+        self.output_end + self.chunk.as_ref().map_or(0, |c| c.size)
+    }
+
+    /// Registers an event type. Registering the same name twice is an error.
+    pub fn register(&mut self, builder: EventTypeBuilder) -> Result<EventType, Error> {
+        if self.metadata.class_id(&builder.name).is_some() {
+            return Err(Error::DuplicateType { name: builder.name });
+        }
+        let t = self.types;
+        let id = self.metadata.reserve(&builder.name);
+        let field = |name: &str, class, constant_pool, annotations| FieldDecl {
+            name: name.to_owned(),
+            class,
+            constant_pool,
+            array: false,
+            annotations,
+        };
+        let mut fields = vec![field(
+            "startTime",
+            t.long,
+            false,
+            vec![t.label("Start Time"), annotation(t.timestamp, "TICKS")],
+        )];
+        if builder.duration {
+            fields.push(field(
+                "duration",
+                t.long,
+                false,
+                vec![t.label("Duration"), annotation(t.timespan, "TICKS")],
+            ));
+        }
+        if builder.thread {
+            fields.push(field(
+                "eventThread",
+                t.thread,
+                true,
+                vec![
+                    t.label("Event Thread"),
+                    t.describe("Thread in which event was committed in"),
+                ],
+            ));
+        }
+        if builder.stack_trace {
+            fields.push(field(
+                "stackTrace",
+                t.stack_trace,
+                true,
+                vec![
+                    t.label("Stack Trace"),
+                    t.describe("Stack Trace starting from the method the event was committed in"),
+                ],
+            ));
+        }
+        for spec in &builder.fields {
+            let (class, constant_pool) = match spec.field_type {
+                FieldType::Boolean => (t.boolean, false),
+                FieldType::Byte => (t.byte, false),
+                FieldType::Short => (t.short, false),
+                FieldType::Char => (t.char, false),
+                FieldType::Int => (t.int, false),
+                FieldType::Long => (t.long, false),
+                FieldType::Float => (t.float, false),
+                FieldType::Double => (t.double, false),
+                FieldType::String => (t.string, false),
+                FieldType::Thread => (t.thread, true),
+                FieldType::Class => (t.class, true),
+                FieldType::StackTrace => (t.stack_trace, true),
+                FieldType::Method => (t.method, true),
+                FieldType::ClassLoader => (t.class_loader, true),
+                FieldType::Package => (t.package, true),
+                FieldType::Module => (t.module, true),
+                FieldType::ThreadGroup => (t.thread_group, true),
+            };
+            let mut annotations = Vec::new();
+            if spec.unsigned {
+                annotations.push(marker(t.unsigned));
+            }
+            annotations.extend(spec.unit.map(|unit| match unit {
+                Unit::Bytes => annotation(t.data_amount, "BYTES"),
+                Unit::Bits => annotation(t.data_amount, "BITS"),
+                Unit::TimestampTicks => annotation(t.timestamp, "TICKS"),
+                Unit::TimestampMillisSinceEpoch => {
+                    annotation(t.timestamp, "MILLISECONDS_SINCE_EPOCH")
+                }
+                Unit::TimespanTicks => annotation(t.timespan, "TICKS"),
+                Unit::TimespanNanos => annotation(t.timespan, "NANOSECONDS"),
+                Unit::TimespanMillis => annotation(t.timespan, "MILLISECONDS"),
+                Unit::TimespanSeconds => annotation(t.timespan, "SECONDS"),
+                Unit::Percentage => marker(t.percentage),
+                Unit::Frequency => marker(t.frequency),
+                Unit::MemoryAddress => marker(t.memory_address),
+            }));
+            annotations.extend(spec.label.as_deref().map(|l| t.label(l)));
+            annotations.extend(spec.description.as_deref().map(|d| t.describe(d)));
+            fields.push(field(&spec.name, class, constant_pool, annotations));
+        }
+
+        let mut annotations = Vec::new();
+        if !builder.category.is_empty() {
+            let path: Vec<&str> = builder.category.iter().map(String::as_str).collect();
+            annotations.push(annotation_array(t.category, &path));
+        }
+        annotations.extend(builder.label.as_deref().map(|l| t.label(l)));
+        annotations.extend(builder.description.as_deref().map(|d| t.describe(d)));
+        if builder.experimental {
+            annotations.push(marker(t.experimental));
+        }
+        let class = self.metadata.class_mut(id);
+        class.super_type = Some(EVENT_SUPER_TYPE);
+        class.fields = fields;
+        class.annotations = annotations;
+
+        let layout = builder.layout();
+        Ok(EventType {
+            id,
+            name: builder.name.as_str().into(),
+            fields: layout[1..].into(),
+            field_names: builder.field_names().into(),
+            recording_id: self.id,
+        })
+    }
+
+    /// Starts writing an event of type `event_type` that started at
+    /// `start_time`. Write its fields in order, then commit.
+    #[inline]
+    pub fn event<'r>(
+        &'r mut self,
+        event_type: &'r EventType,
+        start_time: Ticks,
+    ) -> EventWriter<'r, S> {
+        EventWriter::new(self, event_type, start_time)
+    }
+
+    /// Interns a symbol (a class, method or package name, a descriptor).
+    pub fn symbol(&mut self, text: &str) -> SymbolRef {
+        self.pools.symbol(text)
+    }
+
+    /// Interns a string for the `java.lang.String` pool.
+    pub fn string(&mut self, text: &str) -> StringRef {
+        self.pools.string(text)
+    }
+
+    /// Interns a thread.
+    pub fn thread(&mut self, thread: Thread) -> ThreadRef {
+        self.pools.thread(thread)
+    }
+
+    /// Interns a thread group.
+    pub fn thread_group(&mut self, group: ThreadGroup) -> ThreadGroupRef {
+        self.pools.thread_group(group)
+    }
+
+    /// Interns a module.
+    pub fn module(&mut self, module: Module) -> ModuleRef {
+        self.pools.module(module)
+    }
+
+    /// Interns a package.
+    pub fn package(&mut self, package: Package) -> PackageRef {
+        self.pools.package(package)
+    }
+
+    /// Interns a class loader.
+    pub fn class_loader(&mut self, loader: ClassLoader) -> ClassLoaderRef {
+        self.pools.class_loader(loader)
+    }
+
+    /// Interns a class.
+    pub fn class(&mut self, class: Class) -> ClassRef {
+        self.pools.class(class)
+    }
+
+    /// Interns a method.
+    pub fn method(&mut self, method: Method) -> MethodRef {
+        self.pools.method(method)
+    }
+
+    /// Interns a stack trace.
+    pub fn stack_trace(&mut self, trace: StackTrace) -> StackTraceRef {
+        self.pools.stack_trace(trace)
+    }
+
+    pub(crate) fn event_committed(&mut self) -> Result<(), Error> {
+        self.events_written += 1;
+        if self.events.len() >= self.options.max_buffered_bytes {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn sink(&mut self) -> &mut S {
+        self.sink
+            .as_mut()
+            .expect("the sink is present until the recording is finished")
+    }
+
+    /// Writes everything buffered; afterwards the output is a complete
+    /// recording of every event committed so far (for a seekable sink).
+    pub fn flush(&mut self) -> Result<(), Error> {
+        self.flush_chunk(false)
+    }
+
+    fn flush_chunk(&mut self, last: bool) -> Result<(), Error> {
+        let mut previous_start = None;
+        if self.chunk.as_ref().is_some_and(|c| c.full) && !self.events.is_empty() {
+            self.sink().end_chunk()?;
+            let previous = self.chunk.take().expect("checked above");
+            self.output_end = previous.start + previous.size;
+            previous_start = Some(previous.header.start_ticks);
+        }
+        if self.chunk.is_none() {
+            self.start_chunk(previous_start)?;
+        }
+        let now = self.clock.now();
+        let mut chunk = self.chunk.take().expect("a chunk was just started");
+        let result = self.append_to_chunk(&mut chunk, now, last);
+        self.chunk = Some(chunk);
+        result
+    }
+
+    fn start_chunk(&mut self, previous_start_ticks: Option<i64>) -> Result<(), Error> {
+        let mut start_ticks = self.clock.now();
+        if let Some(previous) = previous_start_ticks {
+            // Chunks need distinct start times, or Mission Control drops one.
+            start_ticks = start_ticks.max(Ticks(previous + 1));
+        }
+        let header = ChunkHeader {
+            major: VERSION_MAJOR,
+            minor: VERSION_MINOR,
+            chunk_size: HEADER_SIZE as u64,
+            constant_pool_offset: 0,
+            metadata_offset: 0,
+            start_nanos: self.clock.epoch_nanos(start_ticks),
+            duration_nanos: 0,
+            start_ticks: start_ticks.0,
+            ticks_per_second: TICKS_PER_SECOND,
+            generation: GENERATION_IN_PROGRESS,
+            flags: FLAG_COMPRESSED_INTS,
+        };
+        self.sink().append(&header.encode())?;
+        self.chunk = Some(Chunk {
+            start: self.output_end,
+            header,
+            started: Instant::now(),
+            size: HEADER_SIZE as u64,
+            last_checkpoint: 0,
+            metadata_version: 0,
+            frame_types_written: [false; 4],
+            full: false,
+        });
+        Ok(())
+    }
+
+    fn append_to_chunk(&mut self, chunk: &mut Chunk, now: Ticks, last: bool) -> Result<(), Error> {
+        let sink = self
+            .sink
+            .as_mut()
+            .expect("the sink is present until the recording is finished");
+        sink.patch(
+            chunk.start + header_offset::GENERATION as u64,
+            &[GENERATION_IN_PROGRESS],
+        )?;
+
+        let mut tail = std::mem::take(&mut self.events);
+        let events_end = chunk.size + tail.len() as u64;
+
+        let mut pools = Vec::new();
+        let sections =
+            self.pools
+                .write_pending(&self.types, &mut chunk.frame_types_written, &mut pools);
+        // The JDK reads a checkpoint at the header's offset even when it is
+        // 0, so a chunk's first flush writes one even with no pools in it.
+        if sections > 0 || chunk.last_checkpoint == 0 {
+            let offset = events_end;
+            let mut body = Vec::with_capacity(pools.len() + 32);
+            write_varint(&mut body, CHECKPOINT_EVENT_ID);
+            write_varint(&mut body, now.0 as u64);
+            write_varint(&mut body, 0); // duration
+            let delta = match chunk.last_checkpoint {
+                0 => 0,
+                previous => previous as i64 - offset as i64,
+            };
+            write_varint(&mut body, delta as u64);
+            body.push(1); // type mask: FLUSH, a flush point for streaming readers
+            write_varint(&mut body, sections);
+            body.extend_from_slice(&pools);
+            write_sized(&mut tail, &body);
+            chunk.last_checkpoint = offset;
+        }
+        if chunk.metadata_version != self.metadata.version() {
+            let offset = chunk.size + tail.len() as u64;
+            self.metadata.encode_event(now.0, &mut tail);
+            chunk.metadata_version = self.metadata.version();
+            chunk.header.metadata_offset = offset;
+        }
+        sink.append(&tail)?;
+        chunk.size += tail.len() as u64;
+        tail.clear();
+        self.events = tail; // keep the buffer's capacity
+
+        chunk.header.chunk_size = chunk.size;
+        chunk.header.constant_pool_offset = chunk.last_checkpoint;
+        chunk.header.duration_nanos = (now.0 - chunk.header.start_ticks).max(0);
+        chunk.header.generation = GENERATION_FINISHED;
+        if last {
+            chunk.header.flags |= FLAG_FINAL_CHUNK;
+        }
+        sink.patch(chunk.start, &chunk.header.encode())?;
+        sink.flush()?;
+
+        if !chunk.full {
+            chunk.full = chunk.size >= self.options.max_chunk_size
+                || self
+                    .options
+                    .max_chunk_age
+                    .is_some_and(|age| chunk.started.elapsed() >= age);
+            if chunk.full {
+                // Events from now on go to the next chunk: their constants
+                // must be marked for it, not for this one.
+                self.pools.start_chunk();
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes, marks the last chunk final and returns the sink.
+    pub fn finish(mut self) -> Result<S, Error> {
+        self.flush_chunk(true)?;
+        self.sink().end_chunk()?;
+        Ok(self
+            .sink
+            .take()
+            .expect("the sink is present until the recording is finished"))
+    }
+}
+
+impl<S: Sink> Drop for Recording<S> {
+    /// A recording dropped without [`finish`](Recording::finish) is finished
+    /// here, errors ignored, so that the output is readable.
+    fn drop(&mut self) {
+        if self.sink.is_some() {
+            let _ = self.flush_chunk(true);
+            let _ = self.sink().end_chunk();
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! The standard types every recording declares, named, laid out and annotated
+//! exactly as JDK 17 declares them (`jfr metadata`), so every tool that reads
+//! JDK recordings reads ours: primitives, `java.lang.String`, the `jdk.jfr`
+//! annotation types, and the constant-pool types (`java.lang.Thread`,
+//! `java.lang.Class`, `jdk.types.StackTrace`, ...).
+//!
+//! The field order of each pool type here is the order its values are
+//! encoded in [`crate::pool`]; the two must change together.
+
+use crate::metadata::{ANNOTATION_SUPER_TYPE, Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
+
+/// The ids of the standard classes in one recording's metadata.
+#[derive(Debug, Clone, Copy)]
+#[allow(missing_docs)] // Each field is the class its name says.
+pub struct StandardTypes {
+    pub boolean: ClassId,
+    pub byte: ClassId,
+    pub short: ClassId,
+    pub char: ClassId,
+    pub int: ClassId,
+    pub long: ClassId,
+    pub float: ClassId,
+    pub double: ClassId,
+    pub string: ClassId,
+
+    pub label: ClassId,
+    pub description: ClassId,
+    pub category: ClassId,
+    pub experimental: ClassId,
+    pub name: ClassId,
+    pub content_type: ClassId,
+    pub timestamp: ClassId,
+    pub timespan: ClassId,
+    pub data_amount: ClassId,
+    pub unsigned: ClassId,
+    pub percentage: ClassId,
+    pub frequency: ClassId,
+    pub memory_address: ClassId,
+    pub boolean_flag: ClassId,
+    pub relational: ClassId,
+    pub stack_trace_annotation: ClassId,
+    pub enabled: ClassId,
+
+    pub thread: ClassId,
+    pub thread_group: ClassId,
+    pub class: ClassId,
+    pub class_loader: ClassId,
+    pub package: ClassId,
+    pub module: ClassId,
+    pub method: ClassId,
+    pub stack_trace: ClassId,
+    pub stack_frame: ClassId,
+    pub frame_type: ClassId,
+    pub symbol: ClassId,
+}
+
+/// An annotation with one element, `value`.
+pub(crate) fn annotation(class: ClassId, value: &str) -> Annotation {
+    Annotation {
+        class,
+        values: vec![("value".to_owned(), value.to_owned())],
+    }
+}
+
+/// An annotation with an array element: `value-0`, `value-1`, ...
+pub(crate) fn annotation_array(class: ClassId, values: &[&str]) -> Annotation {
+    Annotation {
+        class,
+        values: values
+            .iter()
+            .enumerate()
+            .map(|(i, value)| (format!("value-{i}"), (*value).to_owned()))
+            .collect(),
+    }
+}
+
+/// An annotation without elements (`Unsigned`, `ContentType`, ...).
+pub(crate) fn marker(class: ClassId) -> Annotation {
+    Annotation {
+        class,
+        values: Vec::new(),
+    }
+}
+
+fn field(name: &str, class: ClassId, annotations: Vec<Annotation>) -> FieldDecl {
+    FieldDecl {
+        name: name.to_owned(),
+        class,
+        constant_pool: false,
+        array: false,
+        annotations,
+    }
+}
+
+fn pooled(name: &str, class: ClassId, annotations: Vec<Annotation>) -> FieldDecl {
+    FieldDecl {
+        constant_pool: true,
+        ..field(name, class, annotations)
+    }
+}
+
+impl StandardTypes {
+    /// Declares the standard types in `metadata` and returns their ids.
+    pub(crate) fn declare(metadata: &mut Metadata) -> Self {
+        let mut reserve = |name: &str| metadata.reserve(name);
+        let primitives = [
+            "boolean", "byte", "short", "char", "int", "long", "float", "double",
+        ]
+        .map(&mut reserve);
+        let string = reserve("java.lang.String");
+        let annotations = [
+            "jdk.jfr.Label",
+            "jdk.jfr.Description",
+            "jdk.jfr.Category",
+            "jdk.jfr.Experimental",
+            "jdk.jfr.Name",
+            "jdk.jfr.ContentType",
+            "jdk.jfr.Timestamp",
+            "jdk.jfr.Timespan",
+            "jdk.jfr.DataAmount",
+            "jdk.jfr.Unsigned",
+            "jdk.jfr.Percentage",
+            "jdk.jfr.Frequency",
+            "jdk.jfr.MemoryAddress",
+            "jdk.jfr.BooleanFlag",
+            "jdk.jfr.Relational",
+            "jdk.jfr.StackTrace",
+            "jdk.jfr.Enabled",
+        ]
+        .map(&mut reserve);
+        let pools = [
+            "java.lang.Thread",
+            "jdk.types.ThreadGroup",
+            "java.lang.Class",
+            "jdk.types.ClassLoader",
+            "jdk.types.Package",
+            "jdk.types.Module",
+            "jdk.types.Method",
+            "jdk.types.StackTrace",
+            "jdk.types.StackFrame",
+            "jdk.types.FrameType",
+            "jdk.types.Symbol",
+        ]
+        .map(&mut reserve);
+        let [boolean, byte, short, char, int, long, float, double] = primitives;
+        let [
+            label,
+            description,
+            category,
+            experimental,
+            name,
+            content_type,
+            timestamp,
+            timespan,
+            data_amount,
+            unsigned,
+            percentage,
+            frequency,
+            memory_address,
+            boolean_flag,
+            relational,
+            stack_trace_annotation,
+            enabled,
+        ] = annotations;
+        let [
+            thread,
+            thread_group,
+            class,
+            class_loader,
+            package,
+            module,
+            method,
+            stack_trace,
+            stack_frame,
+            frame_type,
+            symbol,
+        ] = pools;
+        let types = Self {
+            boolean,
+            byte,
+            short,
+            char,
+            int,
+            long,
+            float,
+            double,
+            string,
+            label,
+            description,
+            category,
+            experimental,
+            name,
+            content_type,
+            timestamp,
+            timespan,
+            data_amount,
+            unsigned,
+            percentage,
+            frequency,
+            memory_address,
+            boolean_flag,
+            relational,
+            stack_trace_annotation,
+            enabled,
+            thread,
+            thread_group,
+            class,
+            class_loader,
+            package,
+            module,
+            method,
+            stack_trace,
+            stack_frame,
+            frame_type,
+            symbol,
+        };
+        types.fill_annotation_types(metadata);
+        types.fill_pool_types(metadata);
+        types
+    }
+
+    /// `@Label(text)`.
+    pub fn label(&self, text: &str) -> Annotation {
+        annotation(self.label, text)
+    }
+
+    /// `@Description(text)`.
+    pub fn describe(&self, text: &str) -> Annotation {
+        annotation(self.description, text)
+    }
+
+    fn fill_annotation_types(&self, metadata: &mut Metadata) {
+        let t = *self;
+        let annotation_type = |metadata: &mut Metadata,
+                               id: ClassId,
+                               fields: Vec<FieldDecl>,
+                               annotations: Vec<Annotation>| {
+            let decl: &mut ClassDecl = metadata.class_mut(id);
+            decl.super_type = Some(ANNOTATION_SUPER_TYPE);
+            decl.fields = fields;
+            decl.annotations = annotations;
+        };
+        let value = |class: ClassId| vec![field("value", class, Vec::new())];
+        let string_array = vec![FieldDecl {
+            array: true,
+            ..field("value", t.string, Vec::new())
+        }];
+        // A unit annotation: marked @ContentType so `jfr print` formats units.
+        let unit = |label: &str, description: Option<&str>| {
+            let mut annotations = vec![marker(t.content_type), t.label(label)];
+            annotations.extend(description.map(|d| t.describe(d)));
+            annotations
+        };
+
+        annotation_type(metadata, t.label, value(t.string), Vec::new());
+        annotation_type(metadata, t.description, value(t.string), Vec::new());
+        annotation_type(metadata, t.category, string_array, Vec::new());
+        annotation_type(
+            metadata,
+            t.experimental,
+            Vec::new(),
+            vec![
+                t.label("Experimental"),
+                t.describe("Element is not to be shown to a user by default"),
+            ],
+        );
+        annotation_type(metadata, t.name, value(t.string), Vec::new());
+        annotation_type(
+            metadata,
+            t.content_type,
+            Vec::new(),
+            vec![
+                t.label("Content Type"),
+                t.describe("Semantic meaning of a value"),
+            ],
+        );
+        annotation_type(
+            metadata,
+            t.timestamp,
+            value(t.string),
+            unit("Timestamp", Some("A point in time")),
+        );
+        annotation_type(
+            metadata,
+            t.timespan,
+            value(t.string),
+            unit(
+                "Timespan",
+                Some("A duration, measured in nanoseconds by default"),
+            ),
+        );
+        annotation_type(
+            metadata,
+            t.data_amount,
+            value(t.string),
+            unit("Data Amount", Some("Amount of data")),
+        );
+        annotation_type(
+            metadata,
+            t.unsigned,
+            Vec::new(),
+            unit(
+                "Unsigned Value",
+                Some("Value should be interpreted as unsigned data type"),
+            ),
+        );
+        annotation_type(
+            metadata,
+            t.percentage,
+            Vec::new(),
+            unit(
+                "Percentage",
+                Some("Percentage, represented as a number between 0 and 1"),
+            ),
+        );
+        annotation_type(
+            metadata,
+            t.frequency,
+            Vec::new(),
+            unit(
+                "Frequency",
+                Some("Measure of how often something occurs, in Hertz"),
+            ),
+        );
+        annotation_type(
+            metadata,
+            t.memory_address,
+            Vec::new(),
+            unit(
+                "Memory Address",
+                Some("Represents a physical memory address"),
+            ),
+        );
+        annotation_type(metadata, t.boolean_flag, Vec::new(), unit("Flag", None));
+        annotation_type(
+            metadata,
+            t.relational,
+            Vec::new(),
+            vec![t.label("Relation")],
+        );
+        annotation_type(
+            metadata,
+            t.stack_trace_annotation,
+            value(t.boolean),
+            Vec::new(),
+        );
+        annotation_type(metadata, t.enabled, value(t.boolean), Vec::new());
+    }
+
+    fn fill_pool_types(&self, metadata: &mut Metadata) {
+        let t = *self;
+        let l = |text: &str| vec![t.label(text)];
+        let mut fill = |id: ClassId, simple: bool, label: Option<&str>, fields: Vec<FieldDecl>| {
+            let decl = metadata.class_mut(id);
+            decl.simple_type = simple;
+            decl.fields = fields;
+            decl.annotations = label.map(|text| t.label(text)).into_iter().collect();
+        };
+        fill(
+            t.thread,
+            false,
+            Some("Thread"),
+            vec![
+                field("osName", t.string, l("OS Thread Name")),
+                field("osThreadId", t.long, l("OS Thread Id")),
+                field("javaName", t.string, l("Java Thread Name")),
+                field("javaThreadId", t.long, l("Java Thread Id")),
+                pooled("group", t.thread_group, l("Java Thread Group")),
+            ],
+        );
+        fill(
+            t.thread_group,
+            false,
+            Some("Thread Group"),
+            vec![
+                pooled("parent", t.thread_group, l("Parent")),
+                field("name", t.string, l("Name")),
+            ],
+        );
+        fill(
+            t.class,
+            false,
+            Some("Java Class"),
+            vec![
+                pooled("classLoader", t.class_loader, l("Class Loader")),
+                pooled("name", t.symbol, l("Name")),
+                pooled("package", t.package, l("Package")),
+                field("modifiers", t.int, l("Access Modifiers")),
+                field("hidden", t.boolean, l("Hidden")),
+            ],
+        );
+        fill(
+            t.class_loader,
+            false,
+            Some("Java Class Loader"),
+            vec![
+                pooled("type", t.class, l("Type")),
+                pooled("name", t.symbol, l("Name")),
+            ],
+        );
+        fill(
+            t.package,
+            false,
+            Some("Package"),
+            vec![
+                pooled("name", t.symbol, l("Name")),
+                pooled("module", t.module, l("Module")),
+                field("exported", t.boolean, l("Exported")),
+            ],
+        );
+        fill(
+            t.module,
+            false,
+            Some("Module"),
+            vec![
+                pooled("name", t.symbol, l("Name")),
+                pooled("version", t.symbol, l("Version")),
+                pooled("location", t.symbol, l("Location")),
+                pooled("classLoader", t.class_loader, l("Class Loader")),
+            ],
+        );
+        fill(
+            t.method,
+            false,
+            Some("Java Method"),
+            vec![
+                pooled("type", t.class, l("Type")),
+                pooled("name", t.symbol, l("Name")),
+                pooled("descriptor", t.symbol, l("Descriptor")),
+                field("modifiers", t.int, l("Access Modifiers")),
+                field("hidden", t.boolean, l("Hidden")),
+            ],
+        );
+        fill(
+            t.stack_trace,
+            false,
+            Some("Stacktrace"),
+            vec![
+                field("truncated", t.boolean, l("Truncated")),
+                FieldDecl {
+                    array: true,
+                    ..field("frames", t.stack_frame, l("Stack Frames"))
+                },
+            ],
+        );
+        fill(
+            t.stack_frame,
+            false,
+            None,
+            vec![
+                pooled("method", t.method, l("Java Method")),
+                field("lineNumber", t.int, l("Line Number")),
+                field("bytecodeIndex", t.int, l("Bytecode Index")),
+                pooled("type", t.frame_type, l("Frame Type")),
+            ],
+        );
+        fill(
+            t.frame_type,
+            true,
+            Some("Frame type"),
+            vec![field("description", t.string, l("Description"))],
+        );
+        fill(
+            t.symbol,
+            true,
+            Some("Symbol"),
+            vec![field("string", t.string, l("String"))],
+        );
+    }
+}

@@ -1,0 +1,708 @@
+//! Files written by jfr-writer, read back by the JDK's own parsers (JDK 17's
+//! `jfr summary`, `jfr print --json`, and `jdk.jfr.consumer.RecordingFile`
+//! through testdata/checker/RecordingDump.java), with every field value
+//! compared to what was written.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use jfr_writer::{
+    Class, ClassRef, EventType, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options,
+    Recording, StackFrame, StackTrace, StackTraceRef, Thread, ThreadGroup, ThreadRef, Ticks, Unit,
+    events,
+};
+use support::{dump, print_json, print_text, quote, summary, summary_count, temp_dir};
+
+/// A thread, a class and a two-frame stack, with the lines the checker
+/// prints for them.
+struct Fixture {
+    thread: ThreadRef,
+    thread_text: String,
+    class: ClassRef,
+    class_text: String,
+    stack: StackTraceRef,
+    stack_text: String,
+}
+
+fn fixture<S: jfr_writer::Sink>(recording: &mut Recording<S>, n: i64) -> Fixture {
+    let system = recording.thread_group(ThreadGroup {
+        parent: None,
+        name: "system".into(),
+    });
+    let main = recording.thread_group(ThreadGroup {
+        parent: Some(system),
+        name: "main".into(),
+    });
+    let java_name = format!("worker-{n}");
+    let thread = recording.thread(Thread {
+        os_name: java_name.clone(),
+        os_thread_id: 1000 + n,
+        java_name: java_name.clone(),
+        java_thread_id: 20 + n,
+        group: Some(main),
+    });
+    let thread_text = format!(
+        "thread({},{},{},{},\"main\"<\"system\")",
+        quote(Some(&java_name)),
+        20 + n,
+        quote(Some(&java_name)),
+        1000 + n
+    );
+    let name = recording.symbol(&format!("com/example/Cache{n}"));
+    let class = recording.class(Class {
+        class_loader: None,
+        name,
+        package: None,
+        modifiers: 1,
+        hidden: false,
+    });
+    let class_text = format!("class(com.example.Cache{n},1,null)");
+    let (get, put) = (recording.symbol("get"), recording.symbol("put"));
+    let (get_desc, put_desc) = (
+        recording.symbol("(Ljava/lang/Object;)Ljava/lang/Object;"),
+        recording.symbol("(JI[B)V"),
+    );
+    let method = |recording: &mut Recording<S>, name, descriptor, modifiers| {
+        recording.method(Method {
+            class,
+            name,
+            descriptor,
+            modifiers,
+            hidden: false,
+        })
+    };
+    let get = method(recording, get, get_desc, 1);
+    let put = method(recording, put, put_desc, 9);
+    let stack = recording.stack_trace(StackTrace {
+        truncated: false,
+        frames: vec![
+            StackFrame {
+                method: put,
+                line_number: 17 + n as i32,
+                bytecode_index: 3,
+                frame_type: FrameType::Inlined,
+            },
+            StackFrame {
+                method: get,
+                line_number: -1,
+                bytecode_index: 0,
+                frame_type: FrameType::Interpreted,
+            },
+        ],
+    });
+    let stack_text = format!(
+        "stack(false:com.example.Cache{n}.put(JI[B)V:{}:3:Inlined:9:false;\
+         com.example.Cache{n}.get(Ljava/lang/Object;)Ljava/lang/Object;:-1:0:Interpreted:1:false)",
+        17 + n
+    );
+    Fixture {
+        thread,
+        thread_text,
+        class,
+        class_text,
+        stack,
+        stack_text,
+    }
+}
+
+fn all_types_event() -> EventTypeBuilder {
+    EventTypeBuilder::new("test.AllTypes")
+        .label("All Types")
+        .category(&["Test"])
+        .with_duration()
+        .with_thread()
+        .with_stack_trace()
+        .field(FieldSpec::new("b", FieldType::Boolean))
+        .field(FieldSpec::new("i8", FieldType::Byte))
+        .field(FieldSpec::new("i16", FieldType::Short))
+        .field(FieldSpec::new("c", FieldType::Char))
+        .field(FieldSpec::new("i32", FieldType::Int))
+        .field(FieldSpec::new("i64", FieldType::Long).unit(Unit::Bytes))
+        .field(FieldSpec::new("f32", FieldType::Float))
+        .field(FieldSpec::new("f64", FieldType::Double))
+        .field(FieldSpec::new("text", FieldType::String))
+        .field(FieldSpec::new("objectClass", FieldType::Class))
+}
+
+/// One value of each primitive type, and the checker's text for it.
+#[derive(Debug, Clone)]
+struct Primitives {
+    b: bool,
+    i8: i8,
+    i16: i16,
+    c: u16,
+    i32: i32,
+    i64: i64,
+    f32: f32,
+    f64: f64,
+    text: Option<String>,
+}
+
+impl Primitives {
+    fn expected(&self) -> String {
+        format!(
+            "b={} i8={} i16={} c=char:{} i32={} i64={} f32=float:{:x} f64=double:{:x} text={}",
+            self.b,
+            self.i8,
+            self.i16,
+            self.c,
+            self.i32,
+            self.i64,
+            self.f32.to_bits(),
+            self.f64.to_bits(),
+            quote(self.text.as_deref())
+        )
+    }
+}
+
+fn write_all_types<S: jfr_writer::Sink>(
+    recording: &mut Recording<S>,
+    event: &EventType,
+    fixture: &Fixture,
+    start: Ticks,
+    duration: i64,
+    p: &Primitives,
+) -> String {
+    recording
+        .event(event, start)
+        .duration(duration)
+        .thread(fixture.thread)
+        .stack_trace(fixture.stack)
+        .boolean(p.b)
+        .byte(p.i8)
+        .short(p.i16)
+        .char(p.c)
+        .int(p.i32)
+        .long(p.i64)
+        .float(p.f32)
+        .double(p.f64)
+        .string(p.text.as_deref())
+        .class(fixture.class)
+        .commit()
+        .unwrap();
+    format!(
+        "test.AllTypes startTime={} duration={duration} eventThread={} stackTrace={} {} objectClass={}",
+        recording.clock().epoch_nanos(start),
+        fixture.thread_text,
+        fixture.stack_text,
+        p.expected(),
+        fixture.class_text
+    )
+}
+
+fn primitives(seed: i64) -> Primitives {
+    Primitives {
+        b: seed % 2 == 0,
+        i8: (seed * 37) as i8,
+        i16: (seed * 4099) as i16,
+        c: (seed * 7919) as u16,
+        i32: (seed * 1_000_003) as i32,
+        i64: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as i64),
+        f32: seed as f32 / 3.0,
+        f64: seed as f64 / 7.0,
+        text: Some(format!("value {seed}")),
+    }
+}
+
+#[test]
+fn every_primitive_type_reads_back_exactly() {
+    let dir = temp_dir("every_primitive_type");
+    let path = dir.join("types.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let f = fixture(&mut recording, 1);
+    let edge_cases = [
+        Primitives {
+            b: true,
+            i8: i8::MIN,
+            i16: i16::MIN,
+            c: 0,
+            i32: i32::MIN,
+            i64: i64::MIN,
+            f32: f32::MIN_POSITIVE / 2.0, // subnormal
+            f64: -0.0,
+            text: None,
+        },
+        Primitives {
+            b: false,
+            i8: -1,
+            i16: -1,
+            c: u16::MAX,
+            i32: -1,
+            i64: -1,
+            f32: f32::INFINITY,
+            f64: f64::MAX,
+            text: Some(String::new()),
+        },
+        Primitives {
+            b: true,
+            i8: i8::MAX,
+            i16: i16::MAX,
+            c: 0x263a, // ☺
+            i32: i32::MAX,
+            i64: i64::MAX,
+            f32: -1.5,
+            f64: f64::MIN_POSITIVE,
+            text: Some("x".into()),
+        },
+    ];
+    let start = recording.clock().now();
+    let mut expected = Vec::new();
+    for (i, p) in edge_cases.iter().enumerate() {
+        let at = Ticks(start.0 + i as i64 * 1_000_003);
+        expected.push(write_all_types(
+            &mut recording,
+            &event,
+            &f,
+            at,
+            123_456_789 * i as i64,
+            p,
+        ));
+    }
+    recording.close().unwrap();
+
+    assert_eq!(dump(&path), expected);
+    let json = print_json(&path);
+    let events = support::json_events(&json);
+    assert_eq!(events.len(), 3);
+    assert_eq!(events[2]["values"]["i64"], serde_json::json!(i64::MAX));
+    assert_eq!(events[0]["values"]["eventThread"]["javaName"], "worker-1");
+}
+
+#[test]
+fn strings_of_every_length_class_and_script() {
+    let dir = temp_dir("strings");
+    let path = dir.join("strings.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording
+        .register(
+            EventTypeBuilder::new("test.Text")
+                .field(FieldSpec::new("text", FieldType::String))
+                .field(FieldSpec::new("pooled", FieldType::String)),
+        )
+        .unwrap();
+    // Lengths around each varint boundary of the byte length (127/128,
+    // 16383/16384) and a long one; then non-ASCII text of 2, 3 and 4 bytes
+    // per character (surrogate pairs in UTF-16), and control characters.
+    let mut texts: Vec<Option<String>> = vec![None, Some(String::new())];
+    for len in [1, 127, 128, 16_383, 16_384, 200_000] {
+        texts.push(Some("a".repeat(len)));
+    }
+    texts.extend(
+        [
+            "Größe ändern: Ünïcödé",
+            "日本語のテキスト",
+            "emoji 🦀🚀 and 𝄞",
+            "tab\tnewline\nquote\"backslash\\nul\u{0}",
+            "ÿ Latin-1 range \u{80}\u{ff}",
+        ]
+        .map(|s| Some(s.to_owned())),
+    );
+    let start = recording.clock().now();
+    let mut expected = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let at = Ticks(start.0 + i as i64);
+        let pooled_text = format!("pooled {}", i % 3);
+        let pooled = recording.string(&pooled_text);
+        recording
+            .event(&event, at)
+            .string(text.as_deref())
+            .pooled_string(pooled)
+            .commit()
+            .unwrap();
+        expected.push(format!(
+            "test.Text startTime={} text={} pooled={}",
+            recording.clock().epoch_nanos(at),
+            quote(text.as_deref()),
+            quote(Some(&pooled_text))
+        ));
+    }
+    recording.close().unwrap();
+    assert_eq!(dump(&path), expected);
+    summary(&path);
+}
+
+fn deep_stack<S: jfr_writer::Sink>(
+    recording: &mut Recording<S>,
+    depth: usize,
+    truncated: bool,
+) -> (StackTraceRef, String) {
+    let name = recording.symbol("Recursive");
+    let class = recording.class(Class {
+        class_loader: None,
+        name,
+        package: None,
+        modifiers: 0,
+        hidden: false,
+    });
+    let (method_name, descriptor) = (recording.symbol("descend"), recording.symbol("(I)V"));
+    let method = recording.method(Method {
+        class,
+        name: method_name,
+        descriptor,
+        modifiers: 8,
+        hidden: false,
+    });
+    let frames: Vec<StackFrame> = (0..depth)
+        .map(|i| StackFrame {
+            method,
+            line_number: i as i32,
+            bytecode_index: (i * 3) as i32,
+            frame_type: if i % 2 == 0 {
+                FrameType::JitCompiled
+            } else {
+                FrameType::Interpreted
+            },
+        })
+        .collect();
+    let text = frames
+        .iter()
+        .map(|f| {
+            let kind = if f.frame_type == FrameType::JitCompiled {
+                "JIT compiled"
+            } else {
+                "Interpreted"
+            };
+            format!(
+                "Recursive.descend(I)V:{}:{}:{kind}:8:false",
+                f.line_number, f.bytecode_index
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(";");
+    let stack = recording.stack_trace(StackTrace { truncated, frames });
+    (stack, format!("stack({truncated}:{text})"))
+}
+
+#[test]
+fn stacks_of_depth_1_and_2048() {
+    let dir = temp_dir("stacks");
+    let path = dir.join("stacks.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let f = fixture(&mut recording, 2);
+    let mut expected = Vec::new();
+    for (depth, truncated) in [(1, false), (2048, true), (2048, false)] {
+        let (stack, text) = deep_stack(&mut recording, depth, truncated);
+        let at = recording.clock().now();
+        recording
+            .event(&event, at)
+            .thread(f.thread)
+            .stack_trace(stack)
+            .class(f.class)
+            .long(4096)
+            .commit()
+            .unwrap();
+        expected.push(format!(
+            "jdk.ObjectAllocationSample startTime={} eventThread={} stackTrace={text} objectClass={} weight=4096",
+            recording.clock().epoch_nanos(at),
+            f.thread_text,
+            f.class_text
+        ));
+    }
+    recording.close().unwrap();
+    assert_eq!(dump(&path), expected);
+}
+
+/// Writes `count` events over several threads and stacks, flushing every
+/// `flush_every`; returns the lines the checker must print.
+fn write_many<S: jfr_writer::Sink>(
+    recording: &mut Recording<S>,
+    event: &EventType,
+    fixtures: &[Fixture],
+    count: usize,
+    flush_every: usize,
+) -> Vec<String> {
+    let start = recording.clock().now();
+    let mut expected = Vec::with_capacity(count);
+    for i in 0..count {
+        let f = &fixtures[i % fixtures.len()];
+        let at = Ticks(start.0 + i as i64 * 1000);
+        expected.push(write_all_types(
+            recording,
+            event,
+            f,
+            at,
+            i as i64,
+            &primitives(i as i64),
+        ));
+        if (i + 1) % flush_every == 0 {
+            recording.flush().unwrap();
+        }
+    }
+    expected
+}
+
+#[test]
+fn several_chunks_each_carry_their_constants() {
+    let dir = temp_dir("chunks");
+    let path = dir.join("chunks.jfr");
+    let options = Options {
+        max_chunk_size: 16 * 1024,
+        ..Options::default()
+    };
+    let mut recording = Recording::create(&path, options).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let fixtures: Vec<Fixture> = (0..5).map(|n| fixture(&mut recording, n)).collect();
+    let expected = write_many(&mut recording, &event, &fixtures, 3000, 100);
+    recording.close().unwrap();
+
+    let summary = summary(&path);
+    let chunks: u64 = summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Chunks: "))
+        .expect("jfr summary names the chunk count")
+        .parse()
+        .unwrap();
+    assert!(
+        chunks >= 5,
+        "16 KiB chunks for ~300 KiB of events: {chunks} chunks"
+    );
+    assert_eq!(summary_count(&summary, "test.AllTypes"), 3000);
+    assert_eq!(dump(&path), expected);
+}
+
+#[test]
+fn a_copy_taken_after_a_flush_is_a_complete_recording() {
+    let dir = temp_dir("copy_after_flush");
+    let path = dir.join("live.jfr");
+    let options = Options {
+        max_chunk_size: 64 * 1024,
+        ..Options::default()
+    };
+    let mut recording = Recording::create(&path, options).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let fixtures: Vec<Fixture> = (0..3).map(|n| fixture(&mut recording, n)).collect();
+    let mut expected = Vec::new();
+    for round in 0..4 {
+        expected.extend(write_many(&mut recording, &event, &fixtures, 700, 700));
+        // Right after the flush: copy the file while the recording goes on.
+        let copy = dir.join(format!("copy-{round}.jfr"));
+        fs::copy(&path, &copy).unwrap();
+        let flushed = expected.len();
+        // An event written after the copy (flushed by the next round) must
+        // not be in it.
+        let at = recording.clock().now();
+        expected.push(write_all_types(
+            &mut recording,
+            &event,
+            &fixtures[0],
+            at,
+            0,
+            &primitives(0),
+        ));
+        assert_eq!(dump(&copy), expected[..flushed], "copy after round {round}");
+    }
+    recording.close().unwrap();
+    assert_eq!(dump(&path), expected);
+}
+
+#[test]
+fn a_million_events() {
+    let dir = temp_dir("million");
+    let path = dir.join("million.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let fixtures: Vec<Fixture> = (0..8).map(|n| fixture(&mut recording, n)).collect();
+    let start = recording.clock().now();
+    let mut weights = 0i64;
+    for i in 0..1_000_000i64 {
+        let f = &fixtures[(i % 8) as usize];
+        let weight = 512 * 1024 + i % 4096;
+        weights += weight;
+        recording
+            .event(&event, Ticks(start.0 + i))
+            .thread(f.thread)
+            .stack_trace(f.stack)
+            .class(f.class)
+            .long(weight)
+            .commit()
+            .unwrap();
+        if i % 100_000 == 99_999 {
+            recording.flush().unwrap();
+        }
+    }
+    recording.close().unwrap();
+
+    let summary = summary(&path);
+    assert_eq!(
+        summary_count(&summary, "jdk.ObjectAllocationSample"),
+        1_000_000
+    );
+    let lines = support::dump_types(&path, &["jdk.ObjectAllocationSample"]);
+    assert_eq!(lines.len(), 1_000_000);
+    let sum: i64 = lines
+        .iter()
+        .map(|l| l.rsplit_once("weight=").unwrap().1.parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(sum, weights, "every weight read back");
+    assert_eq!(lines[999_999], {
+        let f = &fixtures[7];
+        format!(
+            "jdk.ObjectAllocationSample startTime={} eventThread={} stackTrace={} objectClass={} weight={}",
+            recording_epoch(&lines[0], start, Ticks(start.0 + 999_999)),
+            f.thread_text,
+            f.stack_text,
+            f.class_text,
+            512 * 1024 + 999_999 % 4096
+        )
+    });
+}
+
+/// The epoch time of `at`, from the first event's printed time (written at `start`).
+fn recording_epoch(first_line: &str, start: Ticks, at: Ticks) -> i64 {
+    let first: i64 = first_line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("startTime="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    first + (at.0 - start.0)
+}
+
+#[test]
+fn allocation_samples_show_units_and_stacks_in_jfr_print() {
+    let dir = temp_dir("print_units");
+    let path = dir.join("alloc.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let f = fixture(&mut recording, 3);
+    let at = recording.clock().now();
+    recording
+        .event(&event, at)
+        .thread(f.thread)
+        .stack_trace(f.stack)
+        .class(f.class)
+        .long(1024 * 1024)
+        .commit()
+        .unwrap();
+    recording.close().unwrap();
+    let text = print_text(&path, "jdk.ObjectAllocationSample");
+    assert!(text.contains("weight = 1.0 MB"), "units: {text}");
+    assert!(text.contains("objectClass = com.example.Cache3"), "{text}");
+    assert!(
+        text.contains("eventThread = \"worker-3\" (javaThreadId = 23)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("com.example.Cache3.put(long, int, byte[]) line: 20"),
+        "{text}"
+    );
+}
+
+#[test]
+fn zstd_recordings_decompress_to_valid_recordings() {
+    let dir = temp_dir("zstd");
+    let path = dir.join("alloc.jfr.zst");
+    let options = Options {
+        max_chunk_size: 32 * 1024,
+        ..Options::default()
+    };
+    let mut recording = Recording::create(&path, options).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let fixtures: Vec<Fixture> = (0..3).map(|n| fixture(&mut recording, n)).collect();
+    let expected = write_many(&mut recording, &event, &fixtures, 2000, 250);
+    recording.close().unwrap();
+
+    let compressed = fs::read(&path).unwrap();
+    assert_eq!(&compressed[..4], &[0x28, 0xb5, 0x2f, 0xfd], "a zstd frame");
+    let plain = dir.join("alloc.jfr");
+    fs::write(&plain, zstd::decode_all(&compressed[..]).unwrap()).unwrap();
+    assert!(compressed.len() < fs::metadata(&plain).unwrap().len() as usize);
+    assert_eq!(dump(&plain), expected);
+}
+
+#[test]
+fn the_standard_events_are_declared_as_the_jdk_declares_them() {
+    let dir = temp_dir("standard_events");
+    let path = dir.join("standard.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    for builder in [
+        events::object_allocation_sample(),
+        events::active_recording(),
+        events::active_setting(),
+        events::object_lifetime(),
+        events::garbage_collection(),
+        events::agent_statistics(),
+    ] {
+        recording.register(builder).unwrap();
+    }
+    recording.close().unwrap();
+    let ours = metadata_of(Some(&path));
+    let jdk = metadata_of(None);
+    for name in [
+        "jdk.ObjectAllocationSample",
+        "jdk.ActiveRecording",
+        "jdk.ActiveSetting",
+        "java.lang.Thread",
+        "java.lang.Class",
+        "jdk.types.StackTrace",
+        "jdk.types.StackFrame",
+        "jdk.types.Method",
+        "jdk.types.ClassLoader",
+        "jdk.types.Package",
+        "jdk.types.Module",
+        "jdk.types.Symbol",
+        "jdk.types.FrameType",
+        "jdk.types.ThreadGroup",
+        "jdk.jfr.Label",
+        "jdk.jfr.Timestamp",
+        "jdk.jfr.Timespan",
+        "jdk.jfr.DataAmount",
+        "jdk.jfr.ContentType",
+        "jdk.jfr.Unsigned",
+        "jdk.jfr.Category",
+    ] {
+        let (a, b) = (declaration(&ours, name), declaration(&jdk, name));
+        assert_eq!(
+            a, b,
+            "{name} must be declared exactly as JDK 17 declares it"
+        );
+    }
+}
+
+/// `jfr metadata [FILE]`: without a file, the JDK's own declarations.
+fn metadata_of(path: Option<&Path>) -> String {
+    let mut command = std::process::Command::new("jfr");
+    command.arg("metadata");
+    command.args(path);
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// One class's declaration in `jfr metadata` output, its annotations sorted
+/// (their order is not part of the format).
+fn declaration(metadata: &str, name: &str) -> Vec<String> {
+    let marker = format!("@Name(\"{name}\")");
+    let mut lines = metadata.lines().skip_while(|l| *l != marker);
+    let mut block = Vec::new();
+    let mut annotations = Vec::new();
+    for line in &mut lines {
+        let line = line.trim().to_owned();
+        if line.starts_with('@') {
+            annotations.push(line);
+            continue;
+        }
+        annotations.sort();
+        block.append(&mut annotations);
+        if line == "}" {
+            break;
+        }
+        block.push(line);
+    }
+    assert!(!block.is_empty(), "{name} is not declared");
+    block
+}

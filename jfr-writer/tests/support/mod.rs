@@ -1,0 +1,130 @@
+//! Runs the JDK's own parsers on files the writer produced: `jfr summary`,
+//! `jfr print --json`, and `testdata/checker/RecordingDump.java`, which reads
+//! with `jdk.jfr.consumer.RecordingFile` and prints every field of every event.
+
+#![allow(dead_code)] // Each test binary uses a different part.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// A fresh temporary directory for one test's files.
+pub fn temp_dir(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("jfr-writer")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(command: &mut Command) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({}):\n{stderr}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout)
+            .chars()
+            .take(2000)
+            .collect::<String>()
+    );
+    String::from_utf8(output.stdout).expect("the JDK prints UTF-8")
+}
+
+/// `jfr summary FILE`: panics unless the JDK reads the file.
+pub fn summary(path: &Path) -> String {
+    run(Command::new("jfr").arg("summary").arg(path))
+}
+
+/// The event count `jfr summary` gives for `event_type` (0 if not listed).
+pub fn summary_count(summary: &str, event_type: &str) -> u64 {
+    summary
+        .lines()
+        .find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some(event_type)).then(|| words.next().unwrap().parse().unwrap())
+        })
+        .unwrap_or(0)
+}
+
+/// `jfr print --json FILE`, parsed.
+pub fn print_json(path: &Path) -> serde_json::Value {
+    let text = run(Command::new("jfr").args(["print", "--json"]).arg(path));
+    serde_json::from_str(&text).expect("jfr print --json prints JSON")
+}
+
+/// The events of a `jfr print --json` document.
+pub fn json_events(document: &serde_json::Value) -> &Vec<serde_json::Value> {
+    document["recording"]["events"]
+        .as_array()
+        .expect("an events array")
+}
+
+/// `jfr print FILE` (the text form, which formats units).
+pub fn print_text(path: &Path, event_type: &str) -> String {
+    run(Command::new("jfr")
+        .args(["print", "--events", event_type])
+        .arg(path))
+}
+
+/// The checker's classes, compiled once per test binary into the target dir.
+fn checker_classes() -> &'static Path {
+    static CLASSES: OnceLock<PathBuf> = OnceLock::new();
+    CLASSES.get_or_init(|| {
+        let source =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/checker/RecordingDump.java");
+        let classes = Path::new(env!("CARGO_TARGET_TMPDIR")).join("checker-classes");
+        // Compile into a private directory, then rename: test binaries run in
+        // parallel and must never see a half-written class file.
+        let staging = classes.with_extension(format!("{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        run(Command::new("javac").arg("-d").arg(&staging).arg(&source));
+        let _ = std::fs::remove_dir_all(&classes);
+        if std::fs::rename(&staging, &classes).is_err() {
+            // Another binary won the race with the same source: use its copy.
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        classes
+    })
+}
+
+/// Every event of the file, as the JDK reads it, one canonical line each.
+pub fn dump(path: &Path) -> Vec<String> {
+    dump_types(path, &[])
+}
+
+/// The events of the given types, as the JDK reads them.
+pub fn dump_types(path: &Path, types: &[&str]) -> Vec<String> {
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(checker_classes())
+        .arg("RecordingDump");
+    if !types.is_empty() {
+        command.arg("--types").arg(types.join(","));
+    }
+    run(command.arg(path)).lines().map(str::to_owned).collect()
+}
+
+/// A string as the checker prints it: quoted, every character outside
+/// printable ASCII (and `"` and `\`) as `\uXXXX` per UTF-16 unit.
+pub fn quote(text: Option<&str>) -> String {
+    let Some(text) = text else {
+        return "null".to_owned();
+    };
+    let mut out = String::from("\"");
+    for unit in text.encode_utf16() {
+        match unit {
+            0x20..=0x7e if unit != b'"' as u16 && unit != b'\\' as u16 => {
+                out.push(unit as u8 as char)
+            }
+            _ => out.push_str(&format!("\\u{unit:04x}")),
+        }
+    }
+    out.push('"');
+    out
+}
