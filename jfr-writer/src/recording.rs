@@ -758,6 +758,16 @@ impl<S: Sink> Recording<S> {
     }
 }
 
+impl<S: Sink> std::fmt::Debug for Recording<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("events_written", &self.events_written)
+            .field("bytes_written", &self.bytes_written())
+            .field("buffered_bytes", &self.events.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<S: Sink> Drop for Recording<S> {
     /// A recording dropped without [`finish`](Recording::finish) is finished
     /// here, errors ignored, so that the output is readable.

@@ -5,6 +5,11 @@
 
 mod support;
 
+/// The example's own code, so this test checks what the example writes.
+#[allow(dead_code)] // its `main` is not called here
+#[path = "../examples/custom_event.rs"]
+mod custom_event_example;
+
 use std::fs;
 use std::path::Path;
 
@@ -464,6 +469,55 @@ fn several_chunks_each_carry_their_constants() {
     );
     assert_eq!(summary_count(&summary, "test.AllTypes"), 3000);
     assert_eq!(dump(&path), expected);
+    assert_chunks_stand_alone(&path, &expected);
+}
+
+#[test]
+fn chunks_rotate_by_age() {
+    let dir = temp_dir("chunk_age");
+    let path = dir.join("age.jfr");
+    let options = Options {
+        max_chunk_age: Some(std::time::Duration::ZERO),
+        ..Options::default()
+    };
+    let mut recording = Recording::create(&path, options).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let fixtures: Vec<Fixture> = (0..2).map(|n| fixture(&mut recording, n)).collect();
+    // Every flush finds the chunk too old: 4 flushes with events, 4 chunks.
+    let expected = write_many(&mut recording, &event, &fixtures, 40, 10);
+    recording.close().unwrap();
+    assert!(summary(&path).contains("Chunks: 4"), "{}", summary(&path));
+    assert_eq!(dump(&path), expected);
+    assert_chunks_stand_alone(&path, &expected);
+}
+
+/// Splits a recording at its chunk boundaries and has the JDK read each
+/// chunk as a file of its own: each must carry every constant its events
+/// use (Mission Control loads chunks independently; the JDK would otherwise
+/// fill gaps from the previous chunk and hide them).
+fn assert_chunks_stand_alone(path: &Path, expected: &[String]) {
+    let bytes = fs::read(path).unwrap();
+    let mut offset = 0;
+    let mut lines = Vec::new();
+    let mut index = 0;
+    while offset < bytes.len() {
+        let header =
+            jfr_writer::format::ChunkHeader::decode(&bytes[offset..]).expect("a chunk header");
+        assert_eq!(header.generation, 0, "chunk {index} is finished");
+        let end = offset + header.chunk_size as usize;
+        let last = end == bytes.len();
+        assert_eq!(
+            header.flags & jfr_writer::format::FLAG_FINAL_CHUNK != 0,
+            last,
+            "final flag of chunk {index}"
+        );
+        let single = path.with_extension(format!("chunk{index}.jfr"));
+        fs::write(&single, &bytes[offset..end]).unwrap();
+        lines.extend(dump(&single));
+        offset = end;
+        index += 1;
+    }
+    assert_eq!(lines, expected, "the chunks read one by one");
 }
 
 #[test]
@@ -705,4 +759,26 @@ fn declaration(metadata: &str, name: &str) -> Vec<String> {
     }
     assert!(!block.is_empty(), "{name} is not declared");
     block
+}
+
+#[test]
+fn the_custom_event_example_opens_in_jfr_print() {
+    let dir = temp_dir("example");
+    let path = dir.join("out.jfr");
+    custom_event_example::write(&path).unwrap();
+    let text = print_text(&path, "demo.Order");
+    for expected in [
+        "demo.Order {",
+        "payload = 1.0 MB",
+        "discount = 15.00%",
+        "latency = 2.50 ms",
+        "grade = A",
+        "note = \"gift wrap ✓\"",
+        "eventThread = \"http-worker-1\" (javaThreadId = 31)",
+        "demo.shop.Checkout.placeOrder(int, String) line: 88",
+        "demo.shop.Checkout.handle(Request) line: 41",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    assert_eq!(support::summary_count(&summary(&path), "demo.Order"), 3);
 }

@@ -1,0 +1,141 @@
+//! The typed API refuses what would corrupt a file: a field of the wrong
+//! type, a missing or extra field, a type or value from another recording.
+//! A refused event writes nothing.
+
+use std::io::Cursor;
+
+use jfr_writer::{
+    Error, EventTypeBuilder, FieldSpec, FieldType, Options, Recording, Thread, events,
+};
+
+fn recording() -> Recording<jfr_writer::SeekableSink<Cursor<Vec<u8>>>> {
+    Recording::to_writer(Cursor::new(Vec::new()), Options::default())
+}
+
+fn count_events(bytes: Vec<u8>, name: &str) -> usize {
+    let mut reader = jfrs::reader::JfrReader::new(Cursor::new(bytes));
+    let mut count = 0;
+    for chunk in reader.chunks() {
+        let (mut chunk_reader, chunk) = chunk.unwrap();
+        count += chunk_reader
+            .events(&chunk)
+            .map(|e| e.unwrap())
+            .filter(|e| e.class.name() == name)
+            .count();
+    }
+    count
+}
+
+fn pair() -> EventTypeBuilder {
+    EventTypeBuilder::new("test.Pair")
+        .field(FieldSpec::new("a", FieldType::Int))
+        .field(FieldSpec::new("b", FieldType::String))
+}
+
+#[test]
+fn wrong_missing_and_extra_fields_are_refused_and_not_written() {
+    let mut rec = recording();
+    let pair = rec.register(pair()).unwrap();
+    let at = rec.clock().now();
+
+    let wrong = rec.event(&pair, at).long(1).string(None).commit();
+    assert!(
+        matches!(&wrong, Err(Error::FieldMismatch { field, declared: Some(d), written, .. })
+            if field == "a" && d == "Int" && written == "Long"),
+        "{wrong:?}"
+    );
+    let missing = rec.event(&pair, at).int(1).commit();
+    assert!(
+        matches!(&missing, Err(Error::MissingField { field, .. }) if field == "b"),
+        "{missing:?}"
+    );
+    let extra = rec
+        .event(&pair, at)
+        .int(1)
+        .string(None)
+        .boolean(true)
+        .commit();
+    assert!(
+        matches!(&extra, Err(Error::FieldMismatch { declared: None, .. })),
+        "{extra:?}"
+    );
+    // Dropped without commit: discarded.
+    let _ = rec.event(&pair, at).int(5);
+
+    rec.event(&pair, at)
+        .int(2)
+        .string(Some("ok"))
+        .commit()
+        .unwrap();
+    assert_eq!(rec.events_written(), 1);
+    let bytes = rec.finish().unwrap().into_inner().into_inner();
+    assert_eq!(
+        count_events(bytes, "test.Pair"),
+        1,
+        "only the good event is in the file"
+    );
+}
+
+#[test]
+fn types_and_values_from_another_recording_are_refused() {
+    let mut first = recording();
+    let mut second = recording();
+    let pair = first.register(pair()).unwrap();
+    let at = second.clock().now();
+    assert!(matches!(
+        second.event(&pair, at).int(1).string(None).commit(),
+        Err(Error::ForeignEventType { .. })
+    ));
+
+    let alloc = second.register(events::object_allocation_sample()).unwrap();
+    let mut threads = Vec::new();
+    for id in 0..3 {
+        threads.push(first.thread(Thread {
+            os_name: "t".into(),
+            os_thread_id: id,
+            java_name: "t".into(),
+            java_thread_id: id,
+            group: None,
+        }));
+    }
+    // `second` holds no thread at all: the handle cannot be one of its values.
+    let result = second
+        .event(&alloc, at)
+        .thread(threads[2])
+        .stack_trace(None)
+        .class(None)
+        .long(1)
+        .commit();
+    assert!(
+        matches!(result, Err(Error::ForeignReference { ref field, .. }) if field == "eventThread"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn registering_a_name_twice_is_refused() {
+    let mut rec = recording();
+    rec.register(pair()).unwrap();
+    assert!(
+        matches!(rec.register(pair()), Err(Error::DuplicateType { name }) if name == "test.Pair")
+    );
+}
+
+#[test]
+fn an_unwritable_path_names_the_path() {
+    let error = Recording::create("/nonexistent-dir/x.jfr", Options::default()).unwrap_err();
+    assert!(
+        error.to_string().contains("/nonexistent-dir/x.jfr"),
+        "{error}"
+    );
+}
+
+#[test]
+fn interning_the_same_value_twice_gives_the_same_ref() {
+    let mut rec = recording();
+    let a = rec.symbol("java/lang/String");
+    let b = rec.symbol("java/lang/String");
+    let c = rec.symbol("java/lang/Object");
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
