@@ -291,6 +291,18 @@ fn sized_len(body_len: usize) -> usize {
     size
 }
 
+/// What went wrong writing an event, kept small (the writer is moved on every
+/// call) and turned into an [`Error`] at commit.
+#[derive(Debug, Clone, Copy)]
+enum Failure {
+    /// Field `index` (after `startTime`) was written as `written`.
+    Mismatch { index: usize, written: FieldType },
+    /// Field `index` holds a pooled value from another recording.
+    ForeignReference { index: usize },
+    /// The event type was registered with another recording.
+    ForeignEventType,
+}
+
 /// Writes one event, field by field. Dropping it without [`commit`](Self::commit)
 /// discards the event.
 #[must_use = "an event is written only when committed"]
@@ -301,7 +313,7 @@ pub struct EventWriter<'r, S: Sink> {
     start: usize,
     /// The index in `event_type.fields` of the next field.
     next: usize,
-    error: Option<Error>,
+    failure: Option<Failure>,
     committed: bool,
 }
 
@@ -312,9 +324,8 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         start_time: Ticks,
     ) -> Self {
         let start = recording.events.len();
-        let error = (event_type.recording_id != recording.id).then(|| Error::ForeignEventType {
-            event: event_type.name.to_string(),
-        });
+        let failure =
+            (event_type.recording_id != recording.id).then_some(Failure::ForeignEventType);
         let buffer = &mut recording.events;
         buffer.push(0); // size placeholder, patched at commit
         write_varint(buffer, event_type.id.get());
@@ -324,37 +335,49 @@ impl<'r, S: Sink> EventWriter<'r, S> {
             event_type,
             start,
             next: 0,
-            error,
+            failure,
             committed: false,
         }
     }
 
     /// Checks that the next field has type `expected`; on a mismatch records
-    /// the first error and returns false.
+    /// the first failure and returns false.
     #[inline]
     fn expect(&mut self, expected: FieldType) -> bool {
-        if self.error.is_some() {
-            return false;
+        if self.failure.is_none() && self.event_type.fields.get(self.next) == Some(&expected) {
+            self.next += 1;
+            return true;
         }
-        match self.event_type.fields.get(self.next) {
-            Some(&declared) if declared == expected => {
-                self.next += 1;
-                true
-            }
-            declared => {
-                self.error = Some(Error::FieldMismatch {
-                    event: self.event_type.name.to_string(),
-                    field: self
-                        .event_type
-                        .field_names
-                        .get(self.next + 1)
-                        .cloned()
-                        .unwrap_or_else(|| "(none: all fields are written)".to_owned()),
-                    declared: declared.map(|d| format!("{d:?}")),
-                    written: format!("{expected:?}"),
-                });
-                false
-            }
+        self.failure.get_or_insert(Failure::Mismatch {
+            index: self.next,
+            written: expected,
+        });
+        false
+    }
+
+    /// The full error for a failure.
+    fn error(&self, failure: Failure) -> Error {
+        let event = self.event_type.name.to_string();
+        // `field_names` starts with `startTime`; `fields` after it.
+        let name = |index: usize| {
+            self.event_type
+                .field_names
+                .get(index + 1)
+                .cloned()
+                .unwrap_or_else(|| "(none: all fields are written)".to_owned())
+        };
+        match failure {
+            Failure::Mismatch { index, written } => Error::FieldMismatch {
+                event,
+                field: name(index),
+                declared: self.event_type.fields.get(index).map(|d| format!("{d:?}")),
+                written: format!("{written:?}"),
+            },
+            Failure::ForeignReference { index } => Error::ForeignReference {
+                event,
+                field: name(index),
+            },
+            Failure::ForeignEventType => Error::ForeignEventType { event },
         }
     }
 
@@ -368,10 +391,9 @@ impl<'r, S: Sink> EventWriter<'r, S> {
                     write_varint(&mut self.recording.events, reference.key());
                 }
                 Some(_) => {
-                    self.error = Some(Error::ForeignReference {
-                        event: self.event_type.name.to_string(),
-                        field: self.event_type.field_names[self.next].clone(),
-                    })
+                    self.failure = Some(Failure::ForeignReference {
+                        index: self.next - 1,
+                    });
                 }
             }
         }
@@ -471,9 +493,8 @@ impl<'r, S: Sink> EventWriter<'r, S> {
                     .push(crate::format::StringEncoding::ConstantPool as u8);
                 write_varint(&mut self.recording.events, value.key());
             } else {
-                self.error = Some(Error::ForeignReference {
-                    event: self.event_type.name.to_string(),
-                    field: self.event_type.field_names[self.next].clone(),
+                self.failure = Some(Failure::ForeignReference {
+                    index: self.next - 1,
                 });
             }
         }
@@ -533,14 +554,14 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     /// type or a field is missing; may fail with an I/O error if the event
     /// buffer was full and had to be flushed.
     pub fn commit(mut self) -> Result<(), Error> {
-        if self.error.is_none() && self.next != self.event_type.fields.len() {
-            self.error = Some(Error::MissingField {
+        if let Some(failure) = self.failure {
+            return Err(self.error(failure)); // Drop discards the bytes.
+        }
+        if self.next != self.event_type.fields.len() {
+            return Err(Error::MissingField {
                 event: self.event_type.name.to_string(),
                 field: self.event_type.field_names[self.next + 1].clone(),
             });
-        }
-        if let Some(error) = self.error.take() {
-            return Err(error); // Drop discards the bytes.
         }
         self.committed = true;
         let buffer = &mut self.recording.events;

@@ -103,20 +103,23 @@ pub const MAX_VARINT_LEN: usize = 9;
 /// two's-complement bit pattern, masked to the field's width (see
 /// [`write_varint_i32`]).
 #[inline]
-pub fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+pub fn write_varint(out: &mut Vec<u8>, value: u64) {
     if value < 0x80 {
         out.push(value as u8);
         return;
     }
-    for _ in 0..8 {
-        if value < 0x80 {
-            out.push(value as u8);
-            return;
-        }
-        out.push(value as u8 | 0x80);
-        value >>= 7;
+    // Encode on the stack, then one copy: one capacity check, not one a byte.
+    let mut bytes = [0u8; MAX_VARINT_LEN];
+    let mut rest = value;
+    let mut len = 0;
+    while len < MAX_VARINT_LEN - 1 && rest >= 0x80 {
+        bytes[len] = rest as u8 | 0x80;
+        rest >>= 7;
+        len += 1;
     }
-    out.push(value as u8);
+    // The last byte: below 0x80, or the ninth, which takes 8 bits whole.
+    bytes[len] = rest as u8;
+    out.extend_from_slice(&bytes[..=len]);
 }
 
 /// Appends an `int` the way HotSpot does: masked to 32 bits, so `-1` takes

@@ -1,0 +1,187 @@
+//! Encoding `jdk.ObjectAllocationSample` events whose threads, stacks and
+//! classes are already pooled: the writer's per-sample cost in the agent.
+//!
+//! Run with `cargo bench -p jfr-writer --bench encode`; results in BENCHMARKS.md.
+
+use std::hint::black_box;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
+use jfr_writer::{
+    Class, ClassRef, FrameType, Method, Options, Recording, StackFrame, StackTrace, StackTraceRef,
+    Thread, ThreadRef, Ticks, events,
+};
+
+/// Accepts and forgets every byte: the benchmark measures encoding, not disks.
+struct Discard(u64);
+
+impl Write for Discard {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0 += bytes.len() as u64;
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for Discard {
+    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
+        Ok(match position {
+            SeekFrom::Start(at) => at,
+            _ => self.0,
+        })
+    }
+}
+
+struct Pooled {
+    threads: Vec<ThreadRef>,
+    stacks: Vec<StackTraceRef>,
+    classes: Vec<ClassRef>,
+}
+
+/// 64 threads, 200 classes and 1000 stacks of depth 32: a busy application.
+fn pool<S: jfr_writer::Sink>(recording: &mut Recording<S>) -> Pooled {
+    let threads = (0..64)
+        .map(|n| {
+            recording.thread(Thread {
+                os_name: format!("worker-{n}"),
+                os_thread_id: 1000 + n,
+                java_name: format!("worker-{n}"),
+                java_thread_id: n,
+                group: None,
+            })
+        })
+        .collect();
+    let classes: Vec<ClassRef> = (0..200)
+        .map(|n| {
+            let name = recording.symbol(&format!("com/example/Type{n}"));
+            recording.class(Class {
+                class_loader: None,
+                name,
+                package: None,
+                modifiers: 1,
+                hidden: false,
+            })
+        })
+        .collect();
+    let methods: Vec<_> = (0..500)
+        .map(|n| {
+            let (name, descriptor) = (
+                recording.symbol(&format!("method{n}")),
+                recording.symbol("(I)V"),
+            );
+            recording.method(Method {
+                class: classes[n % 200],
+                name,
+                descriptor,
+                modifiers: 1,
+                hidden: false,
+            })
+        })
+        .collect();
+    let stacks = (0..1000)
+        .map(|n| {
+            let frames = (0..32)
+                .map(|d| StackFrame {
+                    method: methods[(n * 31 + d * 7) % 500],
+                    line_number: d as i32,
+                    bytecode_index: 0,
+                    frame_type: FrameType::JitCompiled,
+                })
+                .collect();
+            recording.stack_trace(StackTrace {
+                truncated: false,
+                frames,
+            })
+        })
+        .collect();
+    Pooled {
+        threads,
+        stacks,
+        classes,
+    }
+}
+
+fn encode(c: &mut Criterion) {
+    let mut group = c.benchmark_group("jfr_writer");
+    group.throughput(Throughput::Elements(1));
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("object_allocation_sample", |b| {
+        b.iter_custom(|iters| {
+            let mut recording = Recording::to_writer(Discard(0), Options::default());
+            let event = recording
+                .register(events::object_allocation_sample())
+                .unwrap();
+            let pooled = pool(&mut recording);
+            let start = recording.clock().now().0;
+            let began = Instant::now();
+            for i in 0..iters as usize {
+                recording
+                    .event(&event, Ticks(start + i as i64 * 997))
+                    .thread(pooled.threads[i % 64])
+                    .stack_trace(pooled.stacks[(i * 7) % 1000])
+                    .class(pooled.classes[(i * 13) % 200])
+                    .long(524_288 + (i as i64 & 0xffff))
+                    .commit()
+                    .unwrap();
+            }
+            recording.flush().unwrap();
+            let elapsed = began.elapsed();
+            black_box(recording.finish().unwrap());
+            elapsed
+        })
+    });
+    group.finish();
+}
+
+/// Prints the bytes one event takes in the file: over the first 10^6 events
+/// (which carry the constants), and over the next 10^6 (events alone). The
+/// timestamps are `offset_ns` into the recording: their varints grow from 5
+/// bytes in the first seconds to 6 after about 35 seconds and stay so for 9
+/// hours.
+fn report_size(offset_ns: i64) {
+    let options = Options {
+        max_chunk_size: u64::MAX,
+        ..Options::default()
+    };
+    let mut recording = Recording::to_writer(Discard(0), options);
+    let event = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let pooled = pool(&mut recording);
+    recording.flush().unwrap();
+    let start = recording.clock().now().0 + offset_ns;
+    let n = 1_000_000;
+    let mut sizes = Vec::new();
+    for batch in 0..2 {
+        let before = recording.bytes_written();
+        for i in batch * n..(batch + 1) * n {
+            recording
+                .event(&event, Ticks(start + i as i64 * 997))
+                .thread(pooled.threads[i % 64])
+                .stack_trace(pooled.stacks[(i * 7) % 1000])
+                .class(pooled.classes[(i * 13) % 200])
+                .long(524_288 + (i as i64 & 0xffff))
+                .commit()
+                .unwrap();
+        }
+        recording.flush().unwrap();
+        sizes.push((recording.bytes_written() - before) as f64 / n as f64);
+    }
+    println!(
+        "jfr_writer/object_allocation_sample at {} s: {:.2} bytes per event with constants, {:.2} events alone",
+        offset_ns / 1_000_000_000,
+        sizes[0],
+        sizes[1]
+    );
+}
+
+fn main() {
+    report_size(2_000_000_000);
+    report_size(600_000_000_000);
+    let mut criterion = Criterion::default().configure_from_args();
+    encode(&mut criterion);
+    criterion.final_summary();
+}
