@@ -56,6 +56,191 @@ pub enum FieldType {
     Module,
     /// `jdk.types.ThreadGroup`, pooled.
     ThreadGroup,
+    /// A value type registered with [`crate::Recording::register_value_type`],
+    /// written inline (its fields in place).
+    Struct(ValueTypeId),
+}
+
+/// The id of a registered value type, for [`FieldType::Struct`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ValueTypeId(pub(crate) ClassId);
+
+/// One field's place in a layout: its type and whether it is an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub(crate) field_type: FieldType,
+    pub(crate) array: bool,
+}
+
+impl Slot {
+    pub(crate) const fn one(field_type: FieldType) -> Self {
+        Self {
+            field_type,
+            array: false,
+        }
+    }
+}
+
+/// A setting of an event type, as the JDK declares them (`jdk.settings.*`):
+/// what a recording's configuration may set for the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// `enabled`: whether the event is recorded.
+    Enabled,
+    /// `stackTrace`: whether stack traces are recorded.
+    StackTrace,
+    /// `threshold`: the shortest duration recorded.
+    Threshold,
+    /// `period`: how often a periodic event is emitted.
+    Period,
+    /// `throttle`: the most events per time unit.
+    Throttle,
+    /// `cutoff`: the longest running time.
+    Cutoff,
+}
+
+impl Setting {
+    /// The setting's name in the metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::StackTrace => "stackTrace",
+            Self::Threshold => "threshold",
+            Self::Period => "period",
+            Self::Throttle => "throttle",
+            Self::Cutoff => "cutoff",
+        }
+    }
+}
+
+/// A value for a struct field or an array element, where fields are given
+/// as data rather than one call each.
+#[derive(Debug, Clone, Copy)]
+#[allow(missing_docs)] // Each variant holds the type its name says.
+pub enum Value<'a> {
+    Boolean(bool),
+    Byte(i8),
+    Short(i16),
+    Char(u16),
+    Int(i32),
+    Long(i64),
+    Float(f32),
+    Double(f64),
+    String(Option<&'a str>),
+    Thread(Option<ThreadRef>),
+    Class(Option<ClassRef>),
+    StackTrace(Option<StackTraceRef>),
+    Method(Option<MethodRef>),
+    ClassLoader(Option<ClassLoaderRef>),
+    Package(Option<PackageRef>),
+    Module(Option<ModuleRef>),
+    ThreadGroup(Option<ThreadGroupRef>),
+    /// A value of a registered value type: its fields in declaration order.
+    Struct(&'a ValueType, &'a [Value<'a>]),
+    /// An array: every element of the field's declared type.
+    Array(&'a [Value<'a>]),
+}
+
+impl Value<'_> {
+    /// The element type of a single value (`None` for an array).
+    fn field_type(&self) -> Option<FieldType> {
+        Some(match self {
+            Self::Boolean(_) => FieldType::Boolean,
+            Self::Byte(_) => FieldType::Byte,
+            Self::Short(_) => FieldType::Short,
+            Self::Char(_) => FieldType::Char,
+            Self::Int(_) => FieldType::Int,
+            Self::Long(_) => FieldType::Long,
+            Self::Float(_) => FieldType::Float,
+            Self::Double(_) => FieldType::Double,
+            Self::String(_) => FieldType::String,
+            Self::Thread(_) => FieldType::Thread,
+            Self::Class(_) => FieldType::Class,
+            Self::StackTrace(_) => FieldType::StackTrace,
+            Self::Method(_) => FieldType::Method,
+            Self::ClassLoader(_) => FieldType::ClassLoader,
+            Self::Package(_) => FieldType::Package,
+            Self::Module(_) => FieldType::Module,
+            Self::ThreadGroup(_) => FieldType::ThreadGroup,
+            Self::Struct(value_type, _) => FieldType::Struct(value_type.id),
+            Self::Array(_) => return None,
+        })
+    }
+
+    fn pool_ref(&self) -> Option<Option<PoolRef>> {
+        Some(match *self {
+            Self::Thread(r) => r.map(PoolRef::Thread),
+            Self::Class(r) => r.map(PoolRef::Class),
+            Self::StackTrace(r) => r.map(PoolRef::StackTrace),
+            Self::Method(r) => r.map(PoolRef::Method),
+            Self::ClassLoader(r) => r.map(PoolRef::ClassLoader),
+            Self::Package(r) => r.map(PoolRef::Package),
+            Self::Module(r) => r.map(PoolRef::Module),
+            Self::ThreadGroup(r) => r.map(PoolRef::ThreadGroup),
+            _ => return None,
+        })
+    }
+}
+
+/// A declaration of a value type: a struct that event fields (and other
+/// value types) hold inline.
+#[derive(Debug, Clone)]
+pub struct ValueTypeBuilder {
+    pub(crate) name: String,
+    pub(crate) label: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) fields: Vec<FieldSpec>,
+}
+
+impl ValueTypeBuilder {
+    /// A value type named `name` (`myapp.types.Point`).
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            label: None,
+            description: None,
+            fields: Vec::new(),
+        }
+    }
+
+    /// `@Label`.
+    pub fn label(mut self, label: &str) -> Self {
+        self.label = Some(label.to_owned());
+        self
+    }
+
+    /// `@Description`.
+    pub fn description(mut self, description: &str) -> Self {
+        self.description = Some(description.to_owned());
+        self
+    }
+
+    /// Adds a field.
+    pub fn field(mut self, field: FieldSpec) -> Self {
+        self.fields.push(field);
+        self
+    }
+}
+
+/// A registered value type, for [`FieldType::Struct`] and [`Value::Struct`].
+#[derive(Debug, Clone)]
+pub struct ValueType {
+    pub(crate) id: ValueTypeId,
+    pub(crate) name: Arc<str>,
+    pub(crate) fields: Arc<[Slot]>,
+    pub(crate) recording_id: u64,
+}
+
+impl ValueType {
+    /// The id to declare fields of this type with: `FieldType::Struct(id)`.
+    pub fn id(&self) -> ValueTypeId {
+        self.id
+    }
+
+    /// The value type's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 /// What a number means: the annotations readers use to show units.
@@ -94,6 +279,7 @@ pub struct FieldSpec {
     pub(crate) description: Option<String>,
     pub(crate) unit: Option<Unit>,
     pub(crate) unsigned: bool,
+    pub(crate) array: bool,
 }
 
 impl FieldSpec {
@@ -106,6 +292,22 @@ impl FieldSpec {
             description: None,
             unit: None,
             unsigned: false,
+            array: false,
+        }
+    }
+
+    /// Makes the field an array of its type. Avoid arrays of primitives in
+    /// event types: JDK 17's `jfr print` fails on them (its `--json` and
+    /// Mission Control do not).
+    pub fn array(mut self) -> Self {
+        self.array = true;
+        self
+    }
+
+    pub(crate) fn slot(&self) -> Slot {
+        Slot {
+            field_type: self.field_type,
+            array: self.array,
         }
     }
 
@@ -150,6 +352,7 @@ pub struct EventTypeBuilder {
     pub(crate) thread: bool,
     pub(crate) stack_trace: bool,
     pub(crate) fields: Vec<FieldSpec>,
+    pub(crate) settings: Vec<(Setting, String)>,
 }
 
 impl EventTypeBuilder {
@@ -166,6 +369,7 @@ impl EventTypeBuilder {
             thread: false,
             stack_trace: false,
             fields: Vec::new(),
+            settings: Vec::new(),
         }
     }
 
@@ -211,25 +415,32 @@ impl EventTypeBuilder {
         self
     }
 
+    /// Declares a setting with its default value (`"true"`, `"20 ms"`,
+    /// `"150/s"`, `"off"`), as the JDK's event types declare theirs.
+    pub fn setting(mut self, setting: Setting, default_value: &str) -> Self {
+        self.settings.push((setting, default_value.to_owned()));
+        self
+    }
+
     /// Adds a field after the standard ones and those added before.
     pub fn field(mut self, field: FieldSpec) -> Self {
         self.fields.push(field);
         self
     }
 
-    /// The field types in encoding order, standard fields included.
-    pub(crate) fn layout(&self) -> Vec<FieldType> {
-        let mut layout = vec![FieldType::Long];
+    /// The fields' slots in encoding order, standard fields included.
+    pub(crate) fn layout(&self) -> Vec<Slot> {
+        let mut layout = vec![Slot::one(FieldType::Long)];
         if self.duration {
-            layout.push(FieldType::Long);
+            layout.push(Slot::one(FieldType::Long));
         }
         if self.thread {
-            layout.push(FieldType::Thread);
+            layout.push(Slot::one(FieldType::Thread));
         }
         if self.stack_trace {
-            layout.push(FieldType::StackTrace);
+            layout.push(Slot::one(FieldType::StackTrace));
         }
-        layout.extend(self.fields.iter().map(|f| f.field_type));
+        layout.extend(self.fields.iter().map(FieldSpec::slot));
         layout
     }
 
@@ -255,8 +466,8 @@ impl EventTypeBuilder {
 pub struct EventType {
     pub(crate) id: ClassId,
     pub(crate) name: Arc<str>,
-    /// Types of the fields after `startTime`, in order.
-    pub(crate) fields: Arc<[FieldType]>,
+    /// Slots of the fields after `startTime`, in order.
+    pub(crate) fields: Arc<[Slot]>,
     pub(crate) field_names: Arc<[String]>,
     /// Which recording registered it, so another recording refuses it.
     pub(crate) recording_id: u64,
@@ -295,8 +506,12 @@ fn sized_len(body_len: usize) -> usize {
 /// call) and turned into an [`Error`] at commit.
 #[derive(Debug, Clone, Copy)]
 enum Failure {
-    /// Field `index` (after `startTime`) was written as `written`.
-    Mismatch { index: usize, written: FieldType },
+    /// Field `index` (after `startTime`) was written as `written` (`None`:
+    /// as an array, or a struct or array whose contents do not match).
+    Mismatch {
+        index: usize,
+        written: Option<FieldType>,
+    },
     /// Field `index` holds a pooled value from another recording.
     ForeignReference { index: usize },
     /// The event type was registered with another recording.
@@ -340,17 +555,19 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         }
     }
 
-    /// Checks that the next field has type `expected`; on a mismatch records
-    /// the first failure and returns false.
+    /// Checks that the next field is a single value of type `expected`; on a
+    /// mismatch records the first failure and returns false.
     #[inline]
     fn expect(&mut self, expected: FieldType) -> bool {
-        if self.failure.is_none() && self.event_type.fields.get(self.next) == Some(&expected) {
+        if self.failure.is_none()
+            && self.event_type.fields.get(self.next) == Some(&Slot::one(expected))
+        {
             self.next += 1;
             return true;
         }
         self.failure.get_or_insert(Failure::Mismatch {
             index: self.next,
-            written: expected,
+            written: Some(expected),
         });
         false
     }
@@ -370,8 +587,14 @@ impl<'r, S: Sink> EventWriter<'r, S> {
             Failure::Mismatch { index, written } => Error::FieldMismatch {
                 event,
                 field: name(index),
-                declared: self.event_type.fields.get(index).map(|d| format!("{d:?}")),
-                written: format!("{written:?}"),
+                declared: self.event_type.fields.get(index).map(|slot| {
+                    let array = if slot.array { "[]" } else { "" };
+                    format!("{:?}{array}", slot.field_type)
+                }),
+                written: written.map_or_else(
+                    || "an array, struct or array element of another type".to_owned(),
+                    |w| format!("{w:?}"),
+                ),
             },
             Failure::ForeignReference { index } => Error::ForeignReference {
                 event,
@@ -550,6 +773,30 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         )
     }
 
+    /// A field given as a [`Value`]: a struct of a registered value type, an
+    /// array, or any single value.
+    pub fn value(mut self, value: Value<'_>) -> Self {
+        if self.failure.is_some() {
+            return self;
+        }
+        let index = self.next;
+        match self.event_type.fields.get(index) {
+            Some(&slot) if write_value(self.recording, slot, &value) => self.next += 1,
+            _ => {
+                self.failure = Some(Failure::Mismatch {
+                    index,
+                    written: value.field_type(),
+                })
+            }
+        }
+        self
+    }
+
+    /// An array field: every element of the field's declared type.
+    pub fn array(self, elements: &[Value<'_>]) -> Self {
+        self.value(Value::Array(elements))
+    }
+
     /// Writes the event. Fails, and writes nothing, if a field had the wrong
     /// type or a field is missing; may fail with an I/O error if the event
     /// buffer was full and had to be flushed.
@@ -576,6 +823,61 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         }
         self.recording.event_committed()
     }
+}
+
+/// Encodes `value` for a field of `slot` into the recording's event buffer;
+/// false (with possibly some bytes written, which the failed event drops) if
+/// the value does not match the slot or refers to another recording.
+fn write_value<S: Sink>(recording: &mut Recording<S>, slot: Slot, value: &Value<'_>) -> bool {
+    if let Value::Array(elements) = value {
+        if !slot.array {
+            return false;
+        }
+        write_varint(&mut recording.events, elements.len() as u64);
+        let element = Slot::one(slot.field_type);
+        return elements.iter().all(|e| write_value(recording, element, e));
+    }
+    if slot.array || value.field_type() != Some(slot.field_type) {
+        return false;
+    }
+    if let Some(reference) = value.pool_ref() {
+        return match reference {
+            None => {
+                recording.events.push(0);
+                true
+            }
+            Some(r) if recording.pools.contains(r) => {
+                recording.pools.mark(r);
+                write_varint(&mut recording.events, r.key());
+                true
+            }
+            Some(_) => false,
+        };
+    }
+    let out = &mut recording.events;
+    match *value {
+        Value::Boolean(v) => out.push(v as u8),
+        Value::Byte(v) => out.push(v as u8),
+        Value::Short(v) => write_varint(out, v as u16 as u64),
+        Value::Char(v) => write_varint(out, v as u64),
+        Value::Int(v) => write_varint_i32(out, v),
+        Value::Long(v) => write_varint(out, v as u64),
+        Value::Float(v) => out.extend_from_slice(&v.to_be_bytes()),
+        Value::Double(v) => out.extend_from_slice(&v.to_be_bytes()),
+        Value::String(v) => write_string(out, v),
+        Value::Struct(value_type, fields) => {
+            if value_type.recording_id != recording.id || fields.len() != value_type.fields.len() {
+                return false;
+            }
+            let slots = Arc::clone(&value_type.fields);
+            return slots
+                .iter()
+                .zip(fields.iter())
+                .all(|(&slot, field)| write_value(recording, slot, field));
+        }
+        _ => unreachable!("pooled values and arrays are handled above"),
+    }
+    true
 }
 
 impl<S: Sink> Drop for EventWriter<'_, S> {

@@ -2,7 +2,7 @@
 //! tests and the converter agree on them. JDK event types are declared
 //! exactly as JDK 17 declares them.
 
-use crate::event::{EventTypeBuilder, FieldSpec, FieldType, Unit};
+use crate::event::{EventTypeBuilder, FieldSpec, FieldType, Setting, Unit};
 
 /// `jdk.ObjectAllocationSample`, as the JDK declares it: Mission Control's
 /// allocation pages and rules read it.
@@ -10,6 +10,9 @@ pub fn object_allocation_sample() -> EventTypeBuilder {
     EventTypeBuilder::new("jdk.ObjectAllocationSample")
         .category(&["Java Application"])
         .label("Object Allocation Sample")
+        .setting(Setting::StackTrace, "true")
+        .setting(Setting::Throttle, "off")
+        .setting(Setting::Enabled, "false")
         .with_thread()
         .with_stack_trace()
         .field(
@@ -34,6 +37,9 @@ pub fn active_recording() -> EventTypeBuilder {
     EventTypeBuilder::new("jdk.ActiveRecording")
         .label("Flight Recording")
         .category(&["Flight Recorder"])
+        .setting(Setting::Threshold, "0 ns")
+        .setting(Setting::StackTrace, "false")
+        .setting(Setting::Enabled, "true")
         .with_duration()
         .with_thread()
         .with_stack_trace()
@@ -73,6 +79,9 @@ pub fn active_setting() -> EventTypeBuilder {
     EventTypeBuilder::new("jdk.ActiveSetting")
         .label("Recording Setting")
         .category(&["Flight Recorder"])
+        .setting(Setting::Threshold, "0 ns")
+        .setting(Setting::StackTrace, "false")
+        .setting(Setting::Enabled, "true")
         .with_duration()
         .with_thread()
         .with_stack_trace()
@@ -90,6 +99,8 @@ pub fn object_lifetime() -> EventTypeBuilder {
             "A sampled object's life: freed by a garbage collection, or still live at the end",
         )
         .category(&["Java Application", "heapsampler"])
+        .setting(Setting::Enabled, "true")
+        .setting(Setting::StackTrace, "true")
         .with_duration()
         .with_thread()
         .with_stack_trace()
@@ -130,6 +141,8 @@ pub fn garbage_collection() -> EventTypeBuilder {
         .label("Garbage Collection")
         .description("A garbage collection seen by the heapsampler agent")
         .category(&["Java Application", "heapsampler"])
+        .setting(Setting::Enabled, "true")
+        .setting(Setting::Threshold, "0 ns")
         .with_duration()
         .field(
             FieldSpec::new("gcId", FieldType::Int)
@@ -150,6 +163,8 @@ pub fn agent_statistics() -> EventTypeBuilder {
         .label("Agent Statistics")
         .description("The heapsampler agent's counters since the recording started")
         .category(&["Java Application", "heapsampler"])
+        .setting(Setting::Enabled, "true")
+        .setting(Setting::Period, "everyChunk")
         .field(count("samples", "Samples"))
         .field(count("eventsWritten", "Events Written"))
         .field(count("backPressureWaits", "Back-pressure Waits"))

@@ -43,7 +43,10 @@ pub mod types;
 
 use std::path::PathBuf;
 
-pub use event::{EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Unit};
+pub use event::{
+    EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Setting, Unit, Value,
+    ValueType, ValueTypeBuilder, ValueTypeId,
+};
 pub use pool::{
     Class, ClassLoader, ClassLoaderRef, ClassRef, FrameType, Method, MethodRef, Module, ModuleRef,
     Package, PackageRef, StackFrame, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread,
@@ -85,6 +88,15 @@ pub enum Error {
         declared: Option<String>,
         /// The type written.
         written: String,
+    },
+    /// A field was declared as an array of pooled values (threads, classes,
+    /// ...), which the JDK's parser cannot read.
+    #[error("{type_name}: field {field} is an array of pooled values, which the JDK cannot read")]
+    PooledArray {
+        /// The event or value type.
+        type_name: String,
+        /// The field.
+        field: String,
     },
     /// An event was committed before all its fields were written.
     #[error("{event}: field {field} was not written")]

@@ -30,12 +30,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::Error;
-use crate::event::{EventType, EventTypeBuilder, EventWriter, FieldType, Unit, write_sized};
+use crate::event::{
+    EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Unit, ValueType,
+    ValueTypeBuilder, ValueTypeId, write_sized,
+};
 use crate::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
     GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
 };
-use crate::metadata::{EVENT_SUPER_TYPE, FieldDecl, Metadata};
+use crate::metadata::{EVENT_SUPER_TYPE, FieldDecl, Metadata, SettingDecl};
 use crate::pool::{
     Class, ClassLoader, ClassLoaderRef, ClassRef, Method, MethodRef, Module, ModuleRef, Package,
     PackageRef, Pools, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup,
@@ -426,9 +429,7 @@ impl<S: Sink> Recording<S> {
 
     /// Registers an event type. Registering the same name twice is an error.
     pub fn register(&mut self, builder: EventTypeBuilder) -> Result<EventType, Error> {
-        if self.metadata.class_id(&builder.name).is_some() {
-            return Err(Error::DuplicateType { name: builder.name });
-        }
+        self.check_new_type(&builder.name, &builder.fields)?;
         let t = self.types;
         let id = self.metadata.reserve(&builder.name);
         let field = |name: &str, class, constant_pool, annotations| FieldDecl {
@@ -475,47 +476,7 @@ impl<S: Sink> Recording<S> {
             ));
         }
         for spec in &builder.fields {
-            let (class, constant_pool) = match spec.field_type {
-                FieldType::Boolean => (t.boolean, false),
-                FieldType::Byte => (t.byte, false),
-                FieldType::Short => (t.short, false),
-                FieldType::Char => (t.char, false),
-                FieldType::Int => (t.int, false),
-                FieldType::Long => (t.long, false),
-                FieldType::Float => (t.float, false),
-                FieldType::Double => (t.double, false),
-                FieldType::String => (t.string, false),
-                FieldType::Thread => (t.thread, true),
-                FieldType::Class => (t.class, true),
-                FieldType::StackTrace => (t.stack_trace, true),
-                FieldType::Method => (t.method, true),
-                FieldType::ClassLoader => (t.class_loader, true),
-                FieldType::Package => (t.package, true),
-                FieldType::Module => (t.module, true),
-                FieldType::ThreadGroup => (t.thread_group, true),
-            };
-            let mut annotations = Vec::new();
-            if spec.unsigned {
-                annotations.push(marker(t.unsigned));
-            }
-            annotations.extend(spec.unit.map(|unit| match unit {
-                Unit::Bytes => annotation(t.data_amount, "BYTES"),
-                Unit::Bits => annotation(t.data_amount, "BITS"),
-                Unit::TimestampTicks => annotation(t.timestamp, "TICKS"),
-                Unit::TimestampMillisSinceEpoch => {
-                    annotation(t.timestamp, "MILLISECONDS_SINCE_EPOCH")
-                }
-                Unit::TimespanTicks => annotation(t.timespan, "TICKS"),
-                Unit::TimespanNanos => annotation(t.timespan, "NANOSECONDS"),
-                Unit::TimespanMillis => annotation(t.timespan, "MILLISECONDS"),
-                Unit::TimespanSeconds => annotation(t.timespan, "SECONDS"),
-                Unit::Percentage => marker(t.percentage),
-                Unit::Frequency => marker(t.frequency),
-                Unit::MemoryAddress => marker(t.memory_address),
-            }));
-            annotations.extend(spec.label.as_deref().map(|l| t.label(l)));
-            annotations.extend(spec.description.as_deref().map(|d| t.describe(d)));
-            fields.push(field(&spec.name, class, constant_pool, annotations));
+            fields.push(self.field_decl(spec));
         }
 
         let mut annotations = Vec::new();
@@ -528,9 +489,20 @@ impl<S: Sink> Recording<S> {
         if builder.experimental {
             annotations.push(marker(t.experimental));
         }
+        let settings = builder
+            .settings
+            .iter()
+            .map(|(setting, default_value)| SettingDecl {
+                name: setting.name().to_owned(),
+                class: t.setting(*setting),
+                default_value: default_value.clone(),
+                annotations: Vec::new(),
+            })
+            .collect();
         let class = self.metadata.class_mut(id);
         class.super_type = Some(EVENT_SUPER_TYPE);
         class.fields = fields;
+        class.settings = settings;
         class.annotations = annotations;
 
         let layout = builder.layout();
@@ -541,6 +513,101 @@ impl<S: Sink> Recording<S> {
             field_names: builder.field_names().into(),
             recording_id: self.id,
         })
+    }
+
+    /// Registers a value type: a struct that fields of events (and of other
+    /// value types) hold inline, declared with [`FieldType::Struct`].
+    pub fn register_value_type(&mut self, builder: ValueTypeBuilder) -> Result<ValueType, Error> {
+        self.check_new_type(&builder.name, &builder.fields)?;
+        let t = self.types;
+        let id = self.metadata.reserve(&builder.name);
+        let fields = builder
+            .fields
+            .iter()
+            .map(|spec| self.field_decl(spec))
+            .collect();
+        let mut annotations = Vec::new();
+        annotations.extend(builder.label.as_deref().map(|l| t.label(l)));
+        annotations.extend(builder.description.as_deref().map(|d| t.describe(d)));
+        let class = self.metadata.class_mut(id);
+        class.fields = fields;
+        class.annotations = annotations;
+        Ok(ValueType {
+            id: ValueTypeId(id),
+            name: builder.name.as_str().into(),
+            fields: builder.fields.iter().map(FieldSpec::slot).collect(),
+            recording_id: self.id,
+        })
+    }
+
+    /// A new type needs a new name, and no array of pooled values.
+    fn check_new_type(&self, name: &str, fields: &[FieldSpec]) -> Result<(), Error> {
+        if self.metadata.class_id(name).is_some() {
+            return Err(Error::DuplicateType {
+                name: name.to_owned(),
+            });
+        }
+        if let Some(field) = fields
+            .iter()
+            .find(|f| f.array && self.field_decl(f).constant_pool)
+        {
+            return Err(Error::PooledArray {
+                type_name: name.to_owned(),
+                field: field.name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The metadata declaration of a field.
+    fn field_decl(&self, spec: &FieldSpec) -> FieldDecl {
+        let t = self.types;
+        let (class, constant_pool) = match spec.field_type {
+            FieldType::Boolean => (t.boolean, false),
+            FieldType::Byte => (t.byte, false),
+            FieldType::Short => (t.short, false),
+            FieldType::Char => (t.char, false),
+            FieldType::Int => (t.int, false),
+            FieldType::Long => (t.long, false),
+            FieldType::Float => (t.float, false),
+            FieldType::Double => (t.double, false),
+            FieldType::String => (t.string, false),
+            FieldType::Thread => (t.thread, true),
+            FieldType::Class => (t.class, true),
+            FieldType::StackTrace => (t.stack_trace, true),
+            FieldType::Method => (t.method, true),
+            FieldType::ClassLoader => (t.class_loader, true),
+            FieldType::Package => (t.package, true),
+            FieldType::Module => (t.module, true),
+            FieldType::ThreadGroup => (t.thread_group, true),
+            FieldType::Struct(ValueTypeId(class)) => (class, false),
+        };
+        let mut annotations = Vec::new();
+        if spec.unsigned {
+            annotations.push(marker(t.unsigned));
+        }
+        annotations.extend(spec.unit.map(|unit| match unit {
+            Unit::Bytes => annotation(t.data_amount, "BYTES"),
+            Unit::Bits => annotation(t.data_amount, "BITS"),
+            Unit::TimestampTicks => annotation(t.timestamp, "TICKS"),
+            Unit::TimestampMillisSinceEpoch => annotation(t.timestamp, "MILLISECONDS_SINCE_EPOCH"),
+            Unit::TimespanTicks => annotation(t.timespan, "TICKS"),
+            Unit::TimespanNanos => annotation(t.timespan, "NANOSECONDS"),
+            Unit::TimespanMillis => annotation(t.timespan, "MILLISECONDS"),
+            Unit::TimespanSeconds => annotation(t.timespan, "SECONDS"),
+            Unit::Percentage => marker(t.percentage),
+            Unit::Frequency => marker(t.frequency),
+            Unit::MemoryAddress => marker(t.memory_address),
+        }));
+        annotations.extend(spec.label.as_deref().map(|l| t.label(l)));
+        annotations.extend(spec.description.as_deref().map(|d| t.describe(d)));
+        FieldDecl {
+            name: spec.name.clone(),
+            class,
+            constant_pool,
+            array: spec.array,
+            annotations,
+        }
     }
 
     /// Starts writing an event of type `event_type` that started at

@@ -7,7 +7,10 @@
 //! The field order of each pool type here is the order its values are
 //! encoded in [`crate::pool`]; the two must change together.
 
-use crate::metadata::{ANNOTATION_SUPER_TYPE, Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
+use crate::event::Setting;
+use crate::metadata::{
+    ANNOTATION_SUPER_TYPE, Annotation, ClassDecl, ClassId, FieldDecl, Metadata, SETTING_SUPER_TYPE,
+};
 
 /// The ids of the standard classes in one recording's metadata.
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +55,9 @@ pub struct StandardTypes {
     pub stack_frame: ClassId,
     pub frame_type: ClassId,
     pub symbol: ClassId,
+
+    /// The `jdk.settings.*` classes, in the order of [`Setting`]'s variants.
+    pub settings: [ClassId; 6],
 }
 
 /// An annotation with one element, `value`.
@@ -142,6 +148,15 @@ impl StandardTypes {
             "jdk.types.Symbol",
         ]
         .map(&mut reserve);
+        let settings = [
+            "jdk.settings.Enabled",
+            "jdk.settings.StackTrace",
+            "jdk.settings.Threshold",
+            "jdk.settings.Period",
+            "jdk.settings.Throttle",
+            "jdk.settings.Cutoff",
+        ]
+        .map(&mut reserve);
         let [boolean, byte, short, char, int, long, float, double] = primitives;
         let [
             label,
@@ -213,8 +228,10 @@ impl StandardTypes {
             stack_frame,
             frame_type,
             symbol,
+            settings,
         };
         types.fill_annotation_types(metadata);
+        types.fill_setting_types(metadata);
         types.fill_pool_types(metadata);
         types
     }
@@ -345,6 +362,55 @@ impl StandardTypes {
             Vec::new(),
         );
         annotation_type(metadata, t.enabled, value(t.boolean), Vec::new());
+    }
+
+    /// The class of `setting`.
+    pub fn setting(&self, setting: Setting) -> ClassId {
+        self.settings[setting as usize]
+    }
+
+    fn fill_setting_types(&self, metadata: &mut Metadata) {
+        let t = *self;
+        let nanos = annotation(t.timespan, "NANOSECONDS");
+        let flag = marker(t.boolean_flag);
+        for (setting, label, description, unit) in [
+            (
+                Setting::Enabled,
+                "Enabled",
+                "Record event",
+                Some(flag.clone()),
+            ),
+            (
+                Setting::StackTrace,
+                "Stack Trace",
+                "Record stack traces",
+                Some(flag),
+            ),
+            (
+                Setting::Threshold,
+                "Threshold",
+                "Record event with duration above or equal to threshold",
+                Some(nanos.clone()),
+            ),
+            (Setting::Period, "Period", "Record event at interval", None),
+            (
+                Setting::Throttle,
+                "Event Emission Throttle",
+                "Throttles the emission rate for an event",
+                None,
+            ),
+            (
+                Setting::Cutoff,
+                "Cutoff",
+                "Limit running time of event",
+                Some(nanos),
+            ),
+        ] {
+            let decl = metadata.class_mut(t.setting(setting));
+            decl.super_type = Some(SETTING_SUPER_TYPE);
+            decl.annotations = vec![t.label(label), t.describe(description)];
+            decl.annotations.extend(unit);
+        }
     }
 
     fn fill_pool_types(&self, metadata: &mut Metadata) {

@@ -782,3 +782,183 @@ fn the_custom_event_example_opens_in_jfr_print() {
     }
     assert_eq!(support::summary_count(&summary(&path), "demo.Order"), 3);
 }
+
+#[test]
+fn settings_are_declared_as_the_jdk_declares_them() {
+    let dir = temp_dir("settings");
+    let path = dir.join("settings.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    for builder in [
+        events::object_allocation_sample(),
+        events::active_recording(),
+        events::active_setting(),
+    ] {
+        recording.register(builder).unwrap();
+    }
+    recording.close().unwrap();
+    // Names, setting classes, labels and order as in a JDK recording. (JDK
+    // 17 writes each default as the setting's own name; ours are JDK 25's.)
+    let without_default = |line: &String| {
+        let (head, rest) = line.split_once('=').unwrap();
+        format!("{head} {}", rest.split_once(' ').unwrap().1)
+    };
+    let ours: Vec<String> = support::settings(&path)
+        .iter()
+        .map(without_default)
+        .collect();
+    for event in [
+        "jdk.ObjectAllocationSample",
+        "jdk.ActiveRecording",
+        "jdk.ActiveSetting",
+    ] {
+        let of = |lines: &[String]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{event} ")))
+                .cloned()
+                .collect()
+        };
+        let jdk: Vec<String> = support::settings(support::jdk_recording())
+            .iter()
+            .map(without_default)
+            .collect();
+        assert_eq!(of(&ours), of(&jdk), "{event}");
+    }
+}
+
+#[test]
+fn value_types_and_arrays_read_back_exactly() {
+    use jfr_writer::{Value, ValueTypeBuilder};
+    let dir = temp_dir("value_types");
+    let path = dir.join("shapes.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let point = recording
+        .register_value_type(
+            ValueTypeBuilder::new("test.types.Point")
+                .label("Point")
+                .field(FieldSpec::new("x", FieldType::Int))
+                .field(FieldSpec::new("y", FieldType::Long).unit(Unit::Bytes))
+                .field(FieldSpec::new("name", FieldType::String)),
+        )
+        .unwrap();
+    let segment = recording
+        .register_value_type(
+            ValueTypeBuilder::new("test.types.Segment")
+                .field(FieldSpec::new("from", FieldType::Struct(point.id())))
+                .field(FieldSpec::new("to", FieldType::Struct(point.id())))
+                .field(FieldSpec::new("tags", FieldType::String).array()),
+        )
+        .unwrap();
+    let shapes = recording
+        .register(
+            EventTypeBuilder::new("test.Shapes")
+                .with_thread()
+                .field(FieldSpec::new("origin", FieldType::Struct(point.id())))
+                .field(FieldSpec::new("names", FieldType::String).array())
+                .field(FieldSpec::new("points", FieldType::Struct(point.id())).array())
+                .field(FieldSpec::new("segment", FieldType::Struct(segment.id()))),
+        )
+        .unwrap();
+    // The JDK cannot read arrays of pooled values: refused at registration.
+    let pooled_array = recording.register(
+        EventTypeBuilder::new("test.Threads")
+            .field(FieldSpec::new("threads", FieldType::Thread).array()),
+    );
+    assert!(
+        matches!(pooled_array, Err(jfr_writer::Error::PooledArray { ref field, .. }) if field == "threads"),
+        "{pooled_array:?}"
+    );
+    let f = fixture(&mut recording, 4);
+    let p = |x, y, name| [Value::Int(x), Value::Long(y), Value::String(name)];
+    let (o, a, b) = (
+        p(0, 0, Some("origin")),
+        p(-1, 1 << 40, None),
+        p(i32::MAX, -5, Some("b ✓")),
+    );
+    let (from, to) = (p(1, 2, Some("from")), p(3, 4, Some("to")));
+    let tags = [
+        Value::String(Some("x")),
+        Value::String(None),
+        Value::String(Some("")),
+    ];
+    let segment_value = [
+        Value::Struct(&point, &from),
+        Value::Struct(&point, &to),
+        Value::Array(&tags),
+    ];
+    let at = recording.clock().now();
+    recording
+        .event(&shapes, at)
+        .thread(f.thread)
+        .value(Value::Struct(&point, &o))
+        .array(&[Value::String(Some("first")), Value::String(Some("second"))])
+        .array(&[Value::Struct(&point, &a), Value::Struct(&point, &b)])
+        .value(Value::Struct(&segment, &segment_value))
+        .commit()
+        .unwrap();
+    // An empty array, and contents of the wrong type.
+    recording
+        .event(&shapes, at)
+        .thread(None)
+        .value(Value::Struct(&point, &o))
+        .array(&[])
+        .array(&[])
+        .value(Value::Struct(&segment, &segment_value))
+        .commit()
+        .unwrap();
+    let wrong = recording
+        .event(&shapes, at)
+        .thread(None)
+        .value(Value::Struct(
+            &point,
+            &[Value::Long(1), Value::Long(2), Value::String(None)],
+        ))
+        .array(&[])
+        .array(&[])
+        .value(Value::Struct(&segment, &segment_value))
+        .commit();
+    assert!(
+        matches!(wrong, Err(jfr_writer::Error::FieldMismatch { ref field, .. }) if field == "origin"),
+        "{wrong:?}"
+    );
+    let not_array = recording
+        .event(&shapes, at)
+        .thread(None)
+        .value(Value::Struct(&point, &o))
+        .string(Some("x"))
+        .commit();
+    assert!(
+        matches!(not_array, Err(jfr_writer::Error::FieldMismatch { ref field, .. }) if field == "names")
+    );
+    recording.close().unwrap();
+
+    let epoch = recording_time(&path);
+    let expected_segment =
+        "segment={from={x=1,y=2,name=\"from\"},to={x=3,y=4,name=\"to\"},tags=[\"x\",null,\"\"]}";
+    assert_eq!(
+        dump(&path),
+        vec![
+            format!(
+                "test.Shapes startTime={epoch} eventThread={} origin={{x=0,y=0,name=\"origin\"}} \
+                 names=[\"first\",\"second\"] points=[{{x=-1,y=1099511627776,name=null}},\
+                 {{x=2147483647,y=-5,name=\"b \\u2713\"}}] {expected_segment}",
+                f.thread_text
+            ),
+            format!(
+                "test.Shapes startTime={epoch} eventThread=null origin={{x=0,y=0,name=\"origin\"}} \
+                 names=[] points=[] {expected_segment}"
+            ),
+        ]
+    );
+}
+
+/// The start time the JDK prints for the first event (all events of the
+/// value-type test share it).
+fn recording_time(path: &Path) -> i64 {
+    dump(path)[0]
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("startTime="))
+        .unwrap()
+        .parse()
+        .unwrap()
+}

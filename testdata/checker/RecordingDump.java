@@ -23,10 +23,15 @@ import jdk.jfr.consumer.RecordingFile;
  * compare these lines with what they wrote.
  *
  * Usage: java RecordingDump [--types TYPE,...] FILE.jfr
+ *        java RecordingDump --settings FILE.jfr   (each event type's setting descriptors)
  * Exit code 1 (with the exception on stderr) if the JDK cannot read the file.
  */
 public final class RecordingDump {
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("--settings")) {
+            settings(Path.of(args[1]));
+            return;
+        }
         List<String> only = null;
         int i = 0;
         if (args.length > 1 && args[0].equals("--types")) {
@@ -61,6 +66,17 @@ public final class RecordingDump {
         }
         System.out.print(out);
         System.out.flush();
+    }
+
+    static void settings(Path path) throws Exception {
+        try (RecordingFile file = new RecordingFile(path)) {
+            for (jdk.jfr.EventType type : file.readEventTypes()) {
+                for (jdk.jfr.SettingDescriptor setting : type.getSettingDescriptors()) {
+                    System.out.println(type.getName() + " " + setting.getName() + "=" + setting.getDefaultValue()
+                            + " " + setting.getTypeName() + " \"" + setting.getLabel() + "\"");
+                }
+            }
+        }
     }
 
     static long nanos(Instant instant) {
@@ -120,6 +136,16 @@ public final class RecordingDump {
                 sep = ",";
             }
             out.append('}');
+        } else if (value != null && value.getClass().isArray()) {
+            out.append('[');
+            int length = java.lang.reflect.Array.getLength(value);
+            for (int i = 0; i < length; i++) {
+                if (i > 0) {
+                    out.append(',');
+                }
+                value(out, java.lang.reflect.Array.get(value, i));
+            }
+            out.append(']');
         } else if (value instanceof Float f) {
             out.append("float:").append(Integer.toHexString(Float.floatToRawIntBits(f)));
         } else if (value instanceof Double d) {

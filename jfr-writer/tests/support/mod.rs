@@ -128,3 +128,32 @@ pub fn quote(text: Option<&str>) -> String {
     out.push('"');
     out
 }
+
+/// Each event type's setting descriptors as the JDK reads them:
+/// `TYPE NAME=DEFAULT SETTING_CLASS "LABEL"`.
+pub fn settings(path: &Path) -> Vec<String> {
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(checker_classes())
+        .arg("RecordingDump")
+        .arg("--settings")
+        .arg(path);
+    run(&mut command).lines().map(str::to_owned).collect()
+}
+
+/// A one-second JDK 17 recording of a JVM doing nothing (`-version`) with
+/// the `profile` settings: the JDK's own declarations to compare with.
+pub fn jdk_recording() -> &'static Path {
+    static RECORDING: OnceLock<PathBuf> = OnceLock::new();
+    RECORDING.get_or_init(|| {
+        let path =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("jdk-{}.jfr", std::process::id()));
+        let option = format!(
+            "-XX:StartFlightRecording:filename={},settings=profile",
+            path.display()
+        );
+        run(Command::new("java").arg(option).arg("-version"));
+        path
+    })
+}
