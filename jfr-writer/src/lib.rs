@@ -54,6 +54,7 @@ pub use pool::{
 };
 pub use recording::{
     Clock, FileSink, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND, Ticks,
+    ZstdFile,
 };
 
 /// What can go wrong writing a recording.

@@ -247,7 +247,44 @@ pub enum FileSink {
     /// An uncompressed file, valid after every flush.
     Plain(SeekableSink<BufWriter<File>>),
     /// A zstd stream, written a whole chunk at a time.
-    Zstd(StreamSink<zstd::Encoder<'static, BufWriter<File>>>),
+    Zstd(StreamSink<ZstdFile>),
+}
+
+/// A zstd-compressed file whose frame is finished even if it is dropped
+/// unclosed (at a JVM's exit, say), so what was written stays readable.
+pub struct ZstdFile {
+    encoder: Option<zstd::Encoder<'static, BufWriter<File>>>,
+}
+
+impl ZstdFile {
+    fn encoder(&mut self) -> &mut zstd::Encoder<'static, BufWriter<File>> {
+        self.encoder.as_mut().expect("present until finished")
+    }
+
+    /// Ends the zstd frame and syncs the file.
+    fn finish(mut self) -> io::Result<()> {
+        let encoder = self.encoder.take().expect("present until finished");
+        let file = encoder.finish()?.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
+    }
+}
+
+impl Write for ZstdFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.encoder().write(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.encoder().flush()
+    }
+}
+
+impl Drop for ZstdFile {
+    fn drop(&mut self) {
+        if let Some(encoder) = self.encoder.take() {
+            let _ = encoder.finish().and_then(|mut file| file.flush());
+        }
+    }
 }
 
 impl std::fmt::Debug for FileSink {
@@ -268,12 +305,7 @@ impl FileSink {
                 .into_inner()
                 .map_err(|e| e.into_error())?
                 .sync_all(),
-            Self::Zstd(sink) => sink
-                .into_inner()
-                .finish()?
-                .into_inner()
-                .map_err(|e| e.into_error())?
-                .sync_all(),
+            Self::Zstd(sink) => sink.into_inner().finish(),
         }
     }
 }
@@ -361,7 +393,9 @@ impl Recording<FileSink> {
         })?;
         let file = BufWriter::with_capacity(256 * 1024, file);
         let sink = if path.extension().is_some_and(|e| e == "zst") {
-            FileSink::Zstd(StreamSink::new(zstd::Encoder::new(file, 3)?))
+            FileSink::Zstd(StreamSink::new(ZstdFile {
+                encoder: Some(zstd::Encoder::new(file, 3)?),
+            }))
         } else {
             FileSink::Plain(SeekableSink::new(file))
         };

@@ -962,3 +962,38 @@ fn recording_time(path: &Path) -> i64 {
         .parse()
         .unwrap()
 }
+
+#[test]
+fn a_recording_dropped_without_close_is_finished_and_readable() {
+    let dir = temp_dir("dropped");
+    let path = dir.join("dropped.jfr");
+    let expected = {
+        let mut recording = Recording::create(&path, Options::default()).unwrap();
+        let event = recording.register(all_types_event()).unwrap();
+        let f = fixture(&mut recording, 6);
+        let at = recording.clock().now();
+        // Written, never flushed: the drop must flush it.
+        write_all_types(&mut recording, &event, &f, at, 5, &primitives(7))
+    };
+    let header = jfr_writer::format::ChunkHeader::decode(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(header.generation, 0);
+    assert_ne!(header.flags & jfr_writer::format::FLAG_FINAL_CHUNK, 0);
+    assert_eq!(dump(&path), vec![expected]);
+
+    // The same for a zstd stream: the frame must be ended on drop.
+    let compressed = dir.join("dropped.jfr.zst");
+    let expected = {
+        let mut recording = Recording::create(&compressed, Options::default()).unwrap();
+        let event = recording.register(all_types_event()).unwrap();
+        let f = fixture(&mut recording, 6);
+        let at = recording.clock().now();
+        write_all_types(&mut recording, &event, &f, at, 5, &primitives(7))
+    };
+    let plain = dir.join("dropped-zst.jfr");
+    fs::write(
+        &plain,
+        zstd::decode_all(&fs::read(&compressed).unwrap()[..]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(dump(&plain), vec![expected]);
+}
