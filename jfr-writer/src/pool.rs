@@ -179,14 +179,18 @@ pub enum FrameType {
     Inlined,
     /// A native method.
     Native,
+    /// Not known: what a sampler that cannot see how a frame runs (JVMTI's
+    /// `GetStackTrace`) should say. Mission Control recognises it.
+    Unknown,
 }
 
 impl FrameType {
-    const ALL: [FrameType; 4] = [
+    const ALL: [FrameType; 5] = [
         Self::Interpreted,
         Self::JitCompiled,
         Self::Inlined,
         Self::Native,
+        Self::Unknown,
     ];
 
     /// The description the JDK writes, which Mission Control recognises.
@@ -196,6 +200,7 @@ impl FrameType {
             Self::JitCompiled => "JIT compiled",
             Self::Inlined => "Inlined",
             Self::Native => "Native",
+            Self::Unknown => "Unknown",
         }
     }
 
@@ -310,7 +315,7 @@ pub(crate) struct Pools {
     classes: Pool<Class>,
     methods: Pool<Method>,
     stack_traces: Pool<StackTrace>,
-    frame_types_marked_in: [u32; 4],
+    frame_types_marked_in: [u32; 5],
 }
 
 fn key<R: Copy>(reference: Option<R>, key: impl Fn(R) -> u64) -> u64 {
@@ -498,7 +503,7 @@ impl Pools {
         if self.stack_traces.mark(trace.0, self.chunk) {
             let frames = &self.stack_traces.get(trace.0).frames;
             let mut methods: Vec<MethodRef> = frames.iter().map(|f| f.method).collect();
-            let mut types = [false; 4];
+            let mut types = [false; 5];
             for frame in frames {
                 types[frame.frame_type.index()] = true;
             }
@@ -536,7 +541,7 @@ impl Pools {
     pub(crate) fn write_pending(
         &mut self,
         types: &StandardTypes,
-        frame_types_written: &mut [bool; 4],
+        frame_types_written: &mut [bool; 5],
         out: &mut Vec<u8>,
     ) -> u64 {
         let mut sections = 0;

@@ -297,8 +297,9 @@ impl std::fmt::Debug for FileSink {
 }
 
 impl FileSink {
-    /// Finishes the output: ends the zstd frame, flushes the file.
-    fn finish(self) -> io::Result<()> {
+    /// Finishes the output: ends the zstd frame, flushes and syncs the file.
+    /// ([`Recording::close`] does this; call it after [`Recording::finish`].)
+    pub fn finish(self) -> io::Result<()> {
         match self {
             Self::Plain(sink) => sink
                 .into_inner()
@@ -354,7 +355,7 @@ struct Chunk {
     /// The metadata version last written in this chunk (0: none yet).
     metadata_version: u64,
     /// The frame types this chunk's pools hold.
-    frame_types_written: [bool; 4],
+    frame_types_written: [bool; 5],
     /// Past its size or age limit: the next flush with events starts a new
     /// chunk (and the pools already mark constants for that one).
     full: bool,
@@ -770,7 +771,7 @@ impl<S: Sink> Recording<S> {
             size: HEADER_SIZE as u64,
             last_checkpoint: 0,
             metadata_version: 0,
-            frame_types_written: [false; 4],
+            frame_types_written: [false; 5],
             full: false,
         });
         Ok(())

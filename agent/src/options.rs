@@ -1,0 +1,313 @@
+//! The agent's options: `-agentpath:libheapsampler.so=file=alloc.jfr,interval=512k,...`.
+//!
+//! Every option is checked before the agent does anything, and a bad one
+//! gives one line naming the option and what it accepts: the JVM then stops
+//! at start (or, at attach, the attach fails and the JVM runs on).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The largest interval JVMTI takes: `SetHeapSamplingInterval` takes a `jint`.
+pub const MAX_INTERVAL: u64 = i32::MAX as u64;
+/// The deepest stack the agent records (as JFR's own `stackdepth` limit).
+pub const MAX_DEPTH: usize = 2048;
+
+/// How much the agent says on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Errors only.
+    Quiet,
+    /// Where the recording goes, and a summary at the end.
+    Info,
+    /// Everything, for finding a problem.
+    Debug,
+}
+
+/// The parsed options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Where the recording goes (`.jfr`, or `.jfr.zst` compressed).
+    pub file: PathBuf,
+    /// The mean sampling interval in bytes; 0 samples every allocation.
+    pub interval: u64,
+    /// The most stack frames kept per sample.
+    pub depth: usize,
+    /// Whether to track which sampled objects are still live.
+    pub live: bool,
+    /// How often the recording is flushed to disk.
+    pub flush: Duration,
+    /// At most this many samples per second, by raising the interval.
+    pub rate: Option<f64>,
+    /// Only threads whose Java name matches this glob are sampled.
+    pub threads: Option<glob::Pattern>,
+    /// How much to say on stderr.
+    pub log: LogLevel,
+    /// The ring buffer between allocating threads and the writer, in bytes.
+    pub ring: usize,
+    /// At attach: stop the running recording instead of starting one.
+    pub stop: bool,
+}
+
+impl Options {
+    /// The defaults, recording to `heapsampler-<pid>.jfr` in the working directory.
+    pub fn defaults(pid: u32) -> Self {
+        Self {
+            file: PathBuf::from(format!("heapsampler-{pid}.jfr")),
+            interval: 512 * 1024,
+            depth: 64,
+            live: true,
+            flush: Duration::from_secs(1),
+            rate: None,
+            threads: None,
+            log: LogLevel::Info,
+            ring: 4 << 20,
+            stop: false,
+        }
+    }
+
+    /// Parses the agent's option string (`None` or empty: all defaults).
+    pub fn parse(text: Option<&str>, pid: u32) -> Result<Self, OptionError> {
+        let mut options = Self::defaults(pid);
+        let text = text.unwrap_or("").trim();
+        if text.is_empty() {
+            return Ok(options);
+        }
+        for item in text.split(',') {
+            let (name, value) = match item.split_once('=') {
+                Some((name, value)) => (name.trim(), Some(value.trim())),
+                None => (item.trim(), None),
+            };
+            let bad = |accepted: &str| OptionError::Invalid {
+                option: item.trim().to_owned(),
+                accepted: accepted.to_owned(),
+            };
+            let need =
+                |accepted: &str| value.filter(|v| !v.is_empty()).ok_or_else(|| bad(accepted));
+            match name {
+                "file" => options.file = PathBuf::from(need(FILE)?),
+                "interval" => {
+                    options.interval = parse_size(need(INTERVAL)?)
+                        .filter(|&bytes| bytes <= MAX_INTERVAL)
+                        .ok_or_else(|| bad(INTERVAL))?
+                }
+                "depth" => {
+                    options.depth = need(DEPTH)?
+                        .parse()
+                        .ok()
+                        .filter(|d| (1..=MAX_DEPTH).contains(d))
+                        .ok_or_else(|| bad(DEPTH))?
+                }
+                "live" => options.live = parse_bool(need(BOOL)?).ok_or_else(|| bad(BOOL))?,
+                "flush" => {
+                    options.flush = parse_duration(need(FLUSH)?)
+                        .filter(|d| {
+                            *d >= Duration::from_millis(10) && *d <= Duration::from_secs(3600)
+                        })
+                        .ok_or_else(|| bad(FLUSH))?
+                }
+                "rate" => {
+                    options.rate = Some(
+                        need(RATE)?
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|r| r.is_finite() && *r > 0.0)
+                            .ok_or_else(|| bad(RATE))?,
+                    )
+                }
+                "threads" => {
+                    options.threads =
+                        Some(glob::Pattern::new(need(THREADS)?).map_err(|_| bad(THREADS))?)
+                }
+                "log" => {
+                    options.log = match need(LOG)? {
+                        "quiet" => LogLevel::Quiet,
+                        "info" => LogLevel::Info,
+                        "debug" => LogLevel::Debug,
+                        _ => return Err(bad(LOG)),
+                    }
+                }
+                "ring" => {
+                    options.ring = parse_size(need(RING)?)
+                        .filter(|&bytes| (4096..=1 << 30).contains(&bytes))
+                        .ok_or_else(|| bad(RING))? as usize
+                }
+                "stop" if value.is_none() => options.stop = true,
+                "stop" => return Err(bad("stop takes no value")),
+                _ => {
+                    return Err(OptionError::Unknown {
+                        option: name.to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(options)
+    }
+}
+
+const FILE: &str = "a file path such as alloc.jfr (alloc.jfr.zst writes zstd-compressed)";
+const INTERVAL: &str =
+    "a size in bytes from 0 to 2g with an optional k, m or g suffix; 0 samples every allocation";
+const DEPTH: &str = "a number of frames from 1 to 2048";
+const BOOL: &str = "true or false";
+const FLUSH: &str = "a duration from 10ms to 1h, such as 500ms, 1s or 2m";
+const RATE: &str = "a positive number of samples per second";
+const THREADS: &str = "a glob of Java thread names, such as http-* or worker-?";
+const LOG: &str = "quiet, info or debug";
+const RING: &str = "a size from 4k to 1g, such as 4m";
+
+/// All the option names, for the message about an unknown one.
+pub const OPTION_NAMES: &str = "file, interval, depth, live, flush, rate, threads, log, ring, stop";
+
+/// A bad option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// An option the agent does not know.
+    #[error("unknown option '{option}' (options: {OPTION_NAMES})")]
+    Unknown {
+        /// The option's name as given.
+        option: String,
+    },
+    /// A known option with a value it does not accept.
+    #[error("bad option '{option}': expected {accepted}")]
+    Invalid {
+        /// The option as given (`name=value`).
+        option: String,
+        /// What it accepts.
+        accepted: String,
+    },
+}
+
+/// `512k`, `1m`, `2g`, `100` (bytes, powers of 1024).
+fn parse_size(text: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let (digits, shift) = match lower.as_bytes().last()? {
+        b'k' => (&lower[..lower.len() - 1], 10),
+        b'm' => (&lower[..lower.len() - 1], 20),
+        b'g' => (&lower[..lower.len() - 1], 30),
+        _ => (&lower[..], 0),
+    };
+    let number: u64 = digits.parse().ok()?;
+    number.checked_mul(1 << shift)
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text {
+        "true" | "yes" | "on" => Some(true),
+        "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// `500ms`, `1s`, `2m`, `1h`; a bare number is seconds.
+fn parse_duration(text: &str) -> Option<Duration> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let number: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "ms" => Duration::from_millis(number),
+        "" | "s" => Duration::from_secs(number),
+        "m" => Duration::from_secs(number.checked_mul(60)?),
+        "h" => Duration::from_secs(number.checked_mul(3600)?),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Options, OptionError> {
+        Options::parse(Some(text), 4242)
+    }
+
+    #[test]
+    fn defaults_match_the_documentation() {
+        let options = Options::parse(None, 4242).unwrap();
+        assert_eq!(options.file, PathBuf::from("heapsampler-4242.jfr"));
+        assert_eq!(options.interval, 512 * 1024);
+        assert_eq!(options.depth, 64);
+        assert!(options.live);
+        assert_eq!(options.flush, Duration::from_secs(1));
+        assert_eq!(options.rate, None);
+        assert!(options.threads.is_none());
+        assert_eq!(options.log, LogLevel::Info);
+        assert_eq!(parse("").unwrap(), options);
+    }
+
+    #[test]
+    fn every_option_parses() {
+        let options = parse(
+            "file=/tmp/a.jfr,interval=32k,depth=2048,live=false,flush=250ms,rate=100,threads=http-*,log=debug,ring=64k",
+        )
+        .unwrap();
+        assert_eq!(options.file, PathBuf::from("/tmp/a.jfr"));
+        assert_eq!(options.interval, 32 * 1024);
+        assert_eq!(options.depth, 2048);
+        assert!(!options.live);
+        assert_eq!(options.flush, Duration::from_millis(250));
+        assert_eq!(options.rate, Some(100.0));
+        assert!(options.threads.as_ref().unwrap().matches("http-nio-1"));
+        assert!(!options.threads.as_ref().unwrap().matches("main"));
+        assert_eq!(options.log, LogLevel::Debug);
+        assert_eq!(options.ring, 64 * 1024);
+        assert!(parse("stop").unwrap().stop);
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse("interval=0").unwrap().interval, 0);
+        assert_eq!(parse("interval=1m").unwrap().interval, 1 << 20);
+        assert_eq!(parse("interval=1G").unwrap().interval, 1 << 30);
+        assert_eq!(parse("interval=100").unwrap().interval, 100);
+        assert_eq!(parse("flush=2m").unwrap().flush, Duration::from_secs(120));
+        assert_eq!(parse("flush=3").unwrap().flush, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn bad_options_name_the_option_and_what_is_accepted() {
+        let cases = [
+            (
+                "intervl=1k",
+                "unknown option 'intervl' (options: file, interval",
+            ),
+            (
+                "interval=-5",
+                "bad option 'interval=-5': expected a size in bytes from 0 to 2g",
+            ),
+            ("interval=3g", "bad option 'interval=3g'"),
+            ("interval=12x", "bad option 'interval=12x'"),
+            ("interval=", "bad option 'interval='"),
+            ("interval", "bad option 'interval'"),
+            (
+                "depth=0",
+                "bad option 'depth=0': expected a number of frames from 1 to 2048",
+            ),
+            ("depth=4096", "bad option 'depth=4096'"),
+            (
+                "live=maybe",
+                "bad option 'live=maybe': expected true or false",
+            ),
+            (
+                "flush=1ms",
+                "bad option 'flush=1ms': expected a duration from 10ms to 1h",
+            ),
+            ("flush=1d", "bad option 'flush=1d'"),
+            ("rate=0", "bad option 'rate=0': expected a positive number"),
+            ("rate=NaN", "bad option 'rate=NaN'"),
+            ("threads=[", "bad option 'threads=[': expected a glob"),
+            (
+                "log=loud",
+                "bad option 'log=loud': expected quiet, info or debug",
+            ),
+            ("ring=1", "bad option 'ring=1'"),
+            ("stop=now", "bad option 'stop=now'"),
+            ("file=", "bad option 'file=': expected a file path"),
+        ];
+        for (text, message) in cases {
+            let error = parse(text).expect_err(text).to_string();
+            assert!(error.starts_with(message), "{text}: got {error:?}");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The record an allocation callback pushes into the ring buffer, and its
+//! decoding on the writer thread.
+//!
+//! The callback runs on the allocating Java thread, so the record holds only
+//! what it can take cheaply and without looking anything up: opaque JVM
+//! handles (method ids, the class's and the object's references, the
+//! thread's key), the size, the time and the raw stack. The writer thread
+//! resolves names later. Little-endian, fixed header, then the frames.
+
+use crate::options::MAX_DEPTH;
+
+/// One stack frame as JVMTI gives it: a method id and a bytecode location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RawFrame {
+    /// The `jmethodID`, as an integer.
+    pub method: u64,
+    /// The `jlocation`: the bytecode index, or -1 for a native method.
+    pub location: i64,
+}
+
+/// One sampled allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleRecord {
+    /// The allocating thread's key in the agent's thread table.
+    pub thread: u64,
+    /// When the allocation was sampled, in recording ticks.
+    pub ticks: i64,
+    /// The object's size in bytes.
+    pub size: u64,
+    /// The sampling interval in force, in bytes (for the weight).
+    pub interval: u64,
+    /// The object's class: a key in the agent's class table.
+    pub class: u64,
+    /// A handle telling later whether the object is still live (a JNI weak
+    /// global reference), or 0 when liveness is not tracked.
+    pub liveness_handle: u64,
+    /// Whether frames below the last one were left out.
+    pub truncated: bool,
+    /// The frames, top first.
+    pub frames: Vec<RawFrame>,
+}
+
+/// Bytes before the frames: six u64 fields, a flags byte, padding, a u32 count.
+const HEADER_LEN: usize = 6 * 8 + 4 + 4;
+/// Bytes per frame.
+const FRAME_LEN: usize = 16;
+
+/// The largest record: a header and `MAX_DEPTH` frames.
+pub const MAX_RECORD_LEN: usize = HEADER_LEN + MAX_DEPTH * FRAME_LEN;
+
+/// Why a record could not be decoded: it was not written by [`SampleRecord::encode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("malformed sample record of {len} bytes")]
+pub struct MalformedRecord {
+    /// The record's length.
+    pub len: usize,
+}
+
+impl SampleRecord {
+    /// Encodes the record into `out` (cleared first); `out` keeps its
+    /// capacity, so a callback can reuse one buffer without allocating.
+    pub fn encode_into(
+        out: &mut Vec<u8>,
+        header: &SampleRecord,
+        frames: impl ExactSizeIterator<Item = RawFrame>,
+    ) {
+        out.clear();
+        for value in [
+            header.thread,
+            header.ticks as u64,
+            header.size,
+            header.interval,
+            header.class,
+            header.liveness_handle,
+        ] {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+        out.extend_from_slice(&u32::from(header.truncated).to_le_bytes());
+        out.extend_from_slice(&(frames.len() as u32).to_le_bytes());
+        for frame in frames {
+            out.extend_from_slice(&frame.method.to_le_bytes());
+            out.extend_from_slice(&frame.location.to_le_bytes());
+        }
+    }
+
+    /// Encodes the record.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + self.frames.len() * FRAME_LEN);
+        Self::encode_into(&mut out, self, self.frames.iter().copied());
+        out
+    }
+
+    /// Decodes a record written by [`encode`](Self::encode), checking every length.
+    pub fn decode(bytes: &[u8]) -> Result<Self, MalformedRecord> {
+        let malformed = MalformedRecord { len: bytes.len() };
+        let header = bytes.get(..HEADER_LEN).ok_or(malformed)?;
+        let word =
+            |i: usize| u64::from_le_bytes(header[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let flags = u32::from_le_bytes(header[48..52].try_into().expect("4 bytes"));
+        let count = u32::from_le_bytes(header[52..56].try_into().expect("4 bytes")) as usize;
+        if count > MAX_DEPTH || bytes.len() != HEADER_LEN + count * FRAME_LEN || flags > 1 {
+            return Err(malformed);
+        }
+        let frames = bytes[HEADER_LEN..]
+            .chunks_exact(FRAME_LEN)
+            .map(|frame| RawFrame {
+                method: u64::from_le_bytes(frame[..8].try_into().expect("8 bytes")),
+                location: i64::from_le_bytes(frame[8..].try_into().expect("8 bytes")),
+            })
+            .collect();
+        Ok(Self {
+            thread: word(0),
+            ticks: word(1) as i64,
+            size: word(2),
+            interval: word(3),
+            class: word(4),
+            liveness_handle: word(5),
+            truncated: flags == 1,
+            frames,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(depth: usize) -> SampleRecord {
+        SampleRecord {
+            thread: 7,
+            ticks: -3,
+            size: 1 << 40,
+            interval: 512 * 1024,
+            class: 0xdead_beef,
+            liveness_handle: u64::MAX,
+            truncated: depth == MAX_DEPTH,
+            frames: (0..depth)
+                .map(|i| RawFrame {
+                    method: 0x7f00_0000_0000 + i as u64,
+                    location: i as i64 - 1,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn records_round_trip_at_every_depth_bound() {
+        for depth in [0, 1, 64, MAX_DEPTH] {
+            let original = record(depth);
+            let bytes = original.encode();
+            assert!(bytes.len() <= MAX_RECORD_LEN);
+            assert_eq!(SampleRecord::decode(&bytes), Ok(original));
+        }
+    }
+
+    #[test]
+    fn encode_into_reuses_the_buffer() {
+        let mut buffer = Vec::with_capacity(MAX_RECORD_LEN);
+        let capacity = buffer.capacity();
+        let original = record(MAX_DEPTH);
+        SampleRecord::encode_into(&mut buffer, &original, original.frames.iter().copied());
+        assert_eq!(
+            buffer.capacity(),
+            capacity,
+            "no reallocation in the callback"
+        );
+        assert_eq!(buffer, original.encode());
+    }
+
+    #[test]
+    fn malformed_records_are_errors_not_panics() {
+        let bytes = record(3).encode();
+        for cut in 0..bytes.len() {
+            assert!(SampleRecord::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(SampleRecord::decode(&extra).is_err());
+        let mut bad_flags = bytes;
+        bad_flags[48] = 2;
+        assert!(SampleRecord::decode(&bad_flags).is_err());
+    }
+}

@@ -1,0 +1,470 @@
+//! The writer thread's work: turning sample records into JFR events.
+//!
+//! It resolves what the allocation callback left opaque (methods, classes,
+//! threads) through a [`Vm`], once each, caches the results, deduplicates
+//! stack traces, writes `jdk.ObjectAllocationSample` with the unbiased
+//! weight, tracks live objects, and after each garbage collection writes
+//! `heapsampler.GarbageCollection` and one `heapsampler.ObjectLifetime` for
+//! every tracked object found dead. At the end every object still tracked
+//! gets its `ObjectLifetime` with `live = true`: exactly one per sample.
+//!
+//! It knows the JVM only through [`Vm`], so it is tested with a fake one.
+
+use std::collections::HashMap;
+
+use heapsampler_core::liveness::{LivenessTable, TrackedObject};
+use heapsampler_core::ring::RingStats;
+use heapsampler_core::sampling::bytes_weight;
+use jfr_writer::{
+    Class, ClassRef, EventType, FrameType, Method, MethodRef, Recording, Sink, StackFrame,
+    StackTrace, StackTraceRef, Thread, ThreadRef, Ticks, events,
+};
+
+use crate::record::{RawFrame, SampleRecord};
+
+/// A method as the JVM describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodInfo {
+    /// The declaring class's signature: `Ljava/lang/String;`.
+    pub class_signature: String,
+    /// The method name: `<init>`.
+    pub name: String,
+    /// The descriptor: `(I)V`.
+    pub descriptor: String,
+    /// Access modifiers.
+    pub modifiers: i32,
+    /// The line number table: (first bytecode index, line), any order; empty
+    /// when the class has none.
+    pub lines: Vec<(i64, i32)>,
+    /// Whether the method is native.
+    pub native: bool,
+}
+
+/// A thread as the JVM describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// `Thread.getName()`.
+    pub java_name: String,
+    /// `Thread.getId()`.
+    pub java_thread_id: i64,
+    /// The operating system's thread id.
+    pub os_thread_id: i64,
+}
+
+/// What the writer asks of the JVM, on its own thread.
+pub trait Vm {
+    /// Describes a method, or `None` if it is gone (its class unloaded).
+    fn method(&mut self, method: u64) -> Option<MethodInfo>;
+    /// The signature of a class from its key (`[I`, `Ljava/lang/String;`),
+    /// or `None` if it is gone.
+    fn class_signature(&mut self, class: u64) -> Option<String>;
+    /// Describes a thread from its key.
+    fn thread(&mut self, thread: u64) -> ThreadInfo;
+    /// Whether the object behind a liveness handle was collected.
+    fn is_collected(&mut self, handle: u64) -> bool;
+    /// Releases a liveness handle.
+    fn release(&mut self, handle: u64);
+}
+
+/// The JVM's internal name of a class signature, as JFR pools it:
+/// `Ljava/lang/String;` -> `java/lang/String`; arrays and primitives keep
+/// their descriptor form (`[I`, `[Ljava/lang/String;`), which the JDK's tools
+/// show as `int[]` and `java.lang.String[]`.
+pub fn internal_name(signature: &str) -> &str {
+    signature
+        .strip_prefix('L')
+        .and_then(|s| s.strip_suffix(';'))
+        .unwrap_or(signature)
+}
+
+/// The line of a bytecode index: the entry with the largest start at or
+/// before it; -1 when the method has no line table.
+pub fn line_of(lines: &[(i64, i32)], location: i64) -> i32 {
+    lines
+        .iter()
+        .filter(|(start, _)| *start <= location)
+        .max_by_key(|(start, _)| *start)
+        .map_or(-1, |&(_, line)| line)
+}
+
+/// A garbage collection the agent saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcRecord {
+    /// The collection's number since the agent started (1, 2, ...).
+    pub id: u64,
+    /// When it started, in recording ticks.
+    pub start: i64,
+    /// When it finished, in recording ticks.
+    pub end: i64,
+}
+
+/// The counters `heapsampler.AgentStatistics` reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Statistics {
+    /// Samples the JVM handed the agent.
+    pub samples: u64,
+    /// Samples the ring refused (closed while they were taken). Always 0
+    /// while recording: the ring makes producers wait instead.
+    pub lost_samples: u64,
+}
+
+/// Caches are cleared when they grow past this many entries, so a long run
+/// with endless distinct stacks stays bounded; what is still used is
+/// resolved again.
+const CACHE_LIMIT: usize = 1 << 20;
+
+/// What the liveness table holds per object: the JVM's handle, and the
+/// pooled values its `ObjectLifetime` event will need.
+#[derive(Debug, Clone, Copy)]
+struct Tracked {
+    handle: u64,
+    thread: ThreadRef,
+    stack: StackTraceRef,
+    class: Option<ClassRef>,
+}
+
+/// A resolved method: its pooled ref, line table and whether it is native.
+#[derive(Debug, Clone)]
+struct ResolvedMethod {
+    method: MethodRef,
+    lines: Vec<(i64, i32)>,
+    native: bool,
+}
+
+/// The writer's state for one recording.
+pub struct Writer<S: Sink> {
+    recording: Recording<S>,
+    allocation_sample: EventType,
+    object_lifetime: EventType,
+    garbage_collection: EventType,
+    agent_statistics: EventType,
+    methods: HashMap<u64, Option<ResolvedMethod>>,
+    classes: HashMap<u64, Option<ClassRef>>,
+    threads: HashMap<u64, ThreadRef>,
+    stacks: HashMap<(bool, Vec<RawFrame>), StackTraceRef>,
+    liveness: LivenessTable<Tracked>,
+    gc_count: u64,
+    samples_written: u64,
+    lifetimes_written: u64,
+    /// Records that could not be decoded (a bug if ever not 0).
+    malformed: u64,
+}
+
+impl<S: Sink> Writer<S> {
+    /// A writer into `recording`, with the standard event types registered.
+    pub fn new(mut recording: Recording<S>) -> Result<Self, jfr_writer::Error> {
+        Ok(Self {
+            allocation_sample: recording.register(events::object_allocation_sample())?,
+            object_lifetime: recording.register(events::object_lifetime())?,
+            garbage_collection: recording.register(events::garbage_collection())?,
+            agent_statistics: recording.register(events::agent_statistics())?,
+            recording,
+            methods: HashMap::new(),
+            classes: HashMap::new(),
+            threads: HashMap::new(),
+            stacks: HashMap::new(),
+            liveness: LivenessTable::new(None),
+            gc_count: 0,
+            samples_written: 0,
+            lifetimes_written: 0,
+            malformed: 0,
+        })
+    }
+
+    /// The recording's clock.
+    pub fn clock(&self) -> jfr_writer::Clock {
+        self.recording.clock()
+    }
+
+    /// `jdk.ObjectAllocationSample` events written so far.
+    pub fn samples_written(&self) -> u64 {
+        self.samples_written
+    }
+
+    /// `heapsampler.ObjectLifetime` events written so far.
+    pub fn lifetimes_written(&self) -> u64 {
+        self.lifetimes_written
+    }
+
+    /// Objects tracked for liveness now.
+    pub fn tracked_objects(&self) -> usize {
+        self.liveness.len()
+    }
+
+    /// Records that could not be decoded.
+    pub fn malformed_records(&self) -> u64 {
+        self.malformed
+    }
+
+    /// Writes one sample record from the ring.
+    pub fn sample(&mut self, vm: &mut impl Vm, bytes: &[u8]) -> Result<(), jfr_writer::Error> {
+        let Ok(record) = SampleRecord::decode(bytes) else {
+            self.malformed += 1;
+            return Ok(());
+        };
+        let thread = self.thread(vm, record.thread);
+        let stack = self.stack(vm, &record);
+        let class = self.class(vm, record.class);
+        let weight = bytes_weight(record.size, record.interval).round() as i64;
+        self.recording
+            .event(&self.allocation_sample, Ticks(record.ticks))
+            .thread(thread)
+            .stack_trace(stack)
+            .class(class)
+            .long(weight)
+            .commit()?;
+        self.samples_written += 1;
+        if record.liveness_handle != 0 {
+            let tracked = Tracked {
+                handle: record.liveness_handle,
+                thread,
+                stack,
+                class,
+            };
+            let object = TrackedObject {
+                handle: tracked,
+                allocation_time: record.ticks as u64,
+                size: record.size,
+                weight: weight as f64,
+                stack_trace_id: stack.key(),
+                class_id: class.map_or(0, ClassRef::key),
+                thread_id: thread.key(),
+                gc_count_at_allocation: self.gc_count,
+            };
+            // The table has no limit, so tracking cannot be refused.
+            let _ = self.liveness.track(object);
+        }
+        Ok(())
+    }
+
+    /// Records a finished garbage collection and sweeps the liveness table:
+    /// each tracked object found collected gets its `ObjectLifetime`.
+    pub fn garbage_collection(
+        &mut self,
+        vm: &mut impl Vm,
+        gc: GcRecord,
+    ) -> Result<(), jfr_writer::Error> {
+        self.gc_count = self.gc_count.max(gc.id);
+        self.recording
+            .event(&self.garbage_collection, Ticks(gc.start))
+            .duration(gc.end - gc.start)
+            .int(gc.id as i32)
+            .commit()?;
+        let mut dead = Vec::new();
+        self.liveness.sweep(
+            gc.id,
+            |tracked| vm.is_collected(tracked.handle),
+            |d| dead.push(d),
+        );
+        for object in dead {
+            vm.release(object.object.handle.handle);
+            self.lifetime(
+                &object.object,
+                gc.end,
+                false,
+                object.gcs_survived,
+                object.found_dead_at_gc,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn lifetime(
+        &mut self,
+        object: &TrackedObject<Tracked>,
+        end: i64,
+        live: bool,
+        gcs_survived: u64,
+        freed_by: u64,
+    ) -> Result<(), jfr_writer::Error> {
+        let start = object.allocation_time as i64;
+        let tracked = object.handle;
+        self.recording
+            .event(&self.object_lifetime, Ticks(start))
+            .duration((end - start).max(0))
+            .thread(tracked.thread)
+            .stack_trace(tracked.stack)
+            .class(tracked.class)
+            .long(object.size as i64)
+            .long(object.weight as i64)
+            .boolean(live)
+            .int(gcs_survived.min(i32::MAX as u64) as i32)
+            .int(freed_by.min(i32::MAX as u64) as i32)
+            .commit()?;
+        self.lifetimes_written += 1;
+        Ok(())
+    }
+
+    /// Writes `heapsampler.AgentStatistics` and flushes the recording.
+    pub fn flush(
+        &mut self,
+        statistics: Statistics,
+        ring: RingStats,
+    ) -> Result<(), jfr_writer::Error> {
+        self.write_statistics(statistics, ring)?;
+        self.recording.flush()
+    }
+
+    fn write_statistics(
+        &mut self,
+        statistics: Statistics,
+        ring: RingStats,
+    ) -> Result<(), jfr_writer::Error> {
+        let now = self.recording.clock().now();
+        let events = self.recording.events_written() as i64;
+        let bytes = self.recording.bytes_written() as i64;
+        self.recording
+            .event(&self.agent_statistics, now)
+            .long(statistics.samples as i64)
+            .long(events)
+            .long(ring.producer_waits as i64)
+            .long(ring.producer_wait_time.as_nanos().min(i64::MAX as u128) as i64)
+            .long(self.liveness.len() as i64)
+            .long(bytes)
+            .long(statistics.lost_samples as i64)
+            .commit()
+    }
+
+    /// Ends the recording: a last sweep, an `ObjectLifetime` with `live =
+    /// true` for every object still tracked, the final statistics; then the
+    /// file is closed. Returns the recording's sink.
+    pub fn finish(
+        mut self,
+        vm: &mut impl Vm,
+        statistics: Statistics,
+        ring: RingStats,
+    ) -> Result<S, jfr_writer::Error> {
+        let end = self.recording.clock().now().0;
+        let table = std::mem::take(&mut self.liveness);
+        for live in table.finish() {
+            vm.release(live.object.handle.handle);
+            self.lifetime(&live.object, end, true, live.gcs_survived, 0)?;
+        }
+        self.write_statistics(statistics, ring)?;
+        self.recording.finish()
+    }
+
+    fn thread(&mut self, vm: &mut impl Vm, key: u64) -> ThreadRef {
+        if let Some(&thread) = self.threads.get(&key) {
+            return thread;
+        }
+        let info = vm.thread(key);
+        let thread = self.recording.thread(Thread {
+            os_name: info.java_name.clone(),
+            os_thread_id: info.os_thread_id,
+            java_name: info.java_name,
+            java_thread_id: info.java_thread_id,
+            group: None,
+        });
+        self.threads.insert(key, thread);
+        thread
+    }
+
+    fn class(&mut self, vm: &mut impl Vm, key: u64) -> Option<ClassRef> {
+        if let Some(&class) = self.classes.get(&key) {
+            return class;
+        }
+        let class = vm
+            .class_signature(key)
+            .map(|signature| self.class_named(&signature));
+        if self.classes.len() >= CACHE_LIMIT {
+            self.classes.clear();
+        }
+        self.classes.insert(key, class);
+        class
+    }
+
+    fn class_named(&mut self, signature: &str) -> ClassRef {
+        let name = self.recording.symbol(internal_name(signature));
+        self.recording.class(Class {
+            class_loader: None,
+            name,
+            package: None,
+            modifiers: 0,
+            hidden: false,
+        })
+    }
+
+    fn method(&mut self, vm: &mut impl Vm, id: u64) -> Option<ResolvedMethod> {
+        if let Some(method) = self.methods.get(&id) {
+            return method.clone();
+        }
+        let resolved = vm.method(id).map(|info| {
+            let class = self.class_named(&info.class_signature);
+            let name = self.recording.symbol(&info.name);
+            let descriptor = self.recording.symbol(&info.descriptor);
+            ResolvedMethod {
+                method: self.recording.method(Method {
+                    class,
+                    name,
+                    descriptor,
+                    modifiers: info.modifiers,
+                    hidden: false,
+                }),
+                lines: info.lines,
+                native: info.native,
+            }
+        });
+        if self.methods.len() >= CACHE_LIMIT {
+            self.methods.clear();
+        }
+        self.methods.insert(id, resolved.clone());
+        resolved
+    }
+
+    fn stack(&mut self, vm: &mut impl Vm, record: &SampleRecord) -> StackTraceRef {
+        let key = (record.truncated, record.frames.clone());
+        if let Some(&stack) = self.stacks.get(&key) {
+            return stack;
+        }
+        let mut frames = Vec::with_capacity(record.frames.len());
+        for raw in &record.frames {
+            let resolved = self.method(vm, raw.method);
+            let (method, line, frame_type) = match resolved {
+                Some(m) => (
+                    m.method,
+                    line_of(&m.lines, raw.location),
+                    // JVMTI does not say whether a frame is interpreted,
+                    // compiled or inlined.
+                    if m.native {
+                        FrameType::Native
+                    } else {
+                        FrameType::Unknown
+                    },
+                ),
+                // The method's class is gone: keep the frame, say so.
+                None => (self.unknown_method(), -1, FrameType::Unknown),
+            };
+            frames.push(StackFrame {
+                method,
+                line_number: line,
+                bytecode_index: raw.location.clamp(-1, i32::MAX as i64) as i32,
+                frame_type,
+            });
+        }
+        let stack = self.recording.stack_trace(StackTrace {
+            truncated: record.truncated,
+            frames,
+        });
+        if self.stacks.len() >= CACHE_LIMIT {
+            self.stacks.clear();
+        }
+        self.stacks.insert(key, stack);
+        stack
+    }
+
+    /// The method shown for a frame whose class was unloaded before the
+    /// writer could resolve it.
+    fn unknown_method(&mut self) -> MethodRef {
+        let class = self.class_named("Lunknown/UnloadedClass;");
+        let name = self.recording.symbol("unknownMethod");
+        let descriptor = self.recording.symbol("()V");
+        self.recording.method(Method {
+            class,
+            name,
+            descriptor,
+            modifiers: 0,
+            hidden: false,
+        })
+    }
+}

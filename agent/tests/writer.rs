@@ -1,0 +1,277 @@
+//! The agent's writer with a fake VM: every sample becomes one
+//! `jdk.ObjectAllocationSample` and exactly one `heapsampler.ObjectLifetime`,
+//! methods resolve to names and lines, and the JDK's parser reads it all.
+
+#[path = "../../jfr-writer/tests/support/mod.rs"]
+mod support;
+
+use std::collections::{HashMap, HashSet};
+
+use heapsampler::record::{RawFrame, SampleRecord};
+use heapsampler::writer::{GcRecord, MethodInfo, Statistics, ThreadInfo, Vm, Writer};
+use heapsampler_core::ring::RingStats;
+use heapsampler_core::sampling::bytes_weight;
+use jfr_writer::{Options, Recording};
+
+#[derive(Default)]
+struct FakeVm {
+    methods: HashMap<u64, MethodInfo>,
+    classes: HashMap<u64, String>,
+    collected: HashSet<u64>,
+    released: Vec<u64>,
+    lookups: usize,
+}
+
+impl Vm for FakeVm {
+    fn method(&mut self, method: u64) -> Option<MethodInfo> {
+        self.lookups += 1;
+        self.methods.get(&method).cloned()
+    }
+    fn class_signature(&mut self, class: u64) -> Option<String> {
+        self.lookups += 1;
+        self.classes.get(&class).cloned()
+    }
+    fn thread(&mut self, thread: u64) -> ThreadInfo {
+        self.lookups += 1;
+        ThreadInfo {
+            java_name: if thread == 1 {
+                "main".into()
+            } else {
+                format!("worker-{thread}")
+            },
+            java_thread_id: thread as i64 * 10,
+            os_thread_id: 500 + thread as i64,
+        }
+    }
+    fn is_collected(&mut self, handle: u64) -> bool {
+        self.collected.contains(&handle)
+    }
+    fn release(&mut self, handle: u64) {
+        self.released.push(handle);
+    }
+}
+
+fn method(
+    class: &str,
+    name: &str,
+    descriptor: &str,
+    lines: &[(i64, i32)],
+    native: bool,
+) -> MethodInfo {
+    MethodInfo {
+        class_signature: class.into(),
+        name: name.into(),
+        descriptor: descriptor.into(),
+        modifiers: 1,
+        lines: lines.to_vec(),
+        native,
+    }
+}
+
+fn record(
+    thread: u64,
+    ticks: i64,
+    class: u64,
+    size: u64,
+    handle: u64,
+    truncated: bool,
+    frames: &[(u64, i64)],
+) -> Vec<u8> {
+    SampleRecord {
+        thread,
+        ticks,
+        size,
+        interval: 512 * 1024,
+        class,
+        liveness_handle: handle,
+        truncated,
+        frames: frames
+            .iter()
+            .map(|&(method, location)| RawFrame { method, location })
+            .collect(),
+    }
+    .encode()
+}
+
+#[test]
+fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
+    let dir = support::temp_dir("agent_writer");
+    let path = dir.join("writer.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("Ljava/lang/String;", "<init>", "()V", &[], false));
+    vm.methods.insert(
+        2,
+        method(
+            "LMain;",
+            "allocate",
+            "(I)V",
+            &[(9, 12), (0, 10), (5, 11)],
+            false,
+        ),
+    );
+    vm.methods
+        .insert(3, method("LMain;", "nativeAlloc", "()V", &[], true));
+    vm.classes.insert(100, "[I".into());
+    vm.classes.insert(101, "Ljava/lang/String;".into());
+
+    let mut writer = Writer::new(Recording::create(&path, Options::default()).unwrap()).unwrap();
+    let t0 = writer.clock().now().0;
+    let samples = [
+        record(1, t0 + 10, 100, 24, 1001, false, &[(2, 6), (1, 0)]),
+        record(2, t0 + 20, 101, 40, 1002, true, &[(3, -1)]),
+        // Method 4 and class 102 are gone (their class was unloaded).
+        record(1, t0 + 30, 102, 16, 1003, false, &[(4, 3), (2, 0)]),
+        // The first sample's stack again, untracked.
+        record(2, t0 + 40, 100, 1 << 20, 0, false, &[(2, 6), (1, 0)]),
+    ];
+    for bytes in &samples {
+        writer.sample(&mut vm, bytes).unwrap();
+    }
+    writer.sample(&mut vm, b"garbage").unwrap();
+    assert_eq!(writer.malformed_records(), 1);
+    let lookups = vm.lookups;
+    writer.sample(&mut vm, &samples[3]).unwrap();
+    assert_eq!(
+        vm.lookups, lookups,
+        "a known stack, class and thread are not looked up again"
+    );
+
+    vm.collected.insert(1001);
+    writer
+        .garbage_collection(
+            &mut vm,
+            GcRecord {
+                id: 1,
+                start: t0 + 50,
+                end: t0 + 60,
+            },
+        )
+        .unwrap();
+    vm.collected.insert(1003);
+    writer
+        .garbage_collection(
+            &mut vm,
+            GcRecord {
+                id: 2,
+                start: t0 + 70,
+                end: t0 + 90,
+            },
+        )
+        .unwrap();
+    assert_eq!(writer.tracked_objects(), 1);
+    let statistics = Statistics {
+        samples: 5,
+        lost_samples: 0,
+    };
+    writer
+        .finish(&mut vm, statistics, RingStats::default())
+        .unwrap()
+        .finish()
+        .unwrap();
+    assert_eq!(
+        vm.released,
+        vec![1001, 1003, 1002],
+        "every handle released once"
+    );
+
+    let lines = support::dump(&path);
+    let of = |t: &str| {
+        lines
+            .iter()
+            .filter(|l| l.starts_with(t))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let epoch = |line: &str| -> i64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix("startTime="))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let allocations = of("jdk.ObjectAllocationSample ");
+    assert_eq!(allocations.len(), 5);
+    let base = epoch(&allocations[0]) - 10;
+    let main = "thread(\"main\",10,\"main\",501,null)";
+    let worker = "thread(\"worker-2\",20,\"worker-2\",502,null)";
+    let stack1 = "stack(false:Main.allocate(I)V:11:6:Unknown:1:false;java.lang.String.<init>()V:-1:0:Unknown:1:false)";
+    let weight = |size: u64| bytes_weight(size, 512 * 1024).round() as i64;
+    assert_eq!(
+        allocations[..4],
+        [
+            format!(
+                "jdk.ObjectAllocationSample startTime={} eventThread={main} stackTrace={stack1} objectClass=class([I,0,null) weight={}",
+                base + 10,
+                weight(24)
+            ),
+            format!(
+                "jdk.ObjectAllocationSample startTime={} eventThread={worker} stackTrace=stack(true:Main.nativeAlloc()V:-1:-1:Native:1:false) objectClass=class(java.lang.String,0,null) weight={}",
+                base + 20,
+                weight(40)
+            ),
+            format!(
+                "jdk.ObjectAllocationSample startTime={} eventThread={main} stackTrace=stack(false:unknown.UnloadedClass.unknownMethod()V:-1:3:Unknown:0:false;Main.allocate(I)V:10:0:Unknown:1:false) objectClass=null weight={}",
+                base + 30,
+                weight(16)
+            ),
+            format!(
+                "jdk.ObjectAllocationSample startTime={} eventThread={worker} stackTrace={stack1} objectClass=class([I,0,null) weight={}",
+                base + 40,
+                weight(1 << 20)
+            ),
+        ]
+    );
+    assert_eq!(
+        of("heapsampler.GarbageCollection "),
+        [
+            format!(
+                "heapsampler.GarbageCollection startTime={} duration=10 gcId=1",
+                base + 50
+            ),
+            format!(
+                "heapsampler.GarbageCollection startTime={} duration=20 gcId=2",
+                base + 70
+            ),
+        ]
+    );
+    // Array classes are pooled as HotSpot pools them ("[I"); `jfr print`
+    // shows them the Java way.
+    assert!(
+        support::print_text(&path, "jdk.ObjectAllocationSample").contains("objectClass = int[]")
+    );
+    let lifetimes = of("heapsampler.ObjectLifetime ");
+    assert_eq!(lifetimes.len(), 3, "one per tracked sample: {lifetimes:#?}");
+    assert!(
+        lifetimes[0].ends_with(&format!(
+            "objectSize=24 weight={} live=false gcsSurvived=0 freedByGcId=1",
+            weight(24)
+        )),
+        "{}",
+        lifetimes[0]
+    );
+    assert!(
+        lifetimes[0].contains(&format!("startTime={} duration=50 ", base + 10)),
+        "{}",
+        lifetimes[0]
+    );
+    assert!(
+        lifetimes[1]
+            .ends_with("objectSize=16 weight=524296 live=false gcsSurvived=1 freedByGcId=2"),
+        "{}",
+        lifetimes[1]
+    );
+    assert!(
+        lifetimes[2].contains(&format!("eventThread={worker}"))
+            && lifetimes[2].ends_with("live=true gcsSurvived=2 freedByGcId=0"),
+        "{}",
+        lifetimes[2]
+    );
+    let statistics = of("heapsampler.AgentStatistics ");
+    assert_eq!(statistics.len(), 1);
+    assert!(
+        statistics[0].contains(" samples=5 ") && statistics[0].ends_with("lostSamples=0"),
+        "{}",
+        statistics[0]
+    );
+}
