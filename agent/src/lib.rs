@@ -1,11 +1,16 @@
 //! `libheapsampler.so`, the JVMTI agent that turns the JVM's sampled
 //! allocations (JEP 331) into a JFR recording.
 //!
-//! Being built: the options are parsed and checked; the JVMTI entry points
-//! come next. Until they exist the library exports no `Agent_OnLoad`, so a
-//! JVM given `-agentpath:` to it refuses to start with "Could not find
-//! Agent_OnLoad function" rather than running without recording anything.
+//! ```text
+//! java -agentpath:/path/libheapsampler.so=file=alloc.jfr,interval=512k -jar app.jar
+//! ```
+//!
+//! - [`options`]: the option string, checked before anything starts.
+//! - [`record`]: what the allocation callback hands the writer thread.
+//! - [`writer`]: the writer thread's work, behind a small [`writer::Vm`] trait.
+//! - `ffi`: everything that touches the JVM (and every `unsafe` block).
 
+mod ffi;
 pub mod options;
 pub mod record;
 pub mod writer;

@@ -9,9 +9,10 @@
 //! sample: every sample still carries the weight of the interval in force when
 //! it was taken, so the estimates stay unbiased.
 //!
-//! The estimate rises at once when a window shows more allocation (a burst is
-//! cut short within one window) and decays gradually when it shows less (one
-//! quiet window does not open the gates).
+//! A window also closes early once it has taken its whole budget (R x 200 ms
+//! samples), so a burst overshoots by at most about one window's budget. The
+//! estimate rises at once when a window shows more allocation and decays
+//! gradually when it shows less (one quiet window does not open the gates).
 
 use std::time::Duration;
 
@@ -90,9 +91,13 @@ impl RateLimiter {
         let start = *self.window_start_ns.get_or_insert(now_ns);
         self.window_samples += samples;
         let elapsed_ns = now_ns.saturating_sub(start);
-        if elapsed_ns < self.window_ns {
+        // A window closes when its time is up, or early once it has used its
+        // whole budget: a sudden burst is cut short at once, not after 200 ms.
+        let budget = (self.max_samples_per_second * self.window_ns as f64 / 1e9).max(1.0);
+        if elapsed_ns < self.window_ns && (self.window_samples as f64) < budget {
             return None;
         }
+        let elapsed_ns = elapsed_ns.max(1_000_000); // rates from under 1 ms are noise
         // Every sample in this window was taken at the current interval, so
         // samples x interval estimates the bytes allocated in it.
         let window_rate =
@@ -122,11 +127,21 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     #[test]
-    fn no_change_within_a_window() {
+    fn no_change_within_a_window_under_budget() {
+        // 100 samples/s: a 200 ms window's budget is 20 samples.
         let mut limiter = RateLimiter::new(100.0, 1024, 1 << 30);
-        assert_eq!(limiter.observe(1000, 0), None);
-        assert_eq!(limiter.observe(1000, 100 * MS), None);
+        assert_eq!(limiter.observe(10, 0), None);
+        assert_eq!(limiter.observe(9, 100 * MS), None);
         assert_eq!(limiter.interval(), 1024);
+    }
+
+    #[test]
+    fn a_burst_closes_the_window_early() {
+        // 1000 samples in the first 10 ms at 1 KiB: 102.4 MB/s; for 100
+        // samples/s the interval must become 1,024,000 bytes at once.
+        let mut limiter = RateLimiter::new(100.0, 1024, 1 << 30);
+        limiter.observe(0, 0);
+        assert_eq!(limiter.observe(1000, 10 * MS), Some(1_024_000));
     }
 
     #[test]

@@ -1,0 +1,587 @@
+//! The agent's life in the JVM: the exported entry points, the JVMTI event
+//! callbacks, and the writer thread.
+//!
+//! `Agent_OnLoad` checks the options and the JVM's capabilities and creates
+//! the recording file, so that any problem stops the JVM at once with one
+//! line. `VMInit` starts a session: the ring buffer, the writer thread, and
+//! sampling. Each `SampledObjectAlloc` takes the stack and a few handles and
+//! pushes one record into the ring (waiting if it is full, never dropping).
+//! `VMDeath` stops sampling, lets callbacks in flight finish, closes the
+//! ring and waits for the writer to drain it and finish the file.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char, c_void};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use heapsampler_core::rate_limit::RateLimiter;
+use heapsampler_core::ring::{Consumer, Producer, PushError, WaitOutcome, ring_buffer};
+use jfr_writer::{Clock, FileSink, Recording};
+use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
+use parking_lot::{Mutex, RwLock};
+
+use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
+use super::sys::*;
+use crate::options::{LogLevel, MAX_INTERVAL, Options};
+use crate::record::{MAX_RECORD_LEN, RawFrame, SampleRecord};
+use crate::writer::{self, GcRecord, MethodInfo, Statistics, ThreadInfo, Writer};
+
+/// What `Agent_OnLoad` prepared for `VMInit`.
+struct Pending {
+    options: Options,
+    recording: Recording<FileSink>,
+    jvmti: Jvmti,
+    vm: Vm,
+}
+
+static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
+
+/// The running session; callbacks hold the read lock while they work, so
+/// taking the write lock waits for every callback in flight.
+static SESSION: RwLock<Option<Arc<Session>>> = RwLock::new(None);
+
+/// Garbage collections seen by the GC callbacks, for the writer. A plain
+/// mutex of its own: GC callbacks run at a safepoint and must never wait for
+/// a thread that might itself be waiting for the safepoint to end.
+static GC_STARTED: Mutex<Option<Instant>> = Mutex::new(None);
+static GC_QUEUE: Mutex<Vec<(Instant, Instant)>> = Mutex::new(Vec::new());
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+struct Session {
+    id: u64,
+    jvmti: Jvmti,
+    vm: Vm,
+    options: Options,
+    producer: Producer,
+    clock: Clock,
+    /// The sampling interval in force (the rate limiter raises it).
+    interval: AtomicU64,
+    samples: AtomicU64,
+    lost: AtomicU64,
+    next_thread: AtomicU64,
+    next_class: AtomicU64,
+    /// Thread key -> (global reference to the Thread, OS thread id).
+    threads: Mutex<HashMap<u64, (usize, i64)>>,
+    /// Class key -> weak global reference to the class.
+    classes: Mutex<HashMap<u64, usize>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Per-thread state of the allocation callback.
+#[derive(Default)]
+struct Local {
+    /// The writer thread: its own allocations are never sampled, or a full
+    /// ring would make it wait for itself.
+    agent_thread: bool,
+    session: u64,
+    thread_key: u64,
+    frames: Vec<jvmtiFrameInfo>,
+    record: Vec<u8>,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Local> = RefCell::new(Local::default());
+}
+
+fn log(options: &Options, level: LogLevel, message: impl std::fmt::Display) {
+    if options.log >= level {
+        say(message);
+    }
+}
+
+/// One line on stderr. Never panics (a closed stderr must not kill a thread).
+fn say(message: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "heapsampler: {message}");
+}
+
+/// The capabilities the agent needs, and which of them it cannot do without.
+fn capabilities() -> jvmtiCapabilities {
+    let mut wanted = jvmtiCapabilities::default();
+    for bit in [
+        CAN_GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS,
+        CAN_TAG_OBJECTS,
+        CAN_GET_LINE_NUMBERS,
+        CAN_GENERATE_GARBAGE_COLLECTION_EVENTS,
+    ] {
+        wanted.set(bit);
+    }
+    wanted
+}
+
+/// Prepares a recording; returns a message for the user on failure.
+fn prepare(vm: *mut JavaVM, options: Option<&str>) -> Result<Pending, String> {
+    let options = Options::parse(options, std::process::id()).map_err(|e| e.to_string())?;
+    if options.threads.is_some() {
+        return Err(
+            "option 'threads' is not supported yet: leave it out to sample every thread".to_owned(),
+        );
+    }
+    if options.stop {
+        return Err(
+            "option 'stop' applies to an agent attached to a running JVM, not at start".to_owned(),
+        );
+    }
+    let vm = Vm::new(vm);
+    let jvmti = vm.jvmti().map_err(|status| {
+        format!(
+            "this JVM offers no JVMTI 11 environment (status {status}): JDK 11 or later is needed"
+        )
+    })?;
+    let wanted = capabilities();
+    let potential = jvmti.potential_capabilities().map_err(|e| e.to_string())?;
+    if !potential.has(CAN_GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS) {
+        return Err(
+            "this JVM cannot sample allocations (JVMTI can_generate_sampled_object_alloc_events): \
+                    JDK 11 or later is needed, and no other agent may hold that capability"
+                .to_owned(),
+        );
+    }
+    let missing: Vec<&str> = potential
+        .missing(&wanted)
+        .iter_bits()
+        .filter_map(capability_name)
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "this JVM lacks JVMTI capabilities the agent needs: {}",
+            missing.join(", ")
+        ));
+    }
+    jvmti
+        .add_capabilities(&wanted)
+        .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
+    let recording = Recording::create(&options.file, jfr_writer::Options::default())
+        .map_err(|e| format!("{e} (set file=PATH to choose where the recording goes)"))?;
+    Ok(Pending {
+        options,
+        recording,
+        jvmti,
+        vm,
+    })
+}
+
+/// `-agentpath:libheapsampler.so=OPTIONS`.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM` and a NUL-terminated option string or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    let options = (!options.is_null()).then(|| {
+        // SAFETY: the JVM passes a NUL-terminated string (null is checked).
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned()
+    });
+    let pending = match prepare(vm, options.as_deref()) {
+        Ok(pending) => pending,
+        Err(message) => {
+            say(message);
+            return JNI_ERR;
+        }
+    };
+    let callbacks = jvmtiEventCallbacks {
+        VMInit: Some(vm_init),
+        VMDeath: Some(vm_death),
+        SampledObjectAlloc: Some(sampled_object_alloc),
+        GarbageCollectionStart: Some(gc_start),
+        GarbageCollectionFinish: Some(gc_finish),
+        ..jvmtiEventCallbacks::default()
+    };
+    let jvmti = pending.jvmti;
+    let started = jvmti
+        .set_event_callbacks(&callbacks)
+        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_INIT))
+        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_DEATH));
+    if let Err(error) = started {
+        say(format_args!("cannot register JVMTI events: {error}"));
+        return JNI_ERR;
+    }
+    *PENDING.lock() = Some(pending);
+    JNI_OK
+}
+
+unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _thread: jobject) {
+    if let Some(pending) = PENDING.lock().take() {
+        if let Err(message) = start(pending) {
+            say(format_args!("{message}; not recording"));
+        }
+    }
+}
+
+unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv) {
+    stop();
+}
+
+fn start(pending: Pending) -> Result<(), String> {
+    let Pending {
+        options,
+        recording,
+        jvmti,
+        vm,
+    } = pending;
+    let (producer, consumer) = ring_buffer(options.ring.max(2 * MAX_RECORD_LEN));
+    let session = Arc::new(Session {
+        id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
+        jvmti,
+        vm,
+        clock: recording.clock(),
+        interval: AtomicU64::new(options.interval),
+        options,
+        producer,
+        samples: AtomicU64::new(0),
+        lost: AtomicU64::new(0),
+        next_thread: AtomicU64::new(1),
+        next_class: AtomicU64::new(1),
+        threads: Mutex::new(HashMap::new()),
+        classes: Mutex::new(HashMap::new()),
+        writer: Mutex::new(None),
+    });
+    let thread_session = Arc::clone(&session);
+    let handle = std::thread::Builder::new()
+        .name("heapsampler-writer".into())
+        .spawn(move || run_writer(thread_session, recording, consumer))
+        .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+    *session.writer.lock() = Some(handle);
+    let interval = session.options.interval as jint;
+    jvmti
+        .set_heap_sampling_interval(interval)
+        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START))
+        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
+        .map_err(|e| format!("cannot start sampling: {e}"))?;
+    log(
+        &session.options,
+        LogLevel::Info,
+        format_args!(
+            "recording allocations to {} (interval {} bytes, depth {}, liveness {})",
+            session.options.file.display(),
+            session.options.interval,
+            session.options.depth,
+            if session.options.live { "on" } else { "off" }
+        ),
+    );
+    *SESSION.write() = Some(session);
+    jvmti
+        .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
+        .map_err(|e| format!("cannot start sampling: {e}"))
+}
+
+/// Stops sampling and waits until the recording is finished.
+fn stop() {
+    let jvmti = match SESSION.read().as_ref() {
+        Some(session) => session.jvmti,
+        None => return,
+    };
+    let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    // The write lock waits for callbacks in flight; none start after this.
+    let Some(session) = SESSION.write().take() else {
+        return;
+    };
+    session.producer.close();
+    if let Some(writer) = session.writer.lock().take() {
+        let _ = writer.join();
+    }
+    let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
+    let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+}
+
+unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
+    *GC_STARTED.lock() = Some(Instant::now());
+}
+
+unsafe extern "system" fn gc_finish(_jvmti: *mut jvmtiEnv) {
+    let end = Instant::now();
+    let start = GC_STARTED.lock().take().unwrap_or(end);
+    GC_QUEUE.lock().push((start, end));
+}
+
+unsafe extern "system" fn sampled_object_alloc(
+    _jvmti: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jobject,
+    object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    let jni = Jni::from_raw(jni);
+    let _ = LOCAL.try_with(|local| {
+        let Ok(mut local) = local.try_borrow_mut() else {
+            return;
+        };
+        if local.agent_thread {
+            return;
+        }
+        let guard = SESSION.read();
+        if let Some(session) = guard.as_ref() {
+            sample(session, &mut local, jni, thread, object, class, size);
+        }
+    });
+}
+
+/// The allocation callback's work: cheap, no name lookups, no Java objects.
+#[inline]
+fn sample(
+    session: &Session,
+    local: &mut Local,
+    jni: Jni,
+    thread: jobject,
+    object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    let ticks = session.clock.now();
+    let depth = session.options.depth;
+    if local.frames.len() != depth + 1 {
+        local.frames = vec![jvmtiFrameInfo::default(); depth + 1];
+        local.record = Vec::with_capacity(MAX_RECORD_LEN);
+    }
+    let count = session.jvmti.current_stack(&mut local.frames).unwrap_or(0);
+    if local.session != session.id {
+        local.session = session.id;
+        local.thread_key = session.next_thread.fetch_add(1, Ordering::Relaxed);
+        // The writer looks up the thread's name later, once.
+        let global = jni.new_global_ref(thread);
+        session
+            .threads
+            .lock()
+            .insert(local.thread_key, (global as usize, os_thread_id()));
+    }
+    let class_key = class_key(session, jni, class);
+    let handle = if session.options.live {
+        jni.new_weak_global_ref(object) as u64
+    } else {
+        0
+    };
+    let header = SampleRecord {
+        thread: local.thread_key,
+        ticks: ticks.0,
+        size: size.max(0) as u64,
+        interval: session.interval.load(Ordering::Relaxed),
+        class: class_key,
+        liveness_handle: handle,
+        truncated: count > depth,
+        frames: Vec::new(),
+    };
+    let frames = local.frames[..count.min(depth)].iter().map(|f| RawFrame {
+        method: f.method as u64,
+        location: f.location,
+    });
+    let Local { record, .. } = local;
+    SampleRecord::encode_into(record, &header, frames);
+    session.samples.fetch_add(1, Ordering::Relaxed);
+    if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer.push(record) {
+        session.lost.fetch_add(1, Ordering::Relaxed);
+        jni.delete_weak_global_ref(handle as jobject);
+    }
+}
+
+/// The key of an object's class: a JVMTI tag on the class, set at its first
+/// sample in this session (the tag carries the session, since tags outlive it).
+fn class_key(session: &Session, jni: Jni, class: jclass) -> u64 {
+    let tag = session.jvmti.tag(class).unwrap_or(0) as u64;
+    if tag >> 32 == session.id {
+        return tag & 0xffff_ffff;
+    }
+    let key = session.next_class.fetch_add(1, Ordering::Relaxed);
+    let _ = session
+        .jvmti
+        .set_tag(class, ((session.id << 32) | key) as jlong);
+    let weak = jni.new_weak_global_ref(class);
+    session.classes.lock().insert(key, weak as usize);
+    key
+}
+
+/// Closes the ring when the writer thread ends for any reason (a panic
+/// included), so allocating threads never wait for a writer that is gone.
+struct CloseOnExit<'a>(&'a Producer);
+
+impl Drop for CloseOnExit<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// The writer thread: attached to the JVM as a daemon, never sampled.
+fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consumer: Consumer) {
+    let _close = CloseOnExit(&session.producer);
+    LOCAL.with(|local| local.borrow_mut().agent_thread = true);
+    let Some(jni) = session.vm.attach_daemon(c"heapsampler-writer") else {
+        say("the writer thread cannot attach to the JVM; not recording");
+        return;
+    };
+    let options = session.options.clone();
+    let mut vm = JvmtiVm {
+        session: &session,
+        jni,
+    };
+    let result = (|| -> Result<(), jfr_writer::Error> {
+        let mut writer = Writer::new(recording)?;
+        let clock = writer.clock();
+        let mut next_flush = Instant::now() + options.flush;
+        let mut gc_count = 0;
+        let mut limiter = options
+            .rate
+            .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
+        let mut samples_seen = 0;
+        loop {
+            let mut failed = None;
+            consumer.drain(|record| {
+                if failed.is_none() {
+                    failed = writer.sample(&mut vm, record).err();
+                }
+            });
+            if let Some(error) = failed {
+                return Err(error);
+            }
+            if let Some(limiter) = limiter.as_mut() {
+                let samples = writer.samples_written();
+                let now = clock.now().0.max(0) as u64;
+                if let Some(interval) = limiter.observe(samples - samples_seen, now) {
+                    // Records carry the interval they were taken at, so
+                    // weights stay right across the change.
+                    session.interval.store(interval, Ordering::Relaxed);
+                    let _ = session.jvmti.set_heap_sampling_interval(interval as jint);
+                    log(
+                        &options,
+                        LogLevel::Debug,
+                        format_args!("sampling interval now {interval} bytes"),
+                    );
+                }
+                samples_seen = samples;
+            }
+            let gcs = std::mem::take(&mut *GC_QUEUE.lock());
+            for (start, end) in gcs {
+                gc_count += 1;
+                let gc = GcRecord {
+                    id: gc_count,
+                    start: clock.ticks_at(start).0,
+                    end: clock.ticks_at(end).0,
+                };
+                writer.garbage_collection(&mut vm, gc)?;
+            }
+            if Instant::now() >= next_flush {
+                writer.flush(statistics(&session), consumer.stats())?;
+                next_flush = Instant::now() + options.flush;
+            }
+            let wait = next_flush
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(50));
+            if consumer.wait(wait) == WaitOutcome::Finished {
+                break;
+            }
+        }
+        let sink = writer.finish(&mut vm, statistics(&session), consumer.stats())?;
+        sink.finish()?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => log(
+            &options,
+            LogLevel::Info,
+            format_args!(
+                "wrote {} ({} samples, {} lost)",
+                options.file.display(),
+                session.samples.load(Ordering::Relaxed),
+                session.lost.load(Ordering::Relaxed)
+            ),
+        ),
+        Err(error) => say(format_args!(
+            "writing {} failed: {error}",
+            options.file.display()
+        )),
+    }
+    for (_, (thread, _)) in session.threads.lock().drain() {
+        jni.delete_global_ref(thread as jobject);
+    }
+    for (_, class) in session.classes.lock().drain() {
+        jni.delete_weak_global_ref(class as jobject);
+    }
+    session.vm.detach();
+}
+
+fn statistics(session: &Session) -> Statistics {
+    Statistics {
+        samples: session.samples.load(Ordering::Relaxed),
+        lost_samples: session.lost.load(Ordering::Relaxed),
+    }
+}
+
+/// The writer's view of the JVM: JVMTI and JNI on the writer thread.
+struct JvmtiVm<'s> {
+    session: &'s Session,
+    jni: Jni,
+}
+
+impl writer::Vm for JvmtiVm<'_> {
+    fn method(&mut self, method: u64) -> Option<MethodInfo> {
+        let jvmti = self.session.jvmti;
+        let id = method as jni::sys::jmethodID;
+        let (name, descriptor) = jvmti.method_name(id).ok()?;
+        let class = jvmti.method_declaring_class(id).ok()?;
+        let class_signature = jvmti.class_signature(class);
+        self.jni.delete_local_ref(class);
+        Some(MethodInfo {
+            class_signature: class_signature.ok()?,
+            name,
+            descriptor,
+            modifiers: jvmti.method_modifiers(id).unwrap_or(0),
+            lines: jvmti.line_numbers(id).unwrap_or_default(),
+            native: jvmti.is_method_native(id).unwrap_or(false),
+        })
+    }
+
+    fn class_signature(&mut self, class: u64) -> Option<String> {
+        let weak = *self.session.classes.lock().get(&class)? as jobject;
+        let local = self.jni.new_local_ref(weak);
+        if local.is_null() {
+            return None;
+        }
+        let signature = self.session.jvmti.class_signature(local).ok();
+        self.jni.delete_local_ref(local);
+        signature
+    }
+
+    fn thread(&mut self, thread: u64) -> ThreadInfo {
+        let (global, os_thread_id) = self
+            .session
+            .threads
+            .lock()
+            .get(&thread)
+            .copied()
+            .unwrap_or((0, 0));
+        let global = global as jobject;
+        if global.is_null() {
+            // Out of memory for a global reference: say what we know.
+            return ThreadInfo {
+                java_name: format!("thread-{thread}"),
+                java_thread_id: -1,
+                os_thread_id,
+            };
+        }
+        ThreadInfo {
+            java_name: self
+                .session
+                .jvmti
+                .thread_name(self.jni, global)
+                .unwrap_or_else(|_| format!("thread-{thread}")),
+            java_thread_id: self.jni.thread_id(global),
+            os_thread_id,
+        }
+    }
+
+    fn is_collected(&mut self, handle: u64) -> bool {
+        self.jni.is_cleared(handle as jobject)
+    }
+
+    fn release(&mut self, handle: u64) {
+        self.jni.delete_weak_global_ref(handle as jobject);
+    }
+}

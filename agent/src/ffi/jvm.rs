@@ -1,0 +1,451 @@
+//! Safe wrappers over the JVMTI and JNI function tables: each call checks
+//! its result, copies strings out and frees what the JVM allocated.
+
+use std::ffi::{CStr, c_char, c_void};
+use std::ptr;
+
+use jni::sys::{JNIEnv, JavaVM, jclass, jint, jlong, jmethodID, jobject, jvalue};
+
+use super::sys::*;
+
+/// A JVMTI error code, with its name for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("JVMTI error {code} ({})", error_name(*.code))]
+pub struct JvmtiError {
+    /// The `jvmtiError` code.
+    pub code: jvmtiError,
+}
+
+fn error_name(code: jvmtiError) -> &'static str {
+    match code {
+        JVMTI_ERROR_INVALID_THREAD => "INVALID_THREAD",
+        JVMTI_ERROR_THREAD_NOT_ALIVE => "THREAD_NOT_ALIVE",
+        JVMTI_ERROR_INVALID_CLASS => "INVALID_CLASS",
+        JVMTI_ERROR_INVALID_METHODID => "INVALID_METHODID",
+        JVMTI_ERROR_ABSENT_INFORMATION => "ABSENT_INFORMATION",
+        JVMTI_ERROR_NATIVE_METHOD => "NATIVE_METHOD",
+        JVMTI_ERROR_ILLEGAL_ARGUMENT => "ILLEGAL_ARGUMENT",
+        JVMTI_ERROR_NOT_AVAILABLE => "NOT_AVAILABLE",
+        JVMTI_ERROR_MUST_POSSESS_CAPABILITY => "MUST_POSSESS_CAPABILITY",
+        JVMTI_ERROR_WRONG_PHASE => "WRONG_PHASE",
+        _ => "see jvmti.h",
+    }
+}
+
+fn check(code: jvmtiError) -> Result<(), JvmtiError> {
+    if code == JVMTI_ERROR_NONE {
+        Ok(())
+    } else {
+        Err(JvmtiError { code })
+    }
+}
+
+/// A JVMTI environment.
+#[derive(Debug, Clone, Copy)]
+pub struct Jvmti(*mut jvmtiEnv);
+
+// SAFETY: a JVMTI environment may be used from any thread attached to the
+// VM (and, for the functions the agent calls from GC callbacks, from the VM's
+// own threads); the JVM synchronises internally.
+unsafe impl Send for Jvmti {}
+// SAFETY: as above: the environment is shared by design.
+unsafe impl Sync for Jvmti {}
+
+/// The JVM's invocation interface.
+#[derive(Debug, Clone, Copy)]
+pub struct Vm(*mut JavaVM);
+
+// SAFETY: the JavaVM pointer is valid for the life of the JVM and its
+// functions are callable from any thread.
+unsafe impl Send for Vm {}
+// SAFETY: as above.
+unsafe impl Sync for Vm {}
+
+impl Vm {
+    /// Wraps the pointer the JVM passes to `Agent_OnLoad`.
+    pub fn new(vm: *mut JavaVM) -> Self {
+        Self(vm)
+    }
+
+    /// A JVMTI environment of version 11 or later.
+    pub fn jvmti(self) -> Result<Jvmti, jint> {
+        let mut env: *mut c_void = ptr::null_mut();
+        // SAFETY: `self.0` is the JavaVM the JVM handed us; GetEnv writes an
+        // environment pointer into `env` and returns a status.
+        let status =
+            unsafe { ((**self.0).GetEnv.expect("GetEnv"))(self.0, &mut env, JVMTI_VERSION_11) };
+        if status == jni::sys::JNI_OK && !env.is_null() {
+            Ok(Jvmti(env.cast()))
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Attaches the calling (non-Java) thread as a daemon named `name`.
+    pub fn attach_daemon(self, name: &CStr) -> Option<Jni> {
+        let mut env: *mut c_void = ptr::null_mut();
+        let mut args = jni::sys::JavaVMAttachArgs {
+            version: jni::sys::JNI_VERSION_1_8,
+            name: name.as_ptr() as *mut c_char,
+            group: ptr::null_mut(),
+        };
+        // SAFETY: the VM is live (the agent attaches after VMInit); `args`
+        // outlives the call and `env` receives the thread's JNIEnv.
+        let status = unsafe {
+            ((**self.0)
+                .AttachCurrentThreadAsDaemon
+                .expect("AttachCurrentThreadAsDaemon"))(
+                self.0,
+                &mut env,
+                (&mut args as *mut jni::sys::JavaVMAttachArgs).cast(),
+            )
+        };
+        (status == jni::sys::JNI_OK && !env.is_null()).then(|| Jni(env.cast()))
+    }
+
+    /// Detaches the calling thread.
+    pub fn detach(self) {
+        // SAFETY: called by a thread that `attach_daemon` attached.
+        unsafe { ((**self.0).DetachCurrentThread.expect("DetachCurrentThread"))(self.0) };
+    }
+}
+
+impl Jvmti {
+    fn table(&self) -> &jvmtiInterface_1 {
+        // SAFETY: a valid environment points at its function table, which
+        // lives as long as the environment.
+        unsafe { &**self.0 }
+    }
+
+    /// The capabilities this JVM could grant now.
+    pub fn potential_capabilities(&self) -> Result<jvmtiCapabilities, JvmtiError> {
+        let mut capabilities = jvmtiCapabilities::default();
+        // SAFETY: writes into `capabilities`, a jvmtiCapabilities-sized struct.
+        check(unsafe {
+            (self
+                .table()
+                .GetPotentialCapabilities
+                .expect("GetPotentialCapabilities"))(self.0, &mut capabilities)
+        })?;
+        Ok(capabilities)
+    }
+
+    /// Asks for capabilities.
+    pub fn add_capabilities(&self, capabilities: &jvmtiCapabilities) -> Result<(), JvmtiError> {
+        // SAFETY: reads the struct passed by reference.
+        check(unsafe {
+            (self.table().AddCapabilities.expect("AddCapabilities"))(self.0, capabilities)
+        })
+    }
+
+    /// Installs the event callbacks.
+    pub fn set_event_callbacks(&self, callbacks: &jvmtiEventCallbacks) -> Result<(), JvmtiError> {
+        let size = std::mem::size_of::<jvmtiEventCallbacks>() as jint;
+        // SAFETY: the JVM copies `size` bytes of the struct.
+        check(unsafe {
+            (self.table().SetEventCallbacks.expect("SetEventCallbacks"))(self.0, callbacks, size)
+        })
+    }
+
+    /// Enables or disables an event, for every thread.
+    pub fn set_event(&self, enable: bool, event: jvmtiEvent) -> Result<(), JvmtiError> {
+        let mode = if enable { JVMTI_ENABLE } else { JVMTI_DISABLE };
+        // SAFETY: a null thread means "all threads"; no variadic argument.
+        check(unsafe {
+            (self
+                .table()
+                .SetEventNotificationMode
+                .expect("SetEventNotificationMode"))(
+                self.0, mode, event, ptr::null_mut()
+            )
+        })
+    }
+
+    /// Sets the mean sampling interval in bytes (0: every allocation).
+    pub fn set_heap_sampling_interval(&self, interval: jint) -> Result<(), JvmtiError> {
+        // SAFETY: takes a plain integer.
+        check(unsafe {
+            (self
+                .table()
+                .SetHeapSamplingInterval
+                .expect("SetHeapSamplingInterval"))(self.0, interval)
+        })
+    }
+
+    /// The current thread's stack, top first, into `frames`; returns how
+    /// many frames were written.
+    #[inline]
+    pub fn current_stack(&self, frames: &mut [jvmtiFrameInfo]) -> Result<usize, JvmtiError> {
+        let mut count: jint = 0;
+        // SAFETY: a null thread is the current thread; the JVM writes at
+        // most `frames.len()` entries and the count.
+        check(unsafe {
+            (self.table().GetStackTrace.expect("GetStackTrace"))(
+                self.0,
+                ptr::null_mut(),
+                0,
+                frames.len() as jint,
+                frames.as_mut_ptr(),
+                &mut count,
+            )
+        })?;
+        Ok(count.max(0) as usize)
+    }
+
+    /// The tag of an object (0: none).
+    #[inline]
+    pub fn tag(&self, object: jobject) -> Result<jlong, JvmtiError> {
+        let mut tag: jlong = 0;
+        // SAFETY: `object` is a live reference the caller holds.
+        check(unsafe { (self.table().GetTag.expect("GetTag"))(self.0, object, &mut tag) })?;
+        Ok(tag)
+    }
+
+    /// Tags an object.
+    pub fn set_tag(&self, object: jobject, tag: jlong) -> Result<(), JvmtiError> {
+        // SAFETY: `object` is a live reference the caller holds.
+        check(unsafe { (self.table().SetTag.expect("SetTag"))(self.0, object, tag) })
+    }
+
+    /// Copies a JVM-allocated C string out and frees it.
+    fn take_string(&self, text: *mut c_char) -> String {
+        if text.is_null() {
+            return String::new();
+        }
+        // SAFETY: the JVM returned a NUL-terminated modified-UTF-8 string.
+        let owned = unsafe { CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned();
+        self.deallocate(text.cast());
+        owned
+    }
+
+    fn deallocate(&self, memory: *mut u8) {
+        if !memory.is_null() {
+            // SAFETY: `memory` was allocated by this JVMTI environment.
+            unsafe { (self.table().Deallocate.expect("Deallocate"))(self.0, memory.cast()) };
+        }
+    }
+
+    /// A class's signature: `Ljava/lang/String;`, `[I`.
+    pub fn class_signature(&self, class: jclass) -> Result<String, JvmtiError> {
+        let mut signature: *mut c_char = ptr::null_mut();
+        // SAFETY: `class` is a live reference; the JVM allocates the string.
+        check(unsafe {
+            (self.table().GetClassSignature.expect("GetClassSignature"))(
+                self.0,
+                class,
+                &mut signature,
+                ptr::null_mut(),
+            )
+        })?;
+        Ok(self.take_string(signature))
+    }
+
+    /// A method's name and descriptor.
+    pub fn method_name(&self, method: jmethodID) -> Result<(String, String), JvmtiError> {
+        let (mut name, mut signature): (*mut c_char, *mut c_char) =
+            (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: the JVM validates the method id and allocates the strings.
+        check(unsafe {
+            (self.table().GetMethodName.expect("GetMethodName"))(
+                self.0,
+                method,
+                &mut name,
+                &mut signature,
+                ptr::null_mut(),
+            )
+        })?;
+        Ok((self.take_string(name), self.take_string(signature)))
+    }
+
+    /// The class declaring a method: a JNI local reference the caller deletes.
+    pub fn method_declaring_class(&self, method: jmethodID) -> Result<jclass, JvmtiError> {
+        let mut class: jclass = ptr::null_mut();
+        // SAFETY: the JVM validates the method id and writes a local reference.
+        check(unsafe {
+            (self
+                .table()
+                .GetMethodDeclaringClass
+                .expect("GetMethodDeclaringClass"))(self.0, method, &mut class)
+        })?;
+        Ok(class)
+    }
+
+    /// A method's access modifiers.
+    pub fn method_modifiers(&self, method: jmethodID) -> Result<jint, JvmtiError> {
+        let mut modifiers: jint = 0;
+        // SAFETY: the JVM validates the method id.
+        check(unsafe {
+            (self.table().GetMethodModifiers.expect("GetMethodModifiers"))(
+                self.0,
+                method,
+                &mut modifiers,
+            )
+        })?;
+        Ok(modifiers)
+    }
+
+    /// A method's line number table: (first bytecode index, line); empty
+    /// for native methods and classes compiled without line numbers.
+    pub fn line_numbers(&self, method: jmethodID) -> Result<Vec<(i64, i32)>, JvmtiError> {
+        let (mut count, mut table): (jint, *mut jvmtiLineNumberEntry) = (0, ptr::null_mut());
+        // SAFETY: the JVM validates the method id and allocates the table.
+        let code = unsafe {
+            (self.table().GetLineNumberTable.expect("GetLineNumberTable"))(
+                self.0, method, &mut count, &mut table,
+            )
+        };
+        if code == JVMTI_ERROR_ABSENT_INFORMATION || code == JVMTI_ERROR_NATIVE_METHOD {
+            return Ok(Vec::new());
+        }
+        check(code)?;
+        let lines = if table.is_null() || count <= 0 {
+            Vec::new()
+        } else {
+            // SAFETY: the JVM returned `count` entries at `table`.
+            unsafe { std::slice::from_raw_parts(table, count as usize) }
+                .iter()
+                .map(|entry| (entry.start_location, entry.line_number))
+                .collect()
+        };
+        self.deallocate(table.cast());
+        Ok(lines)
+    }
+
+    /// Whether a method is native.
+    pub fn is_method_native(&self, method: jmethodID) -> Result<bool, JvmtiError> {
+        let mut native = 0;
+        // SAFETY: the JVM validates the method id.
+        check(unsafe {
+            (self.table().IsMethodNative.expect("IsMethodNative"))(self.0, method, &mut native)
+        })?;
+        Ok(native != 0)
+    }
+
+    /// A thread's name. `jni` deletes the local references the call returns.
+    pub fn thread_name(&self, jni: Jni, thread: jobject) -> Result<String, JvmtiError> {
+        let mut info = jvmtiThreadInfo::default();
+        // SAFETY: `thread` is a live reference; the JVM fills `info`.
+        check(unsafe {
+            (self.table().GetThreadInfo.expect("GetThreadInfo"))(self.0, thread, &mut info)
+        })?;
+        jni.delete_local_ref(info.thread_group);
+        jni.delete_local_ref(info.context_class_loader);
+        Ok(self.take_string(info.name))
+    }
+}
+
+/// A thread's JNI environment: valid on that thread only, so not `Send`.
+#[derive(Debug, Clone, Copy)]
+pub struct Jni(*mut JNIEnv);
+
+impl Jni {
+    /// Wraps the environment a callback receives.
+    pub fn from_raw(env: *mut JNIEnv) -> Self {
+        Self(env)
+    }
+
+    fn table(&self) -> &jni::sys::JNINativeInterface_ {
+        // SAFETY: a valid JNIEnv points at its function table.
+        unsafe { &**self.0 }
+    }
+
+    /// A global reference (0 when out of memory).
+    pub fn new_global_ref(self, object: jobject) -> jobject {
+        // SAFETY: `object` is a live reference on this thread.
+        unsafe { (self.table().NewGlobalRef.expect("NewGlobalRef"))(self.0, object) }
+    }
+
+    /// Deletes a global reference.
+    pub fn delete_global_ref(self, object: jobject) {
+        if !object.is_null() {
+            // SAFETY: `object` is a global reference not yet deleted.
+            unsafe { (self.table().DeleteGlobalRef.expect("DeleteGlobalRef"))(self.0, object) }
+        }
+    }
+
+    /// A weak global reference: does not keep the object alive.
+    pub fn new_weak_global_ref(self, object: jobject) -> jobject {
+        // SAFETY: `object` is a live reference on this thread.
+        unsafe { (self.table().NewWeakGlobalRef.expect("NewWeakGlobalRef"))(self.0, object) }
+    }
+
+    /// Deletes a weak global reference.
+    pub fn delete_weak_global_ref(self, object: jobject) {
+        if !object.is_null() {
+            // SAFETY: `object` is a weak global reference not yet deleted.
+            unsafe {
+                (self
+                    .table()
+                    .DeleteWeakGlobalRef
+                    .expect("DeleteWeakGlobalRef"))(self.0, object)
+            }
+        }
+    }
+
+    /// A local reference to what a (weak) reference points at; null if the
+    /// object was collected.
+    pub fn new_local_ref(self, object: jobject) -> jobject {
+        // SAFETY: `object` is a live or weak reference.
+        unsafe { (self.table().NewLocalRef.expect("NewLocalRef"))(self.0, object) }
+    }
+
+    /// Deletes a local reference.
+    pub fn delete_local_ref(self, object: jobject) {
+        if !object.is_null() {
+            // SAFETY: `object` is a local reference of this thread.
+            unsafe { (self.table().DeleteLocalRef.expect("DeleteLocalRef"))(self.0, object) }
+        }
+    }
+
+    /// Whether a weak reference's object was collected.
+    pub fn is_cleared(self, weak: jobject) -> bool {
+        // SAFETY: comparing a weak reference with null tells whether it was cleared.
+        unsafe {
+            (self.table().IsSameObject.expect("IsSameObject"))(self.0, weak, ptr::null_mut()) != 0
+        }
+    }
+
+    /// `thread.getId()`, or -1 if the call fails.
+    pub fn thread_id(self, thread: jobject) -> i64 {
+        // SAFETY: standard JNI lookups and a call of a public no-argument
+        // method on a live Thread reference; a pending exception is cleared.
+        unsafe {
+            let table = self.table();
+            let class = (table.FindClass.expect("FindClass"))(self.0, c"java/lang/Thread".as_ptr());
+            if class.is_null() {
+                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+                return -1;
+            }
+            let method = (table.GetMethodID.expect("GetMethodID"))(
+                self.0,
+                class,
+                c"getId".as_ptr(),
+                c"()J".as_ptr(),
+            );
+            let id = if method.is_null() {
+                -1
+            } else {
+                let args: [jvalue; 0] = [];
+                (table.CallLongMethodA.expect("CallLongMethodA"))(
+                    self.0,
+                    thread,
+                    method,
+                    args.as_ptr(),
+                )
+            };
+            if (table.ExceptionCheck.expect("ExceptionCheck"))(self.0) != 0 {
+                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+            }
+            (table.DeleteLocalRef.expect("DeleteLocalRef"))(self.0, class);
+            id
+        }
+    }
+}
+
+/// The operating system's id of the calling thread.
+pub fn os_thread_id() -> i64 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as i64 }
+}

@@ -1,0 +1,7 @@
+//! The agent's only contact with the JVM: raw JVMTI declarations, safe
+//! wrappers over the JVMTI and JNI function tables, and the exported entry
+//! points and event callbacks. Every `unsafe` block of the agent lives here.
+
+pub mod agent;
+pub mod jvm;
+pub mod sys;
