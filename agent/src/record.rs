@@ -48,6 +48,11 @@ const FRAME_LEN: usize = 16;
 /// The largest record: a header and `MAX_DEPTH` frames.
 pub const MAX_RECORD_LEN: usize = HEADER_LEN + MAX_DEPTH * FRAME_LEN;
 
+/// The largest record with at most `depth` frames.
+pub fn max_record_len(depth: usize) -> usize {
+    HEADER_LEN + depth.min(MAX_DEPTH) * FRAME_LEN
+}
+
 /// Why a record could not be decoded: it was not written by [`SampleRecord::encode`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("malformed sample record of {len} bytes")]

@@ -5,7 +5,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// `libheapsampler.so`, built by cargo next to this test's directory.
 fn agent() -> PathBuf {
@@ -215,4 +217,312 @@ fn rate_limits_samples_per_second() {
         ((weights - truth) / truth).abs() < 0.15,
         "estimated {weights} of {truth}"
     );
+}
+
+/// The workloads compiled once per test binary (at `interval=0` a source
+/// launch would sample javac's own allocations too).
+fn classes() -> &'static Path {
+    static CLASSES: OnceLock<PathBuf> = OnceLock::new();
+    CLASSES.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("workload-classes-{}", std::process::id()));
+        let status = Command::new("javac")
+            .arg("-d")
+            .arg(&dir)
+            .arg(workload("Scenarios.java"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        dir
+    })
+}
+
+/// Starts `java -agentpath:AGENT=OPTIONS [JVM_ARGS] Scenarios ARGS...`.
+fn scenario(options: &str, jvm_args: &[&str], args: &[&str]) -> Command {
+    let mut command = Command::new("java");
+    command
+        .arg(format!("-agentpath:{}={options}", agent().display()))
+        .args(jvm_args)
+        .arg("-cp")
+        .arg(classes())
+        .arg("Scenarios")
+        .args(args);
+    command
+}
+
+/// The recording's events by type, as the JDK reads them.
+fn events(file: &Path) -> std::collections::HashMap<String, Vec<String>> {
+    let mut by_type = std::collections::HashMap::<String, Vec<String>>::new();
+    for line in support::dump(file) {
+        let name = line.split(' ').next().unwrap().to_owned();
+        by_type.entry(name).or_default().push(line);
+    }
+    by_type
+}
+
+fn count(events: &std::collections::HashMap<String, Vec<String>>, name: &str) -> usize {
+    events.get(name).map_or(0, Vec::len)
+}
+
+/// Every sample has exactly one lifetime event, and the agent's own count
+/// of samples matches the events, with none lost.
+fn assert_complete(events: &std::collections::HashMap<String, Vec<String>>) {
+    let samples = count(events, "jdk.ObjectAllocationSample");
+    assert!(samples > 0, "no samples");
+    assert_eq!(
+        count(events, "heapsampler.ObjectLifetime"),
+        samples,
+        "one ObjectLifetime per sample"
+    );
+    let last = events["heapsampler.AgentStatistics"].last().unwrap();
+    assert_eq!(field(last, "samples"), samples.to_string(), "{last}");
+    assert_eq!(field(last, "lostSamples"), "0", "{last}");
+}
+
+#[test]
+fn interval_zero_samples_every_allocation_exactly() {
+    let dir = support::temp_dir("agent_exact");
+    let file = dir.join("exact.jfr");
+    let output = scenario(
+        &format!("file={},interval=0", file.display()),
+        &[],
+        &["exact"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    // After the workload's warm-up (see Scenarios.warmUp: the JVM applies
+    // interval 0 only once a thread's TLAB and first drawn distance are
+    // used up), new int[5][5] x 1000: 1000 outer arrays and 5000 inner ones, all
+    // allocated with allocateMatrix (line 58) on top of the stack.
+    let ours: Vec<&String> = events["jdk.ObjectAllocationSample"]
+        .iter()
+        .filter(|l| l.contains("stackTrace=stack(false:Scenarios.allocateMatrix()[[I:58:"))
+        .collect();
+    assert_eq!(ours.len(), 6000);
+    let outer = ours
+        .iter()
+        .filter(|l| l.contains("objectClass=class([[I,"))
+        .count();
+    let inner = ours
+        .iter()
+        .filter(|l| l.contains("objectClass=class([I,"))
+        .count();
+    assert_eq!((outer, inner), (1000, 5000));
+    for line in &ours {
+        assert!(
+            line.contains(";Scenarios.exact()V:"),
+            "the caller follows: {line}"
+        );
+    }
+}
+
+#[test]
+fn no_sample_is_lost_when_the_ring_is_full() {
+    let dir = support::temp_dir("agent_no_loss");
+    let file = dir.join("busy.jfr");
+    // Every allocation of 16 threads through a 4 KiB ring: the threads must
+    // wait for the writer, and every sample must arrive.
+    let options = format!("file={},interval=0,ring=4k,depth=16", file.display());
+    let output = scenario(&options, &[], &["threads", "16", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    let workers = events["jdk.ObjectAllocationSample"]
+        .iter()
+        .filter(|l| l.contains("eventThread=thread(\"worker-"))
+        .count();
+    // 2 MiB of int[1000] per thread: 523 arrays each, 8368 in all, plus the
+    // Thread objects' own allocations.
+    assert!(workers >= 16 * 523, "{workers} samples from the workers");
+    let last = events["heapsampler.AgentStatistics"].last().unwrap();
+    assert_ne!(
+        field(last, "backPressureWaits"),
+        "0",
+        "the ring must have been full: {last}"
+    );
+}
+
+#[test]
+fn live_objects_are_live_and_dropped_ones_are_freed() {
+    let dir = support::temp_dir("agent_liveness");
+    let file = dir.join("live.jfr");
+    let output = scenario(
+        &format!("file={},interval=0", file.display()),
+        &[],
+        &["liveness"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    let lifetimes = &events["heapsampler.ObjectLifetime"];
+    let of = |method: &str, live: &str| {
+        lifetimes
+            .iter()
+            .filter(|l| l.contains(&format!("stackTrace=stack(false:Scenarios.{method}()[B:")))
+            .filter(|l| field(l, "live") == live)
+            .count()
+    };
+    // Every allocation after the warm-up is sampled: all 1000 kept arrays are still live at
+    // the end, and System.gc() freed all 1000 dropped ones.
+    assert_eq!((of("keep", "true"), of("keep", "false")), (1000, 0));
+    assert_eq!((of("drop", "false"), of("drop", "true")), (1000, 0));
+    for line in lifetimes
+        .iter()
+        .filter(|l| l.contains("Scenarios.drop()") && field(l, "live") == "false")
+    {
+        assert_ne!(field(line, "freedByGcId"), "0", "{line}");
+    }
+    assert!(
+        count(&events, "heapsampler.GarbageCollection") >= 2,
+        "two System.gc() calls"
+    );
+}
+
+#[test]
+fn samples_carry_each_threads_name() {
+    let dir = support::temp_dir("agent_threads");
+    let file = dir.join("threads.jfr");
+    let output = scenario(
+        &format!("file={}", file.display()),
+        &[],
+        &["threads", "8", "16"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    for t in 0..8 {
+        let name = format!("eventThread=thread(\"worker-{t}\",");
+        let n = events["jdk.ObjectAllocationSample"]
+            .iter()
+            .filter(|l| l.contains(&name))
+            .count();
+        // 16 MiB at 512 KiB: about 32 samples each; none is e^-32 unlikely.
+        assert!(n > 0, "no sample from worker-{t}");
+    }
+}
+
+#[test]
+fn every_ending_leaves_a_finished_readable_file() {
+    let dir = support::temp_dir("agent_endings");
+    let cases: [(&str, &[&str], &[&str], i32); 3] = [
+        ("exit", &[], &["exit", "3"], 3),
+        ("throw", &[], &["throw"], 1),
+        ("oom", &["-Xmx64m"], &["oom"], 1),
+    ];
+    for (name, jvm_args, args, code) in cases {
+        let file = dir.join(format!("{name}.jfr"));
+        let output = scenario(&format!("file={}", file.display()), jvm_args, args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_finished(&file, name);
+    }
+
+    // SIGTERM: the JVM shuts down normally, and the agent finishes the file.
+    let file = dir.join("sigterm.jfr");
+    let child = start_and_wait_for_samples(&file);
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_finished(&file, "sigterm");
+}
+
+#[test]
+fn after_kill_9_the_file_is_readable_up_to_the_last_flush() {
+    let dir = support::temp_dir("agent_kill9");
+    let file = dir.join("killed.jfr");
+    let mut child = start_and_wait_for_samples(&file);
+    child.kill().unwrap(); // SIGKILL: no shutdown, no VMDeath
+    child.wait().unwrap();
+    let summary = support::summary(&file);
+    assert!(
+        support::summary_count(&summary, "jdk.ObjectAllocationSample") > 0,
+        "{summary}"
+    );
+}
+
+/// Starts the `run` scenario with a 100 ms flush and returns once a flush
+/// has put samples in the file.
+// The child is returned to the caller, which waits for it (and this function
+// kills and reaps it before failing).
+#[allow(clippy::zombie_processes)]
+fn start_and_wait_for_samples(file: &Path) -> std::process::Child {
+    let options = format!("file={},flush=100ms", file.display());
+    let mut child = scenario(&options, &[], &["run", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // A flushed file with samples holds a checkpoint and the events: wait
+    // until the header says the chunk is finished and has grown past the
+    // metadata.
+    loop {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no flush with samples within a minute");
+        }
+        let flushed = std::fs::read(file)
+            .ok()
+            .and_then(|bytes| jfr_writer::format::ChunkHeader::decode(&bytes))
+            .is_some_and(|header| header.generation == 0 && header.chunk_size > 16 * 1024);
+        if flushed {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn assert_finished(file: &Path, name: &str) {
+    let bytes = std::fs::read(file).unwrap();
+    let header = jfr_writer::format::ChunkHeader::decode(&bytes)
+        .unwrap_or_else(|| panic!("{name}: no header"));
+    assert_eq!(header.generation, 0, "{name}: finished");
+    assert_ne!(
+        header.flags & jfr_writer::format::FLAG_FINAL_CHUNK,
+        0,
+        "{name}: final chunk"
+    );
+    let events = events(file);
+    assert_complete(&events);
 }

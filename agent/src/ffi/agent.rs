@@ -26,7 +26,7 @@ use parking_lot::{Mutex, RwLock};
 use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::sys::*;
 use crate::options::{LogLevel, MAX_INTERVAL, Options};
-use crate::record::{MAX_RECORD_LEN, RawFrame, SampleRecord};
+use crate::record::{MAX_RECORD_LEN, RawFrame, SampleRecord, max_record_len};
 use crate::writer::{self, GcRecord, MethodInfo, Statistics, ThreadInfo, Writer};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
@@ -155,6 +155,13 @@ fn prepare(vm: *mut JavaVM, options: Option<&str>) -> Result<Pending, String> {
     jvmti
         .add_capabilities(&wanted)
         .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
+    // Now, before any Java thread exists: a thread draws the distance to its
+    // first sample with the interval in force when it starts, so setting it
+    // later would leave the first ~512 KiB of every early thread at the
+    // default (and interval=0 would not sample every allocation).
+    jvmti
+        .set_heap_sampling_interval(options.interval as jint)
+        .map_err(|e| format!("cannot set the sampling interval: {e}"))?;
     let recording = Recording::create(&options.file, jfr_writer::Options::default())
         .map_err(|e| format!("{e} (set file=PATH to choose where the recording goes)"))?;
     Ok(Pending {
@@ -228,7 +235,8 @@ fn start(pending: Pending) -> Result<(), String> {
         jvmti,
         vm,
     } = pending;
-    let (producer, consumer) = ring_buffer(options.ring.max(2 * MAX_RECORD_LEN));
+    // Room for two of the largest records at least, so a push never waits forever.
+    let (producer, consumer) = ring_buffer(options.ring.max(2 * max_record_len(options.depth)));
     let session = Arc::new(Session {
         id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
         jvmti,
@@ -251,10 +259,8 @@ fn start(pending: Pending) -> Result<(), String> {
         .spawn(move || run_writer(thread_session, recording, consumer))
         .map_err(|e| format!("cannot start the writer thread: {e}"))?;
     *session.writer.lock() = Some(handle);
-    let interval = session.options.interval as jint;
     jvmti
-        .set_heap_sampling_interval(interval)
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START))
+        .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
         .map_err(|e| format!("cannot start sampling: {e}"))?;
     log(
@@ -457,16 +463,7 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
                 }
                 samples_seen = samples;
             }
-            let gcs = std::mem::take(&mut *GC_QUEUE.lock());
-            for (start, end) in gcs {
-                gc_count += 1;
-                let gc = GcRecord {
-                    id: gc_count,
-                    start: clock.ticks_at(start).0,
-                    end: clock.ticks_at(end).0,
-                };
-                writer.garbage_collection(&mut vm, gc)?;
-            }
+            collections(&mut writer, &mut vm, &clock, &mut gc_count)?;
             if Instant::now() >= next_flush {
                 writer.flush(statistics(&session), consumer.stats())?;
                 next_flush = Instant::now() + options.flush;
@@ -478,6 +475,9 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
                 break;
             }
         }
+        // Collections since the last pass (a System.gc() just before exit)
+        // decide which objects were still live.
+        collections(&mut writer, &mut vm, &clock, &mut gc_count)?;
         let sink = writer.finish(&mut vm, statistics(&session), consumer.stats())?;
         sink.finish()?;
         Ok(())
@@ -505,6 +505,26 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
         jni.delete_weak_global_ref(class as jobject);
     }
     session.vm.detach();
+}
+
+/// Writes the collections the GC callbacks queued, and sweeps after them.
+fn collections(
+    writer: &mut Writer<FileSink>,
+    vm: &mut JvmtiVm,
+    clock: &Clock,
+    gc_count: &mut u64,
+) -> Result<(), jfr_writer::Error> {
+    let gcs = std::mem::take(&mut *GC_QUEUE.lock());
+    for (start, end) in gcs {
+        *gc_count += 1;
+        let gc = GcRecord {
+            id: *gc_count,
+            start: clock.ticks_at(start).0,
+            end: clock.ticks_at(end).0,
+        };
+        writer.garbage_collection(vm, gc)?;
+    }
+    Ok(())
 }
 
 fn statistics(session: &Session) -> Statistics {
