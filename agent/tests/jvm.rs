@@ -526,3 +526,78 @@ fn assert_finished(file: &Path, name: &str) {
     let events = events(file);
     assert_complete(&events);
 }
+
+/// The newest JDK of version 21 or later under /usr/lib/jvm, if any.
+fn newer_jdk() -> Option<(u32, PathBuf)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/usr/lib/jvm").ok()?.flatten() {
+        let home = entry.path();
+        let Ok(release) = std::fs::read_to_string(home.join("release")) else {
+            continue;
+        };
+        let major = release
+            .lines()
+            .find_map(|l| l.strip_prefix("JAVA_VERSION=\""))
+            .and_then(|v| v.split(['.', '"']).next()?.parse::<u32>().ok());
+        if let Some(major) = major.filter(|&m| m >= 21) {
+            if home.join("bin/java").exists() {
+                found.push((major, home));
+            }
+        }
+    }
+    found.into_iter().max()
+}
+
+#[test]
+fn virtual_threads_on_a_newer_jdk_are_sampled_as_themselves() {
+    let Some((major, home)) = newer_jdk() else {
+        eprintln!("skipped: no JDK 21 or later under /usr/lib/jvm");
+        return;
+    };
+    let dir = support::temp_dir("agent_virtual_threads");
+    let file = dir.join("virtual.jfr");
+    let output = Command::new(home.join("bin/java"))
+        .arg(format!(
+            "-agentpath:{}=file={},interval=64k",
+            agent().display(),
+            file.display()
+        ))
+        .arg(workload("VirtualThreads.java"))
+        .arg("200")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "JDK {major}: {stderr}");
+    // Read with the newer JDK's own parser too.
+    let summary = Command::new(home.join("bin/jfr"))
+        .arg("summary")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        summary.status.success(),
+        "JDK {major} jfr summary: {}",
+        String::from_utf8_lossy(&summary.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    // 200 virtual threads each allocating about 8 MB: at 64 KiB nearly all
+    // are sampled, and each sample names its own (unnamed) virtual thread.
+    let ids: std::collections::HashSet<&str> = events["jdk.ObjectAllocationSample"]
+        .iter()
+        .filter(|l| l.contains("VirtualThreads.work()J:"))
+        .map(|l| {
+            l.split("eventThread=thread(\"\",")
+                .nth(1)
+                .unwrap_or("")
+                .split(',')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        ids.len() > 150,
+        "JDK {major}: samples from {} distinct virtual threads",
+        ids.len()
+    );
+}

@@ -64,8 +64,8 @@ struct Session {
     lost: AtomicU64,
     next_thread: AtomicU64,
     next_class: AtomicU64,
-    /// Thread key -> (global reference to the Thread, OS thread id).
-    threads: Mutex<HashMap<u64, (usize, i64)>>,
+    /// Threads seen but not yet resolved by the writer, by key.
+    threads: Mutex<HashMap<u64, SeenThread>>,
     /// Class key -> weak global reference to the class.
     classes: Mutex<HashMap<u64, usize>>,
     writer: Mutex<Option<JoinHandle<()>>>,
@@ -77,8 +77,6 @@ struct Local {
     /// The writer thread: its own allocations are never sampled, or a full
     /// ring would make it wait for itself.
     agent_thread: bool,
-    session: u64,
-    thread_key: u64,
     frames: Vec<jvmtiFrameInfo>,
     record: Vec<u8>,
 }
@@ -350,16 +348,7 @@ fn sample(
         local.record = Vec::with_capacity(MAX_RECORD_LEN);
     }
     let count = session.jvmti.current_stack(&mut local.frames).unwrap_or(0);
-    if local.session != session.id {
-        local.session = session.id;
-        local.thread_key = session.next_thread.fetch_add(1, Ordering::Relaxed);
-        // The writer looks up the thread's name later, once.
-        let global = jni.new_global_ref(thread);
-        session
-            .threads
-            .lock()
-            .insert(local.thread_key, (global as usize, os_thread_id()));
-    }
+    let thread_key = thread_key(session, jni, thread);
     let class_key = class_key(session, jni, class);
     let handle = if session.options.live {
         jni.new_weak_global_ref(object) as u64
@@ -367,7 +356,7 @@ fn sample(
         0
     };
     let header = SampleRecord {
-        thread: local.thread_key,
+        thread: thread_key,
         ticks: ticks.0,
         size: size.max(0) as u64,
         interval: session.interval.load(Ordering::Relaxed),
@@ -387,6 +376,39 @@ fn sample(
         session.lost.fetch_add(1, Ordering::Relaxed);
         jni.delete_weak_global_ref(handle as jobject);
     }
+}
+
+/// What the callback learns of a thread the first time it samples it.
+struct SeenThread {
+    /// The name now: a virtual thread may be gone before the writer looks.
+    name: String,
+    /// A weak reference, for the writer to ask the Java thread id.
+    weak: usize,
+    /// The OS thread running it (for a virtual thread, its carrier).
+    os_thread_id: i64,
+}
+
+/// The key of a thread: a JVMTI tag on its `Thread` object, set at its first
+/// sample. Keyed by the object, not the OS thread, so each virtual thread
+/// is itself, not its carrier.
+fn thread_key(session: &Session, jni: Jni, thread: jobject) -> u64 {
+    let tag = session.jvmti.tag(thread).unwrap_or(0) as u64;
+    if tag >> 32 == session.id {
+        return tag & 0xffff_ffff;
+    }
+    let key = session.next_thread.fetch_add(1, Ordering::Relaxed);
+    let _ = session
+        .jvmti
+        .set_tag(thread, ((session.id << 32) | key) as jlong);
+    // Once per thread: the one lookup the callback makes.
+    let name = session.jvmti.thread_name(jni, thread).unwrap_or_default();
+    let seen = SeenThread {
+        name,
+        weak: jni.new_weak_global_ref(thread) as usize,
+        os_thread_id: os_thread_id(),
+    };
+    session.threads.lock().insert(key, seen);
+    key
 }
 
 /// The key of an object's class: a JVMTI tag on the class, set at its first
@@ -498,8 +520,8 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
             options.file.display()
         )),
     }
-    for (_, (thread, _)) in session.threads.lock().drain() {
-        jni.delete_global_ref(thread as jobject);
+    for (_, seen) in session.threads.lock().drain() {
+        jni.delete_weak_global_ref(seen.weak as jobject);
     }
     for (_, class) in session.classes.lock().drain() {
         jni.delete_weak_global_ref(class as jobject);
@@ -570,30 +592,26 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn thread(&mut self, thread: u64) -> ThreadInfo {
-        let (global, os_thread_id) = self
-            .session
-            .threads
-            .lock()
-            .get(&thread)
-            .copied()
-            .unwrap_or((0, 0));
-        let global = global as jobject;
-        if global.is_null() {
-            // Out of memory for a global reference: say what we know.
+        let Some(seen) = self.session.threads.lock().remove(&thread) else {
             return ThreadInfo {
                 java_name: format!("thread-{thread}"),
                 java_thread_id: -1,
-                os_thread_id,
+                os_thread_id: 0,
             };
-        }
+        };
+        let weak = seen.weak as jobject;
+        let local = self.jni.new_local_ref(weak);
+        let java_thread_id = if local.is_null() {
+            -1
+        } else {
+            self.jni.thread_id(local)
+        };
+        self.jni.delete_local_ref(local);
+        self.jni.delete_weak_global_ref(weak);
         ThreadInfo {
-            java_name: self
-                .session
-                .jvmti
-                .thread_name(self.jni, global)
-                .unwrap_or_else(|_| format!("thread-{thread}")),
-            java_thread_id: self.jni.thread_id(global),
-            os_thread_id,
+            java_name: seen.name,
+            java_thread_id,
+            os_thread_id: seen.os_thread_id,
         }
     }
 

@@ -351,20 +351,6 @@ impl Jni {
         unsafe { &**self.0 }
     }
 
-    /// A global reference (0 when out of memory).
-    pub fn new_global_ref(self, object: jobject) -> jobject {
-        // SAFETY: `object` is a live reference on this thread.
-        unsafe { (self.table().NewGlobalRef.expect("NewGlobalRef"))(self.0, object) }
-    }
-
-    /// Deletes a global reference.
-    pub fn delete_global_ref(self, object: jobject) {
-        if !object.is_null() {
-            // SAFETY: `object` is a global reference not yet deleted.
-            unsafe { (self.table().DeleteGlobalRef.expect("DeleteGlobalRef"))(self.0, object) }
-        }
-    }
-
     /// A weak global reference: does not keep the object alive.
     pub fn new_weak_global_ref(self, object: jobject) -> jobject {
         // SAFETY: `object` is a live reference on this thread.
