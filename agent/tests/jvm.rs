@@ -601,3 +601,35 @@ fn virtual_threads_on_a_newer_jdk_are_sampled_as_themselves() {
         ids.len()
     );
 }
+
+#[test]
+fn the_thread_filter_samples_only_matching_threads() {
+    let dir = support::temp_dir("agent_thread_filter");
+    let file = dir.join("filtered.jfr");
+    let options = format!("file={},threads=worker-[02]", file.display());
+    let output = scenario(&options, &[], &["threads", "4", "16"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    let mut per_thread = std::collections::BTreeMap::<String, usize>::new();
+    for line in &events["jdk.ObjectAllocationSample"] {
+        let name = line
+            .split("eventThread=thread(\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        *per_thread.entry(name.to_owned()).or_default() += 1;
+    }
+    // 16 MiB each at 512 KiB: about 32 samples for each matching worker
+    // (none would be e^-32 unlikely), and none from any other thread.
+    let names: Vec<&String> = per_thread.keys().collect();
+    assert_eq!(names, ["worker-0", "worker-2"], "{per_thread:?}");
+}

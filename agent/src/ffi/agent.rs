@@ -114,11 +114,6 @@ fn capabilities() -> jvmtiCapabilities {
 /// Prepares a recording; returns a message for the user on failure.
 fn prepare(vm: *mut JavaVM, options: Option<&str>) -> Result<Pending, String> {
     let options = Options::parse(options, std::process::id()).map_err(|e| e.to_string())?;
-    if options.threads.is_some() {
-        return Err(
-            "option 'threads' is not supported yet: leave it out to sample every thread".to_owned(),
-        );
-    }
     if options.stop {
         return Err(
             "option 'stop' applies to an agent attached to a running JVM, not at start".to_owned(),
@@ -197,6 +192,7 @@ pub unsafe extern "system" fn Agent_OnLoad(
         VMInit: Some(vm_init),
         VMDeath: Some(vm_death),
         SampledObjectAlloc: Some(sampled_object_alloc),
+        ThreadStart: Some(thread_start),
         GarbageCollectionStart: Some(gc_start),
         GarbageCollectionFinish: Some(gc_finish),
         ..jvmtiEventCallbacks::default()
@@ -214,9 +210,9 @@ pub unsafe extern "system" fn Agent_OnLoad(
     JNI_OK
 }
 
-unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _thread: jobject) {
+unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jobject) {
     if let Some(pending) = PENDING.lock().take() {
-        if let Err(message) = start(pending) {
+        if let Err(message) = start(pending, Jni::from_raw(jni)) {
             say(format_args!("{message}; not recording"));
         }
     }
@@ -226,7 +222,7 @@ unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv) {
     stop();
 }
 
-fn start(pending: Pending) -> Result<(), String> {
+fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     let Pending {
         options,
         recording,
@@ -272,10 +268,47 @@ fn start(pending: Pending) -> Result<(), String> {
             if session.options.live { "on" } else { "off" }
         ),
     );
+    let filter = session.options.threads.clone();
     *SESSION.write() = Some(session);
-    jvmti
-        .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
-        .map_err(|e| format!("cannot start sampling: {e}"))
+    match filter {
+        // Every thread: one global switch.
+        None => jvmti
+            .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
+            .map_err(|e| format!("cannot start sampling: {e}")),
+        // Only matching threads: enabled one by one, so the others pay
+        // nothing. Threads started later are checked as they start.
+        Some(pattern) => {
+            jvmti
+                .set_event(true, JVMTI_EVENT_THREAD_START)
+                .map_err(|e| format!("cannot watch thread starts: {e}"))?;
+            let threads = jvmti
+                .all_threads()
+                .map_err(|e| format!("cannot list threads: {e}"))?;
+            for thread in threads {
+                enable_if_matching(jvmti, jni, &pattern, thread);
+                jni.delete_local_ref(thread);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Enables sampling for `thread` if its name matches `pattern`.
+fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: jobject) {
+    if let Ok(name) = jvmti.thread_name(jni, thread) {
+        if pattern.matches(&name) {
+            let _ = jvmti.set_thread_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
+        }
+    }
+}
+
+unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jobject) {
+    let guard = SESSION.read();
+    if let Some(session) = guard.as_ref() {
+        if let Some(pattern) = &session.options.threads {
+            enable_if_matching(session.jvmti, Jni::from_raw(jni), pattern, thread);
+        }
+    }
 }
 
 /// Stops sampling and waits until the recording is finished.
@@ -284,6 +317,7 @@ fn stop() {
         Some(session) => session.jvmti,
         None => return,
     };
+    let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
     // The write lock waits for callbacks in flight; none start after this.
     let Some(session) = SESSION.write().take() else {

@@ -161,6 +161,41 @@ impl Jvmti {
         })
     }
 
+    /// Enables or disables an event for one thread.
+    pub fn set_thread_event(
+        &self,
+        enable: bool,
+        event: jvmtiEvent,
+        thread: jobject,
+    ) -> Result<(), JvmtiError> {
+        let mode = if enable { JVMTI_ENABLE } else { JVMTI_DISABLE };
+        // SAFETY: `thread` is a live reference to a started thread; no
+        // variadic argument.
+        check(unsafe {
+            (self
+                .table()
+                .SetEventNotificationMode
+                .expect("SetEventNotificationMode"))(self.0, mode, event, thread)
+        })
+    }
+
+    /// Every live platform thread: local references the caller deletes.
+    pub fn all_threads(&self) -> Result<Vec<jobject>, JvmtiError> {
+        let (mut count, mut threads): (jint, *mut jthread) = (0, ptr::null_mut());
+        // SAFETY: the JVM writes a count and an array it allocated.
+        check(unsafe {
+            (self.table().GetAllThreads.expect("GetAllThreads"))(self.0, &mut count, &mut threads)
+        })?;
+        let list = if threads.is_null() || count <= 0 {
+            Vec::new()
+        } else {
+            // SAFETY: the JVM returned `count` thread references at `threads`.
+            unsafe { std::slice::from_raw_parts(threads, count as usize) }.to_vec()
+        };
+        self.deallocate(threads.cast());
+        Ok(list)
+    }
+
     /// Sets the mean sampling interval in bytes (0: every allocation).
     pub fn set_heap_sampling_interval(&self, interval: jint) -> Result<(), JvmtiError> {
         // SAFETY: takes a plain integer.
