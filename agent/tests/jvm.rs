@@ -43,6 +43,17 @@ fn java(options: &str, workload_name: &str, args: &[&str]) -> Output {
         .expect("java runs")
 }
 
+/// The 1-based line of `text` in a workload's source: what the stack frame's
+/// line number must be.
+fn source_line(workload_name: &str, text: &str) -> usize {
+    let source = std::fs::read_to_string(workload(workload_name)).unwrap();
+    source
+        .lines()
+        .position(|l| l.contains(text))
+        .expect("the line is in the source")
+        + 1
+}
+
 fn field<'a>(line: &'a str, name: &str) -> &'a str {
     let start = line
         .find(&format!(" {name}="))
@@ -101,11 +112,10 @@ fn known_allocations_are_sampled_with_stacks_threads_and_weights() {
     assert_eq!(field(last, "samples"), samples.len().to_string(), "{last}");
     assert_eq!(field(last, "lostSamples"), "0");
 
-    // The workload's own arrays: the top frame is allocateInts, line 47.
-    let ours: Vec<_> = samples
-        .iter()
-        .filter(|l| l.contains("stackTrace=stack(false:KnownAllocations.allocateInts()[I:47:"))
-        .collect();
+    // The workload's own arrays: the top frame is allocateInts, at its line.
+    let line = source_line("KnownAllocations.java", "return new int[LENGTH];");
+    let top = format!("stackTrace=stack(false:KnownAllocations.allocateInts()[I:{line}:");
+    let ours: Vec<_> = samples.iter().filter(|l| l.contains(&top)).collect();
     for line in &ours {
         assert_eq!(field(line, "objectClass"), "class([I,0,null)", "{line}");
         assert!(
@@ -209,7 +219,7 @@ fn rate_limits_samples_per_second() {
     let lines = support::dump_types(&limited, &["jdk.ObjectAllocationSample"]);
     let weights: f64 = lines
         .iter()
-        .filter(|l| l.contains("KnownAllocations.allocateInts()[I:47:"))
+        .filter(|l| l.contains("KnownAllocations.allocateInts()[I:"))
         .map(|l| field(l, "weight").parse::<f64>().unwrap())
         .sum();
     let truth = 4.0 * 256.0 * 1048576.0;
@@ -300,10 +310,12 @@ fn interval_zero_samples_every_allocation_exactly() {
     // After the workload's warm-up (see Scenarios.warmUp: the JVM applies
     // interval 0 only once a thread's TLAB and first drawn distance are
     // used up), new int[5][5] x 1000: 1000 outer arrays and 5000 inner ones, all
-    // allocated with allocateMatrix (line 58) on top of the stack.
+    // allocated with allocateMatrix (at its line) on top of the stack.
+    let line = source_line("Scenarios.java", "return new int[5][5];");
+    let top = format!("stackTrace=stack(false:Scenarios.allocateMatrix()[[I:{line}:");
     let ours: Vec<&String> = events["jdk.ObjectAllocationSample"]
         .iter()
-        .filter(|l| l.contains("stackTrace=stack(false:Scenarios.allocateMatrix()[[I:58:"))
+        .filter(|l| l.contains(&top))
         .collect();
     assert_eq!(ours.len(), 6000);
     let outer = ours
@@ -632,4 +644,89 @@ fn the_thread_filter_samples_only_matching_threads() {
     // (none would be e^-32 unlikely), and none from any other thread.
     let names: Vec<&String> = per_thread.keys().collect();
     assert_eq!(names, ["worker-0", "worker-2"], "{per_thread:?}");
+}
+
+fn jcmd_load(pid: u32, options: &str) -> String {
+    // jcmd's own parser would take `file=...` as its argument: quote it.
+    let output = Command::new("jcmd")
+        .arg(pid.to_string())
+        .arg("JVMTI.agent_load")
+        .arg(agent())
+        .arg(format!("\"{options}\""))
+        .output()
+        .expect("jcmd runs");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn epoch_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
+
+#[test]
+fn attach_stop_and_attach_again_while_threads_allocate() {
+    use std::io::BufRead;
+    let dir = support::temp_dir("agent_attach");
+    let mut child = scenario_without_agent(&["run", "60", "8"]);
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let pid = child.id();
+
+    // Refused attaches leave the JVM running and the next attach working.
+    assert!(jcmd_load(pid, "bogus=1").contains("return code: -1"));
+    assert!(
+        jcmd_load(pid, "stop").contains("return code: -1"),
+        "nothing to stop yet"
+    );
+
+    let mut windows = Vec::new();
+    for round in 0..3 {
+        let file = dir.join(format!("window-{round}.jfr"));
+        let before = epoch_nanos();
+        assert!(
+            jcmd_load(pid, &format!("file={},flush=100ms", file.display()))
+                .contains("return code: 0")
+        );
+        assert!(
+            jcmd_load(pid, "file=other.jfr").contains("return code: -1"),
+            "one recording at a time"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(jcmd_load(pid, "stop").contains("return code: 0"));
+        windows.push((file, before, epoch_nanos()));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    for (file, start, end) in windows {
+        let events = events(&file);
+        assert_complete(&events);
+        for line in &events["jdk.ObjectAllocationSample"] {
+            let at: i64 = field(line, "startTime").parse().unwrap();
+            assert!(
+                (start..=end).contains(&at),
+                "{}: a sample at {at} outside [{start}, {end}]",
+                file.display()
+            );
+        }
+    }
+}
+
+/// Starts the scenario without the agent, stdout piped.
+// The caller kills and waits for the child.
+#[allow(clippy::zombie_processes)]
+fn scenario_without_agent(args: &[&str]) -> std::process::Child {
+    Command::new("java")
+        .arg("-cp")
+        .arg(classes())
+        .arg("Scenarios")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }

@@ -10,7 +10,8 @@ import java.util.List;
  *   exit CODE          allocates, then System.exit(CODE)
  *   throw              allocates, then throws from main (uncaught)
  *   oom                allocates until OutOfMemoryError (uncaught)
- *   run SECONDS        allocates on 2 threads for SECONDS (for signals)
+ *   run SECONDS [N]    allocates on N threads (default 2) for SECONDS, after
+ *                      printing "ready" (for signals and attaching)
  */
 public final class Scenarios {
     static volatile Object sink;
@@ -30,7 +31,7 @@ public final class Scenarios {
                 throw new IllegalStateException("uncaught on purpose");
             }
             case "oom" -> oom();
-            case "run" -> run(Long.parseLong(args[1]));
+            case "run" -> run(Long.parseLong(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 2);
             default -> throw new IllegalArgumentException(args[0]);
         }
         System.out.println("done");
@@ -102,16 +103,22 @@ public final class Scenarios {
         }
     }
 
-    static void run(long seconds) throws InterruptedException {
+    static void run(long seconds, int threads) throws InterruptedException {
         long end = System.nanoTime() + seconds * 1_000_000_000L;
-        Runnable work = () -> {
-            while (System.nanoTime() < end) {
-                churn(1 << 20);
-            }
-        };
-        Thread other = new Thread(work, "worker-0");
-        other.start();
-        work.run();
-        other.join();
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread worker = new Thread(() -> {
+                while (System.nanoTime() < end) {
+                    churn(1 << 20);
+                }
+            }, "worker-" + t);
+            workers.add(worker);
+            worker.start();
+        }
+        System.out.println("ready");
+        System.out.flush();
+        for (Thread worker : workers) {
+            worker.join();
+        }
     }
 }

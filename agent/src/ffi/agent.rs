@@ -111,13 +111,15 @@ fn capabilities() -> jvmtiCapabilities {
     wanted
 }
 
-/// Prepares a recording; returns a message for the user on failure.
-fn prepare(vm: *mut JavaVM, options: Option<&str>) -> Result<Pending, String> {
-    let options = Options::parse(options, std::process::id()).map_err(|e| e.to_string())?;
-    if options.stop {
-        return Err(
-            "option 'stop' applies to an agent attached to a running JVM, not at start".to_owned(),
-        );
+/// The JVMTI environment, set up once per loaded library: attaching again
+/// reuses it (a second environment might not get the sampling capability).
+static ENVIRONMENT: Mutex<Option<(Jvmti, Vm)>> = Mutex::new(None);
+
+/// The environment, with the capabilities and callbacks the agent needs.
+fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
+    let mut environment = ENVIRONMENT.lock();
+    if let Some(ready) = *environment {
+        return Ok(ready);
     }
     let vm = Vm::new(vm);
     let jvmti = vm.jvmti().map_err(|status| {
@@ -148,9 +150,29 @@ fn prepare(vm: *mut JavaVM, options: Option<&str>) -> Result<Pending, String> {
     jvmti
         .add_capabilities(&wanted)
         .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
-    // Now, before any Java thread exists: a thread draws the distance to its
-    // first sample with the interval in force when it starts, so setting it
-    // later would leave the first ~512 KiB of every early thread at the
+    let callbacks = jvmtiEventCallbacks {
+        VMInit: Some(vm_init),
+        VMDeath: Some(vm_death),
+        SampledObjectAlloc: Some(sampled_object_alloc),
+        ThreadStart: Some(thread_start),
+        GarbageCollectionStart: Some(gc_start),
+        GarbageCollectionFinish: Some(gc_finish),
+        ..jvmtiEventCallbacks::default()
+    };
+    jvmti
+        .set_event_callbacks(&callbacks)
+        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_DEATH))
+        .map_err(|e| format!("cannot register JVMTI events: {e}"))?;
+    *environment = Some((jvmti, vm));
+    Ok((jvmti, vm))
+}
+
+/// Prepares a recording; returns a message for the user on failure.
+fn prepare(vm: *mut JavaVM, options: Options) -> Result<Pending, String> {
+    let (jvmti, vm) = environment(vm)?;
+    // At load, before any Java thread exists: a thread draws the distance to
+    // its first sample with the interval in force when it starts, so setting
+    // it later would leave the first ~512 KiB of early threads at the
     // default (and interval=0 would not sample every allocation).
     jvmti
         .set_heap_sampling_interval(options.interval as jint)
@@ -165,7 +187,23 @@ fn prepare(vm: *mut JavaVM, options: Option<&str>) -> Result<Pending, String> {
     })
 }
 
-/// `-agentpath:libheapsampler.so=OPTIONS`.
+/// The agent's option string, as text, without the quotes `jcmd` users
+/// need around it (its own parser would take `file=...` for its argument).
+fn option_text(options: *const c_char) -> Option<String> {
+    (!options.is_null()).then(|| {
+        // SAFETY: the JVM passes a NUL-terminated string (null is checked).
+        let text = unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned();
+        let trimmed = text.trim();
+        let unquoted = ['"', '\'']
+            .iter()
+            .find_map(|q| trimmed.strip_prefix(*q).and_then(|t| t.strip_suffix(*q)));
+        unquoted.unwrap_or(trimmed).to_owned()
+    })
+}
+
+/// `-agentpath:libheapsampler.so=OPTIONS`: records from the JVM's start.
 ///
 /// # Safety
 /// Called by the JVM with a valid `JavaVM` and a NUL-terminated option string or null.
@@ -175,39 +213,81 @@ pub unsafe extern "system" fn Agent_OnLoad(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let options = (!options.is_null()).then(|| {
-        // SAFETY: the JVM passes a NUL-terminated string (null is checked).
-        unsafe { CStr::from_ptr(options) }
-            .to_string_lossy()
-            .into_owned()
-    });
-    let pending = match prepare(vm, options.as_deref()) {
-        Ok(pending) => pending,
+    let result = Options::parse(option_text(options).as_deref(), std::process::id())
+        .map_err(|e| e.to_string())
+        .and_then(|options| match options.stop {
+            true => Err(
+                "option 'stop' applies to an agent attached to a running JVM, not at start"
+                    .to_owned(),
+            ),
+            false => prepare(vm, options),
+        })
+        .and_then(|pending| {
+            pending
+                .jvmti
+                .set_event(true, JVMTI_EVENT_VM_INIT)
+                .map_err(|e| format!("cannot register JVMTI events: {e}"))?;
+            *PENDING.lock() = Some(pending);
+            Ok(())
+        });
+    match result {
+        Ok(()) => JNI_OK,
         Err(message) => {
             say(message);
-            return JNI_ERR;
+            JNI_ERR
         }
-    };
-    let callbacks = jvmtiEventCallbacks {
-        VMInit: Some(vm_init),
-        VMDeath: Some(vm_death),
-        SampledObjectAlloc: Some(sampled_object_alloc),
-        ThreadStart: Some(thread_start),
-        GarbageCollectionStart: Some(gc_start),
-        GarbageCollectionFinish: Some(gc_finish),
-        ..jvmtiEventCallbacks::default()
-    };
-    let jvmti = pending.jvmti;
-    let started = jvmti
-        .set_event_callbacks(&callbacks)
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_INIT))
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_DEATH));
-    if let Err(error) = started {
-        say(format_args!("cannot register JVMTI events: {error}"));
-        return JNI_ERR;
     }
-    *PENDING.lock() = Some(pending);
-    JNI_OK
+}
+
+/// `jcmd PID JVMTI.agent_load libheapsampler.so OPTIONS`: starts a recording
+/// in a running JVM; with the option `stop`, finishes it. A failure leaves
+/// the JVM running and says why on its stderr.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM` and a NUL-terminated option string or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Agent_OnAttach(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    let result = Options::parse(option_text(options).as_deref(), std::process::id())
+        .map_err(|e| e.to_string())
+        .and_then(|options| {
+            let running = SESSION.read().as_ref().map(|s| s.options.file.clone());
+            let jni = environment(vm)?
+                .1
+                .jni()
+                .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
+            match (options.stop, running) {
+                (true, Some(_)) => {
+                    stop(jni);
+                    Ok(())
+                }
+                (true, None) => Err("no recording is running".to_owned()),
+                (false, Some(file)) => Err(format!(
+                    "a recording is already running (to {}); attach with 'stop' first",
+                    file.display()
+                )),
+                (false, None) => start(prepare(vm, options)?, jni),
+            }
+        });
+    match result {
+        Ok(()) => JNI_OK,
+        Err(message) => {
+            say(message);
+            // The JVM unloads a library whose attach failed, forgetting our
+            // statics; an environment left behind would keep the sampling
+            // capability from the next attach. Give it back unless a
+            // recording (loaded by an earlier attach) is running.
+            if SESSION.read().is_none() {
+                if let Some((jvmti, _)) = ENVIRONMENT.lock().take() {
+                    jvmti.dispose();
+                }
+            }
+            JNI_ERR
+        }
+    }
 }
 
 unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jobject) {
@@ -218,8 +298,8 @@ unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thre
     }
 }
 
-unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv) {
-    stop();
+unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
+    stop(Jni::from_raw(jni));
 }
 
 fn start(pending: Pending, jni: Jni) -> Result<(), String> {
@@ -312,13 +392,19 @@ unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, 
 }
 
 /// Stops sampling and waits until the recording is finished.
-fn stop() {
+fn stop(jni: Jni) {
     let jvmti = match SESSION.read().as_ref() {
         Some(session) => session.jvmti,
         None => return,
     };
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    // Threads enabled one by one (threads=) are disabled one by one, so a
+    // later recording starts clean.
+    for thread in jvmti.all_threads().unwrap_or_default() {
+        let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
+        jni.delete_local_ref(thread);
+    }
     // The write lock waits for callbacks in flight; none start after this.
     let Some(session) = SESSION.write().take() else {
         return;

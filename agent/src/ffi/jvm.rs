@@ -81,6 +81,16 @@ impl Vm {
         }
     }
 
+    /// The calling thread's JNI environment, if it is attached.
+    pub fn jni(self) -> Option<Jni> {
+        let mut env: *mut c_void = ptr::null_mut();
+        // SAFETY: GetEnv writes the calling thread's JNIEnv, if attached.
+        let status = unsafe {
+            ((**self.0).GetEnv.expect("GetEnv"))(self.0, &mut env, jni::sys::JNI_VERSION_1_8)
+        };
+        (status == jni::sys::JNI_OK && !env.is_null()).then(|| Jni(env.cast()))
+    }
+
     /// Attaches the calling (non-Java) thread as a daemon named `name`.
     pub fn attach_daemon(self, name: &CStr) -> Option<Jni> {
         let mut env: *mut c_void = ptr::null_mut();
@@ -115,6 +125,12 @@ impl Jvmti {
         // SAFETY: a valid environment points at its function table, which
         // lives as long as the environment.
         unsafe { &**self.0 }
+    }
+
+    /// Gives the environment (and its capabilities) back to the JVM.
+    pub fn dispose(self) {
+        // SAFETY: the environment is not used after this; callers drop it.
+        unsafe { (self.table().DisposeEnvironment.expect("DisposeEnvironment"))(self.0) };
     }
 
     /// The capabilities this JVM could grant now.
