@@ -730,3 +730,90 @@ fn scenario_without_agent(args: &[&str]) -> std::process::Child {
         .spawn()
         .unwrap()
 }
+
+#[test]
+fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
+    let dir = support::temp_dir("agent_unload");
+    let file = dir.join("unload.jfr");
+    let output = scenario(
+        &format!("file={},interval=16k", file.display()),
+        &[],
+        &["unload", "10"],
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let unloaded: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("unloaded "))
+        .expect("the workload reports unloading")
+        .parse()
+        .unwrap();
+    assert!(unloaded > 0, "the JVM must really have unloaded classes");
+    let events = events(&file);
+    assert_complete(&events);
+    // Each round allocates about 20 MB in Guest.allocate: its frames are
+    // in the recording, resolved while the class was alive or, if not,
+    // shown as an unloaded class's method.
+    let guest = events["jdk.ObjectAllocationSample"]
+        .iter()
+        .filter(|l| {
+            l.contains("Scenarios$Guest.allocate(I)J:") || l.contains("unknown.UnloadedClass")
+        })
+        .count();
+    assert!(guest > 100, "{guest} samples from the guest classes");
+}
+
+#[test]
+fn sample_counts_and_weights_match_the_bytes_the_jvm_counted() {
+    let dir = support::temp_dir("agent_stat_rate");
+    for (interval, mib) in [(1024u64, 32u64), (8192, 128)] {
+        let file = dir.join(format!("rate-{interval}.jfr"));
+        let options = format!("file={},interval={interval},live=false", file.display());
+        let output = scenario(&options, &[], &["measured", &mib.to_string()])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let counted: f64 = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("allocated "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let events = events(&file);
+        let ours: Vec<&String> = events["jdk.ObjectAllocationSample"]
+            .iter()
+            .filter(|l| l.contains("eventThread=thread(\"measured\","))
+            .collect();
+        // About 32,000 and 16,000 samples of objects far smaller than the
+        // interval, so the count is Poisson with mean bytes/interval (0.6%
+        // and 0.8% standard deviation: 10% is far out) and the weights'
+        // relative standard deviation about the same (5% is six of them).
+        let expected = counted / interval as f64;
+        let count_error = (ours.len() as f64 - expected) / expected;
+        assert!(
+            count_error.abs() < 0.10,
+            "interval {interval}: {} samples, expected {expected:.0}",
+            ours.len()
+        );
+        let weights: f64 = ours
+            .iter()
+            .map(|l| field(l, "weight").parse::<f64>().unwrap())
+            .sum();
+        let weight_error = (weights - counted) / counted;
+        assert!(
+            weight_error.abs() < 0.05,
+            "interval {interval}: weights {weights} vs {counted} counted by the JVM"
+        );
+    }
+}

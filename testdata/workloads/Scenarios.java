@@ -1,3 +1,5 @@
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -10,6 +12,13 @@ import java.util.List;
  *   exit CODE          allocates, then System.exit(CODE)
  *   throw              allocates, then throws from main (uncaught)
  *   oom                allocates until OutOfMemoryError (uncaught)
+ *   unload ROUNDS      each round defines Scenarios$Guest in a new class loader,
+ *                      allocates in it, drops it and collects, so the class
+ *                      unloads while its samples may still be queued; prints
+ *                      "unloaded N" (classes the JVM unloaded)
+ *   measured MIB       a thread named "measured" allocates MIB of int[1] and
+ *                      prints "allocated N": the bytes the JVM counted for it
+ *                      (ThreadMXBean.getThreadAllocatedBytes)
  *   run SECONDS [N]    allocates on N threads (default 2) for SECONDS, after
  *                      printing "ready" (for signals and attaching)
  */
@@ -31,6 +40,8 @@ public final class Scenarios {
                 throw new IllegalStateException("uncaught on purpose");
             }
             case "oom" -> oom();
+            case "unload" -> unload(Integer.parseInt(args[1]));
+            case "measured" -> measured(Long.parseLong(args[1]) << 20);
             case "run" -> run(Long.parseLong(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 2);
             default -> throw new IllegalArgumentException(args[0]);
         }
@@ -94,6 +105,80 @@ public final class Scenarios {
 
     static byte[] drop() {
         return new byte[4096];
+    }
+
+    static void measured(long bytes) throws InterruptedException {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long[] counted = new long[1];
+        Thread worker = new Thread(() -> {
+            long id = Thread.currentThread().getId();
+            long before = threads.getThreadAllocatedBytes(id);
+            allocateSmall(bytes);
+            counted[0] = threads.getThreadAllocatedBytes(id) - before;
+        }, "measured");
+        worker.start();
+        worker.join();
+        System.out.println("allocated " + counted[0]);
+    }
+
+    static void allocateSmall(long bytes) {
+        for (long done = 0; done < bytes; done += 24) {
+            sink = new int[1];
+        }
+    }
+
+    /** Allocates in a class that is loaded, used and unloaded again and again. */
+    public static final class Guest {
+        // Its own field: defined by another loader, Guest is in another
+        // runtime package and cannot reach Scenarios' fields.
+        public static volatile Object held;
+
+        public static long allocate(int count) {
+            long bytes = 0;
+            for (int i = 0; i < count; i++) {
+                held = new byte[1024];
+                bytes += 1040;
+            }
+            return bytes;
+        }
+    }
+
+    /** Defines Guest itself (not its parent), so each loader has its own copy. */
+    static final class GuestLoader extends ClassLoader {
+        GuestLoader() {
+            super(Scenarios.class.getClassLoader());
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!name.equals("Scenarios$Guest")) {
+                return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> loaded = findLoadedClass(name);
+                if (loaded != null) {
+                    return loaded;
+                }
+                try (InputStream in = getParent().getResourceAsStream("Scenarios$Guest.class")) {
+                    byte[] bytes = in.readAllBytes();
+                    return defineClass(name, bytes, 0, bytes.length);
+                } catch (java.io.IOException e) {
+                    throw new ClassNotFoundException(name, e);
+                }
+            }
+        }
+    }
+
+    static void unload(int rounds) throws Exception {
+        for (int round = 0; round < rounds; round++) {
+            Class<?> guest = new GuestLoader().loadClass("Scenarios$Guest");
+            guest.getMethod("allocate", int.class).invoke(null, 20_000);
+            guest = null;
+            sink = null;
+            System.gc();
+        }
+        System.out.println("unloaded " + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
     }
 
     static void oom() {
