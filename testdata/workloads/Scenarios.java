@@ -19,6 +19,8 @@ import java.util.List;
  *   measured MIB       a thread named "measured" allocates MIB of int[1] and
  *                      prints "allocated N": the bytes the JVM counted for it
  *                      (ThreadMXBean.getThreadAllocatedBytes)
+ *   humongous MIB      allocates MIB in short-lived 2 MiB byte arrays (G1
+ *                      humongous objects), keeping the last 8 reachable
  *   run SECONDS [N]    allocates on N threads (default 2) for SECONDS, after
  *                      printing "ready" (for signals and attaching)
  */
@@ -42,6 +44,7 @@ public final class Scenarios {
             case "oom" -> oom();
             case "unload" -> unload(Integer.parseInt(args[1]));
             case "measured" -> measured(Long.parseLong(args[1]) << 20);
+            case "humongous" -> humongous(Long.parseLong(args[1]));
             case "run" -> run(Long.parseLong(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 2);
             default -> throw new IllegalArgumentException(args[0]);
         }
@@ -105,6 +108,14 @@ public final class Scenarios {
 
     static byte[] drop() {
         return new byte[4096];
+    }
+
+    static void humongous(long mib) {
+        Object[] recent = new Object[8];
+        for (long i = 0; i < mib / 2; i++) {
+            recent[(int) (i % recent.length)] = new byte[2 << 20];
+        }
+        sink = recent;
     }
 
     static void measured(long bytes) throws InterruptedException {
