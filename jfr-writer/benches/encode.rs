@@ -104,6 +104,25 @@ fn pool<S: jfr_writer::Sink>(recording: &mut Recording<S>) -> Pooled {
     }
 }
 
+/// The `i`th sample: threads, stacks and classes picked round-robin.
+#[inline]
+fn write_sample<S: jfr_writer::Sink>(
+    recording: &mut Recording<S>,
+    event: &jfr_writer::EventType,
+    pooled: &Pooled,
+    start: i64,
+    i: usize,
+) {
+    recording
+        .event(event, Ticks(start + i as i64 * 997))
+        .thread(pooled.threads[i % 64])
+        .stack_trace(pooled.stacks[(i * 7) % 1000])
+        .class(pooled.classes[(i * 13) % 200])
+        .long(524_288 + (i as i64 & 0xffff))
+        .commit()
+        .unwrap();
+}
+
 fn encode(c: &mut Criterion) {
     let mut group = c.benchmark_group("jfr_writer");
     group.throughput(Throughput::Elements(1));
@@ -118,14 +137,7 @@ fn encode(c: &mut Criterion) {
             let start = recording.clock().now().0;
             let began = Instant::now();
             for i in 0..iters as usize {
-                recording
-                    .event(&event, Ticks(start + i as i64 * 997))
-                    .thread(pooled.threads[i % 64])
-                    .stack_trace(pooled.stacks[(i * 7) % 1000])
-                    .class(pooled.classes[(i * 13) % 200])
-                    .long(524_288 + (i as i64 & 0xffff))
-                    .commit()
-                    .unwrap();
+                write_sample(&mut recording, &event, &pooled, start, i);
             }
             recording.flush().unwrap();
             let elapsed = began.elapsed();
@@ -158,14 +170,7 @@ fn report_size(offset_ns: i64) {
     for batch in 0..2 {
         let before = recording.bytes_written();
         for i in batch * n..(batch + 1) * n {
-            recording
-                .event(&event, Ticks(start + i as i64 * 997))
-                .thread(pooled.threads[i % 64])
-                .stack_trace(pooled.stacks[(i * 7) % 1000])
-                .class(pooled.classes[(i * 13) % 200])
-                .long(524_288 + (i as i64 & 0xffff))
-                .commit()
-                .unwrap();
+            write_sample(&mut recording, &event, &pooled, start, i);
         }
         recording.flush().unwrap();
         sizes.push((recording.bytes_written() - before) as f64 / n as f64);

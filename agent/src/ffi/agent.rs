@@ -508,42 +508,44 @@ struct SeenThread {
     os_thread_id: i64,
 }
 
-/// The key of a thread: a JVMTI tag on its `Thread` object, set at its first
-/// sample. Keyed by the object, not the OS thread, so each virtual thread
-/// is itself, not its carrier.
-fn thread_key(session: &Session, jni: Jni, thread: jobject) -> u64 {
-    let tag = session.jvmti.tag(thread).unwrap_or(0) as u64;
+/// The session's key for `object` (a thread or a class): a JVMTI tag set at
+/// the object's first sample. The tag carries the session, since tags
+/// outlive it. Returns the key and whether it is new.
+fn session_key(session: &Session, object: jobject, counter: &AtomicU64) -> (u64, bool) {
+    let tag = session.jvmti.tag(object).unwrap_or(0) as u64;
     if tag >> 32 == session.id {
-        return tag & 0xffff_ffff;
+        return (tag & 0xffff_ffff, false);
     }
-    let key = session.next_thread.fetch_add(1, Ordering::Relaxed);
+    let key = counter.fetch_add(1, Ordering::Relaxed);
     let _ = session
         .jvmti
-        .set_tag(thread, ((session.id << 32) | key) as jlong);
-    // Once per thread: the one lookup the callback makes.
-    let name = session.jvmti.thread_name(jni, thread).unwrap_or_default();
-    let seen = SeenThread {
-        name,
-        weak: jni.new_weak_global_ref(thread) as usize,
-        os_thread_id: os_thread_id(),
-    };
-    session.threads.lock().insert(key, seen);
+        .set_tag(object, ((session.id << 32) | key) as jlong);
+    (key, true)
+}
+
+/// The key of a thread. Keyed by the `Thread` object, not the OS thread, so
+/// each virtual thread is itself, not its carrier.
+fn thread_key(session: &Session, jni: Jni, thread: jobject) -> u64 {
+    let (key, new) = session_key(session, thread, &session.next_thread);
+    if new {
+        // Once per thread: the one lookup the callback makes.
+        let seen = SeenThread {
+            name: session.jvmti.thread_name(jni, thread).unwrap_or_default(),
+            weak: jni.new_weak_global_ref(thread) as usize,
+            os_thread_id: os_thread_id(),
+        };
+        session.threads.lock().insert(key, seen);
+    }
     key
 }
 
-/// The key of an object's class: a JVMTI tag on the class, set at its first
-/// sample in this session (the tag carries the session, since tags outlive it).
+/// The key of an object's class; the writer looks its name up later.
 fn class_key(session: &Session, jni: Jni, class: jclass) -> u64 {
-    let tag = session.jvmti.tag(class).unwrap_or(0) as u64;
-    if tag >> 32 == session.id {
-        return tag & 0xffff_ffff;
+    let (key, new) = session_key(session, class, &session.next_class);
+    if new {
+        let weak = jni.new_weak_global_ref(class);
+        session.classes.lock().insert(key, weak as usize);
     }
-    let key = session.next_class.fetch_add(1, Ordering::Relaxed);
-    let _ = session
-        .jvmti
-        .set_tag(class, ((session.id << 32) | key) as jlong);
-    let weak = jni.new_weak_global_ref(class);
-    session.classes.lock().insert(key, weak as usize);
     key
 }
 
