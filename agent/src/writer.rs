@@ -108,6 +108,26 @@ pub struct Statistics {
     pub lost_samples: u64,
 }
 
+/// What a recording was started with, written as `jdk.ActiveRecording`
+/// and `jdk.ActiveSetting` events at its start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordingSettings {
+    /// Where the recording goes.
+    pub destination: String,
+    /// How often it is flushed, in milliseconds.
+    pub flush_millis: i64,
+    /// The mean sampling interval in bytes.
+    pub interval: u64,
+    /// The most frames per stack.
+    pub depth: usize,
+    /// Whether liveness is tracked.
+    pub live: bool,
+    /// The samples-per-second limit, if any.
+    pub rate: Option<f64>,
+    /// The thread-name glob, if any.
+    pub threads: Option<String>,
+}
+
 /// Caches are cleared when they grow past this many entries, so a long run
 /// with endless distinct stacks stays bounded; what is still used is
 /// resolved again.
@@ -152,10 +172,70 @@ pub struct Writer<S: Sink> {
 
 impl<S: Sink> Writer<S> {
     /// A writer into `recording`, with the standard event types registered.
-    pub fn new(mut recording: Recording<S>) -> Result<Self, jfr_writer::Error> {
+    /// A writer into `recording`, with the standard event types registered
+    /// and the recording's settings written (`jdk.ActiveRecording` and
+    /// `jdk.ActiveSetting`, so analysis tools see what was enabled and how).
+    pub fn new(
+        mut recording: Recording<S>,
+        settings: &RecordingSettings,
+    ) -> Result<Self, jfr_writer::Error> {
+        let allocation_sample = recording.register(events::object_allocation_sample())?;
+        let object_lifetime = recording.register(events::object_lifetime())?;
+        let active_recording = recording.register(events::active_recording())?;
+        let active_setting = recording.register(events::active_setting())?;
+        let now = recording.clock().now();
+        let start_millis = recording.clock().epoch_nanos(now) / 1_000_000;
+        recording
+            .event(&active_recording, now)
+            .duration(0)
+            .thread(None)
+            .stack_trace(None)
+            .long(1)
+            .string(Some("heapsampler"))
+            .string(Some(&settings.destination))
+            .long(0)
+            .long(settings.flush_millis)
+            .long(0)
+            .long(start_millis)
+            .long(0)
+            .commit()?;
+        let throttle = settings
+            .rate
+            .map_or("off".to_owned(), |rate| format!("{rate}/s"));
+        let sample_settings = [
+            ("enabled", "true".to_owned()),
+            ("stackTrace", "true".to_owned()),
+            ("throttle", throttle),
+            ("interval", format!("{} bytes", settings.interval)),
+            ("depth", settings.depth.to_string()),
+            (
+                "threads",
+                settings.threads.clone().unwrap_or_else(|| "*".to_owned()),
+            ),
+        ];
+        let lifetime_settings = [("enabled", settings.live.to_string())];
+        for (event, name, value) in sample_settings
+            .iter()
+            .map(|(n, v)| (&allocation_sample, n, v))
+            .chain(
+                lifetime_settings
+                    .iter()
+                    .map(|(n, v)| (&object_lifetime, n, v)),
+            )
+        {
+            recording
+                .event(&active_setting, now)
+                .duration(0)
+                .thread(None)
+                .stack_trace(None)
+                .long(event.id().get() as i64)
+                .string(Some(name))
+                .string(Some(value))
+                .commit()?;
+        }
         Ok(Self {
-            allocation_sample: recording.register(events::object_allocation_sample())?,
-            object_lifetime: recording.register(events::object_lifetime())?,
+            allocation_sample,
+            object_lifetime,
             garbage_collection: recording.register(events::garbage_collection())?,
             agent_statistics: recording.register(events::agent_statistics())?,
             recording,

@@ -9,21 +9,22 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// `libheapsampler.so`, built by cargo next to this test's directory.
+/// `libheapsampler.so` as cargo built it for this test run: in the deps
+/// directory beside this test binary. (The copy one level up is only
+/// refreshed by `cargo build`, so it can be stale under `cargo test`.)
 fn agent() -> PathBuf {
     let deps = std::env::current_exe()
         .unwrap()
         .parent()
         .unwrap()
         .to_owned();
-    let candidates = [
-        deps.parent().unwrap().join("libheapsampler.so"),
-        deps.join("libheapsampler.so"),
-    ];
-    candidates
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("cargo builds libheapsampler.so with the tests")
+    let built = deps.join("libheapsampler.so");
+    assert!(
+        built.exists(),
+        "cargo builds {} with the tests",
+        built.display()
+    );
+    built
 }
 
 fn workload(name: &str) -> PathBuf {
@@ -106,6 +107,17 @@ fn known_allocations_are_sampled_with_stacks_threads_and_weights() {
         lifetimes.len(),
         samples.len(),
         "exactly one ObjectLifetime per sample"
+    );
+    assert_eq!(
+        of("jdk.ActiveRecording ").len(),
+        1,
+        "the recording says what it is"
+    );
+    assert!(
+        of("jdk.ActiveSetting ")
+            .iter()
+            .any(|l| l.contains("name=\"interval\" value=\"65536 bytes\"")),
+        "the recording says its interval"
     );
     let statistics = of("heapsampler.AgentStatistics ");
     let last = statistics.last().expect("statistics at the end");

@@ -8,7 +8,9 @@ mod support;
 use std::collections::{HashMap, HashSet};
 
 use heapsampler::record::{RawFrame, SampleRecord};
-use heapsampler::writer::{GcRecord, MethodInfo, Statistics, ThreadInfo, Vm, Writer};
+use heapsampler::writer::{
+    GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
+};
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
 use jfr_writer::{Options, Recording};
@@ -115,7 +117,20 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     vm.classes.insert(100, "[I".into());
     vm.classes.insert(101, "Ljava/lang/String;".into());
 
-    let mut writer = Writer::new(Recording::create(&path, Options::default()).unwrap()).unwrap();
+    let settings = RecordingSettings {
+        destination: path.display().to_string(),
+        flush_millis: 1000,
+        interval: 512 * 1024,
+        depth: 64,
+        live: true,
+        rate: Some(200.0),
+        threads: None,
+    };
+    let mut writer = Writer::new(
+        Recording::create(&path, Options::default()).unwrap(),
+        &settings,
+    )
+    .unwrap();
     let t0 = writer.clock().now().0;
     let samples = [
         record(1, t0 + 10, 100, 24, 1001, false, &[(2, 6), (1, 0)]),
@@ -266,6 +281,53 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
             && lifetimes[2].ends_with("live=true gcsSurvived=2 freedByGcId=0"),
         "{}",
         lifetimes[2]
+    );
+    let recordings = of("jdk.ActiveRecording ");
+    assert_eq!(recordings.len(), 1);
+    assert!(
+        recordings[0].contains(&format!(
+            "name=\"heapsampler\" destination={}",
+            support::quote(Some(&path.display().to_string()))
+        )),
+        "{}",
+        recordings[0]
+    );
+    assert!(
+        recordings[0].contains(" flushInterval=1000 "),
+        "{}",
+        recordings[0]
+    );
+    let settings: Vec<String> = of("jdk.ActiveSetting ")
+        .iter()
+        .map(|l| {
+            format!(
+                "{}={}",
+                l.split(" name=").nth(1).unwrap().split(' ').next().unwrap(),
+                l.split(" value=").nth(1).unwrap()
+            )
+        })
+        .collect();
+    for expected in [
+        "\"enabled\"=\"true\"",
+        "\"throttle\"=\"200/s\"",
+        "\"interval\"=\"524288 bytes\"",
+        "\"depth\"=\"64\"",
+    ] {
+        assert!(
+            settings.contains(&expected.to_owned()),
+            "{expected} not in {settings:?}"
+        );
+    }
+    // The settings name their event types by id, as the JDK's do.
+    let active_settings = of("jdk.ActiveSetting ");
+    let ids: std::collections::HashSet<&str> = active_settings
+        .iter()
+        .map(|l| l.split(" id=").nth(1).unwrap().split(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        ids.len(),
+        2,
+        "ObjectAllocationSample and ObjectLifetime: {ids:?}"
     );
     let statistics = of("heapsampler.AgentStatistics ");
     assert_eq!(statistics.len(), 1);

@@ -27,7 +27,9 @@ use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::sys::*;
 use crate::options::{LogLevel, MAX_INTERVAL, Options};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleRecord, max_record_len};
-use crate::writer::{self, GcRecord, MethodInfo, Statistics, ThreadInfo, Writer};
+use crate::writer::{
+    self, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Writer,
+};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -573,7 +575,16 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
         jni,
     };
     let result = (|| -> Result<(), jfr_writer::Error> {
-        let mut writer = Writer::new(recording)?;
+        let settings = RecordingSettings {
+            destination: options.file.display().to_string(),
+            flush_millis: options.flush.as_millis() as i64,
+            interval: options.interval,
+            depth: options.depth,
+            live: options.live,
+            rate: options.rate,
+            threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
+        };
+        let mut writer = Writer::new(recording, &settings)?;
         let clock = writer.clock();
         let mut next_flush = Instant::now() + options.flush;
         let mut gc_count = 0;
