@@ -1,4 +1,6 @@
 //! The JFR reader behind the `heapsampler` command line.
 //!
-//! Not written yet: the converter issue fills this crate with a streaming,
-//! metadata-driven reader of any JFR recording.
+//! Being built: [`read`] has the bounds-checked cursor, chunk headers and
+//! the metadata; constant pools, events and the commands come next.
+
+pub mod read;

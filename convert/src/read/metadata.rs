@@ -1,0 +1,254 @@
+//! The metadata event: a chunk's type system, read from its string table and
+//! element tree. Only element names the format allows are accepted, nesting
+//! is limited, and every string index and count is checked.
+
+use std::collections::HashMap;
+
+use jfr_writer::format::METADATA_EVENT_ID;
+
+use super::ReadError;
+use super::cursor::Cursor;
+
+/// Deeper element trees than this are refused (the format needs five
+/// levels: root, metadata, class, field, annotation).
+const MAX_DEPTH: usize = 16;
+
+/// An annotation on a class or field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnotationInfo {
+    /// The annotation type's class id.
+    pub class_id: u64,
+    /// Element values by name (`value`, `value-0`, ...).
+    pub values: Vec<(String, String)>,
+}
+
+/// A field of a class, in encoding order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldInfo {
+    /// The field name.
+    pub name: String,
+    /// The field type's class id.
+    pub class_id: u64,
+    /// Whether values are constant-pool keys.
+    pub constant_pool: bool,
+    /// Whether the field is an array.
+    pub array: bool,
+    /// The field's annotations.
+    pub annotations: Vec<AnnotationInfo>,
+}
+
+/// A class: a primitive, a value type, an event type or an annotation type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassInfo {
+    /// The class id fields and pools refer to.
+    pub id: u64,
+    /// The type name (`jdk.ObjectAllocationSample`, `long`).
+    pub name: String,
+    /// `jdk.jfr.Event` for event types.
+    pub super_type: Option<String>,
+    /// Whether readers unwrap its single field.
+    pub simple_type: bool,
+    /// Fields in encoding order.
+    pub fields: Vec<FieldInfo>,
+    /// The class's annotations.
+    pub annotations: Vec<AnnotationInfo>,
+}
+
+impl ClassInfo {
+    /// Whether this is an event type.
+    pub fn is_event(&self) -> bool {
+        self.super_type.as_deref() == Some("jdk.jfr.Event")
+    }
+}
+
+/// A chunk's metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    /// The metadata id (equal ids mean equal metadata).
+    pub id: u64,
+    /// The classes, in declaration order.
+    pub classes: Vec<ClassInfo>,
+    by_id: HashMap<u64, usize>,
+}
+
+impl Metadata {
+    /// The class with `id`.
+    pub fn class(&self, id: u64) -> Option<&ClassInfo> {
+        self.by_id.get(&id).map(|&i| &self.classes[i])
+    }
+
+    /// The class named `name`.
+    pub fn class_named(&self, name: &str) -> Option<&ClassInfo> {
+        self.classes.iter().find(|c| c.name == name)
+    }
+
+    /// Reads the metadata event at the cursor (size, type 0, ..., tree).
+    pub fn read(cursor: &mut Cursor<'_>) -> Result<Self, ReadError> {
+        let start = cursor.offset();
+        let size = cursor.varint("the metadata event's size")?;
+        let header_len = cursor.offset() - start;
+        if size < header_len || size - header_len > cursor.remaining() as u64 {
+            return Err(cursor.error(format!("a metadata size within the chunk, found {size}")));
+        }
+        let mut event = Cursor::new(
+            cursor.bytes((size - header_len) as usize, "the metadata event")?,
+            cursor.offset() - (size - header_len),
+        );
+        let type_id = event.varint("the metadata event's type")?;
+        if type_id != METADATA_EVENT_ID {
+            return Err(ReadError::Malformed {
+                offset: start,
+                expected: format!("the metadata event (type 0), found type {type_id}"),
+            });
+        }
+        event.varint("the metadata start time")?;
+        event.varint("the metadata duration")?;
+        let id = event.varint("the metadata id")?;
+        let count = event.count("the metadata string count")?;
+        let mut strings = Vec::with_capacity(count);
+        for _ in 0..count {
+            strings.push(event.string("a metadata string")?.unwrap_or_default());
+        }
+        let root = Element::read(&mut event, &strings, 0)?;
+        let mut classes = Vec::new();
+        for child in &root.children {
+            if child.name == "metadata" {
+                for class in &child.children {
+                    classes.push(class_info(class)?);
+                }
+            }
+        }
+        let by_id = classes.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+        Ok(Self { id, classes, by_id })
+    }
+}
+
+/// One element of the tree, with its strings resolved.
+struct Element<'s> {
+    offset: u64,
+    name: &'s str,
+    attributes: Vec<(&'s str, &'s str)>,
+    children: Vec<Element<'s>>,
+}
+
+impl<'s> Element<'s> {
+    fn read(
+        cursor: &mut Cursor<'_>,
+        strings: &'s [String],
+        depth: usize,
+    ) -> Result<Self, ReadError> {
+        let offset = cursor.offset();
+        if depth > MAX_DEPTH {
+            return Err(cursor.error(format!("metadata elements nested at most {MAX_DEPTH} deep")));
+        }
+        let string = |cursor: &mut Cursor<'_>, what: &str| -> Result<&'s str, ReadError> {
+            let at = cursor.offset();
+            let index = cursor.varint(what)?;
+            strings
+                .get(index as usize)
+                .map(String::as_str)
+                .ok_or_else(|| ReadError::Malformed {
+                    offset: at,
+                    expected: format!("{what}: an index below {}, found {index}", strings.len()),
+                })
+        };
+        let name = string(cursor, "an element name")?;
+        let attribute_count = cursor.count("an attribute count")?;
+        let mut attributes = Vec::with_capacity(attribute_count);
+        for _ in 0..attribute_count {
+            attributes.push((
+                string(cursor, "an attribute name")?,
+                string(cursor, "an attribute value")?,
+            ));
+        }
+        let child_count = cursor.count("a child count")?;
+        let mut children = Vec::with_capacity(child_count);
+        for _ in 0..child_count {
+            children.push(Element::read(cursor, strings, depth + 1)?);
+        }
+        Ok(Self {
+            offset,
+            name,
+            attributes,
+            children,
+        })
+    }
+
+    fn attribute(&self, name: &str) -> Option<&'s str> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// Present and not "false": the JDK tests presence, Mission Control the value.
+    fn flag(&self, name: &str) -> bool {
+        self.attribute(name).is_some_and(|v| v != "false")
+    }
+
+    fn id(&self, name: &str) -> Result<u64, ReadError> {
+        let text = self.attribute(name).ok_or_else(|| ReadError::Malformed {
+            offset: self.offset,
+            expected: format!("a '{name}' attribute on <{}>", self.name),
+        })?;
+        text.parse().map_err(|_| ReadError::Malformed {
+            offset: self.offset,
+            expected: format!("a number in '{name}' of <{}>, found {text:?}", self.name),
+        })
+    }
+
+    fn annotations(&self) -> Result<Vec<AnnotationInfo>, ReadError> {
+        self.children
+            .iter()
+            .filter(|c| c.name == "annotation")
+            .map(|a| {
+                Ok(AnnotationInfo {
+                    class_id: a.id("class")?,
+                    values: a
+                        .attributes
+                        .iter()
+                        .filter(|(k, _)| *k != "class")
+                        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                        .collect(),
+                })
+            })
+            .collect()
+    }
+}
+
+fn class_info(element: &Element<'_>) -> Result<ClassInfo, ReadError> {
+    if element.name != "class" {
+        return Err(ReadError::Malformed {
+            offset: element.offset,
+            expected: format!("a <class> element in <metadata>, found <{}>", element.name),
+        });
+    }
+    let name = element
+        .attribute("name")
+        .ok_or_else(|| ReadError::Malformed {
+            offset: element.offset,
+            expected: "a 'name' attribute on <class>".to_owned(),
+        })?;
+    let fields = element
+        .children
+        .iter()
+        .filter(|c| c.name == "field")
+        .map(|f| {
+            Ok(FieldInfo {
+                name: f.attribute("name").unwrap_or_default().to_owned(),
+                class_id: f.id("class")?,
+                constant_pool: f.flag("constantPool"),
+                array: f.attribute("dimension").is_some_and(|d| d == "1"),
+                annotations: f.annotations()?,
+            })
+        })
+        .collect::<Result<_, ReadError>>()?;
+    Ok(ClassInfo {
+        id: element.id("id")?,
+        name: name.to_owned(),
+        super_type: element.attribute("superType").map(str::to_owned),
+        simple_type: element.flag("simpleType"),
+        fields,
+        annotations: element.annotations()?,
+    })
+}
