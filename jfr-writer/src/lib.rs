@@ -25,7 +25,7 @@
 //! # Ok::<(), jfr_writer::Error>(())
 //! ```
 //!
-//! - [`format`]: the format's constants and primitives, shared with the reader.
+//! - [`format`](mod@format): the format's constants and primitives, shared with the reader.
 //! - [`metadata`] and [`types`]: the type system, with the JDK's own types
 //!   declared exactly as JDK 17 declares them.
 //! - [`pool`]: constant pools (threads, classes, methods, stack traces, ...).
