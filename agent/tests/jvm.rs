@@ -273,8 +273,8 @@ fn scenario(options: &str, jvm_args: &[&str], args: &[&str]) -> Command {
 }
 
 /// The recording's events by type, as the JDK reads them.
-fn events(file: &Path) -> std::collections::HashMap<String, Vec<String>> {
-    let mut by_type = std::collections::HashMap::<String, Vec<String>>::new();
+fn events(file: &Path) -> Events {
+    let mut by_type = Events::new();
     for line in support::dump(file) {
         let name = line.split(' ').next().unwrap().to_owned();
         by_type.entry(name).or_default().push(line);
@@ -282,13 +282,35 @@ fn events(file: &Path) -> std::collections::HashMap<String, Vec<String>> {
     by_type
 }
 
-fn count(events: &std::collections::HashMap<String, Vec<String>>, name: &str) -> usize {
+fn count(events: &Events, name: &str) -> usize {
     events.get(name).map_or(0, Vec::len)
 }
 
+/// Runs a scenario under the agent with `options` (and a `file=` of its
+/// own), requires it to succeed and its recording to be complete, and
+/// returns its standard output and the recording's events.
+fn record(test: &str, options: &str, args: &[&str]) -> (String, Events) {
+    let file = support::temp_dir(test).join("recording.jfr");
+    let options = format!("file={},{options}", file.display());
+    let output = scenario(options.trim_end_matches(','), &[], args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{test}: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    (stdout, events)
+}
+
+type Events = std::collections::HashMap<String, Vec<String>>;
+
 /// Every sample has exactly one lifetime event, and the agent's own count
 /// of samples matches the events, with none lost.
-fn assert_complete(events: &std::collections::HashMap<String, Vec<String>>) {
+fn assert_complete(events: &Events) {
     let samples = count(events, "jdk.ObjectAllocationSample");
     assert!(samples > 0, "no samples");
     assert_eq!(
@@ -303,22 +325,7 @@ fn assert_complete(events: &std::collections::HashMap<String, Vec<String>>) {
 
 #[test]
 fn interval_zero_samples_every_allocation_exactly() {
-    let dir = support::temp_dir("agent_exact");
-    let file = dir.join("exact.jfr");
-    let output = scenario(
-        &format!("file={},interval=0", file.display()),
-        &[],
-        &["exact"],
-    )
-    .output()
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let events = events(&file);
-    assert_complete(&events);
+    let (_, events) = record("agent_exact", "interval=0", &["exact"]);
     // After the workload's warm-up (see Scenarios.warmUp: the JVM applies
     // interval 0 only once a thread's TLAB and first drawn distance are
     // used up), new int[5][5] x 1000: 1000 outer arrays and 5000 inner ones, all
@@ -349,21 +356,13 @@ fn interval_zero_samples_every_allocation_exactly() {
 
 #[test]
 fn no_sample_is_lost_when_the_ring_is_full() {
-    let dir = support::temp_dir("agent_no_loss");
-    let file = dir.join("busy.jfr");
     // Every allocation of 16 threads through a 4 KiB ring: the threads must
     // wait for the writer, and every sample must arrive.
-    let options = format!("file={},interval=0,ring=4k,depth=16", file.display());
-    let output = scenario(&options, &[], &["threads", "16", "2"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let (_, events) = record(
+        "agent_no_loss",
+        "interval=0,ring=4k,depth=16",
+        &["threads", "16", "2"],
     );
-    let events = events(&file);
-    assert_complete(&events);
     let workers = events["jdk.ObjectAllocationSample"]
         .iter()
         .filter(|l| l.contains("eventThread=thread(\"worker-"))
@@ -381,22 +380,7 @@ fn no_sample_is_lost_when_the_ring_is_full() {
 
 #[test]
 fn live_objects_are_live_and_dropped_ones_are_freed() {
-    let dir = support::temp_dir("agent_liveness");
-    let file = dir.join("live.jfr");
-    let output = scenario(
-        &format!("file={},interval=0", file.display()),
-        &[],
-        &["liveness"],
-    )
-    .output()
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let events = events(&file);
-    assert_complete(&events);
+    let (_, events) = record("agent_liveness", "interval=0", &["liveness"]);
     let lifetimes = &events["heapsampler.ObjectLifetime"];
     let of = |method: &str, live: &str| {
         lifetimes
@@ -423,22 +407,7 @@ fn live_objects_are_live_and_dropped_ones_are_freed() {
 
 #[test]
 fn samples_carry_each_threads_name() {
-    let dir = support::temp_dir("agent_threads");
-    let file = dir.join("threads.jfr");
-    let output = scenario(
-        &format!("file={}", file.display()),
-        &[],
-        &["threads", "8", "16"],
-    )
-    .output()
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let events = events(&file);
-    assert_complete(&events);
+    let (_, events) = record("agent_threads", "", &["threads", "8", "16"]);
     for t in 0..8 {
         let name = format!("eventThread=thread(\"worker-{t}\",");
         let n = events["jdk.ObjectAllocationSample"]
@@ -628,19 +597,11 @@ fn virtual_threads_on_a_newer_jdk_are_sampled_as_themselves() {
 
 #[test]
 fn the_thread_filter_samples_only_matching_threads() {
-    let dir = support::temp_dir("agent_thread_filter");
-    let file = dir.join("filtered.jfr");
-    let options = format!("file={},threads=worker-[02]", file.display());
-    let output = scenario(&options, &[], &["threads", "4", "16"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let (_, events) = record(
+        "agent_thread_filter",
+        "threads=worker-[02]",
+        &["threads", "4", "16"],
     );
-    let events = events(&file);
-    assert_complete(&events);
     let mut per_thread = std::collections::BTreeMap::<String, usize>::new();
     for line in &events["jdk.ObjectAllocationSample"] {
         let name = line
@@ -745,21 +706,7 @@ fn scenario_without_agent(args: &[&str]) -> std::process::Child {
 
 #[test]
 fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
-    let dir = support::temp_dir("agent_unload");
-    let file = dir.join("unload.jfr");
-    let output = scenario(
-        &format!("file={},interval=16k", file.display()),
-        &[],
-        &["unload", "10"],
-    )
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (stdout, events) = record("agent_unload", "interval=16k", &["unload", "10"]);
     let unloaded: u64 = stdout
         .lines()
         .find_map(|l| l.strip_prefix("unloaded "))
@@ -767,8 +714,6 @@ fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
         .parse()
         .unwrap();
     assert!(unloaded > 0, "the JVM must really have unloaded classes");
-    let events = events(&file);
-    assert_complete(&events);
     // Each round allocates about 20 MB in Guest.allocate: its frames are
     // in the recording, resolved while the class was alive or, if not,
     // shown as an unloaded class's method.
