@@ -1,6 +1,6 @@
 //! The JFR reader behind the `heapsampler` command line.
 //!
-//! Being built: [`read`] has the bounds-checked cursor, chunk headers and
-//! the metadata; constant pools, events and the commands come next.
+//! Being built: [`read`] reads chunks (metadata, constant pools, events);
+//! whole files, CSV and the commands come next.
 
 pub mod read;

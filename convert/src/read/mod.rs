@@ -5,9 +5,12 @@
 //! file is checked before it is used; a malformed file is an error naming
 //! the byte offset and what was expected there.
 //!
-//! Being built: the cursor, chunk headers and the metadata; constant pools
-//! and events come next.
+//! [`chunk::Chunk`] reads one chunk: its metadata, its constant pools (the
+//! checkpoint chain), and its events, every value decoded generically by its
+//! class. Reading a whole file chunk by chunk, compressed input and the
+//! commands come next.
 
+pub mod chunk;
 pub mod cursor;
 pub mod metadata;
 

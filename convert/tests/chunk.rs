@@ -1,0 +1,292 @@
+//! The reader on whole chunks: values written by jfr-writer come back
+//! exactly (through the constant pools), and a JDK recording's events are
+//! all read, with the counts the JDK's own `jfr summary` gives.
+
+#[path = "../../jfr-writer/tests/support/mod.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+
+use heapsampler_convert::read::chunk::{Chunk, Value};
+use jfr_writer::{
+    Class, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
+    StackFrame, StackTrace, Thread, Ticks, events,
+};
+
+/// The value of field `name` of `value` (resolved through the pools).
+fn get<'v>(chunk: &'v Chunk<'_>, value: &'v Value, name: &str) -> &'v Value {
+    let Value::Object { class_id, fields } = chunk.resolve(value) else {
+        panic!("{name}: not an object: {value:?}");
+    };
+    let class = chunk.metadata.class(*class_id).unwrap();
+    let index = class
+        .fields
+        .iter()
+        .position(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no field {name} in {}", class.name));
+    chunk.resolve(&fields[index])
+}
+
+/// A symbol's text (a simple type wrapping one string).
+fn symbol(chunk: &Chunk<'_>, value: &Value) -> String {
+    match get(chunk, value, "string") {
+        Value::String(text) => text.clone(),
+        other => panic!("not a symbol: {other:?}"),
+    }
+}
+
+/// Reads every chunk of a file; returns the event counts by type name.
+fn count_events(bytes: &[u8]) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    let mut offset = 0usize;
+    while offset < bytes.len() {
+        let chunk = Chunk::read(&bytes[offset..], offset as u64).unwrap();
+        for event in chunk.events() {
+            let event = event.unwrap();
+            *counts
+                .entry(chunk.metadata.class(event.type_id).unwrap().name.clone())
+                .or_insert(0) += 1;
+        }
+        offset += chunk.size() as usize;
+    }
+    counts
+}
+
+#[test]
+fn values_written_by_jfr_writer_come_back_exactly() {
+    let dir = support::temp_dir("convert_chunk_values");
+    let path = dir.join("values.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let custom = recording
+        .register(
+            EventTypeBuilder::new("test.Values")
+                .with_duration()
+                .field(FieldSpec::new("i", FieldType::Int))
+                .field(FieldSpec::new("f", FieldType::Float))
+                .field(FieldSpec::new("d", FieldType::Double))
+                .field(FieldSpec::new("b", FieldType::Boolean))
+                .field(FieldSpec::new("c", FieldType::Char))
+                .field(FieldSpec::new("s", FieldType::String))
+                .field(FieldSpec::new("pooled", FieldType::String))
+                .field(FieldSpec::new("none", FieldType::String)),
+        )
+        .unwrap();
+    let thread = recording.thread(Thread {
+        os_name: "os-main".into(),
+        os_thread_id: 77,
+        java_name: "main ✓".into(),
+        java_thread_id: 1,
+        group: None,
+    });
+    let name = recording.symbol("java/lang/String");
+    let class = recording.class(Class {
+        class_loader: None,
+        name,
+        package: None,
+        modifiers: 17,
+        hidden: false,
+    });
+    let (method_name, descriptor) = (
+        recording.symbol("valueOf"),
+        recording.symbol("(I)Ljava/lang/String;"),
+    );
+    let method = recording.method(Method {
+        class,
+        name: method_name,
+        descriptor,
+        modifiers: 9,
+        hidden: false,
+    });
+    let stack = recording.stack_trace(StackTrace {
+        truncated: true,
+        frames: vec![StackFrame {
+            method,
+            line_number: 42,
+            bytecode_index: 7,
+            frame_type: FrameType::Inlined,
+        }],
+    });
+    let pooled = recording.string("from the pool");
+    recording
+        .event(&alloc, Ticks(1000))
+        .thread(thread)
+        .stack_trace(stack)
+        .class(class)
+        .long(524_288)
+        .commit()
+        .unwrap();
+    recording
+        .event(&custom, Ticks(2000))
+        .duration(-5)
+        .int(-1)
+        .float(1.5)
+        .double(-2.25)
+        .boolean(true)
+        .char(0x263a)
+        .string(Some("inline"))
+        .pooled_string(pooled)
+        .string(None)
+        .commit()
+        .unwrap();
+    recording.close().unwrap();
+
+    let bytes = std::fs::read(&path).unwrap();
+    let chunk = Chunk::read(&bytes, 0).unwrap();
+    let events: Vec<_> = chunk.events().map(Result::unwrap).collect();
+    assert_eq!(events.len(), 2);
+
+    let sample = Value::Object {
+        class_id: events[0].type_id,
+        fields: events[0].fields.clone(),
+    };
+    assert_eq!(get(&chunk, &sample, "startTime"), &Value::Long(1000));
+    assert_eq!(get(&chunk, &sample, "weight"), &Value::Long(524_288));
+    let thread = get(&chunk, &sample, "eventThread");
+    assert_eq!(
+        get(&chunk, thread, "javaName"),
+        &Value::String("main ✓".into())
+    );
+    assert_eq!(get(&chunk, thread, "osThreadId"), &Value::Long(77));
+    assert_eq!(get(&chunk, thread, "group"), &Value::Null, "key 0 is null");
+    let class = get(&chunk, &sample, "objectClass");
+    assert_eq!(
+        symbol(&chunk, get(&chunk, class, "name")),
+        "java/lang/String"
+    );
+    assert_eq!(get(&chunk, class, "modifiers"), &Value::Int(17));
+    let stack = get(&chunk, &sample, "stackTrace");
+    assert_eq!(get(&chunk, stack, "truncated"), &Value::Boolean(true));
+    let Value::Array(frames) = get(&chunk, stack, "frames") else {
+        panic!("frames")
+    };
+    assert_eq!(frames.len(), 1);
+    let method = get(&chunk, &frames[0], "method");
+    assert_eq!(symbol(&chunk, get(&chunk, method, "name")), "valueOf");
+    assert_eq!(
+        symbol(&chunk, get(&chunk, method, "descriptor")),
+        "(I)Ljava/lang/String;"
+    );
+    assert_eq!(get(&chunk, &frames[0], "lineNumber"), &Value::Int(42));
+    assert_eq!(get(&chunk, &frames[0], "bytecodeIndex"), &Value::Int(7));
+    assert_eq!(
+        get(&chunk, get(&chunk, &frames[0], "type"), "description"),
+        &Value::String("Inlined".into())
+    );
+
+    let custom = Value::Object {
+        class_id: events[1].type_id,
+        fields: events[1].fields.clone(),
+    };
+    for (name, expected) in [
+        ("duration", Value::Long(-5)),
+        ("i", Value::Int(-1)),
+        ("f", Value::Float(1.5)),
+        ("d", Value::Double(-2.25)),
+        ("b", Value::Boolean(true)),
+        ("c", Value::Char(0x263a)),
+        ("s", Value::String("inline".into())),
+        ("pooled", Value::String("from the pool".into())),
+        ("none", Value::Null),
+    ] {
+        assert_eq!(get(&chunk, &custom, name), &expected, "{name}");
+    }
+}
+
+#[test]
+fn every_event_of_a_jdk_recording_is_read_with_the_jdk_counts() {
+    let path = support::jdk_recording();
+    let counts = count_events(&std::fs::read(path).unwrap());
+    let summary = support::summary(path);
+    let mut compared = 0;
+    for line in summary.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() == 3 && words[0].starts_with("jdk.") && words[1].parse::<u64>().is_ok() {
+            let name = words[0];
+            if name == "jdk.Metadata" || name == "jdk.CheckPoint" {
+                continue;
+            }
+            let expected: u64 = words[1].parse().unwrap();
+            assert_eq!(counts.get(name).copied().unwrap_or(0), expected, "{name}");
+            compared += 1;
+        }
+    }
+    assert!(
+        compared > 50,
+        "a JDK profile recording has many event types: {compared}"
+    );
+}
+
+#[test]
+fn every_chunk_of_a_multi_chunk_file_is_read() {
+    let dir = support::temp_dir("convert_chunks");
+    let path = dir.join("chunks.jfr");
+    let mut recording = Recording::create(
+        &path,
+        Options {
+            max_chunk_size: 4096,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let thread = recording.thread(Thread {
+        os_name: "t".into(),
+        os_thread_id: 1,
+        java_name: "t".into(),
+        java_thread_id: 1,
+        group: None,
+    });
+    for i in 0..5000 {
+        recording
+            .event(&alloc, Ticks(i))
+            .thread(thread)
+            .stack_trace(None)
+            .class(None)
+            .long(i)
+            .commit()
+            .unwrap();
+        if i % 500 == 499 {
+            recording.flush().unwrap();
+        }
+    }
+    recording.close().unwrap();
+    let counts = count_events(&std::fs::read(&path).unwrap());
+    assert_eq!(counts.get("jdk.ObjectAllocationSample"), Some(&5000));
+    assert_eq!(
+        support::summary_count(&support::summary(&path), "jdk.ObjectAllocationSample"),
+        5000
+    );
+}
+
+#[test]
+fn corrupt_chunks_give_errors_never_panics() {
+    let bytes = std::fs::read(support::jdk_recording()).unwrap();
+    let read_all = |data: &[u8]| {
+        if let Ok(chunk) = Chunk::read(data, 0) {
+            for event in chunk.events() {
+                if event.is_err() {
+                    break;
+                }
+            }
+        }
+    };
+    // A byte flipped every 61 bytes across the whole file, one at a time,
+    // and cuts every 997 bytes: each must end in a result or an error.
+    let mut data = bytes.clone();
+    for at in (0..bytes.len()).step_by(61) {
+        data[at] ^= 0xa5;
+        read_all(&data);
+        data[at] = bytes[at];
+    }
+    for cut in (0..bytes.len()).step_by(997) {
+        assert!(
+            Chunk::read(&bytes[..cut], 0).is_err(),
+            "a chunk cut at {cut} is incomplete"
+        );
+    }
+}
