@@ -1,6 +1,9 @@
 //! The JFR reader behind the `heapsampler` command line.
 //!
-//! Being built: [`read`] reads chunks (metadata, constant pools, events);
-//! whole files, CSV and the commands come next.
+//! - [`read`]: recordings read chunk by chunk, by their own metadata.
+//! - [`summary`]: `heapsampler summary`.
+//!
+//! CSV conversion and the other commands come next.
 
 pub mod read;
+pub mod summary;

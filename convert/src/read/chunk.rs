@@ -61,6 +61,8 @@ pub enum Value {
 pub struct Event {
     /// The file offset of the event.
     pub offset: u64,
+    /// The event's size in bytes.
+    pub size: u64,
     /// The event type's class id.
     pub type_id: u64,
     /// The field values, in the metadata's field order.
@@ -328,6 +330,7 @@ impl Events<'_, '_> {
         match self.chunk.read_value(&mut event, class, 0)? {
             Value::Object { fields, .. } => Ok(Some(Event {
                 offset,
+                size,
                 type_id,
                 fields,
             })),

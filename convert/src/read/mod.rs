@@ -12,6 +12,7 @@
 
 pub mod chunk;
 pub mod cursor;
+pub mod file;
 pub mod metadata;
 
 use jfr_writer::format::{ChunkHeader, HEADER_SIZE};

@@ -1,0 +1,208 @@
+//! A recording file, read one chunk at a time: memory follows the largest
+//! chunk, not the file. Compressed recordings (zstd, gzip) are recognised by
+//! their first bytes, not their name. A last chunk cut short (a JVM killed
+//! while writing) ends the reading with a warning, after every complete
+//! chunk.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use jfr_writer::format::{ChunkHeader, HEADER_SIZE, MAGIC};
+
+use super::ReadError;
+
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Why a file could not be read at all, or a chunk of it.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The file's content is not a valid recording.
+    #[error("{}: {source}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Where and what.
+        source: ReadError,
+    },
+}
+
+/// How the recording's bytes were stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// Plain JFR.
+    Plain,
+    /// zstd-compressed (what the agent writes for `.jfr.zst`).
+    Zstd,
+    /// gzip-compressed.
+    Gzip,
+}
+
+/// A chunk's bytes and where it starts in the (uncompressed) recording.
+#[derive(Debug)]
+pub struct RawChunk {
+    /// The chunk's offset in the uncompressed recording.
+    pub offset: u64,
+    /// The chunk's bytes, header included.
+    pub bytes: Vec<u8>,
+}
+
+/// A recording being read chunk by chunk.
+pub struct RecordingFile {
+    path: PathBuf,
+    container: Container,
+    input: Box<dyn Read>,
+    /// Bytes of the uncompressed recording read so far.
+    offset: u64,
+    /// Set when the last chunk was cut short: how many bytes it had.
+    truncated: Option<(u64, u64)>,
+}
+
+impl std::fmt::Debug for RecordingFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingFile")
+            .field("path", &self.path)
+            .field("container", &self.container)
+            .field("offset", &self.offset)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordingFile {
+    /// Opens a recording, plain or compressed.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, FileError> {
+        let path = path.as_ref().to_owned();
+        let io_error = |source| FileError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = File::open(&path).map_err(io_error)?;
+        let mut magic = [0u8; 4];
+        let read = read_up_to(&mut file, &mut magic).map_err(io_error)?;
+        let file = io::Cursor::new(magic[..read].to_vec()).chain(file);
+        let (container, input): (Container, Box<dyn Read>) = if magic == ZSTD_MAGIC {
+            let decoder = zstd::Decoder::new(file).map_err(io_error)?;
+            (Container::Zstd, Box::new(decoder))
+        } else if magic[..2] == GZIP_MAGIC {
+            (
+                Container::Gzip,
+                Box::new(flate2::read::MultiGzDecoder::new(file)),
+            )
+        } else if magic == MAGIC || read < 4 {
+            (
+                Container::Plain,
+                Box::new(BufReader::with_capacity(1 << 20, file)),
+            )
+        } else {
+            return Err(FileError::Malformed {
+                path,
+                source: ReadError::Malformed {
+                    offset: 0,
+                    expected: "a JFR recording (\"FLR\\0\"), or one compressed with zstd or gzip"
+                        .to_owned(),
+                },
+            });
+        };
+        Ok(Self {
+            path,
+            container,
+            input,
+            offset: 0,
+            truncated: None,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How the file is stored.
+    pub fn container(&self) -> Container {
+        self.container
+    }
+
+    /// After reading stopped at a chunk cut short: its offset and how many
+    /// of its bytes were there.
+    pub fn truncated(&self) -> Option<(u64, u64)> {
+        self.truncated
+    }
+
+    /// The next chunk's bytes; `None` at the end of the file, or after a
+    /// chunk cut short (see [`truncated`](Self::truncated)).
+    pub fn next_chunk(&mut self) -> Result<Option<RawChunk>, FileError> {
+        let offset = self.offset;
+        let mut header = vec![0u8; HEADER_SIZE];
+        let got = read_up_to(&mut self.input, &mut header).map_err(|source| self.io(source))?;
+        if got == 0 {
+            return Ok(None);
+        }
+        if got < HEADER_SIZE {
+            self.truncated = Some((offset, got as u64));
+            return Ok(None);
+        }
+        let decoded = ChunkHeader::decode(&header)
+            .ok_or_else(|| self.malformed(offset, "the chunk magic \"FLR\\0\""))?;
+        let size = decoded.chunk_size;
+        if size < HEADER_SIZE as u64 {
+            return Err(self.malformed(
+                offset + 8,
+                &format!("a chunk size of at least {HEADER_SIZE}, found {size}"),
+            ));
+        }
+        // Read the rest as it arrives: the allocation follows the bytes
+        // really there, never the size the header claims.
+        let mut bytes = header;
+        let rest = size - HEADER_SIZE as u64;
+        let read = (&mut self.input)
+            .take(rest)
+            .read_to_end(&mut bytes)
+            .map_err(|source| self.io(source))?;
+        self.offset += HEADER_SIZE as u64 + read as u64;
+        if (read as u64) < rest {
+            self.truncated = Some((offset, HEADER_SIZE as u64 + read as u64));
+            return Ok(None);
+        }
+        Ok(Some(RawChunk { offset, bytes }))
+    }
+
+    fn io(&self, source: io::Error) -> FileError {
+        FileError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn malformed(&self, offset: u64, expected: &str) -> FileError {
+        FileError::Malformed {
+            path: self.path.clone(),
+            source: ReadError::Malformed {
+                offset,
+                expected: expected.to_owned(),
+            },
+        }
+    }
+}
+
+/// Reads until `buffer` is full or the input ends; returns the bytes read.
+fn read_up_to(input: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match input.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}

@@ -1,0 +1,170 @@
+//! `heapsampler summary` against the JDK's own `jfr summary`, on plain,
+//! compressed and truncated recordings.
+
+#[path = "../../jfr-writer/tests/support/mod.rs"]
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use jfr_writer::{Options, Recording, Thread, Ticks, events};
+
+fn heapsampler(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `Event Type  Count  Size` rows of either tool's summary, for the types
+/// with events (`jfr summary` also lists declared types with none).
+fn rows(text: &str) -> Vec<(String, u64, u64)> {
+    let mut rows: Vec<_> = text
+        .lines()
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                [name, count, size] if name.contains('.') => {
+                    Some(((*name).to_owned(), count.parse().ok()?, size.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .filter(|(name, count, _)| *count > 0 && name != "jdk.Metadata" && name != "jdk.CheckPoint")
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn summary_of(path: &Path) -> String {
+    let output = heapsampler(&["summary", path.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// A three-chunk recording from jfr-writer.
+fn multi_chunk(path: &Path) {
+    let mut recording = Recording::create(
+        path,
+        Options {
+            max_chunk_size: 16 * 1024,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let thread = recording.thread(Thread {
+        os_name: "t".into(),
+        os_thread_id: 1,
+        java_name: "t".into(),
+        java_thread_id: 1,
+        group: None,
+    });
+    for i in 0..6000 {
+        recording
+            .event(&alloc, Ticks(i))
+            .thread(thread)
+            .stack_trace(None)
+            .class(None)
+            .long(i)
+            .commit()
+            .unwrap();
+        if i % 1000 == 999 {
+            recording.flush().unwrap();
+        }
+    }
+    recording.close().unwrap();
+}
+
+#[test]
+fn counts_and_sizes_match_jfr_summary() {
+    let dir = support::temp_dir("convert_summary");
+    let ours = dir.join("ours.jfr");
+    multi_chunk(&ours);
+    for path in [ours.as_path(), support::jdk_recording()] {
+        let mine = summary_of(path);
+        assert_eq!(
+            rows(&mine),
+            rows(&support::summary(path)),
+            "{}",
+            path.display()
+        );
+        assert!(!rows(&mine).is_empty());
+    }
+    assert!(summary_of(&ours).contains(" Chunks: "));
+}
+
+#[test]
+fn compressed_recordings_are_recognised_by_content() {
+    let dir = support::temp_dir("convert_summary_compressed");
+    let plain = dir.join("plain.jfr");
+    multi_chunk(&plain);
+    let bytes = std::fs::read(&plain).unwrap();
+    // Names that do not say what is inside.
+    let zst = dir.join("recording.bin");
+    std::fs::write(&zst, zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
+    let gz = dir.join("recording.data");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    encoder.write_all(&bytes).unwrap();
+    encoder.finish().unwrap();
+    let expected = rows(&summary_of(&plain));
+    for (path, label) in [(&zst, "zstd-compressed"), (&gz, "gzip-compressed")] {
+        let text = summary_of(path);
+        assert!(text.contains(label), "{text}");
+        assert_eq!(rows(&text), expected, "{label}");
+    }
+}
+
+#[test]
+fn a_truncated_last_chunk_warns_and_the_rest_is_summarised() {
+    let dir = support::temp_dir("convert_summary_truncated");
+    let full = dir.join("full.jfr");
+    multi_chunk(&full);
+    let bytes = std::fs::read(&full).unwrap();
+    let first = jfr_writer::format::ChunkHeader::decode(&bytes)
+        .unwrap()
+        .chunk_size as usize;
+    let cut = dir.join("cut.jfr");
+    std::fs::write(&cut, &bytes[..first + 100]).unwrap();
+    let output = heapsampler(&["summary", cut.to_str().unwrap()]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the last chunk (at byte {first}) is cut short after 100 bytes"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one warning: {stderr}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains(" Chunks: 1"));
+}
+
+#[test]
+fn bad_input_exits_1_and_bad_usage_exits_2() {
+    let dir = support::temp_dir("convert_summary_errors");
+    let not_jfr = dir.join("notes.txt");
+    std::fs::write(&not_jfr, "hello, not a recording").unwrap();
+    let output = heapsampler(&["summary", not_jfr.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("notes.txt: at byte 0: expected a JFR recording"),
+        "{stderr}"
+    );
+    assert_eq!(
+        heapsampler(&["summary", "/no/such/file.jfr"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(heapsampler(&["summary"]).status.code(), Some(2));
+    assert_eq!(heapsampler(&["frobnicate"]).status.code(), Some(2));
+}
