@@ -2,8 +2,10 @@
 //!
 //! - [`read`]: recordings read chunk by chunk, by their own metadata.
 //! - [`summary`]: `heapsampler summary`.
+//! - [`export`]: `heapsampler convert`, events to CSV.
 //!
-//! CSV conversion and the other commands come next.
+//! The other commands come next.
 
+pub mod export;
 pub mod read;
 pub mod summary;

@@ -4,7 +4,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
 use clap::{Parser, Subcommand};
+use heapsampler_convert::export::{ExportError, write_csv};
+use heapsampler_convert::read::chunk::Chunk;
+use heapsampler_convert::read::file::{FileError, RecordingFile};
 use heapsampler_convert::summary::summarize;
 
 /// A low-overhead heap-allocation profiler for the JVM.
@@ -22,7 +29,7 @@ use heapsampler_convert::summary::summarize;
     arg_required_else_help = true
 )]
 #[command(after_help = "\
-Coming with later releases: record, attach, detach, demo, convert and top.
+Coming with later releases: record, attach, detach, demo and top.
 Exit codes: 0 success, 1 bad input (a file that cannot be read), 2 bad usage.")]
 struct Cli {
     #[command(subcommand)]
@@ -40,6 +47,122 @@ enum Command {
         /// The recording.
         file: PathBuf,
     },
+    /// Convert events to CSV: one row per event, one column per field.
+    ///
+    /// Threads become their names, classes their Java names (int[],
+    /// java.lang.String), stack traces their frames top first as
+    /// pkg.Class.method(line) joined with ';', times ISO-8601 UTC with
+    /// nanoseconds, durations nanoseconds. With one event type the output is
+    /// one CSV file; with several, a folder with one TYPE.csv each.
+    Convert {
+        /// The recording (plain, zstd or gzip).
+        file: PathBuf,
+        /// Where to write: a file for one event type (`-`: standard
+        /// output), a folder for several. Default: next to the recording.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Only these event types, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        events: Vec<String>,
+        /// Keep at most this many frames of each stack trace.
+        #[arg(long, default_value_t = 64)]
+        stack_depth: usize,
+    },
+}
+
+/// Where CSV goes: one writer for a single event type, or a folder with a
+/// file per type.
+enum Destination {
+    Single(Option<Box<dyn Write>>),
+    Folder(PathBuf),
+}
+
+fn create(path: &std::path::Path) -> Result<Box<dyn Write>, String> {
+    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    Ok(Box::new(BufWriter::new(file)))
+}
+
+fn convert(
+    file: &std::path::Path,
+    output: Option<PathBuf>,
+    events: &[String],
+    stack_depth: usize,
+) -> Result<(), String> {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("recording");
+    let stem = name.split('.').next().unwrap_or("recording");
+    let mut destination = match (output, events.len() == 1) {
+        (Some(path), true) if path.as_os_str() == "-" => {
+            Destination::Single(Some(Box::new(BufWriter::new(io::stdout()))))
+        }
+        (Some(path), false) if path.as_os_str() == "-" => {
+            return Err(
+                "several event types cannot go to standard output: name one with --events"
+                    .to_owned(),
+            );
+        }
+        (Some(path), true) => Destination::Single(Some(create(&path)?)),
+        (None, true) => {
+            Destination::Single(Some(create(&file.with_file_name(format!("{stem}.csv")))?))
+        }
+        (Some(folder), false) => Destination::Folder(folder),
+        (None, false) => Destination::Folder(file.with_file_name(format!("{stem}-csv"))),
+    };
+    if let Destination::Folder(folder) = &destination {
+        std::fs::create_dir_all(folder)
+            .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    }
+    let mut open = |type_name: &str| -> io::Result<Box<dyn Write>> {
+        match &mut destination {
+            Destination::Single(writer) => writer
+                .take()
+                .ok_or_else(|| io::Error::other("one output for one event type")),
+            Destination::Folder(folder) => Ok(Box::new(BufWriter::new(File::create(
+                folder.join(format!("{type_name}.csv")),
+            )?))),
+        }
+    };
+    let wanted = |type_name: &str| events.is_empty() || events.iter().any(|e| e == type_name);
+    let mut writers: HashMap<String, csv::Writer<Box<dyn Write>>> = HashMap::new();
+    let mut rows = HashMap::new();
+    let mut recording = RecordingFile::open(file).map_err(|e| e.to_string())?;
+    while let Some(raw) = recording.next_chunk().map_err(|e| e.to_string())? {
+        let chunk = Chunk::read(&raw.bytes, raw.offset).map_err(|source| {
+            FileError::Malformed {
+                path: file.to_owned(),
+                source,
+            }
+            .to_string()
+        })?;
+        write_csv(
+            &chunk,
+            &wanted,
+            stack_depth,
+            &mut writers,
+            &mut open,
+            &mut rows,
+        )
+        .map_err(|e: ExportError| format!("{}: {e}", file.display()))?;
+    }
+    for writer in writers.values_mut() {
+        writer.flush().map_err(|e| format!("writing CSV: {e}"))?;
+    }
+    if let Some((offset, bytes)) = recording.truncated() {
+        eprintln!(
+            "heapsampler: warning: {}: the last chunk (at byte {offset}) is cut short after {bytes} bytes; \
+             converted the complete chunks before it",
+            file.display()
+        );
+    }
+    if rows.is_empty() {
+        eprintln!(
+            "heapsampler: {}: no events of the requested types",
+            file.display()
+        );
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -59,6 +182,18 @@ fn main() -> ExitCode {
             }
             Err(error) => {
                 eprintln!("heapsampler: {error}");
+                ExitCode::from(1)
+            }
+        },
+        Command::Convert {
+            file,
+            output,
+            events,
+            stack_depth,
+        } => match convert(&file, output, &events, stack_depth) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("heapsampler: {message}");
                 ExitCode::from(1)
             }
         },
