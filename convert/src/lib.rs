@@ -3,9 +3,11 @@
 //! - [`read`]: recordings read chunk by chunk, by their own metadata.
 //! - [`summary`]: `heapsampler summary`.
 //! - [`export`]: `heapsampler convert`, events to CSV.
+//! - [`top`]: `heapsampler top`, where the bytes go.
 //!
 //! The other commands come next.
 
 pub mod export;
 pub mod read;
 pub mod summary;
+pub mod top;

@@ -13,6 +13,7 @@ use heapsampler_convert::export::{ExportError, write_csv};
 use heapsampler_convert::read::chunk::Chunk;
 use heapsampler_convert::read::file::{FileError, RecordingFile};
 use heapsampler_convert::summary::summarize;
+use heapsampler_convert::top::{self, GroupBy, Query};
 
 /// A low-overhead heap-allocation profiler for the JVM.
 ///
@@ -46,6 +47,28 @@ enum Command {
     Summary {
         /// The recording.
         file: PathBuf,
+    },
+    /// The top allocation sites (or classes, or threads) by estimated bytes.
+    ///
+    /// Sums sample weights, the allocated bytes each sample stands for, from
+    /// jdk.ObjectAllocationSample (any recording, ours or the JDK's); with
+    /// --live, from heapsampler.ObjectLifetime events still live at the end:
+    /// what the heap held, and who allocated it.
+    Top {
+        /// The recording.
+        file: PathBuf,
+        /// Group by allocation site (the top frame), class or thread.
+        #[arg(long, value_enum, default_value_t = GroupBy::Site)]
+        by: GroupBy,
+        /// Only objects still live when the recording ended.
+        #[arg(long)]
+        live: bool,
+        /// With --live: only objects that outlived at least this many collections.
+        #[arg(long, default_value_t = 0, requires = "live")]
+        min_gcs: u64,
+        /// How many lines.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        limit: usize,
     },
     /// Convert events to CSV: one row per event, one column per field.
     ///
@@ -178,6 +201,22 @@ fn main() -> ExitCode {
                         file.display()
                     );
                 }
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("heapsampler: {error}");
+                ExitCode::from(1)
+            }
+        },
+        Command::Top {
+            file,
+            by,
+            live,
+            min_gcs,
+            limit,
+        } => match top::top(&file, Query { by, live, min_gcs }) {
+            Ok((entries, total)) => {
+                print!("{}", top::render(&entries, total, limit));
                 ExitCode::SUCCESS
             }
             Err(error) => {

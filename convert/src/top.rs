@@ -1,0 +1,178 @@
+//! `heapsampler top`: where the bytes go. Sums the sample weights (the
+//! allocated bytes each sample stands for) by allocation site, class or
+//! thread, from `jdk.ObjectAllocationSample` (any recording, ours or the
+//! JDK's) or, for what is still live, from `heapsampler.ObjectLifetime`
+//! events with `live = true`.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::export::Flattener;
+use crate::read::chunk::Chunk;
+use crate::read::file::{FileError, RecordingFile};
+
+/// What to group by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupBy {
+    /// The allocating frame: `pkg.Class.method(line)`.
+    Site,
+    /// The allocated object's class.
+    Class,
+    /// The allocating thread.
+    Thread,
+}
+
+/// One line of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The site, class or thread.
+    pub key: String,
+    /// Sum of the weights: the estimated bytes.
+    pub bytes: f64,
+    /// Samples behind the estimate.
+    pub samples: u64,
+}
+
+/// The question asked.
+#[derive(Debug, Clone, Copy)]
+pub struct Query {
+    /// What to group by.
+    pub by: GroupBy,
+    /// Only objects still live at the end (our ObjectLifetime events).
+    pub live: bool,
+    /// With `live`: only objects that outlived at least this many collections.
+    pub min_gcs: u64,
+}
+
+/// Sums the weights of a recording's samples; returns entries, largest
+/// first, and the total.
+pub fn top(path: &Path, query: Query) -> Result<(Vec<Entry>, f64), FileError> {
+    let event_type = if query.live {
+        "heapsampler.ObjectLifetime"
+    } else {
+        "jdk.ObjectAllocationSample"
+    };
+    let column = match query.by {
+        GroupBy::Site => "stackTrace",
+        GroupBy::Class => "objectClass",
+        GroupBy::Thread => "eventThread",
+    };
+    let mut file = RecordingFile::open(path)?;
+    let malformed = |source| FileError::Malformed {
+        path: path.to_owned(),
+        source,
+    };
+    let mut totals: HashMap<String, (f64, u64)> = HashMap::new();
+    while let Some(raw) = file.next_chunk()? {
+        let chunk = Chunk::read(&raw.bytes, raw.offset).map_err(malformed)?;
+        let Some(class) = chunk.metadata.class_named(event_type) else {
+            continue;
+        };
+        let index = |name: &str| class.fields.iter().position(|f| f.name == name);
+        let (Some(key_at), Some(weight_at)) = (index(column), index("weight")) else {
+            continue;
+        };
+        let (live_at, gcs_at) = (index("live"), index("gcsSurvived"));
+        // The top frame is the allocation site.
+        let flattener = Flattener::new(&chunk, 1);
+        for event in chunk.events() {
+            let event = event.map_err(malformed)?;
+            if event.type_id != class.id {
+                continue;
+            }
+            let row = flattener.row(&event);
+            if query.live {
+                let live = live_at.is_some_and(|i| row[i] == "true");
+                let gcs: u64 = gcs_at.and_then(|i| row[i].parse().ok()).unwrap_or(0);
+                if !live || gcs < query.min_gcs {
+                    continue;
+                }
+            }
+            let weight: f64 = row[weight_at].parse().unwrap_or(0.0);
+            let key = if row[key_at].is_empty() {
+                "(unknown)".to_owned()
+            } else {
+                row[key_at].clone()
+            };
+            let total = totals.entry(key).or_insert((0.0, 0));
+            total.0 += weight;
+            total.1 += 1;
+        }
+    }
+    let sum = totals.values().map(|t| t.0).sum();
+    let mut entries: Vec<Entry> = totals
+        .into_iter()
+        .map(|(key, (bytes, samples))| Entry {
+            key,
+            bytes,
+            samples,
+        })
+        .collect();
+    entries.sort_by(|a, b| b.bytes.total_cmp(&a.bytes).then_with(|| a.key.cmp(&b.key)));
+    Ok((entries, sum))
+}
+
+/// Bytes for people: `1.5 GB`, `340.2 MB`, `12.0 kB`, `512 B`.
+pub fn human_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
+    if bytes < 1000.0 {
+        return format!("{bytes:.0} B");
+    }
+    let mut value = bytes;
+    let mut unit = "B";
+    for next in UNITS {
+        if value < 1000.0 {
+            break;
+        }
+        value /= 1000.0;
+        unit = next;
+    }
+    format!("{value:.1} {unit}")
+}
+
+/// The table: rank, estimated bytes, share, samples, key.
+pub fn render(entries: &[Entry], total: f64, limit: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>4} {:>10} {:>7} {:>8}  where",
+        "#", "bytes", "share", "samples"
+    );
+    for (rank, entry) in entries.iter().take(limit).enumerate() {
+        let share = if total > 0.0 {
+            100.0 * entry.bytes / total
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "{:>4} {:>10} {:>6.1}% {:>8}  {}",
+            rank + 1,
+            human_bytes(entry.bytes),
+            share,
+            entry.samples,
+            entry.key
+        );
+    }
+    let samples: u64 = entries.iter().map(|e| e.samples).sum();
+    let _ = writeln!(
+        out,
+        "total: {} estimated from {samples} samples",
+        human_bytes(total)
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_read_like_jfr_prints_them() {
+        assert_eq!(human_bytes(512.0), "512 B");
+        assert_eq!(human_bytes(12_000.0), "12.0 kB");
+        assert_eq!(human_bytes(1_048_576.0), "1.0 MB");
+        assert_eq!(human_bytes(3.4e9), "3.4 GB");
+    }
+}

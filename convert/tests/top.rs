@@ -1,0 +1,204 @@
+//! `heapsampler top` on recordings with known weights: exact sums, order
+//! and shares, by site, class and thread, and for what is still live.
+
+#[path = "../../jfr-writer/tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use jfr_writer::{
+    Class, FrameType, Method, Options, Recording, StackFrame, StackTrace, Thread, Ticks, events,
+};
+
+fn top(path: &Path, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .arg("top")
+        .arg(path)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// `(bytes, share, samples, where)` of each table line.
+fn lines(table: &str) -> Vec<(String, String, String, String)> {
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("total"))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            (
+                format!("{} {}", words[1], words[2]),
+                words[3].to_owned(),
+                words[4].to_owned(),
+                words[5..].join(" "),
+            )
+        })
+        .collect()
+}
+
+/// Samples of three sites, classes and threads with weights 6, 3 and 1 MB
+/// (each site on its own class and thread), plus lifetimes: the first
+/// site's objects live after 5 collections, the second's live after 1,
+/// the third's freed.
+fn recording(path: &Path) {
+    let mut recording = Recording::create(path, Options::default()).unwrap();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let lifetime = recording.register(events::object_lifetime()).unwrap();
+    for (n, (site, class_name, weight, live, gcs)) in [
+        ("Cache.fill", "[B", 2_000_000i64, true, 5),
+        ("Parser.token", "java/lang/String", 1_000_000, true, 1),
+        ("Log.line", "java/lang/StringBuilder", 500_000, false, 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let thread = recording.thread(Thread {
+            os_name: format!("worker-{n}"),
+            os_thread_id: 100 + n as i64,
+            java_name: format!("worker-{n}"),
+            java_thread_id: n as i64,
+            group: None,
+        });
+        let name = recording.symbol(class_name);
+        let class = recording.class(Class {
+            class_loader: None,
+            name,
+            package: None,
+            modifiers: 0,
+            hidden: false,
+        });
+        let (owner, method) = site.split_once('.').unwrap();
+        let owner_name = recording.symbol(owner);
+        let owner = recording.class(Class {
+            class_loader: None,
+            name: owner_name,
+            package: None,
+            modifiers: 0,
+            hidden: false,
+        });
+        let (method_name, descriptor) = (recording.symbol(method), recording.symbol("()V"));
+        let method = recording.method(Method {
+            class: owner,
+            name: method_name,
+            descriptor,
+            modifiers: 0,
+            hidden: false,
+        });
+        let stack = recording.stack_trace(StackTrace {
+            truncated: false,
+            frames: vec![StackFrame {
+                method,
+                line_number: 10 + n as i32,
+                bytecode_index: 0,
+                frame_type: FrameType::Unknown,
+            }],
+        });
+        // Weights 6, 3 and 1.5 MB: each sample three times.
+        for i in 0..3 {
+            recording
+                .event(&alloc, Ticks(i))
+                .thread(thread)
+                .stack_trace(stack)
+                .class(class)
+                .long(weight)
+                .commit()
+                .unwrap();
+            recording
+                .event(&lifetime, Ticks(i))
+                .duration(1)
+                .thread(thread)
+                .stack_trace(stack)
+                .class(class)
+                .long(64)
+                .long(weight)
+                .boolean(live)
+                .int(gcs)
+                .int(if live { 0 } else { 1 })
+                .commit()
+                .unwrap();
+        }
+    }
+    recording.close().unwrap();
+}
+
+#[test]
+fn sums_weights_by_site_class_and_thread() {
+    let dir = support::temp_dir("convert_top");
+    let path = dir.join("known.jfr");
+    recording(&path);
+    let expect = |rows: [(&str, &str, &str); 3]| -> Vec<(String, String, String, String)> {
+        rows.iter()
+            .zip(["6.0 MB", "3.0 MB", "1.5 MB"])
+            .map(|((share, samples, place), bytes)| {
+                (
+                    bytes.to_owned(),
+                    (*share).to_owned(),
+                    (*samples).to_owned(),
+                    (*place).to_owned(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        lines(&top(&path, &[])),
+        expect([
+            ("57.1%", "3", "Cache.fill(10)"),
+            ("28.6%", "3", "Parser.token(11)"),
+            ("14.3%", "3", "Log.line(12)")
+        ])
+    );
+    assert_eq!(
+        lines(&top(&path, &["--by", "class"])),
+        expect([
+            ("57.1%", "3", "byte[]"),
+            ("28.6%", "3", "java.lang.String"),
+            ("14.3%", "3", "java.lang.StringBuilder")
+        ])
+    );
+    assert_eq!(
+        lines(&top(&path, &["--by", "thread"])),
+        expect([
+            ("57.1%", "3", "worker-0"),
+            ("28.6%", "3", "worker-1"),
+            ("14.3%", "3", "worker-2")
+        ])
+    );
+    assert!(top(&path, &[]).contains("total: 10.5 MB estimated from 9 samples"));
+    assert_eq!(lines(&top(&path, &["-n", "1"])).len(), 1);
+}
+
+#[test]
+fn live_objects_and_the_collections_they_outlived() {
+    let dir = support::temp_dir("convert_top_live");
+    let path = dir.join("known.jfr");
+    recording(&path);
+    let live = lines(&top(&path, &["--live"]));
+    assert_eq!(live.len(), 2, "the freed site is not live: {live:?}");
+    assert_eq!(live[0].3, "Cache.fill(10)");
+    assert_eq!(live[0].1, "66.7%");
+    let old = lines(&top(&path, &["--live", "--min-gcs", "2"]));
+    assert_eq!(
+        old.len(),
+        1,
+        "only the objects that outlived 5 collections: {old:?}"
+    );
+    assert_eq!(old[0].3, "Cache.fill(10)");
+    // --min-gcs makes sense only with --live.
+    let usage = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .arg("top")
+        .arg(&path)
+        .args(["--min-gcs", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+}
