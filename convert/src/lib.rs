@@ -4,10 +4,12 @@
 //! - [`summary`]: `heapsampler summary`.
 //! - [`export`]: `heapsampler convert`, events to CSV.
 //! - [`top`]: `heapsampler top`, where the bytes go.
+//! - [`record`]: `heapsampler record -- java ...`.
 //!
 //! The other commands come next.
 
 pub mod export;
 pub mod read;
+pub mod record;
 pub mod summary;
 pub mod top;

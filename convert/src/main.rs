@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 use heapsampler_convert::export::{ExportError, write_csv};
 use heapsampler_convert::read::chunk::Chunk;
 use heapsampler_convert::read::file::{FileError, RecordingFile};
+use heapsampler_convert::record;
 use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, GroupBy, Query};
 
@@ -39,6 +40,33 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run a Java program with the agent, then say where the recording is.
+    ///
+    /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
+    /// The program's exit code is passed through.
+    Record {
+        /// The recording to write.
+        #[arg(short, long, default_value = "heapsampler.jfr")]
+        output: PathBuf,
+        /// Mean bytes between samples (k, m, g suffixes; 0: every allocation).
+        #[arg(long, default_value = "512k")]
+        interval: String,
+        /// Stack frames kept per sample.
+        #[arg(long, default_value_t = 64)]
+        depth: usize,
+        /// Do not track whether sampled objects stay live.
+        #[arg(long)]
+        no_live: bool,
+        /// At most about this many samples per second.
+        #[arg(long)]
+        rate: Option<f64>,
+        /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
+        #[arg(long)]
+        agent: Option<PathBuf>,
+        /// The program: `java` and its arguments.
+        #[arg(last = true, required = true)]
+        program: Vec<String>,
+    },
     /// Summarise a recording: chunks, time span, events by type, and for
     /// heapsampler recordings the agent's counters (samples, lost, waits).
     ///
@@ -208,6 +236,35 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Record {
+            output,
+            interval,
+            depth,
+            no_live,
+            rate,
+            agent,
+            program,
+        } => {
+            let result = record::find_agent(agent.as_deref()).and_then(|agent| {
+                let options = record::agent_options(&output, &interval, depth, !no_live, rate);
+                record::run(&agent, &options, &program)
+            });
+            match result {
+                Ok(code) => {
+                    match record::report(&output) {
+                        Ok(report) => report
+                            .lines()
+                            .for_each(|line| eprintln!("heapsampler: {line}")),
+                        Err(error) => eprintln!("heapsampler: no readable recording: {error}"),
+                    }
+                    ExitCode::from(code.clamp(0, 255) as u8)
+                }
+                Err(message) => {
+                    eprintln!("heapsampler: {message}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Command::Top {
             file,
             by,

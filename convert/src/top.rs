@@ -117,7 +117,8 @@ pub fn top(path: &Path, query: Query) -> Result<(Vec<Entry>, f64), FileError> {
 pub fn human_bytes(bytes: f64) -> String {
     const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
     if bytes < 1000.0 {
-        return format!("{bytes:.0} B");
+        // abs: an empty sum of floats is -0.0.
+        return format!("{:.0} B", bytes.abs());
     }
     let mut value = bytes;
     let mut unit = "B";
@@ -171,6 +172,7 @@ mod tests {
     #[test]
     fn bytes_read_like_jfr_prints_them() {
         assert_eq!(human_bytes(512.0), "512 B");
+        assert_eq!(human_bytes([].iter().sum::<f64>()), "0 B");
         assert_eq!(human_bytes(12_000.0), "12.0 kB");
         assert_eq!(human_bytes(1_048_576.0), "1.0 MB");
         assert_eq!(human_bytes(3.4e9), "3.4 GB");

@@ -1,0 +1,128 @@
+//! `heapsampler record -- java ...`: runs a Java program with the agent and
+//! says where the recording is and what it holds.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::summary::summarize;
+use crate::top::{self, GroupBy, Query};
+
+/// The agent library's file name.
+pub const AGENT_FILE: &str = "libheapsampler.so";
+
+/// Finds the agent: `--agent`, then `$HEAPSAMPLER_AGENT`, then next to this
+/// executable (where `cargo build --release` puts both).
+pub fn find_agent(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(path) = explicit {
+        // Asked for by name: that one or an error, never a fallback.
+        return if path.is_file() {
+            Ok(path.to_owned())
+        } else {
+            Err(format!("--agent {}: no such file", path.display()))
+        };
+    }
+    let candidates: Vec<PathBuf> = std::env::var_os("HEAPSAMPLER_AGENT")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(
+            std::env::current_exe()
+                .ok()
+                .and_then(|exe| Some(exe.parent()?.join(AGENT_FILE))),
+        )
+        .collect();
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            format!(
+                "cannot find {AGENT_FILE} (looked at {}): build it with `cargo build --release`, \
+             or give its path with --agent or HEAPSAMPLER_AGENT",
+                candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+/// The agent's option string for a recording.
+pub fn agent_options(
+    output: &Path,
+    interval: &str,
+    depth: usize,
+    live: bool,
+    rate: Option<f64>,
+) -> String {
+    let mut options = format!(
+        "file={},interval={interval},depth={depth},live={live}",
+        output.display()
+    );
+    if let Some(rate) = rate {
+        options.push_str(&format!(",rate={rate}"));
+    }
+    options
+}
+
+/// Runs `program` (a `java` command line) with the agent; returns the
+/// program's exit code (128 + signal if a signal ended it).
+pub fn run(agent: &Path, options: &str, program: &[String]) -> Result<i32, String> {
+    let (java, args) = program
+        .split_first()
+        .ok_or("no program to run: give one after --, such as `-- java -jar app.jar`")?;
+    let status = Command::new(java)
+        .arg(format!("-agentpath:{}={options}", agent.display()))
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot run {java}: {e}"))?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// Three lines about a finished recording: where, how much, and the top site.
+pub fn report(path: &Path) -> Result<String, String> {
+    let summary = summarize(path).map_err(|e| e.to_string())?;
+    let samples = summary
+        .types
+        .get("jdk.ObjectAllocationSample")
+        .map_or(0, |t| t.count);
+    let seconds = match (summary.start_nanos, summary.end_nanos) {
+        (Some(start), Some(end)) => (end - start) as f64 / 1e9,
+        _ => 0.0,
+    };
+    let query = |live| Query {
+        by: GroupBy::Site,
+        live,
+        min_gcs: 0,
+    };
+    let (sites, allocated) = top::top(path, query(false)).map_err(|e| e.to_string())?;
+    let (_, live) = top::top(path, query(true)).map_err(|e| e.to_string())?;
+    let mut lines = vec![
+        format!(
+            "recording: {} ({:.1} s, {} chunk(s))",
+            path.display(),
+            seconds,
+            summary.chunks
+        ),
+        format!(
+            "{samples} allocation samples: about {} allocated, {} still live at the end",
+            top::human_bytes(allocated),
+            top::human_bytes(live)
+        ),
+    ];
+    lines.push(match sites.first() {
+        Some(site) if allocated > 0.0 => {
+            format!(
+                "top allocation site: {} ({:.0}%); more with `heapsampler top {}`",
+                site.key,
+                100.0 * site.bytes / allocated,
+                path.display()
+            )
+        }
+        _ => "no allocation was sampled".to_owned(),
+    });
+    Ok(lines.join("\n"))
+}
