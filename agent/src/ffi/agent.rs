@@ -81,6 +81,12 @@ struct Local {
     agent_thread: bool,
     frames: Vec<jvmtiFrameInfo>,
     record: Vec<u8>,
+    /// The interval in force at this thread's previous sample, in session
+    /// `interval_session`: HotSpot draws the distance to the next sample
+    /// right after a sample, so the next sample stands for that interval,
+    /// not for one the rate limiter set since.
+    interval: u64,
+    interval_session: u64,
 }
 
 thread_local! {
@@ -481,7 +487,7 @@ fn sample(
         thread: thread_key,
         ticks: ticks.0,
         size: size.max(0) as u64,
-        interval: session.interval.load(Ordering::Relaxed),
+        interval: sampled_interval(session, local),
         class: class_key,
         liveness_handle: handle,
         truncated: count > depth,
@@ -508,6 +514,23 @@ struct SeenThread {
     weak: usize,
     /// The OS thread running it (for a virtual thread, its carrier).
     os_thread_id: i64,
+}
+
+/// The interval this sample was drawn with: the one in force at the
+/// thread's previous sample (the current one for its first), and remembers
+/// the current one for the next sample. Without this, samples taken just
+/// after the rate limiter raised the interval would carry the new, larger
+/// interval and be over-weighted.
+fn sampled_interval(session: &Session, local: &mut Local) -> u64 {
+    let current = session.interval.load(Ordering::Relaxed);
+    let drawn_with = if local.interval_session == session.id {
+        local.interval
+    } else {
+        current
+    };
+    local.interval = current;
+    local.interval_session = session.id;
+    drawn_with
 }
 
 /// The session's key for `object` (a thread or a class): a JVMTI tag set at
