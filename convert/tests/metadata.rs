@@ -34,6 +34,7 @@ fn reads_the_metadata_jfr_writer_writes() {
     recording.register(events::object_lifetime()).unwrap();
     recording.close().unwrap();
 
+    support::summary(&path); // the JDK reads it
     let metadata = metadata(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(
         field_names(&metadata, "jdk.ObjectAllocationSample"),

@@ -129,6 +129,16 @@ fn recording(path: &Path) {
         }
     }
     recording.close().unwrap();
+    // The JDK reads it too, with the same counts.
+    let summary = support::summary(path);
+    assert_eq!(
+        support::summary_count(&summary, "jdk.ObjectAllocationSample"),
+        9
+    );
+    assert_eq!(
+        support::summary_count(&summary, "heapsampler.ObjectLifetime"),
+        9
+    );
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! type, a missing or extra field, a type or value from another recording.
 //! A refused event writes nothing.
 
+mod support;
+
 use std::io::Cursor;
 
 use jfr_writer::{
@@ -37,6 +39,7 @@ fn wrong_missing_and_extra_fields_are_refused_and_not_written() {
     let mut rec = recording();
     let pair = rec.register(pair()).unwrap();
     let at = rec.clock().now();
+    let epoch = rec.clock().epoch_nanos(at);
 
     let wrong = rec.event(&pair, at).long(1).string(None).commit();
     assert!(
@@ -69,6 +72,13 @@ fn wrong_missing_and_extra_fields_are_refused_and_not_written() {
         .unwrap();
     assert_eq!(rec.events_written(), 1);
     let bytes = rec.finish().unwrap().into_inner().into_inner();
+    // The JDK's parser agrees: one event, the good one.
+    let path = support::temp_dir("api_refused").join("pair.jfr");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(
+        support::dump(&path),
+        [format!("test.Pair startTime={epoch} a=2 b=\"ok\"")]
+    );
     assert_eq!(
         count_events(bytes, "test.Pair"),
         1,
