@@ -225,38 +225,7 @@ fn every_event_of_a_jdk_recording_is_read_with_the_jdk_counts() {
 fn every_chunk_of_a_multi_chunk_file_is_read() {
     let dir = support::temp_dir("convert_chunks");
     let path = dir.join("chunks.jfr");
-    let mut recording = Recording::create(
-        &path,
-        Options {
-            max_chunk_size: 4096,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let alloc = recording
-        .register(events::object_allocation_sample())
-        .unwrap();
-    let thread = recording.thread(Thread {
-        os_name: "t".into(),
-        os_thread_id: 1,
-        java_name: "t".into(),
-        java_thread_id: 1,
-        group: None,
-    });
-    for i in 0..5000 {
-        recording
-            .event(&alloc, Ticks(i))
-            .thread(thread)
-            .stack_trace(None)
-            .class(None)
-            .long(i)
-            .commit()
-            .unwrap();
-        if i % 500 == 499 {
-            recording.flush().unwrap();
-        }
-    }
-    recording.close().unwrap();
+    support::write_allocation_samples(&path, 5000, 500, 4096);
     let counts = count_events(&std::fs::read(&path).unwrap());
     assert_eq!(counts.get("jdk.ObjectAllocationSample"), Some(&5000));
     assert_eq!(

@@ -8,8 +8,6 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use jfr_writer::{Options, Recording, Thread, Ticks, events};
-
 fn heapsampler(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(args)
@@ -49,38 +47,7 @@ fn summary_of(path: &Path) -> String {
 
 /// A three-chunk recording from jfr-writer.
 fn multi_chunk(path: &Path) {
-    let mut recording = Recording::create(
-        path,
-        Options {
-            max_chunk_size: 16 * 1024,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let alloc = recording
-        .register(events::object_allocation_sample())
-        .unwrap();
-    let thread = recording.thread(Thread {
-        os_name: "t".into(),
-        os_thread_id: 1,
-        java_name: "t".into(),
-        java_thread_id: 1,
-        group: None,
-    });
-    for i in 0..6000 {
-        recording
-            .event(&alloc, Ticks(i))
-            .thread(thread)
-            .stack_trace(None)
-            .class(None)
-            .long(i)
-            .commit()
-            .unwrap();
-        if i % 1000 == 999 {
-            recording.flush().unwrap();
-        }
-    }
-    recording.close().unwrap();
+    support::write_allocation_samples(path, 6000, 1000, 16 * 1024);
 }
 
 #[test]

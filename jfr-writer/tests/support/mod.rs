@@ -157,3 +157,39 @@ pub fn jdk_recording() -> &'static Path {
         path
     })
 }
+
+/// Writes `count` `jdk.ObjectAllocationSample` events (weight = index, one
+/// thread, no stack or class) in chunks of at most `max_chunk_size` bytes,
+/// flushing every `flush_every` events: a small multi-chunk recording.
+pub fn write_allocation_samples(path: &Path, count: i64, flush_every: i64, max_chunk_size: u64) {
+    use jfr_writer::{Options, Recording, Thread, Ticks, events};
+    let options = Options {
+        max_chunk_size,
+        ..Options::default()
+    };
+    let mut recording = Recording::create(path, options).unwrap();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let thread = recording.thread(Thread {
+        os_name: "t".into(),
+        os_thread_id: 1,
+        java_name: "t".into(),
+        java_thread_id: 1,
+        group: None,
+    });
+    for i in 0..count {
+        recording
+            .event(&alloc, Ticks(i))
+            .thread(thread)
+            .stack_trace(None)
+            .class(None)
+            .long(i)
+            .commit()
+            .unwrap();
+        if i % flush_every == flush_every - 1 {
+            recording.flush().unwrap();
+        }
+    }
+    recording.close().unwrap();
+}
