@@ -23,6 +23,30 @@ pub enum LogLevel {
     Debug,
 }
 
+/// What the agent does with each sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Record it: the normal mode.
+    Record,
+    /// Diagnostic: take the stack and discard it, writing no samples. What
+    /// remains is the cost no agent can remove (the JVM's sampling plus
+    /// `GetStackTrace`), the floor the overhead benchmark compares against.
+    Floor,
+}
+
+/// Which sampled objects are tracked for liveness, by size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveMax {
+    /// Objects smaller than G1's humongous threshold (half a region) when the
+    /// JVM runs G1, every object otherwise. A weak reference to a humongous
+    /// object stops G1 from reclaiming it at the next young collection.
+    Auto,
+    /// Objects smaller than this many bytes.
+    Below(u64),
+    /// Every object, whatever it costs the heap.
+    Unlimited,
+}
+
 /// The parsed options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -34,6 +58,11 @@ pub struct Options {
     pub depth: usize,
     /// Whether to track which sampled objects are still live.
     pub live: bool,
+    /// Which objects liveness tracking covers, by size; larger ones get an
+    /// `ObjectLifetime` with `tracked = false` at once.
+    pub live_max: LiveMax,
+    /// Record samples, or only take their stacks (diagnostic).
+    pub mode: Mode,
     /// How often the recording is flushed to disk.
     pub flush: Duration,
     /// At most this many samples per second, by raising the interval.
@@ -56,6 +85,8 @@ impl Options {
             interval: 512 * 1024,
             depth: 64,
             live: true,
+            live_max: LiveMax::Auto,
+            mode: Mode::Record,
             flush: Duration::from_secs(1),
             rate: None,
             threads: None,
@@ -72,7 +103,8 @@ impl Options {
         if text.is_empty() {
             return Ok(options);
         }
-        for item in text.split(',') {
+        // Empty items (`a=1,,b=2`, a trailing comma) are harmless: skipped.
+        for item in text.split(',').filter(|item| !item.trim().is_empty()) {
             let (name, value) = match item.split_once('=') {
                 Some((name, value)) => (name.trim(), Some(value.trim())),
                 None => (item.trim(), None),
@@ -98,6 +130,24 @@ impl Options {
                         .ok_or_else(|| bad(DEPTH))?
                 }
                 "live" => options.live = parse_bool(need(BOOL)?).ok_or_else(|| bad(BOOL))?,
+                "live_max" => {
+                    options.live_max = match need(LIVE_MAX)? {
+                        "auto" => LiveMax::Auto,
+                        "none" => LiveMax::Unlimited,
+                        size => LiveMax::Below(
+                            parse_size(size)
+                                .filter(|&bytes| bytes > 0)
+                                .ok_or_else(|| bad(LIVE_MAX))?,
+                        ),
+                    }
+                }
+                "mode" => {
+                    options.mode = match need(MODE)? {
+                        "record" => Mode::Record,
+                        "floor" => Mode::Floor,
+                        _ => return Err(bad(MODE)),
+                    }
+                }
                 "flush" => {
                     options.flush = parse_duration(need(FLUSH)?)
                         .filter(|d| {
@@ -149,6 +199,9 @@ const INTERVAL: &str =
     "a size in bytes from 0 to 2g with an optional k, m or g suffix; 0 samples every allocation";
 const DEPTH: &str = "a number of frames from 1 to 2048";
 const BOOL: &str = "true or false";
+const LIVE_MAX: &str =
+    "auto (below G1's humongous size), none (every object), or a size such as 1m";
+const MODE: &str = "record, or floor (diagnostic: take stacks, write no samples)";
 const FLUSH: &str = "a duration from 10ms to 1h, such as 500ms, 1s or 2m";
 const RATE: &str = "a positive number of samples per second";
 const THREADS: &str = "a glob of Java thread names, such as http-* or worker-?";
@@ -156,7 +209,8 @@ const LOG: &str = "quiet, info or debug";
 const RING: &str = "a size from 4k to 1g, such as 4m";
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, flush, rate, threads, log, ring, stop";
+pub const OPTION_NAMES: &str =
+    "file, interval, depth, live, live_max, mode, flush, rate, threads, log, ring, stop";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -229,11 +283,14 @@ mod tests {
         assert_eq!(options.interval, 512 * 1024);
         assert_eq!(options.depth, 64);
         assert!(options.live);
+        assert_eq!(options.live_max, LiveMax::Auto);
+        assert_eq!(options.mode, Mode::Record);
         assert_eq!(options.flush, Duration::from_secs(1));
         assert_eq!(options.rate, None);
         assert!(options.threads.is_none());
         assert_eq!(options.log, LogLevel::Info);
         assert_eq!(parse("").unwrap(), options);
+        assert_eq!(parse("live=true,,").unwrap(), options);
     }
 
     #[test]
@@ -253,6 +310,14 @@ mod tests {
         assert_eq!(options.log, LogLevel::Debug);
         assert_eq!(options.ring, 64 * 1024);
         assert!(parse("stop").unwrap().stop);
+        assert_eq!(
+            parse("live_max=1m").unwrap().live_max,
+            LiveMax::Below(1 << 20)
+        );
+        assert_eq!(parse("live_max=none").unwrap().live_max, LiveMax::Unlimited);
+        assert_eq!(parse("live_max=auto").unwrap().live_max, LiveMax::Auto);
+        assert_eq!(parse("mode=floor").unwrap().mode, Mode::Floor);
+        assert_eq!(parse("mode=record").unwrap().mode, Mode::Record);
     }
 
     #[test]
@@ -302,6 +367,15 @@ mod tests {
                 "bad option 'log=loud': expected quiet, info or debug",
             ),
             ("ring=1", "bad option 'ring=1'"),
+            (
+                "live_max=0",
+                "bad option 'live_max=0': expected auto (below G1's humongous size)",
+            ),
+            ("live_max=big", "bad option 'live_max=big'"),
+            (
+                "mode=fast",
+                "bad option 'mode=fast': expected record, or floor",
+            ),
             ("stop=now", "bad option 'stop=now'"),
             ("file=", "bad option 'file=': expected a file path"),
         ];

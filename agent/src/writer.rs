@@ -6,7 +6,10 @@
 //! weight, tracks live objects, and after each garbage collection writes
 //! `heapsampler.GarbageCollection` and one `heapsampler.ObjectLifetime` for
 //! every tracked object found dead. At the end every object still tracked
-//! gets its `ObjectLifetime` with `live = true`: exactly one per sample.
+//! gets its `ObjectLifetime` with `live = true`: exactly one per sample. A
+//! sample taken without a liveness handle (an object at or above the
+//! agent's `live_max` size) gets its `ObjectLifetime` at once, with
+//! `tracked = false`.
 //!
 //! It knows the JVM only through [`Vm`], so it is tested with a fake one.
 
@@ -20,6 +23,7 @@ use jfr_writer::{
     StackTrace, StackTraceRef, Thread, ThreadRef, Ticks, events,
 };
 
+use crate::options::LiveMax;
 use crate::record::{RawFrame, SampleRecord};
 
 /// A method as the JVM describes it.
@@ -122,6 +126,8 @@ pub struct RecordingSettings {
     pub depth: usize,
     /// Whether liveness is tracked.
     pub live: bool,
+    /// Which objects liveness tracking covers, by size.
+    pub live_max: LiveMax,
     /// The samples-per-second limit, if any.
     pub rate: Option<f64>,
     /// The thread-name glob, if any.
@@ -141,6 +147,17 @@ struct Tracked {
     thread: ThreadRef,
     stack: StackTraceRef,
     class: Option<ClassRef>,
+}
+
+/// How a sampled object's `ObjectLifetime` ends.
+#[derive(Debug, Clone, Copy)]
+enum Fate {
+    /// Found collected after collection `gc_id`.
+    Freed { gcs_survived: u64, gc_id: u64 },
+    /// Still reachable when the recording ended.
+    Live { gcs_survived: u64 },
+    /// Never tracked: at or above the `live_max` size.
+    Untracked,
 }
 
 /// A resolved method: its pooled ref, line table and whether it is native.
@@ -166,6 +183,10 @@ pub struct Writer<S: Sink> {
     gc_count: u64,
     samples_written: u64,
     lifetimes_written: u64,
+    /// Whether every sample gets an `ObjectLifetime`.
+    live: bool,
+    /// Samples not tracked for liveness (no handle while tracking is on).
+    untracked: u64,
     /// Records that could not be decoded (a bug if ever not 0).
     malformed: u64,
 }
@@ -213,7 +234,15 @@ impl<S: Sink> Writer<S> {
                 settings.threads.clone().unwrap_or_else(|| "*".to_owned()),
             ),
         ];
-        let lifetime_settings = [("enabled", settings.live.to_string())];
+        let live_max = match settings.live_max {
+            LiveMax::Auto => "auto".to_owned(),
+            LiveMax::Below(bytes) => format!("{bytes} bytes"),
+            LiveMax::Unlimited => "none".to_owned(),
+        };
+        let lifetime_settings = [
+            ("enabled", settings.live.to_string()),
+            ("liveMax", live_max),
+        ];
         for (event, name, value) in sample_settings
             .iter()
             .map(|(n, v)| (&allocation_sample, n, v))
@@ -247,6 +276,8 @@ impl<S: Sink> Writer<S> {
             gc_count: 0,
             samples_written: 0,
             lifetimes_written: 0,
+            live: settings.live,
+            untracked: 0,
             malformed: 0,
         })
     }
@@ -294,26 +325,32 @@ impl<S: Sink> Writer<S> {
             .long(weight)
             .commit()?;
         self.samples_written += 1;
-        if record.liveness_handle != 0 {
-            let tracked = Tracked {
-                handle: record.liveness_handle,
-                thread,
-                stack,
-                class,
-            };
-            let object = TrackedObject {
-                handle: tracked,
-                allocation_time: record.ticks as u64,
-                size: record.size,
-                weight: weight as f64,
-                stack_trace_id: stack.key(),
-                class_id: class.map_or(0, ClassRef::key),
-                thread_id: thread.key(),
-                gc_count_at_allocation: self.gc_count,
-            };
-            // The table has no limit, so tracking cannot be refused.
-            let _ = self.liveness.track(object);
+        if !self.live {
+            return Ok(());
         }
+        let tracked = Tracked {
+            handle: record.liveness_handle,
+            thread,
+            stack,
+            class,
+        };
+        let object = TrackedObject {
+            handle: tracked,
+            allocation_time: record.ticks as u64,
+            size: record.size,
+            weight: weight as f64,
+            stack_trace_id: stack.key(),
+            class_id: class.map_or(0, ClassRef::key),
+            thread_id: thread.key(),
+            gc_count_at_allocation: self.gc_count,
+        };
+        if record.liveness_handle == 0 {
+            // Not tracked: its lifetime is unknown, and said so now.
+            self.untracked += 1;
+            return self.lifetime(&object, record.ticks, Fate::Untracked);
+        }
+        // The table has no limit, so tracking cannot be refused.
+        let _ = self.liveness.track(object);
         Ok(())
     }
 
@@ -338,13 +375,11 @@ impl<S: Sink> Writer<S> {
         );
         for object in dead {
             vm.release(object.object.handle.handle);
-            self.lifetime(
-                &object.object,
-                gc.end,
-                false,
-                object.gcs_survived,
-                object.found_dead_at_gc,
-            )?;
+            let fate = Fate::Freed {
+                gcs_survived: object.gcs_survived,
+                gc_id: object.found_dead_at_gc,
+            };
+            self.lifetime(&object.object, gc.end, fate)?;
         }
         Ok(())
     }
@@ -353,23 +388,30 @@ impl<S: Sink> Writer<S> {
         &mut self,
         object: &TrackedObject<Tracked>,
         end: i64,
-        live: bool,
-        gcs_survived: u64,
-        freed_by: u64,
+        fate: Fate,
     ) -> Result<(), jfr_writer::Error> {
         let start = object.allocation_time as i64;
-        let tracked = object.handle;
+        let pooled = object.handle;
+        let (live, gcs_survived, freed_by, tracked) = match fate {
+            Fate::Freed {
+                gcs_survived,
+                gc_id,
+            } => (false, gcs_survived, gc_id, true),
+            Fate::Live { gcs_survived } => (true, gcs_survived, 0, true),
+            Fate::Untracked => (false, 0, 0, false),
+        };
         self.recording
             .event(&self.object_lifetime, Ticks(start))
             .duration((end - start).max(0))
-            .thread(tracked.thread)
-            .stack_trace(tracked.stack)
-            .class(tracked.class)
+            .thread(pooled.thread)
+            .stack_trace(pooled.stack)
+            .class(pooled.class)
             .long(object.size as i64)
             .long(object.weight as i64)
             .boolean(live)
             .int(gcs_survived.min(i32::MAX as u64) as i32)
             .int(freed_by.min(i32::MAX as u64) as i32)
+            .boolean(tracked)
             .commit()?;
         self.lifetimes_written += 1;
         Ok(())
@@ -402,6 +444,7 @@ impl<S: Sink> Writer<S> {
             .long(self.liveness.len() as i64)
             .long(bytes)
             .long(statistics.lost_samples as i64)
+            .long(self.untracked as i64)
             .commit()
     }
 
@@ -418,7 +461,10 @@ impl<S: Sink> Writer<S> {
         let table = std::mem::take(&mut self.liveness);
         for live in table.finish() {
             vm.release(live.object.handle.handle);
-            self.lifetime(&live.object, end, true, live.gcs_survived, 0)?;
+            let fate = Fate::Live {
+                gcs_survived: live.gcs_survived,
+            };
+            self.lifetime(&live.object, end, fate)?;
         }
         self.write_statistics(statistics, ring)?;
         self.recording.finish()

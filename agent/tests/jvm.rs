@@ -408,6 +408,96 @@ fn live_objects_are_live_and_dropped_ones_are_freed() {
     );
 }
 
+/// Runs the `humongous` scenario (2 MiB arrays) with `options` and
+/// `jvm_args`; returns the lifetimes of the 2 MiB arrays and the agent's
+/// count of untracked objects.
+fn humongous_lifetimes(test: &str, options: &str, jvm_args: &[&str]) -> (Vec<String>, String) {
+    let file = support::temp_dir(test).join("recording.jfr");
+    let options = format!("file={},{options}", file.display());
+    let output = scenario(&options, jvm_args, &["humongous", "64"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{test}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    let arrays: Vec<String> = events["heapsampler.ObjectLifetime"]
+        .iter()
+        .filter(|l| field(l, "objectSize").parse::<u64>().unwrap() >= 2 << 20)
+        .cloned()
+        .collect();
+    assert!(
+        arrays.len() >= 16,
+        "{test}: {} arrays sampled",
+        arrays.len()
+    );
+    let last = events["heapsampler.AgentStatistics"].last().unwrap();
+    (arrays, field(last, "untrackedObjects").to_owned())
+}
+
+/// A weak reference to a G1 humongous object keeps G1 from reclaiming it
+/// early, so by default such objects are not tracked (BENCHMARKS.md has
+/// the measurements); under another collector, or with `live_max=none`,
+/// they are.
+#[test]
+fn g1_humongous_objects_are_not_tracked_unless_asked() {
+    let tracked = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| field(l, "tracked") == "true")
+            .count()
+    };
+    // 1 MiB regions: 2 MiB arrays are humongous.
+    let (g1, untracked) =
+        humongous_lifetimes("agent_humongous_g1", "", &["-XX:+UseG1GC", "-Xmx256m"]);
+    assert_eq!(tracked(&g1), 0, "{g1:#?}");
+    assert!(
+        g1.iter().all(|l| field(l, "live") == "false"
+            && field(l, "duration") == "0"
+            && field(l, "freedByGcId") == "0"),
+        "{g1:#?}"
+    );
+    assert_eq!(untracked, g1.len().to_string());
+    // 8 MiB regions: humongous from 4 MiB, so 2 MiB arrays are tracked.
+    let (big_regions, _) = humongous_lifetimes(
+        "agent_humongous_regions",
+        "",
+        &["-XX:+UseG1GC", "-Xmx256m", "-XX:G1HeapRegionSize=8m"],
+    );
+    assert_eq!(tracked(&big_regions), big_regions.len());
+    let (parallel, untracked) = humongous_lifetimes(
+        "agent_humongous_parallel",
+        "",
+        &["-XX:+UseParallelGC", "-Xmx256m"],
+    );
+    assert_eq!(tracked(&parallel), parallel.len());
+    assert_eq!(untracked, "0");
+    let (everything, _) = humongous_lifetimes(
+        "agent_humongous_none",
+        "live_max=none",
+        &["-XX:+UseG1GC", "-Xmx256m"],
+    );
+    assert_eq!(tracked(&everything), everything.len());
+    // Kept reachable to the end: the last 8 arrays are live.
+    assert!(
+        everything
+            .iter()
+            .filter(|l| field(l, "live") == "true")
+            .count()
+            >= 1,
+        "{everything:#?}"
+    );
+    let (explicit, _) = humongous_lifetimes(
+        "agent_humongous_explicit",
+        "live_max=1m",
+        &["-XX:+UseParallelGC"],
+    );
+    assert_eq!(tracked(&explicit), 0);
+}
+
 #[test]
 fn samples_carry_each_threads_name() {
     let (_, events) = record("agent_threads", "", &["threads", "8", "16"]);

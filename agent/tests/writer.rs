@@ -7,6 +7,7 @@ mod support;
 
 use std::collections::{HashMap, HashSet};
 
+use heapsampler::options::LiveMax;
 use heapsampler::record::{RawFrame, SampleRecord};
 use heapsampler::writer::{
     GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
@@ -123,6 +124,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         interval: 512 * 1024,
         depth: 64,
         live: true,
+        live_max: LiveMax::Below(1 << 20),
         rate: Some(200.0),
         threads: None,
     };
@@ -137,7 +139,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         record(2, t0 + 20, 101, 40, 1002, true, &[(3, -1)]),
         // Method 4 and class 102 are gone (their class was unloaded).
         record(1, t0 + 30, 102, 16, 1003, false, &[(4, 3), (2, 0)]),
-        // The first sample's stack again, untracked.
+        // The first sample's stack again, untracked: at the live_max size.
         record(2, t0 + 40, 100, 1 << 20, 0, false, &[(2, 6), (1, 0)]),
     ];
     for bytes in &samples {
@@ -255,11 +257,26 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     assert!(
         support::print_text(&path, "jdk.ObjectAllocationSample").contains("objectClass = int[]")
     );
-    let lifetimes = of("heapsampler.ObjectLifetime ");
-    assert_eq!(lifetimes.len(), 3, "one per tracked sample: {lifetimes:#?}");
+    let all_lifetimes = of("heapsampler.ObjectLifetime ");
+    assert_eq!(all_lifetimes.len(), 5, "one per sample: {all_lifetimes:#?}");
+    let (lifetimes, untracked): (Vec<String>, Vec<String>) = all_lifetimes
+        .into_iter()
+        .partition(|l| l.ends_with(" tracked=true"));
+    assert_eq!(untracked.len(), 2, "{untracked:#?}");
+    for line in &untracked {
+        assert!(
+            line.contains(&format!("startTime={} duration=0 ", base + 40))
+                && line.contains(&format!("eventThread={worker}"))
+                && line.ends_with(&format!(
+                    "objectSize=1048576 weight={} live=false gcsSurvived=0 freedByGcId=0 tracked=false",
+                    weight(1 << 20)
+                )),
+            "{line}"
+        );
+    }
     assert!(
         lifetimes[0].ends_with(&format!(
-            "objectSize=24 weight={} live=false gcsSurvived=0 freedByGcId=1",
+            "objectSize=24 weight={} live=false gcsSurvived=0 freedByGcId=1 tracked=true",
             weight(24)
         )),
         "{}",
@@ -271,14 +288,15 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         lifetimes[0]
     );
     assert!(
-        lifetimes[1]
-            .ends_with("objectSize=16 weight=524296 live=false gcsSurvived=1 freedByGcId=2"),
+        lifetimes[1].ends_with(
+            "objectSize=16 weight=524296 live=false gcsSurvived=1 freedByGcId=2 tracked=true"
+        ),
         "{}",
         lifetimes[1]
     );
     assert!(
         lifetimes[2].contains(&format!("eventThread={worker}"))
-            && lifetimes[2].ends_with("live=true gcsSurvived=2 freedByGcId=0"),
+            && lifetimes[2].ends_with("live=true gcsSurvived=2 freedByGcId=0 tracked=true"),
         "{}",
         lifetimes[2]
     );
@@ -312,6 +330,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         "\"throttle\"=\"200/s\"",
         "\"interval\"=\"524288 bytes\"",
         "\"depth\"=\"64\"",
+        "\"liveMax\"=\"1048576 bytes\"",
     ] {
         assert!(
             settings.contains(&expected.to_owned()),
@@ -332,7 +351,8 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     let statistics = of("heapsampler.AgentStatistics ");
     assert_eq!(statistics.len(), 1);
     assert!(
-        statistics[0].contains(" samples=5 ") && statistics[0].ends_with("lostSamples=0"),
+        statistics[0].contains(" samples=5 ")
+            && statistics[0].ends_with("lostSamples=0 untrackedObjects=2"),
         "{}",
         statistics[0]
     );

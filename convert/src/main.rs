@@ -272,8 +272,8 @@ fn main() -> ExitCode {
             min_gcs,
             limit,
         } => match top::top(&file, Query { by, live, min_gcs }) {
-            Ok((entries, total)) => {
-                print!("{}", top::render(&entries, total, limit));
+            Ok(table) => {
+                print!("{}", table.render(limit));
                 ExitCode::SUCCESS
             }
             Err(error) => {

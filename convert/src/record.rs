@@ -98,8 +98,11 @@ pub fn report(path: &Path) -> Result<String, String> {
         live,
         min_gcs: 0,
     };
-    let (sites, allocated) = top::top(path, query(false)).map_err(|e| e.to_string())?;
-    let (_, live) = top::top(path, query(true)).map_err(|e| e.to_string())?;
+    let sites = top::top(path, query(false)).map_err(|e| e.to_string())?;
+    let allocated = sites.total;
+    let live = top::top(path, query(true))
+        .map_err(|e| e.to_string())?
+        .total;
     let mut lines = vec![
         format!(
             "recording: {} ({:.1} s, {} chunk(s))",
@@ -113,7 +116,7 @@ pub fn report(path: &Path) -> Result<String, String> {
             top::human_bytes(live)
         ),
     ];
-    lines.push(match sites.first() {
+    lines.push(match sites.entries.first() {
         Some(site) if allocated > 0.0 => {
             format!(
                 "top allocation site: {} ({:.0}%); more with `heapsampler top {}`",

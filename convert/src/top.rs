@@ -45,9 +45,21 @@ pub struct Query {
     pub min_gcs: u64,
 }
 
-/// Sums the weights of a recording's samples; returns entries, largest
-/// first, and the total.
-pub fn top(path: &Path, query: Query) -> Result<(Vec<Entry>, f64), FileError> {
+/// The answer: entries, largest first, and what they add up to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The entries, largest first.
+    pub entries: Vec<Entry>,
+    /// The sum of every entry's bytes.
+    pub total: f64,
+    /// With `live`: the samples whose liveness the agent did not track
+    /// (objects at or above its `live_max` size, by default G1's humongous
+    /// objects), so neither counted as live nor as freed.
+    pub untracked: Entry,
+}
+
+/// Sums the weights of a recording's samples.
+pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
     let event_type = if query.live {
         "heapsampler.ObjectLifetime"
     } else {
@@ -64,6 +76,11 @@ pub fn top(path: &Path, query: Query) -> Result<(Vec<Entry>, f64), FileError> {
         source,
     };
     let mut totals: HashMap<String, (f64, u64)> = HashMap::new();
+    let mut untracked = Entry {
+        key: "(not tracked)".to_owned(),
+        bytes: 0.0,
+        samples: 0,
+    };
     while let Some(raw) = file.next_chunk()? {
         let chunk = Chunk::read(&raw.bytes, raw.offset).map_err(malformed)?;
         let Some(class) = chunk.metadata.class_named(event_type) else {
@@ -73,7 +90,7 @@ pub fn top(path: &Path, query: Query) -> Result<(Vec<Entry>, f64), FileError> {
         let (Some(key_at), Some(weight_at)) = (index(column), index("weight")) else {
             continue;
         };
-        let (live_at, gcs_at) = (index("live"), index("gcsSurvived"));
+        let (live_at, gcs_at, tracked_at) = (index("live"), index("gcsSurvived"), index("tracked"));
         // The top frame is the allocation site.
         let flattener = Flattener::new(&chunk, 1);
         for event in chunk.events() {
@@ -82,14 +99,20 @@ pub fn top(path: &Path, query: Query) -> Result<(Vec<Entry>, f64), FileError> {
                 continue;
             }
             let row = flattener.row(&event);
+            let weight: f64 = row[weight_at].parse().unwrap_or(0.0);
             if query.live {
+                // Recordings from before the field was added tracked everything.
+                if tracked_at.is_some_and(|i| row[i] == "false") {
+                    untracked.bytes += weight;
+                    untracked.samples += 1;
+                    continue;
+                }
                 let live = live_at.is_some_and(|i| row[i] == "true");
                 let gcs: u64 = gcs_at.and_then(|i| row[i].parse().ok()).unwrap_or(0);
                 if !live || gcs < query.min_gcs {
                     continue;
                 }
             }
-            let weight: f64 = row[weight_at].parse().unwrap_or(0.0);
             let key = if row[key_at].is_empty() {
                 "(unknown)".to_owned()
             } else {
@@ -110,7 +133,11 @@ pub fn top(path: &Path, query: Query) -> Result<(Vec<Entry>, f64), FileError> {
         })
         .collect();
     entries.sort_by(|a, b| b.bytes.total_cmp(&a.bytes).then_with(|| a.key.cmp(&b.key)));
-    Ok((entries, sum))
+    Ok(Table {
+        entries,
+        total: sum,
+        untracked,
+    })
 }
 
 /// Bytes for people: `1.5 GB`, `340.2 MB`, `12.0 kB`, `512 B`.
@@ -132,8 +159,25 @@ pub fn human_bytes(bytes: f64) -> String {
     format!("{value:.1} {unit}")
 }
 
-/// The table: rank, estimated bytes, share, samples, key.
-pub fn render(entries: &[Entry], total: f64, limit: usize) -> String {
+impl Table {
+    /// The table as text: rank, estimated bytes, share, samples, key; at
+    /// most `limit` lines.
+    pub fn render(&self, limit: usize) -> String {
+        let mut out = render(&self.entries, self.total, limit);
+        if self.untracked.samples > 0 {
+            let _ = writeln!(
+                out,
+                "not tracked for liveness: {} estimated from {} samples of objects at or above \
+                 the agent's live_max size (by default G1's humongous objects)",
+                human_bytes(self.untracked.bytes),
+                self.untracked.samples
+            );
+        }
+        out
+    }
+}
+
+fn render(entries: &[Entry], total: f64, limit: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

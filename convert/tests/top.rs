@@ -31,7 +31,7 @@ fn lines(table: &str) -> Vec<(String, String, String, String)> {
     table
         .lines()
         .skip(1)
-        .filter(|l| !l.starts_with("total"))
+        .take_while(|l| !l.starts_with("total"))
         .map(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
             (
@@ -47,7 +47,7 @@ fn lines(table: &str) -> Vec<(String, String, String, String)> {
 /// Samples of three sites, classes and threads with weights 6, 3 and 1 MB
 /// (each site on its own class and thread), plus lifetimes: the first
 /// site's objects live after 5 collections, the second's live after 1,
-/// the third's freed.
+/// the third's freed but for one not tracked.
 fn recording(path: &Path) {
     let mut recording = Recording::create(path, Options::default()).unwrap();
     let alloc = recording
@@ -124,6 +124,8 @@ fn recording(path: &Path) {
                 .boolean(live)
                 .int(gcs)
                 .int(if live { 0 } else { 1 })
+                // The last Log.line object was too large to track.
+                .boolean(!(n == 2 && i == 2))
                 .commit()
                 .unwrap();
         }
@@ -203,6 +205,15 @@ fn live_objects_and_the_collections_they_outlived() {
         "only the objects that outlived 5 collections: {old:?}"
     );
     assert_eq!(old[0].3, "Cache.fill(10)");
+    // The untracked object is neither live nor freed, and said so.
+    assert!(
+        top(&path, &["--live"]).contains(
+            "not tracked for liveness: 500.0 kB estimated from 1 samples of objects at or above"
+        ),
+        "{}",
+        top(&path, &["--live"])
+    );
+    assert!(!top(&path, &[]).contains("not tracked"));
     // --min-gcs makes sense only with --live.
     let usage = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .arg("top")

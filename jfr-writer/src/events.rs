@@ -133,6 +133,14 @@ pub fn object_lifetime() -> EventTypeBuilder {
                 .description("The collection after which the object was found dead; 0 while live")
                 .unsigned(),
         )
+        .field(
+            FieldSpec::new("tracked", FieldType::Boolean)
+                .label("Tracked")
+                .description(
+                    "Whether liveness was tracked; false for objects at or above the agent's \
+                     live_max size (by default G1's humongous objects), whose lifetime is unknown",
+                ),
+        )
 }
 
 /// `heapsampler.GarbageCollection`: a collection the agent saw.
@@ -181,4 +189,9 @@ pub fn agent_statistics() -> EventTypeBuilder {
                 .unit(Unit::Bytes),
         )
         .field(count("lostSamples", "Lost Samples"))
+        .field(
+            count("untrackedObjects", "Untracked Objects").description(
+                "Samples not tracked for liveness: objects at or above the live_max size",
+            ),
+        )
 }

@@ -25,7 +25,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::sys::*;
-use crate::options::{LogLevel, MAX_INTERVAL, Options};
+use crate::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleRecord, max_record_len};
 use crate::writer::{
     self, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Writer,
@@ -62,6 +62,9 @@ struct Session {
     clock: Clock,
     /// The sampling interval in force (the rate limiter raises it).
     interval: AtomicU64,
+    /// Objects of this size and more get no liveness handle (see
+    /// [`LiveMax`]); `u64::MAX` tracks all.
+    live_max: u64,
     samples: AtomicU64,
     lost: AtomicU64,
     next_thread: AtomicU64,
@@ -325,6 +328,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         vm,
         clock: recording.clock(),
         interval: AtomicU64::new(options.interval),
+        live_max: live_max(&options, jni),
         options,
         producer,
         samples: AtomicU64::new(0),
@@ -476,9 +480,15 @@ fn sample(
         local.record = Vec::with_capacity(MAX_RECORD_LEN);
     }
     let count = session.jvmti.current_stack(&mut local.frames).unwrap_or(0);
+    if session.options.mode == Mode::Floor {
+        // Diagnostic: the cost so far is what no agent can avoid.
+        session.samples.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let thread_key = thread_key(session, jni, thread);
     let class_key = class_key(session, jni, class);
-    let handle = if session.options.live {
+    let size = size.max(0) as u64;
+    let handle = if session.options.live && size < session.live_max {
         jni.new_weak_global_ref(object) as u64
     } else {
         0
@@ -486,7 +496,7 @@ fn sample(
     let header = SampleRecord {
         thread: thread_key,
         ticks: ticks.0,
-        size: size.max(0) as u64,
+        size,
         interval: sampled_interval(session, local),
         class: class_key,
         liveness_handle: handle,
@@ -604,6 +614,7 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
             interval: options.interval,
             depth: options.depth,
             live: options.live,
+            live_max: options.live_max,
             rate: options.rate,
             threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
         };
@@ -683,6 +694,48 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
         jni.delete_weak_global_ref(class as jobject);
     }
     session.vm.detach();
+}
+
+/// The size from which objects are not tracked for liveness, asked of
+/// the JVM before sampling starts so that every sample is judged alike.
+fn live_max(options: &Options, jni: Jni) -> u64 {
+    match options.live_max {
+        LiveMax::Below(bytes) => bytes,
+        LiveMax::Unlimited => u64::MAX,
+        LiveMax::Auto if !options.live => u64::MAX,
+        LiveMax::Auto => {
+            let limit = humongous_threshold(jni);
+            let message = match limit {
+                Some(bytes) => {
+                    format!("liveness: objects from {bytes} bytes (G1 humongous) are not tracked")
+                }
+                None => "liveness: every object is tracked (the collector is not G1)".to_owned(),
+            };
+            log(options, LogLevel::Debug, message);
+            limit.unwrap_or(u64::MAX)
+        }
+    }
+}
+
+/// G1's smallest humongous object size: half of its smallest region.
+const G1_MIN_HUMONGOUS: u64 = 512 << 10;
+
+/// The size from which G1 allocates an object as humongous (half a region),
+/// or `None` when the JVM does not run G1. A weak reference to a humongous
+/// object keeps G1 from reclaiming it at the next young collection, which
+/// can multiply the heap's footprint (see BENCHMARKS.md), so such objects
+/// are not tracked. If the JVM cannot say, G1's smallest threshold.
+fn humongous_threshold(jni: Jni) -> Option<u64> {
+    match jni.vm_option(c"UseG1GC").as_deref() {
+        Some("true") => Some(
+            jni.vm_option(c"G1HeapRegionSize")
+                .and_then(|region| region.parse::<u64>().ok())
+                .filter(|&region| region >= 2 * G1_MIN_HUMONGOUS)
+                .map_or(G1_MIN_HUMONGOUS, |region| region / 2),
+        ),
+        Some(_) => None,
+        None => Some(G1_MIN_HUMONGOUS),
+    }
 }
 
 /// Writes the collections the GC callbacks queued, and sweeps after them.

@@ -479,6 +479,116 @@ impl Jni {
             id
         }
     }
+
+    /// A HotSpot flag's value as text (`"true"`, `"4194304"`), read through
+    /// `HotSpotDiagnosticMXBean.getVMOption`; `None` when the management
+    /// classes are missing (a jlinked runtime) or the call throws. Loads the
+    /// management classes, some tens of milliseconds once: call it off the
+    /// application's threads.
+    pub fn vm_option(self, name: &CStr) -> Option<String> {
+        // SAFETY: standard JNI lookups and calls of public JDK methods with
+        // arguments of the declared types, inside a local frame that frees
+        // every local reference; a pending exception is cleared and ends
+        // the lookup.
+        unsafe {
+            let table = self.table();
+            let env = self.0;
+            if (table.PushLocalFrame.expect("PushLocalFrame"))(env, 16) != 0 {
+                (table.ExceptionClear.expect("ExceptionClear"))(env);
+                return None;
+            }
+            let failed = || {
+                let pending = (table.ExceptionCheck.expect("ExceptionCheck"))(env) != 0;
+                if pending {
+                    (table.ExceptionClear.expect("ExceptionClear"))(env);
+                }
+                pending
+            };
+            let value = (|| {
+                let factory = (table.FindClass.expect("FindClass"))(
+                    env,
+                    c"java/lang/management/ManagementFactory".as_ptr(),
+                );
+                let bean_class = (table.FindClass.expect("FindClass"))(
+                    env,
+                    c"com/sun/management/HotSpotDiagnosticMXBean".as_ptr(),
+                );
+                let option_class = (table.FindClass.expect("FindClass"))(
+                    env,
+                    c"com/sun/management/VMOption".as_ptr(),
+                );
+                if failed() || factory.is_null() || bean_class.is_null() || option_class.is_null() {
+                    return None;
+                }
+                let get_bean = (table.GetStaticMethodID.expect("GetStaticMethodID"))(
+                    env,
+                    factory,
+                    c"getPlatformMXBean".as_ptr(),
+                    c"(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;".as_ptr(),
+                );
+                let get_option = (table.GetMethodID.expect("GetMethodID"))(
+                    env,
+                    bean_class,
+                    c"getVMOption".as_ptr(),
+                    c"(Ljava/lang/String;)Lcom/sun/management/VMOption;".as_ptr(),
+                );
+                let get_value = (table.GetMethodID.expect("GetMethodID"))(
+                    env,
+                    option_class,
+                    c"getValue".as_ptr(),
+                    c"()Ljava/lang/String;".as_ptr(),
+                );
+                if failed() || get_bean.is_null() || get_option.is_null() || get_value.is_null() {
+                    return None;
+                }
+                let bean = (table
+                    .CallStaticObjectMethodA
+                    .expect("CallStaticObjectMethodA"))(
+                    env,
+                    factory,
+                    get_bean,
+                    [jvalue { l: bean_class }].as_ptr(),
+                );
+                let flag = (table.NewStringUTF.expect("NewStringUTF"))(env, name.as_ptr());
+                if failed() || bean.is_null() || flag.is_null() {
+                    return None;
+                }
+                let option = (table.CallObjectMethodA.expect("CallObjectMethodA"))(
+                    env,
+                    bean,
+                    get_option,
+                    [jvalue { l: flag }].as_ptr(),
+                );
+                if failed() || option.is_null() {
+                    return None;
+                }
+                let args: [jvalue; 0] = [];
+                let text = (table.CallObjectMethodA.expect("CallObjectMethodA"))(
+                    env,
+                    option,
+                    get_value,
+                    args.as_ptr(),
+                );
+                if failed() || text.is_null() {
+                    return None;
+                }
+                let chars = (table.GetStringUTFChars.expect("GetStringUTFChars"))(
+                    env,
+                    text,
+                    ptr::null_mut(),
+                );
+                if chars.is_null() {
+                    failed();
+                    return None;
+                }
+                let value = CStr::from_ptr(chars).to_string_lossy().into_owned();
+                (table.ReleaseStringUTFChars.expect("ReleaseStringUTFChars"))(env, text, chars);
+                Some(value)
+            })();
+            (table.PopLocalFrame.expect("PopLocalFrame"))(env, ptr::null_mut());
+            value
+        }
+    }
 }
 
 /// The operating system's id of the calling thread.
