@@ -14,6 +14,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use jfr_writer::format::ChunkHeader;
+
 use crate::read::ReadError;
 use crate::read::chunk::{Chunk, Event, Value};
 use crate::read::metadata::{ClassInfo, FieldInfo, Metadata};
@@ -114,12 +116,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let value = self.chunk.resolve(value);
         let header = &self.chunk.header;
         match (unit(&self.chunk.metadata, field), value) {
-            (Unit::TimestampTicks, Value::Long(ticks)) => {
-                let per_nano = header.ticks_per_second as f64 / 1e9;
-                let nanos =
-                    header.start_nanos + ((ticks - header.start_ticks) as f64 / per_nano) as i64;
-                iso(nanos)
-            }
+            (Unit::TimestampTicks, Value::Long(ticks)) => iso(epoch_nanos(header, *ticks)),
             (Unit::TimestampMillis, Value::Long(millis)) => iso(millis.saturating_mul(1_000_000)),
             (Unit::TimespanTicks, Value::Long(ticks)) => ((*ticks as f64) * 1e9
                 / header.ticks_per_second as f64)
@@ -132,8 +129,9 @@ impl<'c, 'a> Flattener<'c, 'a> {
         }
     }
 
-    /// The text of a value.
-    fn text(&self, value: &Value) -> String {
+    /// The text of a value, as its CSV cell shows it (a thread's name, a
+    /// class's Java name...), but without a field's unit applied.
+    pub fn text(&self, value: &Value) -> String {
         let value = self.chunk.resolve(value);
         match value {
             Value::Null => String::new(),
@@ -190,17 +188,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
             }
             "java.lang.Class" => java_class_name(&text("name")),
             "jdk.types.Method" => format!("{}.{}", text("type"), text("name")),
-            "jdk.types.StackTrace" => {
-                let Some((Value::Array(frames), _)) = self.field(class, fields, "frames") else {
-                    return String::new();
-                };
-                frames
-                    .iter()
-                    .take(self.stack_depth)
-                    .map(|frame| self.frame(frame))
-                    .collect::<Vec<_>>()
-                    .join(";")
-            }
+            "jdk.types.StackTrace" => self.stack_frames(class, fields, true).join(";"),
             _ if class.simple_type && class.fields.len() == 1 => {
                 fields.first().map(|v| self.text(v)).unwrap_or_default()
             }
@@ -215,8 +203,35 @@ impl<'c, 'a> Flattener<'c, 'a> {
         }
     }
 
-    /// `pkg.Class.method(line)`, or without the line when it is unknown.
-    fn frame(&self, frame: &Value) -> String {
+    /// The frames of a stack trace value, top first, at most `stack_depth`
+    /// of them: `pkg.Class.method`, followed by `(line)` when `lines` is set
+    /// and the line is known. Empty for a null stack trace.
+    pub fn frames(&self, stack_trace: &Value, lines: bool) -> Vec<String> {
+        match self.chunk.resolve(stack_trace) {
+            Value::Object { class_id, fields } => match self.chunk.metadata.class(*class_id) {
+                Some(class) if class.name == "jdk.types.StackTrace" => {
+                    self.stack_frames(class, fields, lines)
+                }
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    fn stack_frames(&self, class: &ClassInfo, fields: &[Value], lines: bool) -> Vec<String> {
+        let Some((Value::Array(frames), _)) = self.field(class, fields, "frames") else {
+            return Vec::new();
+        };
+        frames
+            .iter()
+            .take(self.stack_depth)
+            .map(|frame| self.frame(frame, lines))
+            .collect()
+    }
+
+    /// `pkg.Class.method(line)`, or without the line when it is unknown or
+    /// not wanted.
+    fn frame(&self, frame: &Value, lines: bool) -> String {
         let Value::Object { class_id, fields } = self.chunk.resolve(frame) else {
             return String::new();
         };
@@ -228,10 +243,17 @@ impl<'c, 'a> Flattener<'c, 'a> {
             .map(|(v, _)| self.text(v))
             .unwrap_or_default();
         match self.field(class, fields, "lineNumber") {
-            Some((Value::Int(line), _)) if *line >= 0 => format!("{method}({line})"),
+            Some((Value::Int(line), _)) if lines && *line >= 0 => format!("{method}({line})"),
             _ => method,
         }
     }
+}
+
+/// A `@Timestamp(TICKS)` value of a chunk as nanoseconds since the epoch,
+/// by the chunk's own clock (its start in ticks and in nanoseconds).
+pub fn epoch_nanos(header: &ChunkHeader, ticks: i64) -> i64 {
+    let per_nano = header.ticks_per_second as f64 / 1e9;
+    header.start_nanos + ((ticks - header.start_ticks) as f64 / per_nano) as i64
 }
 
 fn iso(nanos: i64) -> String {
@@ -240,11 +262,11 @@ fn iso(nanos: i64) -> String {
         .to_string()
 }
 
-/// Writes the events of `chunks` of the named types as CSV, one writer per
-/// type (made on first need by `open`). Returns rows written per type.
+/// Writes the events of `chunk` that `keep` accepts as CSV, one writer per
+/// type (made on first need by `open`). Counts rows written per type in `rows`.
 pub fn write_csv<W: Write>(
     chunk: &Chunk<'_>,
-    wanted: &dyn Fn(&str) -> bool,
+    keep: &dyn Fn(&ClassInfo, &Event) -> bool,
     stack_depth: usize,
     writers: &mut HashMap<String, csv::Writer<W>>,
     open: &mut dyn FnMut(&str) -> std::io::Result<W>,
@@ -257,7 +279,7 @@ pub fn write_csv<W: Write>(
             .metadata
             .class(event.type_id)
             .expect("events have declared types");
-        if !wanted(&class.name) {
+        if !keep(class, &event) {
             continue;
         }
         if !writers.contains_key(&class.name) {

@@ -2,13 +2,25 @@
 //!
 //! - [`read`]: recordings read chunk by chunk, by their own metadata.
 //! - [`summary`]: `heapsampler summary`.
-//! - [`export`]: `heapsampler convert`, events to CSV.
+//! - [`conversion`]: `heapsampler convert`, from reading to writing.
+//! - [`export`]: events to CSV.
+//! - [`collapsed`]: events to folded stacks, for flame graphs.
+//! - [`filter`]: which events to keep (time window, thread, class).
+//! - [`progress`]: progress of long reads on a terminal.
 //! - [`top`]: `heapsampler top`, where the bytes go.
 //! - [`record`]: `heapsampler record -- java ...`.
-//!
-//! The other commands come next.
+//! - [`attach`]: `heapsampler attach PID` and `detach PID`, through jcmd.
+//! - [`demo`]: `heapsampler demo`, the bundled workload recorded.
+//! - [`jdk`]: finding the JDK's tools.
 
+pub mod attach;
+pub mod collapsed;
+pub mod conversion;
+pub mod demo;
 pub mod export;
+pub mod filter;
+pub mod jdk;
+pub mod progress;
 pub mod read;
 pub mod record;
 pub mod summary;

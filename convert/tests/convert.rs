@@ -5,6 +5,7 @@
 #[path = "../../jfr-writer/tests/support/mod.rs"]
 mod support;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -76,10 +77,12 @@ fn instant(text: &str) -> i64 {
         .unwrap()
 }
 
-/// A stack as our CSV writes it, from the JDK's JSON (empty when null).
-fn frames(stack: &Json) -> String {
+/// A stack's first 64 frames from the JDK's JSON, top first, as
+/// `pkg.Class.method`, followed by `(line)` when `lines` and known (none
+/// when the stack is null).
+fn frame_list(stack: &Json, lines: bool) -> Vec<String> {
     let Some(frames) = stack["frames"].as_array() else {
-        return String::new();
+        return Vec::new();
     };
     frames
         .iter()
@@ -89,14 +92,18 @@ fn frames(stack: &Json) -> String {
             let class = java_class_name(method["type"]["name"].as_str().unwrap());
             let line = frame["lineNumber"].as_i64().unwrap();
             let name = method["name"].as_str().unwrap();
-            if line >= 0 {
+            if lines && line >= 0 {
                 format!("{class}.{name}({line})")
             } else {
                 format!("{class}.{name}")
             }
         })
-        .collect::<Vec<_>>()
-        .join(";")
+        .collect()
+}
+
+/// A stack as our CSV writes it, from the JDK's JSON (empty when null).
+fn frames(stack: &Json) -> String {
+    frame_list(stack, true).join(";")
 }
 
 fn json_events(recording: &Path, event: &str) -> Vec<Json> {
@@ -222,4 +229,140 @@ fn several_types_go_to_a_folder_one_file_each() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(1));
+}
+
+/// Our folded stacks of one event type, with extra arguments, as a map; the
+/// lines must come sorted by stack.
+fn collapsed(recording: &Path, event: &str, args: &[&str]) -> BTreeMap<String, i64> {
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["convert", recording.to_str().unwrap()])
+        .args(["--format", "collapsed", "--events", event, "-o", "-"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<(String, i64)> = text
+        .lines()
+        .map(|line| {
+            let (stack, value) = line.rsplit_once(' ').unwrap();
+            (stack.to_owned(), value.parse().unwrap())
+        })
+        .collect();
+    assert!(lines.is_sorted(), "sorted by stack");
+    let folded: BTreeMap<String, i64> = lines.into_iter().collect();
+    folded
+}
+
+/// The JDK's events folded the same way: root first, `[unknown]` for no
+/// stack, summing `value` of each event.
+fn jdk_folded(events: &[&Json], value: impl Fn(&Json) -> i64) -> BTreeMap<String, i64> {
+    let mut folded = BTreeMap::new();
+    for event in events {
+        let mut frames = frame_list(&event["values"]["stackTrace"], false);
+        frames.reverse();
+        let stack = if frames.is_empty() {
+            "[unknown]".to_owned()
+        } else {
+            frames.join(";")
+        };
+        *folded.entry(stack).or_insert(0) += value(event);
+    }
+    folded
+}
+
+fn weight(event: &Json) -> i64 {
+    event["values"]["weight"].as_i64().unwrap()
+}
+
+#[test]
+fn collapsed_allocations_equal_jfr_print_json_weights() {
+    let recording = profile_recording();
+    let jdk = json_events(recording, "jdk.ObjectAllocationSample");
+    let all: Vec<&Json> = jdk.iter().collect();
+    let ours = collapsed(recording, "jdk.ObjectAllocationSample", &[]);
+    let expected = jdk_folded(&all, weight);
+    assert!(expected.len() > 1, "{expected:?}");
+    assert_eq!(
+        ours.values().sum::<i64>(),
+        all.iter().map(|e| weight(e)).sum::<i64>()
+    );
+    assert_eq!(ours, expected);
+}
+
+#[test]
+fn collapsed_execution_samples_count_like_jfr_print_json() {
+    let recording = profile_recording();
+    let jdk = json_events(recording, "jdk.ExecutionSample");
+    let all: Vec<&Json> = jdk.iter().collect();
+    let ours = collapsed(recording, "jdk.ExecutionSample", &[]);
+    assert_eq!(ours.values().sum::<i64>(), all.len() as i64);
+    assert_eq!(ours, jdk_folded(&all, |_| 1));
+}
+
+#[test]
+fn filters_on_a_jdk_recording_keep_what_jfr_print_json_says() {
+    let recording = profile_recording();
+    let jdk = json_events(recording, "jdk.ObjectAllocationSample");
+    let thread = |event: &Json| {
+        event["values"]["eventThread"]["javaName"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let time = |event: &Json| instant(event["values"]["startTime"].as_str().unwrap());
+    // The workload allocates on worker-0 and worker-1.
+    let on_worker_0: Vec<&Json> = jdk.iter().filter(|e| thread(e) == "worker-0").collect();
+    assert!(!on_worker_0.is_empty() && on_worker_0.len() < jdk.len());
+    assert_eq!(
+        collapsed(
+            recording,
+            "jdk.ObjectAllocationSample",
+            &["--thread", "^worker-0$"]
+        ),
+        jdk_folded(&on_worker_0, weight)
+    );
+    // The middle half of the samples by time, [from, to).
+    let mut times: Vec<i64> = jdk.iter().map(time).collect();
+    times.sort();
+    let (from, to) = (times[times.len() / 4], times[times.len() * 3 / 4]);
+    let in_window: Vec<&Json> = jdk
+        .iter()
+        .filter(|e| (from..to).contains(&time(e)))
+        .collect();
+    assert!(!in_window.is_empty() && in_window.len() < jdk.len());
+    let rfc3339 = |nanos: i64| {
+        chrono::DateTime::from_timestamp_nanos(nanos)
+            .format("%Y-%m-%dT%H:%M:%S%.9fZ")
+            .to_string()
+    };
+    assert_eq!(
+        collapsed(
+            recording,
+            "jdk.ObjectAllocationSample",
+            &["--from", &rfc3339(from), "--to", &rfc3339(to)]
+        ),
+        jdk_folded(&in_window, weight)
+    );
+    // The class as Java names it: the workload's int[] samples, not those
+    // of the JDK's own start-up (byte[], String...).
+    let ints: Vec<&Json> = jdk
+        .iter()
+        .filter(|e| {
+            java_class_name(e["values"]["objectClass"]["name"].as_str().unwrap()) == "int[]"
+        })
+        .collect();
+    assert!(!ints.is_empty() && ints.len() < jdk.len());
+    assert_eq!(
+        collapsed(
+            recording,
+            "jdk.ObjectAllocationSample",
+            &["--class", r"^int\[\]$"]
+        ),
+        jdk_folded(&ints, weight)
+    );
 }

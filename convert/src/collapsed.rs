@@ -1,0 +1,219 @@
+//! Folded stacks ("collapsed" format), the input of flame-graph tools
+//! (Brendan Gregg's flamegraph.pl, inferno, speedscope): one line per
+//! distinct stack, its frames root first joined with `;`, a space, and the
+//! stack's value.
+//!
+//! The value is the sum of the events' `weight` field where their type has
+//! one (`jdk.ObjectAllocationSample`, `heapsampler.ObjectLifetime`: the
+//! allocated bytes the samples stand for), otherwise the number of events.
+//! Frames are `pkg.Class.method` without line numbers: a flame graph merges
+//! a method's calls into one box per caller, where lines would split it into
+//! one box per call site.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use crate::export::Flattener;
+use crate::read::chunk::{Chunk, Event, Value};
+
+/// The frame written for an event without a stack trace, so that its value
+/// still counts in the total (perf and inferno use the same name).
+pub const UNKNOWN_FRAME: &str = "[unknown]";
+
+/// Stacks and their summed values, gathered over the chunks of a recording.
+#[derive(Debug, Default)]
+pub struct FoldedStacks {
+    stacks: HashMap<String, i64>,
+}
+
+/// Where an event type keeps its stack trace and weight.
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    stack_trace: Option<usize>,
+    weight: Option<usize>,
+}
+
+/// Adds one chunk's events to a [`FoldedStacks`]: stacks are folded once
+/// per constant-pool entry, not once per event.
+pub struct ChunkFolder<'s, 'c, 'a> {
+    stacks: &'s mut FoldedStacks,
+    chunk: &'c Chunk<'a>,
+    flattener: Flattener<'c, 'a>,
+    fields: HashMap<u64, Fields>,
+    folded: HashMap<u64, String>,
+}
+
+impl FoldedStacks {
+    /// No stacks yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A folder for the events of `chunk`, keeping the `stack_depth` frames
+    /// nearest the top of each stack.
+    pub fn chunk<'s, 'c, 'a>(
+        &'s mut self,
+        chunk: &'c Chunk<'a>,
+        stack_depth: usize,
+    ) -> ChunkFolder<'s, 'c, 'a> {
+        ChunkFolder {
+            stacks: self,
+            chunk,
+            flattener: Flattener::new(chunk, stack_depth),
+            fields: HashMap::new(),
+            folded: HashMap::new(),
+        }
+    }
+
+    /// The number of distinct stacks.
+    pub fn len(&self) -> usize {
+        self.stacks.len()
+    }
+
+    /// Whether no event was added.
+    pub fn is_empty(&self) -> bool {
+        self.stacks.is_empty()
+    }
+
+    /// The sum of every stack's value.
+    pub fn total(&self) -> i64 {
+        self.stacks
+            .values()
+            .fold(0, |sum, v| sum.saturating_add(*v))
+    }
+
+    /// The stacks and their values, sorted by stack (byte order), so that
+    /// the same recording always gives the same output.
+    pub fn sorted(&self) -> Vec<(&str, i64)> {
+        let mut lines: Vec<(&str, i64)> = self
+            .stacks
+            .iter()
+            .map(|(stack, value)| (stack.as_str(), *value))
+            .collect();
+        lines.sort_unstable();
+        lines
+    }
+
+    /// Writes `stack value` lines, sorted by stack.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        for (stack, value) in self.sorted() {
+            writeln!(out, "{stack} {value}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ChunkFolder<'_, '_, '_> {
+    /// Adds an event: its stack's value grows by its weight, or by one.
+    pub fn add(&mut self, event: &Event) {
+        let chunk = self.chunk;
+        let fields = *self.fields.entry(event.type_id).or_insert_with(|| {
+            let class = chunk.metadata.class(event.type_id);
+            let named =
+                |name: &str| class.and_then(|c| c.fields.iter().position(|f| f.name == name));
+            Fields {
+                stack_trace: named("stackTrace"),
+                weight: named("weight"),
+            }
+        });
+        let value = match fields.weight {
+            Some(index) => weight(chunk.resolve(&event.fields[index])),
+            None => 1,
+        };
+        let stack = fields.stack_trace.map(|index| &event.fields[index]);
+        let inline;
+        let folded = match stack {
+            // Pooled stacks (the JDK's and ours) are folded once per key.
+            Some(pooled @ Value::Ref { key, .. }) => {
+                if !self.folded.contains_key(key) {
+                    let text = fold(&self.flattener, pooled);
+                    self.folded.insert(*key, text);
+                }
+                self.folded[key].as_str()
+            }
+            Some(value) => {
+                inline = fold(&self.flattener, value);
+                inline.as_str()
+            }
+            None => UNKNOWN_FRAME,
+        };
+        match self.stacks.stacks.get_mut(folded) {
+            Some(sum) => *sum = sum.saturating_add(value),
+            None => {
+                self.stacks.stacks.insert(folded.to_owned(), value);
+            }
+        }
+    }
+}
+
+/// An integer weight; anything else (null, a floating-point field) adds 0.
+fn weight(value: &Value) -> i64 {
+    match *value {
+        Value::Long(v) => v,
+        Value::Int(v) => v.into(),
+        Value::Short(v) => v.into(),
+        Value::Byte(v) => v.into(),
+        _ => 0,
+    }
+}
+
+/// A stack trace as one line: root first, frames joined with `;`.
+fn fold(flattener: &Flattener<'_, '_>, stack_trace: &Value) -> String {
+    let frames = flattener.frames(stack_trace, false);
+    if frames.is_empty() {
+        return UNKNOWN_FRAME.to_owned();
+    }
+    let mut line = String::new();
+    for (n, frame) in frames.iter().rev().enumerate() {
+        if n > 0 {
+            line.push(';');
+        }
+        line.push_str(&frame_name(frame));
+    }
+    line
+}
+
+/// A frame as the folded format can carry it: `;` separates frames and a
+/// line ends a stack, so neither may appear inside one (JVM languages other
+/// than Java allow almost any character in a method name); an empty name
+/// (a method missing from the pool) would merge with its neighbours.
+fn frame_name(frame: &str) -> std::borrow::Cow<'_, str> {
+    if frame.is_empty() {
+        UNKNOWN_FRAME.into()
+    } else if frame.contains(|c: char| c == ';' || c.is_control()) {
+        frame
+            .replace(|c: char| c == ';' || c.is_control(), "_")
+            .into()
+    } else {
+        frame.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_names_cannot_break_the_format() {
+        assert_eq!(frame_name("a.B.c"), "a.B.c");
+        assert_eq!(frame_name("a.B.`odd; name`"), "a.B.`odd_ name`");
+        assert_eq!(frame_name("a.B.two\nlines"), "a.B.two_lines");
+        assert_eq!(frame_name(""), UNKNOWN_FRAME);
+    }
+
+    #[test]
+    fn output_is_sorted_and_totals_add_up() {
+        let mut stacks = FoldedStacks::new();
+        stacks.stacks.insert("main;b".to_owned(), 5);
+        stacks.stacks.insert("main;a".to_owned(), 7);
+        stacks.stacks.insert(UNKNOWN_FRAME.to_owned(), 1);
+        let mut out = Vec::new();
+        stacks.write(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "[unknown] 1\nmain;a 7\nmain;b 5\n"
+        );
+        assert_eq!(stacks.total(), 13);
+        assert_eq!(stacks.len(), 3);
+    }
+}
