@@ -498,6 +498,34 @@ fn g1_humongous_objects_are_not_tracked_unless_asked() {
     assert_eq!(tracked(&explicit), 0);
 }
 
+/// The diagnostic floor mode takes every sample's stack and writes none:
+/// the file holds the agent's count of samples and no sample events.
+#[test]
+fn floor_mode_counts_samples_and_writes_none() {
+    let file = support::temp_dir("agent_floor").join("floor.jfr");
+    let output = scenario(
+        &format!("file={},mode=floor,interval=64k", file.display()),
+        &[],
+        &["threads", "2", "16"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_eq!(count(&events, "jdk.ObjectAllocationSample"), 0);
+    assert_eq!(count(&events, "heapsampler.ObjectLifetime"), 0);
+    let last = events["heapsampler.AgentStatistics"].last().unwrap();
+    // 2 threads x 16 MiB at 64 KiB: about 512 samples; 256 would be 11
+    // standard deviations short.
+    let samples: u64 = field(last, "samples").parse().unwrap();
+    assert!(samples > 256, "{last}");
+    assert_eq!(field(last, "lostSamples"), "0");
+}
+
 #[test]
 fn samples_carry_each_threads_name() {
     let (_, events) = record("agent_threads", "", &["threads", "8", "16"]);

@@ -89,3 +89,165 @@ fn a_missing_agent_or_program_is_said_clearly() {
         .unwrap();
     assert_eq!(no_program.status.code(), Some(2));
 }
+
+#[test]
+fn bad_sampling_options_are_refused_before_java_starts() {
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["record", "--interval", "12x", "--agent"])
+        .arg(agent())
+        // Would fail loudly if it ran.
+        .args(["--", "/no/such/java"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad option 'interval=12x': expected a size in bytes"),
+        "{stderr}"
+    );
+}
+
+fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A JVM allocating on 4 threads for up to a minute, started without the
+/// agent; returns once it says it is ready.
+// The caller kills and waits for the child.
+#[allow(clippy::zombie_processes)]
+fn running_jvm() -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = Command::new("java")
+        .arg(scenarios())
+        .args(["run", "60", "4"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    child
+}
+
+#[test]
+fn attach_and_detach_a_running_jvm() {
+    let dir = support::temp_dir("convert_attach");
+    let file = dir.join("attached.jfr");
+    let mut jvm = running_jvm();
+    let pid = jvm.id().to_string();
+    let agent = agent();
+    let agent = agent.to_str().unwrap();
+    let file_arg = file.to_str().unwrap();
+
+    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("has no heapsampler recording running"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = heapsampler(&[
+        "attach",
+        &pid,
+        "-o",
+        file_arg,
+        "--interval",
+        "64k",
+        "--agent",
+        agent,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("recording JVM {pid} to {file_arg}")),
+        "{stderr}"
+    );
+    let (code, stderr) = heapsampler(&["attach", &pid, "-o", file_arg, "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "a recording is already running in JVM {pid} (to {file_arg})"
+        )),
+        "{stderr}"
+    );
+
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("recording: {file_arg}")),
+        "{stderr}"
+    );
+    // The JVM runs on; the file is finished, by the JDK's own parser.
+    assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
+    jvm.kill().unwrap();
+    jvm.wait().unwrap();
+    let summary = support::summary(&file);
+    let samples = support::summary_count(&summary, "jdk.ObjectAllocationSample");
+    assert!(samples > 0, "{summary}");
+    assert_eq!(
+        support::summary_count(&summary, "heapsampler.ObjectLifetime"),
+        samples
+    );
+}
+
+#[test]
+fn attach_says_what_went_wrong() {
+    let agent = agent();
+    let agent = agent.to_str().unwrap();
+    // No such process (pids are below 2^22 on Linux).
+    let (code, stderr) = heapsampler(&["attach", "4999999", "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no JVM with pid 4999999"), "{stderr}");
+    let (code, stderr) = heapsampler(&["attach", "1", "--jcmd", "/no/such/jcmd", "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("/no/such/jcmd: no such file"), "{stderr}");
+    let (code, stderr) = heapsampler(&["attach", "1", "--depth", "0", "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("bad option 'depth=0'"), "{stderr}");
+    let (code, _) = heapsampler(&["attach", "not-a-pid"]);
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn demo_records_checks_converts_and_shows_the_top_sites() {
+    let dir = support::temp_dir("convert_demo").join("demo");
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["demo", "--seconds", "2", "--dir"])
+        .arg(&dir)
+        .arg("--agent")
+        .arg(agent())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let recording = dir.join("demo.jfr");
+    let csv = dir.join("demo-samples.csv");
+    // The JDK's parser agrees with the demo's own count of samples.
+    let samples =
+        support::summary_count(&support::summary(&recording), "jdk.ObjectAllocationSample");
+    assert!(samples > 0);
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert_eq!(rows as u64, samples, "one CSV row per sample");
+    for expected in [
+        "the JDK's `jfr summary` reads it:".to_owned(),
+        format!("samples as CSV: {} ({samples} rows)", csv.display()),
+        "Where the bytes were allocated".to_owned(),
+        "Still live at the end".to_owned(),
+        format!("open {} in JDK Mission Control", recording.display()),
+    ] {
+        assert!(stdout.contains(&expected), "{expected:?} in {stdout}");
+    }
+}
