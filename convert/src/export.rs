@@ -11,14 +11,15 @@
 //! - a `@Timestamp` is ISO-8601 UTC with nanoseconds, a `@Timespan` is
 //!   nanoseconds; booleans are `true`/`false`; null is empty.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::Write;
 
 use jfr_writer::format::ChunkHeader;
 
-use crate::read::ReadError;
 use crate::read::chunk::{Chunk, Event, Value};
 use crate::read::metadata::{ClassInfo, FieldInfo, Metadata};
+use crate::read::{IdMap, ReadError};
 
 /// How a column's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,17 +86,84 @@ pub fn java_class_name(internal: &str) -> String {
 pub struct Flattener<'c, 'a> {
     chunk: &'c Chunk<'a>,
     stack_depth: usize,
+    /// The text of each pooled value met so far: a stack trace, thread or
+    /// class is flattened once per chunk, not once per event.
+    texts: RefCell<IdMap<(u64, u64), String>>,
+    /// How deep `text` is in references to pooled values: a corrupt file
+    /// can chain them (or loop, which the cache's placeholder stops).
+    depth: Cell<usize>,
+    /// Each event type's column units, by type id.
+    units: RefCell<IdMap<u64, Vec<Unit>>>,
+    /// The last second a timestamp was formatted in, and its
+    /// `YYYY-MM-DDTHH:MM:SS`: events come roughly in time order, so most
+    /// timestamps only need their nanoseconds formatted.
+    second: RefCell<(i64, String)>,
+    /// Where `write_row` makes cells that are not already text, reused from
+    /// row to row.
+    buffer: RefCell<String>,
 }
+
+/// References to pooled values are followed this deep for a cell's text;
+/// the JDK's types nest four deep (a stack trace's frame's method's class's
+/// name).
+const MAX_REFERENCE_DEPTH: usize = 32;
 
 impl<'c, 'a> Flattener<'c, 'a> {
     /// Flattens values of `chunk`, keeping at most `stack_depth` frames.
     pub fn new(chunk: &'c Chunk<'a>, stack_depth: usize) -> Self {
-        Self { chunk, stack_depth }
+        Self {
+            chunk,
+            stack_depth,
+            texts: RefCell::default(),
+            depth: Cell::new(0),
+            units: RefCell::default(),
+            second: RefCell::new((i64::MIN, String::new())),
+            buffer: RefCell::default(),
+        }
     }
 
     /// The column names of an event type.
     pub fn header(class: &ClassInfo) -> Vec<String> {
         class.fields.iter().map(|f| f.name.clone()).collect()
+    }
+
+    /// Writes one event's cells as a CSV record: what [`row`](Self::row)
+    /// returns, without a `String` per cell (pooled values' texts are
+    /// written from the cache, numbers from one buffer).
+    pub fn write_row<W: Write>(
+        &self,
+        event: &Event,
+        writer: &mut csv::Writer<W>,
+    ) -> csv::Result<()> {
+        let metadata = &self.chunk.metadata;
+        let class = metadata
+            .class(event.type_id)
+            .expect("events have declared types");
+        let mut units = self.units.borrow_mut();
+        let units = units
+            .entry(event.type_id)
+            .or_insert_with(|| class.fields.iter().map(|f| unit(metadata, f)).collect());
+        let mut buffer = self.buffer.borrow_mut();
+        for (unit, value) in units.iter().zip(&event.fields) {
+            match (unit, value) {
+                (Unit::Plain, Value::Ref { class_id, key }) => {
+                    let key = (*class_id, *key);
+                    if !self.texts.borrow().contains_key(&key) {
+                        self.text(value);
+                    }
+                    let texts = self.texts.borrow();
+                    writer.write_field(texts.get(&key).map_or("", String::as_str))?;
+                }
+                (Unit::Plain, Value::String(text)) => writer.write_field(text)?,
+                (Unit::Plain, Value::Null) => writer.write_field("")?,
+                _ => {
+                    buffer.clear();
+                    self.cell_into(*unit, value, &mut buffer);
+                    writer.write_field(&*buffer)?;
+                }
+            }
+        }
+        writer.write_record(None::<&[u8]>)
     }
 
     /// One event's cells.
@@ -104,35 +172,121 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let class = metadata
             .class(event.type_id)
             .expect("events have declared types");
-        class
-            .fields
+        let mut units = self.units.borrow_mut();
+        let units = units
+            .entry(event.type_id)
+            .or_insert_with(|| class.fields.iter().map(|f| unit(metadata, f)).collect());
+        units
             .iter()
             .zip(&event.fields)
-            .map(|(field, value)| self.cell(field, value))
+            .map(|(unit, value)| self.cell(*unit, value))
             .collect()
     }
 
-    fn cell(&self, field: &FieldInfo, value: &Value) -> String {
-        let value = self.chunk.resolve(value);
+    fn cell(&self, unit: Unit, value: &Value) -> String {
+        let mut out = String::new();
+        self.cell_into(unit, value, &mut out);
+        out
+    }
+
+    /// Appends a cell's text to `out`.
+    fn cell_into(&self, unit: Unit, value: &Value, out: &mut String) {
+        use std::fmt::Write as _;
         let header = &self.chunk.header;
-        match (unit(&self.chunk.metadata, field), value) {
-            (Unit::TimestampTicks, Value::Long(ticks)) => iso(epoch_nanos(header, *ticks)),
-            (Unit::TimestampMillis, Value::Long(millis)) => iso(millis.saturating_mul(1_000_000)),
-            (Unit::TimespanTicks, Value::Long(ticks)) => ((*ticks as f64) * 1e9
-                / header.ticks_per_second as f64)
-                .round()
-                .to_string(),
-            (Unit::TimespanScale(scale), Value::Long(amount)) => {
-                amount.saturating_mul(scale).to_string()
+        // Writing to a String cannot fail.
+        let _ = match (unit, self.chunk.resolve(value)) {
+            (Unit::TimestampTicks, Value::Long(ticks)) => {
+                self.iso_into(epoch_nanos(header, *ticks), out);
+                Ok(())
             }
-            _ => self.text(value),
+            (Unit::TimestampMillis, Value::Long(millis)) => {
+                self.iso_into(millis.saturating_mul(1_000_000), out);
+                Ok(())
+            }
+            (Unit::TimespanTicks, Value::Long(ticks)) => {
+                let nanos = ((*ticks as f64) * 1e9 / header.ticks_per_second as f64).round();
+                // Whole numbers below 2^53 print the same as an integer,
+                // which formats several times faster than a float.
+                if nanos.abs() < (1u64 << 53) as f64 {
+                    push_integer(out, nanos as i64);
+                    Ok(())
+                } else {
+                    write!(out, "{nanos}")
+                }
+            }
+            (Unit::TimespanScale(scale), Value::Long(amount)) => {
+                push_integer(out, amount.saturating_mul(scale));
+                Ok(())
+            }
+            (_, Value::Long(v)) => {
+                push_integer(out, *v);
+                Ok(())
+            }
+            (_, Value::Int(v)) => {
+                push_integer(out, *v as i64);
+                Ok(())
+            }
+            _ => {
+                out.push_str(&self.text(value));
+                Ok(())
+            }
+        };
+    }
+
+    /// Appends `2026-11-22T10:15:00.123456789Z` to `out`, formatting the
+    /// date and time only when the second changes.
+    fn iso_into(&self, nanos: i64, out: &mut String) {
+        let (second, fraction) = (
+            nanos.div_euclid(1_000_000_000),
+            nanos.rem_euclid(1_000_000_000),
+        );
+        let mut cached = self.second.borrow_mut();
+        if cached.0 != second {
+            let text = iso(second.saturating_mul(1_000_000_000));
+            cached.1.clear();
+            cached.1.push_str(text.split('.').next().unwrap_or(&text));
+            cached.0 = second;
         }
+        out.push_str(&cached.1);
+        out.push('.');
+        let mut digits = [b'0'; 9];
+        let mut rest = fraction as u32; // below 10^9
+        for digit in digits.iter_mut().rev() {
+            *digit = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        out.extend(digits.iter().map(|&d| char::from(d)));
+        out.push('Z');
     }
 
     /// The text of a value, as its CSV cell shows it (a thread's name, a
     /// class's Java name...), but without a field's unit applied.
     pub fn text(&self, value: &Value) -> String {
-        let value = self.chunk.resolve(value);
+        let Value::Ref { class_id, key } = *value else {
+            return self.text_of(value);
+        };
+        if let Some(text) = self.texts.borrow().get(&(class_id, key)) {
+            return text.clone();
+        }
+        if self.depth.get() >= MAX_REFERENCE_DEPTH {
+            return String::new();
+        }
+        // A placeholder first: a reference met again while its own text is
+        // being made (a loop in a corrupt file) reads as empty.
+        self.texts
+            .borrow_mut()
+            .insert((class_id, key), String::new());
+        self.depth.set(self.depth.get() + 1);
+        let text = self.text_of(self.chunk.resolve(value));
+        self.depth.set(self.depth.get() - 1);
+        self.texts
+            .borrow_mut()
+            .insert((class_id, key), text.clone());
+        text
+    }
+
+    /// The text of a value that is not a reference.
+    fn text_of(&self, value: &Value) -> String {
         match value {
             Value::Null => String::new(),
             Value::Boolean(b) => b.to_string(),
@@ -167,16 +321,24 @@ impl<'c, 'a> Flattener<'c, 'a> {
         ))
     }
 
+    /// The text of field `name`, taken as it is (not resolved), so that a
+    /// reference goes through the cache in [`text`](Self::text).
+    fn field_text(&self, class: &ClassInfo, fields: &[Value], name: &str) -> String {
+        class
+            .fields
+            .iter()
+            .position(|f| f.name == name)
+            .and_then(|index| fields.get(index))
+            .map(|value| self.text(value))
+            .unwrap_or_default()
+    }
+
     fn object(&self, class_id: u64, fields: &[Value]) -> String {
         let metadata = &self.chunk.metadata;
         let Some(class) = metadata.class(class_id) else {
             return String::new();
         };
-        let text = |name: &str| {
-            self.field(class, fields, name)
-                .map(|(v, _)| self.text(v))
-                .unwrap_or_default()
-        };
+        let text = |name: &str| self.field_text(class, fields, name);
         match class.name.as_str() {
             "java.lang.Thread" => {
                 let java_name = text("javaName");
@@ -238,10 +400,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let Some(class) = self.chunk.metadata.class(*class_id) else {
             return String::new();
         };
-        let method = self
-            .field(class, fields, "method")
-            .map(|(v, _)| self.text(v))
-            .unwrap_or_default();
+        let method = self.field_text(class, fields, "method");
         match self.field(class, fields, "lineNumber") {
             Some((Value::Int(line), _)) if lines && *line >= 0 => format!("{method}({line})"),
             _ => method,
@@ -249,17 +408,41 @@ impl<'c, 'a> Flattener<'c, 'a> {
     }
 }
 
+/// Appends `value` in decimal, as `Display` does, without the formatting
+/// machinery (a large share of a CSV row's cost when every cell is a number).
+fn push_integer(out: &mut String, value: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.push('-');
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
 /// A `@Timestamp(TICKS)` value of a chunk as nanoseconds since the epoch,
 /// by the chunk's own clock (its start in ticks and in nanoseconds).
 pub fn epoch_nanos(header: &ChunkHeader, ticks: i64) -> i64 {
     let per_nano = header.ticks_per_second as f64 / 1e9;
-    header.start_nanos + ((ticks - header.start_ticks) as f64 / per_nano) as i64
+    // Saturating: a corrupt file's ticks must not overflow (a panic in
+    // debug builds, a wrapped time in release).
+    let since_start = ticks.saturating_sub(header.start_ticks) as f64 / per_nano;
+    header.start_nanos.saturating_add(since_start as i64)
 }
 
+/// `2026-11-22T10:15:00.123456789Z` (without parsing a format string for
+/// every cell, which cost more than the rest of the cell).
 fn iso(nanos: i64) -> String {
     chrono::DateTime::from_timestamp_nanos(nanos)
-        .format("%Y-%m-%dT%H:%M:%S%.9fZ")
-        .to_string()
+        .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
 }
 
 /// Writes the events of `chunk` that `keep` accepts as CSV, one writer per
@@ -282,14 +465,22 @@ pub fn write_csv<W: Write>(
         if !keep(class, &event) {
             continue;
         }
-        if !writers.contains_key(&class.name) {
+        // One lookup per map for most events (not `entry`, which would
+        // allocate the name every time).
+        if let Some(writer) = writers.get_mut(&class.name) {
+            flattener.write_row(&event, writer)?;
+        } else {
             let mut writer = csv::Writer::from_writer(open(&class.name)?);
             writer.write_record(Flattener::header(class))?;
+            flattener.write_row(&event, &mut writer)?;
             writers.insert(class.name.clone(), writer);
         }
-        let writer = writers.get_mut(&class.name).expect("just inserted");
-        writer.write_record(flattener.row(&event))?;
-        *rows.entry(class.name.clone()).or_insert(0) += 1;
+        match rows.get_mut(&class.name) {
+            Some(count) => *count += 1,
+            None => {
+                rows.insert(class.name.clone(), 1);
+            }
+        }
     }
     Ok(())
 }
@@ -311,6 +502,15 @@ pub enum ExportError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_print_as_display_does() {
+        for value in [0, 7, -7, 10, 99, -100, 1 << 40, i64::MAX, i64::MIN] {
+            let mut out = String::from("x");
+            push_integer(&mut out, value);
+            assert_eq!(out, format!("x{value}"));
+        }
+    }
 
     #[test]
     fn class_names_read_the_java_way() {

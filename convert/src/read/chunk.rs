@@ -1,19 +1,59 @@
 //! One chunk, read by its own metadata: constant pools from the checkpoint
 //! chain, then events in file order, every value decoded generically.
 
-use std::collections::{HashMap, HashSet};
-
 use jfr_writer::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, HEADER_SIZE, METADATA_EVENT_ID, StringEncoding,
 };
 
 use super::cursor::Cursor;
-use super::metadata::{ClassInfo, Metadata};
-use super::{ReadError, chunk_header};
+use super::metadata::{ClassInfo, Kind, Metadata};
+use super::{IdMap, ReadError, chunk_header};
 
 /// Inline values nest at most this deep (a hostile metadata could declare a
 /// class that contains itself).
 const MAX_NESTING: usize = 32;
+
+/// How many values the bytes of one event or checkpoint may decode to.
+///
+/// Every value either takes bytes of its own (a primitive, a string, a pool
+/// key and an array's length each take at least one) or is an object, and an
+/// object whose class has a field that takes bytes has such a value among
+/// its at most `MAX_NESTING + 1` levels of descendants. So well-formed data
+/// of `n` bytes decodes to at most `(MAX_NESTING + 2) * n` values, and this
+/// budget never refuses it. What it refuses is a class whose values take no
+/// bytes (no fields, or only fields of such classes), which a hostile
+/// metadata can nest into billions of values read out of nothing, or repeat
+/// in an array as long as the bytes left.
+fn value_budget(bytes: usize) -> u64 {
+    (MAX_NESTING as u64 + 2) * (bytes as u64 + 1)
+}
+
+/// Takes one value from `budget`, or fails at the cursor when none is left.
+#[inline]
+fn spend(cursor: &Cursor<'_>, budget: &mut u64) -> Result<(), ReadError> {
+    match budget.checked_sub(1) {
+        Some(left) => {
+            *budget = left;
+            Ok(())
+        }
+        None => Err(over_budget(cursor)),
+    }
+}
+
+#[cold]
+fn over_budget(cursor: &Cursor<'_>) -> ReadError {
+    cursor.error(
+        "values that take bytes, but these bytes decode to more values than they can \
+         hold (a class whose values take no bytes?)",
+    )
+}
+
+/// Vectors sized by a count from the file reserve at most this many items
+/// up front. Counts are checked against the bytes left, but an item of one
+/// byte decodes to a [`Value`] of 40: reserving what a corrupt count says
+/// would let it claim 40 bytes of memory per byte of the chunk before the
+/// first item fails. Past this, vectors grow with the items really read.
+const MAX_RESERVE: usize = 1024;
 
 /// A value, decoded by its class in the metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +118,7 @@ pub struct Chunk<'a> {
     pub metadata: Metadata,
     bytes: &'a [u8],
     offset: u64,
-    pools: HashMap<(u64, u64), Value>,
+    pools: IdMap<(u64, u64), Value>,
 }
 
 impl<'a> Chunk<'a> {
@@ -94,7 +134,7 @@ impl<'a> Chunk<'a> {
             metadata,
             bytes,
             offset,
-            pools: HashMap::new(),
+            pools: IdMap::default(),
         };
         chunk.read_pools()?;
         Ok(chunk)
@@ -107,43 +147,72 @@ impl<'a> Chunk<'a> {
 
     /// Walks the checkpoints from the newest back to the oldest. The JDK
     /// keeps the oldest value of a key defined twice; so do we.
+    ///
+    /// Each checkpoint must end at or before the start of the newer one that
+    /// points to it: checkpoints are events, written one after another, so
+    /// the chain moves back through the chunk. That also bounds the walk:
+    /// no byte is decoded twice, so a corrupt delta cannot loop or make the
+    /// walk quadratic in the chunk size.
     fn read_pools(&mut self) -> Result<(), ReadError> {
+        // `chunk_header` checked that the newest is inside the chunk.
         let mut position = self.header.constant_pool_offset;
-        let mut seen = HashSet::new();
+        // The checkpoint at `position` must end by here.
+        let mut limit = self.size();
         while position != 0 {
-            if !seen.insert(position) || position < HEADER_SIZE as u64 || position >= self.size() {
-                return Err(ReadError::Malformed {
-                    offset: self.offset + position,
-                    expected: "a checkpoint chain that moves back through the chunk without loops"
-                        .to_owned(),
-                });
-            }
-            let mut cursor = Cursor::new(&self.bytes[position as usize..], self.offset + position);
-            let (delta, body) = self.read_checkpoint(&mut cursor)?;
+            let (delta, delta_offset, body) = self.read_checkpoint(position, limit)?;
             for (key, value) in body {
                 self.pools.insert(key, value);
             }
             if delta == 0 {
                 break;
             }
-            position = position
+            // Errors name the delta's own offset: the bytes it points to
+            // may be anywhere, or past the end of the file.
+            let older = position
                 .checked_add_signed(delta)
+                .filter(|next| (HEADER_SIZE as u64..position).contains(next))
                 .ok_or_else(|| ReadError::Malformed {
-                    offset: self.offset + position,
-                    expected: format!("a checkpoint delta inside the chunk, found {delta}"),
+                    offset: delta_offset,
+                    expected: format!(
+                        "a checkpoint delta back to an older checkpoint (from chunk byte \
+                         {HEADER_SIZE} to before this one at chunk byte {position}), found {delta}"
+                    ),
                 })?;
+            limit = position;
+            position = older;
         }
         Ok(())
     }
 
+    /// Reads the checkpoint at chunk byte `position`, which must end by
+    /// chunk byte `limit`: its delta to the previous one, the delta's file
+    /// offset, and its entries.
     #[allow(clippy::type_complexity)]
     fn read_checkpoint(
         &self,
-        cursor: &mut Cursor<'_>,
-    ) -> Result<(i64, Vec<((u64, u64), Value)>), ReadError> {
-        let start = cursor.offset();
+        position: u64,
+        limit: u64,
+    ) -> Result<(i64, u64, Vec<((u64, u64), Value)>), ReadError> {
+        let start = self.offset + position;
+        // `position < limit <= chunk size`, so these slices are in bounds.
+        let mut cursor = Cursor::new(&self.bytes[position as usize..limit as usize], start);
         let size = cursor.varint("a checkpoint's size")?;
-        let end = start + size;
+        let size_len = cursor.offset() - start;
+        if size <= size_len || size > limit - position {
+            return Err(ReadError::Malformed {
+                offset: start,
+                expected: format!(
+                    "a checkpoint size from {} to the {} bytes before the newer checkpoint \
+                     or the chunk's end, found {size}",
+                    size_len + 1,
+                    limit - position
+                ),
+            });
+        }
+        // From here the cursor sees the checkpoint's bytes only: every count
+        // in it is checked against them, and no value runs past its end.
+        let body = cursor.bytes((size - size_len) as usize, "a checkpoint")?;
+        let mut cursor = Cursor::new(body, start + size_len);
         let type_id = cursor.varint("a checkpoint's type")?;
         if type_id != CHECKPOINT_EVENT_ID {
             return Err(ReadError::Malformed {
@@ -153,9 +222,11 @@ impl<'a> Chunk<'a> {
         }
         cursor.varint("a checkpoint's start time")?;
         cursor.varint("a checkpoint's duration")?;
+        let delta_offset = cursor.offset();
         let delta = cursor.varint("a checkpoint's delta")? as i64;
         cursor.u8("a checkpoint's type mask")?;
         let pools = cursor.count("a checkpoint's pool count")?;
+        let mut budget = value_budget(body.len());
         let mut entries = Vec::new();
         for _ in 0..pools {
             let at = cursor.offset();
@@ -168,14 +239,15 @@ impl<'a> Chunk<'a> {
                     expected: format!("a pool of a declared class, found class id {class_id}"),
                 })?;
             let count = cursor.count("a pool's entry count")?;
+            entries.reserve(count.min(MAX_RESERVE));
             for _ in 0..count {
                 let key = cursor.varint("a pool key")?;
-                let value = self.read_value(cursor, class, 0)?;
+                let value = self.read_value(&mut cursor, class, 0, &mut budget)?;
                 // Newest first: the oldest definition is inserted last and wins.
                 entries.push(((class_id, key), value));
             }
         }
-        if cursor.offset() != end {
+        if cursor.remaining() != 0 {
             return Err(ReadError::Malformed {
                 offset: start,
                 expected: format!(
@@ -184,33 +256,29 @@ impl<'a> Chunk<'a> {
                 ),
             });
         }
-        Ok((delta, entries))
+        Ok((delta, delta_offset, entries))
     }
 
-    /// Decodes one value of `class`.
+    /// Decodes one value of `class`, taking one from `budget` (see
+    /// [`value_budget`]).
     fn read_value(
         &self,
         cursor: &mut Cursor<'_>,
         class: &ClassInfo,
         depth: usize,
+        budget: &mut u64,
     ) -> Result<Value, ReadError> {
-        if depth > MAX_NESTING {
-            return Err(cursor.error(format!("values nested at most {MAX_NESTING} deep")));
-        }
-        Ok(match class.name.as_str() {
-            "boolean" => Value::Boolean(cursor.u8("a boolean")? != 0),
-            "byte" => Value::Byte(cursor.u8("a byte")? as i8),
-            "short" => Value::Short(cursor.varint("a short")? as i16),
-            "char" => Value::Char(cursor.varint("a char")? as u16),
-            "int" => Value::Int(cursor.varint("an int")? as i32),
-            "long" => Value::Long(cursor.varint("a long")? as i64),
-            "float" => Value::Float(f32::from_be_bytes(
-                cursor.bytes(4, "a float")?.try_into().expect("4 bytes"),
-            )),
-            "double" => Value::Double(f64::from_be_bytes(
-                cursor.bytes(8, "a double")?.try_into().expect("8 bytes"),
-            )),
-            "java.lang.String" => {
+        spend(cursor, budget)?;
+        Ok(match class.kind {
+            Kind::Boolean => Value::Boolean(cursor.u8("a boolean")? != 0),
+            Kind::Byte => Value::Byte(cursor.u8("a byte")? as i8),
+            Kind::Short => Value::Short(cursor.varint("a short")? as i16),
+            Kind::Char => Value::Char(cursor.varint("a char")? as u16),
+            Kind::Int => Value::Int(cursor.varint("an int")? as i32),
+            Kind::Long => Value::Long(cursor.varint("a long")? as i64),
+            Kind::Float => Value::Float(f32::from_be_bytes(cursor.array("a float")?)),
+            Kind::Double => Value::Double(f64::from_be_bytes(cursor.array("a double")?)),
+            Kind::String => {
                 let mut peek = cursor.clone();
                 if peek.u8("a string")? == StringEncoding::ConstantPool as u8 {
                     *cursor = peek;
@@ -224,42 +292,55 @@ impl<'a> Chunk<'a> {
                         .map_or(Value::Null, Value::String)
                 }
             }
-            _ => {
-                let mut fields = Vec::with_capacity(class.fields.len());
-                for field in &class.fields {
-                    let field_class = self.metadata.class(field.class_id).ok_or_else(|| {
-                        cursor.error(format!(
-                            "field {} of a declared class, found id {}",
-                            field.name, field.class_id
-                        ))
-                    })?;
-                    let one = |cursor: &mut Cursor<'_>| -> Result<Value, ReadError> {
-                        if field.constant_pool {
-                            Ok(Value::Ref {
-                                class_id: field.class_id,
-                                key: cursor.varint("a pool key")?,
-                            })
-                        } else {
-                            self.read_value(cursor, field_class, depth + 1)
-                        }
-                    };
-                    fields.push(if field.array {
-                        let count = cursor.count("an array length")?;
-                        let mut items = Vec::with_capacity(count);
-                        for _ in 0..count {
-                            items.push(one(cursor)?);
-                        }
-                        Value::Array(items)
-                    } else {
-                        one(cursor)?
-                    });
-                }
-                Value::Object {
-                    class_id: class.id,
-                    fields,
-                }
-            }
+            Kind::Object => Value::Object {
+                class_id: class.id,
+                fields: self.read_fields(cursor, class, depth, budget)?,
+            },
         })
+    }
+
+    /// Decodes the fields of a value of `class`, in the metadata's order.
+    fn read_fields(
+        &self,
+        cursor: &mut Cursor<'_>,
+        class: &ClassInfo,
+        depth: usize,
+        budget: &mut u64,
+    ) -> Result<Vec<Value>, ReadError> {
+        if depth >= MAX_NESTING {
+            return Err(cursor.error(format!("values nested at most {MAX_NESTING} deep")));
+        }
+        let mut fields = Vec::with_capacity(class.fields.len());
+        for field in &class.fields {
+            let field_class = self.metadata.field_class(field).ok_or_else(|| {
+                cursor.error(format!(
+                    "field {} of a declared class, found id {}",
+                    field.name, field.class_id
+                ))
+            })?;
+            let mut one = |cursor: &mut Cursor<'_>| -> Result<Value, ReadError> {
+                if field.constant_pool {
+                    spend(cursor, budget)?;
+                    Ok(Value::Ref {
+                        class_id: field.class_id,
+                        key: cursor.varint("a pool key")?,
+                    })
+                } else {
+                    self.read_value(cursor, field_class, depth + 1, budget)
+                }
+            };
+            fields.push(if field.array {
+                let count = cursor.count("an array length")?;
+                let mut items = Vec::with_capacity(count.min(MAX_RESERVE));
+                for _ in 0..count {
+                    items.push(one(cursor)?);
+                }
+                Value::Array(items)
+            } else {
+                one(cursor)?
+            });
+        }
+        Ok(fields)
     }
 
     /// The pooled value a reference names; `Null` for a missing key (as
@@ -326,15 +407,16 @@ impl Events<'_, '_> {
         let Some(class) = self.chunk.metadata.class(type_id).filter(|c| c.is_event()) else {
             return Ok(None); // undeclared: skipped, as the JDK does
         };
+        // An event is read by its fields whatever its class is called (a
+        // corrupt metadata can name an event type `long`).
+        let mut budget = value_budget(body.len());
+        let fields = self.chunk.read_fields(&mut event, class, 0, &mut budget)?;
         // Readers skip to the declared end: trailing bytes inside an event are allowed.
-        match self.chunk.read_value(&mut event, class, 0)? {
-            Value::Object { fields, .. } => Ok(Some(Event {
-                offset,
-                size,
-                type_id,
-                fields,
-            })),
-            _ => unreachable!("an event class has fields"),
-        }
+        Ok(Some(Event {
+            offset,
+            size,
+            type_id,
+            fields,
+        }))
     }
 }

@@ -2,7 +2,7 @@
 //! length first, so malformed input is an error naming the offset, never a
 //! panic or an allocation sized by an unchecked number.
 
-use jfr_writer::format::{StringEncoding, read_varint};
+use jfr_writer::format::{MAX_VARINT_LEN, StringEncoding, read_varint};
 
 use super::ReadError;
 
@@ -55,13 +55,49 @@ impl<'a> Cursor<'a> {
         Ok(bytes)
     }
 
+    /// The next `N` bytes, as an array.
+    pub fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], ReadError> {
+        let mut array = [0; N];
+        array.copy_from_slice(self.bytes(N, what)?);
+        Ok(array)
+    }
+
     /// One byte.
     pub fn u8(&mut self, what: &str) -> Result<u8, ReadError> {
         Ok(self.bytes(1, what)?[0])
     }
 
     /// A varint.
+    #[inline]
     pub fn varint(&mut self, what: &str) -> Result<u64, ReadError> {
+        let rest = &self.data[self.position..];
+        // Most varints are one byte (type ids, pool keys, small numbers).
+        if let Some(&byte) = rest.first() {
+            if byte < 0x80 {
+                self.position += 1;
+                return Ok(byte as u64);
+            }
+        }
+        // With nine bytes at hand (the most a varint takes), decode without
+        // a bounds check per byte; near the end, the checked decoder.
+        if let Some(bytes) = rest.first_chunk::<MAX_VARINT_LEN>() {
+            let mut value = 0;
+            for (i, &byte) in bytes[..MAX_VARINT_LEN - 1].iter().enumerate() {
+                value |= ((byte & 0x7f) as u64) << (7 * i);
+                if byte < 0x80 {
+                    self.position += i + 1;
+                    return Ok(value);
+                }
+            }
+            // The ninth byte is taken whole.
+            self.position += MAX_VARINT_LEN;
+            return Ok(value | (bytes[MAX_VARINT_LEN - 1] as u64) << 56);
+        }
+        self.varint_near_end(what)
+    }
+
+    #[cold]
+    fn varint_near_end(&mut self, what: &str) -> Result<u64, ReadError> {
         let (value, len) = read_varint(&self.data[self.position..])
             .map_err(|_| self.error(format!("{what}: a varint, but the data ends")))?;
         self.position += len;
@@ -100,7 +136,12 @@ impl<'a> Cursor<'a> {
             StringEncoding::Utf8 => {
                 let len = self.count(what)?;
                 let bytes = self.bytes(len, what)?;
-                Some(String::from_utf8_lossy(bytes).into_owned())
+                // Valid UTF-8 (nearly always) is checked and copied at once;
+                // invalid sequences become U+FFFD, as the JDK reads them.
+                Some(match std::str::from_utf8(bytes) {
+                    Ok(text) => text.to_owned(),
+                    Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+                })
             }
             StringEncoding::Latin1 => {
                 let len = self.count(what)?;

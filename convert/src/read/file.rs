@@ -5,7 +5,7 @@
 //! chunk.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use jfr_writer::format::{ChunkHeader, HEADER_SIZE, MAGIC};
@@ -14,6 +14,9 @@ use super::ReadError;
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// What a chunk's buffer reserves when the input's length is unknown.
+const GROW_FROM: u64 = 1 << 20;
 
 /// Why a file could not be read at all, or a chunk of it.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +66,8 @@ pub struct RecordingFile {
     input: Box<dyn Read>,
     /// Bytes of the uncompressed recording read so far.
     offset: u64,
+    /// The length of a plain file, when known.
+    length: Option<u64>,
     /// Set when the last chunk was cut short: how many bytes it had.
     truncated: Option<(u64, u64)>,
 }
@@ -85,23 +90,46 @@ impl RecordingFile {
             path: path.clone(),
             source,
         };
-        let mut file = File::open(&path).map_err(io_error)?;
+        let file = File::open(&path).map_err(io_error)?;
+        // A plain file's length tells how much a chunk can really hold, so
+        // its buffer is reserved once at the right size (see `next_chunk`).
+        let length = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        let mut recording = Self::from_reader(path, file)?;
+        if recording.container == Container::Plain {
+            recording.length = length;
+        }
+        Ok(recording)
+    }
+
+    /// Reads a recording, plain or compressed, from any reader; `name` is
+    /// what errors call it. Nothing is buffered here: chunks are read whole,
+    /// straight into their buffers (the decompressors buffer their input).
+    pub fn from_reader(
+        name: impl Into<PathBuf>,
+        mut input: impl Read + 'static,
+    ) -> Result<Self, FileError> {
+        let path = name.into();
+        let io_error = |source| FileError::Io {
+            path: path.clone(),
+            source,
+        };
         let mut magic = [0u8; 4];
-        let read = read_up_to(&mut file, &mut magic).map_err(io_error)?;
-        let file = io::Cursor::new(magic[..read].to_vec()).chain(file);
+        let read = read_up_to(&mut input, &mut magic).map_err(io_error)?;
+        let input = io::Cursor::new(magic).take(read as u64).chain(input);
         let (container, input): (Container, Box<dyn Read>) = if magic == ZSTD_MAGIC {
-            let decoder = zstd::Decoder::new(file).map_err(io_error)?;
+            let decoder = zstd::Decoder::new(input).map_err(io_error)?;
             (Container::Zstd, Box::new(decoder))
         } else if magic[..2] == GZIP_MAGIC {
             (
                 Container::Gzip,
-                Box::new(flate2::read::MultiGzDecoder::new(file)),
+                Box::new(flate2::read::MultiGzDecoder::new(input)),
             )
         } else if magic == MAGIC || read < 4 {
-            (
-                Container::Plain,
-                Box::new(BufReader::with_capacity(1 << 20, file)),
-            )
+            (Container::Plain, Box::new(input))
         } else {
             return Err(FileError::Malformed {
                 path,
@@ -117,6 +145,7 @@ impl RecordingFile {
             container,
             input,
             offset: 0,
+            length: None,
             truncated: None,
         })
     }
@@ -141,7 +170,7 @@ impl RecordingFile {
     /// chunk cut short (see [`truncated`](Self::truncated)).
     pub fn next_chunk(&mut self) -> Result<Option<RawChunk>, FileError> {
         let offset = self.offset;
-        let mut header = vec![0u8; HEADER_SIZE];
+        let mut header = [0u8; HEADER_SIZE];
         let got = read_up_to(&mut self.input, &mut header).map_err(|source| self.io(source))?;
         if got == 0 {
             return Ok(None);
@@ -160,9 +189,19 @@ impl RecordingFile {
             ));
         }
         // Read the rest as it arrives: the allocation follows the bytes
-        // really there, never the size the header claims.
-        let mut bytes = header;
+        // really there, never the size the header claims. Reserved up front:
+        // what a plain file still holds, or at most `GROW_FROM` (the buffer
+        // doubles from there as bytes arrive).
         let rest = size - HEADER_SIZE as u64;
+        let available = match self.length {
+            Some(length) => length.saturating_sub(offset + HEADER_SIZE as u64),
+            None => GROW_FROM,
+        };
+        // (On a 32-bit target a reservation past the address space is just
+        // not made; the bytes that really arrive still grow the buffer.)
+        let reserve = usize::try_from(rest.min(available)).unwrap_or(0);
+        let mut bytes = Vec::with_capacity(HEADER_SIZE.saturating_add(reserve));
+        bytes.extend_from_slice(&header);
         let read = (&mut self.input)
             .take(rest)
             .read_to_end(&mut bytes)

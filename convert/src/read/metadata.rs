@@ -2,16 +2,21 @@
 //! element tree. Only element names the format allows are accepted, nesting
 //! is limited, and every string index and count is checked.
 
-use std::collections::HashMap;
-
 use jfr_writer::format::METADATA_EVENT_ID;
 
-use super::ReadError;
 use super::cursor::Cursor;
+use super::{IdMap, ReadError};
 
 /// Deeper element trees than this are refused (the format needs five
 /// levels: root, metadata, class, field, annotation).
 const MAX_DEPTH: usize = 16;
+
+/// Vectors sized by a count from the file reserve at most this many items
+/// up front; past it they grow with the items really read. Counts are
+/// checked against the bytes left, but an element of three bytes is 72
+/// bytes in memory, so a corrupt count taken whole could still claim many
+/// times the metadata's size before its first item fails.
+const MAX_RESERVE: usize = 1024;
 
 /// An annotation on a class or field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +25,40 @@ pub struct AnnotationInfo {
     pub class_id: u64,
     /// Element values by name (`value`, `value-0`, ...).
     pub values: Vec<(String, String)>,
+}
+
+/// How a class's values are encoded, decided once from its name rather
+/// than on every value read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Boolean,
+    Byte,
+    Short,
+    Char,
+    Int,
+    Long,
+    Float,
+    Double,
+    String,
+    /// Any other class: its fields, in order.
+    Object,
+}
+
+impl Kind {
+    fn of(name: &str) -> Self {
+        match name {
+            "boolean" => Self::Boolean,
+            "byte" => Self::Byte,
+            "short" => Self::Short,
+            "char" => Self::Char,
+            "int" => Self::Int,
+            "long" => Self::Long,
+            "float" => Self::Float,
+            "double" => Self::Double,
+            "java.lang.String" => Self::String,
+            _ => Self::Object,
+        }
+    }
 }
 
 /// A field of a class, in encoding order.
@@ -35,6 +74,9 @@ pub struct FieldInfo {
     pub array: bool,
     /// The field's annotations.
     pub annotations: Vec<AnnotationInfo>,
+    /// The index of the field's class in [`Metadata::classes`], found once
+    /// when the metadata is read; `None` if it is not declared.
+    class_index: Option<usize>,
 }
 
 /// A class: a primitive, a value type, an event type or an annotation type.
@@ -52,6 +94,7 @@ pub struct ClassInfo {
     pub fields: Vec<FieldInfo>,
     /// The class's annotations.
     pub annotations: Vec<AnnotationInfo>,
+    pub(crate) kind: Kind,
 }
 
 impl ClassInfo {
@@ -68,13 +111,18 @@ pub struct Metadata {
     pub id: u64,
     /// The classes, in declaration order.
     pub classes: Vec<ClassInfo>,
-    by_id: HashMap<u64, usize>,
+    by_id: IdMap<u64, usize>,
 }
 
 impl Metadata {
     /// The class with `id`.
     pub fn class(&self, id: u64) -> Option<&ClassInfo> {
         self.by_id.get(&id).map(|&i| &self.classes[i])
+    }
+
+    /// The class of `field`, a field of one of these classes.
+    pub fn field_class(&self, field: &FieldInfo) -> Option<&ClassInfo> {
+        field.class_index.map(|i| &self.classes[i])
     }
 
     /// The class named `name`.
@@ -105,7 +153,7 @@ impl Metadata {
         event.varint("the metadata duration")?;
         let id = event.varint("the metadata id")?;
         let count = event.count("the metadata string count")?;
-        let mut strings = Vec::with_capacity(count);
+        let mut strings = Vec::with_capacity(count.min(MAX_RESERVE));
         for _ in 0..count {
             strings.push(event.string("a metadata string")?.unwrap_or_default());
         }
@@ -118,7 +166,13 @@ impl Metadata {
                 }
             }
         }
-        let by_id = classes.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+        // A class id declared twice: the last declaration wins.
+        let by_id: IdMap<u64, usize> = classes.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+        for class in &mut classes {
+            for field in &mut class.fields {
+                field.class_index = by_id.get(&field.class_id).copied();
+            }
+        }
         Ok(Self { id, classes, by_id })
     }
 }
@@ -154,7 +208,7 @@ impl<'s> Element<'s> {
         };
         let name = string(cursor, "an element name")?;
         let attribute_count = cursor.count("an attribute count")?;
-        let mut attributes = Vec::with_capacity(attribute_count);
+        let mut attributes = Vec::with_capacity(attribute_count.min(MAX_RESERVE));
         for _ in 0..attribute_count {
             attributes.push((
                 string(cursor, "an attribute name")?,
@@ -162,7 +216,7 @@ impl<'s> Element<'s> {
             ));
         }
         let child_count = cursor.count("a child count")?;
-        let mut children = Vec::with_capacity(child_count);
+        let mut children = Vec::with_capacity(child_count.min(MAX_RESERVE));
         for _ in 0..child_count {
             children.push(Element::read(cursor, strings, depth + 1)?);
         }
@@ -240,6 +294,7 @@ fn class_info(element: &Element<'_>) -> Result<ClassInfo, ReadError> {
                 constant_pool: f.flag("constantPool"),
                 array: f.attribute("dimension").is_some_and(|d| d == "1"),
                 annotations: f.annotations()?,
+                class_index: None,
             })
         })
         .collect::<Result<_, ReadError>>()?;
@@ -250,5 +305,6 @@ fn class_info(element: &Element<'_>) -> Result<ClassInfo, ReadError> {
         simple_type: element.flag("simpleType"),
         fields,
         annotations: element.annotations()?,
+        kind: Kind::of(name),
     })
 }

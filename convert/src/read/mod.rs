@@ -5,17 +5,84 @@
 //! file is checked before it is used; a malformed file is an error naming
 //! the byte offset and what was expected there.
 //!
-//! [`chunk::Chunk`] reads one chunk: its metadata, its constant pools (the
-//! checkpoint chain), and its events, every value decoded generically by its
-//! class. Reading a whole file chunk by chunk, compressed input and the
-//! commands come next.
+//! [`file::RecordingFile`] reads a file (or any reader) chunk by chunk,
+//! plain or compressed; [`chunk::Chunk`] reads one chunk: its metadata, its
+//! constant pools (the checkpoint chain), and its events, every value
+//! decoded generically by its class.
+//!
+//! What a corrupt or hostile file cannot do (`convert/tests/mutations.rs`
+//! and the fuzz targets in `convert/fuzz` check it): make the reader panic;
+//! make it allocate by a length it has not checked against the bytes there
+//! (counts are checked against the bytes left, and vectors reserve at most
+//! a fixed number of items before they are read); make it loop (the
+//! checkpoint chain must move back through the chunk, nesting is limited,
+//! and a class whose values take no bytes cannot be repeated without end);
+//! or report an offset outside the file. Offsets are `u64` throughout.
 
 pub mod chunk;
 pub mod cursor;
 pub mod file;
 pub mod metadata;
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::sync::OnceLock;
+
 use jfr_writer::format::{ChunkHeader, HEADER_SIZE};
+
+/// A hash map keyed by ids and pool keys from the file, hashed by [`IdHash`].
+pub(crate) type IdMap<K, V> = HashMap<K, V, IdHash>;
+
+/// Hashes integers from the file: one 64x64-bit multiply, folded, per word,
+/// starting from a per-process random seed. Several times faster than
+/// std's SipHash on the reader's hot paths (a pool lookup per reference, a
+/// class lookup per event), and a file still cannot aim its keys at one
+/// bucket without knowing the seed (a chunk of colliding pool keys would
+/// make loading its pools quadratic). Not a cryptographic hash: it is
+/// enough that a file cannot predict where its keys land.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IdHash {
+    seed: u64,
+}
+
+impl Default for IdHash {
+    fn default() -> Self {
+        static SEED: OnceLock<u64> = OnceLock::new();
+        let seed = *SEED.get_or_init(|| RandomState::new().hash_one(0x6a66_7221u64) | 1);
+        Self { seed }
+    }
+}
+
+impl BuildHasher for IdHash {
+    type Hasher = IdHasher;
+
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(self.seed)
+    }
+}
+
+/// The hasher [`IdHash`] builds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(byte as u64);
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        // The 128-bit product folded (as in wyhash): every input bit reaches
+        // every output bit, so the low bits hashbrown indexes by are mixed.
+        let product = ((self.0 ^ word) as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// What went wrong reading a recording.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# `heapsampler convert` (CSV) against the JDK's `jfr print --json` and
+# `jfr print` on one recording of at least 200 MB: wall time, CPU time and
+# peak memory (maximum resident set size, from GNU time) of each, and the
+# ratios. Also `heapsampler summary` (the reader alone) and a convert of a
+# single copy of the recording, to show that memory does not grow with the
+# file.
+#
+# The recording is a real JDK 17 one (settings=profile plus JFR's own
+# allocation sampling unthrottled) of the bundled allocation workload,
+# repeated chunk after chunk until it is large enough: a JFR file is a
+# sequence of self-contained chunks, so every tool reads the copies as it
+# reads the original. Nothing is committed; it all goes to target/.
+#
+#   bench/convert.sh              # 30 s recording, >= 200 MB file
+#   bench/convert.sh 10 50        # a quicker run: 10 s recording, >= 50 MB
+#
+# Needs java and jfr (JDK 17), cargo, and GNU time (/usr/bin/time; Debian
+# package `time`). jfr's output goes to /dev/null; ours goes to real files
+# (it is CSV in a folder per run), so the comparison favours the JDK a
+# little.
+set -euo pipefail
+
+seconds=${1:-30}
+target_mb=${2:-200}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work="$root/target/bench-convert"
+mkdir -p "$work"
+heapsampler="$root/target/release/heapsampler"
+
+if [ ! -x /usr/bin/time ]; then
+    echo "needs GNU time: apt-get install time" >&2
+    exit 1
+fi
+(cd "$root" && cargo build --release -q -p heapsampler-convert --bin heapsampler)
+
+base="$work/base-${seconds}s.jfr"
+if [ ! -s "$base" ]; then
+    echo "recording ${seconds} s of testdata/workloads/AllocationMix.java (2 threads)..." >&2
+    java "-XX:StartFlightRecording=filename=$base,settings=profile,settings=$root/testdata/jfc/allocation-sample-unthrottled.jfc" \
+        "$root/testdata/workloads/AllocationMix.java" "$seconds" 2 >/dev/null 2>&1
+fi
+big="$work/big-${seconds}s-${target_mb}mb.jfr"
+if [ ! -s "$big" ]; then
+    base_bytes=$(stat -c %s "$base")
+    copies=$(((target_mb * 1000000 + base_bytes - 1) / base_bytes))
+    for _ in $(seq "$copies"); do cat "$base"; done >"$big"
+fi
+big_bytes=$(stat -c %s "$big")
+chunks=$("$heapsampler" summary "$big" | awk '/Chunks:/ {print $2}')
+echo "recording: $big" >&2
+echo "  $big_bytes bytes, $chunks chunks; one copy: $(stat -c %s "$base") bytes" >&2
+cat "$big" >/dev/null # in the page cache for every run alike
+
+# run NAME COMMAND...: time one run, print a table row.
+declare -A wall cpu_time
+run() {
+    local name=$1
+    shift
+    echo "running: $name" >&2
+    /usr/bin/time -v -o "$work/time.txt" "$@"
+    local elapsed cpu rss
+    elapsed=$(awk -F': ' '/Elapsed \(wall clock\)/ {
+        n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$work/time.txt")
+    cpu=$(awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {print u + s}' "$work/time.txt")
+    rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$work/time.txt")
+    wall[$name]=$elapsed
+    cpu_time[$name]=$cpu
+    printf '| %s | %.2f | %.2f | %s |\n' "$name" "$elapsed" "$cpu" "$rss"
+}
+
+rm -rf "$work/csv-all" "$work/samples.csv" "$work/one-copy"
+echo
+echo "| run | wall s | CPU s | peak RSS MiB |"
+echo "|---|---|---|---|"
+run "heapsampler summary" sh -c '"$1" summary "$2" >/dev/null' sh "$heapsampler" "$big"
+run "heapsampler convert (all events)" "$heapsampler" convert "$big" -o "$work/csv-all"
+csv_bytes=$(du -sb "$work/csv-all" | cut -f1)
+rm -rf "$work/csv-all"
+run "heapsampler convert --events jdk.ObjectAllocationSample" \
+    "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample -o "$work/samples.csv"
+rm -f "$work/samples.csv"
+run "heapsampler convert (all events), one copy" "$heapsampler" convert "$base" -o "$work/one-copy"
+rm -rf "$work/one-copy"
+run "jfr print --json" sh -c 'jfr print --json "$1" >/dev/null' sh "$big"
+run "jfr print" sh -c 'jfr print "$1" >/dev/null' sh "$big"
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+all="heapsampler convert (all events)"
+samples="heapsampler convert --events jdk.ObjectAllocationSample"
+echo
+echo "CSV written by the all-events convert: $csv_bytes bytes"
+echo
+echo "| ratio | wall | CPU | target |"
+echo "|---|---|---|---|"
+for jdk in "jfr print --json" "jfr print"; do
+    for ours in "$all" "$samples"; do
+        target=""
+        if [ "$ours" = "$all" ]; then
+            target=$([ "$jdk" = "jfr print" ] && echo 20x || echo 100x)
+        fi
+        echo "| $jdk / $ours | $(ratio "${wall[$jdk]}" "${wall[$ours]}")x |" \
+            "$(ratio "${cpu_time[$jdk]}" "${cpu_time[$ours]}")x | $target |"
+    done
+done
