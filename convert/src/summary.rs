@@ -57,7 +57,12 @@ pub fn summarize(path: &Path) -> Result<Summary, FileError> {
                 .metadata
                 .class(event.type_id)
                 .expect("events have declared types");
-            let totals = summary.types.entry(class.name.clone()).or_default();
+            // Looked up by reference first: cloning the name for every
+            // event was a quarter of the time.
+            let totals = match summary.types.get_mut(&class.name) {
+                Some(totals) => totals,
+                None => summary.types.entry(class.name.clone()).or_default(),
+            };
             totals.count += 1;
             totals.bytes += event.size;
             if class.name == "heapsampler.AgentStatistics" {
