@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+"""The agent's overhead, side by side with JFR's own allocation sampling.
+
+Runs each workload (a fixed amount of work: testdata/workloads) under each
+configuration: no agent; JFR's jdk.ObjectAllocationSample alone at its
+default throttle (150/s) and unthrottled; heapsampler at interval 512k and
+32k; heapsampler live=false at 512k; and the floor, heapsampler mode=floor
+(the JVM's sampling plus GetStackTrace, nothing recorded) at 512k and 32k.
+Runs are interleaved: every round runs every workload under every
+configuration in turn, so machine noise falls on all of them alike.
+
+Every JVM gets the same fixed heap (-Xms = -Xmx, -XX:+AlwaysPreTouch, G1),
+so peak RSS minus the no-agent run's is the profiler's own memory, not a
+difference in heap sizing.
+
+Prints, per workload, a Markdown table: median wall time; overhead (the
+median over rounds of the run's time over the same round's no-agent time,
+minus one, with the range over rounds); overhead over the floor at the same
+interval (percent points, and as a ratio of overheads); samples recorded per
+second of wall time; file size; peak RSS and its excess over no agent.
+Every run's figures go to results.csv in the output directory.
+
+With --perf, every run is recorded with `perf record` (cpu-clock samples)
+and the tables give CPU seconds by thread group instead: the application's
+threads, GC, JIT, the rest of the JVM (and JFR's threads), and heapsampler's
+writer thread. The writer's share is measured directly, so it stays
+readable when the machine is too busy for wall times to be.
+
+Run it as bench/overhead.sh (which calls this file); --help for options.
+"""
+
+import argparse
+import csv
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+# name -> (source file, class, arguments at scale s)
+WORKLOADS = {
+    "binary-trees": ("BinaryTrees.java", "BinaryTrees",
+                     lambda s: [max(1, round(6 * s)), 20]),
+    "allocation-mix": ("AllocationMixFixed.java", "AllocationMixFixed",
+                       lambda s: [max(1, round(36 * s)), 4]),
+    "request-service": ("RequestService.java", "RequestService",
+                        lambda s: [max(1, round(200 * s)), 4, 2]),
+    "deep-recursion": ("DeepRecursion.java", "DeepRecursion",
+                       lambda s: [max(1, round(1000 * s)), 2]),
+}
+
+JFC = os.path.join(ROOT, "testdata", "jfc")
+
+# name -> (description, JVM options with {file} and {agent}); in run order.
+CONFIGS = {
+    "none": ("no agent", []),
+    "jfr-150/s": ("JFR jdk.ObjectAllocationSample, default throttle 150/s",
+                  ["-XX:StartFlightRecording=filename={file},settings="
+                   + os.path.join(JFC, "allocation-sample-default.jfc")]),
+    "jfr-unthrottled": ("JFR jdk.ObjectAllocationSample, throttle off",
+                        ["-XX:StartFlightRecording=filename={file},settings="
+                         + os.path.join(JFC, "allocation-sample-unthrottled.jfc")]),
+    "hs-512k": ("heapsampler interval=512k",
+                ["-agentpath:{agent}=file={file},interval=512k,log=quiet"]),
+    "hs-512k-nolive": ("heapsampler interval=512k live=false",
+                       ["-agentpath:{agent}=file={file},interval=512k,live=false,log=quiet"]),
+    "hs-32k": ("heapsampler interval=32k",
+               ["-agentpath:{agent}=file={file},interval=32k,log=quiet"]),
+    "floor-512k": ("floor: heapsampler mode=floor interval=512k",
+                   ["-agentpath:{agent}=file={file},interval=512k,mode=floor,log=quiet"]),
+    "floor-32k": ("floor: heapsampler mode=floor interval=32k",
+                  ["-agentpath:{agent}=file={file},interval=32k,mode=floor,log=quiet"]),
+}
+
+# Which floor each configuration is compared with.
+FLOOR_OF = {
+    "jfr-150/s": "floor-512k",
+    "jfr-unthrottled": "floor-512k",
+    "hs-512k": "floor-512k",
+    "hs-512k-nolive": "floor-512k",
+    "hs-32k": "floor-32k",
+}
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(command, **kwargs):
+    log("+ " + " ".join(command))
+    subprocess.run(command, check=True, **kwargs)
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(
+        prog="bench/overhead.sh",
+        description="Measure heapsampler's overhead against no agent, JFR's own "
+        "allocation sampling and the mode=floor floor, on fixed-work Java "
+        "workloads, interleaved over several rounds. With the defaults it "
+        "takes 15 to 20 minutes on 2 cores shared with other work.",
+        epilog="Workloads: " + ", ".join(WORKLOADS) + ". Configurations: "
+        + ", ".join(CONFIGS) + ". Example (a quick smoke run): "
+        "bench/overhead.sh --rounds 1 --scale 0.2",
+    )
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds (default 3)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="work per workload, relative to the default sizes "
+                        "(about 5 to 10 s each without an agent on 2 quiet cores; default 1.0)")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="comma-separated subset of the workloads")
+    parser.add_argument("--configs", default=",".join(CONFIGS),
+                        help="comma-separated subset of the configurations "
+                        "(none is always run: it is the base)")
+    parser.add_argument("--heap", default="1g",
+                        help="the fixed heap, -Xms = -Xmx (default 1g)")
+    parser.add_argument("--agent-options", default="",
+                        help="more heapsampler options for every heapsampler and floor "
+                        "configuration, comma-separated (e.g. depth=8)")
+    parser.add_argument("--out", help="keep results.csv, the workloads' output "
+                        "and (with --keep) the recordings here (default: a "
+                        "temporary directory, removed at the end)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the recordings (else each is deleted once counted)")
+    parser.add_argument("--no-build", action="store_true",
+                        help="use target/release as it is, without cargo build")
+    parser.add_argument("--perf", action="store_true",
+                        help="record every run with perf (cpu-clock, 999 Hz) and report "
+                        "where the CPU time went, by thread group (the application's "
+                        "threads, GC, JIT, the rest of the JVM and JFR, heapsampler's "
+                        "writer), instead of wall times: less disturbed by a busy machine")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the commands of the first round and stop")
+    args = parser.parse_args()
+    args.workloads = [w for w in args.workloads.split(",") if w]
+    args.configs = [c for c in args.configs.split(",") if c]
+    for w in args.workloads:
+        if w not in WORKLOADS:
+            parser.error(f"unknown workload {w!r}")
+    for c in args.configs:
+        if c not in CONFIGS:
+            parser.error(f"unknown configuration {c!r}")
+    if "none" not in args.configs:
+        args.configs.insert(0, "none")
+    args.configs = [c for c in CONFIGS if c in args.configs]  # run order
+    if args.rounds < 1 or args.scale <= 0:
+        parser.error("--rounds and --scale must be positive")
+    return args
+
+
+def prepare(args, work):
+    """Builds the agent and the CLI, snapshots them, compiles the workloads."""
+    if not args.no_build:
+        run(["cargo", "build", "--release", "-p", "heapsampler-agent",
+             "-p", "heapsampler-convert"], cwd=ROOT)
+    # Copies, so that a rebuild during the run does not change what is measured.
+    agent = os.path.join(work, "libheapsampler.so")
+    cli = os.path.join(work, "heapsampler")
+    shutil.copy2(os.path.join(ROOT, "target", "release", "libheapsampler.so"), agent)
+    shutil.copy2(os.path.join(ROOT, "target", "release", "heapsampler"), cli)
+    classes = os.path.join(work, "classes")
+    sources = sorted({os.path.join(ROOT, "testdata", "workloads", WORKLOADS[w][0])
+                      for w in args.workloads})
+    run(["javac", "-d", classes] + sources)
+    return agent, cli, classes
+
+
+def built_from():
+    """The commit the agent was built from, and whether its sources differed."""
+    def git(*args):
+        return subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True,
+                              text=True).stdout.strip()
+    commit = git("log", "-1", "--format=%h %s") or "unknown commit"
+    dirty = git("status", "--porcelain", "--", "agent", "core", "jfr-writer")
+    return commit + (" (with uncommitted changes to the agent's crates)" if dirty else "")
+
+
+def floor_accepted(agent, work):
+    probe = subprocess.run(
+        ["java", f"-agentpath:{agent}=file={work}/probe.jfr,mode=floor,log=quiet", "-version"],
+        capture_output=True, text=True)
+    return probe.returncode == 0
+
+
+def command(args, workload, config, agent, classes, file):
+    _, main_class, sizes = WORKLOADS[workload]
+    options = [o.format(file=file, agent=agent) for o in CONFIGS[config][1]]
+    if args.agent_options:
+        options = [o + "," + args.agent_options if o.startswith("-agentpath:") else o
+                   for o in options]
+    return (["java", "-XX:+UseG1GC", f"-Xms{args.heap}", f"-Xmx{args.heap}",
+             "-XX:+AlwaysPreTouch"] + options
+            + ["-cp", classes, main_class] + [str(a) for a in sizes(args.scale)])
+
+
+PERF_HZ = 999
+GROUPS = ("app", "gc", "jit", "jvm", "writer")
+
+
+def group_of(comm):
+    """The thread group of a thread, by its (15-character) name."""
+    if comm.startswith("heapsampler"):
+        return "writer"
+    if comm.startswith(("GC Thread", "G1 ")):
+        return "gc"
+    if comm.startswith(("C1 Compiler", "C2 Compiler")):
+        return "jit"
+    if comm.startswith(("VM ", "JFR", "Service Thread", "Monitor Deflati", "Signal Dispatch",
+                        "Finalizer", "Reference Handl", "Common-Cleaner", "Notification Th",
+                        "Sweeper thread", "Attach Listener")):
+        return "jvm"
+    return "app"  # the workload's threads, and "java", the main thread
+
+
+def perf_groups(perf_data):
+    """CPU seconds per thread group in a perf recording of cpu-clock samples."""
+    out = subprocess.run(["perf", "script", "-F", "comm", "-i", perf_data],
+                         capture_output=True, text=True).stdout
+    seconds = dict.fromkeys(GROUPS, 0.0)
+    for line in out.splitlines():
+        seconds[group_of(line.strip())] += 1 / PERF_HZ
+    return seconds
+
+
+def measure(cmd, stdout_path, perf_data=None):
+    """Runs cmd; returns (exit status, wall s, user+sys s, peak RSS KiB)."""
+    if perf_data:
+        cmd = ["perf", "record", "-q", "-F", str(PERF_HZ), "-o", perf_data, "--"] + cmd
+    with open(stdout_path, "w") as out:
+        start = time.monotonic()
+        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.monotonic() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def recorded(cli, file):
+    """(samples, event types) of a recording, by heapsampler summary."""
+    if not os.path.exists(file):
+        return None, []
+    text = subprocess.run([cli, "summary", file], capture_output=True, text=True).stdout
+    counts = dict(re.findall(r"^\s+([\w.]+)\s+(\d+)\s+\d+\s*$", text, re.M))
+    samples = int(counts.get("jdk.ObjectAllocationSample", 0))
+    agent = re.search(r"heapsampler agent: (\d+) samples", text)
+    if samples == 0 and agent:  # mode=floor: counted, not written
+        samples = int(agent.group(1))
+    return samples, sorted(counts)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value, spec, missing="n/a"):
+    return missing if value is None else format(value, spec)
+
+
+def report(args, rows):
+    """The Markdown tables, from every run's row."""
+    by = {}
+    for row in rows:
+        if row["status"] == 0:
+            by.setdefault((row["workload"], row["config"]), []).append(row)
+    out = []
+    for workload in args.workloads:
+        base = {r["round"]: r for r in by.get((workload, "none"), [])}
+        if not base:
+            continue
+        _, _, sizes = WORKLOADS[workload]
+        out.append(f"\n#### {workload} ({WORKLOADS[workload][1]} "
+                   + " ".join(str(a) for a in sizes(args.scale)) + ")\n")
+        out.append("| configuration | time (s) | overhead | over floor | CPU overhead | samples/s "
+                   "| file MB | peak RSS MiB | RSS over none MiB |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for config in args.configs:
+            runs = by.get((workload, config), [])
+            if not runs:
+                out.append(f"| {config} | failed or not run | | | | | | | |")
+                continue
+            ratios = [r["wall_s"] / base[r["round"]]["wall_s"] - 1 for r in runs if r["round"] in base]
+            overhead = median(ratios)
+            spread = (f" ({min(ratios) * 100:+.1f} to {max(ratios) * 100:+.1f})"
+                      if len(ratios) > 1 else "")
+            over_floor = ""
+            floor = FLOOR_OF.get(config)
+            floor_runs = {r["round"]: r for r in by.get((workload, floor), [])}
+            if floor and floor_runs:
+                points = median([(r["wall_s"] - floor_runs[r["round"]]["wall_s"]) / base[r["round"]]["wall_s"]
+                                 for r in runs if r["round"] in floor_runs and r["round"] in base])
+                floor_overhead = median([f["wall_s"] / base[f["round"]]["wall_s"] - 1
+                                         for f in floor_runs.values() if f["round"] in base])
+                ratio = (f", x{(overhead / floor_overhead):.2f}"
+                         if config == "hs-32k" and floor_overhead and floor_overhead > 0.005 else "")
+                over_floor = f"{points * 100:+.1f} pt{ratio}"
+            rate = median([r["samples"] / r["wall_s"] for r in runs if r["samples"] is not None])
+            size = median([r["file_bytes"] for r in runs if r["file_bytes"] is not None])
+            rss = median([r["rss_kib"] for r in runs])
+            cpu = median([r["cpu_s"] / base[r["round"]]["cpu_s"] - 1 for r in runs if r["round"] in base])
+            rss_over = median([(r["rss_kib"] - base[r["round"]]["rss_kib"]) for r in runs if r["round"] in base])
+            out.append("| {} | {:.2f} | {} | {} | {} | {} | {} | {:.0f} | {} |".format(
+                config, median([r["wall_s"] for r in runs]),
+                "base" if config == "none" else f"{overhead * 100:+.1f}%{spread}",
+                over_floor,
+                "" if config == "none" else f"{cpu * 100:+.1f}%",
+                fmt(rate, ",.0f", ""),
+                fmt(None if size is None else size / 1e6, ".1f", ""),
+                rss / 1024, "" if config == "none" else f"{rss_over / 1024:+.0f}"))
+    return "\n".join(out)
+
+
+def report_perf(args, rows):
+    """The Markdown tables of --perf: CPU seconds by thread group."""
+    out = []
+    for workload in args.workloads:
+        by = {}
+        for row in rows:
+            if row["status"] == 0 and row["workload"] == workload:
+                by.setdefault(row["config"], []).append(row)
+        if "none" not in by:
+            continue
+        _, _, sizes = WORKLOADS[workload]
+        out.append(f"\n#### {workload} ({WORKLOADS[workload][1]} "
+                   + " ".join(str(a) for a in sizes(args.scale)) + "), CPU seconds by thread group\n")
+        out.append("| configuration | all | app threads | GC | JIT | rest of JVM, JFR | writer "
+                   "| over none: all | app | GC | JIT | JVM, JFR | writer | CPU us per sample over none |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        base = {g: median([r["cpu_" + g] for r in by["none"]]) for g in GROUPS}
+        for config in args.configs:
+            runs = by.get(config)
+            if not runs:
+                continue
+            cpu = {g: median([r["cpu_" + g] for r in runs]) for g in GROUPS}
+            total = sum(cpu.values())
+            over = {g: cpu[g] - base[g] for g in GROUPS}
+            samples = median([r["samples"] for r in runs if r["samples"] is not None])
+            per_sample = (f"{sum(over.values()) / samples * 1e6:.1f}"
+                          if samples and config != "none" else "")
+            out.append(f"| {config} | {total:.2f} | " + " | ".join(f"{cpu[g]:.2f}" for g in GROUPS)
+                       + " | " + (" | ".join([f"{sum(over.values()):+.2f}"] + [f"{over[g]:+.2f}" for g in GROUPS])
+                                  if config != "none" else " | | | | | ")
+                       + f" | {per_sample} |")
+    return "\n".join(out)
+
+
+def main():
+    args = parse_args()
+    temporary = args.out is None
+    work = tempfile.mkdtemp(prefix="heapsampler-overhead-") if temporary else os.path.abspath(args.out)
+    os.makedirs(work, exist_ok=True)
+    try:
+        agent, cli, classes = prepare(args, work)
+        commit = built_from()
+        if any(c.startswith("floor") for c in args.configs) and not floor_accepted(agent, work):
+            log("the agent does not accept mode=floor yet: the floor configurations are left out")
+            args.configs = [c for c in args.configs if not c.startswith("floor")]
+        if args.dry_run:
+            for workload in args.workloads:
+                for config in args.configs:
+                    print(" ".join(command(args, workload, config, agent, classes,
+                                           os.path.join(work, "FILE.jfr"))))
+            return
+        log(f"{args.rounds} rounds x {len(args.workloads)} workloads x {len(args.configs)} "
+            f"configurations, heap {args.heap}, scale {args.scale}; working in {work}")
+        rows = []
+        types = {}
+        started = time.monotonic()
+        total = args.rounds * len(args.workloads) * len(args.configs)
+        for round_ in range(1, args.rounds + 1):
+            for workload in args.workloads:
+                for config in args.configs:
+                    name = f"{workload}-{config.replace('/', '')}-{round_}"
+                    file = os.path.join(work, name + ".jfr")
+                    cmd = command(args, workload, config, agent, classes, file)
+                    with open("/proc/loadavg") as f:
+                        load = float(f.read().split()[0])
+                    perf_data = os.path.join(work, name + ".perf") if args.perf else None
+                    status, wall, cpu, rss = measure(cmd, os.path.join(work, name + ".out"), perf_data)
+                    groups = {}
+                    if perf_data:
+                        groups = {"cpu_" + g: s for g, s in perf_groups(perf_data).items()}
+                        if not args.keep:
+                            os.remove(perf_data)
+                    samples, seen = recorded(cli, file)
+                    if config != "none" and samples is None:
+                        status = status or -1  # no recording: count the run as failed
+                    types.setdefault(config, set()).update(seen)
+                    size = os.path.getsize(file) if os.path.exists(file) else None
+                    if os.path.exists(file) and not args.keep:
+                        os.remove(file)
+                    rows.append(dict(round=round_, workload=workload, config=config, status=status,
+                                     wall_s=wall, cpu_s=cpu, rss_kib=rss, samples=samples,
+                                     file_bytes=size, load_before=load, **groups))
+                    done = len(rows)
+                    eta = (time.monotonic() - started) / done * (total - done)
+                    log(f"[{done}/{total}] round {round_} {workload} {config}: {wall:.2f} s, "
+                        f"{rss / 1024:.0f} MiB, {samples if samples is not None else '-'} samples"
+                        f"{'' if status == 0 else f', FAILED ({status}, see {name}.out)'}"
+                        f" (load {load:.1f}; about {eta / 60:.0f} min left)")
+        with open(os.path.join(work, "results.csv"), "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        loads = [r["load_before"] for r in rows]
+        print(f"{args.rounds} interleaved rounds, heap {args.heap} fixed (-Xms = -Xmx, "
+              f"AlwaysPreTouch, G1), scale {args.scale}"
+              f"{f', agent options {args.agent_options}' if args.agent_options else ''}; "
+              f"{(time.monotonic() - started) / 60:.0f} min; "
+              f"1-minute load average before the runs: {min(loads):.1f} to {max(loads):.1f} "
+              f"(median {statistics.median(loads):.1f}) on {os.cpu_count()} CPUs; "
+              f"agent built at {commit}")
+        print("overhead: median over rounds of wall time / the same round's no-agent wall time - 1 "
+              "(range over rounds); over floor: median of (time - floor's time) / no-agent time, "
+              "the floor at the same interval (512k for JFR), in percent points, and for hs-32k "
+              "overhead / floor's overhead; CPU overhead: as overhead, of user + system CPU time; "
+              "samples/s: samples recorded (floor: taken) per second of wall time; "
+              "RSS over none: median over rounds of peak RSS - the same round's no-agent peak RSS")
+        print(report_perf(args, rows) if args.perf else report(args, rows))
+        for config, seen in sorted(types.items()):
+            if seen:
+                print(f"\nevent types in {config} recordings: {', '.join(sorted(seen))}", end="")
+        print()
+        if not temporary:
+            log(f"every run's figures: {os.path.join(work, 'results.csv')}")
+    finally:
+        if temporary:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
