@@ -45,13 +45,13 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 # name -> (source file, class, arguments at scale s)
 WORKLOADS = {
     "binary-trees": ("BinaryTrees.java", "BinaryTrees",
-                     lambda s: [max(1, round(6 * s)), 20]),
+                     lambda s: [max(1, round(9 * s)), 20]),
     "allocation-mix": ("AllocationMixFixed.java", "AllocationMixFixed",
-                       lambda s: [max(1, round(36 * s)), 4]),
+                       lambda s: [max(1, round(54 * s)), 4]),
     "request-service": ("RequestService.java", "RequestService",
-                        lambda s: [max(1, round(200 * s)), 4, 2]),
+                        lambda s: [max(1, round(300 * s)), 4, 2]),
     "deep-recursion": ("DeepRecursion.java", "DeepRecursion",
-                       lambda s: [max(1, round(1000 * s)), 2]),
+                       lambda s: [max(1, round(1500 * s)), 2]),
 }
 
 JFC = os.path.join(ROOT, "testdata", "jfc")
@@ -102,7 +102,7 @@ def parse_args():
         description="Measure heapsampler's overhead against no agent, JFR's own "
         "allocation sampling and the mode=floor floor, on fixed-work Java "
         "workloads, interleaved over several rounds. With the defaults it "
-        "takes 15 to 20 minutes on 2 cores shared with other work.",
+        "takes about 11 minutes on 2 quiet cores, 20 or more on busy ones.",
         epilog="Workloads: " + ", ".join(WORKLOADS) + ". Configurations: "
         + ", ".join(CONFIGS) + ". Example (a quick smoke run): "
         "bench/overhead.sh --rounds 1 --scale 0.2",
@@ -111,7 +111,7 @@ def parse_args():
                         help="interleaved rounds (default 3)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="work per workload, relative to the default sizes "
-                        "(about 5 to 10 s each without an agent on 2 quiet cores; default 1.0)")
+                        "(4 to 7 s each without an agent on 2 quiet cores; default 1.0)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help="comma-separated subset of the workloads")
     parser.add_argument("--configs", default=",".join(CONFIGS),
@@ -298,7 +298,9 @@ def report(args, rows):
                                          for f in floor_runs.values() if f["round"] in base])
                 ratio = (f", x{(overhead / floor_overhead):.2f}"
                          if config == "hs-32k" and floor_overhead and floor_overhead > 0.005 else "")
-                over_floor = f"{points * 100:+.1f} pt{ratio}"
+                cpu_points = median([(r["cpu_s"] - floor_runs[r["round"]]["cpu_s"]) / base[r["round"]]["cpu_s"]
+                                     for r in runs if r["round"] in floor_runs and r["round"] in base])
+                over_floor = f"{points * 100:+.1f} pt{ratio} (CPU {cpu_points * 100:+.1f})"
             rate = median([r["samples"] / r["wall_s"] for r in runs if r["samples"] is not None])
             size = median([r["file_bytes"] for r in runs if r["file_bytes"] is not None])
             rss = median([r["rss_kib"] for r in runs])
@@ -417,8 +419,9 @@ def main():
               f"agent built at {commit}")
         print("overhead: median over rounds of wall time / the same round's no-agent wall time - 1 "
               "(range over rounds); over floor: median of (time - floor's time) / no-agent time, "
-              "the floor at the same interval (512k for JFR), in percent points, and for hs-32k "
-              "overhead / floor's overhead; CPU overhead: as overhead, of user + system CPU time; "
+              "the floor at the same interval (512k for JFR), in percent points, for hs-32k "
+              "overhead / floor's overhead, and the same points of CPU time; "
+              "CPU overhead: as overhead, of user + system CPU time; "
               "samples/s: samples recorded (floor: taken) per second of wall time; "
               "RSS over none: median over rounds of peak RSS - the same round's no-agent peak RSS")
         print(report_perf(args, rows) if args.perf else report(args, rows))

@@ -3,7 +3,7 @@
 # the mode=floor floor, on fixed-work workloads (testdata/workloads), with
 # interleaved rounds. The driver is bench/overhead.py; see --help.
 #
-#   bench/overhead.sh                          # the defaults: 15 to 20 minutes
+#   bench/overhead.sh                          # the defaults: 11 to 25 minutes
 #   bench/overhead.sh --rounds 1 --scale 0.2   # a quick smoke run
 set -euo pipefail
 exec python3 "$(dirname "$0")/overhead.py" "$@"

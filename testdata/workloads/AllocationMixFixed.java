@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * from its own seeded generator, so each run does the same work.
  *
  * Usage: java AllocationMixFixed.java [MILLION_OPERATIONS] [THREADS]
- *        (defaults: 36, 4; the operations are split between the threads)
+ *        (defaults: 54, 4; the operations are split between the threads)
  */
 public final class AllocationMixFixed {
     static final Map<Integer, Object> CACHE = new ConcurrentHashMap<>();
@@ -26,7 +26,7 @@ public final class AllocationMixFixed {
     static volatile long sink;
 
     public static void main(String[] args) throws Exception {
-        long operations = (args.length > 0 ? Long.parseLong(args[0]) : 36) * 1_000_000L;
+        long operations = (args.length > 0 ? Long.parseLong(args[0]) : 54) * 1_000_000L;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 4;
         List<Thread> workers = new ArrayList<>();
         long[] checksums = new long[threads];

@@ -13,13 +13,13 @@ import java.util.List;
  * doubles with each step of MAX_DEPTH.
  *
  * Usage: java BinaryTrees.java [ROUNDS] [MAX_DEPTH] [THREADS]
- *        (defaults: 6, 20, the available processors)
+ *        (defaults: 9, 20, the available processors)
  */
 public final class BinaryTrees {
     static final int MIN_DEPTH = 4;
 
     public static void main(String[] args) throws Exception {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
         int maxDepth = Math.max(MIN_DEPTH + 2, args.length > 1 ? Integer.parseInt(args[1]) : 20);
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : Runtime.getRuntime().availableProcessors();
 

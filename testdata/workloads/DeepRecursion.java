@@ -13,7 +13,7 @@ import java.util.List;
  * every run.
  *
  * Usage: java DeepRecursion.java [THOUSAND_TREES] [THREADS]
- *        (defaults: 1000, 2; each tree is evaluated once)
+ *        (defaults: 1500, 2; each tree is evaluated once)
  */
 public final class DeepRecursion {
     /** Trees of this many shapes per thread, so the distinct stacks are thousands, not millions. */
@@ -21,7 +21,7 @@ public final class DeepRecursion {
     static volatile long sink;
 
     public static void main(String[] args) throws Exception {
-        long trees = (args.length > 0 ? Long.parseLong(args[0]) : 1000) * 1000L;
+        long trees = (args.length > 0 ? Long.parseLong(args[0]) : 1500) * 1000L;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
         List<Thread> workers = new ArrayList<>();
         long[] results = new long[threads];

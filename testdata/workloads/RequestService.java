@@ -28,7 +28,7 @@ import java.util.zip.CRC32;
  * keep dying as records are replaced.
  *
  * Usage: java RequestService.java [THOUSAND_REQUESTS] [WORKERS] [CLIENTS]
- *        (defaults: 200, 4, 2)
+ *        (defaults: 300, 4, 2)
  */
 public final class RequestService {
     static final int ACCOUNTS = 50_000;
@@ -47,7 +47,7 @@ public final class RequestService {
     static final long ORDERS_KEPT = 300_000;
 
     public static void main(String[] args) throws Exception {
-        long requests = (args.length > 0 ? Long.parseLong(args[0]) : 200) * 1000L;
+        long requests = (args.length > 0 ? Long.parseLong(args[0]) : 300) * 1000L;
         int workers = args.length > 1 ? Integer.parseInt(args[1]) : 4;
         int clients = args.length > 2 ? Integer.parseInt(args[2]) : 2;
 
