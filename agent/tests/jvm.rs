@@ -9,22 +9,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// `libheapsampler.so` as cargo built it for this test run: in the deps
-/// directory beside this test binary. (The copy one level up is only
-/// refreshed by `cargo build`, so it can be stale under `cargo test`.)
 fn agent() -> PathBuf {
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_owned();
-    let built = deps.join("libheapsampler.so");
-    assert!(
-        built.exists(),
-        "cargo builds {} with the tests",
-        built.display()
-    );
-    built
+    support::agent_library()
 }
 
 fn workload(name: &str) -> PathBuf {

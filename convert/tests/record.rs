@@ -6,14 +6,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The agent cargo built for this test run (a dev-dependency).
 fn agent() -> PathBuf {
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_owned();
-    deps.join("libheapsampler.so")
+    support::agent_library()
 }
 
 fn scenarios() -> PathBuf {

@@ -8,6 +8,25 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// `libheapsampler.so` as cargo built it for this test run, for the agent's
+/// and the command line's tests: in the deps directory beside the test
+/// binary. (The copy one level up is only refreshed by `cargo build`, so it
+/// can be stale under `cargo test`.)
+pub fn agent_library() -> PathBuf {
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned();
+    let built = deps.join("libheapsampler.so");
+    assert!(
+        built.exists(),
+        "cargo builds {} with the tests",
+        built.display()
+    );
+    built
+}
+
 /// A fresh temporary directory for one test's files.
 pub fn temp_dir(test: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
