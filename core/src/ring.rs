@@ -15,10 +15,13 @@
 //!   header is committed, zeroes the words it has read (so that a stale header
 //!   is never mistaken for a new one), and advances `head`.
 //! - A producer that finds no room waits on a condition variable; the consumer
-//!   wakes waiting producers after it advances `head`. A consumer with nothing
-//!   to read waits likewise and producers wake it. Both hand-offs use the
-//!   store-then-load pattern on sequentially consistent atomics, so a wake-up
-//!   is never lost; the waits also time out as a second line of defence.
+//!   wakes waiting producers after it advances `head`. A consumer with too
+//!   little to read waits likewise, and the producer whose record brings the
+//!   ring to the consumer's batch size ([`Consumer::set_batch`]) wakes it:
+//!   with a batch, a busy consumer is woken once per batch, not once per
+//!   record. Both hand-offs use the store-then-load pattern on sequentially
+//!   consistent atomics, so a wake-up is never lost; the waits also time out
+//!   as a second line of defence.
 //! - [`Producer::close`] (or [`Consumer::close`]) sets a bit in `tail`: no
 //!   reservation succeeds after it, waiting producers return
 //!   [`PushError::Closed`] at once, and the consumer drains what was reserved
@@ -100,6 +103,9 @@ struct Shared {
     room: Condvar,
 
     consumer_parked: AtomicBool,
+    /// Words reserved and not yet consumed at which a producer wakes the
+    /// parked consumer (at least 1).
+    batch_words: AtomicU64,
     data_lock: Mutex<()>,
     data: Condvar,
 
@@ -126,6 +132,7 @@ pub fn ring_buffer(capacity_bytes: usize) -> (Producer, Consumer) {
         room_lock: Mutex::new(()),
         room: Condvar::new(),
         consumer_parked: AtomicBool::new(false),
+        batch_words: AtomicU64::new(1),
         data_lock: Mutex::new(()),
         data: Condvar::new(),
         records: AtomicU64::new(0),
@@ -165,6 +172,16 @@ impl Shared {
         self.data.notify_all();
     }
 
+    /// Wakes the consumer if it is parked.
+    fn wake_consumer(&self) {
+        if self.consumer_parked.load(Ordering::SeqCst) {
+            // Take the lock so a consumer between its check and its wait
+            // cannot miss this.
+            drop(self.data_lock.lock());
+            self.data.notify_one();
+        }
+    }
+
     fn is_closed(&self) -> bool {
         self.tail.0.load(Ordering::SeqCst) & CLOSED != 0
     }
@@ -187,6 +204,9 @@ impl Shared {
         // Counted as it begins, so a producer blocked right now shows up.
         self.producer_waits.fetch_add(1, Ordering::Relaxed);
         self.producers_waiting.fetch_add(1, Ordering::SeqCst);
+        // A full ring holds more than a batch, so the consumer was woken
+        // already; this only makes sure.
+        self.wake_consumer();
         let mut guard = self.room_lock.lock();
         let result = loop {
             let tail = self.tail.0.load(Ordering::SeqCst);
@@ -279,9 +299,11 @@ impl Producer {
         if used > shared.high_water_words.load(Ordering::Relaxed) {
             shared.high_water_words.fetch_max(used, Ordering::Relaxed);
         }
-        if shared.consumer_parked.load(Ordering::SeqCst) {
-            drop(shared.data_lock.lock());
-            shared.data.notify_one();
+        // SeqCst load of `consumer_parked` after the SeqCst reservation: either
+        // a parking consumer sees this record, or this sees it parked. The
+        // producer whose record ends past the batch is the one that wakes it.
+        if used >= shared.batch_words.load(Ordering::Relaxed) {
+            shared.wake_consumer();
         }
         Ok(())
     }
@@ -316,7 +338,8 @@ pub struct Consumer {
 /// Why [`Consumer::wait`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitOutcome {
-    /// Records are waiting to be drained.
+    /// Records are waiting to be drained: a batch of them, or fewer once the
+    /// timeout passed or the ring was closed.
     Ready,
     /// The timeout passed with nothing to read.
     TimedOut,
@@ -325,6 +348,18 @@ pub enum WaitOutcome {
 }
 
 impl Consumer {
+    /// Sets how many bytes (headers included) must be waiting before
+    /// [`Consumer::wait`] returns early, before its timeout; at most half
+    /// the ring. The default, 0, returns as soon as any record is there.
+    ///
+    /// Waking a consumer costs two context switches; a consumer that keeps
+    /// up with many records a second does better to sleep and take them a
+    /// batch at a time. A full ring always wakes it.
+    pub fn set_batch(&mut self, bytes: usize) {
+        let words = (bytes.div_ceil(WORD) as u64).clamp(1, self.shared.capacity_words() / 2);
+        self.shared.batch_words.store(words, Ordering::Relaxed);
+    }
+
     /// Hands every record reserved before this call to `on_record`, in
     /// reservation order (so each producer's records in the order it pushed
     /// them), and returns how many there were. Stops early at a record whose
@@ -383,19 +418,25 @@ impl Consumer {
         }
     }
 
-    /// Waits until there is something to drain, the ring is closed and
-    /// drained, or `timeout` passes.
+    /// Waits until a batch of records is there to drain (see
+    /// [`Consumer::set_batch`]), the ring is closed, or `timeout` passes;
+    /// returns [`WaitOutcome::Ready`] if anything at all can be drained then.
     pub fn wait(&mut self, timeout: Duration) -> WaitOutcome {
         let shared = &*self.shared;
         let deadline = Instant::now() + timeout;
         loop {
             let tail = shared.tail.0.load(Ordering::SeqCst);
-            if tail & !CLOSED != self.head {
+            let waiting = (tail & !CLOSED) - self.head;
+            let now = Instant::now();
+            let enough = waiting >= shared.batch_words.load(Ordering::Relaxed)
+                || tail & CLOSED != 0
+                || now >= deadline;
+            if waiting > 0 && enough {
                 if shared.word(self.head).load(Ordering::Acquire) & COMMITTED != 0 {
                     return WaitOutcome::Ready;
                 }
                 // Reserved but still being copied in: only a memcpy away.
-                if Instant::now() >= deadline {
+                if now >= deadline {
                     return WaitOutcome::TimedOut;
                 }
                 std::thread::yield_now();
@@ -404,16 +445,15 @@ impl Consumer {
             if tail & CLOSED != 0 {
                 return WaitOutcome::Finished;
             }
-            let now = Instant::now();
             if now >= deadline {
                 return WaitOutcome::TimedOut;
             }
             let mut guard = shared.data_lock.lock();
             shared.consumer_parked.store(true, Ordering::SeqCst);
             // SeqCst: pairs with a producer's reservation then its load of
-            // `consumer_parked`: either we see its record or it sees us parked.
-            // `tail == head` also means "not closed": `head` has no CLOSED bit.
-            if shared.tail.0.load(Ordering::SeqCst) == self.head {
+            // `consumer_parked`: either we see its record or it sees us
+            // parked. An unchanged `tail` also means "not closed".
+            if shared.tail.0.load(Ordering::SeqCst) == tail {
                 shared
                     .data
                     .wait_for(&mut guard, (deadline - now).min(WAIT_SLICE));

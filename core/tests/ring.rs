@@ -156,6 +156,69 @@ fn a_parked_consumer_is_woken_by_a_push() {
     handle.join().unwrap();
 }
 
+#[test]
+fn a_consumer_with_a_batch_sleeps_until_the_batch_is_there() {
+    // Records of 24 bytes take 32 in the ring (a header word): a batch of
+    // 512 bytes is 16 of them.
+    let (producer, mut consumer) = ring_buffer(4096);
+    consumer.set_batch(512);
+    let handle = thread::spawn(move || {
+        for seq in 0..64u64 {
+            let mut record = [0u8; 24];
+            record[..8].copy_from_slice(&seq.to_le_bytes());
+            producer.push(&record).unwrap();
+            // Slow enough that a consumer woken by every push would see
+            // one record at a time.
+            thread::sleep(Duration::from_millis(1));
+        }
+        producer.push(&[0xff; 8]).unwrap();
+        producer.close();
+    });
+    let mut batches = Vec::new();
+    let mut next = 0u64;
+    // Timeouts far longer than the test: each return is a batch or the close.
+    while consumer.wait(Duration::from_secs(60)) == WaitOutcome::Ready {
+        let drained = consumer.drain(|r| {
+            if r.len() == 24 {
+                assert_eq!(u64::from_le_bytes(r[..8].try_into().unwrap()), next);
+                next += 1;
+            }
+        });
+        batches.push(drained);
+    }
+    handle.join().unwrap();
+    assert_eq!(next, 64);
+    assert_eq!(batches.iter().sum::<usize>(), 65);
+    // Every return but the one after the close had a whole batch.
+    let (last, full) = batches.split_last().unwrap();
+    assert!(
+        full.iter().all(|&n| n >= 16),
+        "woken before a batch was there: {batches:?}"
+    );
+    assert!(*last >= 1);
+}
+
+#[test]
+fn a_batched_consumer_under_back_pressure_loses_nothing() {
+    // The batch is half the ring: producers fill it and must wake the
+    // consumer themselves, again and again.
+    let (producer, mut consumer) = ring_buffer(4096);
+    consumer.set_batch(2048);
+    let handles = spawn_producers(&producer, 4, 200_000);
+    drop(producer);
+    let mut next = [0u64; 4];
+    drain_until(&mut consumer, 800_000, |bytes| {
+        let (id, seq) = check_record(bytes);
+        assert_eq!(seq, next[id as usize]);
+        next[id as usize] += 1;
+    });
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(next, [200_000; 4]);
+    assert!(consumer.stats().producer_waits > 0);
+}
+
 /// Producers and a consumer that keeps up, with records that wrap the ring at
 /// every offset: the exactly-once, in-order check without back-pressure.
 #[test]

@@ -321,7 +321,11 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         vm,
     } = pending;
     // Room for two of the largest records at least, so a push never waits forever.
-    let (producer, consumer) = ring_buffer(options.ring.max(2 * max_record_len(options.depth)));
+    let ring_bytes = options.ring.max(2 * max_record_len(options.depth));
+    let (producer, mut consumer) = ring_buffer(ring_bytes);
+    // The writer wakes for a quarter of the ring, or on its timer: once per
+    // sample, the context switches would cost more than writing the sample.
+    consumer.set_batch(ring_bytes / 4);
     let session = Arc::new(Session {
         id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
         jvmti,
