@@ -6,6 +6,9 @@
 //! handles (method ids, the class's and the object's references, the
 //! thread's key), the size, the time and the raw stack. The writer thread
 //! resolves names later. Little-endian, fixed header, then the frames.
+//!
+//! [`SampleRecord`] builds a record; [`SampleView`] reads one where it lies,
+//! without copying its frames.
 
 use crate::options::MAX_DEPTH;
 
@@ -18,7 +21,7 @@ pub struct RawFrame {
     pub location: i64,
 }
 
-/// One sampled allocation.
+/// One sampled allocation, to encode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SampleRecord {
     /// The allocating thread's key in the agent's thread table.
@@ -94,25 +97,43 @@ impl SampleRecord {
         Self::encode_into(&mut out, self, self.frames.iter().copied());
         out
     }
+}
 
-    /// Decodes a record written by [`encode`](Self::encode), checking every length.
-    pub fn decode(bytes: &[u8]) -> Result<Self, MalformedRecord> {
+/// A record as it lies in the ring: the header's fields decoded, the frames
+/// left in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleView<'a> {
+    /// The allocating thread's key in the agent's thread table.
+    pub thread: u64,
+    /// When the allocation was sampled, in recording ticks.
+    pub ticks: i64,
+    /// The object's size in bytes.
+    pub size: u64,
+    /// The sampling interval in force, in bytes (for the weight).
+    pub interval: u64,
+    /// The object's class: a key in the agent's class table.
+    pub class: u64,
+    /// The liveness handle, or 0.
+    pub liveness_handle: u64,
+    /// Whether frames below the last one were left out.
+    pub truncated: bool,
+    /// The encoded frames, 16 bytes each.
+    frames: &'a [u8],
+}
+
+impl<'a> SampleView<'a> {
+    /// Reads a record written by [`SampleRecord::encode`], checking every
+    /// length.
+    pub fn decode(bytes: &'a [u8]) -> Result<Self, MalformedRecord> {
         let malformed = MalformedRecord { len: bytes.len() };
-        let header = bytes.get(..HEADER_LEN).ok_or(malformed)?;
+        let (header, frames) = bytes.split_at_checked(HEADER_LEN).ok_or(malformed)?;
         let word =
             |i: usize| u64::from_le_bytes(header[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         let flags = u32::from_le_bytes(header[48..52].try_into().expect("4 bytes"));
         let count = u32::from_le_bytes(header[52..56].try_into().expect("4 bytes")) as usize;
-        if count > MAX_DEPTH || bytes.len() != HEADER_LEN + count * FRAME_LEN || flags > 1 {
+        if count > MAX_DEPTH || frames.len() != count * FRAME_LEN || flags > 1 {
             return Err(malformed);
         }
-        let frames = bytes[HEADER_LEN..]
-            .chunks_exact(FRAME_LEN)
-            .map(|frame| RawFrame {
-                method: u64::from_le_bytes(frame[..8].try_into().expect("8 bytes")),
-                location: i64::from_le_bytes(frame[8..].try_into().expect("8 bytes")),
-            })
-            .collect();
         Ok(Self {
             thread: word(0),
             ticks: word(1) as i64,
@@ -123,6 +144,37 @@ impl SampleRecord {
             truncated: flags == 1,
             frames,
         })
+    }
+
+    /// The frames, top first.
+    pub fn frames(&self) -> impl ExactSizeIterator<Item = RawFrame> + 'a {
+        self.frames.chunks_exact(FRAME_LEN).map(|frame| RawFrame {
+            method: u64::from_le_bytes(frame[..8].try_into().expect("8 bytes")),
+            location: i64::from_le_bytes(frame[8..].try_into().expect("8 bytes")),
+        })
+    }
+
+    /// A 128-bit hash of the stack (its frames and whether it was cut),
+    /// to stand for it as a cache key: storing every distinct stack's
+    /// frames as a key would double what a recording of recursive code
+    /// keeps. Two stacks share a fingerprint with a probability near
+    /// 2^-128 per pair: after a billion distinct stacks, about 10^-21.
+    pub fn stack_fingerprint(&self) -> u128 {
+        xxhash_rust::xxh3::xxh3_128_with_seed(self.frames, u64::from(self.truncated))
+    }
+
+    /// An owned copy, frames included.
+    pub fn to_record(&self) -> SampleRecord {
+        SampleRecord {
+            thread: self.thread,
+            ticks: self.ticks,
+            size: self.size,
+            interval: self.interval,
+            class: self.class,
+            liveness_handle: self.liveness_handle,
+            truncated: self.truncated,
+            frames: self.frames().collect(),
+        }
     }
 }
 
@@ -154,7 +206,8 @@ mod tests {
             let original = record(depth);
             let bytes = original.encode();
             assert!(bytes.len() <= MAX_RECORD_LEN);
-            assert_eq!(SampleRecord::decode(&bytes), Ok(original));
+            let view = SampleView::decode(&bytes).unwrap();
+            assert_eq!(view.to_record(), original);
         }
     }
 
@@ -176,13 +229,36 @@ mod tests {
     fn malformed_records_are_errors_not_panics() {
         let bytes = record(3).encode();
         for cut in 0..bytes.len() {
-            assert!(SampleRecord::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+            assert!(SampleView::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         let mut extra = bytes.clone();
         extra.push(0);
-        assert!(SampleRecord::decode(&extra).is_err());
+        assert!(SampleView::decode(&extra).is_err());
         let mut bad_flags = bytes;
         bad_flags[48] = 2;
-        assert!(SampleRecord::decode(&bad_flags).is_err());
+        assert!(SampleView::decode(&bad_flags).is_err());
+    }
+
+    #[test]
+    fn fingerprints_tell_stacks_apart() {
+        let fingerprint = |record: &SampleRecord| {
+            SampleView::decode(&record.encode())
+                .unwrap()
+                .stack_fingerprint()
+        };
+        let base = record(3);
+        let mut other_thread = base.clone();
+        other_thread.thread += 1;
+        other_thread.size += 1;
+        assert_eq!(fingerprint(&base), fingerprint(&other_thread));
+        let mut cut = base.clone();
+        cut.truncated = true;
+        let mut moved = base.clone();
+        moved.frames[2].location += 1;
+        let mut shorter = base.clone();
+        shorter.frames.pop();
+        for different in [cut, moved, shorter] {
+            assert_ne!(fingerprint(&base), fingerprint(&different));
+        }
     }
 }

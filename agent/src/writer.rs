@@ -13,7 +13,7 @@
 //!
 //! It knows the JVM only through [`Vm`], so it is tested with a fake one.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::RingStats;
@@ -24,7 +24,7 @@ use jfr_writer::{
 };
 
 use crate::options::LiveMax;
-use crate::record::{RawFrame, SampleRecord};
+use crate::record::{RawFrame, SampleView};
 
 /// A method as the JVM describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,10 +175,14 @@ pub struct Writer<S: Sink> {
     object_lifetime: EventType,
     garbage_collection: EventType,
     agent_statistics: EventType,
-    methods: HashMap<u64, Option<ResolvedMethod>>,
-    classes: HashMap<u64, Option<ClassRef>>,
-    threads: HashMap<u64, ThreadRef>,
-    stacks: HashMap<(bool, Vec<RawFrame>), StackTraceRef>,
+    // Fx-hashed: the keys are the JVM's and the agent's own ids, and
+    // SipHash was a tenth of a busy writer's time.
+    methods: FxHashMap<u64, Option<ResolvedMethod>>,
+    classes: FxHashMap<u64, Option<ClassRef>>,
+    threads: FxHashMap<u64, ThreadRef>,
+    /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
+    /// stack trace.
+    stacks: FxHashMap<u128, StackTraceRef>,
     liveness: LivenessTable<Tracked>,
     gc_count: u64,
     samples_written: u64,
@@ -268,10 +272,10 @@ impl<S: Sink> Writer<S> {
             garbage_collection: recording.register(events::garbage_collection())?,
             agent_statistics: recording.register(events::agent_statistics())?,
             recording,
-            methods: HashMap::new(),
-            classes: HashMap::new(),
-            threads: HashMap::new(),
-            stacks: HashMap::new(),
+            methods: FxHashMap::default(),
+            classes: FxHashMap::default(),
+            threads: FxHashMap::default(),
+            stacks: FxHashMap::default(),
             liveness: LivenessTable::new(None),
             gc_count: 0,
             samples_written: 0,
@@ -309,7 +313,7 @@ impl<S: Sink> Writer<S> {
 
     /// Writes one sample record from the ring.
     pub fn sample(&mut self, vm: &mut impl Vm, bytes: &[u8]) -> Result<(), jfr_writer::Error> {
-        let Ok(record) = SampleRecord::decode(bytes) else {
+        let Ok(record) = SampleView::decode(bytes) else {
             self.malformed += 1;
             return Ok(());
         };
@@ -511,10 +515,36 @@ impl<S: Sink> Writer<S> {
         })
     }
 
-    fn method(&mut self, vm: &mut impl Vm, id: u64) -> Option<ResolvedMethod> {
-        if let Some(method) = self.methods.get(&id) {
-            return method.clone();
+    /// The pooled frame of a raw one, its method resolved once per method.
+    fn frame(&mut self, vm: &mut impl Vm, raw: RawFrame) -> StackFrame {
+        if !self.methods.contains_key(&raw.method) {
+            self.resolve_method(vm, raw.method);
         }
+        let resolved = self.methods.get(&raw.method).and_then(Option::as_ref);
+        let (method, line, frame_type) = match resolved {
+            Some(m) => (
+                m.method,
+                line_of(&m.lines, raw.location),
+                // JVMTI does not say whether a frame is interpreted,
+                // compiled or inlined.
+                if m.native {
+                    FrameType::Native
+                } else {
+                    FrameType::Unknown
+                },
+            ),
+            // The method's class is gone: keep the frame, say so.
+            None => (self.unknown_method(), -1, FrameType::Unknown),
+        };
+        StackFrame {
+            method,
+            line_number: line,
+            bytecode_index: raw.location.clamp(-1, i32::MAX as i64) as i32,
+            frame_type,
+        }
+    }
+
+    fn resolve_method(&mut self, vm: &mut impl Vm, id: u64) {
         let resolved = vm.method(id).map(|info| {
             let class = self.class_named(&info.class_signature);
             let name = self.recording.symbol(&info.name);
@@ -534,40 +564,15 @@ impl<S: Sink> Writer<S> {
         if self.methods.len() >= CACHE_LIMIT {
             self.methods.clear();
         }
-        self.methods.insert(id, resolved.clone());
-        resolved
+        self.methods.insert(id, resolved);
     }
 
-    fn stack(&mut self, vm: &mut impl Vm, record: &SampleRecord) -> StackTraceRef {
-        let key = (record.truncated, record.frames.clone());
+    fn stack(&mut self, vm: &mut impl Vm, record: &SampleView) -> StackTraceRef {
+        let key = record.stack_fingerprint();
         if let Some(&stack) = self.stacks.get(&key) {
             return stack;
         }
-        let mut frames = Vec::with_capacity(record.frames.len());
-        for raw in &record.frames {
-            let resolved = self.method(vm, raw.method);
-            let (method, line, frame_type) = match resolved {
-                Some(m) => (
-                    m.method,
-                    line_of(&m.lines, raw.location),
-                    // JVMTI does not say whether a frame is interpreted,
-                    // compiled or inlined.
-                    if m.native {
-                        FrameType::Native
-                    } else {
-                        FrameType::Unknown
-                    },
-                ),
-                // The method's class is gone: keep the frame, say so.
-                None => (self.unknown_method(), -1, FrameType::Unknown),
-            };
-            frames.push(StackFrame {
-                method,
-                line_number: line,
-                bytecode_index: raw.location.clamp(-1, i32::MAX as i64) as i32,
-                frame_type,
-            });
-        }
+        let frames = record.frames().map(|raw| self.frame(vm, raw)).collect();
         let stack = self.recording.stack_trace(StackTrace {
             truncated: record.truncated,
             frames,
