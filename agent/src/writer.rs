@@ -13,7 +13,7 @@
 //!
 //! It knows the JVM only through [`Vm`], so it is tested with a fake one.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::RingStats;
@@ -183,6 +183,8 @@ pub struct Writer<S: Sink> {
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
     /// stack trace.
     stacks: FxHashMap<u128, StackTraceRef>,
+    /// The chunk `stacks` was filled for.
+    stacks_chunk: u32,
     liveness: LivenessTable<Tracked>,
     gc_count: u64,
     samples_written: u64,
@@ -276,6 +278,7 @@ impl<S: Sink> Writer<S> {
             classes: FxHashMap::default(),
             threads: FxHashMap::default(),
             stacks: FxHashMap::default(),
+            stacks_chunk: 1,
             liveness: LivenessTable::new(None),
             gc_count: 0,
             samples_written: 0,
@@ -422,13 +425,35 @@ impl<S: Sink> Writer<S> {
     }
 
     /// Writes `heapsampler.AgentStatistics` and flushes the recording.
+    ///
+    /// When the flush began a new chunk, drops the stack traces that no
+    /// tracked object holds, and the cache of stacks: every chunk writes
+    /// the stacks its events use anyway, and a long recording of recursive
+    /// code would otherwise keep every distinct stack it ever saw.
     pub fn flush(
         &mut self,
         statistics: Statistics,
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
         self.write_statistics(statistics, ring)?;
-        self.recording.flush()
+        self.recording.flush()?;
+        if self.recording.chunk_number() != self.stacks_chunk {
+            self.stacks_chunk = self.recording.chunk_number();
+            self.stacks.clear();
+            let held: FxHashSet<StackTraceRef> = self
+                .liveness
+                .iter()
+                .map(|object| object.handle.stack)
+                .collect();
+            self.recording
+                .retain_stack_traces(|stack| held.contains(&stack));
+        }
+        Ok(())
+    }
+
+    /// Distinct stack traces held now (for tests and statistics).
+    pub fn stack_traces_held(&self) -> usize {
+        self.recording.stack_traces_held()
     }
 
     fn write_statistics(

@@ -357,3 +357,97 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         statistics[0]
     );
 }
+
+#[test]
+fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
+    // A recording that keeps seeing new stacks (recursive code does) must
+    // not keep them all: at each new chunk the writer drops the stacks no
+    // tracked object holds. Every event must still name its own stack, as
+    // the JDK reads it, and so must the lifetimes written at the end.
+    let dir = support::temp_dir("agent_writer_chunks");
+    let path = dir.join("chunks.jfr");
+    let mut vm = FakeVm::default();
+    for m in 1..=50 {
+        vm.methods
+            .insert(m, method("LDeep;", &format!("level{m}"), "()V", &[], false));
+    }
+    vm.classes.insert(100, "[I".into());
+    let settings = RecordingSettings {
+        destination: path.display().to_string(),
+        flush_millis: 1000,
+        interval: 512 * 1024,
+        depth: 64,
+        live: true,
+        live_max: LiveMax::Unlimited,
+        rate: None,
+        threads: None,
+    };
+    let options = Options {
+        max_chunk_size: 16 * 1024,
+        ..Options::default()
+    };
+    let mut writer = Writer::new(Recording::create(&path, options).unwrap(), &settings).unwrap();
+    let t0 = writer.clock().now().0;
+    const SAMPLES: u64 = 3000;
+    let stack_of = |i: u64| {
+        format!(
+            "stackTrace=stack(false:Deep.level{}()V:-1:{i}:Unknown:1:false;Deep.level2()V:-1:0:Unknown:1:false)",
+            1 + i % 50
+        )
+    };
+    let mut most_held = 0;
+    for i in 0..SAMPLES {
+        // Every 100th object stays live to the end; the others are not
+        // tracked, so their lifetimes are written at once.
+        let handle = if i % 100 == 0 { 10_000 + i } else { 0 };
+        let bytes = record(
+            1,
+            t0 + i as i64,
+            100,
+            24,
+            handle,
+            false,
+            &[(1 + i % 50, i as i64), (2, 0)],
+        );
+        writer.sample(&mut vm, &bytes).unwrap();
+        most_held = most_held.max(writer.stack_traces_held());
+        if (i + 1) % 100 == 0 {
+            let statistics = Statistics {
+                samples: i + 1,
+                lost_samples: 0,
+            };
+            writer.flush(statistics, RingStats::default()).unwrap();
+        }
+    }
+    assert!(
+        most_held < SAMPLES as usize / 3,
+        "{most_held} of {SAMPLES} distinct stacks held at once"
+    );
+    let statistics = Statistics {
+        samples: SAMPLES,
+        lost_samples: 0,
+    };
+    writer
+        .finish(&mut vm, statistics, RingStats::default())
+        .unwrap()
+        .finish()
+        .unwrap();
+
+    let lines = support::dump(&path);
+    let samples: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("jdk.ObjectAllocationSample "))
+        .collect();
+    assert_eq!(samples.len(), SAMPLES as usize);
+    for (i, line) in samples.iter().enumerate() {
+        assert!(line.contains(&stack_of(i as u64)), "sample {i}: {line}");
+    }
+    let live: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("heapsampler.ObjectLifetime ") && l.contains(" live=true "))
+        .collect();
+    assert_eq!(live.len(), (SAMPLES / 100) as usize);
+    for (n, line) in live.iter().enumerate() {
+        assert!(line.contains(&stack_of(n as u64 * 100)), "live {n}: {line}");
+    }
+}

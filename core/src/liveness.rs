@@ -141,6 +141,11 @@ impl<H> LivenessTable<H> {
             .collect()
     }
 
+    /// The objects tracked now, in the order they were tracked.
+    pub fn iter(&self) -> impl Iterator<Item = &TrackedObject<H>> {
+        self.objects.iter()
+    }
+
     /// How many objects are tracked.
     pub fn len(&self) -> usize {
         self.objects.len()

@@ -11,10 +11,17 @@
 //! and no pool is written empty.
 //!
 //! Keys start at 1: key 0 is the conventional null, written for a `None`.
+//!
+//! Stack traces can also be dropped between chunks
+//! ([`crate::Recording::retain_stack_traces`]): a long recording of recursive code sees
+//! new distinct stacks without end, and every chunk writes the ones it uses
+//! anyway. The refs of the stack traces kept stay valid.
 
-use std::hash::Hash;
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
 
-use indexmap::IndexSet;
+use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
 use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
@@ -232,52 +239,133 @@ pub struct StackTrace {
     pub frames: Vec<StackFrame>,
 }
 
-/// One pool: values in key order, and which are to be written in the chunk
-/// being built.
+/// One pool: each value under its slot (its key - 1), an index to find a
+/// value's slot, and which values are to be written in the chunk being
+/// built.
+///
+/// A dropped value's slot is never given to another value: the JDK's parser
+/// takes a key it saw in the previous chunk to mean the same value there
+/// (it reuses what it resolved, without reading the new one), so a key must
+/// keep its meaning for the whole recording.
 #[derive(Debug)]
 struct Pool<V> {
-    /// Hashed with Fx: the values come from the program, not from an
-    /// adversary, and SipHash was a tenth of a busy writer's time.
-    values: IndexSet<V, FxBuildHasher>,
-    /// The chunk each value was last marked in (0: never).
-    marked_in: Vec<u32>,
+    entries: HashMap<u32, Entry<V>, FxBuildHasher>,
+    /// The slots held, found by their value's hash. Hashed with Fx: the
+    /// values come from the program, not from an adversary, and SipHash was
+    /// a tenth of a busy writer's time.
+    index: HashTable<u32>,
+    /// The slot the next new value takes.
+    next: u32,
     /// Values marked in this chunk and not yet written.
     pending: Vec<u32>,
 }
 
-impl<V: Hash + Eq> Default for Pool<V> {
+#[derive(Debug)]
+struct Entry<V> {
+    value: V,
+    /// The chunk the value was last marked in (0: never).
+    marked_in: u32,
+}
+
+impl<V> Default for Pool<V> {
     fn default() -> Self {
         Self {
-            values: IndexSet::default(),
-            marked_in: Vec::new(),
+            entries: HashMap::default(),
+            index: HashTable::new(),
+            next: 0,
             pending: Vec::new(),
         }
     }
 }
 
+fn hash<Q: Hash + ?Sized>(value: &Q) -> u64 {
+    FxBuildHasher.hash_one(value)
+}
+
 impl<V: Hash + Eq> Pool<V> {
+    /// The slot holding `value`, if any.
+    fn find<Q>(&self, value: &Q) -> Option<u32>
+    where
+        V: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let entries = &self.entries;
+        self.index
+            .find(hash(value), |slot| entries[slot].value.borrow() == value)
+            .copied()
+    }
+
     fn intern(&mut self, value: V) -> u32 {
-        let (index, new) = self.values.insert_full(value);
-        if new {
-            self.marked_in.push(0);
+        if let Some(slot) = self.find(&value) {
+            return slot;
         }
-        index as u32
+        let slot = self.next;
+        // Every value is written at least once, in at least 3 bytes: a
+        // recording would need 12 GB of one type's constants first.
+        self.next = slot
+            .checked_add(1)
+            .expect("fewer than 2^32 values of one type in a recording");
+        let entries = &mut self.entries;
+        self.index
+            .insert_unique(hash(&value), slot, |slot| hash(&entries[slot].value));
+        entries.insert(
+            slot,
+            Entry {
+                value,
+                marked_in: 0,
+            },
+        );
+        slot
+    }
+
+    /// Whether `slot` holds a value.
+    fn holds(&self, slot: u32) -> bool {
+        self.entries.contains_key(&slot)
+    }
+
+    /// Drops every value not marked in `chunk` for which `keep` is false.
+    fn retain(&mut self, chunk: u32, mut keep: impl FnMut(u32) -> bool) {
+        let index = &mut self.index;
+        self.entries.retain(|&slot, entry| {
+            let kept = entry.marked_in == chunk || keep(slot);
+            if !kept {
+                if let Ok(found) = index.find_entry(hash(&entry.value), |&s| s == slot) {
+                    found.remove();
+                }
+            }
+            kept
+        });
+        // Give the memory back after a large drop.
+        if self.entries.capacity() > 64 && self.entries.len() < self.entries.capacity() / 4 {
+            self.entries.shrink_to(self.entries.len() * 2);
+            let entries = &self.entries;
+            self.index
+                .shrink_to(entries.len() * 2, |slot| hash(&entries[slot].value));
+        }
+    }
+
+    /// How many values are held.
+    fn len(&self) -> usize {
+        self.entries.len()
     }
 
     /// Marks a value for this chunk; true if it was not marked yet.
     #[inline]
     fn mark(&mut self, index: u32, chunk: u32) -> bool {
-        let marked = &mut self.marked_in[index as usize];
-        if *marked == chunk {
+        let entry = self
+            .entries
+            .get_mut(&index)
+            .expect("a value in use is never dropped");
+        if entry.marked_in == chunk {
             return false;
         }
-        *marked = chunk;
+        entry.marked_in = chunk;
         self.pending.push(index);
         true
     }
 
     fn get(&self, index: u32) -> &V {
-        &self.values[index as usize]
+        &self.entries[&index].value
     }
 
     /// Writes the pending values as one pool section (class id, count,
@@ -387,15 +475,15 @@ impl Pools {
     }
 
     pub(crate) fn symbol(&mut self, text: &str) -> SymbolRef {
-        match self.symbols.values.get_index_of(text) {
-            Some(index) => SymbolRef(index as u32),
+        match self.symbols.find(text) {
+            Some(index) => SymbolRef(index),
             None => SymbolRef(self.symbols.intern(text.into())),
         }
     }
 
     pub(crate) fn string(&mut self, text: &str) -> StringRef {
-        match self.strings.values.get_index_of(text) {
-            Some(index) => StringRef(index as u32),
+        match self.strings.find(text) {
+            Some(index) => StringRef(index),
             None => StringRef(self.strings.intern(text.into())),
         }
     }
@@ -432,29 +520,46 @@ impl Pools {
         let mut encoded = std::mem::take(&mut self.stack_trace_scratch);
         encoded.clear();
         EncodedStackTrace::encode(&value, &mut encoded);
-        let index = match self.stack_traces.values.get_index_of(encoded.as_slice()) {
-            Some(index) => index as u32,
+        let index = match self.stack_traces.find(encoded.as_slice()) {
+            Some(index) => index,
             None => self.stack_traces.intern(encoded.as_slice().into()),
         };
         self.stack_trace_scratch = encoded;
         StackTraceRef(index)
     }
 
+    /// Drops the stack traces for which `keep` is false, except those
+    /// already used in the chunk being built; see
+    /// [`crate::Recording::retain_stack_traces`].
+    pub(crate) fn retain_stack_traces(&mut self, mut keep: impl FnMut(StackTraceRef) -> bool) {
+        self.stack_traces
+            .retain(self.chunk, |slot| keep(StackTraceRef(slot)));
+    }
+
+    /// How many stack traces are held.
+    pub(crate) fn stack_traces_held(&self) -> usize {
+        self.stack_traces.len()
+    }
+
+    /// The chunk events now go to: 1, 2, ...
+    pub(crate) fn chunk(&self) -> u32 {
+        self.chunk
+    }
+
     /// Whether `reference` came from these pools (a ref from another
     /// recording may name a value this one does not have).
     pub(crate) fn contains(&self, reference: PoolRef) -> bool {
-        let (index, len) = match reference {
-            PoolRef::String(r) => (r.0, self.strings.values.len()),
-            PoolRef::Thread(r) => (r.0, self.threads.values.len()),
-            PoolRef::Class(r) => (r.0, self.classes.values.len()),
-            PoolRef::Method(r) => (r.0, self.methods.values.len()),
-            PoolRef::StackTrace(r) => (r.0, self.stack_traces.values.len()),
-            PoolRef::ThreadGroup(r) => (r.0, self.thread_groups.values.len()),
-            PoolRef::ClassLoader(r) => (r.0, self.class_loaders.values.len()),
-            PoolRef::Package(r) => (r.0, self.packages.values.len()),
-            PoolRef::Module(r) => (r.0, self.modules.values.len()),
-        };
-        (index as usize) < len
+        match reference {
+            PoolRef::String(r) => self.strings.holds(r.0),
+            PoolRef::Thread(r) => self.threads.holds(r.0),
+            PoolRef::Class(r) => self.classes.holds(r.0),
+            PoolRef::Method(r) => self.methods.holds(r.0),
+            PoolRef::StackTrace(r) => self.stack_traces.holds(r.0),
+            PoolRef::ThreadGroup(r) => self.thread_groups.holds(r.0),
+            PoolRef::ClassLoader(r) => self.class_loaders.holds(r.0),
+            PoolRef::Package(r) => self.packages.holds(r.0),
+            PoolRef::Module(r) => self.modules.holds(r.0),
+        }
     }
 
     /// Marks `reference` and everything it refers to for this chunk.

@@ -706,6 +706,31 @@ impl<S: Sink> Recording<S> {
         self.pools.stack_trace(trace)
     }
 
+    /// Drops the pooled stack traces for which `keep` is false, to bound the
+    /// memory of a long recording that keeps seeing new stacks. Stack traces
+    /// already used in the chunk being built are kept whatever `keep` says.
+    ///
+    /// Best called when a new chunk has just begun ([`Recording::chunk_number`]
+    /// changed): every chunk writes the stack traces its events use, so
+    /// nothing is lost by interning a dropped one again later. The refs of
+    /// the stack traces kept stay valid; a ref to a dropped one must not be
+    /// used again (its key may be given to another stack trace), so `keep`
+    /// must say yes to every ref its caller still holds.
+    pub fn retain_stack_traces(&mut self, keep: impl FnMut(StackTraceRef) -> bool) {
+        self.pools.retain_stack_traces(keep);
+    }
+
+    /// How many distinct stack traces the recording holds now.
+    pub fn stack_traces_held(&self) -> usize {
+        self.pools.stack_traces_held()
+    }
+
+    /// The chunk that events committed now go to: 1 for the first, and one
+    /// more each time a flush starts a new chunk.
+    pub fn chunk_number(&self) -> u32 {
+        self.pools.chunk()
+    }
+
     pub(crate) fn event_committed(&mut self) -> Result<(), Error> {
         self.events_written += 1;
         if self.events.len() >= self.options.max_buffered_bytes {

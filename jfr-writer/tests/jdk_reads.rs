@@ -473,6 +473,83 @@ fn several_chunks_each_carry_their_constants() {
 }
 
 #[test]
+fn stack_traces_dropped_between_chunks_are_written_again() {
+    // A recording that drops its stack traces at each new chunk, as the
+    // agent does, but for one it holds throughout: every chunk must still
+    // carry each stack its events use, and a stack interned again after
+    // being dropped must not take the key of another (the JDK's parser
+    // reuses what a key meant in the previous chunk).
+    let dir = temp_dir("retain_stacks");
+    let path = dir.join("retain.jfr");
+    let options = Options {
+        max_chunk_size: 8 * 1024,
+        ..Options::default()
+    };
+    let mut recording = Recording::create(&path, options).unwrap();
+    let event = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let f = fixture(&mut recording, 1);
+    let (held, held_text) = deep_stack(&mut recording, 3, true);
+    let mut expected = Vec::new();
+    let mut chunk = recording.chunk_number();
+    let mut most_held = 0;
+    for round in 0..12usize {
+        for depth in 1..=20 {
+            // Depths cycle with a shift per round, so a stack comes back
+            // after having been dropped, in another slot.
+            let depth = (depth + round * 7) % 40 + 4;
+            let (stack, text) = deep_stack(&mut recording, depth, round % 2 == 0);
+            for (stack, text) in [(stack, &text), (held, &held_text)] {
+                let at = recording.clock().now();
+                recording
+                    .event(&event, at)
+                    .thread(f.thread)
+                    .stack_trace(stack)
+                    .class(f.class)
+                    .long(depth as i64)
+                    .commit()
+                    .unwrap();
+                expected.push(format!(
+                    "jdk.ObjectAllocationSample startTime={} eventThread={} stackTrace={text} objectClass={} weight={depth}",
+                    recording.clock().epoch_nanos(at),
+                    f.thread_text,
+                    f.class_text
+                ));
+            }
+            most_held = most_held.max(recording.stack_traces_held());
+        }
+        recording.flush().unwrap();
+        if recording.chunk_number() != chunk {
+            chunk = recording.chunk_number();
+            recording.retain_stack_traces(|stack| stack == held);
+            assert_eq!(recording.stack_traces_held(), 1, "only the held stack");
+        }
+    }
+    recording.close().unwrap();
+    assert!(
+        chunk >= 6,
+        "8 KiB chunks for 12 rounds of stacks: {chunk} chunks"
+    );
+    // 40 distinct stacks were made (and the fixture's); a round holds at
+    // most its own 20, the held one, the fixture's, and those a flush
+    // before the rotation had not dropped.
+    assert!(most_held <= 43, "{most_held} stacks held at once");
+    let got = dump(&path);
+    let first_difference = got.iter().zip(&expected).position(|(g, e)| g != e);
+    if let Some(i) = first_difference {
+        panic!(
+            "event {i} of {}:\n got {}\nwant {}",
+            expected.len(),
+            got[i],
+            expected[i]
+        );
+    }
+    assert_eq!(got.len(), expected.len());
+    assert_chunks_stand_alone(&path, &expected);
+}
+
+#[test]
 fn chunks_rotate_by_age() {
     let dir = temp_dir("chunk_age");
     let path = dir.join("age.jfr");
