@@ -139,6 +139,12 @@ pub struct RecordingSettings {
 /// resolved again.
 const CACHE_LIMIT: usize = 1 << 20;
 
+/// How many distinct stack traces a recording keeps before it drops those
+/// not in use at a new chunk: about 16 MiB of them. Dropped stacks are
+/// resolved again when they come back, so a recording with fewer distinct
+/// stacks never pays for that.
+pub const STACKS_KEPT: usize = 1 << 16;
+
 /// What the liveness table holds per object: the JVM's handle, and the
 /// pooled values its `ObjectLifetime` event will need.
 #[derive(Debug, Clone, Copy)]
@@ -185,6 +191,8 @@ pub struct Writer<S: Sink> {
     stacks: FxHashMap<u128, StackTraceRef>,
     /// The chunk `stacks` was filled for.
     stacks_chunk: u32,
+    /// See [`STACKS_KEPT`].
+    stacks_kept: usize,
     liveness: LivenessTable<Tracked>,
     gc_count: u64,
     samples_written: u64,
@@ -279,6 +287,7 @@ impl<S: Sink> Writer<S> {
             threads: FxHashMap::default(),
             stacks: FxHashMap::default(),
             stacks_chunk: 1,
+            stacks_kept: STACKS_KEPT,
             liveness: LivenessTable::new(None),
             gc_count: 0,
             samples_written: 0,
@@ -426,10 +435,12 @@ impl<S: Sink> Writer<S> {
 
     /// Writes `heapsampler.AgentStatistics` and flushes the recording.
     ///
-    /// When the flush began a new chunk, drops the stack traces that no
-    /// tracked object holds, and the cache of stacks: every chunk writes
-    /// the stacks its events use anyway, and a long recording of recursive
-    /// code would otherwise keep every distinct stack it ever saw.
+    /// When the flush began a new chunk and more than [`STACKS_KEPT`] (or
+    /// what [`Writer::set_stacks_kept`] says) stack
+    /// traces are held, drops those no tracked object holds, and the cache
+    /// of stacks: every chunk writes the stacks its events use anyway, and a
+    /// long recording of recursive code would otherwise keep every distinct
+    /// stack it ever saw.
     pub fn flush(
         &mut self,
         statistics: Statistics,
@@ -437,7 +448,9 @@ impl<S: Sink> Writer<S> {
     ) -> Result<(), jfr_writer::Error> {
         self.write_statistics(statistics, ring)?;
         self.recording.flush()?;
-        if self.recording.chunk_number() != self.stacks_chunk {
+        if self.recording.chunk_number() != self.stacks_chunk
+            && self.recording.stack_traces_held() > self.stacks_kept
+        {
             self.stacks_chunk = self.recording.chunk_number();
             self.stacks.clear();
             let held: FxHashSet<StackTraceRef> = self
@@ -451,7 +464,13 @@ impl<S: Sink> Writer<S> {
         Ok(())
     }
 
-    /// Distinct stack traces held now (for tests and statistics).
+    /// Sets how many distinct stack traces are kept before those not in use
+    /// are dropped at a new chunk (default [`STACKS_KEPT`]).
+    pub fn set_stacks_kept(&mut self, stacks: usize) {
+        self.stacks_kept = stacks;
+    }
+
+    /// Distinct stack traces held now.
     pub fn stack_traces_held(&self) -> usize {
         self.recording.stack_traces_held()
     }

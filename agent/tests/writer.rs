@@ -387,6 +387,8 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
         ..Options::default()
     };
     let mut writer = Writer::new(Recording::create(&path, options).unwrap(), &settings).unwrap();
+    // Fewer than the default, so that 3000 stacks are too many.
+    writer.set_stacks_kept(200);
     let t0 = writer.clock().now().0;
     const SAMPLES: u64 = 3000;
     let stack_of = |i: u64| {
