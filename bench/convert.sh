@@ -2,9 +2,9 @@
 # `heapsampler convert` (CSV) against the JDK's `jfr print --json` and
 # `jfr print` on one recording of at least 200 MB: wall time, CPU time and
 # peak memory (maximum resident set size, from GNU time) of each, and the
-# ratios. Also `heapsampler summary` (the reader alone) and a convert of a
-# single copy of the recording, to show that memory does not grow with the
-# file.
+# ratios. Also `heapsampler summary` (the reader alone), the convert on one
+# thread (it uses every core by default), and a convert of a single copy of
+# the recording, to show that memory does not grow with the file.
 #
 # The recording is a real JDK 17 one (settings=profile plus JFR's own
 # allocation sampling unthrottled) of the bundled allocation workload,
@@ -70,12 +70,18 @@ run() {
 }
 
 rm -rf "$work/csv-all" "$work/samples.csv" "$work/one-copy"
+# Other work on the machine shows in the times: say how busy it was.
+echo "cores: $(nproc); before: $(uptime)" >&2
 echo
 echo "| run | wall s | CPU s | peak RSS MiB |"
 echo "|---|---|---|---|"
 run "heapsampler summary" sh -c '"$1" summary "$2" >/dev/null' sh "$heapsampler" "$big"
 run "heapsampler convert (all events)" "$heapsampler" convert "$big" -o "$work/csv-all"
 csv_bytes=$(du -sb "$work/csv-all" | cut -f1)
+rm -rf "$work/csv-all"
+# The same on one thread: chunks are converted on every core by default.
+run "heapsampler convert (all events), --threads 1" \
+    "$heapsampler" convert "$big" --threads 1 -o "$work/csv-all"
 rm -rf "$work/csv-all"
 run "heapsampler convert --events jdk.ObjectAllocationSample" \
     "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample -o "$work/samples.csv"
@@ -84,6 +90,8 @@ run "heapsampler convert (all events), one copy" "$heapsampler" convert "$base" 
 rm -rf "$work/one-copy"
 run "jfr print --json" sh -c 'jfr print --json "$1" >/dev/null' sh "$big"
 run "jfr print" sh -c 'jfr print "$1" >/dev/null' sh "$big"
+
+echo "after: $(uptime)" >&2
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 all="heapsampler convert (all events)"

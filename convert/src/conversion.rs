@@ -1,20 +1,29 @@
 //! `heapsampler convert` from start to end: reads a recording once, chunk by
 //! chunk, keeps the events the [`Filter`] accepts, and writes them as CSV
-//! ([`export`](crate::export)) or as folded stacks
-//! ([`collapsed`](crate::collapsed)), showing progress on a terminal.
+//! ([`export`](crate::export), made fast by [`rows`](crate::rows)) or as
+//! folded stacks ([`collapsed`](crate::collapsed)), showing progress on a
+//! terminal.
+//!
+//! Chunks are self-contained (each has its metadata and constant pools), so
+//! CSV is made on every core at once: each thread converts a chunk while
+//! this one writes the rows of the chunks before it, in chunk order, so the
+//! files are the same as when one thread does it all.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::collapsed::FoldedStacks;
-use crate::export::{ExportError, write_csv};
+use crate::export::ExportError;
 use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
 use crate::progress::Progress;
-use crate::read::chunk::{Chunk, Event};
-use crate::read::file::{Container, FileError, RecordingFile};
-use crate::read::metadata::ClassInfo;
+use crate::read;
+use crate::read::chunk::{Chunk, MetadataCache};
+use crate::read::file::{Container, FileError, RawChunk, RecordingFile};
+use crate::rows::{Buffers, Piece, chunk_rows};
 
 /// The event type `--format collapsed` folds when none is named.
 pub const DEFAULT_COLLAPSED_TYPE: &str = "jdk.ObjectAllocationSample";
@@ -43,6 +52,10 @@ pub struct Options {
     pub format: Format,
     /// Which events to keep.
     pub filter: Filter,
+    /// Threads converting chunks to CSV while another writes the rows;
+    /// 0: one per core. With 1, or a recording of one chunk, everything
+    /// happens on the calling thread. The output is the same either way.
+    pub threads: usize,
 }
 
 /// Why a conversion failed.
@@ -141,20 +154,6 @@ enum Destination {
     Folder(PathBuf),
 }
 
-/// What is written as the chunks are read.
-enum Sink {
-    Csv {
-        destination: Destination,
-        writers: HashMap<String, csv::Writer<Box<dyn Write>>>,
-        rows: HashMap<String, u64>,
-    },
-    Collapsed {
-        out: Box<dyn Write>,
-        stacks: FoldedStacks,
-        events: u64,
-    },
-}
-
 fn create(path: &Path) -> Result<Box<dyn Write>, ConvertError> {
     let file = File::create(path)
         .map_err(|e| ConvertError::Failed(format!("cannot create {}: {e}", path.display())))?;
@@ -165,32 +164,59 @@ fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-impl Sink {
-    /// Opens the output: for CSV one file (or standard output) when one type
-    /// is asked for, otherwise a folder; for folded stacks always one file.
-    fn open(file: &Path, options: &Options, types: &[String]) -> Result<Self, ConvertError> {
-        let name = file
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("recording");
-        let stem = name.split('.').next().unwrap_or("recording");
-        let beside = |extension: &str| file.with_file_name(format!("{stem}{extension}"));
-        let single = |path: Option<&PathBuf>, extension| match path {
-            Some(path) if is_stdout(path) => {
-                Ok(Box::new(BufWriter::new(io::stdout())) as Box<dyn Write>)
-            }
-            Some(path) => create(path),
-            None => create(&beside(extension)),
-        };
-        if options.format == Format::Collapsed {
-            return Ok(Self::Collapsed {
-                out: single(options.output.as_ref(), ".collapsed")?,
-                stacks: FoldedStacks::new(),
-                events: 0,
-            });
+/// The one output file (or standard output) of a conversion to a single
+/// file: `-o PATH`, or beside the recording with `extension`.
+fn single_output(
+    file: &Path,
+    output: Option<&PathBuf>,
+    extension: &str,
+) -> Result<Box<dyn Write>, ConvertError> {
+    match output {
+        Some(path) if is_stdout(path) => {
+            Ok(Box::new(BufWriter::new(io::stdout())) as Box<dyn Write>)
         }
+        Some(path) => create(path),
+        None => create(&beside(file, extension)),
+    }
+}
+
+/// `DIR/recording.jfr` -> `DIR/recording{extension}`.
+fn beside(file: &Path, extension: &str) -> PathBuf {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("recording");
+    let stem = name.split('.').next().unwrap_or("recording");
+    file.with_file_name(format!("{stem}{extension}"))
+}
+
+/// One CSV file being written: an event type's rows.
+struct CsvFile {
+    writer: Box<dyn Write>,
+    columns: usize,
+    rows: u64,
+}
+
+/// The CSV files of a conversion, fed the [`Piece`]s of each chunk in
+/// chunk order: a type's file is made (with its header) when its first
+/// rows come.
+struct CsvFiles {
+    destination: Destination,
+    by_name: HashMap<String, usize>,
+    files: Vec<CsvFile>,
+    /// The current chunk's outputs, as its pieces number them: the files
+    /// they go to (`usize::MAX`: not announced).
+    chunk: Vec<usize>,
+}
+
+impl CsvFiles {
+    /// Opens the output: one file (or standard output) when one type is
+    /// asked for, otherwise a folder.
+    fn open(file: &Path, options: &Options, types: &[String]) -> Result<Self, ConvertError> {
         let destination = match (&options.output, types.len() == 1) {
-            (output, true) => Destination::Single(Some(single(output.as_ref(), ".csv")?)),
+            (output, true) => {
+                Destination::Single(Some(single_output(file, output.as_ref(), ".csv")?))
+            }
             (Some(path), false) if is_stdout(path) => {
                 return Err(ConvertError::Failed(
                     "several event types cannot go to standard output: name one with --events"
@@ -198,104 +224,463 @@ impl Sink {
                 ));
             }
             (Some(folder), false) => Destination::Folder(folder.clone()),
-            (None, false) => Destination::Folder(beside("-csv")),
+            (None, false) => Destination::Folder(beside(file, "-csv")),
         };
         if let Destination::Folder(folder) = &destination {
             std::fs::create_dir_all(folder).map_err(|e| {
                 ConvertError::Failed(format!("cannot create {}: {e}", folder.display()))
             })?;
         }
-        Ok(Self::Csv {
+        Ok(Self {
             destination,
-            writers: HashMap::new(),
-            rows: HashMap::new(),
+            by_name: HashMap::new(),
+            files: Vec::new(),
+            chunk: Vec::new(),
         })
     }
 
-    /// Writes (or folds) the events of `chunk` that `keep` accepts.
-    fn chunk(
-        &mut self,
-        chunk: &Chunk<'_>,
-        keep: &dyn Fn(&ClassInfo, &Event) -> bool,
-        stack_depth: usize,
-    ) -> Result<(), ExportError> {
-        match self {
-            Self::Csv {
-                destination,
-                writers,
-                rows,
-            } => {
-                let mut open = |type_name: &str| -> io::Result<Box<dyn Write>> {
-                    match destination {
-                        Destination::Single(writer) => writer
-                            .take()
-                            .ok_or_else(|| io::Error::other("one output for one event type")),
-                        Destination::Folder(folder) => Ok(Box::new(BufWriter::new(File::create(
-                            folder.join(format!("{type_name}.csv")),
-                        )?))),
-                    }
-                };
-                write_csv(chunk, keep, stack_depth, writers, &mut open, rows)
-            }
-            Self::Collapsed { stacks, events, .. } => {
-                let mut folder = stacks.chunk(chunk, stack_depth);
-                for event in chunk.events() {
-                    let event = event?;
-                    let Some(class) = chunk.metadata.class(event.type_id) else {
-                        continue;
-                    };
-                    if keep(class, &event) {
-                        folder.add(&event);
-                        *events += 1;
-                    }
-                }
-                Ok(())
-            }
-        }
+    /// The next chunk's pieces follow.
+    fn begin_chunk(&mut self) {
+        self.chunk.clear();
     }
 
-    /// Writes what is left and flushes; returns the events written.
-    fn finish(self) -> io::Result<u64> {
-        match self {
-            Self::Csv {
-                mut writers, rows, ..
+    /// Writes one piece of the current chunk, handing its buffer back to
+    /// `buffers`.
+    fn write(&mut self, piece: Piece, buffers: &Buffers) -> Result<(), ExportError> {
+        match piece {
+            Piece::Type {
+                index: local,
+                name,
+                columns,
+                header,
             } => {
-                for writer in writers.values_mut() {
-                    writer.flush()?;
+                let index = match self.by_name.get(&name) {
+                    Some(&index) => {
+                        let expected = self.files[index].columns;
+                        if expected != columns {
+                            return Err(ExportError::Columns {
+                                name,
+                                expected,
+                                found: columns,
+                            });
+                        }
+                        index
+                    }
+                    None => {
+                        let mut writer = match &mut self.destination {
+                            Destination::Single(writer) => writer
+                                .take()
+                                .ok_or_else(|| io::Error::other("one output for one event type"))?,
+                            Destination::Folder(folder) => Box::new(BufWriter::new(File::create(
+                                folder.join(format!("{name}.csv")),
+                            )?)),
+                        };
+                        writer.write_all(&header)?;
+                        self.files.push(CsvFile {
+                            writer,
+                            columns,
+                            rows: 0,
+                        });
+                        self.by_name.insert(name, self.files.len() - 1);
+                        self.files.len() - 1
+                    }
+                };
+                if self.chunk.len() <= local {
+                    self.chunk.resize(local + 1, usize::MAX);
                 }
-                Ok(rows.values().sum())
+                self.chunk[local] = index;
             }
-            Self::Collapsed {
-                mut out,
-                stacks,
-                events,
-            } => {
-                stacks.write(&mut out)?;
-                out.flush()?;
-                Ok(events)
+            Piece::Rows { index, bytes, rows } => {
+                let file = self
+                    .chunk
+                    .get(index)
+                    .and_then(|&i| self.files.get_mut(i))
+                    .ok_or_else(|| io::Error::other("rows of an event type not announced"))?;
+                file.writer.write_all(&bytes)?;
+                file.rows += rows;
+                buffers.give(bytes);
             }
         }
+        Ok(())
+    }
+
+    /// Flushes every file; returns the rows written.
+    fn finish(mut self) -> io::Result<u64> {
+        for file in &mut self.files {
+            file.writer.flush()?;
+        }
+        Ok(self.files.iter().map(|f| f.rows).sum())
     }
 }
 
-/// Converts the recording `file` as `options` say.
-pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
-    let types = options.types()?;
-    options.check_window()?;
+/// What every chunk's conversion to CSV needs to know.
+struct Job<'o> {
+    file: &'o Path,
+    options: &'o Options,
+    types: &'o [String],
+    /// The time window, resolved against the first chunk's start.
+    window: Window,
+    /// The metadata the chunks declare, read once for all that repeat it.
+    metadata: MetadataCache,
+    /// Buffers for rows, used again once written.
+    buffers: Buffers,
+}
+
+impl Job<'_> {
+    /// Converts one chunk, handing its pieces to `emit`.
+    fn chunk(
+        &self,
+        raw: &RawChunk,
+        emit: &mut dyn FnMut(Piece) -> Result<(), ExportError>,
+    ) -> Result<(), ConvertError> {
+        let chunk =
+            Chunk::read_with(&raw.bytes, raw.offset, Some(&self.metadata)).map_err(|source| {
+                ConvertError::Failed(
+                    FileError::Malformed {
+                        path: self.file.to_owned(),
+                        source,
+                    }
+                    .to_string(),
+                )
+            })?;
+        let wanted =
+            |type_name: &str| self.types.is_empty() || self.types.iter().any(|t| t == type_name);
+        let filter = (!self.options.filter.is_empty())
+            .then(|| ChunkFilter::new(&self.options.filter, self.window, &chunk));
+        chunk_rows(
+            &chunk,
+            self.options.stack_depth,
+            &wanted,
+            filter.as_ref(),
+            &self.buffers,
+            emit,
+        )
+        .map_err(|e| self.failed(e))
+    }
+
+    fn failed(&self, error: ExportError) -> ConvertError {
+        ConvertError::Failed(format!("{}: {error}", self.file.display()))
+    }
+}
+
+/// The chunks to convert: those read ahead, then the rest of the file.
+struct Source {
+    file: RecordingFile,
+    ahead: VecDeque<Result<RawChunk, FileError>>,
+    /// The file has ended, or failed.
+    done: bool,
+    /// Chunks taken so far.
+    taken: u64,
+    /// The bytes of a chunk converted, to read another into.
+    spare: Vec<u8>,
+}
+
+impl Source {
+    fn next(&mut self) -> Result<Option<RawChunk>, FileError> {
+        if let Some(next) = self.ahead.pop_front() {
+            return next.map(Some);
+        }
+        if self.done {
+            return Ok(None);
+        }
+        let next = self.file.next_chunk_in(std::mem::take(&mut self.spare));
+        self.done = !matches!(next, Ok(Some(_)));
+        next
+    }
+}
+
+/// What a converting thread tells the writing one, in chunk order.
+enum Next {
+    /// The pieces of chunk number `seq` come through `pieces`, which closes
+    /// after the last one; the chunk ends at byte `end` of the recording.
+    Chunk {
+        seq: u64,
+        pieces: Receiver<Result<Piece, ConvertError>>,
+        end: u64,
+    },
+    /// Reading the next chunk failed.
+    Failed(ConvertError),
+}
+
+/// Bytes of rows that chunks waiting to be written may hold at once. A
+/// thread converting such a chunk waits when they are spent, until its
+/// chunk is the one being written (whose rows go out as they come). Enough
+/// for a thread to convert a whole chunk of a typical recording while the
+/// chunk before it is written, which is what keeps every core busy; and
+/// memory stays bounded by this, not by the recording.
+const AHEAD_BYTES: usize = 48 << 20;
+
+/// The rows held for the writer, and which chunk it writes.
+struct Budget {
+    state: Mutex<BudgetState>,
+    changed: Condvar,
+}
+
+struct BudgetState {
+    /// The chunk being written.
+    head: u64,
+    /// Bytes sent and not yet written.
+    held: usize,
+    /// Threads waiting for bytes.
+    waiting: usize,
+    /// The writer has stopped: nobody waits any more.
+    stopped: bool,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Self {
+            state: Mutex::new(BudgetState {
+                head: 0,
+                held: 0,
+                waiting: 0,
+                stopped: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BudgetState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn notify(&self, state: &BudgetState) {
+        if state.waiting > 0 {
+            self.changed.notify_all();
+        }
+    }
+
+    /// Takes `bytes` for rows of chunk `seq`, first waiting while that
+    /// chunk is not being written and the budget is spent.
+    fn take(&self, seq: u64, bytes: usize) {
+        let mut state = self.lock();
+        while state.head != seq && state.held + bytes > AHEAD_BYTES && !state.stopped {
+            state.waiting += 1;
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            state.waiting -= 1;
+        }
+        state.held += bytes;
+    }
+
+    /// `bytes` taken before have been written.
+    fn give(&self, bytes: usize) {
+        let mut state = self.lock();
+        state.held = state.held.saturating_sub(bytes);
+        self.notify(&state);
+    }
+
+    /// The writer moves on to chunk `seq`.
+    fn advance(&self, seq: u64) {
+        let mut state = self.lock();
+        state.head = seq;
+        self.notify(&state);
+    }
+
+    /// The writer has stopped.
+    fn stop(&self) {
+        let mut state = self.lock();
+        state.stopped = true;
+        self.notify(&state);
+    }
+}
+
+/// The bytes a piece holds, for the [`Budget`].
+fn piece_bytes(piece: &Result<Piece, ConvertError>) -> usize {
+    match piece {
+        Ok(Piece::Rows { bytes, .. }) => bytes.len(),
+        Ok(Piece::Type { header, .. }) => header.len(),
+        Err(_) => 0,
+    }
+}
+
+/// Converts the chunks of `source` on `threads` threads while this one
+/// writes their rows, in chunk order. Each thread takes the next chunk from
+/// the file and, in the same step, its place in the order. At most
+/// `threads` chunks are being converted, at most `threads` more wait to be
+/// written, and their rows are bounded by [`AHEAD_BYTES`]: memory does not
+/// grow with the recording.
+fn convert_in_parallel(
+    source: &Mutex<Source>,
+    job: &Job<'_>,
+    threads: usize,
+    files: &mut CsvFiles,
+    progress: &mut Progress,
+) -> Result<(), ConvertError> {
+    let budget = Budget::new();
+    std::thread::scope(|scope| {
+        let (order, chunks) = mpsc::sync_channel::<Next>(threads);
+        for _ in 0..threads {
+            let order = order.clone();
+            let budget = &budget;
+            scope.spawn(move || convert_chunks(source, job, &order, budget));
+        }
+        drop(order);
+        let result = (|| {
+            for next in chunks.iter() {
+                let (seq, pieces, end) = match next {
+                    Next::Chunk { seq, pieces, end } => (seq, pieces, end),
+                    Next::Failed(error) => return Err(error),
+                };
+                budget.advance(seq);
+                files.begin_chunk();
+                for piece in pieces.iter() {
+                    let bytes = piece_bytes(&piece);
+                    files
+                        .write(piece?, &job.buffers)
+                        .map_err(|e| job.failed(e))?;
+                    budget.give(bytes);
+                }
+                progress.update(end);
+            }
+            Ok(())
+        })();
+        // The converting threads stop at their next send once nobody
+        // receives, and none waits for the budget (the scope then waits for
+        // them).
+        drop(chunks);
+        budget.stop();
+        result
+    })
+}
+
+/// A converting thread: takes chunks from `source` until it ends, sending
+/// each one's pieces to the writing thread through `order`.
+fn convert_chunks(
+    source: &Mutex<Source>,
+    job: &Job<'_>,
+    order: &SyncSender<Next>,
+    budget: &Budget,
+) {
+    let mut spare = Vec::new();
+    loop {
+        let (seq, raw, pieces) = {
+            let mut source = source.lock().unwrap_or_else(PoisonError::into_inner);
+            if spare.capacity() > source.spare.capacity() {
+                source.spare = std::mem::take(&mut spare);
+            }
+            match source.next() {
+                Ok(Some(raw)) => {
+                    let (pieces, receiver) = mpsc::channel();
+                    let end = raw.offset + raw.bytes.len() as u64;
+                    let seq = source.taken;
+                    source.taken += 1;
+                    // Still holding the source, so chunks queue in file order.
+                    let next = Next::Chunk {
+                        seq,
+                        pieces: receiver,
+                        end,
+                    };
+                    if order.send(next).is_err() {
+                        return; // the writer has stopped
+                    }
+                    (seq, raw, pieces)
+                }
+                Ok(None) => return,
+                Err(error) => {
+                    source.done = true;
+                    let _ = order.send(Next::Failed(ConvertError::Failed(error.to_string())));
+                    return;
+                }
+            }
+        };
+        let send = |piece: Result<Piece, ConvertError>| {
+            budget.take(seq, piece_bytes(&piece));
+            pieces.send(piece)
+        };
+        let mut emit = |piece| {
+            send(Ok(piece)).map_err(|_| ExportError::Io(io::Error::other("the writer has stopped")))
+        };
+        if let Err(error) = job.chunk(&raw, &mut emit) {
+            let _ = send(Err(error));
+        }
+        spare = raw.bytes;
+    }
+}
+
+/// Converts a recording to CSV, chunk by chunk: on one thread for a
+/// recording of one chunk (or when `threads` is 1), otherwise on `threads`
+/// threads while this one writes.
+fn convert_csv(
+    file: &Path,
+    options: &Options,
+    types: &[String],
+    mut recording: RecordingFile,
+    progress: &mut Progress,
+) -> Result<(u64, Option<(u64, u64)>), ConvertError> {
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
-    let mut recording = RecordingFile::open(file).map_err(failed)?;
-    let mut sink = Sink::open(file, options, &types)?;
-    // Progress counts bytes of the file as stored; a compressed file's
-    // position is not known, so its progress counts decompressed bytes.
-    let size = std::fs::metadata(file).ok().map(|m| m.len());
-    let total = size.filter(|_| recording.container() == Container::Plain);
-    let name = file.file_name().map_or_else(
-        || file.display().to_string(),
-        |n| n.to_string_lossy().into(),
-    );
-    let output_on_terminal =
-        options.output.as_deref().is_some_and(is_stdout) && io::stdout().is_terminal();
-    let mut progress = Progress::new(name, total, !output_on_terminal);
+    let mut files = CsvFiles::open(file, options, types)?;
+    let threads = match options.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    // Read ahead to see whether there is more than one chunk; and offsets
+    // such as --from 30s count from the recording's start: the first
+    // chunk's.
+    let first = recording.next_chunk();
+    let start = match &first {
+        Ok(Some(raw)) => read::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos),
+        _ => 0,
+    };
+    let second = match &first {
+        Ok(Some(_)) if threads > 1 => Some(recording.next_chunk()),
+        _ => None,
+    };
+    let parallel = matches!(second, Some(Ok(Some(_)) | Err(_)));
+    let job = Job {
+        file,
+        options,
+        types,
+        window: options.filter.window(start),
+        metadata: MetadataCache::default(),
+        buffers: Buffers::default(),
+    };
+    let done = !matches!((&first, &second), (Ok(Some(_)), None | Some(Ok(Some(_)))));
+    let mut source = Source {
+        file: recording,
+        ahead: [first]
+            .into_iter()
+            .chain(second)
+            .filter_map(Result::transpose)
+            .collect(),
+        done,
+        taken: 0,
+        spare: Vec::new(),
+    };
+    if parallel {
+        let shared = Mutex::new(source);
+        convert_in_parallel(&shared, &job, threads, &mut files, progress)?;
+        source = shared.into_inner().unwrap_or_else(PoisonError::into_inner);
+    } else {
+        while let Some(raw) = source.next().map_err(failed)? {
+            files.begin_chunk();
+            let mut emit = |piece| files.write(piece, &job.buffers);
+            job.chunk(&raw, &mut emit)?;
+            progress.update(raw.offset + raw.bytes.len() as u64);
+            source.spare = raw.bytes;
+        }
+    }
+    let rows = files
+        .finish()
+        .map_err(|e| ConvertError::Failed(format!("writing the output: {e}")))?;
+    Ok((rows, source.file.truncated()))
+}
+
+/// Folds the events of a recording into stacks, chunk by chunk, and writes
+/// them at the end.
+fn convert_collapsed(
+    file: &Path,
+    options: &Options,
+    types: &[String],
+    recording: &mut RecordingFile,
+    progress: &mut Progress,
+) -> Result<u64, ConvertError> {
+    let failed = |e: FileError| ConvertError::Failed(e.to_string());
+    let mut out = single_output(file, options.output.as_ref(), ".collapsed")?;
+    let mut stacks = FoldedStacks::new();
+    let mut events = 0;
     let wanted = |type_name: &str| types.is_empty() || types.iter().any(|t| t == type_name);
     // Offsets such as --from 30s count from the recording's start: the
     // first chunk's.
@@ -309,19 +694,56 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         })?;
         let window = *window.get_or_insert_with(|| options.filter.window(chunk.header.start_nanos));
         let filter = ChunkFilter::new(&options.filter, window, &chunk);
-        let keep = |class: &ClassInfo, event: &Event| wanted(&class.name) && filter.keep(event);
-        sink.chunk(&chunk, &keep, options.stack_depth)
-            .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
+        let mut folder = stacks.chunk(&chunk, options.stack_depth);
+        for event in chunk.events() {
+            let event =
+                event.map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
+            let Some(class) = chunk.metadata.class(event.type_id) else {
+                continue;
+            };
+            if wanted(&class.name) && filter.keep(&event) {
+                folder.add(&event);
+                events += 1;
+            }
+        }
         progress.update(raw.offset + raw.bytes.len() as u64);
     }
-    drop(progress);
-    let events = sink
-        .finish()
+    stacks
+        .write(&mut out)
+        .and_then(|()| out.flush())
         .map_err(|e| ConvertError::Failed(format!("writing the output: {e}")))?;
+    Ok(events)
+}
+
+/// Converts the recording `file` as `options` say.
+pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
+    let types = options.types()?;
+    options.check_window()?;
+    let failed = |e: FileError| ConvertError::Failed(e.to_string());
+    let mut recording = RecordingFile::open(file).map_err(failed)?;
+    // Progress counts bytes of the file as stored; a compressed file's
+    // position is not known, so its progress counts decompressed bytes.
+    let size = std::fs::metadata(file).ok().map(|m| m.len());
+    let total = size.filter(|_| recording.container() == Container::Plain);
+    let name = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    let output_on_terminal =
+        options.output.as_deref().is_some_and(is_stdout) && io::stdout().is_terminal();
+    let mut progress = Progress::new(name, total, !output_on_terminal);
+    let (events, truncated) = match options.format {
+        Format::Csv => convert_csv(file, options, &types, recording, &mut progress)?,
+        Format::Collapsed => {
+            let events = convert_collapsed(file, options, &types, &mut recording, &mut progress)?;
+            (events, recording.truncated())
+        }
+    };
+    drop(progress);
     Ok(Outcome {
         events,
         types,
         filtered: !options.filter.is_empty(),
-        truncated: recording.truncated(),
+        truncated,
     })
 }

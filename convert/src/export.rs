@@ -12,7 +12,6 @@
 //!   nanoseconds; booleans are `true`/`false`; null is empty.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::io::Write;
 
 use jfr_writer::format::ChunkHeader;
@@ -23,7 +22,7 @@ use crate::read::{IdMap, ReadError};
 
 /// How a column's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unit {
+pub(crate) enum Unit {
     Plain,
     TimestampTicks,
     TimestampMillis,
@@ -31,7 +30,7 @@ enum Unit {
     TimespanScale(i64),
 }
 
-fn unit(metadata: &Metadata, field: &FieldInfo) -> Unit {
+pub(crate) fn unit(metadata: &Metadata, field: &FieldInfo) -> Unit {
     for annotation in &field.annotations {
         let name = metadata
             .class(annotation.class_id)
@@ -166,6 +165,17 @@ impl<'c, 'a> Flattener<'c, 'a> {
         writer.write_record(None::<&[u8]>)
     }
 
+    /// Appends the text of one cell, a `value` in a column of `unit`, to
+    /// `out`: what [`write_row`](Self::write_row) writes for it.
+    pub(crate) fn cell_text(&self, unit: Unit, value: &Value, out: &mut String) {
+        match (unit, value) {
+            (Unit::Plain, Value::Ref { .. }) => out.push_str(&self.text(value)),
+            (Unit::Plain, Value::String(text)) => out.push_str(text),
+            (Unit::Plain, Value::Null) => {}
+            _ => self.cell_into(unit, value, out),
+        }
+    }
+
     /// One event's cells.
     pub fn row(&self, event: &Event) -> Vec<String> {
         let metadata = &self.chunk.metadata;
@@ -227,7 +237,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
                 Ok(())
             }
             _ => {
-                out.push_str(&self.text(value));
+                self.text_into(value, out);
                 Ok(())
             }
         };
@@ -287,25 +297,54 @@ impl<'c, 'a> Flattener<'c, 'a> {
 
     /// The text of a value that is not a reference.
     fn text_of(&self, value: &Value) -> String {
+        let mut out = String::new();
+        self.text_of_into(value, &mut out);
+        out
+    }
+
+    /// Appends the text of a value that is not a reference (a reference's
+    /// is empty) to `out`: what [`text`](Self::text) gives for it.
+    fn text_of_into(&self, value: &Value, out: &mut String) {
+        use std::fmt::Write as _;
+        // Writing to a String cannot fail.
         match value {
-            Value::Null => String::new(),
-            Value::Boolean(b) => b.to_string(),
-            Value::Byte(v) => v.to_string(),
-            Value::Short(v) => v.to_string(),
-            Value::Char(v) => String::from_utf16_lossy(&[*v]),
-            Value::Int(v) => v.to_string(),
-            Value::Long(v) => v.to_string(),
-            Value::Float(v) => v.to_string(),
-            Value::Double(v) => v.to_string(),
-            Value::String(s) => s.clone(),
-            Value::Array(items) => items
-                .iter()
-                .map(|i| self.text(i))
-                .collect::<Vec<_>>()
-                .join(";"),
-            Value::Ref { .. } => String::new(), // resolved above; a missing key is null
-            Value::Object { class_id, fields } => self.object(*class_id, fields),
+            Value::Null | Value::Ref { .. } => {} // a missing key is null
+            Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Byte(v) => push_integer(out, (*v).into()),
+            Value::Short(v) => push_integer(out, (*v).into()),
+            Value::Char(v) => out.push_str(&String::from_utf16_lossy(&[*v])),
+            Value::Int(v) => push_integer(out, (*v).into()),
+            Value::Long(v) => push_integer(out, *v),
+            Value::Float(v) => {
+                let _ = write!(out, "{v}");
+            }
+            Value::Double(v) => {
+                let _ = write!(out, "{v}");
+            }
+            Value::String(s) => out.push_str(s),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(';');
+                    }
+                    self.text_into(item, out);
+                }
+            }
+            Value::Object { class_id, fields } => self.object_into(*class_id, fields, out),
         }
+    }
+
+    /// Appends [`text`](Self::text) of `value` to `out`, without a `String`
+    /// of its own when it is cached or not a reference.
+    fn text_into(&self, value: &Value, out: &mut String) {
+        let Value::Ref { class_id, key } = value else {
+            return self.text_of_into(value, out);
+        };
+        if let Some(text) = self.texts.borrow().get(&(*class_id, *key)) {
+            out.push_str(text);
+            return;
+        }
+        out.push_str(&self.text(value));
     }
 
     fn field<'v>(
@@ -333,35 +372,51 @@ impl<'c, 'a> Flattener<'c, 'a> {
             .unwrap_or_default()
     }
 
-    fn object(&self, class_id: u64, fields: &[Value]) -> String {
+    /// Appends the text of an object of class `class_id`.
+    fn object_into(&self, class_id: u64, fields: &[Value], out: &mut String) {
         let metadata = &self.chunk.metadata;
         let Some(class) = metadata.class(class_id) else {
-            return String::new();
+            return;
         };
         let text = |name: &str| self.field_text(class, fields, name);
+        let field_into = |name: &str, out: &mut String| {
+            let index = class.fields.iter().position(|f| f.name == name);
+            if let Some(value) = index.and_then(|index| fields.get(index)) {
+                self.text_into(value, out);
+            }
+        };
         match class.name.as_str() {
             "java.lang.Thread" => {
                 let java_name = text("javaName");
                 if java_name.is_empty() {
-                    text("osName")
+                    field_into("osName", out);
                 } else {
-                    java_name
+                    out.push_str(&java_name);
                 }
             }
-            "java.lang.Class" => java_class_name(&text("name")),
-            "jdk.types.Method" => format!("{}.{}", text("type"), text("name")),
-            "jdk.types.StackTrace" => self.stack_frames(class, fields, true).join(";"),
-            _ if class.simple_type && class.fields.len() == 1 => {
-                fields.first().map(|v| self.text(v)).unwrap_or_default()
+            "java.lang.Class" => out.push_str(&java_class_name(&text("name"))),
+            "jdk.types.Method" => {
+                field_into("type", out);
+                out.push('.');
+                field_into("name", out);
             }
-            _ if class.fields.iter().any(|f| f.name == "name") => text("name"),
-            _ => class
-                .fields
-                .iter()
-                .zip(fields)
-                .map(|(f, v)| format!("{}={}", f.name, self.text(v)))
-                .collect::<Vec<_>>()
-                .join(","),
+            "jdk.types.StackTrace" => self.stack_text(class, fields, out),
+            _ if class.simple_type && class.fields.len() == 1 => {
+                if let Some(value) = fields.first() {
+                    self.text_into(value, out);
+                }
+            }
+            _ if class.fields.iter().any(|f| f.name == "name") => field_into("name", out),
+            _ => {
+                for (i, (field, value)) in class.fields.iter().zip(fields).enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&field.name);
+                    out.push('=');
+                    self.text_into(value, out);
+                }
+            }
         }
     }
 
@@ -389,6 +444,51 @@ impl<'c, 'a> Flattener<'c, 'a> {
             .take(self.stack_depth)
             .map(|frame| self.frame(frame, lines))
             .collect()
+    }
+
+    /// Appends a stack trace's text: what [`stack_frames`](Self::stack_frames)
+    /// gives with lines, joined with `;`, without a `String` per frame (a
+    /// chunk's stack traces are many, and each is flattened once).
+    fn stack_text(&self, class: &ClassInfo, fields: &[Value], out: &mut String) {
+        let Some((Value::Array(frames), _)) = self.field(class, fields, "frames") else {
+            return;
+        };
+        for (i, frame) in frames.iter().take(self.stack_depth).enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            let Value::Object { class_id, fields } = self.chunk.resolve(frame) else {
+                continue;
+            };
+            let Some(class) = self.chunk.metadata.class(*class_id) else {
+                continue;
+            };
+            let method = class
+                .fields
+                .iter()
+                .position(|f| f.name == "method")
+                .and_then(|index| fields.get(index));
+            match method {
+                Some(method @ Value::Ref { class_id, key }) => {
+                    let cached = self.texts.borrow().get(&(*class_id, *key)).is_some();
+                    if !cached {
+                        self.text(method);
+                    }
+                    if let Some(text) = self.texts.borrow().get(&(*class_id, *key)) {
+                        out.push_str(text);
+                    }
+                }
+                Some(method) => out.push_str(&self.text(method)),
+                None => {}
+            }
+            if let Some((Value::Int(line), _)) = self.field(class, fields, "lineNumber") {
+                if *line >= 0 {
+                    out.push('(');
+                    push_integer(out, (*line).into());
+                    out.push(')');
+                }
+            }
+        }
     }
 
     /// `pkg.Class.method(line)`, or without the line when it is unknown or
@@ -440,49 +540,9 @@ pub fn epoch_nanos(header: &ChunkHeader, ticks: i64) -> i64 {
 
 /// `2026-11-22T10:15:00.123456789Z` (without parsing a format string for
 /// every cell, which cost more than the rest of the cell).
-fn iso(nanos: i64) -> String {
+pub(crate) fn iso(nanos: i64) -> String {
     chrono::DateTime::from_timestamp_nanos(nanos)
         .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
-}
-
-/// Writes the events of `chunk` that `keep` accepts as CSV, one writer per
-/// type (made on first need by `open`). Counts rows written per type in `rows`.
-pub fn write_csv<W: Write>(
-    chunk: &Chunk<'_>,
-    keep: &dyn Fn(&ClassInfo, &Event) -> bool,
-    stack_depth: usize,
-    writers: &mut HashMap<String, csv::Writer<W>>,
-    open: &mut dyn FnMut(&str) -> std::io::Result<W>,
-    rows: &mut HashMap<String, u64>,
-) -> Result<(), ExportError> {
-    let flattener = Flattener::new(chunk, stack_depth);
-    for event in chunk.events() {
-        let event = event?;
-        let class = chunk
-            .metadata
-            .class(event.type_id)
-            .expect("events have declared types");
-        if !keep(class, &event) {
-            continue;
-        }
-        // One lookup per map for most events (not `entry`, which would
-        // allocate the name every time).
-        if let Some(writer) = writers.get_mut(&class.name) {
-            flattener.write_row(&event, writer)?;
-        } else {
-            let mut writer = csv::Writer::from_writer(open(&class.name)?);
-            writer.write_record(Flattener::header(class))?;
-            flattener.write_row(&event, &mut writer)?;
-            writers.insert(class.name.clone(), writer);
-        }
-        match rows.get_mut(&class.name) {
-            Some(count) => *count += 1,
-            None => {
-                rows.insert(class.name.clone(), 1);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// What can go wrong exporting.
@@ -497,6 +557,20 @@ pub enum ExportError {
     /// The CSV writer failed.
     #[error("writing CSV: {0}")]
     Csv(#[from] csv::Error),
+    /// Chunks declare an event type with different numbers of fields, which
+    /// one CSV file cannot hold.
+    #[error(
+        "writing CSV: {name}: found rows with {found} fields, but the first rows have \
+         {expected} fields (chunks declare the type differently)"
+    )]
+    Columns {
+        /// The event type.
+        name: String,
+        /// The fields of its first rows.
+        expected: usize,
+        /// The fields of the rows that differ.
+        found: usize,
+    },
 }
 
 #[cfg(test)]

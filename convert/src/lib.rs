@@ -4,6 +4,7 @@
 //! - [`summary`]: `heapsampler summary`.
 //! - [`conversion`]: `heapsampler convert`, from reading to writing.
 //! - [`export`]: events to CSV.
+//! - [`rows`]: CSV rows straight from the events' bytes, the fast way.
 //! - [`collapsed`]: events to folded stacks, for flame graphs.
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
@@ -23,5 +24,6 @@ pub mod jdk;
 pub mod progress;
 pub mod read;
 pub mod record;
+pub mod rows;
 pub mod summary;
 pub mod top;

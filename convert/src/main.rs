@@ -222,6 +222,13 @@ Examples:
         /// '^java\.lang\.String$' or --class '\[\]$' (arrays)
         #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
         class: Option<Regex>,
+        /// Threads converting chunks to CSV at once, while another writes
+        /// (0: one per core). The output is the same with any number.
+        ///
+        /// A recording of one chunk, and --format collapsed, are converted
+        /// on one thread. Example: --threads 1
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        threads: usize,
     },
 }
 
@@ -351,6 +358,7 @@ fn run_demo(dir: &Path, seconds: u32, agent: Option<&Path>) -> ExitCode {
         stack_depth: 64,
         format: Format::Csv,
         filter: Filter::default(),
+        threads: 0,
     };
     match conversion::convert(&files.recording, &csv) {
         Ok(outcome) => println!(
@@ -481,6 +489,7 @@ fn main() -> ExitCode {
             to,
             thread,
             class,
+            threads,
         } => {
             let options = conversion::Options {
                 output,
@@ -493,6 +502,7 @@ fn main() -> ExitCode {
                     thread,
                     class,
                 },
+                threads,
             };
             match conversion::convert(&file, &options) {
                 Ok(outcome) => {

@@ -7,7 +7,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use heapsampler_convert::read::chunk::{Chunk, Value};
+use heapsampler_convert::read::chunk::{Chunk, MetadataCache, Value};
 use jfr_writer::{
     Class, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
     StackFrame, StackTrace, Thread, Ticks, events,
@@ -232,6 +232,51 @@ fn every_chunk_of_a_multi_chunk_file_is_read() {
         support::summary_count(&support::summary(&path), "jdk.ObjectAllocationSample"),
         5000
     );
+}
+
+#[test]
+fn chunks_that_repeat_their_metadata_share_it_through_the_cache() {
+    let jdk = std::fs::read(support::jdk_recording()).unwrap();
+    let dir = support::temp_dir("convert_metadata_cache");
+    let path = dir.join("samples.jfr");
+    support::write_allocation_samples(&path, 2000, 500, 4096);
+    let writer = std::fs::read(&path).unwrap();
+    // Other metadata between copies of the same: each is read anew.
+    let data = [jdk.clone(), writer, jdk.clone(), jdk.clone()].concat();
+    let cache = MetadataCache::default();
+    let mut offset = 0;
+    let mut jdk_metadata = Vec::new();
+    while offset < data.len() {
+        let cached = Chunk::read_with(&data[offset..], offset as u64, Some(&cache)).unwrap();
+        let alone = Chunk::read(&data[offset..], offset as u64).unwrap();
+        assert_eq!(*cached.metadata, *alone.metadata);
+        let events = |chunk: &Chunk<'_>| chunk.events().map(Result::unwrap).collect::<Vec<_>>();
+        assert_eq!(events(&cached), events(&alone));
+        if cached.metadata.class_named("jdk.GCPhaseParallel").is_some() {
+            jdk_metadata.push(cached.metadata.clone());
+        }
+        offset += cached.size() as usize;
+    }
+    // The JDK's copies after the first share the metadata of the one
+    // before them, if it is the same.
+    assert!(jdk_metadata.len() >= 3);
+    let shared = jdk_metadata
+        .windows(2)
+        .filter(|w| std::sync::Arc::ptr_eq(&w[0], &w[1]))
+        .count();
+    assert!(
+        shared >= 1,
+        "{} JDK chunks, none shared",
+        jdk_metadata.len()
+    );
+    // A corrupt metadata fails as it does without the cache.
+    let mut corrupt = jdk.clone();
+    let header = jfr_writer::format::ChunkHeader::decode(&corrupt).unwrap();
+    let at = header.metadata_offset as usize;
+    corrupt[at + 1..at + 9].fill(0xff);
+    let alone = Chunk::read(&corrupt, 0).unwrap_err();
+    let cached = Chunk::read_with(&corrupt, 0, Some(&cache)).unwrap_err();
+    assert_eq!(cached, alone);
 }
 
 #[test]

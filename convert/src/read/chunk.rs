@@ -1,12 +1,14 @@
 //! One chunk, read by its own metadata: constant pools from the checkpoint
 //! chain, then events in file order, every value decoded generically.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use jfr_writer::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, HEADER_SIZE, METADATA_EVENT_ID, StringEncoding,
 };
 
 use super::cursor::Cursor;
-use super::metadata::{ClassInfo, Kind, Metadata};
+use super::metadata::{ClassInfo, FieldInfo, Kind, Metadata};
 use super::{IdMap, ReadError, chunk_header};
 
 /// Inline values nest at most this deep (a hostile metadata could declare a
@@ -24,13 +26,13 @@ const MAX_NESTING: usize = 32;
 /// bytes (no fields, or only fields of such classes), which a hostile
 /// metadata can nest into billions of values read out of nothing, or repeat
 /// in an array as long as the bytes left.
-fn value_budget(bytes: usize) -> u64 {
+pub(crate) fn value_budget(bytes: usize) -> u64 {
     (MAX_NESTING as u64 + 2) * (bytes as u64 + 1)
 }
 
 /// Takes one value from `budget`, or fails at the cursor when none is left.
 #[inline]
-fn spend(cursor: &Cursor<'_>, budget: &mut u64) -> Result<(), ReadError> {
+pub(crate) fn spend(cursor: &Cursor<'_>, budget: &mut u64) -> Result<(), ReadError> {
     match budget.checked_sub(1) {
         Some(left) => {
             *budget = left;
@@ -109,13 +111,52 @@ pub struct Event {
     pub fields: Vec<Value>,
 }
 
+/// The metadata read last, for the next chunk that declares the same: a
+/// recording's chunks mostly repeat their metadata (tens or hundreds of KB
+/// of type declarations), so it is read once, not once per chunk. Chunks
+/// may be read on several threads with one cache.
+#[derive(Debug, Default)]
+pub struct MetadataCache {
+    /// The bytes of the metadata event, and what they declare.
+    last: Mutex<Option<(Vec<u8>, Arc<Metadata>)>>,
+}
+
+impl MetadataCache {
+    /// The metadata event at the start of `data` (which stands at `base` in
+    /// the file): the one read before if its bytes are the same (so it
+    /// declares the same), else read now. An event that fails to read
+    /// fails as it does without the cache.
+    fn read(&self, data: &[u8], base: u64) -> Result<Arc<Metadata>, ReadError> {
+        let mut cursor = Cursor::new(data, base);
+        let event = cursor
+            .varint("the metadata event's size")
+            .ok()
+            .and_then(|size| data.get(..usize::try_from(size).ok()?));
+        if let Some(event) = event {
+            let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((bytes, metadata)) = last.as_ref() {
+                if bytes.as_slice() == event {
+                    return Ok(Arc::clone(metadata));
+                }
+            }
+        }
+        let metadata = Arc::new(Metadata::read(&mut Cursor::new(data, base))?);
+        if let Some(event) = event {
+            *self.last.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some((event.to_vec(), Arc::clone(&metadata)));
+        }
+        Ok(metadata)
+    }
+}
+
 /// A chunk with its metadata and constant pools loaded.
 #[derive(Debug)]
 pub struct Chunk<'a> {
     /// The chunk's header.
     pub header: ChunkHeader,
-    /// The chunk's metadata.
-    pub metadata: Metadata,
+    /// The chunk's metadata (shared with other chunks that declare the same,
+    /// when read through a [`MetadataCache`]).
+    pub metadata: Arc<Metadata>,
     bytes: &'a [u8],
     offset: u64,
     pools: IdMap<(u64, u64), Value>,
@@ -125,10 +166,24 @@ impl<'a> Chunk<'a> {
     /// Reads the chunk at the start of `bytes` (which stands at `offset` in
     /// the file): its header, metadata and every constant pool.
     pub fn read(bytes: &'a [u8], offset: u64) -> Result<Self, ReadError> {
+        Self::read_with(bytes, offset, None)
+    }
+
+    /// Reads the chunk as [`read`](Self::read) does, taking its metadata
+    /// from `cache` when the chunk declares the same as the chunk before.
+    pub fn read_with(
+        bytes: &'a [u8],
+        offset: u64,
+        cache: Option<&MetadataCache>,
+    ) -> Result<Self, ReadError> {
         let header = chunk_header(bytes, offset)?;
         let bytes = &bytes[..header.chunk_size as usize];
         let at = header.metadata_offset as usize;
-        let metadata = Metadata::read(&mut Cursor::new(&bytes[at..], offset + at as u64))?;
+        let (data, base) = (&bytes[at..], offset + at as u64);
+        let metadata = match cache {
+            Some(cache) => cache.read(data, base)?,
+            None => Arc::new(Metadata::read(&mut Cursor::new(data, base))?),
+        };
         let mut chunk = Self {
             header,
             metadata,
@@ -300,7 +355,7 @@ impl<'a> Chunk<'a> {
     }
 
     /// Decodes the fields of a value of `class`, in the metadata's order.
-    fn read_fields(
+    pub(crate) fn read_fields(
         &self,
         cursor: &mut Cursor<'_>,
         class: &ClassInfo,
@@ -310,6 +365,8 @@ impl<'a> Chunk<'a> {
         if depth >= MAX_NESTING {
             return Err(cursor.error(format!("values nested at most {MAX_NESTING} deep")));
         }
+        // The loop of `read_field`, kept here whole: this is every reader's
+        // innermost loop, and a call per field costs it a fifth of its time.
         let mut fields = Vec::with_capacity(class.fields.len());
         for field in &class.fields {
             let field_class = self.metadata.field_class(field).ok_or_else(|| {
@@ -343,6 +400,47 @@ impl<'a> Chunk<'a> {
         Ok(fields)
     }
 
+    /// Decodes one field of a value at `depth` (below [`MAX_NESTING`]), as
+    /// [`read_fields`](Self::read_fields) does: an array of items, or one
+    /// item, each a pool reference or a value of the field's class. The CSV
+    /// rows read the fields they cannot make straight from the bytes
+    /// through this, so both ways decode (and fail) alike.
+    pub(crate) fn read_field(
+        &self,
+        cursor: &mut Cursor<'_>,
+        field: &FieldInfo,
+        depth: usize,
+        budget: &mut u64,
+    ) -> Result<Value, ReadError> {
+        let field_class = self.metadata.field_class(field).ok_or_else(|| {
+            cursor.error(format!(
+                "field {} of a declared class, found id {}",
+                field.name, field.class_id
+            ))
+        })?;
+        let mut one = |cursor: &mut Cursor<'_>| -> Result<Value, ReadError> {
+            if field.constant_pool {
+                spend(cursor, budget)?;
+                Ok(Value::Ref {
+                    class_id: field.class_id,
+                    key: cursor.varint("a pool key")?,
+                })
+            } else {
+                self.read_value(cursor, field_class, depth + 1, budget)
+            }
+        };
+        Ok(if field.array {
+            let count = cursor.count("an array length")?;
+            let mut items = Vec::with_capacity(count.min(MAX_RESERVE));
+            for _ in 0..count {
+                items.push(one(cursor)?);
+            }
+            Value::Array(items)
+        } else {
+            one(cursor)?
+        })
+    }
+
     /// The pooled value a reference names; `Null` for a missing key (as
     /// the JDK and Mission Control read it). Other values come back as they are.
     pub fn resolve<'v>(&'v self, value: &'v Value) -> &'v Value {
@@ -358,21 +456,44 @@ impl<'a> Chunk<'a> {
     pub fn events(&self) -> Events<'_, 'a> {
         Events {
             chunk: self,
+            raw: self.raw_events(),
+        }
+    }
+
+    /// The events of the chunk in file order, undecoded: each one's place
+    /// and type, and a cursor over its fields. Metadata and checkpoints are
+    /// skipped; events of undeclared types are not (callers skip them, as
+    /// [`events`](Self::events) does).
+    pub(crate) fn raw_events(&self) -> RawEvents<'a> {
+        RawEvents {
             cursor: Cursor::new(&self.bytes[HEADER_SIZE..], self.offset + HEADER_SIZE as u64),
             failed: false,
         }
     }
 }
 
-/// The events of a chunk; metadata, checkpoints and undeclared types are skipped.
-pub struct Events<'c, 'a> {
-    chunk: &'c Chunk<'a>,
+/// An event not yet decoded.
+pub(crate) struct RawEvent<'a> {
+    /// The file offset of the event.
+    pub offset: u64,
+    /// The event's size in bytes.
+    pub size: u64,
+    /// The event type's class id.
+    pub type_id: u64,
+    /// The event's fields: the bytes after its type id, to its declared end.
+    pub fields: Cursor<'a>,
+    /// The values these bytes may decode to (see [`value_budget`]).
+    pub budget: u64,
+}
+
+/// The undecoded events of a chunk (see [`Chunk::raw_events`]).
+pub(crate) struct RawEvents<'a> {
     cursor: Cursor<'a>,
     failed: bool,
 }
 
-impl Iterator for Events<'_, '_> {
-    type Item = Result<Event, ReadError>;
+impl<'a> Iterator for RawEvents<'a> {
+    type Item = Result<RawEvent<'a>, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.failed && self.cursor.remaining() > 0 {
@@ -386,9 +507,10 @@ impl Iterator for Events<'_, '_> {
     }
 }
 
-impl Events<'_, '_> {
-    /// Reads one event; `None` for one that is skipped.
-    fn read_one(&mut self) -> Result<Option<Event>, ReadError> {
+impl<'a> RawEvents<'a> {
+    /// Reads one event's framing; `None` for metadata and checkpoints.
+    #[inline]
+    fn read_one(&mut self) -> Result<Option<RawEvent<'a>>, ReadError> {
         let offset = self.cursor.offset();
         let size = self.cursor.varint("an event size")?;
         let size_len = self.cursor.offset() - offset;
@@ -399,24 +521,59 @@ impl Events<'_, '_> {
             });
         }
         let body = self.cursor.bytes((size - size_len) as usize, "an event")?;
-        let mut event = Cursor::new(body, offset + size_len);
-        let type_id = event.varint("an event type")?;
+        let mut fields = Cursor::new(body, offset + size_len);
+        let type_id = fields.varint("an event type")?;
         if type_id == METADATA_EVENT_ID || type_id == CHECKPOINT_EVENT_ID {
             return Ok(None);
         }
-        let Some(class) = self.chunk.metadata.class(type_id).filter(|c| c.is_event()) else {
-            return Ok(None); // undeclared: skipped, as the JDK does
-        };
-        // An event is read by its fields whatever its class is called (a
-        // corrupt metadata can name an event type `long`).
-        let mut budget = value_budget(body.len());
-        let fields = self.chunk.read_fields(&mut event, class, 0, &mut budget)?;
         // Readers skip to the declared end: trailing bytes inside an event are allowed.
-        Ok(Some(Event {
+        Ok(Some(RawEvent {
             offset,
             size,
             type_id,
             fields,
+            budget: value_budget(body.len()),
         }))
+    }
+}
+
+/// The events of a chunk; metadata, checkpoints and undeclared types are skipped.
+pub struct Events<'c, 'a> {
+    chunk: &'c Chunk<'a>,
+    raw: RawEvents<'a>,
+}
+
+impl Iterator for Events<'_, '_> {
+    type Item = Result<Event, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let mut raw = match self.raw.next()? {
+                Ok(raw) => raw,
+                Err(error) => return Some(Err(error)),
+            };
+            let Some(class) = self
+                .chunk
+                .metadata
+                .class(raw.type_id)
+                .filter(|c| c.is_event())
+            else {
+                continue; // undeclared: skipped, as the JDK does
+            };
+            // An event is read by its fields whatever its class is called (a
+            // corrupt metadata can name an event type `long`).
+            let fields = self
+                .chunk
+                .read_fields(&mut raw.fields, class, 0, &mut raw.budget);
+            if fields.is_err() {
+                self.raw.failed = true;
+            }
+            return Some(fields.map(|fields| Event {
+                offset: raw.offset,
+                size: raw.size,
+                type_id: raw.type_id,
+                fields,
+            }));
+        }
     }
 }

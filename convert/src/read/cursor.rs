@@ -2,7 +2,9 @@
 //! length first, so malformed input is an error naming the offset, never a
 //! panic or an allocation sized by an unchecked number.
 
-use jfr_writer::format::{MAX_VARINT_LEN, StringEncoding, read_varint};
+use std::borrow::Cow;
+
+use jfr_writer::format::{MAX_VARINT_LEN, StringEncoding};
 
 use super::ReadError;
 
@@ -45,10 +47,7 @@ impl<'a> Cursor<'a> {
     /// The next `len` bytes.
     pub fn bytes(&mut self, len: usize, what: &str) -> Result<&'a [u8], ReadError> {
         if len > self.remaining() {
-            return Err(self.error(format!(
-                "{what}: {len} bytes, but only {} remain",
-                self.remaining()
-            )));
+            return Err(self.ended(len, what));
         }
         let bytes = &self.data[self.position..self.position + len];
         self.position += len;
@@ -63,45 +62,93 @@ impl<'a> Cursor<'a> {
     }
 
     /// One byte.
+    #[inline]
     pub fn u8(&mut self, what: &str) -> Result<u8, ReadError> {
-        Ok(self.bytes(1, what)?[0])
+        match self.data.get(self.position) {
+            Some(&byte) => {
+                self.position += 1;
+                Ok(byte)
+            }
+            None => Err(self.ended(1, what)),
+        }
+    }
+
+    /// The error of [`bytes`](Self::bytes) when fewer than `len` remain.
+    #[cold]
+    fn ended(&self, len: usize, what: &str) -> ReadError {
+        self.error(format!(
+            "{what}: {len} bytes, but only {} remain",
+            self.remaining()
+        ))
     }
 
     /// A varint.
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self, what: &str) -> Result<u64, ReadError> {
-        let rest = &self.data[self.position..];
-        // Most varints are one byte (type ids, pool keys, small numbers).
-        if let Some(&byte) = rest.first() {
+        // Most varints are one byte (type ids, pool keys, small numbers):
+        // read where they are needed, without a call.
+        if let Some(&byte) = self.data.get(self.position) {
             if byte < 0x80 {
                 self.position += 1;
                 return Ok(byte as u64);
             }
         }
-        // With nine bytes at hand (the most a varint takes), decode without
-        // a bounds check per byte; near the end, the checked decoder.
-        if let Some(bytes) = rest.first_chunk::<MAX_VARINT_LEN>() {
-            let mut value = 0;
-            for (i, &byte) in bytes[..MAX_VARINT_LEN - 1].iter().enumerate() {
-                value |= ((byte & 0x7f) as u64) << (7 * i);
-                if byte < 0x80 {
-                    self.position += i + 1;
-                    return Ok(value);
-                }
+        self.long_varint(what)
+    }
+
+    /// A varint of more than one byte (or none: the data ends).
+    #[inline(never)]
+    fn long_varint(&mut self, what: &str) -> Result<u64, ReadError> {
+        let rest = &self.data[self.position..];
+        // With eight bytes at hand, decode them at once: the first byte
+        // without the continuation bit ends the varint, and the 7-bit
+        // groups before it are packed together in three steps. A ninth
+        // byte, when all eight continue, is taken whole.
+        if let Some(bytes) = rest.first_chunk::<8>() {
+            let word = u64::from_le_bytes(*bytes);
+            let ends = !word & 0x8080_8080_8080_8080;
+            let (used, len) = if ends == 0 {
+                (word, MAX_VARINT_LEN)
+            } else {
+                let len = ends.trailing_zeros() as usize / 8 + 1;
+                (word & (u64::MAX >> (64 - 8 * len)), len)
+            };
+            let mut value = used & 0x7f7f_7f7f_7f7f_7f7f;
+            value = (value & 0x007f_007f_007f_007f) | ((value & 0x7f00_7f00_7f00_7f00) >> 1);
+            value = (value & 0x0000_3fff_0000_3fff) | ((value & 0x3fff_0000_3fff_0000) >> 2);
+            value = (value & 0x0000_0000_0fff_ffff) | ((value & 0x0fff_ffff_0000_0000) >> 4);
+            if len == MAX_VARINT_LEN {
+                let Some(&ninth) = rest.get(8) else {
+                    return Err(self.varint_ends(what));
+                };
+                value |= (ninth as u64) << 56;
             }
-            // The ninth byte is taken whole.
-            self.position += MAX_VARINT_LEN;
-            return Ok(value | (bytes[MAX_VARINT_LEN - 1] as u64) << 56);
+            self.position += len;
+            return Ok(value);
         }
         self.varint_near_end(what)
     }
 
-    #[cold]
+    /// A varint in the last seven bytes: not rare, since every event's
+    /// last field is there.
+    #[inline]
     fn varint_near_end(&mut self, what: &str) -> Result<u64, ReadError> {
-        let (value, len) = read_varint(&self.data[self.position..])
-            .map_err(|_| self.error(format!("{what}: a varint, but the data ends")))?;
-        self.position += len;
-        Ok(value)
+        let rest = &self.data[self.position..];
+        let mut value = 0;
+        // Fewer than eight bytes: the ninth, taken whole, is never reached.
+        for (i, &byte) in rest.iter().enumerate() {
+            value |= ((byte & 0x7f) as u64) << (7 * i);
+            if byte < 0x80 {
+                self.position += i + 1;
+                return Ok(value);
+            }
+        }
+        Err(self.varint_ends(what))
+    }
+
+    #[cold]
+    fn varint_ends(&self, what: &str) -> ReadError {
+        self.error(format!("{what}: a varint, but the data ends"))
     }
 
     /// A count of items that each take at least one byte: checked against
@@ -124,6 +171,13 @@ impl<'a> Cursor<'a> {
     /// A string value (any of the six encodings). `None` is null; pool
     /// references (encoding 2) are refused here and handled by the caller.
     pub fn string(&mut self, what: &str) -> Result<Option<String>, ReadError> {
+        Ok(self.borrowed_string(what)?.map(Cow::into_owned))
+    }
+
+    /// A string value as [`string`](Self::string) reads it, borrowed from
+    /// the bytes when they are valid UTF-8 (nearly always), so a caller
+    /// that only copies it somewhere need not allocate it first.
+    pub fn borrowed_string(&mut self, what: &str) -> Result<Option<Cow<'a, str>>, ReadError> {
         let at = self.offset();
         let tag = self.u8(what)?;
         let encoding = StringEncoding::from_tag(tag).ok_or_else(|| ReadError::Malformed {
@@ -132,20 +186,22 @@ impl<'a> Cursor<'a> {
         })?;
         Ok(match encoding {
             StringEncoding::Null => None,
-            StringEncoding::Empty => Some(String::new()),
+            StringEncoding::Empty => Some(Cow::Borrowed("")),
             StringEncoding::Utf8 => {
                 let len = self.count(what)?;
                 let bytes = self.bytes(len, what)?;
-                // Valid UTF-8 (nearly always) is checked and copied at once;
-                // invalid sequences become U+FFFD, as the JDK reads them.
+                // Valid UTF-8 (nearly always) is checked at once; invalid
+                // sequences become U+FFFD, as the JDK reads them.
                 Some(match std::str::from_utf8(bytes) {
-                    Ok(text) => text.to_owned(),
-                    Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+                    Ok(text) => Cow::Borrowed(text),
+                    Err(_) => String::from_utf8_lossy(bytes),
                 })
             }
             StringEncoding::Latin1 => {
                 let len = self.count(what)?;
-                Some(self.bytes(len, what)?.iter().map(|&b| b as char).collect())
+                Some(Cow::Owned(
+                    self.bytes(len, what)?.iter().map(|&b| b as char).collect(),
+                ))
             }
             StringEncoding::CharArray => {
                 let len = self.count(what)?;
@@ -153,7 +209,7 @@ impl<'a> Cursor<'a> {
                 for _ in 0..len {
                     units.push(self.varint(what)? as u16);
                 }
-                Some(String::from_utf16_lossy(&units))
+                Some(Cow::Owned(String::from_utf16_lossy(&units)))
             }
             StringEncoding::ConstantPool => {
                 return Err(ReadError::Malformed {
@@ -184,6 +240,36 @@ mod tests {
             error.contains("byte 1: expected class name: 33554431 items, but only 0 bytes remain"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn varints_read_as_the_format_defines_them_at_any_distance_from_the_end() {
+        use jfr_writer::format::{read_varint, write_varint};
+        let mut values = vec![0, 1, 0x7f, 0x80, 0x3fff, 0x4000, u64::MAX, u64::MAX >> 1];
+        for bits in 0..64 {
+            values.extend([1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 0x55]);
+        }
+        for value in values {
+            let mut bytes = Vec::new();
+            write_varint(&mut bytes, value);
+            // Followed by 0 to 9 bytes of anything: the decoder reads ahead.
+            for tail in 0..10 {
+                let mut data = bytes.clone();
+                data.extend(std::iter::repeat_n(0xff, tail));
+                let mut cursor = Cursor::new(&data, 0);
+                assert_eq!(cursor.varint("v").unwrap(), value, "{value:#x} + {tail}");
+                assert_eq!(cursor.remaining(), tail);
+            }
+        }
+        // Cut short, anywhere: an error, as the format's decoder says.
+        for len in 0..=9 {
+            for tail_byte in [0x80u8, 0xff] {
+                let data = vec![tail_byte; len];
+                let mut cursor = Cursor::new(&data, 0);
+                let expected = read_varint(&data).map(|(v, _)| v).ok();
+                assert_eq!(cursor.varint("v").ok(), expected, "{len} x {tail_byte:#x}");
+            }
+        }
     }
 
     #[test]

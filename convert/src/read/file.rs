@@ -63,7 +63,7 @@ pub struct RawChunk {
 pub struct RecordingFile {
     path: PathBuf,
     container: Container,
-    input: Box<dyn Read>,
+    input: Box<dyn Read + Send>,
     /// Bytes of the uncompressed recording read so far.
     offset: u64,
     /// The length of a plain file, when known.
@@ -108,9 +108,11 @@ impl RecordingFile {
     /// Reads a recording, plain or compressed, from any reader; `name` is
     /// what errors call it. Nothing is buffered here: chunks are read whole,
     /// straight into their buffers (the decompressors buffer their input).
+    /// The reader is `Send` so that a conversion's threads can take turns
+    /// reading the next chunk.
     pub fn from_reader(
         name: impl Into<PathBuf>,
-        mut input: impl Read + 'static,
+        mut input: impl Read + Send + 'static,
     ) -> Result<Self, FileError> {
         let path = name.into();
         let io_error = |source| FileError::Io {
@@ -120,7 +122,7 @@ impl RecordingFile {
         let mut magic = [0u8; 4];
         let read = read_up_to(&mut input, &mut magic).map_err(io_error)?;
         let input = io::Cursor::new(magic).take(read as u64).chain(input);
-        let (container, input): (Container, Box<dyn Read>) = if magic == ZSTD_MAGIC {
+        let (container, input): (Container, Box<dyn Read + Send>) = if magic == ZSTD_MAGIC {
             let decoder = zstd::Decoder::new(input).map_err(io_error)?;
             (Container::Zstd, Box::new(decoder))
         } else if magic[..2] == GZIP_MAGIC {
@@ -169,6 +171,13 @@ impl RecordingFile {
     /// The next chunk's bytes; `None` at the end of the file, or after a
     /// chunk cut short (see [`truncated`](Self::truncated)).
     pub fn next_chunk(&mut self) -> Result<Option<RawChunk>, FileError> {
+        self.next_chunk_in(Vec::new())
+    }
+
+    /// The next chunk's bytes, as [`next_chunk`](Self::next_chunk) reads
+    /// them, in `buffer` (a chunk's bytes read before, whose memory is used
+    /// again rather than fresh memory, which costs a page fault per page).
+    pub fn next_chunk_in(&mut self, buffer: Vec<u8>) -> Result<Option<RawChunk>, FileError> {
         let offset = self.offset;
         let mut header = [0u8; HEADER_SIZE];
         let got = read_up_to(&mut self.input, &mut header).map_err(|source| self.io(source))?;
@@ -200,7 +209,9 @@ impl RecordingFile {
         // (On a 32-bit target a reservation past the address space is just
         // not made; the bytes that really arrive still grow the buffer.)
         let reserve = usize::try_from(rest.min(available)).unwrap_or(0);
-        let mut bytes = Vec::with_capacity(HEADER_SIZE.saturating_add(reserve));
+        let mut bytes = buffer;
+        bytes.clear();
+        bytes.reserve(HEADER_SIZE.saturating_add(reserve));
         bytes.extend_from_slice(&header);
         let read = (&mut self.input)
             .take(rest)

@@ -30,7 +30,7 @@ pub struct Totals {
 
 /// Reads the recording `input` (plain, zstd or gzip) whole; `name` is what
 /// errors call it. Errors are the reader's own: the first one ends the read.
-pub fn read_all(name: &str, input: impl Read + 'static) -> Result<Totals, FileError> {
+pub fn read_all(name: &str, input: impl Read + Send + 'static) -> Result<Totals, FileError> {
     let mut file = RecordingFile::from_reader(name, input)?;
     let mut totals = Totals::default();
     let malformed = |source| FileError::Malformed {
