@@ -218,7 +218,7 @@ impl CsvFiles {
                 Destination::Single(Some(single_output(file, output.as_ref(), ".csv")?))
             }
             (Some(path), false) if is_stdout(path) => {
-                return Err(ConvertError::Failed(
+                return Err(ConvertError::Usage(
                     "several event types cannot go to standard output: name one with --events"
                         .to_owned(),
                 ));

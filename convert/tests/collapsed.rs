@@ -443,4 +443,8 @@ fn bad_values_are_usage_errors_that_name_them() {
         ],
         "--format collapsed folds one event type",
     );
+    usage_error(
+        &["-o", "-"],
+        "several event types cannot go to standard output",
+    );
 }
