@@ -223,12 +223,12 @@ fn several_types_go_to_a_folder_one_file_each() {
         files,
         ["jdk.ExecutionSample.csv", "jdk.ObjectAllocationSample.csv"]
     );
-    // Several types cannot share standard output.
+    // Several types cannot share standard output: bad usage.
     let refused = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["convert", profile_recording().to_str().unwrap(), "-o", "-"])
         .output()
         .unwrap();
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2));
 }
 
 /// Our folded stacks of one event type, with extra arguments, as a map; the
