@@ -21,9 +21,9 @@ pub struct RawFrame {
     pub location: i64,
 }
 
-/// One sampled allocation, to encode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SampleRecord {
+/// What a record says of one sampled allocation, but its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleHeader {
     /// The allocating thread's key in the agent's thread table.
     pub thread: u64,
     /// When the allocation was sampled, in recording ticks.
@@ -39,6 +39,13 @@ pub struct SampleRecord {
     pub liveness_handle: u64,
     /// Whether frames below the last one were left out.
     pub truncated: bool,
+}
+
+/// One sampled allocation, to encode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleRecord {
+    /// All but the frames.
+    pub header: SampleHeader,
     /// The frames, top first.
     pub frames: Vec<RawFrame>,
 }
@@ -69,7 +76,7 @@ impl SampleRecord {
     /// capacity, so a callback can reuse one buffer without allocating.
     pub fn encode_into(
         out: &mut Vec<u8>,
-        header: &SampleRecord,
+        header: &SampleHeader,
         frames: impl ExactSizeIterator<Item = RawFrame>,
     ) {
         out.clear();
@@ -94,29 +101,17 @@ impl SampleRecord {
     /// Encodes the record.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_LEN + self.frames.len() * FRAME_LEN);
-        Self::encode_into(&mut out, self, self.frames.iter().copied());
+        Self::encode_into(&mut out, &self.header, self.frames.iter().copied());
         out
     }
 }
 
-/// A record as it lies in the ring: the header's fields decoded, the frames
-/// left in place.
+/// A record as it lies in the ring: the header decoded, the frames left in
+/// place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SampleView<'a> {
-    /// The allocating thread's key in the agent's thread table.
-    pub thread: u64,
-    /// When the allocation was sampled, in recording ticks.
-    pub ticks: i64,
-    /// The object's size in bytes.
-    pub size: u64,
-    /// The sampling interval in force, in bytes (for the weight).
-    pub interval: u64,
-    /// The object's class: a key in the agent's class table.
-    pub class: u64,
-    /// The liveness handle, or 0.
-    pub liveness_handle: u64,
-    /// Whether frames below the last one were left out.
-    pub truncated: bool,
+    /// All but the frames.
+    pub header: SampleHeader,
     /// The encoded frames, 16 bytes each.
     frames: &'a [u8],
 }
@@ -135,13 +130,15 @@ impl<'a> SampleView<'a> {
             return Err(malformed);
         }
         Ok(Self {
-            thread: word(0),
-            ticks: word(1) as i64,
-            size: word(2),
-            interval: word(3),
-            class: word(4),
-            liveness_handle: word(5),
-            truncated: flags == 1,
+            header: SampleHeader {
+                thread: word(0),
+                ticks: word(1) as i64,
+                size: word(2),
+                interval: word(3),
+                class: word(4),
+                liveness_handle: word(5),
+                truncated: flags == 1,
+            },
             frames,
         })
     }
@@ -160,19 +157,13 @@ impl<'a> SampleView<'a> {
     /// keeps. Two stacks share a fingerprint with a probability near
     /// 2^-128 per pair: after a billion distinct stacks, about 10^-21.
     pub fn stack_fingerprint(&self) -> u128 {
-        xxhash_rust::xxh3::xxh3_128_with_seed(self.frames, u64::from(self.truncated))
+        xxhash_rust::xxh3::xxh3_128_with_seed(self.frames, u64::from(self.header.truncated))
     }
 
     /// An owned copy, frames included.
     pub fn to_record(&self) -> SampleRecord {
         SampleRecord {
-            thread: self.thread,
-            ticks: self.ticks,
-            size: self.size,
-            interval: self.interval,
-            class: self.class,
-            liveness_handle: self.liveness_handle,
-            truncated: self.truncated,
+            header: self.header,
             frames: self.frames().collect(),
         }
     }
@@ -184,13 +175,15 @@ mod tests {
 
     fn record(depth: usize) -> SampleRecord {
         SampleRecord {
-            thread: 7,
-            ticks: -3,
-            size: 1 << 40,
-            interval: 512 * 1024,
-            class: 0xdead_beef,
-            liveness_handle: u64::MAX,
-            truncated: depth == MAX_DEPTH,
+            header: SampleHeader {
+                thread: 7,
+                ticks: -3,
+                size: 1 << 40,
+                interval: 512 * 1024,
+                class: 0xdead_beef,
+                liveness_handle: u64::MAX,
+                truncated: depth == MAX_DEPTH,
+            },
             frames: (0..depth)
                 .map(|i| RawFrame {
                     method: 0x7f00_0000_0000 + i as u64,
@@ -216,7 +209,11 @@ mod tests {
         let mut buffer = Vec::with_capacity(MAX_RECORD_LEN);
         let capacity = buffer.capacity();
         let original = record(MAX_DEPTH);
-        SampleRecord::encode_into(&mut buffer, &original, original.frames.iter().copied());
+        SampleRecord::encode_into(
+            &mut buffer,
+            &original.header,
+            original.frames.iter().copied(),
+        );
         assert_eq!(
             buffer.capacity(),
             capacity,
@@ -248,11 +245,11 @@ mod tests {
         };
         let base = record(3);
         let mut other_thread = base.clone();
-        other_thread.thread += 1;
-        other_thread.size += 1;
+        other_thread.header.thread += 1;
+        other_thread.header.size += 1;
         assert_eq!(fingerprint(&base), fingerprint(&other_thread));
         let mut cut = base.clone();
-        cut.truncated = true;
+        cut.header.truncated = true;
         let mut moved = base.clone();
         moved.frames[2].location += 1;
         let mut shorter = base.clone();

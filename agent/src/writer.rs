@@ -325,12 +325,13 @@ impl<S: Sink> Writer<S> {
 
     /// Writes one sample record from the ring.
     pub fn sample(&mut self, vm: &mut impl Vm, bytes: &[u8]) -> Result<(), jfr_writer::Error> {
-        let Ok(record) = SampleView::decode(bytes) else {
+        let Ok(view) = SampleView::decode(bytes) else {
             self.malformed += 1;
             return Ok(());
         };
+        let record = view.header;
         let thread = self.thread(vm, record.thread);
-        let stack = self.stack(vm, &record);
+        let stack = self.stack(vm, &view);
         let class = self.class(vm, record.class);
         let weight = bytes_weight(record.size, record.interval).round() as i64;
         self.recording
@@ -611,14 +612,14 @@ impl<S: Sink> Writer<S> {
         self.methods.insert(id, resolved);
     }
 
-    fn stack(&mut self, vm: &mut impl Vm, record: &SampleView) -> StackTraceRef {
-        let key = record.stack_fingerprint();
+    fn stack(&mut self, vm: &mut impl Vm, view: &SampleView) -> StackTraceRef {
+        let key = view.stack_fingerprint();
         if let Some(&stack) = self.stacks.get(&key) {
             return stack;
         }
-        let frames = record.frames().map(|raw| self.frame(vm, raw)).collect();
+        let frames = view.frames().map(|raw| self.frame(vm, raw)).collect();
         let stack = self.recording.stack_trace(StackTrace {
-            truncated: record.truncated,
+            truncated: view.header.truncated,
             frames,
         });
         if self.stacks.len() >= CACHE_LIMIT {

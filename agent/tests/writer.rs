@@ -8,7 +8,7 @@ mod support;
 use std::collections::{HashMap, HashSet};
 
 use heapsampler::options::LiveMax;
-use heapsampler::record::{RawFrame, SampleRecord};
+use heapsampler::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler::writer::{
     GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
@@ -81,13 +81,15 @@ fn record(
     frames: &[(u64, i64)],
 ) -> Vec<u8> {
     SampleRecord {
-        thread,
-        ticks,
-        size,
-        interval: 512 * 1024,
-        class,
-        liveness_handle: handle,
-        truncated,
+        header: SampleHeader {
+            thread,
+            ticks,
+            size,
+            interval: 512 * 1024,
+            class,
+            liveness_handle: handle,
+            truncated,
+        },
         frames: frames
             .iter()
             .map(|&(method, location)| RawFrame { method, location })

@@ -26,7 +26,7 @@ use parking_lot::{Mutex, RwLock};
 use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::sys::*;
 use crate::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
-use crate::record::{MAX_RECORD_LEN, RawFrame, SampleRecord, max_record_len};
+use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
 use crate::writer::{
     self, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Writer,
 };
@@ -497,7 +497,7 @@ fn sample(
     } else {
         0
     };
-    let header = SampleRecord {
+    let header = SampleHeader {
         thread: thread_key,
         ticks: ticks.0,
         size,
@@ -505,7 +505,6 @@ fn sample(
         class: class_key,
         liveness_handle: handle,
         truncated: count > depth,
-        frames: Vec::new(),
     };
     let frames = local.frames[..count.min(depth)].iter().map(|f| RawFrame {
         method: f.method as u64,
