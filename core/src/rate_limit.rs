@@ -84,6 +84,21 @@ impl RateLimiter {
         self.bytes_per_second
     }
 
+    /// How many more samples the current window may take before it closes
+    /// early (at least 1). A caller that sees samples late, in batches, can
+    /// ask to be told as soon as this many more have been taken, so that a
+    /// burst is still cut short at once.
+    pub fn samples_left_in_window(&self) -> u64 {
+        (self.window_budget() - self.window_samples as f64)
+            .ceil()
+            .max(1.0) as u64
+    }
+
+    /// A window's budget of samples.
+    fn window_budget(&self) -> f64 {
+        (self.max_samples_per_second * self.window_ns as f64 / 1e9).max(1.0)
+    }
+
     /// Reports `samples` taken since the last call, at time `now_ns`. When a
     /// window has closed and the interval changes, returns the new interval,
     /// which the caller applies to its sampler.
@@ -93,7 +108,7 @@ impl RateLimiter {
         let elapsed_ns = now_ns.saturating_sub(start);
         // A window closes when its time is up, or early once it has used its
         // whole budget: a sudden burst is cut short at once, not after 200 ms.
-        let budget = (self.max_samples_per_second * self.window_ns as f64 / 1e9).max(1.0);
+        let budget = self.window_budget();
         if elapsed_ns < self.window_ns && (self.window_samples as f64) < budget {
             return None;
         }
@@ -133,6 +148,20 @@ mod tests {
         assert_eq!(limiter.observe(10, 0), None);
         assert_eq!(limiter.observe(9, 100 * MS), None);
         assert_eq!(limiter.interval(), 1024);
+    }
+
+    #[test]
+    fn samples_left_count_down_the_window_budget() {
+        // 100 samples/s: a 200 ms window's budget is 20 samples.
+        let mut limiter = RateLimiter::new(100.0, 1024, 1 << 30);
+        assert_eq!(limiter.samples_left_in_window(), 20);
+        limiter.observe(15, 0);
+        assert_eq!(limiter.samples_left_in_window(), 5);
+        // The budget spent: the window closes, a new one begins.
+        limiter.observe(5, 10 * MS);
+        assert_eq!(limiter.samples_left_in_window(), 20);
+        limiter.observe(30, 20 * MS);
+        assert_eq!(limiter.samples_left_in_window(), 20, "closed again");
     }
 
     #[test]

@@ -308,6 +308,12 @@ impl Producer {
         Ok(())
     }
 
+    /// Wakes the consumer if it is parked, whatever its batch: for a
+    /// producer that knows the consumer must act now.
+    pub fn wake_consumer(&self) {
+        self.shared.wake_consumer();
+    }
+
     /// Closes the ring: later pushes, and pushes waiting for room, fail with
     /// [`PushError::Closed`]; the consumer still drains what was pushed before.
     pub fn close(&self) {

@@ -66,6 +66,10 @@ struct Session {
     /// [`LiveMax`]); `u64::MAX` tracks all.
     live_max: u64,
     samples: AtomicU64,
+    /// When `samples` reaches this, the callback wakes the writer (which
+    /// otherwise takes samples in batches): the rate limiter's window budget
+    /// is spent. `u64::MAX` without a rate.
+    wake_writer_at: AtomicU64,
     lost: AtomicU64,
     next_thread: AtomicU64,
     next_class: AtomicU64,
@@ -336,6 +340,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         options,
         producer,
         samples: AtomicU64::new(0),
+        wake_writer_at: AtomicU64::new(u64::MAX),
         lost: AtomicU64::new(0),
         next_thread: AtomicU64::new(1),
         next_class: AtomicU64::new(1),
@@ -512,10 +517,13 @@ fn sample(
     });
     let Local { record, .. } = local;
     SampleRecord::encode_into(record, &header, frames);
-    session.samples.fetch_add(1, Ordering::Relaxed);
+    let taken = session.samples.fetch_add(1, Ordering::Relaxed) + 1;
     if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer.push(record) {
         session.lost.fetch_add(1, Ordering::Relaxed);
         jni.delete_weak_global_ref(handle as jobject);
+    }
+    if taken >= session.wake_writer_at.load(Ordering::Relaxed) {
+        session.producer.wake_consumer();
     }
 }
 
@@ -630,17 +638,11 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
             .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
         let mut samples_seen = 0;
         loop {
-            let mut failed = None;
-            consumer.drain(|record| {
-                if failed.is_none() {
-                    failed = writer.sample(&mut vm, record).err();
-                }
-            });
-            if let Some(error) = failed {
-                return Err(error);
-            }
+            // The limiter first: draining a full ring takes milliseconds,
+            // in which a burst goes on at the old interval.
             if let Some(limiter) = limiter.as_mut() {
-                let samples = writer.samples_written();
+                // Samples taken, not yet written: the limit is on taking.
+                let samples = session.samples.load(Ordering::Relaxed);
                 let now = clock.now().0.max(0) as u64;
                 if let Some(interval) = limiter.observe(samples - samples_seen, now) {
                     // Records carry the interval they were taken at, so
@@ -654,6 +656,19 @@ fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consume
                     );
                 }
                 samples_seen = samples;
+                session.wake_writer_at.store(
+                    samples + limiter.samples_left_in_window(),
+                    Ordering::Relaxed,
+                );
+            }
+            let mut failed = None;
+            consumer.drain(|record| {
+                if failed.is_none() {
+                    failed = writer.sample(&mut vm, record).err();
+                }
+            });
+            if let Some(error) = failed {
+                return Err(error);
             }
             collections(&mut writer, &mut vm, &clock, &mut gc_count)?;
             if Instant::now() >= next_flush {
