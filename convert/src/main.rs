@@ -121,7 +121,9 @@ enum Command {
     Top {
         /// The recording.
         file: PathBuf,
-        /// Group by allocation site (the top frame), class or thread.
+        /// Group by allocation site (the top frame), app-site (the first
+        /// frame outside the JDK: your code, not the Arrays.copyOf it
+        /// called), class or thread.
         #[arg(long, value_enum, default_value_t = GroupBy::Site)]
         by: GroupBy,
         /// Only objects still live when the recording ended.
@@ -374,7 +376,7 @@ fn run_demo(dir: &Path, seconds: u32, agent: Option<&Path>) -> ExitCode {
         (
             false,
             0,
-            "Where the bytes were allocated (top frame of each sample, estimated bytes):",
+            "Where the bytes were allocated (the first frame outside the JDK, estimated bytes):",
         ),
         (
             true,
@@ -383,7 +385,7 @@ fn run_demo(dir: &Path, seconds: u32, agent: Option<&Path>) -> ExitCode {
         ),
     ] {
         let query = Query {
-            by: GroupBy::Site,
+            by: GroupBy::AppSite,
             live,
             min_gcs,
         };
@@ -398,6 +400,7 @@ fn run_demo(dir: &Path, seconds: u32, agent: Option<&Path>) -> ExitCode {
     let recording = files.recording.display();
     println!(
         "\nNext: open {recording} in JDK Mission Control, or try\n  \
+         heapsampler top {recording} --by site    (the top frame, JDK code included)\n  \
          heapsampler top {recording} --by class\n  \
          heapsampler top {recording} --live\n  \
          heapsampler convert {recording} --format collapsed -o {}/demo.collapsed",

@@ -17,6 +17,11 @@ use crate::read::file::{FileError, RecordingFile};
 pub enum GroupBy {
     /// The allocating frame: `pkg.Class.method(line)`.
     Site,
+    /// The first frame outside the JDK (`java.`, `javax.`, `jdk.`, `sun.`,
+    /// `com.sun.`): the program's own code that asked for the bytes, rather
+    /// than the `Arrays.copyOf` it called. The top frame when every frame
+    /// is the JDK's.
+    AppSite,
     /// The allocated object's class.
     Class,
     /// The allocating thread.
@@ -66,7 +71,7 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
         "jdk.ObjectAllocationSample"
     };
     let column = match query.by {
-        GroupBy::Site => "stackTrace",
+        GroupBy::Site | GroupBy::AppSite => "stackTrace",
         GroupBy::Class => "objectClass",
         GroupBy::Thread => "eventThread",
     };
@@ -91,8 +96,10 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
             continue;
         };
         let (live_at, gcs_at, tracked_at) = (index("live"), index("gcsSurvived"), index("tracked"));
-        // The top frame is the allocation site.
-        let flattener = Flattener::new(&chunk, 1);
+        // The top frame is the allocation site; the program's own may be
+        // deeper.
+        let depth = if query.by == GroupBy::AppSite { 64 } else { 1 };
+        let flattener = Flattener::new(&chunk, depth);
         for event in chunk.events() {
             let event = event.map_err(malformed)?;
             if event.type_id != class.id {
@@ -115,6 +122,8 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
             }
             let key = if row[key_at].is_empty() {
                 "(unknown)".to_owned()
+            } else if query.by == GroupBy::AppSite {
+                app_frame(&row[key_at]).to_owned()
             } else {
                 row[key_at].clone()
             };
@@ -138,6 +147,20 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
         total: sum,
         untracked,
     })
+}
+
+/// The packages of the JDK's own code, which `--by app-site` looks past.
+const JDK_PACKAGES: [&str; 5] = ["java.", "javax.", "jdk.", "sun.", "com.sun."];
+
+/// The first frame of a stack (frames joined with `;`, top first) outside
+/// the JDK's packages, or the top frame if there is none.
+pub fn app_frame(stack: &str) -> &str {
+    let mut frames = stack.split(';');
+    let top = frames.next().unwrap_or(stack);
+    std::iter::once(top)
+        .chain(frames)
+        .find(|frame| !JDK_PACKAGES.iter().any(|p| frame.starts_with(p)))
+        .unwrap_or(top)
 }
 
 /// Bytes for people: `1.5 GB`, `340.2 MB`, `12.0 kB`, `512 B`.
@@ -212,6 +235,21 @@ fn render(entries: &[Entry], total: f64, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_app_frame_is_the_first_outside_the_jdk() {
+        let stack = "java.util.Arrays.copyOf(3537);jdk.internal.misc.X.y(1);App.grow(12);java.lang.Thread.run(840)";
+        assert_eq!(app_frame(stack), "App.grow(12)");
+        assert_eq!(app_frame("App.main(3)"), "App.main(3)");
+        // Only the JDK's frames: the top one.
+        assert_eq!(
+            app_frame("java.lang.String.<init>(5);java.lang.Thread.run(840)"),
+            "java.lang.String.<init>(5)"
+        );
+        // A package that only starts like the JDK's is the program's.
+        assert_eq!(app_frame("javafx.Foo.bar(1)"), "javafx.Foo.bar(1)");
+        assert_eq!(app_frame("java.a(1);javaish.B.c(2)"), "javaish.B.c(2)");
+    }
 
     #[test]
     fn bytes_read_like_jfr_prints_them() {

@@ -244,4 +244,19 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
     ] {
         assert!(stdout.contains(&expected), "{expected:?} in {stdout}");
     }
+    // Both tables name the program's own code, past the JDK's frames; the
+    // leak (a cache that only grows, 4 KiB a session) is what stays live.
+    let (allocated, live) = stdout
+        .split_once("Where the bytes were allocated")
+        .and_then(|(_, rest)| rest.split_once("Still live at the end"))
+        .unwrap();
+    let first = allocated
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap();
+    assert!(first.contains("Demo"), "the program's own code: {first}");
+    assert!(
+        live.contains("Demo$SessionCache.remember"),
+        "the leak: {live}"
+    );
 }

@@ -94,14 +94,48 @@ fn recording(path: &Path) {
             modifiers: 0,
             hidden: false,
         });
+        let mut frames = vec![StackFrame {
+            method,
+            line_number: 10 + n as i32,
+            bytecode_index: 0,
+            frame_type: FrameType::Unknown,
+        }];
+        if n == 0 {
+            // Cache.fill grows an array: the JDK's frames are on top.
+            for (owner, name) in [
+                ("java/util/Arrays", "copyOf"),
+                ("jdk/internal/Grow", "grow"),
+            ] {
+                let owner_name = recording.symbol(owner);
+                let class = recording.class(Class {
+                    class_loader: None,
+                    name: owner_name,
+                    package: None,
+                    modifiers: 0,
+                    hidden: false,
+                });
+                let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
+                let jdk = recording.method(Method {
+                    class,
+                    name,
+                    descriptor,
+                    modifiers: 0,
+                    hidden: false,
+                });
+                frames.insert(
+                    0,
+                    StackFrame {
+                        method: jdk,
+                        line_number: 7,
+                        bytecode_index: 0,
+                        frame_type: FrameType::Unknown,
+                    },
+                );
+            }
+        }
         let stack = recording.stack_trace(StackTrace {
             truncated: false,
-            frames: vec![StackFrame {
-                method,
-                line_number: 10 + n as i32,
-                bytecode_index: 0,
-                frame_type: FrameType::Unknown,
-            }],
+            frames,
         });
         // Weights 6, 3 and 1.5 MB: each sample three times.
         for i in 0..3 {
@@ -164,6 +198,15 @@ fn sums_weights_by_site_class_and_thread() {
     assert_eq!(
         lines(&top(&path, &[])),
         expect([
+            ("57.1%", "3", "jdk.internal.Grow.grow(7)"),
+            ("28.6%", "3", "Parser.token(11)"),
+            ("14.3%", "3", "Log.line(12)")
+        ])
+    );
+    // Past the JDK's frames, to the code that asked.
+    assert_eq!(
+        lines(&top(&path, &["--by", "app-site"])),
+        expect([
             ("57.1%", "3", "Cache.fill(10)"),
             ("28.6%", "3", "Parser.token(11)"),
             ("14.3%", "3", "Log.line(12)")
@@ -196,9 +239,12 @@ fn live_objects_and_the_collections_they_outlived() {
     recording(&path);
     let live = lines(&top(&path, &["--live"]));
     assert_eq!(live.len(), 2, "the freed site is not live: {live:?}");
-    assert_eq!(live[0].3, "Cache.fill(10)");
+    assert_eq!(live[0].3, "jdk.internal.Grow.grow(7)");
     assert_eq!(live[0].1, "66.7%");
-    let old = lines(&top(&path, &["--live", "--min-gcs", "2"]));
+    let old = lines(&top(
+        &path,
+        &["--live", "--min-gcs", "2", "--by", "app-site"],
+    ));
     assert_eq!(
         old.len(),
         1,
