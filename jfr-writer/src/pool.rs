@@ -416,10 +416,10 @@ pub(crate) struct Pools {
 
 /// A stack trace kept in its pool entry's encoding: the truncated flag, the
 /// frame count, then per frame the method key, line, bytecode index and
-/// frame type key, all varints. A recording keeps every distinct stack it
-/// saw, and profiles of recursive code see tens of thousands: this takes
-/// about a third of the memory of [`StackTrace`]'s frames, and a checkpoint
-/// writes it by copying.
+/// frame type key, all varints. A recording keeps the distinct stacks it
+/// sees until they are dropped, and profiles of recursive code see tens of
+/// thousands: this takes about a third of the memory of [`StackTrace`]'s
+/// frames, and a checkpoint writes it by copying.
 struct EncodedStackTrace;
 
 impl EncodedStackTrace {
