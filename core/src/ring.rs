@@ -106,6 +106,8 @@ struct Shared {
     /// Words reserved and not yet consumed at which a producer wakes the
     /// parked consumer (at least 1).
     batch_words: AtomicU64,
+    /// A producer asked the consumer to act now ([`Producer::wake_consumer`]).
+    wake_requested: AtomicBool,
     data_lock: Mutex<()>,
     data: Condvar,
 
@@ -133,6 +135,7 @@ pub fn ring_buffer(capacity_bytes: usize) -> (Producer, Consumer) {
         room: Condvar::new(),
         consumer_parked: AtomicBool::new(false),
         batch_words: AtomicU64::new(1),
+        wake_requested: AtomicBool::new(false),
         data_lock: Mutex::new(()),
         data: Condvar::new(),
         records: AtomicU64::new(0),
@@ -308,9 +311,14 @@ impl Producer {
         Ok(())
     }
 
-    /// Wakes the consumer if it is parked, whatever its batch: for a
-    /// producer that knows the consumer must act now.
+    /// Makes the consumer's [`Consumer::wait`] return now, whatever its
+    /// batch, with [`WaitOutcome::Woken`]: for a producer that knows the
+    /// consumer must act now.
     pub fn wake_consumer(&self) {
+        // SeqCst store, then the SeqCst load of `consumer_parked`: either
+        // the consumer sees the request before it parks, or this sees it
+        // parked and wakes it.
+        self.shared.wake_requested.store(true, Ordering::SeqCst);
         self.shared.wake_consumer();
     }
 
@@ -349,6 +357,9 @@ pub enum WaitOutcome {
     Ready,
     /// The timeout passed with nothing to read.
     TimedOut,
+    /// A producer asked for the consumer now ([`Producer::wake_consumer`]),
+    /// whether or not a batch is there.
+    Woken,
     /// The ring is closed and everything in it has been drained.
     Finished,
 }
@@ -431,6 +442,9 @@ impl Consumer {
         let shared = &*self.shared;
         let deadline = Instant::now() + timeout;
         loop {
+            if shared.wake_requested.swap(false, Ordering::SeqCst) {
+                return WaitOutcome::Woken;
+            }
             let tail = shared.tail.0.load(Ordering::SeqCst);
             let waiting = (tail & !CLOSED) - self.head;
             let now = Instant::now();
@@ -458,8 +472,11 @@ impl Consumer {
             shared.consumer_parked.store(true, Ordering::SeqCst);
             // SeqCst: pairs with a producer's reservation then its load of
             // `consumer_parked`: either we see its record or it sees us
-            // parked. An unchanged `tail` also means "not closed".
-            if shared.tail.0.load(Ordering::SeqCst) == tail {
+            // parked. An unchanged `tail` also means "not closed"; likewise
+            // for a wake request and `Producer::wake_consumer`.
+            if shared.tail.0.load(Ordering::SeqCst) == tail
+                && !shared.wake_requested.load(Ordering::SeqCst)
+            {
                 shared
                     .data
                     .wait_for(&mut guard, (deadline - now).min(WAIT_SLICE));

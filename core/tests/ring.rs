@@ -199,6 +199,32 @@ fn a_consumer_with_a_batch_sleeps_until_the_batch_is_there() {
 }
 
 #[test]
+fn a_producer_can_wake_a_batched_consumer_at_once() {
+    let (producer, mut consumer) = ring_buffer(4096);
+    consumer.set_batch(2048);
+    // Asked before the wait: it returns at once, one record short of a batch.
+    producer.push(b"now").unwrap();
+    producer.wake_consumer();
+    assert_eq!(consumer.wait(Duration::from_secs(60)), WaitOutcome::Woken);
+    assert_eq!(consumer.drain(|r| assert_eq!(r, b"now")), 1);
+    // Asked while it waits (or before: the outcome is the same).
+    let handle = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        producer.push(b"again").unwrap();
+        producer.wake_consumer();
+        producer
+    });
+    assert_eq!(consumer.wait(Duration::from_secs(60)), WaitOutcome::Woken);
+    handle.join().unwrap();
+    assert_eq!(consumer.drain(|r| assert_eq!(r, b"again")), 1);
+    // A request is used once.
+    assert_eq!(
+        consumer.wait(Duration::from_millis(1)),
+        WaitOutcome::TimedOut
+    );
+}
+
+#[test]
 fn a_batched_consumer_under_back_pressure_loses_nothing() {
     // The batch is half the ring: producers fill it and must wake the
     // consumer themselves, again and again.
