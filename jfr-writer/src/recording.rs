@@ -347,7 +347,6 @@ struct Chunk {
     /// Output offset of the chunk's first byte.
     start: u64,
     header: ChunkHeader,
-    started: Instant,
     /// Bytes of the chunk on the sink.
     size: u64,
     /// Chunk-relative offset of the newest checkpoint (0: none yet).
@@ -377,6 +376,10 @@ pub struct Recording<S: Sink> {
     /// Events written since the last flush.
     pub(crate) events: Vec<u8>,
     chunk: Option<Chunk>,
+    /// When the next chunk begins: when the recording was created, then
+    /// when the chunk before it was found full. Its events may be committed
+    /// long before its first flush writes its header.
+    next_chunk_start: Ticks,
     /// Output offset where the next chunk starts.
     output_end: u64,
     events_written: u64,
@@ -422,11 +425,13 @@ impl<S: Sink> Recording<S> {
     pub fn new(sink: S, options: Options) -> Self {
         let mut metadata = Metadata::empty();
         let types = StandardTypes::declare(&mut metadata);
+        let clock = Clock::new();
         Self {
             id: NEXT_RECORDING_ID.fetch_add(1, Ordering::Relaxed),
             sink: Some(sink),
             options,
-            clock: Clock::new(),
+            clock,
+            next_chunk_start: clock.now(),
             metadata,
             types,
             pools: Pools::new(),
@@ -770,7 +775,7 @@ impl<S: Sink> Recording<S> {
     }
 
     fn start_chunk(&mut self, previous_start_ticks: Option<i64>) -> Result<(), Error> {
-        let mut start_ticks = self.clock.now();
+        let mut start_ticks = self.next_chunk_start;
         if let Some(previous) = previous_start_ticks {
             // Chunks need distinct start times, or Mission Control drops one.
             start_ticks = start_ticks.max(Ticks(previous + 1));
@@ -792,7 +797,6 @@ impl<S: Sink> Recording<S> {
         self.chunk = Some(Chunk {
             start: self.output_end,
             header,
-            started: Instant::now(),
             size: HEADER_SIZE as u64,
             last_checkpoint: 0,
             metadata_version: 0,
@@ -861,11 +865,12 @@ impl<S: Sink> Recording<S> {
 
         if !chunk.full {
             chunk.full = chunk.size >= self.options.max_chunk_size
-                || self
-                    .options
-                    .max_chunk_age
-                    .is_some_and(|age| chunk.started.elapsed() >= age);
+                || self.options.max_chunk_age.is_some_and(|age| {
+                    let lived = (now.0 - chunk.header.start_ticks).max(0) as u64;
+                    Duration::from_nanos(lived) >= age
+                });
             if chunk.full {
+                self.next_chunk_start = now;
                 // Events from now on go to the next chunk: their constants
                 // must be marked for it, not for this one.
                 self.pools.start_chunk();

@@ -550,6 +550,35 @@ fn stack_traces_dropped_between_chunks_are_written_again() {
 }
 
 #[test]
+fn a_chunk_starts_before_its_first_event_not_at_its_first_flush() {
+    // A recording shorter than its flush interval is flushed once, at the
+    // end: its chunk must still span its events, or readers that go by the
+    // chunk's time range (Mission Control's timeline) leave them out.
+    let dir = temp_dir("chunk_span");
+    let path = dir.join("span.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let fixtures = [fixture(&mut recording, 0)];
+    let first = recording.clock().now();
+    let mut expected = write_many(&mut recording, &event, &fixtures, 3, 1000);
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let last = recording.clock().now();
+    expected.extend(write_many(&mut recording, &event, &fixtures, 1, 1000));
+    let epoch = |ticks: Ticks| recording.clock().epoch_nanos(ticks);
+    let (first, last) = (epoch(first), epoch(last));
+    recording.close().unwrap();
+    let bytes = fs::read(&path).unwrap();
+    let header = jfr_writer::format::ChunkHeader::decode(&bytes).unwrap();
+    assert!(
+        header.start_nanos <= first,
+        "the chunk starts {} ns after its first event",
+        header.start_nanos - first
+    );
+    assert!(header.start_nanos + header.duration_nanos >= last);
+    assert_eq!(dump(&path), expected);
+}
+
+#[test]
 fn chunks_rotate_by_age() {
     let dir = temp_dir("chunk_age");
     let path = dir.join("age.jfr");
