@@ -8,7 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use jfr_writer::{
-    Class, FrameType, Method, Options, Recording, StackFrame, StackTrace, Thread, Ticks, events,
+    Class, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks,
+    events,
 };
 
 fn top(path: &Path, args: &[&str]) -> String {
@@ -42,6 +43,30 @@ fn lines(table: &str) -> Vec<(String, String, String, String)> {
             )
         })
         .collect()
+}
+
+/// A `()V` method `name` of the class `owner` (internal form).
+fn method_of<S: jfr_writer::Sink>(
+    recording: &mut Recording<S>,
+    owner: &str,
+    name: &str,
+) -> MethodRef {
+    let owner_name = recording.symbol(owner);
+    let class = recording.class(Class {
+        class_loader: None,
+        name: owner_name,
+        package: None,
+        modifiers: 0,
+        hidden: false,
+    });
+    let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
+    recording.method(Method {
+        class,
+        name,
+        descriptor,
+        modifiers: 0,
+        hidden: false,
+    })
 }
 
 /// Samples of three sites, classes and threads with weights 6, 3 and 1 MB
@@ -78,22 +103,7 @@ fn recording(path: &Path) {
             hidden: false,
         });
         let (owner, method) = site.split_once('.').unwrap();
-        let owner_name = recording.symbol(owner);
-        let owner = recording.class(Class {
-            class_loader: None,
-            name: owner_name,
-            package: None,
-            modifiers: 0,
-            hidden: false,
-        });
-        let (method_name, descriptor) = (recording.symbol(method), recording.symbol("()V"));
-        let method = recording.method(Method {
-            class: owner,
-            name: method_name,
-            descriptor,
-            modifiers: 0,
-            hidden: false,
-        });
+        let method = method_of(&mut recording, owner, method);
         let mut frames = vec![StackFrame {
             method,
             line_number: 10 + n as i32,
@@ -106,22 +116,7 @@ fn recording(path: &Path) {
                 ("java/util/Arrays", "copyOf"),
                 ("jdk/internal/Grow", "grow"),
             ] {
-                let owner_name = recording.symbol(owner);
-                let class = recording.class(Class {
-                    class_loader: None,
-                    name: owner_name,
-                    package: None,
-                    modifiers: 0,
-                    hidden: false,
-                });
-                let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
-                let jdk = recording.method(Method {
-                    class,
-                    name,
-                    descriptor,
-                    modifiers: 0,
-                    hidden: false,
-                });
+                let jdk = method_of(&mut recording, owner, name);
                 frames.insert(
                     0,
                     StackFrame {
