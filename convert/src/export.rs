@@ -93,10 +93,7 @@ pub struct Flattener<'c, 'a> {
     depth: Cell<usize>,
     /// Each event type's column units, by type id.
     units: RefCell<IdMap<u64, Vec<Unit>>>,
-    /// The last second a timestamp was formatted in, and its
-    /// `YYYY-MM-DDTHH:MM:SS`: events come roughly in time order, so most
-    /// timestamps only need their nanoseconds formatted.
-    second: RefCell<(i64, String)>,
+    clock: RefCell<IsoClock>,
     /// Where `write_row` makes cells that are not already text, reused from
     /// row to row.
     buffer: RefCell<String>,
@@ -116,7 +113,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
             texts: RefCell::default(),
             depth: Cell::new(0),
             units: RefCell::default(),
-            second: RefCell::new((i64::MIN, String::new())),
+            clock: RefCell::default(),
             buffer: RefCell::default(),
         }
     }
@@ -134,14 +131,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
         event: &Event,
         writer: &mut csv::Writer<W>,
     ) -> csv::Result<()> {
-        let metadata = &self.chunk.metadata;
-        let class = metadata
-            .class(event.type_id)
-            .expect("events have declared types");
-        let mut units = self.units.borrow_mut();
-        let units = units
-            .entry(event.type_id)
-            .or_insert_with(|| class.fields.iter().map(|f| unit(metadata, f)).collect());
+        let units = self.units_of(event);
         let mut buffer = self.buffer.borrow_mut();
         for (unit, value) in units.iter().zip(&event.fields) {
             match (unit, value) {
@@ -178,19 +168,24 @@ impl<'c, 'a> Flattener<'c, 'a> {
 
     /// One event's cells.
     pub fn row(&self, event: &Event) -> Vec<String> {
-        let metadata = &self.chunk.metadata;
-        let class = metadata
-            .class(event.type_id)
-            .expect("events have declared types");
-        let mut units = self.units.borrow_mut();
-        let units = units
-            .entry(event.type_id)
-            .or_insert_with(|| class.fields.iter().map(|f| unit(metadata, f)).collect());
-        units
+        self.units_of(event)
             .iter()
             .zip(&event.fields)
             .map(|(unit, value)| self.cell(*unit, value))
             .collect()
+    }
+
+    /// The column units of `event`'s type, worked out once per type.
+    fn units_of(&self, event: &Event) -> std::cell::RefMut<'_, Vec<Unit>> {
+        let metadata = &self.chunk.metadata;
+        std::cell::RefMut::map(self.units.borrow_mut(), |units| {
+            units.entry(event.type_id).or_insert_with(|| {
+                let class = metadata
+                    .class(event.type_id)
+                    .expect("events have declared types");
+                class.fields.iter().map(|f| unit(metadata, f)).collect()
+            })
+        })
     }
 
     fn cell(&self, unit: Unit, value: &Value) -> String {
@@ -243,30 +238,12 @@ impl<'c, 'a> Flattener<'c, 'a> {
         };
     }
 
-    /// Appends `2026-11-22T10:15:00.123456789Z` to `out`, formatting the
-    /// date and time only when the second changes.
+    /// Appends `2026-11-22T10:15:00.123456789Z` to `out`.
     fn iso_into(&self, nanos: i64, out: &mut String) {
-        let (second, fraction) = (
-            nanos.div_euclid(1_000_000_000),
-            nanos.rem_euclid(1_000_000_000),
-        );
-        let mut cached = self.second.borrow_mut();
-        if cached.0 != second {
-            let text = iso(second.saturating_mul(1_000_000_000));
-            cached.1.clear();
-            cached.1.push_str(text.split('.').next().unwrap_or(&text));
-            cached.0 = second;
-        }
-        out.push_str(&cached.1);
-        out.push('.');
-        let mut digits = [b'0'; 9];
-        let mut rest = fraction as u32; // below 10^9
-        for digit in digits.iter_mut().rev() {
-            *digit = b'0' + (rest % 10) as u8;
-            rest /= 10;
-        }
-        out.extend(digits.iter().map(|&d| char::from(d)));
-        out.push('Z');
+        let mut clock = self.clock.borrow_mut();
+        let (prefix, digits) = clock.format(nanos);
+        out.push_str(prefix);
+        out.push_str(std::str::from_utf8(&digits).expect("ASCII digits"));
     }
 
     /// The text of a value, as its CSV cell shows it (a thread's name, a
@@ -511,21 +488,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
 /// Appends `value` in decimal, as `Display` does, without the formatting
 /// machinery (a large share of a CSV row's cost when every cell is a number).
 fn push_integer(out: &mut String, value: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        out.push('-');
-    }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    out.push_str(itoa::Buffer::new().format(value));
 }
 
 /// A `@Timestamp(TICKS)` value of a chunk as nanoseconds since the epoch,
@@ -543,6 +506,48 @@ pub fn epoch_nanos(header: &ChunkHeader, ticks: i64) -> i64 {
 pub(crate) fn iso(nanos: i64) -> String {
     chrono::DateTime::from_timestamp_nanos(nanos)
         .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+}
+
+/// Formats timestamps as [`iso`] does, the date and time only when the
+/// second changes: events come roughly in time order, so most timestamps
+/// only need their nanoseconds formatted.
+#[derive(Debug, Default)]
+pub(crate) struct IsoClock {
+    /// The last second formatted, and its `YYYY-MM-DDTHH:MM:SS`.
+    second: Option<(i64, String)>,
+}
+
+/// The decimal digits of 0 to 99, two by two.
+const PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+impl IsoClock {
+    /// `nanos` since the epoch as `2026-11-22T10:15:00` and `.123456789Z`.
+    pub(crate) fn format(&mut self, nanos: i64) -> (&str, [u8; 11]) {
+        let (second, fraction) = (
+            nanos.div_euclid(1_000_000_000),
+            nanos.rem_euclid(1_000_000_000),
+        );
+        if self.second.as_ref().is_none_or(|(s, _)| *s != second) {
+            let text = iso(second.saturating_mul(1_000_000_000));
+            let prefix = text.split('.').next().unwrap_or(&text).to_owned();
+            self.second = Some((second, prefix));
+        }
+        let mut digits = *b".000000000Z";
+        let mut rest = fraction as u32; // below 10^9
+        for at in [8, 6, 4, 2] {
+            let pair = (rest % 100) as usize * 2;
+            rest /= 100;
+            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        }
+        digits[1] = b'0' + rest as u8;
+        let prefix = self.second.as_ref().map_or("", |(_, p)| p.as_str());
+        (prefix, digits)
+    }
 }
 
 /// What can go wrong exporting.

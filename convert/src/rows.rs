@@ -18,7 +18,7 @@
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::export::{ExportError, Flattener, Unit, epoch_nanos, iso, unit};
+use crate::export::{ExportError, Flattener, IsoClock, Unit, epoch_nanos, unit};
 use crate::filter::ChunkFilter;
 use crate::read::chunk::{Chunk, Event, Value, spend};
 use crate::read::cursor::Cursor;
@@ -314,75 +314,18 @@ impl PoolTexts {
     }
 }
 
-/// The last second a timestamp was printed in, and its
-/// `YYYY-MM-DDTHH:MM:SS`: events come roughly in time order, so most
-/// timestamps only need their nanoseconds printed.
-struct Clock {
-    second: i64,
-    prefix: Vec<u8>,
-}
-
-impl Clock {
-    /// Appends `2026-11-22T10:15:00.123456789Z`, as
-    /// [`iso`](crate::export::iso) writes it.
-    fn append(&mut self, out: &mut Vec<u8>, nanos: i64) {
-        let (second, fraction) = (
-            nanos.div_euclid(1_000_000_000),
-            nanos.rem_euclid(1_000_000_000),
-        );
-        if self.second != second || self.prefix.is_empty() {
-            let text = iso(second.saturating_mul(1_000_000_000));
-            self.prefix.clear();
-            self.prefix
-                .extend_from_slice(text.split('.').next().unwrap_or(&text).as_bytes());
-            self.second = second;
-        }
-        out.extend_from_slice(&self.prefix);
-        let mut digits = *b".000000000Z";
-        let mut rest = fraction as u32; // below 10^9
-        for at in [8, 6, 4, 2] {
-            let pair = (rest % 100) as usize * 2;
-            rest /= 100;
-            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-        }
-        digits[1] = b'0' + rest as u8;
-        out.extend_from_slice(&digits);
-    }
-}
-
-/// The decimal digits of 0 to 99, two by two.
-const PAIRS: &[u8; 200] = b"\
-    0001020304050607080910111213141516171819\
-    2021222324252627282930313233343536373839\
-    4041424344454647484950515253545556575859\
-    6061626364656667686970717273747576777879\
-    8081828384858687888990919293949596979899";
-
-/// Appends `value` in decimal, as `Display` prints it (two digits at a
-/// time: numbers are most of the cells).
+/// Appends `value` in decimal, as `Display` prints it.
 #[inline]
 fn push_decimal(out: &mut Vec<u8>, value: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
-    while rest >= 100 {
-        let pair = (rest % 100) as usize * 2;
-        rest /= 100;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    }
-    if rest >= 10 {
-        let pair = rest as usize * 2;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    } else {
-        at -= 1;
-        digits[at] = b'0' + rest as u8;
-    }
-    if value < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
+}
+
+/// Appends `2026-11-22T10:15:00.123456789Z`, as
+/// [`iso`](crate::export::iso) writes it.
+fn push_timestamp(clock: &mut IsoClock, out: &mut Vec<u8>, nanos: i64) {
+    let (prefix, digits) = clock.format(nanos);
+    out.extend_from_slice(prefix.as_bytes());
+    out.extend_from_slice(&digits);
 }
 
 /// Converts one chunk's events to CSV rows.
@@ -391,7 +334,7 @@ struct Rows<'c, 'a> {
     flattener: Flattener<'c, 'a>,
     escaper: Escaper,
     pools: PoolTexts,
-    clock: Clock,
+    clock: IsoClock,
     /// A cell's text made by the flattener, reused from cell to cell.
     text: String,
 }
@@ -485,8 +428,12 @@ impl Rows<'_, '_> {
         let header = &self.chunk.header;
         match unit {
             Unit::Plain => push_decimal(out, value),
-            Unit::TimestampTicks => self.clock.append(out, epoch_nanos(header, value)),
-            Unit::TimestampMillis => self.clock.append(out, value.saturating_mul(1_000_000)),
+            Unit::TimestampTicks => {
+                push_timestamp(&mut self.clock, out, epoch_nanos(header, value))
+            }
+            Unit::TimestampMillis => {
+                push_timestamp(&mut self.clock, out, value.saturating_mul(1_000_000))
+            }
             Unit::TimespanTicks => {
                 let nanos = ((value as f64) * 1e9 / header.ticks_per_second as f64).round();
                 // As `Flattener::cell_into` prints it.
@@ -534,10 +481,7 @@ pub fn chunk_rows(
         flattener: Flattener::new(chunk, stack_depth),
         escaper: Escaper::new(),
         pools: PoolTexts::default(),
-        clock: Clock {
-            second: 0,
-            prefix: Vec::new(),
-        },
+        clock: IsoClock::default(),
         text: String::new(),
     };
     let mut plans: Vec<Option<Plan<'_>>> = Vec::new();
@@ -664,6 +608,7 @@ pub fn chunk_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::iso;
 
     #[test]
     fn integers_print_as_display_does() {
@@ -681,10 +626,7 @@ mod tests {
 
     #[test]
     fn timestamps_print_as_iso_does() {
-        let mut clock = Clock {
-            second: 0,
-            prefix: Vec::new(),
-        };
+        let mut clock = IsoClock::default();
         for nanos in [
             0,
             1,
@@ -699,7 +641,7 @@ mod tests {
             i64::MIN,
         ] {
             let mut out = Vec::new();
-            clock.append(&mut out, nanos);
+            push_timestamp(&mut clock, &mut out, nanos);
             assert_eq!(String::from_utf8(out).unwrap(), iso(nanos), "{nanos}");
         }
     }

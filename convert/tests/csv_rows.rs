@@ -22,11 +22,11 @@ use heapsampler_convert::filter::{ChunkFilter, Filter, TimeBound, parse_regex};
 use heapsampler_convert::read::chunk::Chunk;
 use heapsampler_convert::read::file::RecordingFile;
 use heapsampler_convert::rows::{Buffers, Piece, chunk_rows};
-use jfr_writer::format::{ChunkHeader, HEADER_SIZE};
+use jfr_writer::format::HEADER_SIZE;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use recordings::writer_recording;
+use recordings::{chunks, writer_recording};
 
 /// What a conversion wrote: each type's CSV, and the error that stopped it.
 #[derive(Debug, PartialEq)]
@@ -427,18 +427,6 @@ fn convert_with(
     let output = heapsampler(file, &all);
     let stderr = String::from_utf8(output.stderr).unwrap();
     (output.status.code(), stderr, folder(&out))
-}
-
-/// The chunks of a recording: (offset, size).
-fn chunks(data: &[u8]) -> Vec<(usize, usize)> {
-    let mut chunks = Vec::new();
-    let mut offset = 0;
-    while offset < data.len() {
-        let size = ChunkHeader::decode(&data[offset..]).unwrap().chunk_size as usize;
-        chunks.push((offset, size));
-        offset += size;
-    }
-    chunks
 }
 
 /// A jfr-writer recording and three JDK recordings one after another:

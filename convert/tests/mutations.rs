@@ -30,7 +30,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use read_all::{Totals, read_all};
-use recordings::writer_recording;
+use recordings::{chunks, writer_recording};
 
 /// Counts the bytes each thread has allocated and not freed, and the peak
 /// and the largest single allocation since the thread last reset them.
@@ -199,18 +199,6 @@ fn check_memory(outcome: &Outcome, len: usize, what: &str) {
         outcome.largest,
         largest_bound(len)
     );
-}
-
-/// The chunks of an unmutated recording: (offset, size).
-fn chunks(data: &[u8]) -> Vec<(usize, usize)> {
-    let mut chunks = Vec::new();
-    let mut offset = 0;
-    while offset < data.len() {
-        let size = ChunkHeader::decode(&data[offset..]).unwrap().chunk_size as usize;
-        chunks.push((offset, size));
-        offset += size;
-    }
-    chunks
 }
 
 /// The offsets of every event of an unmutated recording (the offset of its

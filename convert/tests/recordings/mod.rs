@@ -12,6 +12,19 @@ use rand::{Rng, SeedableRng};
 
 use crate::support;
 
+/// The chunks of a well-formed recording: (offset, size).
+pub fn chunks(data: &[u8]) -> Vec<(usize, usize)> {
+    let mut chunks = Vec::new();
+    let mut offset = 0;
+    while offset < data.len() {
+        let header = jfr_writer::format::ChunkHeader::decode(&data[offset..]).unwrap();
+        let size = header.chunk_size as usize;
+        chunks.push((offset, size));
+        offset += size;
+    }
+    chunks
+}
+
 /// A recording from jfr-writer with several chunks, each with several
 /// checkpoints (a flush every 40 events), and values of every kind: thread
 /// groups, threads, classes, methods, stack traces of up to 24 frames,
