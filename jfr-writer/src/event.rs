@@ -609,8 +609,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         if self.expect(expected) {
             match reference {
                 None => self.recording.events.push(0),
-                Some(reference) if self.recording.pools.contains(reference) => {
-                    self.recording.pools.mark(reference);
+                Some(reference) if self.recording.pools.mark(reference) => {
                     write_varint(&mut self.recording.events, reference.key());
                 }
                 Some(_) => {
@@ -709,8 +708,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     /// for a value repeated in many events.
     pub fn pooled_string(mut self, value: StringRef) -> Self {
         if self.expect(FieldType::String) {
-            if self.recording.pools.contains(PoolRef::String(value)) {
-                self.recording.pools.mark(PoolRef::String(value));
+            if self.recording.pools.mark(PoolRef::String(value)) {
                 self.recording
                     .events
                     .push(crate::format::StringEncoding::ConstantPool as u8);
@@ -846,8 +844,7 @@ fn write_value<S: Sink>(recording: &mut Recording<S>, slot: Slot, value: &Value<
                 recording.events.push(0);
                 true
             }
-            Some(r) if recording.pools.contains(r) => {
-                recording.pools.mark(r);
+            Some(r) if recording.pools.mark(r) => {
                 write_varint(&mut recording.events, r.key());
                 true
             }

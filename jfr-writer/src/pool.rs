@@ -318,11 +318,6 @@ impl<V: Hash + Eq> Pool<V> {
         slot
     }
 
-    /// Whether `slot` holds a value.
-    fn holds(&self, slot: u32) -> bool {
-        self.entries.contains_key(&slot)
-    }
-
     /// Drops every value not marked in `chunk` for which `keep` is false.
     fn retain(&mut self, chunk: u32, mut keep: impl FnMut(u32) -> bool) {
         let index = &mut self.index;
@@ -349,19 +344,25 @@ impl<V: Hash + Eq> Pool<V> {
         self.entries.len()
     }
 
-    /// Marks a value for this chunk; true if it was not marked yet.
+    /// Marks a value for this chunk: whether it was not marked yet, or
+    /// `None` if the pool does not hold it (one look-up for both).
     #[inline]
-    fn mark(&mut self, index: u32, chunk: u32) -> bool {
-        let entry = self
-            .entries
-            .get_mut(&index)
-            .expect("a value in use is never dropped");
+    fn try_mark(&mut self, index: u32, chunk: u32) -> Option<bool> {
+        let entry = self.entries.get_mut(&index)?;
         if entry.marked_in == chunk {
-            return false;
+            return Some(false);
         }
         entry.marked_in = chunk;
         self.pending.push(index);
-        true
+        Some(true)
+    }
+
+    /// Marks a value another value in the pools refers to; true if it was
+    /// not marked yet.
+    #[inline]
+    fn mark(&mut self, index: u32, chunk: u32) -> bool {
+        self.try_mark(index, chunk)
+            .expect("a value in use is never dropped")
     }
 
     fn get(&self, index: u32) -> &V {
@@ -546,37 +547,38 @@ impl Pools {
         self.chunk
     }
 
-    /// Whether `reference` came from these pools (a ref from another
-    /// recording may name a value this one does not have).
-    pub(crate) fn contains(&self, reference: PoolRef) -> bool {
-        match reference {
-            PoolRef::String(r) => self.strings.holds(r.0),
-            PoolRef::Thread(r) => self.threads.holds(r.0),
-            PoolRef::Class(r) => self.classes.holds(r.0),
-            PoolRef::Method(r) => self.methods.holds(r.0),
-            PoolRef::StackTrace(r) => self.stack_traces.holds(r.0),
-            PoolRef::ThreadGroup(r) => self.thread_groups.holds(r.0),
-            PoolRef::ClassLoader(r) => self.class_loaders.holds(r.0),
-            PoolRef::Package(r) => self.packages.holds(r.0),
-            PoolRef::Module(r) => self.modules.holds(r.0),
-        }
-    }
-
     /// Marks `reference` and everything it refers to for this chunk.
-    pub(crate) fn mark(&mut self, reference: PoolRef) {
-        match reference {
-            PoolRef::String(r) => {
-                self.strings.mark(r.0, self.chunk);
+    /// Returns false, marking nothing, if `reference` is not from these
+    /// pools (a ref from another recording may name a value this one does
+    /// not have).
+    pub(crate) fn mark(&mut self, reference: PoolRef) -> bool {
+        let chunk = self.chunk;
+        let marked = match reference {
+            PoolRef::String(r) => self.strings.try_mark(r.0, chunk),
+            PoolRef::Thread(r) => self.threads.try_mark(r.0, chunk),
+            PoolRef::Class(r) => self.classes.try_mark(r.0, chunk),
+            PoolRef::Method(r) => self.methods.try_mark(r.0, chunk),
+            PoolRef::StackTrace(r) => self.stack_traces.try_mark(r.0, chunk),
+            PoolRef::ThreadGroup(r) => self.thread_groups.try_mark(r.0, chunk),
+            PoolRef::ClassLoader(r) => self.class_loaders.try_mark(r.0, chunk),
+            PoolRef::Package(r) => self.packages.try_mark(r.0, chunk),
+            PoolRef::Module(r) => self.modules.try_mark(r.0, chunk),
+        };
+        if marked == Some(true) {
+            // Newly marked: what it refers to is marked too.
+            match reference {
+                PoolRef::String(_) => {}
+                PoolRef::Thread(r) => self.mark_thread_refs(r),
+                PoolRef::Class(r) => self.mark_class_refs(r),
+                PoolRef::Method(r) => self.mark_method_refs(r),
+                PoolRef::StackTrace(r) => self.mark_stack_trace_refs(r),
+                PoolRef::ThreadGroup(r) => self.mark_thread_group_refs(r),
+                PoolRef::ClassLoader(r) => self.mark_class_loader_refs(r),
+                PoolRef::Package(r) => self.mark_package_refs(r),
+                PoolRef::Module(r) => self.mark_module_refs(r),
             }
-            PoolRef::Thread(r) => self.mark_thread(r),
-            PoolRef::Class(r) => self.mark_class(r),
-            PoolRef::Method(r) => self.mark_method(r),
-            PoolRef::StackTrace(r) => self.mark_stack_trace(r),
-            PoolRef::ThreadGroup(r) => self.mark_thread_group(r),
-            PoolRef::ClassLoader(r) => self.mark_class_loader(r),
-            PoolRef::Package(r) => self.mark_package(r),
-            PoolRef::Module(r) => self.mark_module(r),
         }
+        marked.is_some()
     }
 
     fn mark_symbol(&mut self, symbol: Option<SymbolRef>) {
@@ -585,9 +587,18 @@ impl Pools {
         }
     }
 
+    // Each `mark_x` marks a value and, if it was not marked yet in this
+    // chunk, what it refers to (`mark_x_refs`).
+
     fn mark_thread_group(&mut self, group: ThreadGroupRef) {
+        if self.thread_groups.mark(group.0, self.chunk) {
+            self.mark_thread_group_refs(group);
+        }
+    }
+
+    fn mark_thread_group_refs(&mut self, group: ThreadGroupRef) {
         // Walk up the parents; each is marked once per chunk.
-        let mut next = Some(group);
+        let mut next = self.thread_groups.get(group.0).parent;
         while let Some(group) = next {
             if !self.thread_groups.mark(group.0, self.chunk) {
                 return;
@@ -596,85 +607,102 @@ impl Pools {
         }
     }
 
-    fn mark_thread(&mut self, thread: ThreadRef) {
-        if self.threads.mark(thread.0, self.chunk) {
-            if let Some(group) = self.threads.get(thread.0).group {
-                self.mark_thread_group(group);
-            }
+    fn mark_thread_refs(&mut self, thread: ThreadRef) {
+        if let Some(group) = self.threads.get(thread.0).group {
+            self.mark_thread_group(group);
         }
     }
 
     fn mark_module(&mut self, module: ModuleRef) {
         if self.modules.mark(module.0, self.chunk) {
-            let value = *self.modules.get(module.0);
-            self.mark_symbol(Some(value.name));
-            self.mark_symbol(value.version);
-            self.mark_symbol(value.location);
-            if let Some(loader) = value.class_loader {
-                self.mark_class_loader(loader);
-            }
+            self.mark_module_refs(module);
+        }
+    }
+
+    fn mark_module_refs(&mut self, module: ModuleRef) {
+        let value = *self.modules.get(module.0);
+        self.mark_symbol(Some(value.name));
+        self.mark_symbol(value.version);
+        self.mark_symbol(value.location);
+        if let Some(loader) = value.class_loader {
+            self.mark_class_loader(loader);
         }
     }
 
     fn mark_package(&mut self, package: PackageRef) {
         if self.packages.mark(package.0, self.chunk) {
-            let value = *self.packages.get(package.0);
-            self.mark_symbol(Some(value.name));
-            if let Some(module) = value.module {
-                self.mark_module(module);
-            }
+            self.mark_package_refs(package);
+        }
+    }
+
+    fn mark_package_refs(&mut self, package: PackageRef) {
+        let value = *self.packages.get(package.0);
+        self.mark_symbol(Some(value.name));
+        if let Some(module) = value.module {
+            self.mark_module(module);
         }
     }
 
     fn mark_class_loader(&mut self, loader: ClassLoaderRef) {
         if self.class_loaders.mark(loader.0, self.chunk) {
-            let value = *self.class_loaders.get(loader.0);
-            self.mark_symbol(value.name);
-            if let Some(class) = value.class {
-                self.mark_class(class);
-            }
+            self.mark_class_loader_refs(loader);
+        }
+    }
+
+    fn mark_class_loader_refs(&mut self, loader: ClassLoaderRef) {
+        let value = *self.class_loaders.get(loader.0);
+        self.mark_symbol(value.name);
+        if let Some(class) = value.class {
+            self.mark_class(class);
         }
     }
 
     fn mark_class(&mut self, class: ClassRef) {
         if self.classes.mark(class.0, self.chunk) {
-            let value = *self.classes.get(class.0);
-            self.mark_symbol(Some(value.name));
-            if let Some(loader) = value.class_loader {
-                self.mark_class_loader(loader);
-            }
-            if let Some(package) = value.package {
-                self.mark_package(package);
-            }
+            self.mark_class_refs(class);
+        }
+    }
+
+    fn mark_class_refs(&mut self, class: ClassRef) {
+        let value = *self.classes.get(class.0);
+        self.mark_symbol(Some(value.name));
+        if let Some(loader) = value.class_loader {
+            self.mark_class_loader(loader);
+        }
+        if let Some(package) = value.package {
+            self.mark_package(package);
         }
     }
 
     fn mark_method(&mut self, method: MethodRef) {
         if self.methods.mark(method.0, self.chunk) {
-            let value = *self.methods.get(method.0);
-            self.mark_class(value.class);
-            self.mark_symbol(Some(value.name));
-            self.mark_symbol(Some(value.descriptor));
+            self.mark_method_refs(method);
         }
     }
 
-    #[inline]
-    fn mark_stack_trace(&mut self, trace: StackTraceRef) {
-        if self.stack_traces.mark(trace.0, self.chunk) {
-            // Marking a method already marked (as in a recursive stack) is
-            // one comparison, so no sorting out of repeats first.
-            let mut methods = std::mem::take(&mut self.method_scratch);
-            methods.clear();
-            let encoded = self.stack_traces.get(trace.0);
-            for (method, frame_type) in EncodedStackTrace::methods_and_types(encoded) {
+    fn mark_method_refs(&mut self, method: MethodRef) {
+        let value = *self.methods.get(method.0);
+        self.mark_class(value.class);
+        self.mark_symbol(Some(value.name));
+        self.mark_symbol(Some(value.descriptor));
+    }
+
+    fn mark_stack_trace_refs(&mut self, trace: StackTraceRef) {
+        let mut methods = std::mem::take(&mut self.method_scratch);
+        methods.clear();
+        let encoded = self.stack_traces.get(trace.0);
+        for (method, frame_type) in EncodedStackTrace::methods_and_types(encoded) {
+            // A recursive stack repeats its methods frame after frame:
+            // each run is looked up once.
+            if methods.last() != Some(&method) {
                 methods.push(method);
-                self.frame_types_marked_in[frame_type.index()] = self.chunk;
             }
-            for &method in &methods {
-                self.mark_method(method);
-            }
-            self.method_scratch = methods;
+            self.frame_types_marked_in[frame_type.index()] = self.chunk;
         }
+        for &method in &methods {
+            self.mark_method(method);
+        }
+        self.method_scratch = methods;
     }
 
     fn has_nothing_pending(&self) -> bool {
