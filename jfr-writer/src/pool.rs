@@ -253,11 +253,20 @@ struct Pool<V> {
     /// The slots held, found by their value's hash. Hashed with Fx: the
     /// values come from the program, not from an adversary, and SipHash was
     /// a tenth of a busy writer's time.
-    index: HashTable<u32>,
+    index: HashTable<Indexed>,
     /// The slot the next new value takes.
     next: u32,
     /// Values marked in this chunk and not yet written.
     pending: Vec<u32>,
+}
+
+/// A slot in a pool's index, with its value's hash: the index grows (and
+/// shrinks after a drop) without reading every value again, which in a
+/// large pool of stack traces cost a cache miss or two per value.
+#[derive(Debug, Clone, Copy)]
+struct Indexed {
+    hash: u64,
+    slot: u32,
 }
 
 #[derive(Debug)]
@@ -290,9 +299,12 @@ impl<V: Hash + Eq> Pool<V> {
         Q: Hash + Eq + ?Sized,
     {
         let entries = &self.entries;
+        let hash = hash(value);
         self.index
-            .find(hash(value), |slot| entries[slot].value.borrow() == value)
-            .copied()
+            .find(hash, |indexed| {
+                indexed.hash == hash && entries[&indexed.slot].value.borrow() == value
+            })
+            .map(|indexed| indexed.slot)
     }
 
     fn intern(&mut self, value: V) -> u32 {
@@ -305,10 +317,10 @@ impl<V: Hash + Eq> Pool<V> {
         self.next = slot
             .checked_add(1)
             .expect("fewer than 2^32 values of one type in a recording");
-        let entries = &mut self.entries;
+        let hash = hash(&value);
         self.index
-            .insert_unique(hash(&value), slot, |slot| hash(&entries[slot].value));
-        entries.insert(
+            .insert_unique(hash, Indexed { hash, slot }, |indexed| indexed.hash);
+        self.entries.insert(
             slot,
             Entry {
                 value,
@@ -324,7 +336,7 @@ impl<V: Hash + Eq> Pool<V> {
         self.entries.retain(|&slot, entry| {
             let kept = entry.marked_in == chunk || keep(slot);
             if !kept {
-                if let Ok(found) = index.find_entry(hash(&entry.value), |&s| s == slot) {
+                if let Ok(found) = index.find_entry(hash(&entry.value), |i| i.slot == slot) {
                     found.remove();
                 }
             }
@@ -333,9 +345,8 @@ impl<V: Hash + Eq> Pool<V> {
         // Give the memory back after a large drop.
         if self.entries.capacity() > 64 && self.entries.len() < self.entries.capacity() / 4 {
             self.entries.shrink_to(self.entries.len() * 2);
-            let entries = &self.entries;
             self.index
-                .shrink_to(entries.len() * 2, |slot| hash(&entries[slot].value));
+                .shrink_to(self.entries.len() * 2, |indexed| indexed.hash);
         }
     }
 
