@@ -241,9 +241,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
     /// Appends `2026-11-22T10:15:00.123456789Z` to `out`.
     fn iso_into(&self, nanos: i64, out: &mut String) {
         let mut clock = self.clock.borrow_mut();
-        let (prefix, digits) = clock.format(nanos);
-        out.push_str(prefix);
-        out.push_str(std::str::from_utf8(&digits).expect("ASCII digits"));
+        out.push_str(std::str::from_utf8(clock.format(nanos)).expect("ASCII"));
     }
 
     /// The text of a value, as its CSV cell shows it (a thread's name, a
@@ -513,8 +511,11 @@ pub(crate) fn iso(nanos: i64) -> String {
 /// only need their nanoseconds formatted.
 #[derive(Debug, Default)]
 pub(crate) struct IsoClock {
-    /// The last second formatted, and its `YYYY-MM-DDTHH:MM:SS`.
-    second: Option<(i64, String)>,
+    /// The last second formatted.
+    second: Option<i64>,
+    /// The last timestamp formatted, `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`:
+    /// the next one of the same second only rewrites its nanoseconds.
+    text: Vec<u8>,
 }
 
 /// The decimal digits of 0 to 99, two by two.
@@ -526,27 +527,32 @@ const PAIRS: &[u8; 200] = b"\
     8081828384858687888990919293949596979899";
 
 impl IsoClock {
-    /// `nanos` since the epoch as `2026-11-22T10:15:00` and `.123456789Z`.
-    pub(crate) fn format(&mut self, nanos: i64) -> (&str, [u8; 11]) {
+    /// `nanos` since the epoch as `2026-11-22T10:15:00.123456789Z` (ASCII).
+    #[inline]
+    pub(crate) fn format(&mut self, nanos: i64) -> &[u8] {
         let (second, fraction) = (
             nanos.div_euclid(1_000_000_000),
             nanos.rem_euclid(1_000_000_000),
         );
-        if self.second.as_ref().is_none_or(|(s, _)| *s != second) {
+        if self.second != Some(second) {
             let text = iso(second.saturating_mul(1_000_000_000));
-            let prefix = text.split('.').next().unwrap_or(&text).to_owned();
-            self.second = Some((second, prefix));
+            self.text.clear();
+            self.text
+                .extend_from_slice(text.split('.').next().unwrap_or(&text).as_bytes());
+            self.text.extend_from_slice(b".000000000Z");
+            self.second = Some(second);
         }
-        let mut digits = *b".000000000Z";
+        // The nine digits before the `Z`.
+        let end = self.text.len() - 1;
+        let digits = &mut self.text[end - 9..end];
         let mut rest = fraction as u32; // below 10^9
-        for at in [8, 6, 4, 2] {
+        for at in [7, 5, 3, 1] {
             let pair = (rest % 100) as usize * 2;
             rest /= 100;
             digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
         }
-        digits[1] = b'0' + rest as u8;
-        let prefix = self.second.as_ref().map_or("", |(_, p)| p.as_str());
-        (prefix, digits)
+        digits[0] = b'0' + rest as u8;
+        &self.text
     }
 }
 

@@ -24,6 +24,7 @@ use crate::read::chunk::{Chunk, Event, Value, spend};
 use crate::read::cursor::Cursor;
 use crate::read::metadata::{ClassInfo, FieldInfo, Kind};
 use crate::read::{IdMap, ReadError};
+use jfr_writer::format::StringEncoding;
 
 /// Rows of one event type are handed on in blocks of about this many bytes:
 /// large enough that writing them costs few system calls (writes of 8 KiB,
@@ -225,13 +226,22 @@ struct Output {
 /// rules for its default writer.
 struct Escaper {
     core: csv_core::Writer,
+    /// The bytes that never need quotes nor make invalid UTF-8: ASCII other
+    /// than the writer's special bytes.
+    plain: [bool; 256],
 }
 
 impl Escaper {
     fn new() -> Self {
-        Self {
-            core: csv_core::Writer::new(),
-        }
+        let core = csv_core::Writer::new();
+        let plain = std::array::from_fn(|b| b < 0x80 && !core.is_special_byte(b as u8));
+        Self { core, plain }
+    }
+
+    /// Whether `field` is valid UTF-8 that is written as it is.
+    #[inline]
+    fn is_plain(&self, field: &[u8]) -> bool {
+        field.iter().all(|&b| self.plain[b as usize])
     }
 
     /// Appends `field` to `out` as the csv crate writes it.
@@ -289,8 +299,9 @@ struct PoolTexts {
 }
 
 impl PoolTexts {
-    /// Appends the escaped text of the pooled value `key` of `class_id`.
-    #[inline]
+    /// Appends the escaped text of the pooled value `key` of `class_id`:
+    /// inlined into every cell that has one, the text made out of line.
+    #[inline(always)]
     fn append(
         &mut self,
         out: &mut Vec<u8>,
@@ -301,17 +312,41 @@ impl PoolTexts {
     ) {
         let (start, end) = match self.ranges.get(&(class_id, key)) {
             Some(&range) => range,
-            None => {
-                let text = flattener.text(&Value::Ref { class_id, key });
-                let start = self.arena.len();
-                escaper.escape_into(&mut self.arena, text.as_bytes());
-                let range = (start, self.arena.len());
-                self.ranges.insert((class_id, key), range);
-                range
-            }
+            None => self.add(class_id, key, flattener, escaper),
         };
         out.extend_from_slice(&self.arena[start..end]);
     }
+
+    /// Flattens and escapes the pooled value `key` of `class_id` into the
+    /// arena; returns where it is.
+    #[inline(never)]
+    fn add(
+        &mut self,
+        class_id: u64,
+        key: u64,
+        flattener: &Flattener<'_, '_>,
+        escaper: &Escaper,
+    ) -> (usize, usize) {
+        let text = flattener.text(&Value::Ref { class_id, key });
+        let start = self.arena.len();
+        escaper.escape_into(&mut self.arena, text.as_bytes());
+        let range = (start, self.arena.len());
+        self.ranges.insert((class_id, key), range);
+        range
+    }
+}
+
+/// The bytes of the UTF-8 string at `cursor` (after its encoding's tag)
+/// when they are written as they are: most inline strings (a GC phase's
+/// name) are short ASCII with nothing to quote, and are copied without
+/// being checked as UTF-8 and for quotes apart. `None` for others, and for
+/// bytes that fail to read (the caller reads them again the general way,
+/// and fails the same way).
+#[inline(always)]
+fn plain_utf8<'a>(cursor: &mut Cursor<'a>, escaper: &Escaper) -> Option<&'a [u8]> {
+    let len = usize::try_from(cursor.varint("a string").ok()?).ok()?;
+    let bytes = cursor.bytes(len, "a string").ok()?;
+    escaper.is_plain(bytes).then_some(bytes)
 }
 
 /// Appends `value` in decimal, as `Display` prints it.
@@ -323,9 +358,7 @@ fn push_decimal(out: &mut Vec<u8>, value: i64) {
 /// Appends `2026-11-22T10:15:00.123456789Z`, as
 /// [`iso`](crate::export::iso) writes it.
 fn push_timestamp(clock: &mut IsoClock, out: &mut Vec<u8>, nanos: i64) {
-    let (prefix, digits) = clock.format(nanos);
-    out.extend_from_slice(prefix.as_bytes());
-    out.extend_from_slice(&digits);
+    out.extend_from_slice(clock.format(nanos));
 }
 
 /// Converts one chunk's events to CSV rows.
@@ -342,7 +375,7 @@ struct Rows<'c, 'a> {
 impl Rows<'_, '_> {
     /// Appends one column's cell, read from `cursor`, to `out`; with `out`
     /// `None`, only reads it (and fails where writing it would).
-    #[inline]
+    #[inline(always)]
     fn cell(
         &mut self,
         column: Column,
@@ -390,12 +423,21 @@ impl Rows<'_, '_> {
             Column::String { class_id } => {
                 spend(cursor, budget)?;
                 let mut peek = cursor.clone();
-                if peek.u8("a string")? == jfr_writer::format::StringEncoding::ConstantPool as u8 {
+                let tag = peek.u8("a string")?;
+                if tag == StringEncoding::ConstantPool as u8 {
                     *cursor = peek;
                     let key = cursor.varint("a string pool key")?;
                     if let Some(out) = out {
                         self.pools
                             .append(out, class_id, key, &self.flattener, &self.escaper);
+                    }
+                } else if let Some(text) = (tag == StringEncoding::Utf8 as u8)
+                    .then(|| plain_utf8(&mut peek, &self.escaper))
+                    .flatten()
+                {
+                    *cursor = peek;
+                    if let Some(out) = out {
+                        out.extend_from_slice(text);
                     }
                 } else {
                     let text = cursor.borrowed_string("a string")?;

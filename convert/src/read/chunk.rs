@@ -470,6 +470,7 @@ pub(crate) struct RawEvents<'a> {
 impl<'a> Iterator for RawEvents<'a> {
     type Item = Result<RawEvent<'a>, ReadError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         while !self.failed && self.cursor.remaining() > 0 {
             let result = self.read_one().transpose();

@@ -45,6 +45,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next `len` bytes.
+    #[inline]
     pub fn bytes(&mut self, len: usize, what: &str) -> Result<&'a [u8], ReadError> {
         if len > self.remaining() {
             return Err(self.ended(len, what));
@@ -93,57 +94,13 @@ impl<'a> Cursor<'a> {
                 return Ok(byte as u64);
             }
         }
-        self.long_varint(what)
-    }
-
-    /// A varint of more than one byte (or none: the data ends).
-    #[inline(never)]
-    fn long_varint(&mut self, what: &str) -> Result<u64, ReadError> {
-        let rest = &self.data[self.position..];
-        // With eight bytes at hand, decode them at once: the first byte
-        // without the continuation bit ends the varint, and the 7-bit
-        // groups before it are packed together in three steps. A ninth
-        // byte, when all eight continue, is taken whole.
-        if let Some(bytes) = rest.first_chunk::<8>() {
-            let word = u64::from_le_bytes(*bytes);
-            let ends = !word & 0x8080_8080_8080_8080;
-            let (used, len) = if ends == 0 {
-                (word, MAX_VARINT_LEN)
-            } else {
-                let len = ends.trailing_zeros() as usize / 8 + 1;
-                (word & (u64::MAX >> (64 - 8 * len)), len)
-            };
-            let mut value = used & 0x7f7f_7f7f_7f7f_7f7f;
-            value = (value & 0x007f_007f_007f_007f) | ((value & 0x7f00_7f00_7f00_7f00) >> 1);
-            value = (value & 0x0000_3fff_0000_3fff) | ((value & 0x3fff_0000_3fff_0000) >> 2);
-            value = (value & 0x0000_0000_0fff_ffff) | ((value & 0x0fff_ffff_0000_0000) >> 4);
-            if len == MAX_VARINT_LEN {
-                let Some(&ninth) = rest.get(8) else {
-                    return Err(self.varint_ends(what));
-                };
-                value |= (ninth as u64) << 56;
+        match long_varint(&self.data[self.position..]) {
+            (value, len) if len > 0 => {
+                self.position += len;
+                Ok(value)
             }
-            self.position += len;
-            return Ok(value);
+            _ => Err(self.varint_ends(what)),
         }
-        self.varint_near_end(what)
-    }
-
-    /// A varint in the last seven bytes: not rare, since every event's
-    /// last field is there.
-    #[inline]
-    fn varint_near_end(&mut self, what: &str) -> Result<u64, ReadError> {
-        let rest = &self.data[self.position..];
-        let mut value = 0;
-        // Fewer than eight bytes: the ninth, taken whole, is never reached.
-        for (i, &byte) in rest.iter().enumerate() {
-            value |= ((byte & 0x7f) as u64) << (7 * i);
-            if byte < 0x80 {
-                self.position += i + 1;
-                return Ok(value);
-            }
-        }
-        Err(self.varint_ends(what))
     }
 
     #[cold]
@@ -219,6 +176,50 @@ impl<'a> Cursor<'a> {
             }
         })
     }
+}
+
+/// The varint at the start of `rest` (of more than one byte, or none: the
+/// data ends) and its length; a length of 0 when the data ends first.
+/// Returned as a pair rather than a `Result`, so that it comes back in
+/// registers.
+#[inline(never)]
+fn long_varint(rest: &[u8]) -> (u64, usize) {
+    // With eight bytes at hand, decode them at once: the first byte
+    // without the continuation bit ends the varint, and the 7-bit groups
+    // before it are packed together in three steps. A ninth byte, when all
+    // eight continue, is taken whole.
+    if let Some(bytes) = rest.first_chunk::<8>() {
+        let word = u64::from_le_bytes(*bytes);
+        let ends = !word & 0x8080_8080_8080_8080;
+        let (used, len) = if ends == 0 {
+            (word, MAX_VARINT_LEN)
+        } else {
+            let len = ends.trailing_zeros() as usize / 8 + 1;
+            (word & (u64::MAX >> (64 - 8 * len)), len)
+        };
+        let mut value = used & 0x7f7f_7f7f_7f7f_7f7f;
+        value = (value & 0x007f_007f_007f_007f) | ((value & 0x7f00_7f00_7f00_7f00) >> 1);
+        value = (value & 0x0000_3fff_0000_3fff) | ((value & 0x3fff_0000_3fff_0000) >> 2);
+        value = (value & 0x0000_0000_0fff_ffff) | ((value & 0x0fff_ffff_0000_0000) >> 4);
+        if len == MAX_VARINT_LEN {
+            let Some(&ninth) = rest.get(8) else {
+                return (0, 0);
+            };
+            value |= (ninth as u64) << 56;
+        }
+        return (value, len);
+    }
+    // In the last seven bytes: not rare, since every event's last field
+    // is there. Fewer than eight bytes: the ninth, taken whole, is never
+    // reached.
+    let mut value = 0;
+    for (i, &byte) in rest.iter().enumerate() {
+        value |= ((byte & 0x7f) as u64) << (7 * i);
+        if byte < 0x80 {
+            return (value, i + 1);
+        }
+    }
+    (0, 0)
 }
 
 #[cfg(test)]
