@@ -107,7 +107,9 @@ enum Command {
     /// heapsampler recordings the agent's counters (samples, lost, waits).
     ///
     /// Reads any JFR recording, ours or the JDK's, plain or compressed with
-    /// zstd or gzip (recognised by content, not by name).
+    /// zstd or gzip (recognised by content, not by name). Like `jfr
+    /// summary`, it reads each event's type and size, not its fields: a
+    /// quick look; `convert` checks every field.
     Summary {
         /// The recording.
         file: PathBuf,

@@ -51,12 +51,17 @@ pub fn summarize(path: &Path) -> Result<Summary, FileError> {
         summary.chunks += 1;
         summary.start_nanos.get_or_insert(chunk.header.start_nanos);
         summary.end_nanos = Some(chunk.header.start_nanos + chunk.header.duration_nanos);
-        for event in chunk.events() {
-            let event = event.map_err(malformed)?;
-            let class = chunk
+        // Each event's size and type, its fields left undecoded (as `jfr
+        // summary` does): decoding every event was nine tenths of the time.
+        for event in chunk.raw_events() {
+            let mut event = event.map_err(malformed)?;
+            let Some(class) = chunk
                 .metadata
                 .class(event.type_id)
-                .expect("events have declared types");
+                .filter(|class| class.is_event())
+            else {
+                continue; // undeclared: skipped, as the JDK does
+            };
             // Looked up by reference first: cloning the name for every
             // event was a quarter of the time.
             let totals = match summary.types.get_mut(&class.name) {
@@ -66,10 +71,13 @@ pub fn summarize(path: &Path) -> Result<Summary, FileError> {
             totals.count += 1;
             totals.bytes += event.size;
             if class.name == "heapsampler.AgentStatistics" {
+                let values = chunk
+                    .read_fields(&mut event.fields, class, 0, &mut event.budget)
+                    .map_err(malformed)?;
                 let fields = class
                     .fields
                     .iter()
-                    .zip(&event.fields)
+                    .zip(&values)
                     .filter_map(|(field, value)| match chunk.resolve(value) {
                         Value::Long(v) => Some((field.name.clone(), *v)),
                         _ => None,
