@@ -7,7 +7,11 @@ default throttle (150/s) and unthrottled; heapsampler at interval 512k and
 32k; heapsampler live=false at 512k; and the floor, heapsampler mode=floor
 (the JVM's sampling plus GetStackTrace, nothing recorded) at 512k and 32k.
 Runs are interleaved: every round runs every workload under every
-configuration in turn, so machine noise falls on all of them alike.
+configuration in turn, so machine noise falls on all of them alike, and in
+an order shuffled for each workload and round (the same on every run of
+the benchmark), so that no configuration always follows the same other
+one: a run that writes a large recording leaves the next one the disk's
+write-back.
 
 Every JVM gets the same fixed heap (-Xms = -Xmx, -XX:+AlwaysPreTouch, G1),
 so peak RSS minus the no-agent run's is the profiler's own memory, not a
@@ -20,10 +24,14 @@ interval (percent points, and as a ratio of overheads); samples recorded per
 second of wall time; file size; peak RSS and its excess over no agent.
 Every run's figures go to results.csv in the output directory.
 
-With --perf, every run is recorded with `perf record` (cpu-clock samples)
-and the tables give CPU seconds by thread group instead: the application's
-threads, GC, JIT, the rest of the JVM (and JFR's threads), and heapsampler's
-writer thread. The writer's share is measured directly, so it stays
+With --perf, every run is recorded with `perf record` (cpu-clock samples,
+with call graphs; the agent is built with frame pointers for it) and the
+tables give CPU seconds by thread group instead: the application's threads,
+GC, JIT, the rest of the JVM (and JFR's threads), and heapsampler's writer
+thread; the application threads' time inside the agent's allocation
+callback is split out, into the stack walk (JVMTI GetStackTrace, which the
+floor pays too) and the rest. The agent's own work (the writer, and the
+callback without the stack walk) is so measured directly, and stays
 readable when the machine is too busy for wall times to be.
 
 Run it as bench/overhead.sh (which calls this file); --help for options.
@@ -32,6 +40,7 @@ Run it as bench/overhead.sh (which calls this file); --help for options.
 import argparse
 import csv
 import os
+import random
 import re
 import shutil
 import statistics
@@ -130,9 +139,10 @@ def parse_args():
     parser.add_argument("--no-build", action="store_true",
                         help="use target/release as it is, without cargo build")
     parser.add_argument("--perf", action="store_true",
-                        help="record every run with perf (cpu-clock, 999 Hz) and report "
-                        "where the CPU time went, by thread group (the application's "
-                        "threads, GC, JIT, the rest of the JVM and JFR, heapsampler's "
+                        help="record every run with perf (cpu-clock, 999 Hz, call graphs) "
+                        "and report where the CPU time went, by thread group (the "
+                        "application's threads, and in them heapsampler's allocation "
+                        "callback; GC, JIT, the rest of the JVM and JFR, heapsampler's "
                         "writer), instead of wall times: less disturbed by a busy machine")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the commands of the first round and stop")
@@ -155,13 +165,20 @@ def parse_args():
 
 def prepare(args, work):
     """Builds the agent and the CLI, snapshots them, compiles the workloads."""
+    # With --perf, an agent with frame pointers, so that perf's call graphs
+    # can tell the callback's frames; in a target directory of its own.
+    agent_target = os.path.join(ROOT, "target", "frame-pointers" if args.perf else "")
     if not args.no_build:
         run(["cargo", "build", "--release", "-p", "heapsampler-agent",
              "-p", "heapsampler-convert"], cwd=ROOT)
+        if args.perf:
+            run(["cargo", "build", "--release", "-p", "heapsampler-agent"], cwd=ROOT,
+                env=dict(os.environ, CARGO_TARGET_DIR=agent_target,
+                         RUSTFLAGS="-C force-frame-pointers=yes"))
     # Copies, so that a rebuild during the run does not change what is measured.
     agent = os.path.join(work, "libheapsampler.so")
     cli = os.path.join(work, "heapsampler")
-    shutil.copy2(os.path.join(ROOT, "target", "release", "libheapsampler.so"), agent)
+    shutil.copy2(os.path.join(agent_target, "release", "libheapsampler.so"), agent)
     shutil.copy2(os.path.join(ROOT, "target", "release", "heapsampler"), cli)
     classes = os.path.join(work, "classes")
     sources = sorted({os.path.join(ROOT, "testdata", "workloads", WORKLOADS[w][0])
@@ -199,7 +216,7 @@ def command(args, workload, config, agent, classes, file):
 
 
 PERF_HZ = 999
-GROUPS = ("app", "gc", "jit", "jvm", "writer")
+GROUPS = ("app", "stack_walk", "callback", "gc", "jit", "jvm", "writer")
 
 
 def group_of(comm):
@@ -218,19 +235,31 @@ def group_of(comm):
 
 
 def perf_groups(perf_data):
-    """CPU seconds per thread group in a perf recording of cpu-clock samples."""
-    out = subprocess.run(["perf", "script", "-F", "comm", "-i", perf_data],
+    """CPU seconds per thread group in a perf recording of cpu-clock samples
+    with call graphs; an application thread's sample inside the agent's
+    allocation callback counts as "stack_walk" under JVMTI GetStackTrace, as
+    "callback" elsewhere in it."""
+    out = subprocess.run(["perf", "script", "-F", "comm,ip,sym", "-i", perf_data],
                          capture_output=True, text=True).stdout
     seconds = dict.fromkeys(GROUPS, 0.0)
-    for line in out.splitlines():
-        seconds[group_of(line.strip())] += 1 / PERF_HZ
+    # A sample: its thread's name on a line, its frames indented below,
+    # then an empty line.
+    for sample in out.split("\n\n"):
+        lines = sample.strip("\n").split("\n")
+        if not lines or not lines[0].strip():
+            continue
+        group = group_of(lines[0].strip())
+        frames = "\n".join(lines[1:])
+        if group == "app" and "sampled_object_alloc" in frames:
+            group = "stack_walk" if "GetStackTrace" in frames else "callback"
+        seconds[group] += 1 / PERF_HZ
     return seconds
 
 
 def measure(cmd, stdout_path, perf_data=None):
     """Runs cmd; returns (exit status, wall s, user+sys s, peak RSS KiB)."""
     if perf_data:
-        cmd = ["perf", "record", "-q", "-F", str(PERF_HZ), "-o", perf_data, "--"] + cmd
+        cmd = ["perf", "record", "-q", "-g", "-F", str(PERF_HZ), "-o", perf_data, "--"] + cmd
     with open(stdout_path, "w") as out:
         start = time.monotonic()
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -318,7 +347,9 @@ def report(args, rows):
 
 
 def report_perf(args, rows):
-    """The Markdown tables of --perf: CPU seconds by thread group."""
+    """The Markdown tables of --perf: CPU seconds by thread group, and the
+    agent's own work (its writer, and its allocation callback without the
+    stack walk) as a share of the no-agent run's CPU time."""
     out = []
     for workload in args.workloads:
         by = {}
@@ -330,24 +361,35 @@ def report_perf(args, rows):
         _, _, sizes = WORKLOADS[workload]
         out.append(f"\n#### {workload} ({WORKLOADS[workload][1]} "
                    + " ".join(str(a) for a in sizes(args.scale)) + "), CPU seconds by thread group\n")
-        out.append("| configuration | all | app threads | GC | JIT | rest of JVM, JFR | writer "
-                   "| over none: all | app | GC | JIT | JVM, JFR | writer | CPU us per sample over none |")
-        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-        base = {g: median([r["cpu_" + g] for r in by["none"]]) for g in GROUPS}
+        out.append("| configuration | all | app threads | callback: stack walk | callback: the rest "
+                   "| GC | JIT | rest of JVM, JFR | writer | over none | CPU us per sample over none "
+                   "| agent's own work (callback rest + writer) | own work over the floor's |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        medians = {config: {g: median([r["cpu_" + g] for r in runs]) for g in GROUPS}
+                   for config, runs in by.items()}
+        base = sum(medians["none"].values())
+
+        def own(config):
+            return medians[config]["callback"] + medians[config]["writer"]
+
         for config in args.configs:
-            runs = by.get(config)
-            if not runs:
+            if config not in by:
                 continue
-            cpu = {g: median([r["cpu_" + g] for r in runs]) for g in GROUPS}
+            cpu = medians[config]
             total = sum(cpu.values())
-            over = {g: cpu[g] - base[g] for g in GROUPS}
-            samples = median([r["samples"] for r in runs if r["samples"] is not None])
-            per_sample = (f"{sum(over.values()) / samples * 1e6:.1f}"
-                          if samples and config != "none" else "")
-            out.append(f"| {config} | {total:.2f} | " + " | ".join(f"{cpu[g]:.2f}" for g in GROUPS)
-                       + " | " + (" | ".join([f"{sum(over.values()):+.2f}"] + [f"{over[g]:+.2f}" for g in GROUPS])
-                                  if config != "none" else " | | | | | ")
-                       + f" | {per_sample} |")
+            samples = median([r["samples"] for r in by[config] if r["samples"] is not None])
+            over, per_sample, own_share, own_over = "", "", "", ""
+            if config != "none":
+                over = f"{total - base:+.2f}"
+                if samples:
+                    per_sample = f"{(total - base) / samples * 1e6:.1f}"
+                own_share = f"{own(config):.2f} s, {100 * own(config) / base:.2f}%"
+                floor = FLOOR_OF.get(config)
+                if floor in by:
+                    own_over = f"{100 * (own(config) - own(floor)) / base:+.2f} pt"
+            out.append(f"| {config} | {total:.2f} | "
+                       + " | ".join(f"{cpu[g]:.2f}" for g in GROUPS)
+                       + f" | {over} | {per_sample} | {own_share} | {own_over} |")
     return "\n".join(out)
 
 
@@ -376,7 +418,9 @@ def main():
         total = args.rounds * len(args.workloads) * len(args.configs)
         for round_ in range(1, args.rounds + 1):
             for workload in args.workloads:
-                for config in args.configs:
+                order = list(args.configs)
+                random.Random(f"{workload} {round_}").shuffle(order)
+                for config in order:
                     name = f"{workload}-{config.replace('/', '')}-{round_}"
                     file = os.path.join(work, name + ".jfr")
                     cmd = command(args, workload, config, agent, classes, file)
