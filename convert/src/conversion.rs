@@ -22,7 +22,7 @@ use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
 use crate::progress::Progress;
 use crate::read;
 use crate::read::chunk::{Chunk, MetadataCache};
-use crate::read::file::{Container, FileError, RawChunk, RecordingFile};
+use crate::read::file::{FileError, RawChunk, RecordingFile};
 use crate::rows::{Buffers, Piece, chunk_rows};
 
 /// The event type `--format collapsed` folds when none is named.
@@ -392,7 +392,8 @@ impl Source {
 /// What a converting thread tells the writing one, in chunk order.
 enum Next {
     /// The pieces of chunk number `seq` come through `pieces`, which closes
-    /// after the last one; the chunk ends at byte `end` of the recording.
+    /// after the last one; the chunk ends at byte `end` of the file as
+    /// stored (see [`RawChunk::stored_end`]).
     Chunk {
         seq: u64,
         pieces: Receiver<Result<Piece, ConvertError>>,
@@ -564,7 +565,7 @@ fn convert_chunks(
             match source.next() {
                 Ok(Some(raw)) => {
                     let (pieces, receiver) = mpsc::channel();
-                    let end = raw.offset + raw.bytes.len() as u64;
+                    let end = raw.stored_end;
                     let seq = source.taken;
                     source.taken += 1;
                     // Still holding the source, so chunks queue in file order.
@@ -658,7 +659,7 @@ fn convert_csv(
             files.begin_chunk();
             let mut emit = |piece| files.write(piece, &job.buffers);
             job.chunk(&raw, &mut emit)?;
-            progress.update(raw.offset + raw.bytes.len() as u64);
+            progress.update(raw.stored_end);
             source.spare = raw.bytes;
         }
     }
@@ -706,7 +707,7 @@ fn convert_collapsed(
                 events += 1;
             }
         }
-        progress.update(raw.offset + raw.bytes.len() as u64);
+        progress.update(raw.stored_end);
     }
     stacks
         .write(&mut out)
@@ -721,10 +722,12 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
     options.check_window()?;
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
     let mut recording = RecordingFile::open(file).map_err(failed)?;
-    // Progress counts bytes of the file as stored; a compressed file's
-    // position is not known, so its progress counts decompressed bytes.
-    let size = std::fs::metadata(file).ok().map(|m| m.len());
-    let total = size.filter(|_| recording.container() == Container::Plain);
+    // Progress counts bytes of the file as stored, compressed or not (a
+    // pipe has no length: its progress is a count).
+    let total = std::fs::metadata(file)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
     let name = file.file_name().map_or_else(
         || file.display().to_string(),
         |n| n.to_string_lossy().into(),

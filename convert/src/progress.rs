@@ -15,9 +15,9 @@ const QUIET_START: Duration = Duration::from_millis(500);
 /// nothing. (indicatif's own rate limit lets bursts through.)
 const REDRAW_EVERY: Duration = Duration::from_millis(250);
 
-/// Progress through a file of known size, or through a stream of unknown
-/// length (a compressed recording, whose compressed position the reader
-/// does not tell).
+/// Progress through a file of known size (the bytes of it as stored, read
+/// so far: for a compressed recording, compressed bytes), or through a
+/// stream of unknown length (a pipe).
 #[derive(Debug)]
 pub struct Progress {
     what: String,
@@ -64,7 +64,7 @@ impl Progress {
             Some(_) => {
                 "{msg}: {bytes} of {total_bytes} ({percent}%), {elapsed} [{wide_bar}] eta {eta}"
             }
-            None => "{msg}: {bytes} decompressed, {elapsed} {spinner}",
+            None => "{msg}: {bytes} read, {elapsed} {spinner}",
         };
         let style = ProgressStyle::with_template(template)
             .expect("the templates are valid")

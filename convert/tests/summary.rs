@@ -135,3 +135,37 @@ fn bad_input_exits_1_and_bad_usage_exits_2() {
     assert_eq!(heapsampler(&["summary"]).status.code(), Some(2));
     assert_eq!(heapsampler(&["frobnicate"]).status.code(), Some(2));
 }
+
+/// Progress is shown against the file as stored: a compressed recording's
+/// chunks say how many of its compressed bytes had been read, rising to at
+/// most its size; a plain one's, where each chunk ends.
+#[test]
+fn chunks_tell_how_far_into_the_stored_file_reading_is() {
+    use heapsampler_convert::read::file::RecordingFile;
+    let dir = support::temp_dir("convert_stored_position");
+    let plain = dir.join("plain.jfr");
+    multi_chunk(&plain);
+    let bytes = std::fs::read(&plain).unwrap();
+    let compressed = zstd::encode_all(&bytes[..], 3).unwrap();
+    let zst = dir.join("recording.jfr.zst");
+    std::fs::write(&zst, &compressed).unwrap();
+
+    let mut file = RecordingFile::open(&plain).unwrap();
+    let mut chunks = 0;
+    while let Some(raw) = file.next_chunk().unwrap() {
+        assert_eq!(raw.stored_end, raw.offset + raw.bytes.len() as u64);
+        chunks += 1;
+    }
+    assert!(chunks >= 3, "{chunks} chunks");
+
+    let mut file = RecordingFile::open(&zst).unwrap();
+    let mut ends = Vec::new();
+    while let Some(raw) = file.next_chunk().unwrap() {
+        ends.push(raw.stored_end);
+    }
+    assert_eq!(ends.len(), chunks);
+    assert!(ends.windows(2).all(|w| w[0] <= w[1]), "{ends:?}");
+    assert!(ends[0] > 0 && *ends.last().unwrap() <= compressed.len() as u64);
+    // Against decompressed bytes, the last would be the plain file's size.
+    assert!(*ends.last().unwrap() < bytes.len() as u64, "{ends:?}");
+}

@@ -7,6 +7,8 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use jfr_writer::format::{ChunkHeader, HEADER_SIZE, MAGIC};
 
@@ -57,6 +59,25 @@ pub struct RawChunk {
     pub offset: u64,
     /// The chunk's bytes, header included.
     pub bytes: Vec<u8>,
+    /// How many bytes of the file as stored had been read once the chunk
+    /// was: its end for a plain file, somewhat past it in a compressed one
+    /// (the decompressor reads ahead). What progress is shown against.
+    pub stored_end: u64,
+}
+
+/// A reader that counts the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    /// Shared with the [`RecordingFile`], as the decompressor owns this.
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.read.fetch_add(read as u64, Ordering::Relaxed);
+        Ok(read)
+    }
 }
 
 /// A recording being read chunk by chunk.
@@ -64,6 +85,8 @@ pub struct RecordingFile {
     path: PathBuf,
     container: Container,
     input: Box<dyn Read + Send>,
+    /// Bytes of the file as stored (compressed or not) read so far.
+    stored: Arc<AtomicU64>,
     /// Bytes of the uncompressed recording read so far.
     offset: u64,
     /// The length of a plain file, when known.
@@ -112,8 +135,13 @@ impl RecordingFile {
     /// reading the next chunk.
     pub fn from_reader(
         name: impl Into<PathBuf>,
-        mut input: impl Read + Send + 'static,
+        input: impl Read + Send + 'static,
     ) -> Result<Self, FileError> {
+        let stored = Arc::new(AtomicU64::new(0));
+        let mut input = Counted {
+            inner: input,
+            read: Arc::clone(&stored),
+        };
         let path = name.into();
         let io_error = |source| FileError::Io {
             path: path.clone(),
@@ -146,6 +174,7 @@ impl RecordingFile {
             path,
             container,
             input,
+            stored,
             offset: 0,
             length: None,
             truncated: None,
@@ -222,7 +251,11 @@ impl RecordingFile {
             self.truncated = Some((offset, HEADER_SIZE as u64 + read as u64));
             return Ok(None);
         }
-        Ok(Some(RawChunk { offset, bytes }))
+        Ok(Some(RawChunk {
+            offset,
+            bytes,
+            stored_end: self.stored.load(Ordering::Relaxed),
+        }))
     }
 
     fn io(&self, source: io::Error) -> FileError {
