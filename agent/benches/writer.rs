@@ -14,8 +14,10 @@
 //! Run with `cargo bench -p heapsampler-agent --bench writer`; results in
 //! BENCHMARKS.md.
 
+#[path = "../../jfr-writer/benches/support/mod.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::io::{self, Seek, SeekFrom, Write};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
@@ -26,29 +28,7 @@ use heapsampler::writer::{
 };
 use heapsampler_core::ring::RingStats;
 use jfr_writer::{Options, Recording};
-
-/// Accepts and forgets every byte: the benchmark measures the writer, not
-/// disks.
-struct Discard(u64);
-
-impl Write for Discard {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0 += bytes.len() as u64;
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Seek for Discard {
-    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
-        Ok(match position {
-            SeekFrom::Start(at) => at,
-            _ => self.0,
-        })
-    }
-}
+use support::Discard;
 
 /// A VM that knows every method and class at once; nine objects in ten
 /// are found collected at the first collection after their sample.

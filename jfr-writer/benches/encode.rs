@@ -3,8 +3,10 @@
 //!
 //! Run with `cargo bench -p jfr-writer --bench encode`; results in BENCHMARKS.md.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::io::{self, Seek, SeekFrom, Write};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
@@ -12,28 +14,7 @@ use jfr_writer::{
     Class, ClassRef, FrameType, Method, Options, Recording, StackFrame, StackTrace, StackTraceRef,
     Thread, ThreadRef, Ticks, events,
 };
-
-/// Accepts and forgets every byte: the benchmark measures encoding, not disks.
-struct Discard(u64);
-
-impl Write for Discard {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0 += bytes.len() as u64;
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Seek for Discard {
-    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
-        Ok(match position {
-            SeekFrom::Start(at) => at,
-            _ => self.0,
-        })
-    }
-}
+use support::Discard;
 
 struct Pooled {
     threads: Vec<ThreadRef>,
