@@ -592,16 +592,12 @@ impl<S: Sink> Writer<S> {
         }
         let class = vm
             .class_signature(key)
-            .map(|signature| self.class_named(&signature));
+            .map(|signature| class_named(&mut self.recording, &signature));
         if self.classes.len() >= CACHE_LIMIT {
             self.classes.clear();
         }
         self.classes.insert(key, class);
         class
-    }
-
-    fn class_named(&mut self, signature: &str) -> ClassRef {
-        class_named(&mut self.recording, signature)
     }
 
     /// The pooled frame of a raw one, its method resolved once per method.
@@ -657,7 +653,7 @@ impl<S: Sink> Writer<S> {
     /// The method shown for a frame whose class was unloaded before the
     /// writer could resolve it.
     fn unknown_method(&mut self) -> MethodRef {
-        let class = self.class_named("Lunknown/UnloadedClass;");
+        let class = class_named(&mut self.recording, "Lunknown/UnloadedClass;");
         let name = self.recording.symbol("unknownMethod");
         let descriptor = self.recording.symbol("()V");
         self.recording.method(Method {
