@@ -159,14 +159,6 @@ impl<'a> SampleView<'a> {
     pub fn stack_fingerprint(&self) -> u128 {
         xxhash_rust::xxh3::xxh3_128_with_seed(self.frames, u64::from(self.header.truncated))
     }
-
-    /// An owned copy, frames included.
-    pub fn to_record(&self) -> SampleRecord {
-        SampleRecord {
-            header: self.header,
-            frames: self.frames().collect(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -200,7 +192,11 @@ mod tests {
             let bytes = original.encode();
             assert!(bytes.len() <= MAX_RECORD_LEN);
             let view = SampleView::decode(&bytes).unwrap();
-            assert_eq!(view.to_record(), original);
+            let decoded = SampleRecord {
+                header: view.header,
+                frames: view.frames().collect(),
+            };
+            assert_eq!(decoded, original);
         }
     }
 

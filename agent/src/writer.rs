@@ -87,7 +87,7 @@ pub fn internal_name(signature: &str) -> &str {
 /// a binary search: recursive code makes a new stack of many frames at
 /// almost every sample, and a scan of the table per frame was a fifth of
 /// the writer's time.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 struct LineTable(Box<[(i64, i32)]>);
 
 impl LineTable {
@@ -183,7 +183,7 @@ enum Fate {
 }
 
 /// A resolved method: its pooled ref, line table and whether it is native.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct ResolvedMethod {
     method: MethodRef,
     lines: LineTable,
@@ -211,8 +211,6 @@ pub struct Writer<S: Sink> {
     stacks_kept: usize,
     liveness: LivenessTable<Tracked>,
     gc_count: u64,
-    samples_written: u64,
-    lifetimes_written: u64,
     /// Whether every sample gets an `ObjectLifetime`.
     live: bool,
     /// Samples not tracked for liveness (no handle while tracking is on).
@@ -341,8 +339,6 @@ impl<S: Sink> Writer<S> {
             stacks_kept: STACKS_KEPT,
             liveness: LivenessTable::new(None),
             gc_count: 0,
-            samples_written: 0,
-            lifetimes_written: 0,
             live: settings.live,
             untracked: 0,
             malformed: 0,
@@ -352,16 +348,6 @@ impl<S: Sink> Writer<S> {
     /// The recording's clock.
     pub fn clock(&self) -> jfr_writer::Clock {
         self.recording.clock()
-    }
-
-    /// `jdk.ObjectAllocationSample` events written so far.
-    pub fn samples_written(&self) -> u64 {
-        self.samples_written
-    }
-
-    /// `heapsampler.ObjectLifetime` events written so far.
-    pub fn lifetimes_written(&self) -> u64 {
-        self.lifetimes_written
     }
 
     /// Objects tracked for liveness now.
@@ -392,7 +378,6 @@ impl<S: Sink> Writer<S> {
             .class(class)
             .long(weight)
             .commit()?;
-        self.samples_written += 1;
         if !self.live {
             return Ok(());
         }
@@ -481,7 +466,6 @@ impl<S: Sink> Writer<S> {
             .int(freed_by.min(i32::MAX as u64) as i32)
             .boolean(tracked)
             .commit()?;
-        self.lifetimes_written += 1;
         Ok(())
     }
 

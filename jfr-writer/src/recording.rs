@@ -717,10 +717,11 @@ impl<S: Sink> Recording<S> {
     ///
     /// Best called when a new chunk has just begun ([`Recording::chunk_number`]
     /// changed): every chunk writes the stack traces its events use, so
-    /// nothing is lost by interning a dropped one again later. The refs of
-    /// the stack traces kept stay valid; a ref to a dropped one must not be
-    /// used again (its key may be given to another stack trace), so `keep`
-    /// must say yes to every ref its caller still holds.
+    /// nothing is lost by interning a dropped one again later (under a new
+    /// key: keys are never reused). The refs of the stack traces kept stay
+    /// valid; a ref to a dropped one names nothing any more (an event given
+    /// it fails with [`Error::ForeignReference`]), so `keep` must say yes to
+    /// every ref its caller still holds.
     pub fn retain_stack_traces(&mut self, keep: impl FnMut(StackTraceRef) -> bool) {
         self.pools.retain_stack_traces(keep);
     }

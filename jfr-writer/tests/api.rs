@@ -7,7 +7,7 @@ mod support;
 use std::io::Cursor;
 
 use jfr_writer::{
-    Error, EventTypeBuilder, FieldSpec, FieldType, Options, Recording, Thread, events,
+    Error, EventTypeBuilder, FieldSpec, FieldType, Options, Recording, StackTrace, Thread, events,
 };
 
 fn recording() -> Recording<jfr_writer::SeekableSink<Cursor<Vec<u8>>>> {
@@ -148,4 +148,39 @@ fn interning_the_same_value_twice_gives_the_same_ref() {
     let c = rec.symbol("java/lang/Object");
     assert_eq!(a, b);
     assert_ne!(a, c);
+}
+
+#[test]
+fn a_dropped_stack_trace_is_refused_and_interned_again_under_a_new_key() {
+    let mut recording = recording();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let trace = || StackTrace {
+        truncated: false,
+        frames: Vec::new(),
+    };
+    let dropped = recording.stack_trace(trace());
+    // A new chunk, then the drop: nothing of the new chunk uses it yet.
+    recording.flush().unwrap();
+    let start = recording.clock().now();
+    let sample = |recording: &mut Recording<_>, stack| {
+        recording
+            .event(&alloc, start)
+            .thread(None)
+            .stack_trace(Some(stack))
+            .class(None)
+            .long(1)
+            .commit()
+    };
+    recording.retain_stack_traces(|_| false);
+    assert_eq!(recording.stack_traces_held(), 0);
+    let result = sample(&mut recording, dropped);
+    assert!(
+        matches!(result, Err(Error::ForeignReference { ref field, .. }) if field == "stackTrace"),
+        "{result:?}"
+    );
+    let again = recording.stack_trace(trace());
+    assert_ne!(again, dropped, "keys are never reused");
+    sample(&mut recording, again).unwrap();
 }
