@@ -494,7 +494,7 @@ pub(crate) fn write_sized(out: &mut Vec<u8>, body: &[u8]) {
 
 /// The total size of an event whose body (after the size) is `body_len`
 /// bytes: `n = body_len + varint_len(n)`.
-fn sized_len(body_len: usize) -> usize {
+pub(crate) fn sized_len(body_len: usize) -> usize {
     let mut size = body_len + 1;
     while body_len + varint_len(size as u64) != size {
         size = body_len + varint_len(size as u64);

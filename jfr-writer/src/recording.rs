@@ -32,7 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::Error;
 use crate::event::{
     EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Unit, ValueType,
-    ValueTypeBuilder, ValueTypeId, write_sized,
+    ValueTypeBuilder, ValueTypeId, sized_len,
 };
 use crate::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
@@ -375,6 +375,8 @@ pub struct Recording<S: Sink> {
     pub(crate) pools: Pools,
     /// Events written since the last flush.
     pub(crate) events: Vec<u8>,
+    /// The pools a flush writes, kept between flushes for its capacity.
+    pool_bytes: Vec<u8>,
     chunk: Option<Chunk>,
     /// When the next chunk begins: when the recording was created, then
     /// when the chunk before it was found full. Its events may be committed
@@ -436,6 +438,7 @@ impl<S: Sink> Recording<S> {
             types,
             pools: Pools::new(),
             events: Vec::with_capacity(64 * 1024),
+            pool_bytes: Vec::new(),
             chunk: None,
             output_end: 0,
             events_written: 0,
@@ -817,42 +820,54 @@ impl<S: Sink> Recording<S> {
             &[GENERATION_IN_PROGRESS],
         )?;
 
-        let mut tail = std::mem::take(&mut self.events);
-        let events_end = chunk.size + tail.len() as u64;
-
-        let mut pools = Vec::new();
+        // Events, then the checkpoint's head (small), then its pools, then
+        // the metadata if it changed. The pools are written from their own
+        // buffer: copied behind the events, a flush of many new stack traces
+        // grew the events buffer by megabytes, into fresh pages each time.
+        let mut out = std::mem::take(&mut self.events);
+        let mut pools = std::mem::take(&mut self.pool_bytes);
+        let checkpoint_offset = chunk.size + out.len() as u64;
         let sections =
             self.pools
                 .write_pending(&self.types, &mut chunk.frame_types_written, &mut pools);
         // The JDK reads a checkpoint at the header's offset even when it is
         // 0, so a chunk's first flush writes one even with no pools in it.
         if sections > 0 || chunk.last_checkpoint == 0 {
-            let offset = events_end;
-            let mut body = Vec::with_capacity(pools.len() + 32);
-            write_varint(&mut body, CHECKPOINT_EVENT_ID);
-            write_varint(&mut body, now.0 as u64);
-            write_varint(&mut body, 0); // duration
+            let mut head = Vec::with_capacity(40);
+            write_varint(&mut head, CHECKPOINT_EVENT_ID);
+            write_varint(&mut head, now.0 as u64);
+            write_varint(&mut head, 0); // duration
             let delta = match chunk.last_checkpoint {
                 0 => 0,
-                previous => previous as i64 - offset as i64,
+                previous => previous as i64 - checkpoint_offset as i64,
             };
-            write_varint(&mut body, delta as u64);
-            body.push(1); // type mask: FLUSH, a flush point for streaming readers
-            write_varint(&mut body, sections);
-            body.extend_from_slice(&pools);
-            write_sized(&mut tail, &body);
-            chunk.last_checkpoint = offset;
+            write_varint(&mut head, delta as u64);
+            head.push(1); // type mask: FLUSH, a flush point for streaming readers
+            write_varint(&mut head, sections);
+            write_varint(&mut out, sized_len(head.len() + pools.len()) as u64);
+            out.extend_from_slice(&head);
+            chunk.last_checkpoint = checkpoint_offset;
         }
+        let mut written = (out.len() + pools.len()) as u64;
+        let result = sink.append(&out).and_then(|()| sink.append(&pools));
+        out.clear();
+        pools.clear();
+        // Both buffers keep their capacity.
+        self.pool_bytes = pools;
+        result?;
         if chunk.metadata_version != self.metadata.version() {
-            let offset = chunk.size + tail.len() as u64;
-            self.metadata.encode_event(now.0, &mut tail);
+            chunk.header.metadata_offset = chunk.size + written;
+            self.metadata.encode_event(now.0, &mut out);
             chunk.metadata_version = self.metadata.version();
-            chunk.header.metadata_offset = offset;
+            let result = sink.append(&out);
+            written += out.len() as u64;
+            out.clear();
+            self.events = out;
+            result?;
+        } else {
+            self.events = out;
         }
-        sink.append(&tail)?;
-        chunk.size += tail.len() as u64;
-        tail.clear();
-        self.events = tail; // keep the buffer's capacity
+        chunk.size += written;
 
         chunk.header.chunk_size = chunk.size;
         chunk.header.constant_pool_offset = chunk.last_checkpoint;

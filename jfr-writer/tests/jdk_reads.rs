@@ -579,6 +579,41 @@ fn a_chunk_starts_before_its_first_event_not_at_its_first_flush() {
 }
 
 #[test]
+fn a_type_registered_after_a_flush_is_declared_where_its_chunk_says() {
+    // The second flush of this chunk writes events, then new constants,
+    // then the metadata with the new type: each at the offset the chunk
+    // header and the checkpoint chain give.
+    let dir = temp_dir("late_type");
+    let path = dir.join("late.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let first = [fixture(&mut recording, 0)];
+    let mut expected = write_many(&mut recording, &event, &first, 5, 5);
+    let later = recording
+        .register(EventTypeBuilder::new("test.Later").field(FieldSpec::new("n", FieldType::Long)))
+        .unwrap();
+    let second = [fixture(&mut recording, 1)];
+    expected.extend(write_many(&mut recording, &event, &second, 5, 100));
+    let at = recording.clock().now();
+    recording.event(&later, at).long(42).commit().unwrap();
+    let later_line = format!(
+        "test.Later startTime={} n=42",
+        recording.clock().epoch_nanos(at)
+    );
+    recording.close().unwrap();
+    let text = summary(&path);
+    assert!(text.contains("Chunks: 1"), "{text}");
+    assert_eq!(summary_count(&text, "test.Later"), 1, "{text}");
+    let mut dumped = dump(&path);
+    let position = dumped
+        .iter()
+        .position(|line| line.starts_with("test.Later"));
+    let late = dumped.remove(position.expect("the late type's event is read"));
+    assert_eq!(late, later_line);
+    assert_eq!(dumped, expected);
+}
+
+#[test]
 fn chunks_rotate_by_age() {
     let dir = temp_dir("chunk_age");
     let path = dir.join("age.jfr");
