@@ -205,6 +205,8 @@ pub struct Writer<S: Sink> {
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
     /// stack trace.
     stacks: FxHashMap<u128, StackTraceRef>,
+    /// Where a new stack's frames are gathered (see [`Writer::stack`]).
+    trace: StackTrace,
     /// The chunk `stacks` was filled for.
     stacks_chunk: u32,
     /// See [`STACKS_KEPT`].
@@ -335,6 +337,7 @@ impl<S: Sink> Writer<S> {
             classes: FxHashMap::default(),
             threads: FxHashMap::default(),
             stacks: FxHashMap::default(),
+            trace: StackTrace::default(),
             stacks_chunk: 1,
             stacks_kept: STACKS_KEPT,
             liveness: LivenessTable::new(None),
@@ -622,11 +625,17 @@ impl<S: Sink> Writer<S> {
         if self.methods.len() >= CACHE_LIMIT {
             self.methods.clear();
         }
-        let frames = view.frames().map(|raw| self.frame(vm, raw)).collect();
-        let stack = self.recording.stack_trace(StackTrace {
-            truncated: view.header.truncated,
-            frames,
-        });
+        // Built in one `StackTrace` kept for the purpose: in recursive code
+        // almost every sample's stack is new.
+        let mut trace = std::mem::take(&mut self.trace);
+        trace.truncated = view.header.truncated;
+        trace.frames.clear();
+        for raw in view.frames() {
+            let frame = self.frame(vm, raw);
+            trace.frames.push(frame);
+        }
+        let stack = self.recording.stack_trace(&trace);
+        self.trace = trace;
         if self.stacks.len() >= CACHE_LIMIT {
             self.stacks.clear();
         }

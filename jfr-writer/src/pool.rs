@@ -231,7 +231,8 @@ pub struct StackFrame {
 }
 
 /// A `jdk.types.StackTrace`: frames from the top (the allocating method) down.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// The default is empty and not truncated.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct StackTrace {
     /// Whether frames below the last one were left out.
     pub truncated: bool,
@@ -611,10 +612,10 @@ impl Pools {
         MethodRef(self.methods.intern(value))
     }
 
-    pub(crate) fn stack_trace(&mut self, value: StackTrace) -> StackTraceRef {
+    pub(crate) fn stack_trace(&mut self, value: &StackTrace) -> StackTraceRef {
         let mut encoded = std::mem::take(&mut self.stack_trace_scratch);
         encoded.clear();
-        EncodedStackTrace::encode(&value, &mut encoded);
+        EncodedStackTrace::encode(value, &mut encoded);
         let index = match self.stack_traces.find(encoded.as_slice()) {
             Some(index) => index,
             None => self.stack_traces.intern(encoded.as_slice().into()),

@@ -23,6 +23,7 @@
 //! next flush starts a new chunk, with its own metadata and pools on the same
 //! clock. [`Recording::close`] marks the last chunk final.
 
+use std::borrow::Borrow;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -709,9 +710,11 @@ impl<S: Sink> Recording<S> {
         self.pools.method(method)
     }
 
-    /// Interns a stack trace.
-    pub fn stack_trace(&mut self, trace: StackTrace) -> StackTraceRef {
-        self.pools.stack_trace(trace)
+    /// Interns a stack trace. It is encoded at once, so it may be borrowed:
+    /// a profiler that sees a new stack at almost every sample can build
+    /// each one in the same `StackTrace`.
+    pub fn stack_trace(&mut self, trace: impl Borrow<StackTrace>) -> StackTraceRef {
+        self.pools.stack_trace(trace.borrow())
     }
 
     /// Drops the pooled stack traces for which `keep` is false, to bound the
