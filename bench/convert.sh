@@ -14,6 +14,7 @@
 #
 #   bench/convert.sh              # 30 s recording, >= 200 MB file
 #   bench/convert.sh 10 50        # a quicker run: 10 s recording, >= 50 MB
+#   CONVERT_RUNS=9 bench/convert.sh  # the main convert 9 times (default 5)
 #
 # Needs java and jfr (JDK 17), cargo, and GNU time (/usr/bin/time; Debian
 # package `time`). jfr's output goes to /dev/null; ours goes to real files
@@ -76,9 +77,18 @@ echo
 echo "| run | wall s | CPU s | peak RSS MiB |"
 echo "|---|---|---|---|"
 run "heapsampler summary" sh -c '"$1" summary "$2" >/dev/null' sh "$heapsampler" "$big"
-run "heapsampler convert (all events)" "$heapsampler" convert "$big" -o "$work/csv-all"
-csv_bytes=$(du -sb "$work/csv-all" | cut -f1)
-rm -rf "$work/csv-all"
+# The main figure is the median of several runs of the convert, half
+# before the JDK's runs and half after: it takes about a second, and the
+# kernel's share of it (writing the CSV into the page cache) moves by half
+# from one run to the next on these machines.
+all="heapsampler convert (all events)"
+runs=${CONVERT_RUNS:-5}
+convert_all() { # convert_all N: run N of the main convert
+    run "$all, run $1" "$heapsampler" convert "$big" -o "$work/csv-all"
+    csv_bytes=$(du -sb "$work/csv-all" | cut -f1)
+    rm -rf "$work/csv-all"
+}
+for n in $(seq 1 $(((runs + 1) / 2))); do convert_all "$n"; done
 # The same on one thread: chunks are converted on every core by default.
 run "heapsampler convert (all events), --threads 1" \
     "$heapsampler" convert "$big" --threads 1 -o "$work/csv-all"
@@ -95,11 +105,29 @@ run "heapsampler convert (all events), one copy" "$heapsampler" convert "$base" 
 rm -rf "$work/one-copy"
 run "jfr print --json" sh -c 'jfr print --json "$1" >/dev/null' sh "$big"
 run "jfr print" sh -c 'jfr print "$1" >/dev/null' sh "$big"
+for n in $(seq $(((runs + 1) / 2 + 1)) "$runs"); do convert_all "$n"; done
+
+# median NAME: sets the wall and CPU times of NAME to the medians of the
+# runs "NAME, run N", and says what the wall times ranged over.
+median() {
+    local key sorted
+    for key in wall cpu_time; do
+        local -n times=$key
+        sorted=$(for n in $(seq 1 "$runs"); do echo "${times["$1, run $n"]}"; done | sort -g)
+        times[$1]=$(echo "$sorted" | awk '{ v[NR] = $1 }
+            END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+        if [ "$key" = wall ]; then
+            echo "$1: median of $runs runs ${times[$1]} s wall," \
+                "from $(echo "$sorted" | head -1) to $(echo "$sorted" | tail -1) s"
+        fi
+    done
+}
 
 echo "after: $(uptime)" >&2
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
-all="heapsampler convert (all events)"
+echo
+median "$all"
 samples="heapsampler convert --events jdk.ObjectAllocationSample"
 shallow="heapsampler convert (all events), --stack-depth 5"
 echo

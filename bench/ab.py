@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Two builds of the agent, A and B, on the same workloads, alternating
+(A B, then B A, ...), each run recorded with perf: the CPU seconds of the
+writer thread and of the allocation callback (its stack walk apart), by
+the thread groups of bench/overhead.py --perf. For a change to the agent,
+the two builds' own work in one run, where a wall-time harness would need
+far more rounds to see it.
+
+Build each agent with frame pointers, so that perf's call graphs find the
+callback:
+
+    RUSTFLAGS="-C force-frame-pointers=yes" CARGO_TARGET_DIR=target/frame-pointers \\
+        cargo build --release -p heapsampler-agent
+
+(and the same in a worktree of the other commit, into another target
+directory), then:
+
+    bench/ab.py --a OLD/libheapsampler.so --b target/frame-pointers/release/libheapsampler.so
+"""
+
+import argparse
+import importlib.util
+import os
+import statistics
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The harness's workloads, thread groups and perf settings: one definition.
+_spec = importlib.util.spec_from_file_location("overhead", os.path.join(ROOT, "bench", "overhead.py"))
+overhead = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(overhead)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--a", required=True, help="the first agent library")
+    parser.add_argument("--b", required=True, help="the second agent library")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each build per workload (default 3)")
+    parser.add_argument("--config", default="hs-32k",
+                        choices=[c for c in overhead.CONFIGS if c.startswith("hs-")],
+                        help="the configuration of bench/overhead.py to run both builds in (default hs-32k)")
+    parser.add_argument("--heap", default="1g", help="the fixed heap, -Xms = -Xmx (default 1g)")
+    parser.add_argument("--workloads", default="binary-trees,deep-recursion",
+                        help="comma-separated, from bench/overhead.py's (default binary-trees,deep-recursion)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="heapsampler-ab-") as work:
+        classes = os.path.join(work, "classes")
+        workloads = args.workloads.split(",")
+        sources = [os.path.join(ROOT, "testdata", "workloads", overhead.WORKLOADS[w][0]) for w in workloads]
+        subprocess.run(["javac", "-d", classes] + sources, check=True)
+        # What overhead.command reads of its arguments.
+        run_args = argparse.Namespace(heap=args.heap, scale=1.0, agent_options=None)
+        results = {}
+        for round_ in range(args.rounds):
+            for name in workloads:
+                order = ["a", "b"] if round_ % 2 == 0 else ["b", "a"]
+                for build in order:
+                    agent = os.path.abspath(getattr(args, build))
+                    data = os.path.join(work, "perf.data")
+                    java = overhead.command(run_args, name, args.config, agent, classes,
+                                            os.path.join(work, "recording.jfr"))
+                    cmd = ["perf", "record", "-q", "-g", "-F", str(overhead.PERF_HZ), "-o", data, "--"] + java
+                    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                    groups = overhead.perf_groups(data)
+                    results.setdefault((name, build), []).append(groups)
+                    print(f"{name} {build}: writer {groups['writer']:.2f} s, callback {groups['callback']:.2f} s, "
+                          f"stack walk {groups['stack_walk']:.2f} s", flush=True)
+        print()
+        print("| workload | build | writer s | callback (without the stack walk) s | stack walk s |")
+        print("|---|---|---|---|---|")
+        for (name, build), runs in sorted(results.items()):
+            cells = []
+            for group in ("writer", "callback", "stack_walk"):
+                values = sorted(r[group] for r in runs)
+                cells.append(f"{statistics.median(values):.2f} ({values[0]:.2f} to {values[-1]:.2f})")
+            print(f"| {name} | {build} | " + " | ".join(cells) + " |")
+        print(f"\nCPU seconds, medians over {args.rounds} runs each (range), {args.config}")
+
+
+if __name__ == "__main__":
+    main()
