@@ -10,9 +10,12 @@
 //! it was taken, so the estimates stay unbiased.
 //!
 //! A window also closes early once it has taken its whole budget (R x 200 ms
-//! samples), so a burst overshoots by at most about one window's budget. The
-//! estimate rises at once when a window shows more allocation and decays
-//! gradually when it shows less (one quiet window does not open the gates).
+//! samples), so a burst overshoots by at most about one window's budget. When
+//! half the budget or more came since the last observation, the burst's rate
+//! is taken from those samples alone, not from the whole window, whose start
+//! may have been quiet. The estimate rises at once when a window shows more
+//! allocation and decays gradually when it shows less (one quiet window does
+//! not open the gates).
 
 use std::time::Duration;
 
@@ -34,6 +37,8 @@ pub struct RateLimiter {
     window_ns: u64,
     interval: u64,
     window_start_ns: Option<u64>,
+    /// When `observe` was last called.
+    last_observe_ns: Option<u64>,
     window_samples: u64,
     bytes_per_second: f64,
 }
@@ -63,6 +68,7 @@ impl RateLimiter {
             window_ns: DEFAULT_WINDOW.as_nanos() as u64,
             interval: base_interval,
             window_start_ns: None,
+            last_observe_ns: None,
             window_samples: 0,
             bytes_per_second: 0.0,
         }
@@ -104,19 +110,33 @@ impl RateLimiter {
     /// which the caller applies to its sampler.
     pub fn observe(&mut self, samples: u64, now_ns: u64) -> Option<u64> {
         let start = *self.window_start_ns.get_or_insert(now_ns);
+        let step_ns = now_ns.saturating_sub(self.last_observe_ns.unwrap_or(now_ns));
+        self.last_observe_ns = Some(now_ns);
         self.window_samples += samples;
         let elapsed_ns = now_ns.saturating_sub(start);
         // A window closes when its time is up, or early once it has used its
         // whole budget: a sudden burst is cut short at once, not after 200 ms.
         let budget = self.window_budget();
-        if elapsed_ns < self.window_ns && (self.window_samples as f64) < budget {
+        let early = elapsed_ns < self.window_ns;
+        if early && (self.window_samples as f64) < budget {
             return None;
         }
-        let elapsed_ns = elapsed_ns.max(1_000_000); // rates from under 1 ms are noise
         // Every sample in this window was taken at the current interval, so
-        // samples x interval estimates the bytes allocated in it.
-        let window_rate =
-            self.window_samples as f64 * self.interval as f64 * 1e9 / elapsed_ns as f64;
+        // samples x interval estimates the bytes allocated in it. Rates
+        // from under 1 ms are noise.
+        let rate = |samples: u64, ns: u64| {
+            samples as f64 * self.interval as f64 * 1e9 / ns.max(1_000_000) as f64
+        };
+        let mut window_rate = rate(self.window_samples, elapsed_ns);
+        if early && samples as f64 >= budget / 2.0 {
+            // A burst spent half the budget or more since the last call. Averaged
+            // over the whole window, its rate would count the quiet time
+            // before it began, and the interval would take several windows
+            // to catch up: the samples since the last call measure the burst
+            // itself. (Fewer samples would measure mostly noise: near the
+            // limit every window closes about full, a few samples at a time.)
+            window_rate = window_rate.max(rate(samples, step_ns));
+        }
         self.bytes_per_second = if window_rate >= self.bytes_per_second {
             window_rate
         } else {
@@ -171,6 +191,17 @@ mod tests {
         let mut limiter = RateLimiter::new(100.0, 1024, 1 << 30);
         limiter.observe(0, 0);
         assert_eq!(limiter.observe(1000, 10 * MS), Some(1_024_000));
+    }
+
+    #[test]
+    fn a_burst_after_a_quiet_start_is_measured_by_its_own_samples() {
+        // 100 samples/s. Quiet for 150 ms, then 1000 samples at 1 KiB in
+        // 10 ms: 102.4 MB/s, so the interval must become 1,024,000 bytes at
+        // once. Averaged over the window's 160 ms it would be 64,000.
+        let mut limiter = RateLimiter::new(100.0, 1024, 1 << 30);
+        limiter.observe(0, 0);
+        assert_eq!(limiter.observe(0, 150 * MS), None);
+        assert_eq!(limiter.observe(1000, 160 * MS), Some(1_024_000));
     }
 
     #[test]
