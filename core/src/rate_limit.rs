@@ -129,12 +129,13 @@ impl RateLimiter {
         };
         let mut window_rate = rate(self.window_samples, elapsed_ns);
         if early && samples as f64 >= budget / 2.0 {
-            // A burst spent half the budget or more since the last call. Averaged
-            // over the whole window, its rate would count the quiet time
-            // before it began, and the interval would take several windows
-            // to catch up: the samples since the last call measure the burst
-            // itself. (Fewer samples would measure mostly noise: near the
-            // limit every window closes about full, a few samples at a time.)
+            // A burst spent half the budget or more since the last call.
+            // Averaged over the whole window, its rate would count the quiet
+            // time before it began, and the interval would take several
+            // windows to catch up: the samples since the last call measure
+            // the burst itself. (Fewer samples would measure mostly noise:
+            // near the limit every window closes about full, a few samples
+            // at a time.)
             window_rate = window_rate.max(rate(samples, step_ns));
         }
         self.bytes_per_second = if window_rate >= self.bytes_per_second {

@@ -852,24 +852,21 @@ impl<S: Sink> Recording<S> {
             chunk.last_checkpoint = checkpoint_offset;
         }
         let mut written = (out.len() + pools.len()) as u64;
-        let result = sink.append(&out).and_then(|()| sink.append(&pools));
+        let mut result = sink.append(&out).and_then(|()| sink.append(&pools));
         out.clear();
         pools.clear();
-        // Both buffers keep their capacity.
-        self.pool_bytes = pools;
-        result?;
-        if chunk.metadata_version != self.metadata.version() {
+        if result.is_ok() && chunk.metadata_version != self.metadata.version() {
             chunk.header.metadata_offset = chunk.size + written;
             self.metadata.encode_event(now.0, &mut out);
             chunk.metadata_version = self.metadata.version();
-            let result = sink.append(&out);
+            result = sink.append(&out);
             written += out.len() as u64;
             out.clear();
-            self.events = out;
-            result?;
-        } else {
-            self.events = out;
         }
+        // Both buffers keep their capacity.
+        self.events = out;
+        self.pool_bytes = pools;
+        result?;
         chunk.size += written;
 
         chunk.header.chunk_size = chunk.size;
