@@ -376,10 +376,36 @@ struct Source {
 }
 
 impl Source {
-    fn next(&mut self) -> Result<Option<RawChunk>, FileError> {
-        if let Some(next) = self.ahead.pop_front() {
-            return next.map(Some);
+    fn new(file: RecordingFile) -> Self {
+        Self {
+            file,
+            ahead: VecDeque::new(),
+            done: false,
+            taken: 0,
+            spare: Vec::new(),
         }
+    }
+
+    /// Reads chunks ahead until `chunks` wait to be taken, or the file
+    /// ends or fails (the failure waits its turn too).
+    fn read_ahead(&mut self, chunks: usize) {
+        while self.ahead.len() < chunks {
+            match self.read().transpose() {
+                Some(next) => self.ahead.push_back(next),
+                None => return,
+            }
+        }
+    }
+
+    fn next(&mut self) -> Result<Option<RawChunk>, FileError> {
+        match self.ahead.pop_front() {
+            Some(next) => next.map(Some),
+            None => self.read(),
+        }
+    }
+
+    /// The next chunk from the file, if it has not ended or failed.
+    fn read(&mut self) -> Result<Option<RawChunk>, FileError> {
         if self.done {
             return Ok(None);
         }
@@ -608,7 +634,7 @@ fn convert_csv(
     file: &Path,
     options: &Options,
     types: &[String],
-    mut recording: RecordingFile,
+    recording: RecordingFile,
     progress: &mut Progress,
 ) -> Result<(u64, Option<(u64, u64)>), ConvertError> {
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
@@ -617,19 +643,16 @@ fn convert_csv(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    // Read ahead to see whether there is more than one chunk; and offsets
-    // such as --from 30s count from the recording's start: the first
-    // chunk's.
-    let first = recording.next_chunk();
-    let start = match &first {
-        Ok(Some(raw)) => read::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos),
+    // Offsets such as --from 30s count from the recording's start, the
+    // first chunk's; and a second chunk tells whether more than one thread
+    // has work.
+    let mut source = Source::new(recording);
+    source.read_ahead(if threads > 1 { 2 } else { 1 });
+    let start = match source.ahead.front() {
+        Some(Ok(raw)) => read::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos),
         _ => 0,
     };
-    let second = match &first {
-        Ok(Some(_)) if threads > 1 => Some(recording.next_chunk()),
-        _ => None,
-    };
-    let parallel = matches!(second, Some(Ok(Some(_)) | Err(_)));
+    let parallel = source.ahead.len() > 1;
     let job = Job {
         file,
         options,
@@ -637,18 +660,6 @@ fn convert_csv(
         window: options.filter.window(start),
         metadata: MetadataCache::default(),
         buffers: Buffers::default(),
-    };
-    let done = !matches!((&first, &second), (Ok(Some(_)), None | Some(Ok(Some(_)))));
-    let mut source = Source {
-        file: recording,
-        ahead: [first]
-            .into_iter()
-            .chain(second)
-            .filter_map(Result::transpose)
-            .collect(),
-        done,
-        taken: 0,
-        spare: Vec::new(),
     };
     if parallel {
         let shared = Mutex::new(source);
