@@ -646,6 +646,7 @@ impl Pools {
     /// Returns false, marking nothing, if `reference` is not from these
     /// pools (a ref from another recording may name a value this one does
     /// not have).
+    #[inline]
     pub(crate) fn mark(&mut self, reference: PoolRef) -> bool {
         let chunk = self.chunk;
         let marked = match reference {
@@ -682,14 +683,15 @@ impl Pools {
         }
     }
 
-    // Each `mark_x` marks a value and, if it was not marked yet in this
-    // chunk, what it refers to (`mark_x_refs`).
-
-    fn mark_thread_group(&mut self, group: ThreadGroupRef) {
-        if self.thread_groups.mark(group.0, self.chunk) {
-            self.mark_thread_group_refs(group);
-        }
+    /// Marks a value another value in the pools refers to, and what it
+    /// refers to in turn (see [`Pools::mark`]).
+    fn mark_held(&mut self, reference: PoolRef) {
+        let held = self.mark(reference);
+        debug_assert!(held, "a value in use is never dropped");
     }
+
+    // Each `mark_x_refs` marks what a value newly marked in this chunk
+    // refers to.
 
     fn mark_thread_group_refs(&mut self, group: ThreadGroupRef) {
         // Walk up the parents; each is marked once per chunk.
@@ -704,13 +706,7 @@ impl Pools {
 
     fn mark_thread_refs(&mut self, thread: ThreadRef) {
         if let Some(group) = self.threads.get(thread.0).group {
-            self.mark_thread_group(group);
-        }
-    }
-
-    fn mark_module(&mut self, module: ModuleRef) {
-        if self.modules.mark(module.0, self.chunk) {
-            self.mark_module_refs(module);
+            self.mark_held(PoolRef::ThreadGroup(group));
         }
     }
 
@@ -720,13 +716,7 @@ impl Pools {
         self.mark_symbol(value.version);
         self.mark_symbol(value.location);
         if let Some(loader) = value.class_loader {
-            self.mark_class_loader(loader);
-        }
-    }
-
-    fn mark_package(&mut self, package: PackageRef) {
-        if self.packages.mark(package.0, self.chunk) {
-            self.mark_package_refs(package);
+            self.mark_held(PoolRef::ClassLoader(loader));
         }
     }
 
@@ -734,13 +724,7 @@ impl Pools {
         let value = *self.packages.get(package.0);
         self.mark_symbol(Some(value.name));
         if let Some(module) = value.module {
-            self.mark_module(module);
-        }
-    }
-
-    fn mark_class_loader(&mut self, loader: ClassLoaderRef) {
-        if self.class_loaders.mark(loader.0, self.chunk) {
-            self.mark_class_loader_refs(loader);
+            self.mark_held(PoolRef::Module(module));
         }
     }
 
@@ -748,13 +732,7 @@ impl Pools {
         let value = *self.class_loaders.get(loader.0);
         self.mark_symbol(value.name);
         if let Some(class) = value.class {
-            self.mark_class(class);
-        }
-    }
-
-    fn mark_class(&mut self, class: ClassRef) {
-        if self.classes.mark(class.0, self.chunk) {
-            self.mark_class_refs(class);
+            self.mark_held(PoolRef::Class(class));
         }
     }
 
@@ -762,22 +740,16 @@ impl Pools {
         let value = *self.classes.get(class.0);
         self.mark_symbol(Some(value.name));
         if let Some(loader) = value.class_loader {
-            self.mark_class_loader(loader);
+            self.mark_held(PoolRef::ClassLoader(loader));
         }
         if let Some(package) = value.package {
-            self.mark_package(package);
-        }
-    }
-
-    fn mark_method(&mut self, method: MethodRef) {
-        if self.methods.mark(method.0, self.chunk) {
-            self.mark_method_refs(method);
+            self.mark_held(PoolRef::Package(package));
         }
     }
 
     fn mark_method_refs(&mut self, method: MethodRef) {
         let value = *self.methods.get(method.0);
-        self.mark_class(value.class);
+        self.mark_held(PoolRef::Class(value.class));
         self.mark_symbol(Some(value.name));
         self.mark_symbol(Some(value.descriptor));
     }
@@ -795,7 +767,7 @@ impl Pools {
             self.frame_types_marked_in[frame_type.index()] = self.chunk;
         }
         for &method in &methods {
-            self.mark_method(method);
+            self.mark_held(PoolRef::Method(method));
         }
         self.method_scratch = methods;
     }
