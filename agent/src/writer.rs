@@ -257,7 +257,6 @@ fn resolve_method<S: Sink>(
 }
 
 impl<S: Sink> Writer<S> {
-    /// A writer into `recording`, with the standard event types registered.
     /// A writer into `recording`, with the standard event types registered
     /// and the recording's settings written (`jdk.ActiveRecording` and
     /// `jdk.ActiveSetting`, so analysis tools see what was enabled and how).

@@ -155,10 +155,9 @@ const JDK_PACKAGES: [&str; 5] = ["java.", "javax.", "jdk.", "sun.", "com.sun."];
 /// The first frame of a stack (frames joined with `;`, top first) outside
 /// the JDK's packages, or the top frame if there is none.
 pub fn app_frame(stack: &str) -> &str {
-    let mut frames = stack.split(';');
-    let top = frames.next().unwrap_or(stack);
-    std::iter::once(top)
-        .chain(frames)
+    let top = stack.split(';').next().unwrap_or(stack);
+    stack
+        .split(';')
         .find(|frame| !JDK_PACKAGES.iter().any(|p| frame.starts_with(p)))
         .unwrap_or(top)
 }
