@@ -226,8 +226,9 @@ Examples:
         /// '^java\.lang\.String$' or --class '\[\]$' (arrays)
         #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
         class: Option<Regex>,
-        /// Threads converting chunks to CSV at once, while another writes
-        /// (0: one per core). The output is the same with any number.
+        /// Threads converting chunks to CSV at once, each writing its
+        /// chunk's rows in turn (0: one per core). The output is the same
+        /// with any number.
         ///
         /// A recording of one chunk, and --format collapsed, are converted
         /// on one thread. Example: --threads 1

@@ -11,9 +11,9 @@
 //! crate's own (`csv_core`): a field is quoted when it holds a comma, a
 //! quote or a line break, and a record with nothing in it is `""`.
 //!
-//! Rows come out per event type in blocks ([`Piece`]), so that a chunk can
-//! be converted on one thread while another writes the rows of the chunk
-//! before it.
+//! Rows come out per event type in blocks ([`Piece`]), so that a chunk's
+//! rows can be written as they are made, or held while the chunk before it
+//! is written.
 
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
@@ -32,8 +32,8 @@ use jfr_writer::format::StringEncoding;
 /// to stay in the cache until they are written.
 pub const BLOCK: usize = 64 * 1024;
 
-/// Buffers for rows, handed back by the writer once written so that the
-/// converting threads fill the same memory again: fresh memory costs a page
+/// Buffers for rows, handed back once written so that the converting
+/// threads fill the same memory again: fresh memory costs a page
 /// fault per page, which on a virtual machine can cost more than the rows.
 #[derive(Debug, Default)]
 pub struct Buffers {
@@ -42,8 +42,8 @@ pub struct Buffers {
 
 impl Buffers {
     /// At most this many are kept, more are freed: enough for the blocks
-    /// that go back and forth between the converting threads and the
-    /// writer, not for every block the writer may hold at once.
+    /// being filled and written, not for every block that chunks waiting
+    /// for their turn may hold.
     const KEPT: usize = 64;
 
     /// An empty buffer for a block of rows.
