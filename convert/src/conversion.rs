@@ -468,6 +468,11 @@ impl<'o> Turn<'o> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The output, for the thread whose turn it is.
+    fn output(&self) -> MutexGuard<'_, Output<'o>> {
+        self.output.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Waits until it is chunk `seq`'s turn; false when a chunk failed.
     fn wait_for(&self, seq: u64) -> bool {
         let mut state = self.lock();
@@ -573,10 +578,9 @@ fn convert_chunks(source: &Mutex<Source>, job: &Job<'_>, turn: &Turn<'_>) {
             if spare.capacity() > source.spare.capacity() {
                 source.spare = std::mem::take(&mut spare);
             }
-            let next = source.next();
-            if let Ok(None) = next {
+            let Some(next) = source.next().transpose() else {
                 return;
-            }
+            };
             // Still holding the source, so chunks are numbered in file order;
             // a failure to read takes its place in the order too.
             let seq = source.taken;
@@ -584,8 +588,7 @@ fn convert_chunks(source: &Mutex<Source>, job: &Job<'_>, turn: &Turn<'_>) {
             (seq, next)
         };
         let raw = match next {
-            Ok(Some(raw)) => raw,
-            Ok(None) => return,
+            Ok(raw) => raw,
             Err(error) => {
                 if turn.wait_for(seq) {
                     turn.fail(ConvertError::Failed(error.to_string()));
@@ -630,10 +633,11 @@ fn stopped() -> ExportError {
 
 impl ChunkWriter<'_, '_, '_> {
     fn emit(&mut self, piece: Piece) -> Result<(), ExportError> {
-        match self.turn.hold(self.seq, piece_bytes(&piece)) {
+        let bytes = piece_bytes(&piece);
+        match self.turn.hold(self.seq, bytes) {
             None => Err(stopped()),
             Some(false) => {
-                self.held_bytes += piece_bytes(&piece);
+                self.held_bytes += bytes;
                 self.held.push(piece);
                 Ok(())
             }
@@ -643,11 +647,7 @@ impl ChunkWriter<'_, '_, '_> {
 
     /// Writes the held pieces, then `piece`; in the chunk's turn.
     fn write(&mut self, piece: Option<Piece>) -> Result<(), ExportError> {
-        let mut output = self
-            .turn
-            .output
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut output = self.turn.output();
         if !self.started {
             output.files.begin_chunk();
             self.started = true;
@@ -674,13 +674,7 @@ impl ChunkWriter<'_, '_, '_> {
         let written = self.write(None).map_err(|e| self.job.failed(e));
         match converted.and(written) {
             Ok(()) => {
-                let mut output = self
-                    .turn
-                    .output
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                output.progress.update(end);
-                drop(output);
+                self.turn.output().progress.update(end);
                 self.turn.pass(self.seq);
                 true
             }
