@@ -5,9 +5,9 @@
 //! terminal.
 //!
 //! Chunks are self-contained (each has its metadata and constant pools), so
-//! CSV is made on every core at once: each thread converts a chunk while
-//! this one writes the rows of the chunks before it, in chunk order, so the
-//! files are the same as when one thread does it all.
+//! CSV is made on every core at once: each thread converts a chunk and
+//! writes its rows when the chunks before it are written, so the files are
+//! the same as when one thread does it all.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -421,7 +421,17 @@ impl Source {
 /// to convert a whole chunk of a typical recording while the chunk before
 /// it is written, which is what keeps every core busy; and memory stays
 /// bounded by this, not by the recording.
-const AHEAD_BYTES: usize = 48 << 20;
+const HELD_ROWS_LIMIT: usize = 48 << 20;
+
+/// How the rows held by chunks waiting for their turn kept to their limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct HeldRows {
+    /// The most bytes of rows held at once.
+    peak: usize,
+    /// How many times a converting thread waited for the held rows to be
+    /// written before it made more.
+    waits: u64,
+}
 
 /// Whose turn it is to write: the converting threads write their own rows,
 /// one chunk after another in file order. Rows are written by the thread
@@ -431,6 +441,8 @@ const AHEAD_BYTES: usize = 48 << 20;
 /// conversion's CPU time was a fifth more on two threads than on one.
 struct Turn<'o> {
     state: Mutex<TurnState>,
+    /// The bound on [`TurnState::held`].
+    limit: usize,
     changed: Condvar,
     /// The output, written by the thread whose turn it is.
     output: Mutex<Output<'o>>,
@@ -441,6 +453,8 @@ struct TurnState {
     head: u64,
     /// Bytes of rows held by chunks waiting for their turn.
     held: usize,
+    /// How `held` kept to the limit.
+    kept: HeldRows,
     /// The first failure, in chunk order: every thread stops.
     failed: Option<ConvertError>,
 }
@@ -452,13 +466,15 @@ struct Output<'o> {
 }
 
 impl<'o> Turn<'o> {
-    fn new(files: &'o mut CsvFiles, progress: &'o mut Progress) -> Self {
+    fn new(files: &'o mut CsvFiles, progress: &'o mut Progress, limit: usize) -> Self {
         Self {
             state: Mutex::new(TurnState {
                 head: 0,
                 held: 0,
+                kept: HeldRows { peak: 0, waits: 0 },
                 failed: None,
             }),
+            limit,
             changed: Condvar::new(),
             output: Mutex::new(Output { files, progress }),
         }
@@ -491,7 +507,8 @@ impl<'o> Turn<'o> {
     /// when a chunk failed.
     fn hold(&self, seq: u64, bytes: usize) -> Option<bool> {
         let mut state = self.lock();
-        while state.head != seq && state.held + bytes > AHEAD_BYTES && state.failed.is_none() {
+        while state.head != seq && state.held + bytes > self.limit && state.failed.is_none() {
+            state.kept.waits += 1;
             state = self
                 .changed
                 .wait(state)
@@ -503,6 +520,7 @@ impl<'o> Turn<'o> {
         let turn = state.head == seq;
         if !turn {
             state.held += bytes;
+            state.kept.peak = state.kept.peak.max(state.held);
         }
         Some(turn)
     }
@@ -541,30 +559,30 @@ fn piece_bytes(piece: &Piece) -> usize {
 /// chunk's rows when its turn comes, in chunk order. Each thread takes the
 /// next chunk from the file and, in the same step, its place in the order.
 /// At most `threads` chunks are being converted, and the rows of those
-/// waiting for their turn are bounded by [`AHEAD_BYTES`]: memory does not
-/// grow with the recording.
+/// waiting for their turn are bounded by `held_limit` bytes: memory does
+/// not grow with the recording.
 fn convert_in_parallel(
     source: &Mutex<Source>,
     job: &Job<'_>,
     threads: usize,
+    held_limit: usize,
     files: &mut CsvFiles,
     progress: &mut Progress,
-) -> Result<(), ConvertError> {
-    let turn = Turn::new(files, progress);
+) -> Result<HeldRows, ConvertError> {
+    let turn = Turn::new(files, progress, held_limit);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let turn = &turn;
             scope.spawn(move || convert_chunks(source, job, turn));
         }
     });
-    match turn
+    let state = turn
         .state
         .into_inner()
-        .unwrap_or_else(PoisonError::into_inner)
-        .failed
-    {
+        .unwrap_or_else(PoisonError::into_inner);
+    match state.failed {
         Some(error) => Err(error),
-        None => Ok(()),
+        None => Ok(state.kept),
     }
 }
 
@@ -686,16 +704,28 @@ impl ChunkWriter<'_, '_, '_> {
     }
 }
 
+/// What [`convert_csv`] did.
+struct CsvWritten {
+    rows: u64,
+    /// What [`RecordingFile::truncated`] says.
+    truncated: Option<(u64, u64)>,
+    /// How the held rows kept to their limit, when several threads converted.
+    #[cfg_attr(not(test), allow(dead_code, reason = "what the tests check"))]
+    held: Option<HeldRows>,
+}
+
 /// Converts a recording to CSV, chunk by chunk: on this thread for a
 /// recording of one chunk (or when `threads` is 1), otherwise on `threads`
-/// threads that write their chunks' rows in turn.
+/// threads that write their chunks' rows in turn, holding at most
+/// `held_limit` bytes of rows made before their turn.
 fn convert_csv(
     file: &Path,
     options: &Options,
     types: &[String],
     recording: RecordingFile,
     progress: &mut Progress,
-) -> Result<(u64, Option<(u64, u64)>), ConvertError> {
+    held_limit: usize,
+) -> Result<CsvWritten, ConvertError> {
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
     let mut files = CsvFiles::open(file, options, types)?;
     let threads = match options.threads {
@@ -720,9 +750,12 @@ fn convert_csv(
         metadata: MetadataCache::default(),
         buffers: Buffers::default(),
     };
+    let mut held = None;
     if parallel {
         let shared = Mutex::new(source);
-        convert_in_parallel(&shared, &job, threads, &mut files, progress)?;
+        held = Some(convert_in_parallel(
+            &shared, &job, threads, held_limit, &mut files, progress,
+        )?);
         source = shared.into_inner().unwrap_or_else(PoisonError::into_inner);
     } else {
         while let Some(raw) = source.next().map_err(failed)? {
@@ -736,7 +769,11 @@ fn convert_csv(
     let rows = files
         .finish()
         .map_err(|e| ConvertError::Failed(format!("writing the output: {e}")))?;
-    Ok((rows, source.file.truncated()))
+    Ok(CsvWritten {
+        rows,
+        truncated: source.file.truncated(),
+        held,
+    })
 }
 
 /// Folds the events of a recording into stacks, chunk by chunk, and writes
@@ -806,7 +843,17 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         options.output.as_deref().is_some_and(is_stdout) && io::stdout().is_terminal();
     let mut progress = Progress::new(name, total, !output_on_terminal);
     let (events, truncated) = match options.format {
-        Format::Csv => convert_csv(file, options, &types, recording, &mut progress)?,
+        Format::Csv => {
+            let written = convert_csv(
+                file,
+                options,
+                &types,
+                recording,
+                &mut progress,
+                HELD_ROWS_LIMIT,
+            )?;
+            (written.rows, written.truncated)
+        }
         Format::Collapsed => {
             let events = convert_collapsed(file, options, &types, &mut recording, &mut progress)?;
             (events, recording.truncated())
@@ -819,4 +866,144 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         filtered: !options.filter.is_empty(),
         truncated,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jfr_writer::{
+        Class, FrameType, Method, Recording, StackFrame, StackTrace, Thread, Ticks, events,
+    };
+
+    /// A jfr-writer recording of many small chunks of allocation samples,
+    /// each with a stack trace: a few KB of rows per chunk.
+    fn recording(path: &Path) {
+        let options = jfr_writer::Options {
+            max_chunk_size: 16 * 1024,
+            ..jfr_writer::Options::default()
+        };
+        let mut recording = Recording::create(path, options).unwrap();
+        let alloc = recording
+            .register(events::object_allocation_sample())
+            .unwrap();
+        let thread = recording.thread(Thread {
+            os_name: "os".into(),
+            os_thread_id: 1,
+            java_name: "main".into(),
+            java_thread_id: 1,
+            group: None,
+        });
+        for n in 0..3000_u32 {
+            let name = recording.symbol(&format!("pkg/Class{}", n % 40));
+            let class = recording.class(Class {
+                class_loader: None,
+                name,
+                package: None,
+                modifiers: 1,
+                hidden: false,
+            });
+            let frames = (0..1 + n % 12)
+                .map(|frame| {
+                    let name = recording.symbol(&format!("m{}", (n + frame) % 50));
+                    let descriptor = recording.symbol("()V");
+                    StackFrame {
+                        method: recording.method(Method {
+                            class,
+                            name,
+                            descriptor,
+                            modifiers: 9,
+                            hidden: false,
+                        }),
+                        line_number: frame as i32,
+                        bytecode_index: 0,
+                        frame_type: FrameType::Interpreted,
+                    }
+                })
+                .collect();
+            let stack = recording.stack_trace(StackTrace {
+                truncated: false,
+                frames,
+            });
+            recording
+                .event(&alloc, Ticks(n.into()))
+                .thread(thread)
+                .stack_trace(stack)
+                .class(class)
+                .long(n.into())
+                .commit()
+                .unwrap();
+            // A chunk ends at a flush once it is over its size.
+            if n % 20 == 19 {
+                recording.flush().unwrap();
+            }
+        }
+        recording.close().unwrap();
+    }
+
+    /// Converts `file` into `out` on `threads` threads, holding at most
+    /// `held_limit` bytes of rows before their turn; the files written.
+    fn convert(
+        file: &Path,
+        out: &Path,
+        threads: usize,
+        held_limit: usize,
+    ) -> (CsvWritten, Vec<(PathBuf, Vec<u8>)>) {
+        let _ = std::fs::remove_dir_all(out);
+        let options = Options {
+            output: Some(out.to_owned()),
+            stack_depth: 64,
+            threads,
+            ..Options::default()
+        };
+        let types = options.types().unwrap();
+        let recording = RecordingFile::open(file).unwrap();
+        let mut progress = Progress::new("test", None, false);
+        let written = convert_csv(file, &options, &types, recording, &mut progress, held_limit)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut files: Vec<_> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                let bytes = std::fs::read(&path).unwrap();
+                (path.strip_prefix(out).unwrap().to_owned(), bytes)
+            })
+            .collect();
+        files.sort();
+        (written, files)
+    }
+
+    #[test]
+    fn chunks_waiting_for_their_turn_hold_no_more_rows_than_the_limit() {
+        let dir = std::env::temp_dir().join(format!("heapsampler-held-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("many-chunks.jfr");
+        recording(&file);
+        let (one, expected) = convert(&file, &dir.join("one"), 1, HELD_ROWS_LIMIT);
+        assert_eq!(one.held, None, "one thread holds nothing");
+        assert_eq!(one.rows, 3000);
+        // 0: nothing can be held, every thread waits for its turn before it
+        // hands on any row. 30 KB: one chunk's rows (about 21 KB) but not
+        // two, so that the third of three threads waits. The default: far
+        // more than this recording has, so no thread ever waits.
+        for (limit, threads, waits) in [
+            (0, 2, true),
+            (0, 3, true),
+            (30_000, 3, true),
+            (HELD_ROWS_LIMIT, 2, false),
+            (HELD_ROWS_LIMIT, 3, false),
+        ] {
+            let out = dir.join(format!("held-{limit}-{threads}"));
+            let (written, files) = convert(&file, &out, threads, limit);
+            let held = written.held.expect("several threads converted");
+            let case = format!("{threads} threads, limit {limit}: {held:?}");
+            assert!(files == expected, "{case}: other files");
+            assert!(held.peak <= limit, "{case}");
+            // Whether a thread finds the limit spent when it has rows
+            // depends on the scheduler; that it never does over some 150
+            // chunks would mean the limit is not kept.
+            assert_eq!(held.waits > 0, waits, "{case}");
+            assert_eq!(held.peak > 0, limit > 0, "{case}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
