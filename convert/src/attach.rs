@@ -85,7 +85,11 @@ fn load(jcmd: &Path, pid: u32, agent: &Path, options: &str) -> Result<(), Refusa
     if text.contains("return code: ") {
         return Err(Refusal::Agent);
     }
-    let reason = if text.contains("No such process") || text.contains("Could not find") {
+    // JDK 17's jcmd says "No such process", JDK 25's "non existent JVM pid".
+    let reason = if ["No such process", "Could not find", "non existent JVM pid"]
+        .iter()
+        .any(|says| text.contains(says))
+    {
         format!("no JVM with pid {pid} that this user may attach to")
     } else if text.contains("AttachNotSupportedException") || text.contains("Unable to open socket")
     {
