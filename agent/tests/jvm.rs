@@ -342,7 +342,14 @@ fn interval_zero_samples_every_allocation_exactly() {
         .iter()
         .filter(|l| l.contains(&top))
         .collect();
-    assert_eq!(ours.len(), 6000);
+    // JDK 25 also allocates the java.lang.Class of int[][] there, the
+    // first time: a real allocation, sampled like the others.
+    let mirrors = ours
+        .iter()
+        .filter(|l| l.contains("objectClass=class(java.lang.Class,"))
+        .count();
+    assert!(mirrors <= 1, "{mirrors} Class objects");
+    assert_eq!(ours.len(), 6000 + mirrors);
     let outer = ours
         .iter()
         .filter(|l| l.contains("objectClass=class([[I,"))

@@ -29,7 +29,10 @@ fn rows(text: &str) -> Vec<(String, u64, u64)> {
                 _ => None,
             }
         })
-        .filter(|(name, count, _)| *count > 0 && name != "jdk.Metadata" && name != "jdk.CheckPoint")
+        // JDK 17 spells it `jdk.CheckPoint`, JDK 25 `jdk.Checkpoint`.
+        .filter(|(name, count, _)| {
+            *count > 0 && name != "jdk.Metadata" && !name.eq_ignore_ascii_case("jdk.CheckPoint")
+        })
         .collect();
     rows.sort();
     rows

@@ -103,7 +103,9 @@ proptest! {
                 os_name: format!("os-{n}"),
                 os_thread_id: 9000 + n,
                 java_name: format!("java-{n}"),
-                java_thread_id: n,
+                // From 1, as the JVM numbers them: JDK 21 and later read 0
+                // as "not a Java thread" and report -1.
+                java_thread_id: n + 1,
                 group: None,
             }))
             .collect();
@@ -131,9 +133,10 @@ proptest! {
                 .commit().unwrap();
             let frames: Vec<String> = (0..e.depth).map(|i| format!("p.Q.r()V:{i}:0:Native:0:false")).collect();
             expected.push(format!(
-                "test.Random startTime={} duration={} eventThread=thread(\"java-{t}\",{t},\"os-{t}\",{},null) \
+                "test.Random startTime={} duration={} eventThread=thread(\"java-{t}\",{},\"os-{t}\",{},null) \
                  stackTrace=stack({}:{}) b={} i8={} i16={} c=char:{} i32={} i64={} f32=float:{:x} f64=double:{:x} text={}",
-                recording.clock().epoch_nanos(Ticks(at)), e.delta_ticks, 9000 + e.thread, e.depth > 30,
+                recording.clock().epoch_nanos(Ticks(at)), e.delta_ticks, e.thread + 1, 9000 + e.thread,
+                e.depth > 30,
                 frames.join(";"), e.b, e.i8, e.i16, e.c, e.i32, e.i64, e.f32.to_bits(), e.f64.to_bits(),
                 quote(e.text.as_deref()), t = e.thread,
             ));
