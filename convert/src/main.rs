@@ -476,6 +476,17 @@ fn main() -> ExitCode {
             min_gcs,
             limit,
         } => match top::top(&file, Query { by, live, min_gcs }) {
+            Ok(table) if table.events == 0 => {
+                let query = Query { by, live, min_gcs };
+                // Not an empty table: the question does not fit the file.
+                eprintln!(
+                    "heapsampler: {} has no {} events: {}",
+                    file.display(),
+                    query.event_type(),
+                    query.without_events()
+                );
+                ExitCode::from(1)
+            }
             Ok(table) => {
                 print!("{}", table.render(limit));
                 ExitCode::SUCCESS

@@ -61,15 +61,37 @@ pub struct Table {
     /// (objects at or above its `live_max` size, by default G1's humongous
     /// objects), so neither counted as live nor as freed.
     pub untracked: Entry,
+    /// Events of the type read ([`Query::event_type`]), counted or not.
+    pub events: u64,
+}
+
+impl Query {
+    /// The events whose weights are summed.
+    pub fn event_type(&self) -> &'static str {
+        if self.live {
+            "heapsampler.ObjectLifetime"
+        } else {
+            "jdk.ObjectAllocationSample"
+        }
+    }
+
+    /// Why a recording with no events of [`event_type`](Self::event_type)
+    /// has none, and what to do.
+    pub fn without_events(&self) -> &'static str {
+        if self.live {
+            "--live reads the agent's liveness events: record with heapsampler's agent and \
+             liveness on (the default; live=false turns it off), or leave out --live to rank \
+             what was allocated"
+        } else {
+            "record with heapsampler, or with JFR and allocation sampling on (JDK 16 or later: \
+             settings=default or settings=profile)"
+        }
+    }
 }
 
 /// Sums the weights of a recording's samples.
 pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
-    let event_type = if query.live {
-        "heapsampler.ObjectLifetime"
-    } else {
-        "jdk.ObjectAllocationSample"
-    };
+    let event_type = query.event_type();
     let column = match query.by {
         GroupBy::Site | GroupBy::AppSite => "stackTrace",
         GroupBy::Class => "objectClass",
@@ -81,6 +103,7 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
         source,
     };
     let mut totals: HashMap<String, (f64, u64)> = HashMap::new();
+    let mut events = 0;
     let mut untracked = Entry {
         key: "(not tracked)".to_owned(),
         bytes: 0.0,
@@ -105,6 +128,7 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
             if event.type_id != class.id {
                 continue;
             }
+            events += 1;
             let row = flattener.row(&event);
             let weight: f64 = row[weight_at].parse().unwrap_or(0.0);
             if query.live {
@@ -146,6 +170,7 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
         entries,
         total: sum,
         untracked,
+        events,
     })
 }
 

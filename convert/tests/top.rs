@@ -264,3 +264,45 @@ fn live_objects_and_the_collections_they_outlived() {
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
 }
+
+#[test]
+fn a_recording_without_the_events_asked_for_says_what_to_do() {
+    let dir = support::temp_dir("convert_top_without");
+    // No events at all: a recording closed as soon as it was made.
+    let empty = dir.join("empty.jfr");
+    Recording::create(&empty, Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    // A JDK recording has allocation samples but not our liveness events.
+    let jdk = support::jdk_recording();
+    assert!(!top(jdk, &[]).is_empty());
+    for (path, args, missing, advice) in [
+        (
+            empty.as_path(),
+            &[][..],
+            "jdk.ObjectAllocationSample",
+            "record with heapsampler",
+        ),
+        (
+            jdk,
+            &["--live"][..],
+            "heapsampler.ObjectLifetime",
+            "leave out --live",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+            .arg("top")
+            .arg(path)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(output.stdout.is_empty());
+        assert!(
+            stderr.contains(&format!("has no {missing} events")) && stderr.contains(advice),
+            "{stderr}"
+        );
+    }
+}
