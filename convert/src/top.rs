@@ -28,6 +28,20 @@ pub enum GroupBy {
     Thread,
 }
 
+impl GroupBy {
+    /// The line for samples without what they are grouped by.
+    fn missing(self) -> &'static str {
+        match self {
+            // The JVM allocated with no Java frame on the thread's stack
+            // (during its start, say), or the stack was not recorded.
+            Self::Site | Self::AppSite => "(no Java frames)",
+            Self::Class => "(no class)",
+            // Virtual threads have no name unless the program gives one.
+            Self::Thread => "(unnamed thread)",
+        }
+    }
+}
+
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
@@ -145,7 +159,7 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
                 }
             }
             let key = if row[key_at].is_empty() {
-                "(unknown)".to_owned()
+                query.by.missing().to_owned()
             } else if query.by == GroupBy::AppSite {
                 app_frame(&row[key_at]).to_owned()
             } else {

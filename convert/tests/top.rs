@@ -306,3 +306,52 @@ fn a_recording_without_the_events_asked_for_says_what_to_do() {
         );
     }
 }
+
+#[test]
+fn samples_without_a_stack_or_a_thread_name_say_which_is_missing() {
+    let dir = support::temp_dir("convert_top_missing");
+    let path = dir.join("missing.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    // As a virtual thread: no name, Java's or the OS's.
+    let unnamed = recording.thread(Thread {
+        os_name: String::new(),
+        os_thread_id: 0,
+        java_name: String::new(),
+        java_thread_id: 42,
+        group: None,
+    });
+    let name = recording.symbol("java/lang/String");
+    let class = recording.class(Class {
+        class_loader: None,
+        name,
+        package: None,
+        modifiers: 0,
+        hidden: false,
+    });
+    recording
+        .event(&alloc, Ticks(1))
+        .thread(unnamed)
+        .stack_trace(None)
+        .class(class)
+        .long(4096)
+        .commit()
+        .unwrap();
+    recording.close().unwrap();
+    let site = lines(&top(&path, &[]));
+    assert_eq!(site[0].3, "(no Java frames)", "{site:?}");
+    assert_eq!(
+        lines(&top(&path, &["--by", "app-site"]))[0].3,
+        "(no Java frames)"
+    );
+    assert_eq!(
+        lines(&top(&path, &["--by", "thread"]))[0].3,
+        "(unnamed thread)"
+    );
+    assert_eq!(
+        lines(&top(&path, &["--by", "class"]))[0].3,
+        "java.lang.String"
+    );
+}
