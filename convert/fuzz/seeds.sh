@@ -15,6 +15,18 @@ trap 'rm -rf "$work"' EXIT
 # JDK recordings of an idle JVM: profile and default settings (~200 KB each).
 java "-XX:StartFlightRecording:filename=$seeds/jdk-profile.jfr,settings=profile" -version 2>/dev/null
 java "-XX:StartFlightRecording:filename=$seeds/jdk-default.jfr" -version 2>/dev/null
+# The same from every other JDK release on the machine (Temurin 25 beside
+# JDK 17 here): newer JDKs declare more types and fields.
+major() { "$1" -version 2>&1 | head -n 1 | sed -E 's/[^"]*"([0-9]+).*/\1/'; }
+seen=" $(major java) "
+for java in /usr/lib/jvm/*/bin/java; do
+    release=$(major "$java")
+    case "$seen" in *" $release "*) continue ;; esac
+    seen="$seen$release "
+    "$java" "-XX:StartFlightRecording:filename=$seeds/jdk$release-profile.jfr,settings=profile" \
+        -version >/dev/null 2>&1
+    "$java" "-XX:StartFlightRecording:filename=$seeds/jdk$release-default.jfr" -version >/dev/null 2>&1
+done
 # One written by jfr-writer: a custom event with every primitive type.
 (cd "$root" && cargo run -q --release -p jfr-writer --example custom_event -- "$seeds/jfr-writer-custom.jfr" >/dev/null)
 # What the test suite wrote (run `cargo test --release` first for more), up
