@@ -475,27 +475,29 @@ fn main() -> ExitCode {
             live,
             min_gcs,
             limit,
-        } => match top::top(&file, Query { by, live, min_gcs }) {
-            Ok(table) if table.events == 0 => {
-                let query = Query { by, live, min_gcs };
-                // Not an empty table: the question does not fit the file.
-                eprintln!(
-                    "heapsampler: {} has no {} events: {}",
-                    file.display(),
-                    query.event_type(),
-                    query.without_events()
-                );
-                ExitCode::from(1)
+        } => {
+            let query = Query { by, live, min_gcs };
+            match top::top(&file, query) {
+                Ok(table) if table.events == 0 => {
+                    // Not an empty table: the question does not fit the file.
+                    eprintln!(
+                        "heapsampler: {} has no {} events: {}",
+                        file.display(),
+                        query.event_type(),
+                        query.without_events()
+                    );
+                    ExitCode::from(1)
+                }
+                Ok(table) => {
+                    print!("{}", table.render(limit));
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("heapsampler: {error}");
+                    ExitCode::from(1)
+                }
             }
-            Ok(table) => {
-                print!("{}", table.render(limit));
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("heapsampler: {error}");
-                ExitCode::from(1)
-            }
-        },
+        }
         Command::Convert {
             file,
             output,

@@ -12,13 +12,19 @@ use jfr_writer::{
     events,
 };
 
-fn top(path: &Path, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+/// `heapsampler top PATH ARGS...`, whatever its outcome.
+fn run_top(path: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .arg("top")
         .arg(path)
         .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// The table `heapsampler top PATH ARGS...` prints; it must succeed.
+fn top(path: &Path, args: &[&str]) -> String {
+    let output = run_top(path, args);
     assert!(
         output.status.success(),
         "{}",
@@ -256,12 +262,7 @@ fn live_objects_and_the_collections_they_outlived() {
     );
     assert!(!top(&path, &[]).contains("not tracked"));
     // --min-gcs makes sense only with --live.
-    let usage = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .arg("top")
-        .arg(&path)
-        .args(["--min-gcs", "2"])
-        .output()
-        .unwrap();
+    let usage = run_top(&path, &["--min-gcs", "2"]);
     assert_eq!(usage.status.code(), Some(2));
 }
 
@@ -291,12 +292,7 @@ fn a_recording_without_the_events_asked_for_says_what_to_do() {
             "leave out --live",
         ),
     ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-            .arg("top")
-            .arg(path)
-            .args(args)
-            .output()
-            .unwrap();
+        let output = run_top(path, args);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{stderr}");
         assert!(output.stdout.is_empty());
