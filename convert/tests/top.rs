@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use jfr_writer::{
-    Class, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks,
-    events,
+    Class, ClassRef, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace,
+    Thread, Ticks, events,
 };
 
 /// `heapsampler top PATH ARGS...`, whatever its outcome.
@@ -57,19 +57,24 @@ fn method_of<S: jfr_writer::Sink>(
     owner: &str,
     name: &str,
 ) -> MethodRef {
-    let owner_name = recording.symbol(owner);
-    let class = recording.class(Class {
-        class_loader: None,
-        name: owner_name,
-        package: None,
-        modifiers: 0,
-        hidden: false,
-    });
+    let class = class_of(recording, owner);
     let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
     recording.method(Method {
         class,
         name,
         descriptor,
+        modifiers: 0,
+        hidden: false,
+    })
+}
+
+/// The class named `name` (internal form).
+fn class_of<S: jfr_writer::Sink>(recording: &mut Recording<S>, name: &str) -> ClassRef {
+    let name = recording.symbol(name);
+    recording.class(Class {
+        class_loader: None,
+        name,
+        package: None,
         modifiers: 0,
         hidden: false,
     })
@@ -100,14 +105,7 @@ fn recording(path: &Path) {
             java_thread_id: n as i64,
             group: None,
         });
-        let name = recording.symbol(class_name);
-        let class = recording.class(Class {
-            class_loader: None,
-            name,
-            package: None,
-            modifiers: 0,
-            hidden: false,
-        });
+        let class = class_of(&mut recording, class_name);
         let (owner, method) = site.split_once('.').unwrap();
         let method = method_of(&mut recording, owner, method);
         let mut frames = vec![StackFrame {
@@ -319,14 +317,7 @@ fn samples_without_a_stack_or_a_thread_name_say_which_is_missing() {
         java_thread_id: 42,
         group: None,
     });
-    let name = recording.symbol("java/lang/String");
-    let class = recording.class(Class {
-        class_loader: None,
-        name,
-        package: None,
-        modifiers: 0,
-        hidden: false,
-    });
+    let class = class_of(&mut recording, "java/lang/String");
     recording
         .event(&alloc, Ticks(1))
         .thread(unnamed)
