@@ -21,11 +21,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use heapsampler::options::LiveMax;
 use heapsampler::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler::writer::{
     GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
+use heapsampler_core::options::LiveMax;
 use heapsampler_core::ring::RingStats;
 use jfr_writer::{Options, Recording};
 use support::Discard;

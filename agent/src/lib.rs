@@ -5,12 +5,10 @@
 //! java -agentpath:/path/libheapsampler.so=file=alloc.jfr,interval=512k -jar app.jar
 //! ```
 //!
-//! - [`options`]: the option string, checked before anything starts.
 //! - [`record`]: what the allocation callback hands the writer thread.
 //! - [`writer`]: the writer thread's work, behind a small [`writer::Vm`] trait.
 //! - `ffi`: everything that touches the JVM (and every `unsafe` block).
 
 mod ffi;
-pub mod options;
 pub mod record;
 pub mod writer;

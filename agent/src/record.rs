@@ -10,7 +10,7 @@
 //! [`SampleRecord`] builds a record; [`SampleView`] reads one where it lies,
 //! without copying its frames.
 
-use crate::options::MAX_DEPTH;
+use heapsampler_core::options::MAX_DEPTH;
 
 /// One stack frame as JVMTI gives it: a method id and a bytecode location.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

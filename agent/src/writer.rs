@@ -25,8 +25,8 @@ use jfr_writer::{
     StackTrace, StackTraceRef, Thread, ThreadRef, Ticks, events,
 };
 
-use crate::options::LiveMax;
 use crate::record::{RawFrame, SampleView};
+use heapsampler_core::options::LiveMax;
 
 /// A method as the JVM describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

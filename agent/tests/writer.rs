@@ -7,11 +7,11 @@ mod support;
 
 use std::collections::{HashMap, HashSet};
 
-use heapsampler::options::LiveMax;
 use heapsampler::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler::writer::{
     GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
+use heapsampler_core::options::LiveMax;
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
 use jfr_writer::{Options, Recording};

@@ -263,7 +263,7 @@ impl Sampling {
     fn agent_options(&self, output: &Path) -> Result<String, String> {
         let options =
             record::agent_options(output, &self.interval, self.depth, !self.no_live, self.rate);
-        heapsampler::options::Options::parse(Some(&options), std::process::id())
+        heapsampler_core::options::Options::parse(Some(&options), std::process::id())
             .map_err(|e| e.to_string())?;
         Ok(options)
     }

@@ -7,6 +7,8 @@
 //! - [`ring`]: a bounded multi-producer, single-consumer ring buffer of
 //!   variable-size records in which a full buffer makes producers wait: it never
 //!   drops a record.
+//! - [`options`]: the agent's option string (`interval=512k,live=true,...`),
+//!   parsed and checked without a JVM, so that the command line checks it too.
 //! - [`liveness`]: the table of sampled objects still tracked, swept after each
 //!   garbage collection to learn which of them died.
 //!
@@ -14,6 +16,7 @@
 //! use them to sample its own allocations.
 
 pub mod liveness;
+pub mod options;
 pub mod rate_limit;
 pub mod ring;
 pub mod sampling;

@@ -5,6 +5,8 @@
 //! reader (in `heapsampler-convert`) to decode, so they cannot disagree.
 //! References to `JFR-FORMAT.md` sections are to the team's format notes.
 
+pub mod names;
+
 use byteorder::{BigEndian, ByteOrder};
 
 /// The first four bytes of every chunk: `"FLR\0"`.

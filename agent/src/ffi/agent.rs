@@ -25,11 +25,11 @@ use parking_lot::{Mutex, RwLock};
 
 use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::sys::*;
-use crate::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
 use crate::writer::{
     self, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Writer,
 };
+use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {

@@ -1,0 +1,332 @@
+//! Every name the format gives a meaning to, written once: the metadata's
+//! elements and attributes, the classes every recording declares, the
+//! annotations and their unit values, and the event types and fields that
+//! heapsampler writes or reads. The writer declares with these and the
+//! reader looks up by them, so the two cannot spell a name differently.
+//!
+//! A test (`jfr-writer/tests/names.rs`) scans the workspace's non-test
+//! sources and fails if any of these names is spelled as a string literal
+//! anywhere but here.
+
+/// The elements of the metadata event's tree (`JFR-FORMAT.md` §5).
+pub mod element {
+    /// The tree's root.
+    pub const ROOT: &str = "root";
+    /// Holds the classes.
+    pub const METADATA: &str = "metadata";
+    /// A class: primitive, value type, event type or annotation type.
+    pub const CLASS: &str = "class";
+    /// A field of a class.
+    pub const FIELD: &str = "field";
+    /// A setting of an event type.
+    pub const SETTING: &str = "setting";
+    /// An annotation on a class, field or setting.
+    pub const ANNOTATION: &str = "annotation";
+    /// The time zone and locale, which the JDK's parser requires.
+    pub const REGION: &str = "region";
+}
+
+/// The attributes of metadata elements.
+pub mod attribute {
+    /// A class's id.
+    pub const ID: &str = "id";
+    /// The name of a class, field or setting.
+    pub const NAME: &str = "name";
+    /// A class's super type ([`super::class::EVENT`] for event types).
+    pub const SUPER_TYPE: &str = "superType";
+    /// Present (`"true"`) on classes whose values readers unwrap.
+    pub const SIMPLE_TYPE: &str = "simpleType";
+    /// The class id of a field's, setting's or annotation's type.
+    pub const CLASS: &str = "class";
+    /// Present (`"true"`) on fields whose values are pool keys.
+    pub const CONSTANT_POOL: &str = "constantPool";
+    /// `"1"` on array fields.
+    pub const DIMENSION: &str = "dimension";
+    /// A setting's default value.
+    pub const DEFAULT_VALUE: &str = "defaultValue";
+    /// An annotation's single element.
+    pub const VALUE: &str = "value";
+    /// The region's locale.
+    pub const LOCALE: &str = "locale";
+    /// The region's offset from UTC.
+    pub const GMT_OFFSET: &str = "gmtOffset";
+}
+
+/// Class names: primitives, `java.lang.String`, super types, and the
+/// JDK's constant-pool types.
+pub mod class {
+    /// `boolean`.
+    pub const BOOLEAN: &str = "boolean";
+    /// `byte`.
+    pub const BYTE: &str = "byte";
+    /// `short`.
+    pub const SHORT: &str = "short";
+    /// `char`.
+    pub const CHAR: &str = "char";
+    /// `int`.
+    pub const INT: &str = "int";
+    /// `long`.
+    pub const LONG: &str = "long";
+    /// `float`.
+    pub const FLOAT: &str = "float";
+    /// `double`.
+    pub const DOUBLE: &str = "double";
+    /// `java.lang.String`.
+    pub const STRING: &str = "java.lang.String";
+
+    /// The super type of event types.
+    pub const EVENT: &str = "jdk.jfr.Event";
+    /// The super type of annotation types.
+    pub const ANNOTATION: &str = "java.lang.annotation.Annotation";
+    /// The super type of setting types.
+    pub const SETTING_CONTROL: &str = "jdk.jfr.SettingControl";
+
+    /// A thread.
+    pub const THREAD: &str = "java.lang.Thread";
+    /// A thread group.
+    pub const THREAD_GROUP: &str = "jdk.types.ThreadGroup";
+    /// A Java class.
+    pub const CLASS: &str = "java.lang.Class";
+    /// A class loader.
+    pub const CLASS_LOADER: &str = "jdk.types.ClassLoader";
+    /// A package.
+    pub const PACKAGE: &str = "jdk.types.Package";
+    /// A module.
+    pub const MODULE: &str = "jdk.types.Module";
+    /// A Java method.
+    pub const METHOD: &str = "jdk.types.Method";
+    /// A stack trace.
+    pub const STACK_TRACE: &str = "jdk.types.StackTrace";
+    /// A frame of a stack trace.
+    pub const STACK_FRAME: &str = "jdk.types.StackFrame";
+    /// A frame's type (simple type: its description).
+    pub const FRAME_TYPE: &str = "jdk.types.FrameType";
+    /// A symbol (simple type: its string).
+    pub const SYMBOL: &str = "jdk.types.Symbol";
+}
+
+/// The `jdk.jfr` annotation types.
+pub mod annotation {
+    /// `@Label`.
+    pub const LABEL: &str = "jdk.jfr.Label";
+    /// `@Description`.
+    pub const DESCRIPTION: &str = "jdk.jfr.Description";
+    /// `@Category`.
+    pub const CATEGORY: &str = "jdk.jfr.Category";
+    /// `@Experimental`.
+    pub const EXPERIMENTAL: &str = "jdk.jfr.Experimental";
+    /// `@Name`.
+    pub const NAME: &str = "jdk.jfr.Name";
+    /// `@ContentType`: marks the unit annotations.
+    pub const CONTENT_TYPE: &str = "jdk.jfr.ContentType";
+    /// `@Timestamp`: a point in time, with a [`super::unit`] value.
+    pub const TIMESTAMP: &str = "jdk.jfr.Timestamp";
+    /// `@Timespan`: a duration, with a [`super::unit`] value.
+    pub const TIMESPAN: &str = "jdk.jfr.Timespan";
+    /// `@DataAmount`: bytes or bits.
+    pub const DATA_AMOUNT: &str = "jdk.jfr.DataAmount";
+    /// `@Unsigned`.
+    pub const UNSIGNED: &str = "jdk.jfr.Unsigned";
+    /// `@Percentage`.
+    pub const PERCENTAGE: &str = "jdk.jfr.Percentage";
+    /// `@Frequency`.
+    pub const FREQUENCY: &str = "jdk.jfr.Frequency";
+    /// `@MemoryAddress`.
+    pub const MEMORY_ADDRESS: &str = "jdk.jfr.MemoryAddress";
+    /// `@BooleanFlag`.
+    pub const BOOLEAN_FLAG: &str = "jdk.jfr.BooleanFlag";
+    /// `@Relational`.
+    pub const RELATIONAL: &str = "jdk.jfr.Relational";
+    /// `@StackTrace`: whether an event type records stack traces.
+    pub const STACK_TRACE: &str = "jdk.jfr.StackTrace";
+    /// `@Enabled`.
+    pub const ENABLED: &str = "jdk.jfr.Enabled";
+}
+
+/// The values of the unit annotations ([`super::annotation::TIMESTAMP`],
+/// [`super::annotation::TIMESPAN`], [`super::annotation::DATA_AMOUNT`]).
+pub mod unit {
+    /// Ticks of the chunk's clock (timestamps and timespans).
+    pub const TICKS: &str = "TICKS";
+    /// Milliseconds since the Unix epoch (timestamps).
+    pub const MILLISECONDS_SINCE_EPOCH: &str = "MILLISECONDS_SINCE_EPOCH";
+    /// Nanoseconds (timespans).
+    pub const NANOSECONDS: &str = "NANOSECONDS";
+    /// Microseconds (timespans).
+    pub const MICROSECONDS: &str = "MICROSECONDS";
+    /// Milliseconds (timespans).
+    pub const MILLISECONDS: &str = "MILLISECONDS";
+    /// Seconds (timespans).
+    pub const SECONDS: &str = "SECONDS";
+    /// Bytes (data amounts).
+    pub const BYTES: &str = "BYTES";
+    /// Bits (data amounts).
+    pub const BITS: &str = "BITS";
+}
+
+/// Event settings: their classes and the names event types declare them by.
+pub mod setting {
+    /// `enabled`.
+    pub const ENABLED: &str = "enabled";
+    /// `stackTrace`.
+    pub const STACK_TRACE: &str = "stackTrace";
+    /// `threshold`.
+    pub const THRESHOLD: &str = "threshold";
+    /// `period`.
+    pub const PERIOD: &str = "period";
+    /// `throttle`.
+    pub const THROTTLE: &str = "throttle";
+    /// `cutoff`.
+    pub const CUTOFF: &str = "cutoff";
+
+    /// The class of [`ENABLED`].
+    pub const ENABLED_CLASS: &str = "jdk.settings.Enabled";
+    /// The class of [`STACK_TRACE`].
+    pub const STACK_TRACE_CLASS: &str = "jdk.settings.StackTrace";
+    /// The class of [`THRESHOLD`].
+    pub const THRESHOLD_CLASS: &str = "jdk.settings.Threshold";
+    /// The class of [`PERIOD`].
+    pub const PERIOD_CLASS: &str = "jdk.settings.Period";
+    /// The class of [`THROTTLE`].
+    pub const THROTTLE_CLASS: &str = "jdk.settings.Throttle";
+    /// The class of [`CUTOFF`].
+    pub const CUTOFF_CLASS: &str = "jdk.settings.Cutoff";
+}
+
+/// Event type names: the JDK's that we write or read, and our own.
+pub mod event {
+    /// The JDK's allocation sample: what Mission Control's allocation
+    /// pages and rules read, and what we write once per sample.
+    pub const OBJECT_ALLOCATION_SAMPLE: &str = "jdk.ObjectAllocationSample";
+    /// Which recording this is.
+    pub const ACTIVE_RECORDING: &str = "jdk.ActiveRecording";
+    /// One setting of one event type.
+    pub const ACTIVE_SETTING: &str = "jdk.ActiveSetting";
+    /// The JDK's CPU sample, whose thread is `sampledThread`.
+    pub const EXECUTION_SAMPLE: &str = "jdk.ExecutionSample";
+    /// Ours: a sampled object's life, freed or still live at the end.
+    pub const OBJECT_LIFETIME: &str = "heapsampler.ObjectLifetime";
+    /// Ours: a garbage collection the agent saw.
+    pub const GARBAGE_COLLECTION: &str = "heapsampler.GarbageCollection";
+    /// Ours: the agent's counters.
+    pub const AGENT_STATISTICS: &str = "heapsampler.AgentStatistics";
+}
+
+/// Field names, of events and of the constant-pool types.
+pub mod field {
+    // Every event's standard fields, in this order.
+    /// When the event started, in ticks: every event's first field.
+    pub const START_TIME: &str = "startTime";
+    /// How long it took, in ticks: second when present.
+    pub const DURATION: &str = "duration";
+    /// The thread the event happened in.
+    pub const EVENT_THREAD: &str = "eventThread";
+    /// Where the event happened.
+    pub const STACK_TRACE: &str = "stackTrace";
+    /// The thread a sampling event (`jdk.ExecutionSample`) sampled.
+    pub const SAMPLED_THREAD: &str = "sampledThread";
+
+    // Allocation samples and lifetimes.
+    /// The allocated object's class.
+    pub const OBJECT_CLASS: &str = "objectClass";
+    /// The bytes a sample stands for.
+    pub const WEIGHT: &str = "weight";
+    /// The sampled object's size in bytes.
+    pub const OBJECT_SIZE: &str = "objectSize";
+    /// Still reachable when the recording ended.
+    pub const LIVE: &str = "live";
+    /// Collections the object is known to have outlived.
+    pub const GCS_SURVIVED: &str = "gcsSurvived";
+    /// The collection after which the object was found dead.
+    pub const FREED_BY_GC_ID: &str = "freedByGcId";
+    /// Whether liveness was tracked.
+    pub const TRACKED: &str = "tracked";
+    /// A collection's number.
+    pub const GC_ID: &str = "gcId";
+
+    // The agent's statistics.
+    /// Samples the JVM handed the agent.
+    pub const SAMPLES: &str = "samples";
+    /// Events written.
+    pub const EVENTS_WRITTEN: &str = "eventsWritten";
+    /// Times an allocating thread waited for room in the ring.
+    pub const BACK_PRESSURE_WAITS: &str = "backPressureWaits";
+    /// Time allocating threads spent waiting for room in the ring.
+    pub const BACK_PRESSURE_TIME: &str = "backPressureTime";
+    /// Objects tracked for liveness.
+    pub const TRACKED_OBJECTS: &str = "trackedObjects";
+    /// Bytes written.
+    pub const BYTES_WRITTEN: &str = "bytesWritten";
+    /// Samples lost: always 0.
+    pub const LOST_SAMPLES: &str = "lostSamples";
+    /// Samples not tracked for liveness.
+    pub const UNTRACKED_OBJECTS: &str = "untrackedObjects";
+
+    // `jdk.ActiveRecording` and `jdk.ActiveSetting`.
+    /// A recording's id, or the id of the event type a setting is of.
+    pub const ID: &str = "id";
+    /// Where the recording goes.
+    pub const DESTINATION: &str = "destination";
+    /// How long data is kept.
+    pub const MAX_AGE: &str = "maxAge";
+    /// How often the recording is flushed.
+    pub const FLUSH_INTERVAL: &str = "flushInterval";
+    /// How much data is kept.
+    pub const MAX_SIZE: &str = "maxSize";
+    /// When the recording started.
+    pub const RECORDING_START: &str = "recordingStart";
+    /// How long the recording runs.
+    pub const RECORDING_DURATION: &str = "recordingDuration";
+    /// A setting's value.
+    pub const VALUE: &str = "value";
+
+    // The constant-pool types' fields.
+    /// A name: of a thread group, a class (a symbol), a method, a setting...
+    pub const NAME: &str = "name";
+    /// A thread's name in the operating system.
+    pub const OS_NAME: &str = "osName";
+    /// A thread's id in the operating system.
+    pub const OS_THREAD_ID: &str = "osThreadId";
+    /// `Thread.getName()`.
+    pub const JAVA_NAME: &str = "javaName";
+    /// `Thread.getId()`.
+    pub const JAVA_THREAD_ID: &str = "javaThreadId";
+    /// A thread's group.
+    pub const GROUP: &str = "group";
+    /// A thread group's parent.
+    pub const PARENT: &str = "parent";
+    /// A class's or module's loader.
+    pub const CLASS_LOADER: &str = "classLoader";
+    /// A class's package.
+    pub const PACKAGE: &str = "package";
+    /// Access modifiers.
+    pub const MODIFIERS: &str = "modifiers";
+    /// Whether a class or method is hidden.
+    pub const HIDDEN: &str = "hidden";
+    /// A class loader's class, a method's class, or a frame's type.
+    pub const TYPE: &str = "type";
+    /// A package's module.
+    pub const MODULE: &str = "module";
+    /// Whether a package is exported.
+    pub const EXPORTED: &str = "exported";
+    /// A module's version.
+    pub const VERSION: &str = "version";
+    /// A module's location.
+    pub const LOCATION: &str = "location";
+    /// A method's descriptor: `(I)V`.
+    pub const DESCRIPTOR: &str = "descriptor";
+    /// Whether a stack trace was cut at the depth limit.
+    pub const TRUNCATED: &str = "truncated";
+    /// A stack trace's frames, top first.
+    pub const FRAMES: &str = "frames";
+    /// A frame's method.
+    pub const METHOD: &str = "method";
+    /// A frame's line (-1: unknown).
+    pub const LINE_NUMBER: &str = "lineNumber";
+    /// A frame's bytecode index.
+    pub const BYTECODE_INDEX: &str = "bytecodeIndex";
+    /// A frame type's text.
+    pub const DESCRIPTION: &str = "description";
+    /// A symbol's text.
+    pub const STRING: &str = "string";
+}
