@@ -14,8 +14,7 @@
 //! Run with `cargo bench -p heapsampler-agent --bench writer`; results in
 //! BENCHMARKS.md.
 
-#[path = "../../jfr-writer/benches/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -1,8 +1,7 @@
 //! The agent in real JVMs (the JDK 17 on PATH): recordings checked with the
 //! JDK's own parser.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -2,8 +2,7 @@
 //! `jdk.ObjectAllocationSample` and exactly one `heapsampler.ObjectLifetime`,
 //! methods resolve to names and lines, and the JDK's parser reads it all.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::collections::{HashMap, HashSet};
 

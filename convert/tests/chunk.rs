@@ -2,8 +2,7 @@
 //! exactly (through the constant pools), and a JDK recording's events are
 //! all read, with the counts the JDK's own `jfr summary` gives.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::collections::BTreeMap;
 

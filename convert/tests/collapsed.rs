@@ -2,8 +2,7 @@
 //! --thread, --class) on a recording written with known events: exact folded
 //! lines and sums, exactly the expected events kept, usage errors exit 2.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

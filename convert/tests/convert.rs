@@ -2,8 +2,7 @@
 //! jdk.ObjectAllocationSample and jdk.ExecutionSample row of a real JDK
 //! recording equals, value by value, what the JDK says about the same event.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -7,8 +7,7 @@
 //! same files as on one, and reports a corrupt middle chunk and a cut last
 //! chunk the same way.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 mod recordings;
 

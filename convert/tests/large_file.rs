@@ -3,8 +3,7 @@
 //! of disk or memory: `RecordingFile` reads a stream that repeats a real JDK
 //! chunk until it is past 4 GiB, generated as it is read.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::io::{self, Read};
 

@@ -1,7 +1,6 @@
 //! The reader's metadata parser on files from jfr-writer and from the JDK.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use heapsampler_convert::read::cursor::Cursor;
 use heapsampler_convert::read::metadata::Metadata;

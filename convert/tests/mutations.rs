@@ -12,8 +12,7 @@
 //! reads through `RecordingFile` as the commands do, and also watches time
 //! and memory.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 mod read_all;
 mod recordings;

@@ -1,7 +1,6 @@
 //! `heapsampler record -- java ...` with a real JVM and the real agent.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

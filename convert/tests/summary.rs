@@ -1,8 +1,7 @@
 //! `heapsampler summary` against the JDK's own `jfr summary`, on plain,
 //! compressed and truncated recordings.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::io::Write;
 use std::path::Path;

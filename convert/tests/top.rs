@@ -1,8 +1,7 @@
 //! `heapsampler top` on recordings with known weights: exact sums, order
 //! and shares, by site, class and thread, and for what is still live.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,8 +3,7 @@
 //!
 //! Run with `cargo bench -p jfr-writer --bench encode`; results in BENCHMARKS.md.
 
-#[path = "support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

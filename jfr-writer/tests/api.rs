@@ -2,7 +2,7 @@
 //! type, a missing or extra field, a type or value from another recording.
 //! A refused event writes nothing.
 
-mod support;
+use heapsampler_test_support as support;
 
 use std::io::Cursor;
 

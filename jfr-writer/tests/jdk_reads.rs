@@ -3,7 +3,7 @@
 //! through testdata/checker/RecordingDump.java), with every field value
 //! compared to what was written.
 
-mod support;
+use heapsampler_test_support as support;
 
 /// The example's own code, so this test checks what the example writes.
 #[allow(dead_code)] // its `main` is not called here

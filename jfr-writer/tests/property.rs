@@ -3,7 +3,7 @@
 //! equal values. Each case starts a JVM, so there are few cases with many
 //! events each.
 
-mod support;
+use heapsampler_test_support as support;
 
 use jfr_writer::{
     Class, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,

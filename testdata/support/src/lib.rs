@@ -1,12 +1,33 @@
-//! Runs the JDK's own parsers on files the writer produced: `jfr summary`,
-//! `jfr print --json`, and `testdata/checker/RecordingDump.java`, which reads
-//! with `jdk.jfr.consumer.RecordingFile` and prints every field of every event.
+//! What the tests and benchmarks of several crates share, chiefly the
+//! JDK's own parsers run on the files we write: `jfr summary`, `jfr print
+//! --json`, and `testdata/checker/RecordingDump.java`, which reads with
+//! `jdk.jfr.consumer.RecordingFile` and prints every field of every event.
+//!
+//! Files go under cargo's target directory (`target/tmp`, what cargo gives
+//! integration tests as `CARGO_TARGET_TMPDIR`), found from the running test
+//! binary, so a test's files stay beside the build that made them.
 
-#![allow(dead_code)] // Each test binary uses a different part.
-
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+
+/// `target/tmp`: the target directory is the first one up from the running
+/// binary that holds cargo's `CACHEDIR.TAG`.
+fn target_tmp() -> PathBuf {
+    static TMP: OnceLock<PathBuf> = OnceLock::new();
+    TMP.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let target = exe
+            .ancestors()
+            .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+            .unwrap_or_else(|| panic!("{} is not under a cargo target directory", exe.display()));
+        let tmp = target.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        tmp
+    })
+    .clone()
+}
 
 /// `libheapsampler.so` as cargo built it for this test run, for the agent's
 /// and the command line's tests: in the deps directory beside the test
@@ -29,9 +50,7 @@ pub fn agent_library() -> PathBuf {
 
 /// A fresh temporary directory for one test's files.
 pub fn temp_dir(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("jfr-writer")
-        .join(test);
+    let dir = target_tmp().join("heapsampler-tests").join(test);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -94,9 +113,8 @@ pub fn print_text(path: &Path, event_type: &str) -> String {
 fn checker_classes() -> &'static Path {
     static CLASSES: OnceLock<PathBuf> = OnceLock::new();
     CLASSES.get_or_init(|| {
-        let source =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/checker/RecordingDump.java");
-        let classes = Path::new(env!("CARGO_TARGET_TMPDIR")).join("checker-classes");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checker/RecordingDump.java");
+        let classes = target_tmp().join("checker-classes");
         // Compile into a private directory, then rename: test binaries run in
         // parallel and must never see a half-written class file.
         let staging = classes.with_extension(format!("{}", std::process::id()));
@@ -166,8 +184,7 @@ pub fn settings(path: &Path) -> Vec<String> {
 pub fn jdk_recording() -> &'static Path {
     static RECORDING: OnceLock<PathBuf> = OnceLock::new();
     RECORDING.get_or_init(|| {
-        let path =
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("jdk-{}.jfr", std::process::id()));
+        let path = target_tmp().join(format!("jdk-{}.jfr", std::process::id()));
         let option = format!(
             "-XX:StartFlightRecording:filename={},settings=profile",
             path.display()
@@ -211,4 +228,27 @@ pub fn write_allocation_samples(path: &Path, count: i64, flush_every: i64, max_c
         }
     }
     recording.close().unwrap();
+}
+
+/// Accepts and forgets every byte: a benchmark measures encoding, not
+/// disks.
+pub struct Discard(pub u64);
+
+impl Write for Discard {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0 += bytes.len() as u64;
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for Discard {
+    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
+        Ok(match position {
+            SeekFrom::Start(at) => at,
+            _ => self.0,
+        })
+    }
 }
