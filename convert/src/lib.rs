@@ -9,21 +9,13 @@
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
 //! - [`top`]: `heapsampler top`, where the bytes go.
-//! - [`record`]: `heapsampler record -- java ...`.
-//! - [`attach`]: `heapsampler attach PID` and `detach PID`, through jcmd.
-//! - [`demo`]: `heapsampler demo`, the bundled workload recorded.
-//! - [`jdk`]: finding the JDK's tools.
 
-pub mod attach;
 pub mod collapsed;
 pub mod conversion;
-pub mod demo;
 pub mod export;
 pub mod filter;
-pub mod jdk;
 pub mod progress;
 pub mod read;
-pub mod record;
 pub mod rows;
 pub mod summary;
 pub mod top;

@@ -1,15 +1,12 @@
-//! `heapsampler`, the command line: one entry point for recording,
-//! converting and summarising heap-allocation recordings.
+//! The command line's grammar: every command, option and its help, as
+//! clap parses them. What the commands do is in the other modules.
 
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use heapsampler_convert::conversion::{self, ConvertError, Format};
-use heapsampler_convert::filter::{Filter, TimeBound, parse_regex};
-use heapsampler_convert::summary::summarize;
-use heapsampler_convert::top::{self, GroupBy, Query};
-use heapsampler_convert::{attach, demo, jdk, record};
+use heapsampler_convert::conversion::Format;
+use heapsampler_convert::filter::{TimeBound, parse_regex};
+use heapsampler_convert::top::GroupBy;
 use regex::Regex;
 
 /// A low-overhead heap-allocation profiler for the JVM.
@@ -21,22 +18,16 @@ use regex::Regex;
 /// with `heapsampler attach PID`; or load the agent yourself:
 /// `java -agentpath:/path/libheapsampler.so=file=alloc.jfr ...`
 #[derive(Debug, Parser)]
-#[command(
-    name = "heapsampler",
-    version,
-    about,
-    long_about,
-    arg_required_else_help = true
-)]
+#[command(name = "heapsampler", version, arg_required_else_help = true)]
 #[command(after_help = "\
 Exit codes: 0 success, 1 bad input (a file that cannot be read), 2 bad usage.")]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
-    command: Command,
+    pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+pub enum Command {
     /// Run a Java program with the agent, then say where the recording is.
     ///
     /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
@@ -239,306 +230,20 @@ Examples:
 
 /// How to sample: the options `record` and `attach` share.
 #[derive(Debug, clap::Args)]
-struct Sampling {
+pub struct Sampling {
     /// Mean bytes between samples (k, m, g suffixes; 0: every allocation).
     #[arg(long, default_value = "512k")]
-    interval: String,
+    pub interval: String,
     /// Stack frames kept per sample.
     #[arg(long, default_value_t = 64)]
-    depth: usize,
+    pub depth: usize,
     /// Do not track whether sampled objects stay live.
     #[arg(long)]
-    no_live: bool,
+    pub no_live: bool,
     /// At most about this many samples per second.
     #[arg(long)]
-    rate: Option<f64>,
+    pub rate: Option<f64>,
     /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
     #[arg(long)]
-    agent: Option<PathBuf>,
-}
-
-impl Sampling {
-    /// The agent's option string, checked by the agent's own parser so that
-    /// a bad value is reported here, not on the JVM's stderr.
-    fn agent_options(&self, output: &Path) -> Result<String, String> {
-        let options =
-            record::agent_options(output, &self.interval, self.depth, !self.no_live, self.rate);
-        heapsampler_core::options::Options::parse(Some(&options), std::process::id())
-            .map_err(|e| e.to_string())?;
-        Ok(options)
-    }
-}
-
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("heapsampler: {message}");
-    ExitCode::from(1)
-}
-
-fn run_attach(
-    pid: u32,
-    output: Option<PathBuf>,
-    sampling: &Sampling,
-    jcmd: Option<&Path>,
-) -> ExitCode {
-    // The JVM has its own working directory: give it an absolute path.
-    let output = output.unwrap_or_else(|| PathBuf::from(format!("heapsampler-{pid}.jfr")));
-    let output = match std::path::absolute(&output) {
-        Ok(path) => path,
-        Err(e) => return fail(format_args!("{}: {e}", output.display())),
-    };
-    let result = (|| {
-        let jcmd = jdk::find_tool("jcmd", jcmd)?;
-        let agent = record::find_agent(sampling.agent.as_deref())?;
-        let options = sampling.agent_options(&output)?;
-        attach::attach(&jcmd, pid, &agent, &options, &output)
-    })();
-    match result {
-        Ok(()) => {
-            eprintln!(
-                "heapsampler: recording JVM {pid} to {}; stop with `heapsampler detach {pid}`",
-                output.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(message) => fail(message),
-    }
-}
-
-fn run_detach(pid: u32, agent: Option<&Path>, jcmd: Option<&Path>) -> ExitCode {
-    let result = (|| {
-        let jcmd = jdk::find_tool("jcmd", jcmd)?;
-        let agent = record::find_agent(agent)?;
-        attach::detach(&jcmd, pid, &agent)
-    })();
-    match result {
-        Ok(Some(recording)) => {
-            match record::report(&recording) {
-                Ok(report) => report
-                    .lines()
-                    .for_each(|line| eprintln!("heapsampler: {line}")),
-                Err(error) => {
-                    eprintln!("heapsampler: stopped, but the recording cannot be read: {error}")
-                }
-            }
-            ExitCode::SUCCESS
-        }
-        Ok(None) => {
-            eprintln!("heapsampler: stopped the recording in JVM {pid}");
-            ExitCode::SUCCESS
-        }
-        Err(message) => fail(message),
-    }
-}
-
-fn run_demo(dir: &Path, seconds: u32, agent: Option<&Path>) -> ExitCode {
-    let files = demo::Files::in_dir(dir);
-    let agent = match record::find_agent(agent) {
-        Ok(agent) => agent,
-        Err(message) => return fail(message),
-    };
-    println!(
-        "Recording a small order service for {seconds} s with the agent ({})...",
-        agent.display()
-    );
-    match demo::record_workload(&files, &agent, seconds) {
-        Ok(said) => println!("  the service said: {said}"),
-        Err(message) => return fail(message),
-    }
-    match record::report(&files.recording) {
-        Ok(report) => report.lines().for_each(|line| println!("  {line}")),
-        Err(message) => return fail(format_args!("the recording cannot be read: {message}")),
-    }
-    match demo::check_with_jdk(&files.recording) {
-        Some(Ok(events)) => println!("  the JDK's `jfr summary` reads it: {events} events"),
-        Some(Err(message)) => {
-            return fail(format_args!(
-                "the JDK's jfr cannot read the recording: {message}"
-            ));
-        }
-        None => println!("  (no `jfr` tool found to check it with the JDK's own parser)"),
-    }
-    let csv = conversion::Options {
-        output: Some(files.csv.clone()),
-        events: vec!["jdk.ObjectAllocationSample".to_owned()],
-        stack_depth: 64,
-        format: Format::Csv,
-        filter: Filter::default(),
-        threads: 0,
-    };
-    match conversion::convert(&files.recording, &csv) {
-        Ok(outcome) => println!(
-            "  samples as CSV: {} ({} rows)",
-            files.csv.display(),
-            outcome.events
-        ),
-        Err(error) => return fail(error),
-    }
-    // Objects that outlived two collections: recent garbage not yet
-    // collected is "live" too, and would hide the leak.
-    for (live, min_gcs, title) in [
-        (
-            false,
-            0,
-            "Where the bytes were allocated (the first frame outside the JDK, estimated bytes):",
-        ),
-        (
-            true,
-            2,
-            "Still live at the end after outliving 2 or more collections (a leak shows here):",
-        ),
-    ] {
-        let query = Query {
-            by: GroupBy::AppSite,
-            live,
-            min_gcs,
-        };
-        match top::top(&files.recording, query) {
-            Ok(table) => {
-                println!("\n{title}");
-                print!("{}", table.render(if live { 5 } else { 10 }));
-            }
-            Err(error) => return fail(error),
-        }
-    }
-    let recording = files.recording.display();
-    println!(
-        "\nNext: open {recording} in JDK Mission Control, or try\n  \
-         heapsampler top {recording} --by site    (the top frame, JDK code included)\n  \
-         heapsampler top {recording} --by class\n  \
-         heapsampler top {recording} --live\n  \
-         heapsampler convert {recording} --format collapsed -o {}/demo.collapsed",
-        files.dir.display()
-    );
-    ExitCode::SUCCESS
-}
-
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Summary { file } => match summarize(&file) {
-            Ok(summary) => {
-                print!("{}", summary.render(&file));
-                if let Some((offset, bytes)) = summary.truncated {
-                    eprintln!(
-                        "heapsampler: warning: {}: the last chunk (at byte {offset}) is cut short after {bytes} bytes; \
-                         the summary covers the complete chunks before it",
-                        file.display()
-                    );
-                }
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("heapsampler: {error}");
-                ExitCode::from(1)
-            }
-        },
-        Command::Record {
-            output,
-            sampling,
-            program,
-        } => {
-            let result = record::find_agent(sampling.agent.as_deref()).and_then(|agent| {
-                let options = sampling.agent_options(&output)?;
-                record::run(&agent, &options, &program)
-            });
-            match result {
-                Ok(code) => {
-                    match record::report(&output) {
-                        Ok(report) => report
-                            .lines()
-                            .for_each(|line| eprintln!("heapsampler: {line}")),
-                        Err(error) => eprintln!("heapsampler: no readable recording: {error}"),
-                    }
-                    ExitCode::from(code.clamp(0, 255) as u8)
-                }
-                Err(message) => {
-                    eprintln!("heapsampler: {message}");
-                    ExitCode::from(1)
-                }
-            }
-        }
-        Command::Attach {
-            pid,
-            output,
-            sampling,
-            jcmd,
-        } => run_attach(pid, output, &sampling, jcmd.as_deref()),
-        Command::Detach { pid, agent, jcmd } => run_detach(pid, agent.as_deref(), jcmd.as_deref()),
-        Command::Demo {
-            dir,
-            seconds,
-            agent,
-        } => run_demo(&dir, seconds, agent.as_deref()),
-        Command::Top {
-            file,
-            by,
-            live,
-            min_gcs,
-            limit,
-        } => {
-            let query = Query { by, live, min_gcs };
-            match top::top(&file, query) {
-                Ok(table) if table.events == 0 => {
-                    // Not an empty table: the question does not fit the file.
-                    eprintln!(
-                        "heapsampler: {} has no {} events: {}",
-                        file.display(),
-                        query.event_type(),
-                        query.without_events()
-                    );
-                    ExitCode::from(1)
-                }
-                Ok(table) => {
-                    print!("{}", table.render(limit));
-                    ExitCode::SUCCESS
-                }
-                Err(error) => {
-                    eprintln!("heapsampler: {error}");
-                    ExitCode::from(1)
-                }
-            }
-        }
-        Command::Convert {
-            file,
-            output,
-            events,
-            stack_depth,
-            format,
-            from,
-            to,
-            thread,
-            class,
-            threads,
-        } => {
-            let options = conversion::Options {
-                output,
-                events,
-                stack_depth,
-                format,
-                filter: Filter {
-                    from,
-                    to,
-                    thread,
-                    class,
-                },
-                threads,
-            };
-            match conversion::convert(&file, &options) {
-                Ok(outcome) => {
-                    for warning in outcome.warnings(&file) {
-                        eprintln!("heapsampler: {warning}");
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(ConvertError::Usage(message)) => {
-                    eprintln!("heapsampler: {message}");
-                    ExitCode::from(2)
-                }
-                Err(ConvertError::Failed(message)) => {
-                    eprintln!("heapsampler: {message}");
-                    ExitCode::from(1)
-                }
-            }
-        }
-    }
+    pub agent: Option<PathBuf>,
 }

@@ -4,11 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::summary::summarize;
-use crate::top::{self, GroupBy, Query};
+use heapsampler_convert::summary::summarize;
+use heapsampler_convert::top::{self, GroupBy, Query};
+
+use crate::args::Sampling;
 
 /// The agent library's file name.
-pub const AGENT_FILE: &str = "libheapsampler.so";
+const AGENT_FILE: &str = "libheapsampler.so";
 
 /// Finds the agent: `--agent`, then `$HEAPSAMPLER_AGENT`, then next to this
 /// executable (where `cargo build --release` puts both).
@@ -47,8 +49,24 @@ pub fn find_agent(explicit: Option<&Path>) -> Result<PathBuf, String> {
         })
 }
 
+/// The agent's option string for a recording with `sampling`'s options,
+/// checked by the agent's own parser so that a bad value is reported here,
+/// not on the JVM's stderr.
+pub fn agent_options(sampling: &Sampling, output: &Path) -> Result<String, String> {
+    let options = option_string(
+        output,
+        &sampling.interval,
+        sampling.depth,
+        !sampling.no_live,
+        sampling.rate,
+    );
+    heapsampler_core::options::Options::parse(Some(&options), std::process::id())
+        .map_err(|e| e.to_string())?;
+    Ok(options)
+}
+
 /// The agent's option string for a recording.
-pub fn agent_options(
+pub fn option_string(
     output: &Path,
     interval: &str,
     depth: usize,

@@ -7,26 +7,30 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use heapsampler_convert::conversion::{self, Format};
+use heapsampler_convert::filter::Filter;
+use heapsampler_convert::top::{self, GroupBy, Query};
+
 use crate::jdk::find_tool;
 use crate::record;
 
 /// The workload's source, written out and compiled at each run.
-pub const SOURCE: &str = include_str!("../../testdata/workloads/Demo.java");
+const SOURCE: &str = include_str!("../../../../testdata/workloads/Demo.java");
 
 /// The demo's files, all in one folder.
 #[derive(Debug, Clone)]
-pub struct Files {
+struct Files {
     /// The folder.
-    pub dir: PathBuf,
+    dir: PathBuf,
     /// The recording.
-    pub recording: PathBuf,
+    recording: PathBuf,
     /// The samples as CSV.
-    pub csv: PathBuf,
+    csv: PathBuf,
 }
 
 impl Files {
     /// The files the demo writes into `dir`.
-    pub fn in_dir(dir: &Path) -> Self {
+    fn in_dir(dir: &Path) -> Self {
         Self {
             dir: dir.to_owned(),
             recording: dir.join("demo.jfr"),
@@ -35,10 +39,83 @@ impl Files {
     }
 }
 
+/// `heapsampler demo`: records the workload into `dir` for `seconds`, has
+/// the JDK check the recording, converts its samples and prints what
+/// heapsampler finds in it.
+pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String> {
+    let files = Files::in_dir(dir);
+    let agent = record::find_agent(agent)?;
+    println!(
+        "Recording a small order service for {seconds} s with the agent ({})...",
+        agent.display()
+    );
+    let said = record_workload(&files, &agent, seconds)?;
+    println!("  the service said: {said}");
+    let report = record::report(&files.recording)
+        .map_err(|message| format!("the recording cannot be read: {message}"))?;
+    report.lines().for_each(|line| println!("  {line}"));
+    match check_with_jdk(&files.recording) {
+        Some(Ok(events)) => println!("  the JDK's `jfr summary` reads it: {events} events"),
+        Some(Err(message)) => {
+            return Err(format!(
+                "the JDK's jfr cannot read the recording: {message}"
+            ));
+        }
+        None => println!("  (no `jfr` tool found to check it with the JDK's own parser)"),
+    }
+    let csv = conversion::Options {
+        output: Some(files.csv.clone()),
+        events: vec!["jdk.ObjectAllocationSample".to_owned()],
+        stack_depth: 64,
+        format: Format::Csv,
+        filter: Filter::default(),
+        threads: 0,
+    };
+    let outcome = conversion::convert(&files.recording, &csv).map_err(|e| e.to_string())?;
+    println!(
+        "  samples as CSV: {} ({} rows)",
+        files.csv.display(),
+        outcome.events
+    );
+    // Objects that outlived two collections: recent garbage not yet
+    // collected is "live" too, and would hide the leak.
+    for (live, min_gcs, title) in [
+        (
+            false,
+            0,
+            "Where the bytes were allocated (the first frame outside the JDK, estimated bytes):",
+        ),
+        (
+            true,
+            2,
+            "Still live at the end after outliving 2 or more collections (a leak shows here):",
+        ),
+    ] {
+        let query = Query {
+            by: GroupBy::AppSite,
+            live,
+            min_gcs,
+        };
+        let table = top::top(&files.recording, query).map_err(|e| e.to_string())?;
+        println!("\n{title}");
+        print!("{}", table.render(if live { 5 } else { 10 }));
+    }
+    let recording = files.recording.display();
+    println!(
+        "\nNext: open {recording} in JDK Mission Control, or try\n  \
+         heapsampler top {recording} --by site    (the top frame, JDK code included)\n  \
+         heapsampler top {recording} --by class\n  \
+         heapsampler top {recording} --live\n  \
+         heapsampler convert {recording} --format collapsed -o {}/demo.collapsed",
+        files.dir.display()
+    );
+    Ok(())
+}
+
 /// Writes the workload's source into `files.dir`, compiles it there and
 /// runs it for `seconds` under the agent with the launcher's default
 /// options. Returns what the workload printed.
-pub fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, String> {
+fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, String> {
     let javac = find_tool("javac", None)?;
     let java = find_tool("java", None)?;
     std::fs::create_dir_all(&files.dir)
@@ -62,7 +139,7 @@ pub fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<Stri
             String::from_utf8_lossy(&compiled.stderr).trim()
         ));
     }
-    let options = record::agent_options(&files.recording, "512k", 64, true, None) + ",log=quiet";
+    let options = record::option_string(&files.recording, "512k", 64, true, None) + ",log=quiet";
     let output = Command::new(&java)
         .arg(format!("-agentpath:{}={options}", agent.display()))
         // A small heap, so that collections happen and liveness shows.
@@ -85,7 +162,7 @@ pub fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<Stri
 /// What the JDK's `jfr summary` says of the recording: `Ok(events)`, the
 /// number of events it counted; `Err` with its complaint; `None` when no
 /// `jfr` tool is installed.
-pub fn check_with_jdk(recording: &Path) -> Option<Result<u64, String>> {
+fn check_with_jdk(recording: &Path) -> Option<Result<u64, String>> {
     let jfr = find_tool("jfr", None).ok()?;
     let output = match Command::new(&jfr).arg("summary").arg(recording).output() {
         Ok(output) => output,

@@ -1,0 +1,232 @@
+//! `heapsampler`, the command line: one entry point for recording,
+//! converting and summarising heap-allocation recordings.
+//!
+//! `main` parses the arguments ([`args`]), [`run`]s the command, and turns
+//! its outcome into an exit code in one place: 0 success, 1 bad input (a
+//! file, a JVM or an output that fails), 2 bad usage (clap's own exit code
+//! for arguments it rejects, and ours for options that contradict each
+//! other). `record` passes the program's exit code through.
+//!
+//! - [`args`]: the commands and options, with their help.
+//! - [`record`]: `record -- java ...`, finding the agent, and the report
+//!   after a recording.
+//! - [`attach`]: `attach PID` and `detach PID`, through jcmd.
+//! - [`demo`]: the bundled workload recorded and looked at.
+//! - [`jdk`]: finding the JDK's tools.
+//!
+//! Reading and converting recordings is the library's
+//! (`heapsampler_convert`); nothing here parses a recording.
+
+mod args;
+mod attach;
+mod demo;
+mod jdk;
+mod record;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use heapsampler_convert::conversion::{self, ConvertError};
+use heapsampler_convert::filter::Filter;
+use heapsampler_convert::summary::summarize;
+use heapsampler_convert::top::{self, Query};
+
+use args::{Cli, Command, Sampling};
+
+/// Why a command failed: the line to print, and so the exit code.
+#[derive(Debug)]
+enum Failure {
+    /// The options contradict each other: exit code 2.
+    Usage(String),
+    /// A file, a JVM or the output failed: exit code 1.
+    Failed(String),
+}
+
+impl Failure {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::Usage(_) => ExitCode::from(2),
+            Self::Failed(_) => ExitCode::from(1),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Usage(message) | Self::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
+}
+
+impl From<ConvertError> for Failure {
+    fn from(error: ConvertError) -> Self {
+        match error {
+            ConvertError::Usage(message) => Self::Usage(message),
+            ConvertError::Failed(message) => Self::Failed(message),
+        }
+    }
+}
+
+/// A line on standard error, as every message of ours is: `heapsampler: ...`.
+fn say(message: impl std::fmt::Display) {
+    eprintln!("heapsampler: {message}");
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(failure) => {
+            say(&failure);
+            failure.exit_code()
+        }
+    }
+}
+
+/// Runs the command; the exit code of success is 0 but for `record`.
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    match cli.command {
+        Command::Record {
+            output,
+            sampling,
+            program,
+        } => return record(&output, &sampling, &program),
+        Command::Attach {
+            pid,
+            output,
+            sampling,
+            jcmd,
+        } => attach(pid, output, &sampling, jcmd.as_deref())?,
+        Command::Detach { pid, agent, jcmd } => detach(pid, agent.as_deref(), jcmd.as_deref())?,
+        Command::Demo {
+            dir,
+            seconds,
+            agent,
+        } => demo::run(&dir, seconds, agent.as_deref())?,
+        Command::Summary { file } => summary(&file)?,
+        Command::Top {
+            file,
+            by,
+            live,
+            min_gcs,
+            limit,
+        } => top(&file, Query { by, live, min_gcs }, limit)?,
+        Command::Convert {
+            file,
+            output,
+            events,
+            stack_depth,
+            format,
+            from,
+            to,
+            thread,
+            class,
+            threads,
+        } => {
+            let options = conversion::Options {
+                output,
+                events,
+                stack_depth,
+                format,
+                filter: Filter {
+                    from,
+                    to,
+                    thread,
+                    class,
+                },
+                threads,
+            };
+            convert(&file, &options)?
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn record(output: &Path, sampling: &Sampling, program: &[String]) -> Result<ExitCode, Failure> {
+    let agent = record::find_agent(sampling.agent.as_deref())?;
+    let options = record::agent_options(sampling, output)?;
+    let code = record::run(&agent, &options, program)?;
+    match record::report(output) {
+        Ok(report) => report.lines().for_each(say),
+        Err(error) => say(format_args!("no readable recording: {error}")),
+    }
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+fn attach(
+    pid: u32,
+    output: Option<PathBuf>,
+    sampling: &Sampling,
+    jcmd: Option<&Path>,
+) -> Result<(), Failure> {
+    // The JVM has its own working directory: give it an absolute path.
+    let output = output.unwrap_or_else(|| PathBuf::from(format!("heapsampler-{pid}.jfr")));
+    let output = std::path::absolute(&output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let jcmd = jdk::find_tool("jcmd", jcmd)?;
+    let agent = record::find_agent(sampling.agent.as_deref())?;
+    let options = record::agent_options(sampling, &output)?;
+    attach::attach(&jcmd, pid, &agent, &options, &output)?;
+    say(format_args!(
+        "recording JVM {pid} to {}; stop with `heapsampler detach {pid}`",
+        output.display()
+    ));
+    Ok(())
+}
+
+fn detach(pid: u32, agent: Option<&Path>, jcmd: Option<&Path>) -> Result<(), Failure> {
+    let jcmd = jdk::find_tool("jcmd", jcmd)?;
+    let agent = record::find_agent(agent)?;
+    match attach::detach(&jcmd, pid, &agent)? {
+        Some(recording) => match record::report(&recording) {
+            Ok(report) => report.lines().for_each(say),
+            Err(error) => say(format_args!(
+                "stopped, but the recording cannot be read: {error}"
+            )),
+        },
+        None => say(format_args!("stopped the recording in JVM {pid}")),
+    }
+    Ok(())
+}
+
+fn summary(file: &Path) -> Result<(), Failure> {
+    let summary = summarize(file).map_err(|e| e.to_string())?;
+    print!("{}", summary.render(file));
+    if let Some((offset, bytes)) = summary.truncated {
+        say(format_args!(
+            "warning: {}: the last chunk (at byte {offset}) is cut short after {bytes} bytes; \
+             the summary covers the complete chunks before it",
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
+fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
+    let table = top::top(file, query).map_err(|e| e.to_string())?;
+    if table.events == 0 {
+        // Not an empty table: the question does not fit the file.
+        return Err(Failure::Failed(format!(
+            "{} has no {} events: {}",
+            file.display(),
+            query.event_type(),
+            query.without_events()
+        )));
+    }
+    print!("{}", table.render(limit));
+    Ok(())
+}
+
+fn convert(file: &Path, options: &conversion::Options) -> Result<(), Failure> {
+    let outcome = conversion::convert(file, options)?;
+    for warning in outcome.warnings(file) {
+        say(warning);
+    }
+    Ok(())
+}
