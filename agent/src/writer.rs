@@ -339,7 +339,7 @@ impl<S: Sink> Writer<S> {
             trace: StackTrace::default(),
             stacks_chunk: 1,
             stacks_kept: STACKS_KEPT,
-            liveness: LivenessTable::new(None),
+            liveness: LivenessTable::new(),
             gc_count: 0,
             live: settings.live,
             untracked: 0,
@@ -393,10 +393,7 @@ impl<S: Sink> Writer<S> {
             handle: tracked,
             allocation_time: record.ticks as u64,
             size: record.size,
-            weight: weight as f64,
-            stack_trace_id: stack.key(),
-            class_id: class.map_or(0, ClassRef::key),
-            thread_id: thread.key(),
+            weight: weight as u64,
             gc_count_at_allocation: self.gc_count,
         };
         if record.liveness_handle == 0 {
@@ -404,8 +401,7 @@ impl<S: Sink> Writer<S> {
             self.untracked += 1;
             return self.lifetime(&object, record.ticks, Fate::Untracked);
         }
-        // The table has no limit, so tracking cannot be refused.
-        let _ = self.liveness.track(object);
+        self.liveness.track(object);
         Ok(())
     }
 
