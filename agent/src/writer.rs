@@ -1,4 +1,5 @@
-//! The writer thread's work: turning sample records into JFR events.
+//! Turning sample records and collections into JFR events, for the
+//! writer thread's loop ([`crate::session::run_writer`]).
 //!
 //! It resolves what the allocation callback left opaque (methods, classes,
 //! threads) through a [`Vm`], once each, caches the results, deduplicates
