@@ -143,8 +143,8 @@ pub mod annotation {
     pub const ENABLED: &str = "jdk.jfr.Enabled";
 }
 
-/// The values of the unit annotations ([`super::annotation::TIMESTAMP`],
-/// [`super::annotation::TIMESPAN`], [`super::annotation::DATA_AMOUNT`]).
+/// The values of the unit annotations ([`annotation::TIMESTAMP`],
+/// [`annotation::TIMESPAN`], [`annotation::DATA_AMOUNT`]).
 pub mod unit {
     /// Ticks of the chunk's clock (timestamps and timespans).
     pub const TICKS: &str = "TICKS";
