@@ -6,9 +6,20 @@
 //! ```
 //!
 //! - [`record`]: what the allocation callback hands the writer thread.
-//! - [`writer`]: the writer thread's work, behind a small [`writer::Vm`] trait.
-//! - `ffi`: everything that touches the JVM (and every `unsafe` block).
+//! - [`session`]: one recording session in safe code: what the callbacks and
+//!   the writer thread share (counters, the interval in force, the session's
+//!   own collections) and the writer thread's loop (ring draining, rate
+//!   limit, flushes, collections, the end), over a [`session::SessionVm`].
+//! - [`writer`]: turning one record or one collection into events, behind
+//!   the [`writer::Vm`] trait.
+//! - `ffi`: everything that touches the JVM (and every `unsafe` block): the
+//!   entry points and JVMTI callbacks, which forward into the session, and
+//!   the JVMTI implementation of the VM traits.
+//!
+//! Everything outside `ffi` knows the JVM only through those traits, so it
+//! is tested with a fake VM (`tests/session.rs`, `tests/writer.rs`).
 
 mod ffi;
 pub mod record;
+pub mod session;
 pub mod writer;

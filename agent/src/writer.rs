@@ -1,4 +1,5 @@
-//! The writer thread's work: turning sample records into JFR events.
+//! Turning sample records and collections into JFR events, for the
+//! writer thread's loop ([`crate::session::run_writer`]).
 //!
 //! It resolves what the allocation callback left opaque (methods, classes,
 //! threads) through a [`Vm`], once each, caches the results, deduplicates
@@ -20,9 +21,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
+use jfr_writer::events::{
+    self, ActiveRecording, ActiveSetting, AgentStatistics, GarbageCollection,
+    ObjectAllocationSample, ObjectLifetime,
+};
+use jfr_writer::format::names::setting;
 use jfr_writer::{
     Class, ClassRef, EventType, FrameType, Method, MethodRef, Recording, Sink, StackFrame,
-    StackTrace, StackTraceRef, Thread, ThreadRef, Ticks, events,
+    StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
 };
 
 use crate::record::{RawFrame, SampleView};
@@ -270,27 +276,28 @@ impl<S: Sink> Writer<S> {
         let active_setting = recording.register(events::active_setting())?;
         let now = recording.clock().now();
         let start_millis = recording.clock().epoch_nanos(now) / 1_000_000;
-        recording
-            .event(&active_recording, now)
-            .duration(0)
-            .thread(None)
-            .stack_trace(None)
-            .long(1)
-            .string(Some("heapsampler"))
-            .string(Some(&settings.destination))
-            .long(0)
-            .long(settings.flush_millis)
-            .long(0)
-            .long(start_millis)
-            .long(0)
-            .commit()?;
+        ActiveRecording {
+            start_time: now,
+            duration: 0,
+            event_thread: None,
+            stack_trace: None,
+            id: 1,
+            name: Some("heapsampler"),
+            destination: Some(&settings.destination),
+            max_age: 0,
+            flush_interval: settings.flush_millis,
+            max_size: 0,
+            recording_start: start_millis,
+            recording_duration: 0,
+        }
+        .write(&mut recording, &active_recording)?;
         let throttle = settings
             .rate
             .map_or("off".to_owned(), |rate| format!("{rate}/s"));
         let sample_settings = [
-            ("enabled", "true".to_owned()),
-            ("stackTrace", "true".to_owned()),
-            ("throttle", throttle),
+            (setting::ENABLED, "true".to_owned()),
+            (setting::STACK_TRACE, "true".to_owned()),
+            (setting::THROTTLE, throttle),
             ("interval", format!("{} bytes", settings.interval)),
             ("depth", settings.depth.to_string()),
             (
@@ -304,7 +311,7 @@ impl<S: Sink> Writer<S> {
             LiveMax::Unlimited => "none".to_owned(),
         };
         let lifetime_settings = [
-            ("enabled", settings.live.to_string()),
+            (setting::ENABLED, settings.live.to_string()),
             ("liveMax", live_max),
         ];
         for (event, name, value) in sample_settings
@@ -316,15 +323,16 @@ impl<S: Sink> Writer<S> {
                     .map(|(n, v)| (&object_lifetime, n, v)),
             )
         {
-            recording
-                .event(&active_setting, now)
-                .duration(0)
-                .thread(None)
-                .stack_trace(None)
-                .long(event.id().get() as i64)
-                .string(Some(name))
-                .string(Some(value))
-                .commit()?;
+            ActiveSetting {
+                start_time: now,
+                duration: 0,
+                event_thread: None,
+                stack_trace: None,
+                id: event.id().get() as i64,
+                name: Some(name),
+                value: Some(value),
+            }
+            .write(&mut recording, &active_setting)?;
         }
         Ok(Self {
             allocation_sample,
@@ -339,7 +347,7 @@ impl<S: Sink> Writer<S> {
             trace: StackTrace::default(),
             stacks_chunk: 1,
             stacks_kept: STACKS_KEPT,
-            liveness: LivenessTable::new(None),
+            liveness: LivenessTable::new(),
             gc_count: 0,
             live: settings.live,
             untracked: 0,
@@ -373,13 +381,14 @@ impl<S: Sink> Writer<S> {
         let stack = self.stack(vm, &view);
         let class = self.class(vm, record.class);
         let weight = bytes_weight(record.size, record.interval).round() as i64;
-        self.recording
-            .event(&self.allocation_sample, Ticks(record.ticks))
-            .thread(thread)
-            .stack_trace(stack)
-            .class(class)
-            .long(weight)
-            .commit()?;
+        ObjectAllocationSample {
+            start_time: Ticks(record.ticks),
+            event_thread: Some(thread),
+            stack_trace: Some(stack),
+            object_class: class,
+            weight,
+        }
+        .write(&mut self.recording, &self.allocation_sample)?;
         if !self.live {
             return Ok(());
         }
@@ -393,10 +402,7 @@ impl<S: Sink> Writer<S> {
             handle: tracked,
             allocation_time: record.ticks as u64,
             size: record.size,
-            weight: weight as f64,
-            stack_trace_id: stack.key(),
-            class_id: class.map_or(0, ClassRef::key),
-            thread_id: thread.key(),
+            weight: weight as u64,
             gc_count_at_allocation: self.gc_count,
         };
         if record.liveness_handle == 0 {
@@ -404,8 +410,7 @@ impl<S: Sink> Writer<S> {
             self.untracked += 1;
             return self.lifetime(&object, record.ticks, Fate::Untracked);
         }
-        // The table has no limit, so tracking cannot be refused.
-        let _ = self.liveness.track(object);
+        self.liveness.track(object);
         Ok(())
     }
 
@@ -417,11 +422,12 @@ impl<S: Sink> Writer<S> {
         gc: GcRecord,
     ) -> Result<(), jfr_writer::Error> {
         self.gc_count = self.gc_count.max(gc.id);
-        self.recording
-            .event(&self.garbage_collection, Ticks(gc.start))
-            .duration(gc.end - gc.start)
-            .int(gc.id as i32)
-            .commit()?;
+        GarbageCollection {
+            start_time: Ticks(gc.start),
+            duration: gc.end - gc.start,
+            gc_id: gc.id.min(i32::MAX as u64) as i32,
+        }
+        .write(&mut self.recording, &self.garbage_collection)?;
         let mut dead = Vec::new();
         self.liveness.sweep(
             gc.id,
@@ -455,20 +461,20 @@ impl<S: Sink> Writer<S> {
             Fate::Live { gcs_survived } => (true, gcs_survived, 0, true),
             Fate::Untracked => (false, 0, 0, false),
         };
-        self.recording
-            .event(&self.object_lifetime, Ticks(start))
-            .duration((end - start).max(0))
-            .thread(pooled.thread)
-            .stack_trace(pooled.stack)
-            .class(pooled.class)
-            .long(object.size as i64)
-            .long(object.weight as i64)
-            .boolean(live)
-            .int(gcs_survived.min(i32::MAX as u64) as i32)
-            .int(freed_by.min(i32::MAX as u64) as i32)
-            .boolean(tracked)
-            .commit()?;
-        Ok(())
+        ObjectLifetime {
+            start_time: Ticks(start),
+            duration: (end - start).max(0),
+            event_thread: Some(pooled.thread),
+            stack_trace: Some(pooled.stack),
+            object_class: pooled.class,
+            object_size: object.size as i64,
+            weight: object.weight as i64,
+            live,
+            gcs_survived: gcs_survived.min(i32::MAX as u64) as i32,
+            freed_by_gc_id: freed_by.min(i32::MAX as u64) as i32,
+            tracked,
+        }
+        .write(&mut self.recording, &self.object_lifetime)
     }
 
     /// Writes `heapsampler.AgentStatistics` and flushes the recording.
@@ -521,17 +527,18 @@ impl<S: Sink> Writer<S> {
         let now = self.recording.clock().now();
         let events = self.recording.events_written() as i64;
         let bytes = self.recording.bytes_written() as i64;
-        self.recording
-            .event(&self.agent_statistics, now)
-            .long(statistics.samples as i64)
-            .long(events)
-            .long(ring.producer_waits as i64)
-            .long(ring.producer_wait_time.as_nanos().min(i64::MAX as u128) as i64)
-            .long(self.liveness.len() as i64)
-            .long(bytes)
-            .long(statistics.lost_samples as i64)
-            .long(self.untracked as i64)
-            .commit()
+        AgentStatistics {
+            start_time: now,
+            samples: statistics.samples as i64,
+            events_written: events,
+            back_pressure_waits: ring.producer_waits as i64,
+            back_pressure_time: ring.producer_wait_time.as_nanos().min(i64::MAX as u128) as i64,
+            tracked_objects: self.liveness.len() as i64,
+            bytes_written: bytes,
+            lost_samples: statistics.lost_samples as i64,
+            untracked_objects: self.untracked as i64,
+        }
+        .write(&mut self.recording, &self.agent_statistics)
     }
 
     /// Ends the recording: a last sweep, an `ObjectLifetime` with `live =

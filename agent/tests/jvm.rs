@@ -819,6 +819,78 @@ fn attach_stop_and_attach_again_while_threads_allocate() {
     }
 }
 
+/// Runs `System.gc()` in the JVM `pid`.
+fn jcmd_gc(pid: u32) {
+    let output = Command::new("jcmd")
+        .arg(pid.to_string())
+        .arg("GC.run")
+        .output()
+        .expect("jcmd runs");
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn a_collection_between_two_attaches_is_in_neither_recording() {
+    use std::io::BufRead;
+    let dir = support::temp_dir("agent_attach_gc_gap");
+    let mut child = scenario_without_agent(&["run", "60", "8"]);
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let pid = child.id();
+
+    let mut windows = Vec::new();
+    for round in 0..2 {
+        // Between the recordings (and before the first): a collection
+        // that belongs to neither.
+        jcmd_gc(pid);
+        let file = dir.join(format!("window-{round}.jfr"));
+        let before = epoch_nanos();
+        assert!(
+            jcmd_load(pid, &format!("file={},flush=100ms", file.display()))
+                .contains("return code: 0")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        // And one for the recording, whatever the workload's own.
+        jcmd_gc(pid);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(jcmd_load(pid, "stop").contains("return code: 0"));
+        windows.push((file, before, epoch_nanos()));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    for (file, start, end) in windows {
+        let events = events(&file);
+        assert_complete(&events);
+        let collections = &events["heapsampler.GarbageCollection"];
+        for line in collections {
+            let at: i64 = field(line, "startTime").parse().unwrap();
+            assert!(
+                (start..=end).contains(&at),
+                "{}: a collection at {at} outside [{start}, {end}]: {line}",
+                file.display()
+            );
+        }
+        // Numbered 1, 2, ... in the order seen, none from another session.
+        let ids: Vec<u64> = collections
+            .iter()
+            .map(|line| field(line, "gcId").parse().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            (1..=ids.len() as u64).collect::<Vec<_>>(),
+            "{}",
+            file.display()
+        );
+        for line in &events["heapsampler.ObjectLifetime"] {
+            let freed_by: u64 = field(line, "freedByGcId").parse().unwrap();
+            assert!(freed_by <= ids.len() as u64, "{line}");
+        }
+    }
+}
+
 /// Starts the scenario without the agent, stdout piped.
 // The caller kills and waits for the child.
 #[allow(clippy::zombie_processes)]

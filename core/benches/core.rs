@@ -82,19 +82,16 @@ fn liveness(c: &mut Criterion) {
     group.bench_function("sweep_100k_10pct_dead", |b| {
         b.iter_batched(
             || {
-                let mut table = LivenessTable::new(None);
+                let mut table = LivenessTable::new();
                 for id in 0..ENTRIES {
                     let object = TrackedObject {
                         handle: id,
                         allocation_time: id,
                         size: 64,
-                        weight: 524_288.0,
-                        stack_trace_id: id % 1000,
-                        class_id: id % 50,
-                        thread_id: id % 8,
+                        weight: 524_288,
                         gc_count_at_allocation: 0,
                     };
-                    table.track(object).unwrap();
+                    table.track(object);
                 }
                 table
             },

@@ -1,8 +1,9 @@
 //! The sampling core of heapsampler: everything about heap sampling that can be
 //! reasoned about and tested without a JVM.
 //!
-//! - [`sampling`]: the Poisson byte sampler the JVM uses (exponential distances
-//!   between samples) and the unbiased weight of a sample.
+//! - [`sampling`]: the unbiased weight of a sample of the JVM's Poisson byte
+//!   sampler and, with the `simulation` feature, a model of that sampler
+//!   (exponential distances between samples).
 //! - [`rate_limit`]: an adaptive sampling interval that bounds samples per second.
 //! - [`ring`]: a bounded multi-producer, single-consumer ring buffer of
 //!   variable-size records in which a full buffer makes producers wait: it never

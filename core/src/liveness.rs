@@ -8,34 +8,32 @@
 //! outlived. At the end of a recording, [`LivenessTable::finish`] hands back
 //! the objects still live.
 //!
-//! Memory is proportional to what the table holds and is reported by
-//! [`LivenessTable::memory_bytes`]. A capacity limit is optional; when one is
-//! reached, the sample is handed back and counted in
-//! [`LivenessTable::overflowed`], never dropped silently.
+//! The table has no capacity limit: every sample handed to it is tracked
+//! until it is found dead or tracking ends. Memory is proportional to what
+//! the table holds and is reported by [`LivenessTable::memory_bytes`]; each
+//! entry is the owner's handle and the four numbers an object's lifetime
+//! needs, nothing the owner can keep in its handle.
 
 /// One sampled object being tracked.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrackedObject<H> {
-    /// The handle that says whether the object is still live.
+    /// The handle that says whether the object is still live, with whatever
+    /// else the owner needs when the object's life ends (its pooled stack,
+    /// class and thread, for the agent).
     pub handle: H,
     /// When the object was allocated, in the owner's clock (nanoseconds, ticks...).
     pub allocation_time: u64,
     /// The object's size in bytes.
     pub size: u64,
-    /// The bytes this sample stands for (see [`crate::sampling::bytes_weight`]).
-    pub weight: f64,
-    /// The allocating stack trace's id in the owner's pool.
-    pub stack_trace_id: u64,
-    /// The object's class id in the owner's pool.
-    pub class_id: u64,
-    /// The allocating thread's id in the owner's pool.
-    pub thread_id: u64,
+    /// The bytes this sample stands for, rounded (see
+    /// [`crate::sampling::bytes_weight`]).
+    pub weight: u64,
     /// How many collections had finished when the object was allocated.
     pub gc_count_at_allocation: u64,
 }
 
 /// A tracked object found dead by a sweep.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadObject<H> {
     /// The object as it was tracked.
     pub object: TrackedObject<H>,
@@ -49,7 +47,7 @@ pub struct DeadObject<H> {
 }
 
 /// A tracked object still live when tracking ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveObject<H> {
     /// The object as it was tracked.
     pub object: TrackedObject<H>,
@@ -61,8 +59,6 @@ pub struct LiveObject<H> {
 #[derive(Debug)]
 pub struct LivenessTable<H> {
     objects: Vec<TrackedObject<H>>,
-    limit: Option<usize>,
-    overflowed: u64,
     /// The collection id of the last sweep: objects still present then had
     /// outlived every collection up to it.
     last_sweep_gc: u64,
@@ -70,30 +66,22 @@ pub struct LivenessTable<H> {
 
 impl<H> Default for LivenessTable<H> {
     fn default() -> Self {
-        Self::new(None)
+        Self::new()
     }
 }
 
 impl<H> LivenessTable<H> {
-    /// An empty table, holding at most `limit` objects if one is given.
-    pub fn new(limit: Option<usize>) -> Self {
+    /// An empty table.
+    pub fn new() -> Self {
         Self {
             objects: Vec::new(),
-            limit,
-            overflowed: 0,
             last_sweep_gc: 0,
         }
     }
 
-    /// Starts tracking `object`. If the table is at its limit, hands the object
-    /// back (so the owner can release its handle and report it) and counts it.
-    pub fn track(&mut self, object: TrackedObject<H>) -> Result<(), TrackedObject<H>> {
-        if self.limit.is_some_and(|limit| self.objects.len() >= limit) {
-            self.overflowed += 1;
-            return Err(object);
-        }
+    /// Starts tracking `object`.
+    pub fn track(&mut self, object: TrackedObject<H>) {
         self.objects.push(object);
-        Ok(())
     }
 
     /// After collection `gc_id` (the running count of collections), removes
@@ -154,11 +142,6 @@ impl<H> LivenessTable<H> {
     /// Whether no object is tracked.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
-    }
-
-    /// How many objects were refused because the table was at its limit.
-    pub fn overflowed(&self) -> u64 {
-        self.overflowed
     }
 
     /// The memory the table holds, in bytes.

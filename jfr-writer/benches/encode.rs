@@ -9,6 +9,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use jfr_writer::events::ObjectAllocationSample;
 use jfr_writer::{
     Class, ClassRef, FrameType, Method, Options, Recording, StackFrame, StackTrace, StackTraceRef,
     Thread, ThreadRef, Ticks, events,
@@ -84,7 +85,8 @@ fn pool<S: jfr_writer::Sink>(recording: &mut Recording<S>) -> Pooled {
     }
 }
 
-/// The `i`th sample: threads, stacks and classes picked round-robin.
+/// The `i`th sample: threads, stacks and classes picked round-robin,
+/// written as the agent writes it.
 #[inline]
 fn write_sample<S: jfr_writer::Sink>(
     recording: &mut Recording<S>,
@@ -93,14 +95,15 @@ fn write_sample<S: jfr_writer::Sink>(
     start: i64,
     i: usize,
 ) {
-    recording
-        .event(event, Ticks(start + i as i64 * 997))
-        .thread(pooled.threads[i % 64])
-        .stack_trace(pooled.stacks[(i * 7) % 1000])
-        .class(pooled.classes[(i * 13) % 200])
-        .long(524_288 + (i as i64 & 0xffff))
-        .commit()
-        .unwrap();
+    ObjectAllocationSample {
+        start_time: Ticks(start + i as i64 * 997),
+        event_thread: Some(pooled.threads[i % 64]),
+        stack_trace: Some(pooled.stacks[(i * 7) % 1000]),
+        object_class: Some(pooled.classes[(i * 13) % 200]),
+        weight: 524_288 + (i as i64 & 0xffff),
+    }
+    .write(recording, event)
+    .unwrap();
 }
 
 fn encode(c: &mut Criterion) {

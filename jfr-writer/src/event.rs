@@ -4,13 +4,16 @@
 //! with [`crate::Recording::register`], which returns an [`EventType`]. An
 //! event is then written with [`crate::Recording::event`]: one call per field,
 //! in declaration order, each checked against the declared type, and a
-//! [`EventWriter::commit`]. A wrong or missing field is an error at commit and
-//! the event is not written, so a mistake can never produce a file that
+//! [`EventWriter::commit`]. A write may name its field first
+//! ([`EventWriter::field`]), so that a field written in another field's place
+//! is caught even when both have one type. A wrong or missing field is an
+//! error at commit and the event is not written, so a mistake can never produce a file that
 //! readers misparse. Pooled values are passed as the `*Ref` handles the
 //! recording's pools hand out; keys are never the caller's arithmetic.
 
 use std::sync::Arc;
 
+use crate::format::names::{field as field_name, setting as setting_name};
 use crate::format::{varint_len, write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
 use crate::pool::{
@@ -103,12 +106,12 @@ impl Setting {
     /// The setting's name in the metadata.
     pub fn name(self) -> &'static str {
         match self {
-            Self::Enabled => "enabled",
-            Self::StackTrace => "stackTrace",
-            Self::Threshold => "threshold",
-            Self::Period => "period",
-            Self::Throttle => "throttle",
-            Self::Cutoff => "cutoff",
+            Self::Enabled => setting_name::ENABLED,
+            Self::StackTrace => setting_name::STACK_TRACE,
+            Self::Threshold => setting_name::THRESHOLD,
+            Self::Period => setting_name::PERIOD,
+            Self::Throttle => setting_name::THROTTLE,
+            Self::Cutoff => setting_name::CUTOFF,
         }
     }
 }
@@ -446,15 +449,15 @@ impl EventTypeBuilder {
 
     /// The field names in encoding order, standard fields included.
     pub(crate) fn field_names(&self) -> Vec<String> {
-        let mut names = vec!["startTime".to_owned()];
+        let mut names = vec![field_name::START_TIME.to_owned()];
         if self.duration {
-            names.push("duration".to_owned());
+            names.push(field_name::DURATION.to_owned());
         }
         if self.thread {
-            names.push("eventThread".to_owned());
+            names.push(field_name::EVENT_THREAD.to_owned());
         }
         if self.stack_trace {
-            names.push("stackTrace".to_owned());
+            names.push(field_name::STACK_TRACE.to_owned());
         }
         names.extend(self.fields.iter().map(|f| f.name.clone()));
         names
@@ -512,6 +515,9 @@ enum Failure {
         index: usize,
         written: Option<FieldType>,
     },
+    /// Field `index` was named `written` ([`EventWriter::field`]) but is
+    /// declared with another name.
+    Misnamed { index: usize, written: &'static str },
     /// Field `index` holds a pooled value from another recording.
     ForeignReference { index: usize },
     /// The event type was registered with another recording.
@@ -596,6 +602,11 @@ impl<'r, S: Sink> EventWriter<'r, S> {
                     |w| format!("{w:?}"),
                 ),
             },
+            Failure::Misnamed { index, written } => Error::FieldOrder {
+                event,
+                declared: name(index),
+                written: written.to_owned(),
+            },
             Failure::ForeignReference { index } => Error::ForeignReference {
                 event,
                 field: name(index),
@@ -617,6 +628,26 @@ impl<'r, S: Sink> EventWriter<'r, S> {
                         index: self.next - 1,
                     });
                 }
+            }
+        }
+        self
+    }
+
+    /// Names the field the next call writes, for a check: if the field
+    /// declared at this place has another name, the commit fails with
+    /// [`Error::FieldOrder`], naming both. Typed events (see
+    /// [`crate::events`]) name every field, so that two fields of one type
+    /// written in each other's place fail instead of swapping silently.
+    #[inline]
+    pub fn field(mut self, name: &'static str) -> Self {
+        if self.failure.is_none() {
+            // `field_names` starts with `startTime`; `fields` after it.
+            let declared = self.event_type.field_names.get(self.next + 1);
+            if declared.is_none_or(|declared| declared != name) {
+                self.failure = Some(Failure::Misnamed {
+                    index: self.next,
+                    written: name,
+                });
             }
         }
         self

@@ -31,7 +31,8 @@
 //! - [`pool`]: constant pools (threads, classes, methods, stack traces, ...).
 //! - [`event`]: declaring event types and writing events.
 //! - [`recording`]: chunks, flushes and sinks.
-//! - [`events`]: the standard event types heapsampler writes, ready to register.
+//! - [`events`]: the standard event types heapsampler writes, ready to
+//!   register, each with a typed struct that writes it field by field.
 
 pub mod event;
 pub mod events;
@@ -88,6 +89,17 @@ pub enum Error {
         /// Its declared type (`None`: the event has no more fields).
         declared: Option<String>,
         /// The type written.
+        written: String,
+    },
+    /// A field was written, named as another field than the one declared at
+    /// its place ([`EventWriter::field`]).
+    #[error("{event}: field {declared} is declared here, but field {written} was written")]
+    FieldOrder {
+        /// The event type.
+        event: String,
+        /// The field declared at that place.
+        declared: String,
+        /// The field the write named.
         written: String,
     },
     /// A field was declared as an array of pooled values (threads, classes,

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use crate::format::names::{attribute, element};
 use crate::format::{METADATA_EVENT_ID, write_string, write_varint};
 
 /// A class id in the metadata: what fields, annotations and pools refer to.
@@ -61,13 +62,6 @@ pub struct ClassDecl {
     pub(crate) settings: Vec<SettingDecl>,
     pub(crate) annotations: Vec<Annotation>,
 }
-
-/// The super type of event classes.
-pub const EVENT_SUPER_TYPE: &str = "jdk.jfr.Event";
-/// The super type of annotation classes.
-pub const ANNOTATION_SUPER_TYPE: &str = "java.lang.annotation.Annotation";
-/// The super type of setting classes.
-pub const SETTING_SUPER_TYPE: &str = "jdk.jfr.SettingControl";
 
 /// The first class id handed out: events must not use 0 or 1 (the metadata
 /// and checkpoint ids), and low ids are easy to mistake for them.
@@ -157,48 +151,48 @@ impl Metadata {
     }
 
     fn element_tree(&self, strings: &mut StringTable) -> Element {
-        let mut metadata = Element::new(strings, "metadata");
+        let mut metadata = Element::new(strings, element::METADATA);
         for class in &self.classes {
             metadata.children.push(class_element(strings, class));
         }
-        let mut region = Element::new(strings, "region");
-        region.attribute(strings, "locale", "en_US");
-        region.attribute(strings, "gmtOffset", "0");
-        let mut root = Element::new(strings, "root");
+        let mut region = Element::new(strings, element::REGION);
+        region.attribute(strings, attribute::LOCALE, "en_US");
+        region.attribute(strings, attribute::GMT_OFFSET, "0");
+        let mut root = Element::new(strings, element::ROOT);
         root.children = vec![metadata, region];
         root
     }
 }
 
 fn class_element(strings: &mut StringTable, class: &ClassDecl) -> Element {
-    let mut element = Element::new(strings, "class");
-    element.attribute(strings, "name", &class.name);
-    element.attribute(strings, "id", &class.id.0.to_string());
+    let mut element = Element::new(strings, element::CLASS);
+    element.attribute(strings, attribute::NAME, &class.name);
+    element.attribute(strings, attribute::ID, &class.id.0.to_string());
     if let Some(super_type) = class.super_type {
-        element.attribute(strings, "superType", super_type);
+        element.attribute(strings, attribute::SUPER_TYPE, super_type);
     }
     if class.simple_type {
         // Presence is what the JDK tests; never write "false".
-        element.attribute(strings, "simpleType", "true");
+        element.attribute(strings, attribute::SIMPLE_TYPE, "true");
     }
     // HotSpot's order: settings, fields, then the class's annotations.
     for setting in &class.settings {
-        let mut child = Element::new(strings, "setting");
-        child.attribute(strings, "name", &setting.name);
-        child.attribute(strings, "class", &setting.class.0.to_string());
-        child.attribute(strings, "defaultValue", &setting.default_value);
+        let mut child = Element::new(strings, element::SETTING);
+        child.attribute(strings, attribute::NAME, &setting.name);
+        child.attribute(strings, attribute::CLASS, &setting.class.0.to_string());
+        child.attribute(strings, attribute::DEFAULT_VALUE, &setting.default_value);
         child.children = annotation_elements(strings, &setting.annotations);
         element.children.push(child);
     }
     for field in &class.fields {
-        let mut child = Element::new(strings, "field");
-        child.attribute(strings, "name", &field.name);
-        child.attribute(strings, "class", &field.class.0.to_string());
+        let mut child = Element::new(strings, element::FIELD);
+        child.attribute(strings, attribute::NAME, &field.name);
+        child.attribute(strings, attribute::CLASS, &field.class.0.to_string());
         if field.constant_pool {
-            child.attribute(strings, "constantPool", "true");
+            child.attribute(strings, attribute::CONSTANT_POOL, "true");
         }
         if field.array {
-            child.attribute(strings, "dimension", "1");
+            child.attribute(strings, attribute::DIMENSION, "1");
         }
         child.children = annotation_elements(strings, &field.annotations);
         element.children.push(child);
@@ -213,8 +207,8 @@ fn annotation_elements(strings: &mut StringTable, annotations: &[Annotation]) ->
     annotations
         .iter()
         .map(|annotation| {
-            let mut element = Element::new(strings, "annotation");
-            element.attribute(strings, "class", &annotation.class.0.to_string());
+            let mut element = Element::new(strings, element::ANNOTATION);
+            element.attribute(strings, attribute::CLASS, &annotation.class.0.to_string());
             for (name, value) in &annotation.values {
                 element.attribute(strings, name, value);
             }

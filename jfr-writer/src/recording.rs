@@ -35,11 +35,12 @@ use crate::event::{
     EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Unit, ValueType,
     ValueTypeBuilder, ValueTypeId, sized_len,
 };
+use crate::format::names::{class as class_name, field as field_name, unit as unit_name};
 use crate::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
     GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
 };
-use crate::metadata::{EVENT_SUPER_TYPE, FieldDecl, Metadata, SettingDecl};
+use crate::metadata::{FieldDecl, Metadata, SettingDecl};
 use crate::pool::{
     Class, ClassLoader, ClassLoaderRef, ClassRef, Method, MethodRef, Module, ModuleRef, Package,
     PackageRef, Pools, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup,
@@ -484,22 +485,28 @@ impl<S: Sink> Recording<S> {
             annotations,
         };
         let mut fields = vec![field(
-            "startTime",
+            field_name::START_TIME,
             t.long,
             false,
-            vec![t.label("Start Time"), annotation(t.timestamp, "TICKS")],
+            vec![
+                t.label("Start Time"),
+                annotation(t.timestamp, unit_name::TICKS),
+            ],
         )];
         if builder.duration {
             fields.push(field(
-                "duration",
+                field_name::DURATION,
                 t.long,
                 false,
-                vec![t.label("Duration"), annotation(t.timespan, "TICKS")],
+                vec![
+                    t.label("Duration"),
+                    annotation(t.timespan, unit_name::TICKS),
+                ],
             ));
         }
         if builder.thread {
             fields.push(field(
-                "eventThread",
+                field_name::EVENT_THREAD,
                 t.thread,
                 true,
                 vec![
@@ -510,7 +517,7 @@ impl<S: Sink> Recording<S> {
         }
         if builder.stack_trace {
             fields.push(field(
-                "stackTrace",
+                field_name::STACK_TRACE,
                 t.stack_trace,
                 true,
                 vec![
@@ -544,7 +551,7 @@ impl<S: Sink> Recording<S> {
             })
             .collect();
         let class = self.metadata.class_mut(id);
-        class.super_type = Some(EVENT_SUPER_TYPE);
+        class.super_type = Some(class_name::EVENT);
         class.fields = fields;
         class.settings = settings;
         class.annotations = annotations;
@@ -631,14 +638,16 @@ impl<S: Sink> Recording<S> {
             annotations.push(marker(t.unsigned));
         }
         annotations.extend(spec.unit.map(|unit| match unit {
-            Unit::Bytes => annotation(t.data_amount, "BYTES"),
-            Unit::Bits => annotation(t.data_amount, "BITS"),
-            Unit::TimestampTicks => annotation(t.timestamp, "TICKS"),
-            Unit::TimestampMillisSinceEpoch => annotation(t.timestamp, "MILLISECONDS_SINCE_EPOCH"),
-            Unit::TimespanTicks => annotation(t.timespan, "TICKS"),
-            Unit::TimespanNanos => annotation(t.timespan, "NANOSECONDS"),
-            Unit::TimespanMillis => annotation(t.timespan, "MILLISECONDS"),
-            Unit::TimespanSeconds => annotation(t.timespan, "SECONDS"),
+            Unit::Bytes => annotation(t.data_amount, unit_name::BYTES),
+            Unit::Bits => annotation(t.data_amount, unit_name::BITS),
+            Unit::TimestampTicks => annotation(t.timestamp, unit_name::TICKS),
+            Unit::TimestampMillisSinceEpoch => {
+                annotation(t.timestamp, unit_name::MILLISECONDS_SINCE_EPOCH)
+            }
+            Unit::TimespanTicks => annotation(t.timespan, unit_name::TICKS),
+            Unit::TimespanNanos => annotation(t.timespan, unit_name::NANOSECONDS),
+            Unit::TimespanMillis => annotation(t.timespan, unit_name::MILLISECONDS),
+            Unit::TimespanSeconds => annotation(t.timespan, unit_name::SECONDS),
             Unit::Percentage => marker(t.percentage),
             Unit::Frequency => marker(t.frequency),
             Unit::MemoryAddress => marker(t.memory_address),

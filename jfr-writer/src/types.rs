@@ -8,9 +8,11 @@
 //! encoded in [`crate::pool`]; the two must change together.
 
 use crate::event::Setting;
-use crate::metadata::{
-    ANNOTATION_SUPER_TYPE, Annotation, ClassDecl, ClassId, FieldDecl, Metadata, SETTING_SUPER_TYPE,
+use crate::format::names::{
+    annotation as annotation_name, attribute, class as class_name, field as field_name,
+    setting as setting_name, unit as unit_name,
 };
+use crate::metadata::{Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
 
 /// The ids of the standard classes in one recording's metadata.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +66,7 @@ pub struct StandardTypes {
 pub(crate) fn annotation(class: ClassId, value: &str) -> Annotation {
     Annotation {
         class,
-        values: vec![("value".to_owned(), value.to_owned())],
+        values: vec![(attribute::VALUE.to_owned(), value.to_owned())],
     }
 }
 
@@ -75,7 +77,7 @@ pub(crate) fn annotation_array(class: ClassId, values: &[&str]) -> Annotation {
         values: values
             .iter()
             .enumerate()
-            .map(|(i, value)| (format!("value-{i}"), (*value).to_owned()))
+            .map(|(i, value)| (format!("{}-{i}", attribute::VALUE), (*value).to_owned()))
             .collect(),
     }
 }
@@ -110,51 +112,58 @@ impl StandardTypes {
     pub(crate) fn declare(metadata: &mut Metadata) -> Self {
         let mut reserve = |name: &str| metadata.reserve(name);
         let primitives = [
-            "boolean", "byte", "short", "char", "int", "long", "float", "double",
+            class_name::BOOLEAN,
+            class_name::BYTE,
+            class_name::SHORT,
+            class_name::CHAR,
+            class_name::INT,
+            class_name::LONG,
+            class_name::FLOAT,
+            class_name::DOUBLE,
         ]
         .map(&mut reserve);
-        let string = reserve("java.lang.String");
+        let string = reserve(class_name::STRING);
         let annotations = [
-            "jdk.jfr.Label",
-            "jdk.jfr.Description",
-            "jdk.jfr.Category",
-            "jdk.jfr.Experimental",
-            "jdk.jfr.Name",
-            "jdk.jfr.ContentType",
-            "jdk.jfr.Timestamp",
-            "jdk.jfr.Timespan",
-            "jdk.jfr.DataAmount",
-            "jdk.jfr.Unsigned",
-            "jdk.jfr.Percentage",
-            "jdk.jfr.Frequency",
-            "jdk.jfr.MemoryAddress",
-            "jdk.jfr.BooleanFlag",
-            "jdk.jfr.Relational",
-            "jdk.jfr.StackTrace",
-            "jdk.jfr.Enabled",
+            annotation_name::LABEL,
+            annotation_name::DESCRIPTION,
+            annotation_name::CATEGORY,
+            annotation_name::EXPERIMENTAL,
+            annotation_name::NAME,
+            annotation_name::CONTENT_TYPE,
+            annotation_name::TIMESTAMP,
+            annotation_name::TIMESPAN,
+            annotation_name::DATA_AMOUNT,
+            annotation_name::UNSIGNED,
+            annotation_name::PERCENTAGE,
+            annotation_name::FREQUENCY,
+            annotation_name::MEMORY_ADDRESS,
+            annotation_name::BOOLEAN_FLAG,
+            annotation_name::RELATIONAL,
+            annotation_name::STACK_TRACE,
+            annotation_name::ENABLED,
         ]
         .map(&mut reserve);
         let pools = [
-            "java.lang.Thread",
-            "jdk.types.ThreadGroup",
-            "java.lang.Class",
-            "jdk.types.ClassLoader",
-            "jdk.types.Package",
-            "jdk.types.Module",
-            "jdk.types.Method",
-            "jdk.types.StackTrace",
-            "jdk.types.StackFrame",
-            "jdk.types.FrameType",
-            "jdk.types.Symbol",
+            class_name::THREAD,
+            class_name::THREAD_GROUP,
+            class_name::CLASS,
+            class_name::CLASS_LOADER,
+            class_name::PACKAGE,
+            class_name::MODULE,
+            class_name::METHOD,
+            class_name::STACK_TRACE,
+            class_name::STACK_FRAME,
+            class_name::FRAME_TYPE,
+            class_name::SYMBOL,
         ]
         .map(&mut reserve);
         let settings = [
-            "jdk.settings.Enabled",
-            "jdk.settings.StackTrace",
-            "jdk.settings.Threshold",
-            "jdk.settings.Period",
-            "jdk.settings.Throttle",
-            "jdk.settings.Cutoff",
+            setting_name::ENABLED_CLASS,
+            setting_name::STACK_TRACE_CLASS,
+            setting_name::THRESHOLD_CLASS,
+            setting_name::PERIOD_CLASS,
+            setting_name::THROTTLE_CLASS,
+            setting_name::CUTOFF_CLASS,
         ]
         .map(&mut reserve);
         let [boolean, byte, short, char, int, long, float, double] = primitives;
@@ -253,14 +262,14 @@ impl StandardTypes {
                                fields: Vec<FieldDecl>,
                                annotations: Vec<Annotation>| {
             let decl: &mut ClassDecl = metadata.class_mut(id);
-            decl.super_type = Some(ANNOTATION_SUPER_TYPE);
+            decl.super_type = Some(class_name::ANNOTATION);
             decl.fields = fields;
             decl.annotations = annotations;
         };
-        let value = |class: ClassId| vec![field("value", class, Vec::new())];
+        let value = |class: ClassId| vec![field(attribute::VALUE, class, Vec::new())];
         let string_array = vec![FieldDecl {
             array: true,
-            ..field("value", t.string, Vec::new())
+            ..field(attribute::VALUE, t.string, Vec::new())
         }];
         // A unit annotation: marked @ContentType so `jfr print` formats units.
         let unit = |label: &str, description: Option<&str>| {
@@ -371,7 +380,7 @@ impl StandardTypes {
 
     fn fill_setting_types(&self, metadata: &mut Metadata) {
         let t = *self;
-        let nanos = annotation(t.timespan, "NANOSECONDS");
+        let nanos = annotation(t.timespan, unit_name::NANOSECONDS);
         let flag = marker(t.boolean_flag);
         for (setting, label, description, unit) in [
             (
@@ -407,7 +416,7 @@ impl StandardTypes {
             ),
         ] {
             let decl = metadata.class_mut(t.setting(setting));
-            decl.super_type = Some(SETTING_SUPER_TYPE);
+            decl.super_type = Some(class_name::SETTING_CONTROL);
             decl.annotations = vec![t.label(label), t.describe(description)];
             decl.annotations.extend(unit);
         }
@@ -427,11 +436,11 @@ impl StandardTypes {
             false,
             Some("Thread"),
             vec![
-                field("osName", t.string, l("OS Thread Name")),
-                field("osThreadId", t.long, l("OS Thread Id")),
-                field("javaName", t.string, l("Java Thread Name")),
-                field("javaThreadId", t.long, l("Java Thread Id")),
-                pooled("group", t.thread_group, l("Java Thread Group")),
+                field(field_name::OS_NAME, t.string, l("OS Thread Name")),
+                field(field_name::OS_THREAD_ID, t.long, l("OS Thread Id")),
+                field(field_name::JAVA_NAME, t.string, l("Java Thread Name")),
+                field(field_name::JAVA_THREAD_ID, t.long, l("Java Thread Id")),
+                pooled(field_name::GROUP, t.thread_group, l("Java Thread Group")),
             ],
         );
         fill(
@@ -439,8 +448,8 @@ impl StandardTypes {
             false,
             Some("Thread Group"),
             vec![
-                pooled("parent", t.thread_group, l("Parent")),
-                field("name", t.string, l("Name")),
+                pooled(field_name::PARENT, t.thread_group, l("Parent")),
+                field(field_name::NAME, t.string, l("Name")),
             ],
         );
         fill(
@@ -448,11 +457,11 @@ impl StandardTypes {
             false,
             Some("Java Class"),
             vec![
-                pooled("classLoader", t.class_loader, l("Class Loader")),
-                pooled("name", t.symbol, l("Name")),
-                pooled("package", t.package, l("Package")),
-                field("modifiers", t.int, l("Access Modifiers")),
-                field("hidden", t.boolean, l("Hidden")),
+                pooled(field_name::CLASS_LOADER, t.class_loader, l("Class Loader")),
+                pooled(field_name::NAME, t.symbol, l("Name")),
+                pooled(field_name::PACKAGE, t.package, l("Package")),
+                field(field_name::MODIFIERS, t.int, l("Access Modifiers")),
+                field(field_name::HIDDEN, t.boolean, l("Hidden")),
             ],
         );
         fill(
@@ -460,8 +469,8 @@ impl StandardTypes {
             false,
             Some("Java Class Loader"),
             vec![
-                pooled("type", t.class, l("Type")),
-                pooled("name", t.symbol, l("Name")),
+                pooled(field_name::TYPE, t.class, l("Type")),
+                pooled(field_name::NAME, t.symbol, l("Name")),
             ],
         );
         fill(
@@ -469,9 +478,9 @@ impl StandardTypes {
             false,
             Some("Package"),
             vec![
-                pooled("name", t.symbol, l("Name")),
-                pooled("module", t.module, l("Module")),
-                field("exported", t.boolean, l("Exported")),
+                pooled(field_name::NAME, t.symbol, l("Name")),
+                pooled(field_name::MODULE, t.module, l("Module")),
+                field(field_name::EXPORTED, t.boolean, l("Exported")),
             ],
         );
         fill(
@@ -479,10 +488,10 @@ impl StandardTypes {
             false,
             Some("Module"),
             vec![
-                pooled("name", t.symbol, l("Name")),
-                pooled("version", t.symbol, l("Version")),
-                pooled("location", t.symbol, l("Location")),
-                pooled("classLoader", t.class_loader, l("Class Loader")),
+                pooled(field_name::NAME, t.symbol, l("Name")),
+                pooled(field_name::VERSION, t.symbol, l("Version")),
+                pooled(field_name::LOCATION, t.symbol, l("Location")),
+                pooled(field_name::CLASS_LOADER, t.class_loader, l("Class Loader")),
             ],
         );
         fill(
@@ -490,11 +499,11 @@ impl StandardTypes {
             false,
             Some("Java Method"),
             vec![
-                pooled("type", t.class, l("Type")),
-                pooled("name", t.symbol, l("Name")),
-                pooled("descriptor", t.symbol, l("Descriptor")),
-                field("modifiers", t.int, l("Access Modifiers")),
-                field("hidden", t.boolean, l("Hidden")),
+                pooled(field_name::TYPE, t.class, l("Type")),
+                pooled(field_name::NAME, t.symbol, l("Name")),
+                pooled(field_name::DESCRIPTOR, t.symbol, l("Descriptor")),
+                field(field_name::MODIFIERS, t.int, l("Access Modifiers")),
+                field(field_name::HIDDEN, t.boolean, l("Hidden")),
             ],
         );
         fill(
@@ -502,10 +511,10 @@ impl StandardTypes {
             false,
             Some("Stacktrace"),
             vec![
-                field("truncated", t.boolean, l("Truncated")),
+                field(field_name::TRUNCATED, t.boolean, l("Truncated")),
                 FieldDecl {
                     array: true,
-                    ..field("frames", t.stack_frame, l("Stack Frames"))
+                    ..field(field_name::FRAMES, t.stack_frame, l("Stack Frames"))
                 },
             ],
         );
@@ -514,23 +523,23 @@ impl StandardTypes {
             false,
             None,
             vec![
-                pooled("method", t.method, l("Java Method")),
-                field("lineNumber", t.int, l("Line Number")),
-                field("bytecodeIndex", t.int, l("Bytecode Index")),
-                pooled("type", t.frame_type, l("Frame Type")),
+                pooled(field_name::METHOD, t.method, l("Java Method")),
+                field(field_name::LINE_NUMBER, t.int, l("Line Number")),
+                field(field_name::BYTECODE_INDEX, t.int, l("Bytecode Index")),
+                pooled(field_name::TYPE, t.frame_type, l("Frame Type")),
             ],
         );
         fill(
             t.frame_type,
             true,
             Some("Frame type"),
-            vec![field("description", t.string, l("Description"))],
+            vec![field(field_name::DESCRIPTION, t.string, l("Description"))],
         );
         fill(
             t.symbol,
             true,
             Some("Symbol"),
-            vec![field("string", t.string, l("String"))],
+            vec![field(field_name::STRING, t.string, l("String"))],
         );
     }
 }

@@ -1,13 +1,17 @@
 //! The agent's life in the JVM: the exported entry points, the JVMTI event
-//! callbacks, and the writer thread.
+//! callbacks, and the writer thread's contact with the JVM. What a session
+//! does with what the JVM reports is [`crate::session`]'s, in safe code.
 //!
 //! `Agent_OnLoad` checks the options and the JVM's capabilities and creates
 //! the recording file, so that any problem stops the JVM at once with one
-//! line. `VMInit` starts a session: the ring buffer, the writer thread, and
-//! sampling. Each `SampledObjectAlloc` takes the stack and a few handles and
-//! pushes one record into the ring (waiting if it is full, never dropping).
-//! `VMDeath` stops sampling, lets callbacks in flight finish, closes the
-//! ring and waits for the writer to drain it and finish the file.
+//! line. `VMInit` (or `Agent_OnAttach`) starts a session: the ring buffer,
+//! the session's collections, the writer thread, and sampling. Each
+//! `SampledObjectAlloc` takes the stack and a few handles and pushes one
+//! record into the ring (waiting if it is full, never dropping). The GC
+//! callbacks report to the running session's collections, if any.
+//! `VMDeath` (or `stop`) stops sampling, lets callbacks in flight finish,
+//! closes the ring, waits for the writer to drain it and finish the file,
+//! and ends the session's collections.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -15,21 +19,19 @@ use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use heapsampler_core::rate_limit::RateLimiter;
-use heapsampler_core::ring::{Consumer, Producer, PushError, WaitOutcome, ring_buffer};
-use jfr_writer::{Clock, FileSink, Recording};
+use heapsampler_core::options::{LogLevel, Mode, Options};
+use heapsampler_core::ring::{Consumer, PushError, ring_buffer};
+use jfr_writer::{FileSink, Recording};
 use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::sys::*;
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
-use crate::writer::{
-    self, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Writer,
-};
-use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
+use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
+use crate::writer::{self, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -43,34 +45,22 @@ static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
 
 /// The running session; callbacks hold the read lock while they work, so
 /// taking the write lock waits for every callback in flight.
-static SESSION: RwLock<Option<Arc<Session>>> = RwLock::new(None);
+static SESSION: RwLock<Option<Arc<JvmSession>>> = RwLock::new(None);
 
-/// Garbage collections seen by the GC callbacks, for the writer. A plain
-/// mutex of its own: GC callbacks run at a safepoint and must never wait for
+/// The running session's collections, for the GC callbacks. Not behind
+/// `SESSION`'s lock: GC callbacks run at a safepoint and must never wait for
 /// a thread that might itself be waiting for the safepoint to end.
-static GC_STARTED: Mutex<Option<Instant>> = Mutex::new(None);
-static GC_QUEUE: Mutex<Vec<(Instant, Instant)>> = Mutex::new(Vec::new());
+static COLLECTIONS: RunningCollections = RunningCollections::new();
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
-struct Session {
+/// A session and what the JVM side of it holds: the JVMTI environment, the
+/// session's key for tags, and the handles of the threads and classes seen.
+struct JvmSession {
+    session: Session,
     id: u64,
     jvmti: Jvmti,
     vm: Vm,
-    options: Options,
-    producer: Producer,
-    clock: Clock,
-    /// The sampling interval in force (the rate limiter raises it).
-    interval: AtomicU64,
-    /// Objects of this size and more get no liveness handle (see
-    /// [`LiveMax`]); `u64::MAX` tracks all.
-    live_max: u64,
-    samples: AtomicU64,
-    /// When `samples` reaches this, the callback wakes the writer (which
-    /// otherwise takes samples in batches): the rate limiter's window budget
-    /// is spent. `u64::MAX` without a rate.
-    wake_writer_at: AtomicU64,
-    lost: AtomicU64,
     next_thread: AtomicU64,
     next_class: AtomicU64,
     /// Threads seen but not yet resolved by the writer, by key.
@@ -98,18 +88,6 @@ struct Local {
 
 thread_local! {
     static LOCAL: RefCell<Local> = RefCell::new(Local::default());
-}
-
-fn log(options: &Options, level: LogLevel, message: impl std::fmt::Display) {
-    if options.log >= level {
-        say(message);
-    }
-}
-
-/// One line on stderr. Never panics (a closed stderr must not kill a thread).
-fn say(message: impl std::fmt::Display) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "heapsampler: {message}");
 }
 
 /// The capabilities the agent needs, and which of them it cannot do without.
@@ -269,7 +247,10 @@ pub unsafe extern "system" fn Agent_OnAttach(
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
         .map_err(|e| e.to_string())
         .and_then(|options| {
-            let running = SESSION.read().as_ref().map(|s| s.options.file.clone());
+            let running = SESSION
+                .read()
+                .as_ref()
+                .map(|running| running.session.options().file.clone());
             let jni = environment(vm)?
                 .1
                 .jni()
@@ -330,47 +311,54 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     // The writer wakes for a quarter of the ring, or on its timer: once per
     // sample, the context switches would cost more than writing the sample.
     consumer.set_batch(ring_bytes / 4);
-    let session = Arc::new(Session {
+    let live_max = session::live_max(&options, |flag| jni.vm_option(flag));
+    let running = Arc::new(JvmSession {
+        session: Session::new(
+            options,
+            recording.clock(),
+            live_max,
+            producer,
+            COLLECTIONS.begin(),
+        ),
         id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
         jvmti,
         vm,
-        clock: recording.clock(),
-        interval: AtomicU64::new(options.interval),
-        live_max: live_max(&options, jni),
-        options,
-        producer,
-        samples: AtomicU64::new(0),
-        wake_writer_at: AtomicU64::new(u64::MAX),
-        lost: AtomicU64::new(0),
         next_thread: AtomicU64::new(1),
         next_class: AtomicU64::new(1),
         threads: Mutex::new(HashMap::new()),
         classes: Mutex::new(HashMap::new()),
         writer: Mutex::new(None),
     });
-    let thread_session = Arc::clone(&session);
-    let handle = std::thread::Builder::new()
+    let writer_session = Arc::clone(&running);
+    let spawned = std::thread::Builder::new()
         .name("heapsampler-writer".into())
-        .spawn(move || run_writer(thread_session, recording, consumer))
-        .map_err(|e| format!("cannot start the writer thread: {e}"))?;
-    *session.writer.lock() = Some(handle);
+        .spawn(move || writer_thread(writer_session, recording, consumer));
+    let handle = match spawned {
+        Ok(handle) => handle,
+        Err(e) => {
+            COLLECTIONS.end();
+            return Err(format!("cannot start the writer thread: {e}"));
+        }
+    };
+    *running.writer.lock() = Some(handle);
     jvmti
         .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
         .map_err(|e| format!("cannot start sampling: {e}"))?;
+    let options = running.session.options();
     log(
-        &session.options,
+        options,
         LogLevel::Info,
         format_args!(
             "recording allocations to {} (interval {} bytes, depth {}, liveness {})",
-            session.options.file.display(),
-            session.options.interval,
-            session.options.depth,
-            if session.options.live { "on" } else { "off" }
+            options.file.display(),
+            options.interval,
+            options.depth,
+            if options.live { "on" } else { "off" }
         ),
     );
-    let filter = session.options.threads.clone();
-    *SESSION.write() = Some(session);
+    let filter = options.threads.clone();
+    *SESSION.write() = Some(running);
     match filter {
         // Every thread: one global switch.
         None => jvmti
@@ -405,9 +393,9 @@ fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: j
 
 unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jobject) {
     let guard = SESSION.read();
-    if let Some(session) = guard.as_ref() {
-        if let Some(pattern) = &session.options.threads {
-            enable_if_matching(session.jvmti, Jni::from_raw(jni), pattern, thread);
+    if let Some(running) = guard.as_ref() {
+        if let Some(pattern) = &running.session.options().threads {
+            enable_if_matching(running.jvmti, Jni::from_raw(jni), pattern, thread);
         }
     }
 }
@@ -415,7 +403,7 @@ unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, 
 /// Stops sampling and waits until the recording is finished.
 fn stop(jni: Jni) {
     let jvmti = match SESSION.read().as_ref() {
-        Some(session) => session.jvmti,
+        Some(running) => running.jvmti,
         None => return,
     };
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
@@ -427,25 +415,25 @@ fn stop(jni: Jni) {
         jni.delete_local_ref(thread);
     }
     // The write lock waits for callbacks in flight; none start after this.
-    let Some(session) = SESSION.write().take() else {
+    let Some(running) = SESSION.write().take() else {
         return;
     };
-    session.producer.close();
-    if let Some(writer) = session.writer.lock().take() {
+    running.session.producer().close();
+    if let Some(writer) = running.writer.lock().take() {
         let _ = writer.join();
     }
+    // The session is over: a collection from now on belongs to no recording.
+    COLLECTIONS.end();
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
 }
 
 unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
-    *GC_STARTED.lock() = Some(Instant::now());
+    COLLECTIONS.started(Instant::now());
 }
 
 unsafe extern "system" fn gc_finish(_jvmti: *mut jvmtiEnv) {
-    let end = Instant::now();
-    let start = GC_STARTED.lock().take().unwrap_or(end);
-    GC_QUEUE.lock().push((start, end));
+    COLLECTIONS.finished(Instant::now());
 }
 
 unsafe extern "system" fn sampled_object_alloc(
@@ -465,8 +453,8 @@ unsafe extern "system" fn sampled_object_alloc(
             return;
         }
         let guard = SESSION.read();
-        if let Some(session) = guard.as_ref() {
-            sample(session, &mut local, jni, thread, object, class, size);
+        if let Some(running) = guard.as_ref() {
+            sample(running, &mut local, jni, thread, object, class, size);
         }
     });
 }
@@ -474,7 +462,7 @@ unsafe extern "system" fn sampled_object_alloc(
 /// The allocation callback's work: cheap, no name lookups, no Java objects.
 #[inline]
 fn sample(
-    session: &Session,
+    running: &JvmSession,
     local: &mut Local,
     jni: Jni,
     thread: jobject,
@@ -482,22 +470,24 @@ fn sample(
     class: jclass,
     size: jlong,
 ) {
-    let ticks = session.clock.now();
-    let depth = session.options.depth;
+    let session = &running.session;
+    let ticks = session.clock().now();
+    let options = session.options();
+    let depth = options.depth;
     if local.frames.len() != depth + 1 {
         local.frames = vec![jvmtiFrameInfo::default(); depth + 1];
         local.record = Vec::with_capacity(MAX_RECORD_LEN);
     }
-    let count = session.jvmti.current_stack(&mut local.frames).unwrap_or(0);
-    if session.options.mode == Mode::Floor {
+    let count = running.jvmti.current_stack(&mut local.frames).unwrap_or(0);
+    if options.mode == Mode::Floor {
         // Diagnostic: the cost so far is what no agent can avoid.
-        session.samples.fetch_add(1, Ordering::Relaxed);
+        session.count_sample();
         return;
     }
-    let thread_key = thread_key(session, jni, thread);
-    let class_key = class_key(session, jni, class);
+    let thread_key = thread_key(running, jni, thread);
+    let class_key = class_key(running, jni, class);
     let size = size.max(0) as u64;
-    let handle = if session.options.live && size < session.live_max {
+    let handle = if options.live && size < session.live_max() {
         jni.new_weak_global_ref(object) as u64
     } else {
         0
@@ -506,7 +496,7 @@ fn sample(
         thread: thread_key,
         ticks: ticks.0,
         size,
-        interval: sampled_interval(session, local),
+        interval: sampled_interval(running, local),
         class: class_key,
         liveness_handle: handle,
         truncated: count > depth,
@@ -517,13 +507,13 @@ fn sample(
     });
     let Local { record, .. } = local;
     SampleRecord::encode_into(record, &header, frames);
-    let taken = session.samples.fetch_add(1, Ordering::Relaxed) + 1;
-    if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer.push(record) {
-        session.lost.fetch_add(1, Ordering::Relaxed);
+    let taken = session.count_sample();
+    if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer().push(record) {
+        session.count_lost();
         jni.delete_weak_global_ref(handle as jobject);
     }
-    if taken >= session.wake_writer_at.load(Ordering::Relaxed) {
-        session.producer.wake_consumer();
+    if session.wakes_writer(taken) {
+        session.producer().wake_consumer();
     }
 }
 
@@ -542,256 +532,100 @@ struct SeenThread {
 /// the current one for the next sample. Without this, samples taken just
 /// after the rate limiter raised the interval would carry the new, larger
 /// interval and be over-weighted.
-fn sampled_interval(session: &Session, local: &mut Local) -> u64 {
-    let current = session.interval.load(Ordering::Relaxed);
-    let drawn_with = if local.interval_session == session.id {
+fn sampled_interval(running: &JvmSession, local: &mut Local) -> u64 {
+    let current = running.session.interval();
+    let drawn_with = if local.interval_session == running.id {
         local.interval
     } else {
         current
     };
     local.interval = current;
-    local.interval_session = session.id;
+    local.interval_session = running.id;
     drawn_with
 }
 
 /// The session's key for `object` (a thread or a class): a JVMTI tag set at
 /// the object's first sample. The tag carries the session, since tags
 /// outlive it. Returns the key and whether it is new.
-fn session_key(session: &Session, object: jobject, counter: &AtomicU64) -> (u64, bool) {
-    let tag = session.jvmti.tag(object).unwrap_or(0) as u64;
-    if tag >> 32 == session.id {
+fn session_key(running: &JvmSession, object: jobject, counter: &AtomicU64) -> (u64, bool) {
+    let tag = running.jvmti.tag(object).unwrap_or(0) as u64;
+    if tag >> 32 == running.id {
         return (tag & 0xffff_ffff, false);
     }
     let key = counter.fetch_add(1, Ordering::Relaxed);
-    let _ = session
+    let _ = running
         .jvmti
-        .set_tag(object, ((session.id << 32) | key) as jlong);
+        .set_tag(object, ((running.id << 32) | key) as jlong);
     (key, true)
 }
 
 /// The key of a thread. Keyed by the `Thread` object, not the OS thread, so
 /// each virtual thread is itself, not its carrier.
-fn thread_key(session: &Session, jni: Jni, thread: jobject) -> u64 {
-    let (key, new) = session_key(session, thread, &session.next_thread);
+fn thread_key(running: &JvmSession, jni: Jni, thread: jobject) -> u64 {
+    let (key, new) = session_key(running, thread, &running.next_thread);
     if new {
         // Once per thread: the one lookup the callback makes.
         let seen = SeenThread {
-            name: session.jvmti.thread_name(jni, thread).unwrap_or_default(),
+            name: running.jvmti.thread_name(jni, thread).unwrap_or_default(),
             weak: jni.new_weak_global_ref(thread) as usize,
             os_thread_id: os_thread_id(),
         };
-        session.threads.lock().insert(key, seen);
+        running.threads.lock().insert(key, seen);
     }
     key
 }
 
 /// The key of an object's class; the writer looks its name up later.
-fn class_key(session: &Session, jni: Jni, class: jclass) -> u64 {
-    let (key, new) = session_key(session, class, &session.next_class);
+fn class_key(running: &JvmSession, jni: Jni, class: jclass) -> u64 {
+    let (key, new) = session_key(running, class, &running.next_class);
     if new {
         let weak = jni.new_weak_global_ref(class);
-        session.classes.lock().insert(key, weak as usize);
+        running.classes.lock().insert(key, weak as usize);
     }
     key
 }
 
-/// Closes the ring when the writer thread ends for any reason (a panic
-/// included), so allocating threads never wait for a writer that is gone.
-struct CloseOnExit<'a>(&'a Producer);
-
-impl Drop for CloseOnExit<'_> {
-    fn drop(&mut self) {
-        self.0.close();
-    }
-}
-
-/// The writer thread: attached to the JVM as a daemon, never sampled.
-fn run_writer(session: Arc<Session>, recording: Recording<FileSink>, mut consumer: Consumer) {
-    let _close = CloseOnExit(&session.producer);
+/// The writer thread: attached to the JVM as a daemon, never sampled. It
+/// runs [`session::run_writer`], then releases the session's JNI handles.
+fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consumer: Consumer) {
     LOCAL.with(|local| local.borrow_mut().agent_thread = true);
-    let Some(jni) = session.vm.attach_daemon(c"heapsampler-writer") else {
+    let Some(jni) = running.vm.attach_daemon(c"heapsampler-writer") else {
+        running.session.producer().close();
         say("the writer thread cannot attach to the JVM; not recording");
         return;
     };
-    let options = session.options.clone();
     let mut vm = JvmtiVm {
-        session: &session,
+        running: &running,
         jni,
     };
-    let result = (|| -> Result<(), jfr_writer::Error> {
-        let settings = RecordingSettings {
-            destination: options.file.display().to_string(),
-            flush_millis: options.flush.as_millis() as i64,
-            interval: options.interval,
-            depth: options.depth,
-            live: options.live,
-            live_max: options.live_max,
-            rate: options.rate,
-            threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
-        };
-        let mut writer = Writer::new(recording, &settings)?;
-        let clock = writer.clock();
-        let mut next_flush = Instant::now() + options.flush;
-        let mut gc_count = 0;
-        let mut limiter = options
-            .rate
-            .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
-        let mut samples_seen = 0;
-        loop {
-            // The limiter first: draining a full ring takes milliseconds,
-            // in which a burst goes on at the old interval.
-            if let Some(limiter) = limiter.as_mut() {
-                // Samples taken, not yet written: the limit is on taking.
-                let samples = session.samples.load(Ordering::Relaxed);
-                let now = clock.now().0.max(0) as u64;
-                if let Some(interval) = limiter.observe(samples - samples_seen, now) {
-                    // Records carry the interval they were taken at, so
-                    // weights stay right across the change.
-                    session.interval.store(interval, Ordering::Relaxed);
-                    let _ = session.jvmti.set_heap_sampling_interval(interval as jint);
-                    log(
-                        &options,
-                        LogLevel::Debug,
-                        format_args!("sampling interval now {interval} bytes"),
-                    );
-                }
-                samples_seen = samples;
-                session.wake_writer_at.store(
-                    samples + limiter.samples_left_in_window(),
-                    Ordering::Relaxed,
-                );
-            }
-            let mut failed = None;
-            consumer.drain(|record| {
-                if failed.is_none() {
-                    failed = writer.sample(&mut vm, record).err();
-                }
-            });
-            if let Some(error) = failed {
-                return Err(error);
-            }
-            collections(&mut writer, &mut vm, &clock, &mut gc_count)?;
-            if Instant::now() >= next_flush {
-                writer.flush(statistics(&session), consumer.stats())?;
-                next_flush = Instant::now() + options.flush;
-            }
-            let wait = next_flush
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(50));
-            if consumer.wait(wait) == WaitOutcome::Finished {
-                break;
-            }
-        }
-        // Collections since the last pass (a System.gc() just before exit)
-        // decide which objects were still live.
-        collections(&mut writer, &mut vm, &clock, &mut gc_count)?;
-        let sink = writer.finish(&mut vm, statistics(&session), consumer.stats())?;
-        sink.finish()?;
-        Ok(())
-    })();
-    match result {
-        Ok(()) => log(
-            &options,
-            LogLevel::Info,
-            format_args!(
-                "wrote {} ({} samples, {} lost)",
-                options.file.display(),
-                session.samples.load(Ordering::Relaxed),
-                session.lost.load(Ordering::Relaxed)
-            ),
-        ),
-        Err(error) => say(format_args!(
-            "writing {} failed: {error}",
-            options.file.display()
-        )),
-    }
-    for (_, seen) in session.threads.lock().drain() {
+    let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
+        .and_then(|sink| Ok(sink.finish()?));
+    session::report(&running.session, &outcome);
+    for (_, seen) in running.threads.lock().drain() {
         jni.delete_weak_global_ref(seen.weak as jobject);
     }
-    for (_, class) in session.classes.lock().drain() {
+    for (_, class) in running.classes.lock().drain() {
         jni.delete_weak_global_ref(class as jobject);
     }
-    session.vm.detach();
-}
-
-/// The size from which objects are not tracked for liveness, asked of
-/// the JVM before sampling starts so that every sample is judged alike.
-fn live_max(options: &Options, jni: Jni) -> u64 {
-    match options.live_max {
-        LiveMax::Below(bytes) => bytes,
-        LiveMax::Unlimited => u64::MAX,
-        LiveMax::Auto if !options.live => u64::MAX,
-        LiveMax::Auto => {
-            let limit = humongous_threshold(jni);
-            let message = match limit {
-                Some(bytes) => {
-                    format!("liveness: objects from {bytes} bytes (G1 humongous) are not tracked")
-                }
-                None => "liveness: every object is tracked (the collector is not G1)".to_owned(),
-            };
-            log(options, LogLevel::Debug, message);
-            limit.unwrap_or(u64::MAX)
-        }
-    }
-}
-
-/// G1's smallest humongous object size: half of its smallest region.
-const G1_MIN_HUMONGOUS: u64 = 512 << 10;
-
-/// The size from which G1 allocates an object as humongous (half a region),
-/// or `None` when the JVM does not run G1. A weak reference to a humongous
-/// object keeps G1 from reclaiming it at the next young collection, which
-/// can multiply the heap's footprint (see BENCHMARKS.md), so such objects
-/// are not tracked. If the JVM cannot say, G1's smallest threshold.
-fn humongous_threshold(jni: Jni) -> Option<u64> {
-    match jni.vm_option(c"UseG1GC").as_deref() {
-        Some("true") => Some(
-            jni.vm_option(c"G1HeapRegionSize")
-                .and_then(|region| region.parse::<u64>().ok())
-                .filter(|&region| region >= 2 * G1_MIN_HUMONGOUS)
-                .map_or(G1_MIN_HUMONGOUS, |region| region / 2),
-        ),
-        Some(_) => None,
-        None => Some(G1_MIN_HUMONGOUS),
-    }
-}
-
-/// Writes the collections the GC callbacks queued, and sweeps after them.
-fn collections(
-    writer: &mut Writer<FileSink>,
-    vm: &mut JvmtiVm,
-    clock: &Clock,
-    gc_count: &mut u64,
-) -> Result<(), jfr_writer::Error> {
-    let gcs = std::mem::take(&mut *GC_QUEUE.lock());
-    for (start, end) in gcs {
-        *gc_count += 1;
-        let gc = GcRecord {
-            id: *gc_count,
-            start: clock.ticks_at(start).0,
-            end: clock.ticks_at(end).0,
-        };
-        writer.garbage_collection(vm, gc)?;
-    }
-    Ok(())
-}
-
-fn statistics(session: &Session) -> Statistics {
-    Statistics {
-        samples: session.samples.load(Ordering::Relaxed),
-        lost_samples: session.lost.load(Ordering::Relaxed),
-    }
+    running.vm.detach();
 }
 
 /// The writer's view of the JVM: JVMTI and JNI on the writer thread.
 struct JvmtiVm<'s> {
-    session: &'s Session,
+    running: &'s JvmSession,
     jni: Jni,
+}
+
+impl SessionVm for JvmtiVm<'_> {
+    fn set_sampling_interval(&mut self, interval: u64) {
+        let interval = interval.min(jint::MAX as u64) as jint;
+        let _ = self.running.jvmti.set_heap_sampling_interval(interval);
+    }
 }
 
 impl writer::Vm for JvmtiVm<'_> {
     fn method(&mut self, method: u64) -> Option<MethodInfo> {
-        let jvmti = self.session.jvmti;
+        let jvmti = self.running.jvmti;
         let id = method as jni::sys::jmethodID;
         let (name, descriptor) = jvmti.method_name(id).ok()?;
         let class = jvmti.method_declaring_class(id).ok()?;
@@ -808,18 +642,18 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn class_signature(&mut self, class: u64) -> Option<String> {
-        let weak = *self.session.classes.lock().get(&class)? as jobject;
+        let weak = *self.running.classes.lock().get(&class)? as jobject;
         let local = self.jni.new_local_ref(weak);
         if local.is_null() {
             return None;
         }
-        let signature = self.session.jvmti.class_signature(local).ok();
+        let signature = self.running.jvmti.class_signature(local).ok();
         self.jni.delete_local_ref(local);
         signature
     }
 
     fn thread(&mut self, thread: u64) -> ThreadInfo {
-        let Some(seen) = self.session.threads.lock().remove(&thread) else {
+        let Some(seen) = self.running.threads.lock().remove(&thread) else {
             return ThreadInfo {
                 java_name: format!("thread-{thread}"),
                 java_thread_id: -1,

@@ -4,9 +4,9 @@
 //! heapsampler writes or reads. The writer declares with these and the
 //! reader looks up by them, so the two cannot spell a name differently.
 //!
-//! A test (`jfr-writer/tests/names.rs`) scans the workspace's non-test
-//! sources and fails if any of these names is spelled as a string literal
-//! anywhere but here.
+//! A test (`jfr-writer/tests/names.rs`) scans the non-test sources of the
+//! writer and the agent and fails if any of these names is spelled there as
+//! a string literal.
 
 /// The elements of the metadata event's tree (`JFR-FORMAT.md` §5).
 pub mod element {
@@ -143,8 +143,8 @@ pub mod annotation {
     pub const ENABLED: &str = "jdk.jfr.Enabled";
 }
 
-/// The values of the unit annotations ([`super::annotation::TIMESTAMP`],
-/// [`super::annotation::TIMESPAN`], [`super::annotation::DATA_AMOUNT`]).
+/// The values of the unit annotations ([`annotation::TIMESTAMP`],
+/// [`annotation::TIMESPAN`], [`annotation::DATA_AMOUNT`]).
 pub mod unit {
     /// Ticks of the chunk's clock (timestamps and timespans).
     pub const TICKS: &str = "TICKS";

@@ -1,0 +1,440 @@
+//! One recording session, from the first sample to the finished file, in
+//! safe code that knows the JVM only through [`SessionVm`].
+//!
+//! A [`Session`] is what the allocation callbacks and the writer thread
+//! share: the options, the ring's producing end, the sampling interval in
+//! force, the counters, and the session's [`Collections`]. [`run_writer`] is
+//! the writer thread's loop: it drains the ring into a [`Writer`], adapts the
+//! sampling interval to the rate limit, writes the collections the GC
+//! callbacks reported, flushes on schedule, and at the end writes what is
+//! still live and finishes the recording.
+//!
+//! Invariants:
+//! - The allocation callback's share of a session is a few relaxed atomics
+//!   and a ring push: no lock, no allocation, nothing that waits on the
+//!   writer except a full ring.
+//! - A session's collections are its own: its [`Collections`] is created
+//!   with it and dropped with it, and the GC callbacks reach it only through
+//!   [`RunningCollections`] while the session runs, so a collection from
+//!   before a session or from the gap between two never lands in it.
+//! - The ring is closed when the writer loop ends for any reason (a panic
+//!   included), so an allocating thread never waits for a writer that is
+//!   gone.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Options};
+use heapsampler_core::rate_limit::RateLimiter;
+use heapsampler_core::ring::{Consumer, Producer, WaitOutcome};
+use jfr_writer::{Clock, Recording, Sink};
+use parking_lot::Mutex;
+
+use crate::writer::{self, GcRecord, RecordingSettings, Statistics, Writer};
+
+/// Writes `message` on stderr if the options' log level is `level` or more.
+pub fn log(options: &Options, level: LogLevel, message: impl std::fmt::Display) {
+    if options.log >= level {
+        say(message);
+    }
+}
+
+/// One line on stderr. Never panics (a closed stderr must not kill a thread).
+pub fn say(message: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "heapsampler: {message}");
+}
+
+/// What the writer loop asks of the JVM beyond what the [`Writer`] asks.
+pub trait SessionVm: writer::Vm {
+    /// Sets the JVM's mean sampling interval, in bytes: the rate limiter's
+    /// lever.
+    fn set_sampling_interval(&mut self, interval: u64);
+}
+
+/// A garbage collection as the GC callbacks saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Collection {
+    /// When it started (when it finished, if its start was not seen).
+    pub start: Instant,
+    /// When it finished.
+    pub end: Instant,
+}
+
+/// The collections one session's GC callbacks reported and its writer has
+/// not written yet. A plain mutex held for a push or a swap: GC callbacks
+/// run at a safepoint and must never wait for a thread that might itself be
+/// waiting for the safepoint to end.
+#[derive(Debug, Default)]
+pub struct Collections(Mutex<CollectionLog>);
+
+#[derive(Debug, Default)]
+struct CollectionLog {
+    /// The start of the collection running now, if its start was seen.
+    started: Option<Instant>,
+    finished: Vec<Collection>,
+}
+
+impl Collections {
+    /// A collection started at `at`.
+    pub fn started(&self, at: Instant) {
+        self.0.lock().started = Some(at);
+    }
+
+    /// A collection finished at `at`.
+    pub fn finished(&self, at: Instant) {
+        let mut log = self.0.lock();
+        let start = log.started.take().unwrap_or(at);
+        log.finished.push(Collection { start, end: at });
+    }
+
+    /// The finished collections not taken yet, oldest first.
+    pub fn take(&self) -> Vec<Collection> {
+        std::mem::take(&mut self.0.lock().finished)
+    }
+}
+
+/// Where the GC callbacks find the running session's [`Collections`]: set
+/// while a session runs, empty otherwise, so that a collection outside any
+/// session is recorded nowhere. Its own plain mutex, for the reason given at
+/// [`Collections`]; it is held for a clone or a swap only.
+#[derive(Debug, Default)]
+pub struct RunningCollections(Mutex<Option<Arc<Collections>>>);
+
+impl RunningCollections {
+    /// No session running.
+    pub const fn new() -> Self {
+        Self(Mutex::new(None))
+    }
+
+    /// A new session's collections, which the GC callbacks report to from
+    /// now until [`RunningCollections::end`].
+    pub fn begin(&self) -> Arc<Collections> {
+        let collections = Arc::new(Collections::default());
+        *self.0.lock() = Some(Arc::clone(&collections));
+        collections
+    }
+
+    /// The session ended: collections from now on are recorded nowhere.
+    pub fn end(&self) {
+        *self.0.lock() = None;
+    }
+
+    /// The GC callback of a collection's start.
+    pub fn started(&self, at: Instant) {
+        if let Some(collections) = self.running() {
+            collections.started(at);
+        }
+    }
+
+    /// The GC callback of a collection's end.
+    pub fn finished(&self, at: Instant) {
+        if let Some(collections) = self.running() {
+            collections.finished(at);
+        }
+    }
+
+    fn running(&self) -> Option<Arc<Collections>> {
+        self.0.lock().clone()
+    }
+}
+
+/// What the allocation callbacks and the writer thread share for one
+/// recording.
+#[derive(Debug)]
+pub struct Session {
+    options: Options,
+    clock: Clock,
+    producer: Producer,
+    collections: Arc<Collections>,
+    /// Objects of this size and more get no liveness handle (see
+    /// [`LiveMax`]); `u64::MAX` tracks all.
+    live_max: u64,
+    /// The sampling interval in force (the rate limiter raises it).
+    interval: AtomicU64,
+    /// Samples the JVM handed the callbacks.
+    samples: AtomicU64,
+    /// When `samples` reaches this, the callback wakes the writer (which
+    /// otherwise takes samples in batches): the rate limiter's window budget
+    /// is spent. `u64::MAX` without a rate.
+    wake_writer_at: AtomicU64,
+    /// Samples the ring refused (closed while they were taken).
+    lost: AtomicU64,
+}
+
+impl Session {
+    /// A session recording with `options` on `clock` (the recording's),
+    /// pushing samples through `producer`, with the collections
+    /// `collections` (from [`RunningCollections::begin`]).
+    pub fn new(
+        options: Options,
+        clock: Clock,
+        live_max: u64,
+        producer: Producer,
+        collections: Arc<Collections>,
+    ) -> Self {
+        Self {
+            interval: AtomicU64::new(options.interval),
+            options,
+            clock,
+            producer,
+            collections,
+            live_max,
+            samples: AtomicU64::new(0),
+            wake_writer_at: AtomicU64::new(u64::MAX),
+            lost: AtomicU64::new(0),
+        }
+    }
+
+    /// The options the session was started with.
+    #[inline]
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The recording's clock.
+    #[inline]
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The ring's producing end.
+    #[inline]
+    pub fn producer(&self) -> &Producer {
+        &self.producer
+    }
+
+    /// Objects of this size and more are not tracked for liveness.
+    #[inline]
+    pub fn live_max(&self) -> u64 {
+        self.live_max
+    }
+
+    /// The sampling interval in force.
+    #[inline]
+    pub fn interval(&self) -> u64 {
+        self.interval.load(Ordering::Relaxed)
+    }
+
+    /// Counts a sample; returns how many were taken, this one included.
+    #[inline]
+    pub fn count_sample(&self) -> u64 {
+        self.samples.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Counts a sample the ring refused.
+    #[inline]
+    pub fn count_lost(&self) {
+        self.lost.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the callback that took sample number `taken` wakes the
+    /// writer: the rate limiter's budget for its window is spent.
+    #[inline]
+    pub fn wakes_writer(&self, taken: u64) -> bool {
+        taken >= self.wake_writer_at.load(Ordering::Relaxed)
+    }
+
+    /// The counters `heapsampler.AgentStatistics` reports.
+    pub fn statistics(&self) -> Statistics {
+        Statistics {
+            samples: self.samples.load(Ordering::Relaxed),
+            lost_samples: self.lost.load(Ordering::Relaxed),
+        }
+    }
+
+    /// What the recording was started with, as written at its start.
+    fn settings(&self) -> RecordingSettings {
+        let options = &self.options;
+        RecordingSettings {
+            destination: options.file.display().to_string(),
+            flush_millis: options.flush.as_millis() as i64,
+            interval: options.interval,
+            depth: options.depth,
+            live: options.live,
+            live_max: options.live_max,
+            rate: options.rate,
+            threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
+        }
+    }
+}
+
+/// Closes the ring when the writer loop ends for any reason (a panic
+/// included), so allocating threads never wait for a writer that is gone.
+struct CloseOnExit<'a>(&'a Producer);
+
+impl Drop for CloseOnExit<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// The writer thread's loop: writes `session`'s samples from `consumer` and
+/// its collections into `recording` until the ring is closed and drained,
+/// then finishes the recording and returns its sink. The ring is closed
+/// when this returns, however it returns.
+pub fn run_writer<S: Sink>(
+    session: &Session,
+    recording: Recording<S>,
+    mut consumer: Consumer,
+    vm: &mut impl SessionVm,
+) -> Result<S, jfr_writer::Error> {
+    let _close = CloseOnExit(&session.producer);
+    write_recording(session, recording, &mut consumer, vm)
+}
+
+/// Says how writing the recording ended: at log level `info` on success,
+/// always on failure.
+pub fn report(session: &Session, outcome: &Result<(), jfr_writer::Error>) {
+    let options = &session.options;
+    match outcome {
+        Ok(()) => {
+            let statistics = session.statistics();
+            log(
+                options,
+                LogLevel::Info,
+                format_args!(
+                    "wrote {} ({} samples, {} lost)",
+                    options.file.display(),
+                    statistics.samples,
+                    statistics.lost_samples
+                ),
+            )
+        }
+        Err(error) => say(format_args!(
+            "writing {} failed: {error}",
+            options.file.display()
+        )),
+    }
+}
+
+fn write_recording<S: Sink>(
+    session: &Session,
+    recording: Recording<S>,
+    consumer: &mut Consumer,
+    vm: &mut impl SessionVm,
+) -> Result<S, jfr_writer::Error> {
+    let options = &session.options;
+    let mut writer = Writer::new(recording, &session.settings())?;
+    let clock = writer.clock();
+    let mut next_flush = Instant::now() + options.flush;
+    let mut gc_count = 0;
+    let mut limiter = options
+        .rate
+        .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
+    let mut samples_seen = 0;
+    loop {
+        // The limiter first: draining a full ring takes milliseconds, in
+        // which a burst goes on at the old interval.
+        if let Some(limiter) = limiter.as_mut() {
+            // Samples taken, not yet written: the limit is on taking.
+            let samples = session.samples.load(Ordering::Relaxed);
+            let now = clock.now().0.max(0) as u64;
+            if let Some(interval) = limiter.observe(samples - samples_seen, now) {
+                // Records carry the interval they were taken at, so weights
+                // stay right across the change.
+                session.interval.store(interval, Ordering::Relaxed);
+                vm.set_sampling_interval(interval);
+                log(
+                    options,
+                    LogLevel::Debug,
+                    format_args!("sampling interval now {interval} bytes"),
+                );
+            }
+            samples_seen = samples;
+            session.wake_writer_at.store(
+                samples + limiter.samples_left_in_window(),
+                Ordering::Relaxed,
+            );
+        }
+        let mut failed = None;
+        consumer.drain(|record| {
+            if failed.is_none() {
+                failed = writer.sample(vm, record).err();
+            }
+        });
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
+        if Instant::now() >= next_flush {
+            writer.flush(session.statistics(), consumer.stats())?;
+            next_flush = Instant::now() + options.flush;
+        }
+        let wait = next_flush
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(50));
+        if consumer.wait(wait) == WaitOutcome::Finished {
+            break;
+        }
+    }
+    // Collections since the last pass (a System.gc() just before exit)
+    // decide which objects were still live.
+    write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
+    writer.finish(vm, session.statistics(), consumer.stats())
+}
+
+/// Writes the collections the GC callbacks reported, and sweeps after each.
+fn write_collections<S: Sink>(
+    session: &Session,
+    writer: &mut Writer<S>,
+    vm: &mut impl SessionVm,
+    clock: &Clock,
+    gc_count: &mut u64,
+) -> Result<(), jfr_writer::Error> {
+    for collection in session.collections.take() {
+        *gc_count += 1;
+        let gc = GcRecord {
+            id: *gc_count,
+            start: clock.ticks_at(collection.start).0,
+            end: clock.ticks_at(collection.end).0,
+        };
+        writer.garbage_collection(vm, gc)?;
+    }
+    Ok(())
+}
+
+/// The size from which objects are not tracked for liveness, decided
+/// before sampling starts so that every sample is judged alike. `vm_flag`
+/// reads one of the JVM's flags (`UseG1GC`), `None` if the JVM cannot say.
+pub fn live_max(options: &Options, vm_flag: impl FnMut(&CStr) -> Option<String>) -> u64 {
+    match options.live_max {
+        LiveMax::Below(bytes) => bytes,
+        LiveMax::Unlimited => u64::MAX,
+        LiveMax::Auto if !options.live => u64::MAX,
+        LiveMax::Auto => {
+            let limit = humongous_threshold(vm_flag);
+            let message = match limit {
+                Some(bytes) => {
+                    format!("liveness: objects from {bytes} bytes (G1 humongous) are not tracked")
+                }
+                None => "liveness: every object is tracked (the collector is not G1)".to_owned(),
+            };
+            log(options, LogLevel::Debug, message);
+            limit.unwrap_or(u64::MAX)
+        }
+    }
+}
+
+/// G1's smallest humongous object size: half of its smallest region.
+const G1_MIN_HUMONGOUS: u64 = 512 << 10;
+
+/// The size from which G1 allocates an object as humongous (half a region),
+/// or `None` when the JVM does not run G1. A weak reference to a humongous
+/// object keeps G1 from reclaiming it at the next young collection, which
+/// can multiply the heap's footprint (see BENCHMARKS.md), so such objects
+/// are not tracked. If the JVM cannot say, G1's smallest threshold.
+fn humongous_threshold(mut vm_flag: impl FnMut(&CStr) -> Option<String>) -> Option<u64> {
+    match vm_flag(c"UseG1GC").as_deref() {
+        Some("true") => Some(
+            vm_flag(c"G1HeapRegionSize")
+                .and_then(|region| region.parse::<u64>().ok())
+                .filter(|&region| region >= 2 * G1_MIN_HUMONGOUS)
+                .map_or(G1_MIN_HUMONGOUS, |region| region / 2),
+        ),
+        Some(_) => None,
+        None => Some(G1_MIN_HUMONGOUS),
+    }
+}

@@ -1,0 +1,234 @@
+//! A recording session without a JVM: the writer loop over a fake VM, the
+//! session's own collections, and the liveness size policy.
+
+#[path = "../../jfr-writer/tests/support/mod.rs"]
+mod support;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use heapsampler::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler::session::{self, Collection, Collections, RunningCollections, Session, SessionVm};
+use heapsampler::writer::{MethodInfo, ThreadInfo, Vm};
+use heapsampler_core::options::{LiveMax, Options};
+use heapsampler_core::ring::ring_buffer;
+use jfr_writer::Recording;
+
+#[derive(Default)]
+struct FakeVm {
+    collected: HashSet<u64>,
+    released: Vec<u64>,
+}
+
+impl Vm for FakeVm {
+    fn method(&mut self, _method: u64) -> Option<MethodInfo> {
+        Some(MethodInfo {
+            class_signature: "LMain;".into(),
+            name: "allocate".into(),
+            descriptor: "()V".into(),
+            modifiers: 1,
+            lines: vec![(0, 10)],
+            native: false,
+        })
+    }
+    fn class_signature(&mut self, _class: u64) -> Option<String> {
+        Some("[I".into())
+    }
+    fn thread(&mut self, thread: u64) -> ThreadInfo {
+        ThreadInfo {
+            java_name: format!("worker-{thread}"),
+            java_thread_id: thread as i64,
+            os_thread_id: 100 + thread as i64,
+        }
+    }
+    fn is_collected(&mut self, handle: u64) -> bool {
+        self.collected.contains(&handle)
+    }
+    fn release(&mut self, handle: u64) {
+        self.released.push(handle);
+    }
+}
+
+impl SessionVm for FakeVm {
+    fn set_sampling_interval(&mut self, _interval: u64) {}
+}
+
+/// Options for a session writing `file`, flushed only at its end (the
+/// flush timer never fires within a test).
+fn options(file: &Path) -> Options {
+    let mut options = Options::defaults(std::process::id());
+    options.file = file.to_owned();
+    options.flush = Duration::from_secs(3600);
+    options.live = true;
+    options.rate = None;
+    options
+}
+
+/// Records each of `handles` as a sample taken now, then a collection
+/// reported through `running` while the session runs, and runs the
+/// session's writer to the end.
+fn record_session(file: &PathBuf, running: &RunningCollections, vm: &mut FakeVm, handles: &[u64]) {
+    let recording = Recording::create(file, jfr_writer::Options::default()).unwrap();
+    let (producer, consumer) = ring_buffer(1 << 16);
+    let session = Session::new(
+        options(file),
+        recording.clock(),
+        u64::MAX,
+        producer,
+        running.begin(),
+    );
+    for &handle in handles {
+        let record = SampleRecord {
+            header: SampleHeader {
+                thread: 1,
+                ticks: session.clock().now().0,
+                size: 24,
+                interval: 512 * 1024,
+                class: 1,
+                liveness_handle: handle,
+                truncated: false,
+            },
+            frames: vec![RawFrame {
+                method: 1,
+                location: 0,
+            }],
+        }
+        .encode();
+        session.count_sample();
+        session.producer().push(&record).unwrap();
+    }
+    vm.collected.extend(handles.first());
+    running.started(Instant::now());
+    running.finished(Instant::now());
+    session.producer().close();
+    let sink = session::run_writer(&session, recording, consumer, vm).unwrap();
+    sink.finish().unwrap();
+    running.end();
+}
+
+fn field(line: &str, name: &str) -> i64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_collection_between_two_sessions_lands_in_neither() {
+    let dir = support::temp_dir("session_gap");
+    let running = RunningCollections::new();
+    let mut vm = FakeVm::default();
+    let first = dir.join("first.jfr");
+    record_session(&first, &running, &mut vm, &[11, 12]);
+
+    // Between the sessions: reported to no session.
+    running.started(Instant::now());
+    running.finished(Instant::now());
+
+    let second = dir.join("second.jfr");
+    record_session(&second, &running, &mut vm, &[21, 22]);
+    assert_eq!(vm.released.len(), 4, "every handle released once");
+
+    for file in [&first, &second] {
+        let lines = support::dump(file);
+        let of = |name: &str| -> Vec<&String> {
+            lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{name} ")))
+                .collect()
+        };
+        let samples = of("jdk.ObjectAllocationSample");
+        let collections = of("heapsampler.GarbageCollection");
+        assert_eq!(samples.len(), 2, "{}", file.display());
+        assert_eq!(
+            collections.len(),
+            1,
+            "{}: the session's own collection only: {collections:#?}",
+            file.display()
+        );
+        assert_eq!(field(collections[0], "gcId"), 1);
+        let first_sample = samples.iter().map(|l| field(l, "startTime")).min().unwrap();
+        assert!(
+            field(collections[0], "startTime") >= first_sample,
+            "{}: a collection timed before the session's samples: {}",
+            file.display(),
+            collections[0]
+        );
+        let freed: Vec<i64> = of("heapsampler.ObjectLifetime")
+            .iter()
+            .map(|l| field(l, "freedByGcId"))
+            .collect();
+        assert_eq!(freed.iter().filter(|&&id| id == 1).count(), 1, "{freed:?}");
+        assert_eq!(freed.len(), 2, "one lifetime per sample");
+    }
+}
+
+#[test]
+fn a_collection_whose_start_was_not_seen_starts_when_it_ends() {
+    let collections = Collections::default();
+    let (a, b, c) = (
+        Instant::now(),
+        Instant::now() + Duration::from_millis(5),
+        Instant::now() + Duration::from_millis(9),
+    );
+    collections.finished(a);
+    collections.started(b);
+    collections.finished(c);
+    assert_eq!(
+        collections.take(),
+        [
+            Collection { start: a, end: a },
+            Collection { start: b, end: c }
+        ]
+    );
+    assert!(collections.take().is_empty(), "taken once");
+}
+
+#[test]
+fn the_ring_is_closed_when_the_writer_loop_ends() {
+    let dir = support::temp_dir("session_closes");
+    let file = dir.join("closed.jfr");
+    let recording = Recording::create(&file, jfr_writer::Options::default()).unwrap();
+    let (producer, consumer) = ring_buffer(1 << 12);
+    let session = Session::new(
+        options(&file),
+        recording.clock(),
+        u64::MAX,
+        producer,
+        std::sync::Arc::new(Collections::default()),
+    );
+    // The consumer's end closes it, as a VM death would.
+    consumer.close();
+    let sink = session::run_writer(&session, recording, consumer, &mut FakeVm::default()).unwrap();
+    sink.finish().unwrap();
+    assert!(session.producer().is_closed());
+    assert_eq!(session.statistics().samples, 0);
+}
+
+#[test]
+fn liveness_stops_at_g1_humongous_size_unless_told_otherwise() {
+    let flags = |g1: Option<&'static str>, region: Option<&'static str>| {
+        move |flag: &std::ffi::CStr| match flag.to_str().unwrap() {
+            "UseG1GC" => g1.map(str::to_owned),
+            "G1HeapRegionSize" => region.map(str::to_owned),
+            other => panic!("asked for {other}"),
+        }
+    };
+    let mut options = options(Path::new("unused.jfr"));
+    options.live_max = LiveMax::Auto;
+    let auto = |options: &Options, g1, region| session::live_max(options, flags(g1, region));
+    assert_eq!(auto(&options, Some("true"), Some("4194304")), 2 << 20);
+    assert_eq!(auto(&options, Some("true"), Some("junk")), 512 << 10);
+    assert_eq!(auto(&options, Some("true"), Some("524288")), 512 << 10);
+    assert_eq!(auto(&options, Some("false"), None), u64::MAX);
+    assert_eq!(auto(&options, None, None), 512 << 10, "the JVM cannot say");
+    options.live = false;
+    assert_eq!(auto(&options, Some("true"), Some("4194304")), u64::MAX);
+    options.live = true;
+    options.live_max = LiveMax::Below(1000);
+    assert_eq!(auto(&options, Some("true"), Some("4194304")), 1000);
+    options.live_max = LiveMax::Unlimited;
+    assert_eq!(auto(&options, Some("true"), Some("4194304")), u64::MAX);
+}
