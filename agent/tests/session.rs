@@ -1,8 +1,7 @@
 //! A recording session without a JVM: the writer loop over a fake VM, the
 //! session's own collections, and the liveness size policy.
 
-#[path = "../../jfr-writer/tests/support/mod.rs"]
-mod support;
+use heapsampler_test_support as support;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -198,7 +198,8 @@ pub fn jdk_recording() -> &'static Path {
 /// thread, no stack or class) in chunks of at most `max_chunk_size` bytes,
 /// flushing every `flush_every` events: a small multi-chunk recording.
 pub fn write_allocation_samples(path: &Path, count: i64, flush_every: i64, max_chunk_size: u64) {
-    use jfr_writer::{Options, Recording, Thread, Ticks, events};
+    use jfr_writer::events::{self, ObjectAllocationSample};
+    use jfr_writer::{Options, Recording, Thread, Ticks};
     let options = Options {
         max_chunk_size,
         ..Options::default()
@@ -215,14 +216,14 @@ pub fn write_allocation_samples(path: &Path, count: i64, flush_every: i64, max_c
         group: None,
     });
     for i in 0..count {
-        recording
-            .event(&alloc, Ticks(i))
-            .thread(thread)
-            .stack_trace(None)
-            .class(None)
-            .long(i)
-            .commit()
-            .unwrap();
+        let sample = ObjectAllocationSample {
+            start_time: Ticks(i),
+            event_thread: Some(thread),
+            stack_trace: None,
+            object_class: None,
+            weight: i,
+        };
+        sample.write(&mut recording, &alloc).unwrap();
         if i % flush_every == flush_every - 1 {
             recording.flush().unwrap();
         }
