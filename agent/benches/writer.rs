@@ -20,8 +20,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use heapsampler::record::{RawFrame, SampleHeader, SampleRecord};
-use heapsampler::writer::{
+use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::writer::{
     GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
 use heapsampler_core::options::LiveMax;

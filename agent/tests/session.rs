@@ -7,9 +7,11 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use heapsampler::record::{RawFrame, SampleHeader, SampleRecord};
-use heapsampler::session::{self, Collection, Collections, RunningCollections, Session, SessionVm};
-use heapsampler::writer::{MethodInfo, ThreadInfo, Vm};
+use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::session::{
+    self, Collection, Collections, RunningCollections, Session, SessionVm,
+};
+use heapsampler_agent::writer::{MethodInfo, ThreadInfo, Vm};
 use heapsampler_core::options::{LiveMax, Options};
 use heapsampler_core::ring::ring_buffer;
 use jfr_writer::Recording;

@@ -6,8 +6,8 @@ use heapsampler_test_support as support;
 
 use std::collections::{HashMap, HashSet};
 
-use heapsampler::record::{RawFrame, SampleHeader, SampleRecord};
-use heapsampler::writer::{
+use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::writer::{
     GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
 use heapsampler_core::options::LiveMax;

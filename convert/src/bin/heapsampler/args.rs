@@ -1,5 +1,9 @@
 //! The command line's grammar: every command, option and its help, as
 //! clap parses them. What the commands do is in the other modules.
+//!
+//! The doc comments here are the help a terminal shows, written for it:
+//! `[unknown]` is a frame's name there, not a link.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 use std::path::PathBuf;
 

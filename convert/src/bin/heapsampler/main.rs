@@ -8,9 +8,9 @@
 //! other). `record` passes the program's exit code through.
 //!
 //! - [`args`]: the commands and options, with their help.
-//! - [`record`]: `record -- java ...`, finding the agent, and the report
+//! - [`record`](mod@record): `record -- java ...`, finding the agent, and the report
 //!   after a recording.
-//! - [`attach`]: `attach PID` and `detach PID`, through jcmd.
+//! - [`attach`](mod@attach): `attach PID` and `detach PID`, through jcmd.
 //! - [`demo`]: the bundled workload recorded and looked at.
 //! - [`jdk`]: finding the JDK's tools.
 //!
