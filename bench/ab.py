@@ -10,7 +10,7 @@ Build each agent with frame pointers, so that perf's call graphs find the
 callback:
 
     RUSTFLAGS="-C force-frame-pointers=yes" CARGO_TARGET_DIR=target/frame-pointers \\
-        cargo build --release -p heapsampler-agent
+        cargo build --release -p heapsampler-agent-cdylib
 
 (and the same in a worktree of the other commit, into another target
 directory), then:

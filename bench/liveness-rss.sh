@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 mib=${2:-20000}
 agent=$PWD/target/release/libheapsampler.so
-[ -f "$agent" ] || cargo build --release -p heapsampler-agent
+[ -f "$agent" ] || cargo build --release -p heapsampler-agent-cdylib
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 javac -d "$work/classes" testdata/workloads/Scenarios.java

@@ -169,10 +169,10 @@ def prepare(args, work):
     # can tell the callback's frames; in a target directory of its own.
     agent_target = os.path.join(ROOT, "target", "frame-pointers" if args.perf else "")
     if not args.no_build:
-        run(["cargo", "build", "--release", "-p", "heapsampler-agent",
+        run(["cargo", "build", "--release", "-p", "heapsampler-agent-cdylib",
              "-p", "heapsampler-convert"], cwd=ROOT)
         if args.perf:
-            run(["cargo", "build", "--release", "-p", "heapsampler-agent"], cwd=ROOT,
+            run(["cargo", "build", "--release", "-p", "heapsampler-agent-cdylib"], cwd=ROOT,
                 env=dict(os.environ, CARGO_TARGET_DIR=agent_target,
                          RUSTFLAGS="-C force-frame-pointers=yes"))
     # Copies, so that a rebuild during the run does not change what is measured.
