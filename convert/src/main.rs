@@ -10,6 +10,7 @@ use heapsampler_convert::filter::{Filter, TimeBound, parse_regex};
 use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, GroupBy, Query};
 use heapsampler_convert::{attach, demo, jdk, record};
+use jfr_writer::format::names::event;
 use regex::Regex;
 
 /// A low-overhead heap-allocation profiler for the JVM.
@@ -126,8 +127,8 @@ enum Command {
         /// Group by allocation site (the top frame), app-site (the first
         /// frame outside the JDK: your code, not the Arrays.copyOf it
         /// called), class or thread.
-        #[arg(long, value_enum, default_value_t = GroupBy::Site)]
-        by: GroupBy,
+        #[arg(long, value_enum, default_value_t = ByArg::Site)]
+        by: ByArg,
         /// Only objects still live when the recording ended.
         #[arg(long)]
         live: bool,
@@ -192,8 +193,8 @@ Examples:
         /// What to write: csv, or collapsed (folded stacks for flame graphs).
         ///
         /// Example: --format collapsed -o - | flamegraph.pl > alloc.svg
-        #[arg(long, value_enum, default_value_t = Format::Csv)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = FormatArg::Csv)]
+        format: FormatArg,
         /// Keep events that start at or after TIME.
         ///
         /// TIME is an RFC 3339 time with a zone, fractions of a second
@@ -235,6 +236,52 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
     },
+}
+
+/// `--by` of `top`: the library's [`GroupBy`], as the command line spells it.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ByArg {
+    /// The allocating frame: `pkg.Class.method(line)`.
+    Site,
+    /// The first frame outside the JDK (`java.`, `javax.`, `jdk.`, `sun.`,
+    /// `com.sun.`): the program's own code that asked for the bytes, rather
+    /// than the `Arrays.copyOf` it called. The top frame when every frame
+    /// is the JDK's.
+    AppSite,
+    /// The allocated object's class.
+    Class,
+    /// The allocating thread.
+    Thread,
+}
+
+impl From<ByArg> for GroupBy {
+    fn from(by: ByArg) -> Self {
+        match by {
+            ByArg::Site => Self::Site,
+            ByArg::AppSite => Self::AppSite,
+            ByArg::Class => Self::Class,
+            ByArg::Thread => Self::Thread,
+        }
+    }
+}
+
+/// `--format` of `convert`: the library's [`Format`], as the command line
+/// spells it.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FormatArg {
+    /// One row per event, one column per field.
+    Csv,
+    /// Folded stacks for flame graphs: `root;...;top value` per stack.
+    Collapsed,
+}
+
+impl From<FormatArg> for Format {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Csv => Self::Csv,
+            FormatArg::Collapsed => Self::Collapsed,
+        }
+    }
 }
 
 /// How to sample: the options `record` and `attach` share.
@@ -359,7 +406,7 @@ fn run_demo(dir: &Path, seconds: u32, agent: Option<&Path>) -> ExitCode {
     }
     let csv = conversion::Options {
         output: Some(files.csv.clone()),
-        events: vec!["jdk.ObjectAllocationSample".to_owned()],
+        events: vec![event::OBJECT_ALLOCATION_SAMPLE.to_owned()],
         stack_depth: 64,
         format: Format::Csv,
         filter: Filter::default(),
@@ -476,7 +523,11 @@ fn main() -> ExitCode {
             min_gcs,
             limit,
         } => {
-            let query = Query { by, live, min_gcs };
+            let query = Query {
+                by: by.into(),
+                live,
+                min_gcs,
+            };
             match top::top(&file, query) {
                 Ok(table) if table.events == 0 => {
                     // Not an empty table: the question does not fit the file.
@@ -514,7 +565,7 @@ fn main() -> ExitCode {
                 output,
                 events,
                 stack_depth,
-                format,
+                format: format.into(),
                 filter: Filter {
                     from,
                     to,

@@ -7,7 +7,8 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use heapsampler_convert::read::chunk::{Chunk, MetadataCache, Value};
+use heapsampler_convert::read::chunk::{Chunk, MetadataCache};
+use heapsampler_convert::read::value::Value;
 use jfr_writer::{
     Class, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
     StackFrame, StackTrace, Thread, Ticks, events,
