@@ -52,9 +52,9 @@ impl FoldedStacks {
     /// `filter` keeps, keeping the `stack_depth` frames nearest the top of
     /// each stack; returns how many were added. Pooled stacks (the JDK's
     /// and ours) are folded once per key.
-    pub fn add_chunk(
+    pub fn add_chunk<'a>(
         &mut self,
-        chunk: &Chunk<'_>,
+        chunk: &Chunk<'a>,
         stack_depth: usize,
         wanted: &dyn Fn(&str) -> bool,
         filter: &ChunkFilter<'_, '_, '_>,
@@ -83,16 +83,17 @@ impl FoldedStacks {
             let mut check = filter.check(raw.type_id);
             let mut stack = None;
             let mut value = 1;
-            fold_type.plan.read(&mut raw, |index, field| {
-                filter.see(&mut check, index, &field);
-                if Some(index) == fold_type.weight {
-                    value = weight(chunk.resolve(&field.clone().into_value()));
-                }
-                if Some(index) == fold_type.stack_trace {
-                    stack = Some(field);
-                }
-                Ok::<(), ReadError>(())
-            })?;
+            fold_type
+                .plan
+                .read(&mut raw, &mut |index: usize, field: Field<'a>| {
+                    filter.see(&mut check, index, &field);
+                    if Some(index) == fold_type.weight {
+                        value = weight(chunk.resolve(&field.clone().into_value()));
+                    }
+                    if Some(index) == fold_type.stack_trace {
+                        stack = Some(field);
+                    }
+                })?;
             if !filter.keeps(check) {
                 continue;
             }

@@ -19,12 +19,12 @@ use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
 use crate::export::{ExportError, Flattener, IsoClock, Unit, epoch_nanos, unit};
-use crate::filter::ChunkFilter;
+use crate::filter::{Check, ChunkFilter};
+use crate::read::IdMap;
 use crate::read::chunk::Chunk;
-use crate::read::event::{EventPlan, Field, TypeMap};
+use crate::read::event::{EventPlan, Field, FieldVisitor, TypeMap};
 use crate::read::metadata::ClassInfo;
 use crate::read::value::Value;
-use crate::read::{IdMap, ReadError};
 
 /// Rows of one event type are handed on in blocks of about this many bytes:
 /// large enough that writing them costs few system calls (writes of 8 KiB,
@@ -247,6 +247,12 @@ impl PoolTexts {
     }
 }
 
+/// Appends `true` or `false`.
+#[inline]
+fn push_boolean(out: &mut Vec<u8>, value: bool) {
+    out.extend_from_slice(if value { b"true" } else { b"false" });
+}
+
 /// Appends `value` in decimal, as `Display` prints it.
 #[inline]
 fn push_decimal(out: &mut Vec<u8>, value: i64) {
@@ -271,30 +277,31 @@ struct Rows<'c, 'a> {
 }
 
 impl Rows<'_, '_> {
-    /// Appends the cell of `field`, in a column of `unit`, to `out`.
+    /// Appends the cell of a key into the pool of `class_id`, in a column
+    /// of `unit`.
     #[inline(always)]
-    fn cell(&mut self, out: &mut Vec<u8>, unit: Unit, field: Field<'_>) {
-        match field {
-            Field::Long(value) => self.long(out, unit, value),
-            Field::Int(value) => push_decimal(out, value.into()),
-            Field::Short(value) => push_decimal(out, value.into()),
-            Field::Byte(value) => push_decimal(out, value.into()),
-            Field::Boolean(value) => out.extend_from_slice(if value { b"true" } else { b"false" }),
-            Field::Pooled { class_id, key } if unit == Unit::Plain => {
-                self.pools
-                    .append(out, class_id, key, &self.flattener, &self.escaper)
-            }
-            Field::Pooled { class_id, key } => self.value(out, unit, &Value::Ref { class_id, key }),
-            // Most inline strings (a GC phase's name) are short ASCII with
-            // nothing to quote: copied without checking them as UTF-8 and
-            // for quotes apart.
-            Field::Utf8(bytes) if self.escaper.is_plain(bytes) => out.extend_from_slice(bytes),
-            Field::Utf8(bytes) => self
-                .escaper
-                .escape_into(out, String::from_utf8_lossy(bytes).as_bytes()),
-            Field::Text(text) => self.escaper.escape_into(out, text.as_bytes()),
-            Field::Null => {}
-            Field::Value(value) => self.value(out, unit, &value),
+    fn pooled(&mut self, out: &mut Vec<u8>, unit: Unit, class_id: u64, key: u64) {
+        if unit == Unit::Plain {
+            self.pools
+                .append(out, class_id, key, &self.flattener, &self.escaper);
+        } else {
+            self.value(out, unit, &Value::Ref { class_id, key });
+        }
+    }
+
+    /// Appends the cell of an inline string's UTF-8 bytes.
+    #[inline(always)]
+    fn utf8(&mut self, out: &mut Vec<u8>, bytes: &[u8]) {
+        // Most inline strings (a GC phase's name) are short ASCII with
+        // nothing to quote: copied without checking them as UTF-8 and for
+        // quotes apart.
+        if self.escaper.is_plain(bytes) {
+            out.extend_from_slice(bytes);
+        } else if std::str::from_utf8(bytes).is_ok() {
+            self.escaper.escape_into(out, bytes);
+        } else {
+            self.escaper
+                .escape_into(out, String::from_utf8_lossy(bytes).as_bytes());
         }
     }
 
@@ -335,6 +342,97 @@ impl Rows<'_, '_> {
         self.text.clear();
         self.flattener.cell_text(unit, value, &mut self.text);
         self.escaper.escape_into(out, self.text.as_bytes());
+    }
+}
+
+/// One row being made, cell by cell, as its event's fields are read; the
+/// filter, when there is one, sees them on the way.
+struct Cells<'r, 'c, 'a, 'f> {
+    rows: &'r mut Rows<'c, 'a>,
+    out: &'r mut Vec<u8>,
+    units: &'r [Unit],
+    filter: Option<(&'r ChunkFilter<'f, 'c, 'a>, &'r mut Check)>,
+}
+
+impl Cells<'_, '_, '_, '_> {
+    /// Begins the cell of field `index` (`field` makes it for the filter);
+    /// returns its unit.
+    #[inline(always)]
+    fn begin<'v>(&mut self, index: usize, field: impl FnOnce() -> Field<'v>) -> Unit {
+        if let Some((filter, check)) = &mut self.filter {
+            filter.see(check, index, &field());
+        }
+        if index > 0 {
+            self.out.push(b',');
+        }
+        self.units[index]
+    }
+}
+
+impl<'v> FieldVisitor<'v> for Cells<'_, '_, '_, '_> {
+    #[inline(always)]
+    fn field(&mut self, index: usize, field: Field<'v>) {
+        if let Some((filter, check)) = &mut self.filter {
+            filter.see(check, index, &field);
+        }
+        if index > 0 {
+            self.out.push(b',');
+        }
+        let unit = self.units[index];
+        match field {
+            Field::Long(value) => self.rows.long(self.out, unit, value),
+            Field::Int(value) => push_decimal(self.out, value.into()),
+            Field::Short(value) => push_decimal(self.out, value.into()),
+            Field::Byte(value) => push_decimal(self.out, value.into()),
+            Field::Boolean(value) => push_boolean(self.out, value),
+            Field::Pooled { class_id, key } => self.rows.pooled(self.out, unit, class_id, key),
+            Field::Utf8(bytes) => self.rows.utf8(self.out, bytes),
+            Field::Text(text) => self.rows.escaper.escape_into(self.out, text.as_bytes()),
+            Field::Null => {}
+            Field::Value(value) => self.rows.value(self.out, unit, &value),
+        }
+    }
+
+    #[inline(always)]
+    fn long(&mut self, index: usize, value: i64) {
+        let unit = self.begin(index, || Field::Long(value));
+        self.rows.long(self.out, unit, value);
+    }
+
+    #[inline(always)]
+    fn int(&mut self, index: usize, value: i32) {
+        self.begin(index, || Field::Int(value));
+        push_decimal(self.out, value.into());
+    }
+
+    #[inline(always)]
+    fn short(&mut self, index: usize, value: i16) {
+        self.begin(index, || Field::Short(value));
+        push_decimal(self.out, value.into());
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, index: usize, value: i8) {
+        self.begin(index, || Field::Byte(value));
+        push_decimal(self.out, value.into());
+    }
+
+    #[inline(always)]
+    fn boolean(&mut self, index: usize, value: bool) {
+        self.begin(index, || Field::Boolean(value));
+        push_boolean(self.out, value);
+    }
+
+    #[inline(always)]
+    fn pooled(&mut self, index: usize, class_id: u64, key: u64) {
+        let unit = self.begin(index, || Field::Pooled { class_id, key });
+        self.rows.pooled(self.out, unit, class_id, key);
+    }
+
+    #[inline(always)]
+    fn utf8(&mut self, index: usize, bytes: &'v [u8]) {
+        self.begin(index, || Field::Utf8(bytes));
+        self.rows.utf8(self.out, bytes);
     }
 }
 
@@ -388,17 +486,13 @@ pub fn chunk_rows(
             // The row is made as the fields are read; the filter sees them
             // on the way, and a row it does not keep is taken back.
             let mut check = filter.map(|filter| filter.check(raw.type_id));
-            let read = type_rows.plan.read(&mut raw, |index, field| {
-                if let (Some(filter), Some(check)) = (filter, check.as_mut()) {
-                    filter.see(check, index, &field);
-                }
-                if index > 0 {
-                    out.push(b',');
-                }
-                rows.cell(out, type_rows.units[index], field);
-                Ok::<(), ReadError>(())
-            });
-            if let Err(error) = read {
+            let mut cells = Cells {
+                rows: &mut rows,
+                out,
+                units: &type_rows.units,
+                filter: filter.zip(check.as_mut()),
+            };
+            if let Err(error) = type_rows.plan.read(&mut raw, &mut cells) {
                 // No part of a row that failed is written.
                 out.truncate(start);
                 return Err(error.into());

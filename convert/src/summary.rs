@@ -6,11 +6,10 @@ use std::path::Path;
 
 use jfr_writer::format::names::{self, field};
 
-use crate::read::ReadError;
 use crate::read::chunk::Chunk;
-use crate::read::event::{EventPlan, TypeMap};
+use crate::read::event::{EventPlan, Field, TypeMap};
 use crate::read::file::{Container, FileError, RecordingFile};
-use crate::read::metadata::ClassInfo;
+use crate::read::metadata::{ClassInfo, FieldInfo};
 use crate::read::value::Value;
 
 /// Counts and sizes of one event type.
@@ -84,12 +83,12 @@ pub fn summarize_file(mut file: RecordingFile) -> Result<Summary, FileError> {
             totals.count += 1;
             totals.bytes += event.size;
             if let Some(plan) = statistics {
+                let names: &[FieldInfo] = &class.fields;
                 let mut fields = Vec::new();
-                plan.read(&mut event, |index, field| {
+                plan.read(&mut event, &mut |index: usize, field: Field<'_>| {
                     if let Value::Long(value) = chunk.resolve(&field.into_value()) {
-                        fields.push((class.fields[index].name.clone(), *value));
+                        fields.push((names[index].name.clone(), *value));
                     }
-                    Ok::<(), ReadError>(())
                 })
                 .map_err(malformed)?;
                 summary.agent_statistics = Some(fields);

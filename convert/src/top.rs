@@ -260,7 +260,7 @@ fn read_sample<'a>(
         gcs_survived: 0,
         tracked: true,
     };
-    plan.read(raw, |index, field| {
+    plan.read(raw, &mut |index: usize, field: Field<'a>| {
         if index == columns.weight {
             sample.weight = match &field {
                 Field::Long(v) => *v as f64,
@@ -290,7 +290,6 @@ fn read_sample<'a>(
         if index == columns.key {
             sample.key = field;
         }
-        Ok(())
     })?;
     Ok(sample)
 }

@@ -3,7 +3,7 @@
 //!
 //! A plan is made once from the chunk's metadata: for each field, how its
 //! bytes are read. [`EventPlan::read`] walks an event's bytes field by field
-//! and hands each to the caller as a [`Field`]: a number, a pool reference
+//! and hands each to a [`FieldVisitor`] as a [`Field`]: a number, a pool reference
 //! (pool class and key, for the caller to resolve or look up in its own
 //! cache), an inline string, or, for what has no step of its own (arrays,
 //! inline objects, floats, chars), a generic [`Value`]. Every output (CSV
@@ -149,6 +149,66 @@ impl Field<'_> {
     }
 }
 
+/// What takes the fields of an event as [`EventPlan::read`] reads them, in
+/// order, each with its index. Every field comes to [`field`](Self::field)
+/// unless the taker has a method of its own for its kind: a taker that
+/// makes something of every field of many events (a CSV row) takes numbers,
+/// pool keys and UTF-8 strings straight, without a [`Field`] between.
+/// A closure `FnMut(usize, Field)` takes every field through `field`.
+pub trait FieldVisitor<'a> {
+    /// Takes field number `index`.
+    fn field(&mut self, index: usize, field: Field<'a>);
+
+    /// Takes an inline `long`.
+    #[inline(always)]
+    fn long(&mut self, index: usize, value: i64) {
+        self.field(index, Field::Long(value));
+    }
+
+    /// Takes an inline `int`.
+    #[inline(always)]
+    fn int(&mut self, index: usize, value: i32) {
+        self.field(index, Field::Int(value));
+    }
+
+    /// Takes an inline `short`.
+    #[inline(always)]
+    fn short(&mut self, index: usize, value: i16) {
+        self.field(index, Field::Short(value));
+    }
+
+    /// Takes an inline `byte`.
+    #[inline(always)]
+    fn byte(&mut self, index: usize, value: i8) {
+        self.field(index, Field::Byte(value));
+    }
+
+    /// Takes an inline `boolean`.
+    #[inline(always)]
+    fn boolean(&mut self, index: usize, value: bool) {
+        self.field(index, Field::Boolean(value));
+    }
+
+    /// Takes a key into the pool of `class_id`.
+    #[inline(always)]
+    fn pooled(&mut self, index: usize, class_id: u64, key: u64) {
+        self.field(index, Field::Pooled { class_id, key });
+    }
+
+    /// Takes an inline string's UTF-8 bytes, not yet checked.
+    #[inline(always)]
+    fn utf8(&mut self, index: usize, bytes: &'a [u8]) {
+        self.field(index, Field::Utf8(bytes));
+    }
+}
+
+impl<'a, F: FnMut(usize, Field<'a>)> FieldVisitor<'a> for F {
+    #[inline(always)]
+    fn field(&mut self, index: usize, field: Field<'a>) {
+        self(index, field);
+    }
+}
+
 /// How one field's bytes are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
@@ -157,10 +217,14 @@ enum Step {
     Short,
     Byte,
     Boolean,
-    /// An inline string or a string-pool key.
-    String,
-    /// A pool key.
-    Pooled,
+    /// An inline string or a key into the string pool of `class_id`.
+    String {
+        class_id: u64,
+    },
+    /// A key into the pool of `class_id`.
+    Pooled {
+        class_id: u64,
+    },
     /// A generic value (also for a field of an undeclared class, whose
     /// decoding fails naming the field).
     Generic,
@@ -172,6 +236,7 @@ enum Step {
 pub struct EventPlan<'m> {
     metadata: &'m Metadata,
     class: &'m ClassInfo,
+    /// One per field of `class`, in order.
     steps: Vec<Step>,
 }
 
@@ -185,15 +250,16 @@ impl<'m> EventPlan<'m> {
                 let Some(field_class) = metadata.field_class(field) else {
                     return Step::Generic;
                 };
+                let class_id = field.class_id;
                 match (field.array, field.constant_pool, field_class.kind) {
                     (true, _, _) => Step::Generic,
-                    (false, true, _) => Step::Pooled,
+                    (false, true, _) => Step::Pooled { class_id },
                     (false, false, Kind::Long) => Step::Long,
                     (false, false, Kind::Int) => Step::Int,
                     (false, false, Kind::Short) => Step::Short,
                     (false, false, Kind::Byte) => Step::Byte,
                     (false, false, Kind::Boolean) => Step::Boolean,
-                    (false, false, Kind::String) => Step::String,
+                    (false, false, Kind::String) => Step::String { class_id },
                     (false, false, _) => Step::Generic,
                 }
             })
@@ -215,44 +281,60 @@ impl<'m> EventPlan<'m> {
         self.class.fields.iter().position(|f| f.name == name)
     }
 
-    /// Reads `event`'s fields in order, handing each to `visit` with its
-    /// index; the first error, the decoder's or `visit`'s, ends the walk.
-    /// Every field is read, so an event that fails anywhere fails whatever
-    /// the caller looks at.
+    /// Reads `event`'s fields in order, handing each to `visitor`; the
+    /// first error ends the walk. Every field is read, so an event that
+    /// fails anywhere fails whatever the caller looks at.
     #[inline(always)]
-    pub fn read<'a, E: From<ReadError>>(
+    pub fn read<'a>(
         &self,
         event: &mut RawEvent<'a>,
-        mut visit: impl FnMut(usize, Field<'a>) -> Result<(), E>,
-    ) -> Result<(), E> {
+        visitor: &mut impl FieldVisitor<'a>,
+    ) -> Result<(), ReadError> {
         let cursor = &mut event.fields;
         let budget = &mut event.budget;
-        for (index, (&step, field)) in self.steps.iter().zip(&self.class.fields).enumerate() {
-            if step != Step::Generic {
-                spend(cursor, budget)?;
+        for (index, &step) in self.steps.iter().enumerate() {
+            // Each value takes one from the budget (generic ones inside
+            // `read_field`), as `read_field` counts them.
+            match step {
+                Step::Long => {
+                    spend(cursor, budget)?;
+                    visitor.long(index, cursor.varint("a long")? as i64);
+                }
+                Step::Int => {
+                    spend(cursor, budget)?;
+                    visitor.int(index, cursor.varint("an int")? as i32);
+                }
+                Step::Short => {
+                    spend(cursor, budget)?;
+                    visitor.short(index, cursor.varint("a short")? as i16);
+                }
+                Step::Byte => {
+                    spend(cursor, budget)?;
+                    visitor.byte(index, cursor.u8("a byte")? as i8);
+                }
+                Step::Boolean => {
+                    spend(cursor, budget)?;
+                    visitor.boolean(index, cursor.u8("a boolean")? != 0);
+                }
+                Step::String { class_id } => {
+                    spend(cursor, budget)?;
+                    match cursor.raw_string("a string", true)? {
+                        RawString::Utf8(bytes) => visitor.utf8(index, bytes),
+                        RawString::Pooled(key) => visitor.pooled(index, class_id, key),
+                        RawString::Null => visitor.field(index, Field::Null),
+                        RawString::Text(text) => visitor.field(index, Field::Text(text)),
+                    }
+                }
+                Step::Pooled { class_id } => {
+                    spend(cursor, budget)?;
+                    visitor.pooled(index, class_id, cursor.varint("a pool key")?);
+                }
+                Step::Generic => {
+                    let field = &self.class.fields[index];
+                    let value = read_field(self.metadata, cursor, field, 0, budget)?;
+                    visitor.field(index, Field::Value(value));
+                }
             }
-            let value = match step {
-                Step::Long => Field::Long(cursor.varint("a long")? as i64),
-                Step::Int => Field::Int(cursor.varint("an int")? as i32),
-                Step::Short => Field::Short(cursor.varint("a short")? as i16),
-                Step::Byte => Field::Byte(cursor.u8("a byte")? as i8),
-                Step::Boolean => Field::Boolean(cursor.u8("a boolean")? != 0),
-                Step::String => match cursor.raw_string("a string", true)? {
-                    RawString::Null => Field::Null,
-                    RawString::Utf8(bytes) => Field::Utf8(bytes),
-                    RawString::Text(text) => Field::Text(text),
-                    RawString::Pooled(key) => Field::Pooled {
-                        class_id: field.class_id,
-                        key,
-                    },
-                },
-                Step::Pooled => Field::Pooled {
-                    class_id: field.class_id,
-                    key: cursor.varint("a pool key")?,
-                },
-                Step::Generic => Field::Value(read_field(self.metadata, cursor, field, 0, budget)?),
-            };
-            visit(index, value)?;
         }
         Ok(())
     }
@@ -261,7 +343,7 @@ impl<'m> EventPlan<'m> {
     /// every output checks the events it does not show.
     #[inline]
     pub fn skip(&self, event: &mut RawEvent<'_>) -> Result<(), ReadError> {
-        self.read(event, |_, _| Ok::<(), ReadError>(()))
+        self.read(event, &mut |_, _| {})
     }
 }
 
@@ -371,9 +453,8 @@ impl Iterator for Events<'_, '_> {
                 continue; // undeclared: skipped, as the JDK does
             };
             let mut fields = Vec::with_capacity(plan.class.fields.len());
-            let read = plan.read(&mut raw, |_, field| {
+            let read = plan.read(&mut raw, &mut |_, field: Field<'_>| {
                 fields.push(field.into_value());
-                Ok::<(), ReadError>(())
             });
             if read.is_err() {
                 self.raw.failed = true;
