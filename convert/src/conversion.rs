@@ -438,9 +438,7 @@ struct HeldRows {
 /// Whose turn it is to write: the converting threads write their own rows,
 /// one chunk after another in file order. Rows are written by the thread
 /// that made them, while they are still in its core's cache, into buffers
-/// it fills again. A writing thread of its own, as before, took each block
-/// from another core's cache and handed it back to be refilled: the
-/// conversion's CPU time was a fifth more on two threads than on one.
+/// it fills again, so no block moves from one core's cache to another's.
 struct Turn<'o> {
     state: Mutex<TurnState>,
     /// The bound on [`TurnState::held`].

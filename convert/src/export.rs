@@ -1,6 +1,7 @@
-//! `heapsampler convert`: events to CSV, one row per event and one column
-//! per field in metadata order, nested values flattened the way a
-//! spreadsheet wants them:
+//! The text of values, as every output shows them (a CSV cell, a `top`
+//! line, what `--thread` and `--class` match, a folded stack's frames):
+//! nested values flattened the way a spreadsheet wants them, by
+//! [`Flattener`], which makes each pooled value's text once per chunk:
 //!
 //! - a thread is its Java name (the OS name when it has none);
 //! - a class is its Java name: `java.lang.String`, `int[]`;
@@ -178,7 +179,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
             (Unit::TimespanTicks, Value::Long(ticks)) => {
                 let nanos = ((*ticks as f64) * 1e9 / header.ticks_per_second as f64).round();
                 // Whole numbers below 2^53 print the same as an integer,
-                // which formats several times faster than a float.
+                // which formats without the float machinery.
                 if nanos.abs() < (1u64 << 53) as f64 {
                     push_integer(out, nanos as i64);
                     Ok(())
@@ -467,7 +468,7 @@ pub fn epoch_nanos(header: &ChunkHeader, ticks: i64) -> i64 {
 }
 
 /// `2026-11-22T10:15:00.123456789Z` (without parsing a format string for
-/// every cell, which cost more than the rest of the cell).
+/// every cell).
 pub(crate) fn iso(nanos: i64) -> String {
     chrono::DateTime::from_timestamp_nanos(nanos)
         .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)

@@ -27,14 +27,13 @@ use crate::read::metadata::ClassInfo;
 use crate::read::value::Value;
 
 /// Rows of one event type are handed on in blocks of about this many bytes:
-/// large enough that writing them costs few system calls (writes of 8 KiB,
-/// a `BufWriter`'s, cost the kernel about twice as much here), small enough
-/// to stay in the cache until they are written.
+/// large enough that writing them costs few system calls, small enough to
+/// stay in the cache until they are written.
 pub const BLOCK: usize = 64 * 1024;
 
 /// Buffers for rows, handed back once written so that the converting
-/// threads fill the same memory again: fresh memory costs a page
-/// fault per page, which on a virtual machine can cost more than the rows.
+/// threads fill the same memory again rather than fresh memory, which
+/// costs a page fault per page.
 #[derive(Debug, Default)]
 pub struct Buffers {
     free: Mutex<Vec<Vec<u8>>>,

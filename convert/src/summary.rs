@@ -1,4 +1,6 @@
-//! `heapsampler summary`: what a recording holds, at a glance.
+//! `heapsampler summary`: what a recording holds, at a glance. Events are
+//! counted by type and size from their framing; only the agent's
+//! statistics have their fields read, by the event decoder.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

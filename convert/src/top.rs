@@ -2,7 +2,9 @@
 //! allocated bytes each sample stands for) by allocation site, class or
 //! thread, from `jdk.ObjectAllocationSample` (any recording, ours or the
 //! JDK's) or, for what is still live, from `heapsampler.ObjectLifetime`
-//! events with `live = true`.
+//! events with `live = true`. Weights, `live`, `gcsSurvived` and `tracked`
+//! are read as numbers and booleans by the event decoder; the key is the
+//! text of the pooled site, class or thread, made once per key per chunk.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -198,7 +200,7 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
             let sample = read_sample(plan, &mut raw, &columns).map_err(malformed)?;
             events += 1;
             if query.live {
-                // Recordings from before the field was added tracked everything.
+                // A recording without the field tracked every object.
                 if !sample.tracked {
                     untracked.bytes += sample.weight;
                     untracked.samples += 1;

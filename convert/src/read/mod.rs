@@ -7,7 +7,7 @@
 //!
 //! The modules mirror the writer's:
 //!
-//! - [`file`]: a recording file (or any reader), plain or compressed,
+//! - [`file`](mod@file): a recording file (or any reader), plain or compressed,
 //!   chunk by chunk;
 //! - [`header`]: a chunk's fixed header, checked;
 //! - [`metadata`]: a chunk's type system;

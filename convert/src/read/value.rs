@@ -3,9 +3,9 @@
 //! and an event field that is neither a number, a string nor a pool key
 //! (an array, an inline object, a float, a char) is decoded this way too.
 //!
-//! Decoding is bounded: inline values nest at most [`MAX_NESTING`] deep,
-//! and the bytes of one event or checkpoint decode to at most
-//! [`value_budget`] values.
+//! Decoding is bounded: inline values nest at most 32 deep, and the bytes
+//! of one event or checkpoint decode to at most a fixed multiple of their
+//! number of values.
 
 use jfr_writer::format::StringEncoding;
 
