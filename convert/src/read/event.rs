@@ -351,8 +351,10 @@ impl<'m> EventPlan<'m> {
 /// small ids writers use (the JDK's are in the hundreds), a map for others.
 #[derive(Debug)]
 pub(crate) struct TypeMap<T> {
+    /// Indexes into `items` by type id, below [`Self::SMALL`].
     small: Vec<u32>,
-    large: IdMap<u64, u32>,
+    /// Indexes into `items` of the other type ids.
+    large: IdMap<u64, usize>,
     items: Vec<T>,
 }
 
@@ -375,31 +377,32 @@ impl<T> TypeMap<T> {
     /// What is kept for `type_id`, made by `make` the first time.
     #[inline]
     pub(crate) fn get_or_insert_with(&mut self, type_id: u64, make: impl FnOnce() -> T) -> &mut T {
-        let slot = if type_id < Self::SMALL {
-            self.small.get(type_id as usize).copied()
-        } else {
-            self.large.get(&type_id).copied()
+        let slot = match self.small.get(type_id as usize) {
+            Some(&slot) if type_id < Self::SMALL && slot != Self::NONE => Some(slot as usize),
+            _ => self.large.get(&type_id).copied(),
         };
         let index = match slot {
-            Some(index) if index != Self::NONE => index,
-            _ => self.insert(type_id, make()),
+            Some(index) => index,
+            None => self.insert(type_id, make()),
         };
-        &mut self.items[index as usize]
+        &mut self.items[index]
     }
 
     #[inline(never)]
-    fn insert(&mut self, type_id: u64, item: T) -> u32 {
-        // At most one item per event in the chunk, far below u32::MAX.
-        let index = u32::try_from(self.items.len()).unwrap_or(Self::NONE - 1);
+    fn insert(&mut self, type_id: u64, item: T) -> usize {
+        let index = self.items.len();
         self.items.push(item);
-        if type_id < Self::SMALL {
-            let at = type_id as usize;
-            if self.small.len() <= at {
-                self.small.resize(at + 1, Self::NONE);
+        match u32::try_from(index) {
+            Ok(slot) if type_id < Self::SMALL && slot != Self::NONE => {
+                let at = type_id as usize;
+                if self.small.len() <= at {
+                    self.small.resize(at + 1, Self::NONE);
+                }
+                self.small[at] = slot;
             }
-            self.small[at] = index;
-        } else {
-            self.large.insert(type_id, index);
+            _ => {
+                self.large.insert(type_id, index);
+            }
         }
         index
     }
