@@ -13,8 +13,14 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use jfr_writer::format::names::field;
+
 use crate::export::Flattener;
-use crate::read::chunk::{Chunk, Event, Value};
+use crate::filter::ChunkFilter;
+use crate::read::chunk::Chunk;
+use crate::read::event::{EventPlan, Field, TypeMap};
+use crate::read::value::Value;
+use crate::read::{IdMap, ReadError};
 
 /// The frame written for an event without a stack trace, so that its value
 /// still counts in the total (perf and inferno use the same name).
@@ -26,21 +32,14 @@ pub struct FoldedStacks {
     stacks: HashMap<String, i64>,
 }
 
-/// Where an event type keeps its stack trace and weight.
-#[derive(Debug, Clone, Copy)]
-struct Fields {
+/// What is done with the events of one type in a chunk.
+struct TypeFold<'c> {
+    plan: EventPlan<'c>,
+    /// Whether its events are folded; others are read (so a malformed one
+    /// fails the conversion) but not folded.
+    wanted: bool,
     stack_trace: Option<usize>,
     weight: Option<usize>,
-}
-
-/// Adds one chunk's events to a [`FoldedStacks`]: stacks are folded once
-/// per constant-pool entry, not once per event.
-pub struct ChunkFolder<'s, 'c, 'a> {
-    stacks: &'s mut FoldedStacks,
-    chunk: &'c Chunk<'a>,
-    flattener: Flattener<'c, 'a>,
-    fields: HashMap<u64, Fields>,
-    folded: HashMap<u64, String>,
 }
 
 impl FoldedStacks {
@@ -49,20 +48,76 @@ impl FoldedStacks {
         Self::default()
     }
 
-    /// A folder for the events of `chunk`, keeping the `stack_depth` frames
-    /// nearest the top of each stack.
-    pub fn chunk<'s, 'c, 'a>(
-        &'s mut self,
-        chunk: &'c Chunk<'a>,
+    /// Adds the events of `chunk` whose type `wanted` accepts and that
+    /// `filter` keeps, keeping the `stack_depth` frames nearest the top of
+    /// each stack; returns how many were added. Pooled stacks (the JDK's
+    /// and ours) are folded once per key.
+    pub fn add_chunk<'a>(
+        &mut self,
+        chunk: &Chunk<'a>,
         stack_depth: usize,
-    ) -> ChunkFolder<'s, 'c, 'a> {
-        ChunkFolder {
-            stacks: self,
-            chunk,
-            flattener: Flattener::new(chunk, stack_depth),
-            fields: HashMap::new(),
-            folded: HashMap::new(),
+        wanted: &dyn Fn(&str) -> bool,
+        filter: &ChunkFilter<'_, '_, '_>,
+    ) -> Result<u64, ReadError> {
+        let flattener = Flattener::new(chunk, stack_depth);
+        let mut folded: IdMap<(u64, u64), String> = IdMap::default();
+        let mut types: TypeMap<Option<TypeFold<'_>>> = TypeMap::default();
+        let mut events = 0;
+        for raw in chunk.raw_events() {
+            let mut raw = raw?;
+            let Some(fold_type) = types.get_or_insert_with(raw.type_id, || {
+                let plan = chunk.plan(raw.type_id)?;
+                Some(TypeFold {
+                    wanted: wanted(&plan.class().name),
+                    stack_trace: plan.field_index(field::STACK_TRACE),
+                    weight: plan.field_index(field::WEIGHT),
+                    plan,
+                })
+            }) else {
+                continue; // undeclared: skipped, as the JDK does
+            };
+            if !fold_type.wanted {
+                fold_type.plan.skip(&mut raw)?;
+                continue;
+            }
+            let mut check = filter.check(raw.type_id);
+            let mut stack = None;
+            let mut value = 1;
+            fold_type
+                .plan
+                .read(&mut raw, &mut |index: usize, field: Field<'a>| {
+                    filter.see(&mut check, index, &field);
+                    if Some(index) == fold_type.weight {
+                        value = weight(chunk.resolve(&field.clone().into_value()));
+                    }
+                    if Some(index) == fold_type.stack_trace {
+                        stack = Some(field);
+                    }
+                })?;
+            if !filter.keeps(check) {
+                continue;
+            }
+            let inline;
+            let line = match stack {
+                Some(Field::Pooled { class_id, key }) => folded
+                    .entry((class_id, key))
+                    .or_insert_with(|| fold(&flattener, &Value::Ref { class_id, key }))
+                    .as_str(),
+                Some(field) => {
+                    inline = fold(&flattener, &field.into_value());
+                    inline.as_str()
+                }
+                None => UNKNOWN_FRAME,
+            };
+            match self.stacks.get_mut(line) {
+                Some(sum) => *sum = sum.saturating_add(value),
+                None => {
+                    self.stacks.insert(line.to_owned(), value);
+                }
+            }
+            events += 1;
         }
+        Ok(events)
     }
 
     /// The number of distinct stacks.
@@ -100,49 +155,6 @@ impl FoldedStacks {
             writeln!(out, "{stack} {value}")?;
         }
         Ok(())
-    }
-}
-
-impl ChunkFolder<'_, '_, '_> {
-    /// Adds an event: its stack's value grows by its weight, or by one.
-    pub fn add(&mut self, event: &Event) {
-        let chunk = self.chunk;
-        let fields = *self.fields.entry(event.type_id).or_insert_with(|| {
-            let class = chunk.metadata.class(event.type_id);
-            let named =
-                |name: &str| class.and_then(|c| c.fields.iter().position(|f| f.name == name));
-            Fields {
-                stack_trace: named("stackTrace"),
-                weight: named("weight"),
-            }
-        });
-        let value = match fields.weight {
-            Some(index) => weight(chunk.resolve(&event.fields[index])),
-            None => 1,
-        };
-        let stack = fields.stack_trace.map(|index| &event.fields[index]);
-        let inline;
-        let folded = match stack {
-            // Pooled stacks (the JDK's and ours) are folded once per key.
-            Some(pooled @ Value::Ref { key, .. }) => {
-                if !self.folded.contains_key(key) {
-                    let text = fold(&self.flattener, pooled);
-                    self.folded.insert(*key, text);
-                }
-                self.folded[key].as_str()
-            }
-            Some(value) => {
-                inline = fold(&self.flattener, value);
-                inline.as_str()
-            }
-            None => UNKNOWN_FRAME,
-        };
-        match self.stacks.stacks.get_mut(folded) {
-            Some(sum) => *sum = sum.saturating_add(value),
-            None => {
-                self.stacks.stacks.insert(folded.to_owned(), value);
-            }
-        }
     }
 }
 

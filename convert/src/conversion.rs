@@ -15,6 +15,8 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
+use jfr_writer::format::names;
+
 use crate::collapsed::FoldedStacks;
 use crate::export::ExportError;
 use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
@@ -25,10 +27,10 @@ use crate::read::file::{FileError, RawChunk, RecordingFile};
 use crate::rows::{Buffers, Piece, chunk_rows};
 
 /// The event type `--format collapsed` folds when none is named.
-pub const DEFAULT_COLLAPSED_TYPE: &str = "jdk.ObjectAllocationSample";
+pub const DEFAULT_COLLAPSED_TYPE: &str = names::event::OBJECT_ALLOCATION_SAMPLE;
 
 /// What to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// One row per event, one column per field.
     #[default]
@@ -436,9 +438,7 @@ struct HeldRows {
 /// Whose turn it is to write: the converting threads write their own rows,
 /// one chunk after another in file order. Rows are written by the thread
 /// that made them, while they are still in its core's cache, into buffers
-/// it fills again. A writing thread of its own, as before, took each block
-/// from another core's cache and handed it back to be refilled: the
-/// conversion's CPU time was a fifth more on two threads than on one.
+/// it fills again, so no block moves from one core's cache to another's.
 struct Turn<'o> {
     state: Mutex<TurnState>,
     /// The bound on [`TurnState::held`].
@@ -738,7 +738,9 @@ fn convert_csv(
     let mut source = Source::new(recording);
     source.read_ahead(if threads > 1 { 2 } else { 1 });
     let start = match source.ahead.front() {
-        Some(Ok(raw)) => read::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos),
+        Some(Ok(raw)) => {
+            read::header::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos)
+        }
         _ => 0,
     };
     let parallel = source.ahead.len() > 1;
@@ -802,18 +804,9 @@ fn convert_collapsed(
         })?;
         let window = *window.get_or_insert_with(|| options.filter.window(chunk.header.start_nanos));
         let filter = ChunkFilter::new(&options.filter, window, &chunk);
-        let mut folder = stacks.chunk(&chunk, options.stack_depth);
-        for event in chunk.events() {
-            let event =
-                event.map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
-            let Some(class) = chunk.metadata.class(event.type_id) else {
-                continue;
-            };
-            if wanted(&class.name) && filter.keep(&event) {
-                folder.add(&event);
-                events += 1;
-            }
-        }
+        events += stacks
+            .add_chunk(&chunk, options.stack_depth, &wanted, &filter)
+            .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
         progress.update(raw.stored_end);
     }
     stacks

@@ -1,6 +1,7 @@
-//! `heapsampler convert`: events to CSV, one row per event and one column
-//! per field in metadata order, nested values flattened the way a
-//! spreadsheet wants them:
+//! The text of values, as every output shows them (a CSV cell, a `top`
+//! line, what `--thread` and `--class` match, a folded stack's frames):
+//! nested values flattened the way a spreadsheet wants them, by
+//! [`Flattener`], which makes each pooled value's text once per chunk:
 //!
 //! - a thread is its Java name (the OS name when it has none);
 //! - a class is its Java name: `java.lang.String`, `int[]`;
@@ -12,12 +13,14 @@
 //!   nanoseconds; booleans are `true`/`false`; null is empty.
 
 use std::cell::{Cell, RefCell};
-use std::io::Write;
 
 use jfr_writer::format::ChunkHeader;
+use jfr_writer::format::names::{annotation, attribute, class, field, unit as unit_name};
 
-use crate::read::chunk::{Chunk, Event, Value};
+use crate::read::chunk::Chunk;
+use crate::read::event::Event;
 use crate::read::metadata::{ClassInfo, FieldInfo, Metadata};
+use crate::read::value::Value;
 use crate::read::{IdMap, ReadError};
 
 /// How a column's values are written.
@@ -38,19 +41,20 @@ pub(crate) fn unit(metadata: &Metadata, field: &FieldInfo) -> Unit {
         let value = annotation
             .values
             .iter()
-            .find(|(k, _)| k == "value")
+            .find(|(k, _)| k == attribute::VALUE)
             .map(|(_, v)| v.as_str());
-        match (name, value) {
-            ("jdk.jfr.Timestamp", Some("TICKS")) => return Unit::TimestampTicks,
-            ("jdk.jfr.Timestamp", Some("MILLISECONDS_SINCE_EPOCH")) => {
-                return Unit::TimestampMillis;
+        let unit = match (name, value) {
+            (annotation::TIMESTAMP, Some(unit_name::TICKS)) => Unit::TimestampTicks,
+            (annotation::TIMESTAMP, Some(unit_name::MILLISECONDS_SINCE_EPOCH)) => {
+                Unit::TimestampMillis
             }
-            ("jdk.jfr.Timespan", Some("TICKS")) => return Unit::TimespanTicks,
-            ("jdk.jfr.Timespan", Some("MICROSECONDS")) => return Unit::TimespanScale(1_000),
-            ("jdk.jfr.Timespan", Some("MILLISECONDS")) => return Unit::TimespanScale(1_000_000),
-            ("jdk.jfr.Timespan", Some("SECONDS")) => return Unit::TimespanScale(1_000_000_000),
-            _ => {}
-        }
+            (annotation::TIMESPAN, Some(unit_name::TICKS)) => Unit::TimespanTicks,
+            (annotation::TIMESPAN, Some(unit_name::MICROSECONDS)) => Unit::TimespanScale(1_000),
+            (annotation::TIMESPAN, Some(unit_name::MILLISECONDS)) => Unit::TimespanScale(1_000_000),
+            (annotation::TIMESPAN, Some(unit_name::SECONDS)) => Unit::TimespanScale(1_000_000_000),
+            _ => continue,
+        };
+        return unit;
     }
     Unit::Plain
 }
@@ -64,14 +68,14 @@ pub fn java_class_name(internal: &str) -> String {
         element.replace('/', ".")
     } else {
         match element {
-            "Z" => "boolean".to_owned(),
-            "B" => "byte".to_owned(),
-            "C" => "char".to_owned(),
-            "S" => "short".to_owned(),
-            "I" => "int".to_owned(),
-            "J" => "long".to_owned(),
-            "F" => "float".to_owned(),
-            "D" => "double".to_owned(),
+            "Z" => class::BOOLEAN.to_owned(),
+            "B" => class::BYTE.to_owned(),
+            "C" => class::CHAR.to_owned(),
+            "S" => class::SHORT.to_owned(),
+            "I" => class::INT.to_owned(),
+            "J" => class::LONG.to_owned(),
+            "F" => class::FLOAT.to_owned(),
+            "D" => class::DOUBLE.to_owned(),
             object => object
                 .trim_start_matches('L')
                 .trim_end_matches(';')
@@ -94,9 +98,6 @@ pub struct Flattener<'c, 'a> {
     /// Each event type's column units, by type id.
     units: RefCell<IdMap<u64, Vec<Unit>>>,
     clock: RefCell<IsoClock>,
-    /// Where `write_row` makes cells that are not already text, reused from
-    /// row to row.
-    buffer: RefCell<String>,
 }
 
 /// References to pooled values are followed this deep for a cell's text;
@@ -114,7 +115,6 @@ impl<'c, 'a> Flattener<'c, 'a> {
             depth: Cell::new(0),
             units: RefCell::default(),
             clock: RefCell::default(),
-            buffer: RefCell::default(),
         }
     }
 
@@ -123,40 +123,8 @@ impl<'c, 'a> Flattener<'c, 'a> {
         class.fields.iter().map(|f| f.name.clone()).collect()
     }
 
-    /// Writes one event's cells as a CSV record: what [`row`](Self::row)
-    /// returns, without a `String` per cell (pooled values' texts are
-    /// written from the cache, numbers from one buffer).
-    pub fn write_row<W: Write>(
-        &self,
-        event: &Event,
-        writer: &mut csv::Writer<W>,
-    ) -> csv::Result<()> {
-        let units = self.units_of(event);
-        let mut buffer = self.buffer.borrow_mut();
-        for (unit, value) in units.iter().zip(&event.fields) {
-            match (unit, value) {
-                (Unit::Plain, Value::Ref { class_id, key }) => {
-                    let key = (*class_id, *key);
-                    if !self.texts.borrow().contains_key(&key) {
-                        self.text(value);
-                    }
-                    let texts = self.texts.borrow();
-                    writer.write_field(texts.get(&key).map_or("", String::as_str))?;
-                }
-                (Unit::Plain, Value::String(text)) => writer.write_field(text)?,
-                (Unit::Plain, Value::Null) => writer.write_field("")?,
-                _ => {
-                    buffer.clear();
-                    self.cell_into(*unit, value, &mut buffer);
-                    writer.write_field(&*buffer)?;
-                }
-            }
-        }
-        writer.write_record(None::<&[u8]>)
-    }
-
     /// Appends the text of one cell, a `value` in a column of `unit`, to
-    /// `out`: what [`write_row`](Self::write_row) writes for it.
+    /// `out`: what [`row`](Self::row) makes of it.
     pub(crate) fn cell_text(&self, unit: Unit, value: &Value, out: &mut String) {
         match (unit, value) {
             (Unit::Plain, Value::Ref { .. }) => out.push_str(&self.text(value)),
@@ -211,7 +179,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
             (Unit::TimespanTicks, Value::Long(ticks)) => {
                 let nanos = ((*ticks as f64) * 1e9 / header.ticks_per_second as f64).round();
                 // Whole numbers below 2^53 print the same as an integer,
-                // which formats several times faster than a float.
+                // which formats without the float machinery.
                 if nanos.abs() < (1u64 << 53) as f64 {
                     push_integer(out, nanos as i64);
                     Ok(())
@@ -361,27 +329,27 @@ impl<'c, 'a> Flattener<'c, 'a> {
             }
         };
         match class.name.as_str() {
-            "java.lang.Thread" => {
-                let java_name = text("javaName");
+            class::THREAD => {
+                let java_name = text(field::JAVA_NAME);
                 if java_name.is_empty() {
-                    field_into("osName", out);
+                    field_into(field::OS_NAME, out);
                 } else {
                     out.push_str(&java_name);
                 }
             }
-            "java.lang.Class" => out.push_str(&java_class_name(&text("name"))),
-            "jdk.types.Method" => {
-                field_into("type", out);
+            class::CLASS => out.push_str(&java_class_name(&text(field::NAME))),
+            class::METHOD => {
+                field_into(field::TYPE, out);
                 out.push('.');
-                field_into("name", out);
+                field_into(field::NAME, out);
             }
-            "jdk.types.StackTrace" => self.stack_text(class, fields, out),
+            class::STACK_TRACE => self.stack_text(class, fields, out),
             _ if class.simple_type && class.fields.len() == 1 => {
                 if let Some(value) = fields.first() {
                     self.text_into(value, out);
                 }
             }
-            _ if class.fields.iter().any(|f| f.name == "name") => field_into("name", out),
+            _ if class.fields.iter().any(|f| f.name == field::NAME) => field_into(field::NAME, out),
             _ => {
                 for (i, (field, value)) in class.fields.iter().zip(fields).enumerate() {
                     if i > 0 {
@@ -401,7 +369,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
     pub fn frames(&self, stack_trace: &Value, lines: bool) -> Vec<String> {
         match self.chunk.resolve(stack_trace) {
             Value::Object { class_id, fields } => match self.chunk.metadata.class(*class_id) {
-                Some(class) if class.name == "jdk.types.StackTrace" => {
+                Some(class) if class.name == class::STACK_TRACE => {
                     self.stack_frames(class, fields, lines)
                 }
                 _ => Vec::new(),
@@ -411,7 +379,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
     }
 
     fn stack_frames(&self, class: &ClassInfo, fields: &[Value], lines: bool) -> Vec<String> {
-        let Some((Value::Array(frames), _)) = self.field(class, fields, "frames") else {
+        let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return Vec::new();
         };
         frames
@@ -425,7 +393,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
     /// gives with lines, joined with `;`, without a `String` per frame (a
     /// chunk's stack traces are many, and each is flattened once).
     fn stack_text(&self, class: &ClassInfo, fields: &[Value], out: &mut String) {
-        let Some((Value::Array(frames), _)) = self.field(class, fields, "frames") else {
+        let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return;
         };
         for (i, frame) in frames.iter().take(self.stack_depth).enumerate() {
@@ -441,7 +409,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
             let method = class
                 .fields
                 .iter()
-                .position(|f| f.name == "method")
+                .position(|f| f.name == field::METHOD)
                 .and_then(|index| fields.get(index));
             match method {
                 Some(method @ Value::Ref { class_id, key }) => {
@@ -456,7 +424,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
                 Some(method) => out.push_str(&self.text(method)),
                 None => {}
             }
-            if let Some((Value::Int(line), _)) = self.field(class, fields, "lineNumber") {
+            if let Some((Value::Int(line), _)) = self.field(class, fields, field::LINE_NUMBER) {
                 if *line >= 0 {
                     out.push('(');
                     push_integer(out, (*line).into());
@@ -475,8 +443,8 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let Some(class) = self.chunk.metadata.class(*class_id) else {
             return String::new();
         };
-        let method = self.field_text(class, fields, "method");
-        match self.field(class, fields, "lineNumber") {
+        let method = self.field_text(class, fields, field::METHOD);
+        match self.field(class, fields, field::LINE_NUMBER) {
             Some((Value::Int(line), _)) if lines && *line >= 0 => format!("{method}({line})"),
             _ => method,
         }
@@ -500,7 +468,7 @@ pub fn epoch_nanos(header: &ChunkHeader, ticks: i64) -> i64 {
 }
 
 /// `2026-11-22T10:15:00.123456789Z` (without parsing a format string for
-/// every cell, which cost more than the rest of the cell).
+/// every cell).
 pub(crate) fn iso(nanos: i64) -> String {
     chrono::DateTime::from_timestamp_nanos(nanos)
         .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)

@@ -9,9 +9,13 @@ use std::collections::HashMap;
 
 use regex::Regex;
 
+use jfr_writer::format::names::{self, field};
+
 use crate::export::{Flattener, epoch_nanos};
-use crate::read::chunk::{Chunk, Event, Value};
+use crate::read::chunk::Chunk;
+use crate::read::event::{Event, Field};
 use crate::read::metadata::ClassInfo;
+use crate::read::value::Value;
 
 /// The forms `--from` and `--to` accept, for help and error messages.
 pub const TIME_FORMS: &str = "an RFC 3339 time with a zone (2026-11-22T10:15:00Z, \
@@ -159,17 +163,17 @@ impl Fields {
     fn of(chunk: &Chunk<'_>, class: &ClassInfo) -> Self {
         let named = |name: &str| class.fields.iter().position(|f| f.name == name);
         Self {
-            start_time: named("startTime"),
+            start_time: named(field::START_TIME),
             // Sampling events (jdk.ExecutionSample) name the thread they
             // sampled, not the one that wrote the event.
-            thread: named("eventThread").or_else(|| named("sampledThread")),
+            thread: named(field::EVENT_THREAD).or_else(|| named(field::SAMPLED_THREAD)),
             // The first class-valued field: objectClass for allocations.
             class: class.fields.iter().position(|f| {
                 !f.array
                     && chunk
                         .metadata
                         .class(f.class_id)
-                        .is_some_and(|c| c.name == "java.lang.Class")
+                        .is_some_and(|c| c.name == names::class::CLASS)
             }),
         }
     }
@@ -183,6 +187,17 @@ pub struct ChunkFilter<'f, 'c, 'a> {
     chunk: &'c Chunk<'a>,
     flattener: Flattener<'c, 'a>,
     fields: HashMap<u64, Fields>,
+}
+
+/// One event on its way through a [`ChunkFilter`]: which conditions it
+/// has passed so far. A condition with nothing to look at is failed until
+/// the field it looks at is seen.
+#[derive(Debug, Clone, Copy)]
+pub struct Check {
+    fields: Fields,
+    time: bool,
+    thread: bool,
+    class: bool,
 }
 
 impl<'f, 'c, 'a> ChunkFilter<'f, 'c, 'a> {
@@ -204,28 +219,63 @@ impl<'f, 'c, 'a> ChunkFilter<'f, 'c, 'a> {
         }
     }
 
-    /// Whether the event passes every condition. An event that lacks what a
-    /// condition looks at (a start time, a thread, a class) fails it.
-    pub fn keep(&self, event: &Event) -> bool {
-        let fields = self.fields.get(&event.type_id).copied().unwrap_or_default();
-        let value = |index: Option<usize>| index.and_then(|i| event.fields.get(i));
-        if !self.window.is_unbounded() {
-            let start = match value(fields.start_time).map(|v| self.chunk.resolve(v)) {
-                Some(Value::Long(ticks)) => epoch_nanos(&self.chunk.header, *ticks),
-                _ => return false,
-            };
-            if !self.window.contains(start) {
-                return false;
-            }
+    /// The check of an event of type `type_id`, before its fields are seen.
+    pub fn check(&self, type_id: u64) -> Check {
+        Check {
+            fields: self.fields.get(&type_id).copied().unwrap_or_default(),
+            time: self.window.is_unbounded(),
+            thread: self.filter.thread.is_none(),
+            class: self.filter.class.is_none(),
         }
-        let matches = |regex: &Option<Regex>, index: Option<usize>| match regex {
-            None => true,
-            Some(regex) => value(index).is_some_and(|v| {
-                !matches!(self.chunk.resolve(v), Value::Null)
-                    && regex.is_match(&self.flattener.text(v))
-            }),
+    }
+
+    /// Shows `check` the event's field number `index`, as
+    /// [`EventPlan::read`](crate::read::event::EventPlan::read) hands it on.
+    #[inline]
+    pub fn see(&self, check: &mut Check, index: usize, field: &Field<'_>) {
+        let fields = check.fields;
+        let wanted = [fields.start_time, fields.thread, fields.class];
+        if wanted.contains(&Some(index)) {
+            self.see_value(check, index, &field.clone().into_value());
+        }
+    }
+
+    /// Whether the event passes every condition, its fields seen. An event
+    /// that lacks what a condition looks at (a start time, a thread, a
+    /// class) fails it.
+    pub fn keeps(&self, check: Check) -> bool {
+        check.time && check.thread && check.class
+    }
+
+    /// Whether a decoded event passes every condition.
+    pub fn keep(&self, event: &Event) -> bool {
+        let mut check = self.check(event.type_id);
+        for (index, value) in event.fields.iter().enumerate() {
+            self.see_value(&mut check, index, value);
+        }
+        self.keeps(check)
+    }
+
+    fn see_value(&self, check: &mut Check, index: usize, value: &Value) {
+        let fields = check.fields;
+        if fields.start_time == Some(index) && !self.window.is_unbounded() {
+            check.time = match self.chunk.resolve(value) {
+                Value::Long(ticks) => self
+                    .window
+                    .contains(epoch_nanos(&self.chunk.header, *ticks)),
+                _ => false,
+            };
+        }
+        let matches = |regex: &Regex| {
+            !matches!(self.chunk.resolve(value), Value::Null)
+                && regex.is_match(&self.flattener.text(value))
         };
-        matches(&self.filter.thread, fields.thread) && matches(&self.filter.class, fields.class)
+        if let (true, Some(regex)) = (fields.thread == Some(index), &self.filter.thread) {
+            check.thread = matches(regex);
+        }
+        if let (true, Some(regex)) = (fields.class == Some(index), &self.filter.class) {
+            check.class = matches(regex);
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 //! - [`read`]: recordings read chunk by chunk, by their own metadata.
 //! - [`summary`]: `heapsampler summary`.
 //! - [`conversion`]: `heapsampler convert`, from reading to writing.
-//! - [`export`]: events to CSV.
-//! - [`rows`]: CSV rows straight from the events' bytes, the fast way.
+//! - [`export`]: the text of values, as every output shows them.
+//! - [`rows`]: CSV rows, made as the event decoder reads the fields.
 //! - [`collapsed`]: events to folded stacks, for flame graphs.
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.

@@ -1,15 +1,15 @@
-//! CSV rows made straight from the bytes of a chunk's events, the fast way
-//! `heapsampler convert` writes them: what
-//! [`Flattener::write_row`](crate::export::Flattener::write_row) writes,
-//! byte for byte, without decoding each event into a tree of values first.
+//! CSV rows made straight from the bytes of a chunk's events, as
+//! `heapsampler convert` writes them: one row per event, each cell the text
+//! [`Flattener`] makes of the field's value (see [`export`](crate::export)),
+//! escaped.
 //!
-//! Each event type's fields are planned once per chunk: a number is decoded
-//! and printed into the row, a pooled value (a stack trace, a thread, a
-//! class) is flattened and escaped once per chunk and then copied, and only
-//! what has no plan of its own (arrays, inline objects, floats, chars) is
-//! decoded into a [`Value`] and flattened as before. Escaping is the csv
-//! crate's own (`csv_core`): a field is quoted when it holds a comma, a
-//! quote or a line break, and a record with nothing in it is `""`.
+//! Events are read by the chunk's [`EventPlan`]s: a number is printed
+//! straight into the row, a pooled value (a stack trace, a thread, a class)
+//! is flattened and escaped once per chunk and then copied, and only what
+//! the plan hands on as a generic [`Value`] (arrays, inline objects,
+//! floats, chars) is flattened from it. Escaping is the csv crate's own
+//! (`csv_core`): a field is quoted when it holds a comma, a quote or a line
+//! break, and a record with nothing in it is `""`.
 //!
 //! Rows come out per event type in blocks ([`Piece`]), so that a chunk's
 //! rows can be written as they are made, or held while the chunk before it
@@ -19,22 +19,21 @@ use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
 use crate::export::{ExportError, Flattener, IsoClock, Unit, epoch_nanos, unit};
-use crate::filter::ChunkFilter;
-use crate::read::chunk::{Chunk, Event, Value, spend};
-use crate::read::cursor::Cursor;
-use crate::read::metadata::{ClassInfo, FieldInfo, Kind};
-use crate::read::{IdMap, ReadError};
-use jfr_writer::format::StringEncoding;
+use crate::filter::{Check, ChunkFilter};
+use crate::read::IdMap;
+use crate::read::chunk::Chunk;
+use crate::read::event::{EventPlan, Field, FieldVisitor, TypeMap};
+use crate::read::metadata::ClassInfo;
+use crate::read::value::Value;
 
 /// Rows of one event type are handed on in blocks of about this many bytes:
-/// large enough that writing them costs few system calls (writes of 8 KiB,
-/// a `BufWriter`'s, cost the kernel about twice as much here), small enough
-/// to stay in the cache until they are written.
+/// large enough that writing them costs few system calls, small enough to
+/// stay in the cache until they are written.
 pub const BLOCK: usize = 64 * 1024;
 
 /// Buffers for rows, handed back once written so that the converting
-/// threads fill the same memory again: fresh memory costs a page
-/// fault per page, which on a virtual machine can cost more than the rows.
+/// threads fill the same memory again rather than fresh memory, which
+/// costs a page fault per page.
 #[derive(Debug, Default)]
 pub struct Buffers {
     free: Mutex<Vec<Vec<u8>>>,
@@ -95,122 +94,33 @@ pub enum Piece {
     },
 }
 
-/// How one column is made.
-#[derive(Debug, Clone, Copy)]
-enum Column {
-    /// An inline `long`, printed by its unit.
-    Long(Unit),
-    /// An inline `int`.
-    Int,
-    /// An inline `short`.
-    Short,
-    /// An inline `byte`.
-    Byte,
-    /// An inline `boolean`.
-    Boolean,
-    /// An inline string, or a reference into the string pool of `class_id`.
-    String { class_id: u64 },
-    /// A reference into the pool of `class_id`, shown as its text.
-    Pooled { class_id: u64 },
-    /// Anything else: decoded into a value and flattened.
-    Generic(Unit),
-}
-
 /// What is done with the events of one type.
-#[derive(Debug)]
-struct Plan<'c> {
-    class: &'c ClassInfo,
-    /// Not an event type: skipped undecoded, as [`Chunk::events`] skips it.
-    skip: bool,
-    /// Whether its rows are asked for; other events are decoded (so a
-    /// malformed one fails the conversion as before) but not written.
+struct TypeRows<'c> {
+    /// How its fields are read.
+    plan: EventPlan<'c>,
+    /// Whether its rows are asked for; other events are read (so a
+    /// malformed one fails the conversion) but not written.
     wanted: bool,
-    /// Each field's column, and its unit for a row made from values.
-    columns: Vec<(Column, Unit, &'c FieldInfo)>,
+    /// Each field's unit.
+    units: Vec<Unit>,
     /// The type's output in this chunk, once it has a row.
     output: Option<usize>,
 }
 
-impl<'c> Plan<'c> {
-    fn new(chunk: &'c Chunk<'_>, class: Option<&'c ClassInfo>, wanted: bool) -> Option<Self> {
-        let class = class?;
-        let metadata = &chunk.metadata;
-        let columns = class
-            .fields
-            .iter()
-            .map(|field| {
-                let unit = unit(metadata, field);
-                let Some(field_class) = metadata.field_class(field) else {
-                    // Decoding it fails, naming the field, as before.
-                    return (Column::Generic(unit), unit, field);
-                };
-                let column = match (field.array, field.constant_pool, field_class.kind) {
-                    (true, _, _) => Column::Generic(unit),
-                    (false, true, _) if unit == Unit::Plain => Column::Pooled {
-                        class_id: field.class_id,
-                    },
-                    (false, true, _) => Column::Generic(unit),
-                    (false, false, Kind::Long) => Column::Long(unit),
-                    (false, false, Kind::Int) => Column::Int,
-                    (false, false, Kind::Short) => Column::Short,
-                    (false, false, Kind::Byte) => Column::Byte,
-                    (false, false, Kind::Boolean) => Column::Boolean,
-                    (false, false, Kind::String) => Column::String {
-                        class_id: field_class.id,
-                    },
-                    (false, false, _) => Column::Generic(unit),
-                };
-                (column, unit, field)
-            })
-            .collect();
+impl<'c> TypeRows<'c> {
+    fn new(chunk: &'c Chunk<'_>, type_id: u64, wanted: &dyn Fn(&str) -> bool) -> Option<Self> {
+        let plan = chunk.plan(type_id)?;
+        let class = plan.class();
         Some(Self {
-            class,
-            skip: !class.is_event(),
-            wanted,
-            columns,
+            wanted: wanted(&class.name),
+            units: class
+                .fields
+                .iter()
+                .map(|field| unit(&chunk.metadata, field))
+                .collect(),
+            plan,
             output: None,
         })
-    }
-}
-
-/// Where each event type's [`Plan`] is, by type id: a table for the small
-/// ids writers use (the JDK's are in the hundreds), a map for the others.
-#[derive(Default)]
-struct PlanIndex {
-    small: Vec<u32>,
-    large: IdMap<u64, usize>,
-}
-
-impl PlanIndex {
-    /// Ids below this are looked up in the table.
-    const SMALL: u64 = 4096;
-    /// An empty slot in the table.
-    const NONE: u32 = u32::MAX;
-
-    #[inline]
-    fn get(&self, type_id: u64) -> Option<usize> {
-        if type_id < Self::SMALL {
-            match self.small.get(type_id as usize) {
-                Some(&slot) if slot != Self::NONE => return Some(slot as usize),
-                _ => {}
-            }
-        }
-        self.large.get(&type_id).copied()
-    }
-
-    fn insert(&mut self, type_id: u64, index: usize) {
-        match u32::try_from(index) {
-            Ok(slot) if type_id < Self::SMALL && slot != Self::NONE => {
-                let at = type_id as usize;
-                if self.small.len() <= at {
-                    self.small.resize(at + 1, Self::NONE);
-                }
-                self.small[at] = slot;
-            }
-            _ => {
-                self.large.insert(type_id, index);
-            }
-        }
     }
 }
 
@@ -336,17 +246,10 @@ impl PoolTexts {
     }
 }
 
-/// The bytes of the UTF-8 string at `cursor` (after its encoding's tag)
-/// when they are written as they are: most inline strings (a GC phase's
-/// name) are short ASCII with nothing to quote, and are copied without
-/// being checked as UTF-8 and for quotes apart. `None` for others, and for
-/// bytes that fail to read (the caller reads them again the general way,
-/// and fails the same way).
-#[inline(always)]
-fn plain_utf8<'a>(cursor: &mut Cursor<'a>, escaper: &Escaper) -> Option<&'a [u8]> {
-    let len = usize::try_from(cursor.varint("a string").ok()?).ok()?;
-    let bytes = cursor.bytes(len, "a string").ok()?;
-    escaper.is_plain(bytes).then_some(bytes)
+/// Appends `true` or `false`.
+#[inline]
+fn push_boolean(out: &mut Vec<u8>, value: bool) {
+    out.extend_from_slice(if value { b"true" } else { b"false" });
 }
 
 /// Appends `value` in decimal, as `Display` prints it.
@@ -373,95 +276,32 @@ struct Rows<'c, 'a> {
 }
 
 impl Rows<'_, '_> {
-    /// Appends one column's cell, read from `cursor`, to `out`; with `out`
-    /// `None`, only reads it (and fails where writing it would).
+    /// Appends the cell of a key into the pool of `class_id`, in a column
+    /// of `unit`.
     #[inline(always)]
-    fn cell(
-        &mut self,
-        column: Column,
-        field: &FieldInfo,
-        cursor: &mut Cursor<'_>,
-        budget: &mut u64,
-        out: Option<&mut Vec<u8>>,
-    ) -> Result<(), ReadError> {
-        match column {
-            Column::Long(unit) => {
-                spend(cursor, budget)?;
-                let value = cursor.varint("a long")? as i64;
-                if let Some(out) = out {
-                    self.long(out, unit, value);
-                }
-            }
-            Column::Int => {
-                spend(cursor, budget)?;
-                let value = cursor.varint("an int")? as i32;
-                if let Some(out) = out {
-                    push_decimal(out, value.into());
-                }
-            }
-            Column::Short => {
-                spend(cursor, budget)?;
-                let value = cursor.varint("a short")? as i16;
-                if let Some(out) = out {
-                    push_decimal(out, value.into());
-                }
-            }
-            Column::Byte => {
-                spend(cursor, budget)?;
-                let value = cursor.u8("a byte")? as i8;
-                if let Some(out) = out {
-                    push_decimal(out, value.into());
-                }
-            }
-            Column::Boolean => {
-                spend(cursor, budget)?;
-                let value = cursor.u8("a boolean")? != 0;
-                if let Some(out) = out {
-                    out.extend_from_slice(if value { b"true" } else { b"false" });
-                }
-            }
-            Column::String { class_id } => {
-                spend(cursor, budget)?;
-                let mut peek = cursor.clone();
-                let tag = peek.u8("a string")?;
-                if tag == StringEncoding::ConstantPool as u8 {
-                    *cursor = peek;
-                    let key = cursor.varint("a string pool key")?;
-                    if let Some(out) = out {
-                        self.pools
-                            .append(out, class_id, key, &self.flattener, &self.escaper);
-                    }
-                } else if let Some(text) = (tag == StringEncoding::Utf8 as u8)
-                    .then(|| plain_utf8(&mut peek, &self.escaper))
-                    .flatten()
-                {
-                    *cursor = peek;
-                    if let Some(out) = out {
-                        out.extend_from_slice(text);
-                    }
-                } else {
-                    let text = cursor.borrowed_string("a string")?;
-                    if let (Some(out), Some(text)) = (out, text) {
-                        self.escaper.escape_into(out, text.as_bytes());
-                    }
-                }
-            }
-            Column::Pooled { class_id } => {
-                spend(cursor, budget)?;
-                let key = cursor.varint("a pool key")?;
-                if let Some(out) = out {
-                    self.pools
-                        .append(out, class_id, key, &self.flattener, &self.escaper);
-                }
-            }
-            Column::Generic(unit) => {
-                let value = self.chunk.read_field(cursor, field, 0, budget)?;
-                if let Some(out) = out {
-                    self.value(out, unit, &value);
-                }
-            }
+    fn pooled(&mut self, out: &mut Vec<u8>, unit: Unit, class_id: u64, key: u64) {
+        if unit == Unit::Plain {
+            self.pools
+                .append(out, class_id, key, &self.flattener, &self.escaper);
+        } else {
+            self.value(out, unit, &Value::Ref { class_id, key });
         }
-        Ok(())
+    }
+
+    /// Appends the cell of an inline string's UTF-8 bytes.
+    #[inline(always)]
+    fn utf8(&mut self, out: &mut Vec<u8>, bytes: &[u8]) {
+        // Most inline strings (a GC phase's name) are short ASCII with
+        // nothing to quote: copied without checking them as UTF-8 and for
+        // quotes apart.
+        if self.escaper.is_plain(bytes) {
+            out.extend_from_slice(bytes);
+        } else if std::str::from_utf8(bytes).is_ok() {
+            self.escaper.escape_into(out, bytes);
+        } else {
+            self.escaper
+                .escape_into(out, String::from_utf8_lossy(bytes).as_bytes());
+        }
     }
 
     /// Appends a `long` cell of `unit`.
@@ -504,12 +344,103 @@ impl Rows<'_, '_> {
     }
 }
 
+/// One row being made, cell by cell, as its event's fields are read; the
+/// filter, when there is one, sees them on the way.
+struct Cells<'r, 'c, 'a, 'f> {
+    rows: &'r mut Rows<'c, 'a>,
+    out: &'r mut Vec<u8>,
+    units: &'r [Unit],
+    filter: Option<(&'r ChunkFilter<'f, 'c, 'a>, &'r mut Check)>,
+}
+
+impl Cells<'_, '_, '_, '_> {
+    /// Begins the cell of field `index` (`field` makes it for the filter);
+    /// returns its unit.
+    #[inline(always)]
+    fn begin<'v>(&mut self, index: usize, field: impl FnOnce() -> Field<'v>) -> Unit {
+        if let Some((filter, check)) = &mut self.filter {
+            filter.see(check, index, &field());
+        }
+        if index > 0 {
+            self.out.push(b',');
+        }
+        self.units[index]
+    }
+}
+
+impl<'v> FieldVisitor<'v> for Cells<'_, '_, '_, '_> {
+    #[inline(always)]
+    fn field(&mut self, index: usize, field: Field<'v>) {
+        if let Some((filter, check)) = &mut self.filter {
+            filter.see(check, index, &field);
+        }
+        if index > 0 {
+            self.out.push(b',');
+        }
+        let unit = self.units[index];
+        match field {
+            Field::Long(value) => self.rows.long(self.out, unit, value),
+            Field::Int(value) => push_decimal(self.out, value.into()),
+            Field::Short(value) => push_decimal(self.out, value.into()),
+            Field::Byte(value) => push_decimal(self.out, value.into()),
+            Field::Boolean(value) => push_boolean(self.out, value),
+            Field::Pooled { class_id, key } => self.rows.pooled(self.out, unit, class_id, key),
+            Field::Utf8(bytes) => self.rows.utf8(self.out, bytes),
+            Field::Text(text) => self.rows.escaper.escape_into(self.out, text.as_bytes()),
+            Field::Null => {}
+            Field::Value(value) => self.rows.value(self.out, unit, &value),
+        }
+    }
+
+    #[inline(always)]
+    fn long(&mut self, index: usize, value: i64) {
+        let unit = self.begin(index, || Field::Long(value));
+        self.rows.long(self.out, unit, value);
+    }
+
+    #[inline(always)]
+    fn int(&mut self, index: usize, value: i32) {
+        self.begin(index, || Field::Int(value));
+        push_decimal(self.out, value.into());
+    }
+
+    #[inline(always)]
+    fn short(&mut self, index: usize, value: i16) {
+        self.begin(index, || Field::Short(value));
+        push_decimal(self.out, value.into());
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, index: usize, value: i8) {
+        self.begin(index, || Field::Byte(value));
+        push_decimal(self.out, value.into());
+    }
+
+    #[inline(always)]
+    fn boolean(&mut self, index: usize, value: bool) {
+        self.begin(index, || Field::Boolean(value));
+        push_boolean(self.out, value);
+    }
+
+    #[inline(always)]
+    fn pooled(&mut self, index: usize, class_id: u64, key: u64) {
+        let unit = self.begin(index, || Field::Pooled { class_id, key });
+        self.rows.pooled(self.out, unit, class_id, key);
+    }
+
+    #[inline(always)]
+    fn utf8(&mut self, index: usize, bytes: &'v [u8]) {
+        self.begin(index, || Field::Utf8(bytes));
+        self.rows.utf8(self.out, bytes);
+    }
+}
+
 /// Converts the events of `chunk` whose type `wanted` accepts (and, when
 /// given, that `filter` keeps) to CSV rows, handed to `emit` in blocks
 /// (filled from `buffers`), with at most `stack_depth` frames per stack
-/// trace. The rows are those [`Flattener::write_row`] writes, byte for
-/// byte; a chunk that fails has its rows before the failing event handed on
-/// first.
+/// trace. Each cell is what [`Flattener::row`] makes of the event's value
+/// there, escaped; a chunk that fails has its rows before the failing event
+/// handed on first.
 pub fn chunk_rows(
     chunk: &Chunk<'_>,
     stack_depth: usize,
@@ -526,98 +457,61 @@ pub fn chunk_rows(
         clock: IsoClock::default(),
         text: String::new(),
     };
-    let mut plans: Vec<Option<Plan<'_>>> = Vec::new();
-    let mut plan_of = PlanIndex::default();
+    let mut types: TypeMap<Option<TypeRows<'_>>> = TypeMap::default();
     let mut outputs: Vec<Output> = Vec::new();
     let result = (|| -> Result<(), ExportError> {
         for raw in chunk.raw_events() {
             let mut raw = raw?;
-            let index = match plan_of.get(raw.type_id) {
-                Some(index) => index,
-                None => {
-                    let class = chunk.metadata.class(raw.type_id);
-                    let wanted = class.is_some_and(|c| wanted(&c.name));
-                    plans.push(Plan::new(chunk, class, wanted));
-                    plan_of.insert(raw.type_id, plans.len() - 1);
-                    plans.len() - 1
-                }
-            };
-            let Some(plan) = plans[index].as_mut().filter(|p| !p.skip) else {
+            let Some(type_rows) =
+                types.get_or_insert_with(raw.type_id, || TypeRows::new(chunk, raw.type_id, wanted))
+            else {
                 continue; // undeclared: skipped, as the JDK does
             };
-            let cursor = &mut raw.fields;
-            let budget = &mut raw.budget;
-            if !plan.wanted {
-                for &(column, _, field) in &plan.columns {
-                    rows.cell(column, field, cursor, budget, None)?;
-                }
+            if !type_rows.wanted {
+                type_rows.plan.skip(&mut raw)?;
                 continue;
             }
-            // Filtered: decoded whole for the filter to look at; a kept
-            // event's row is made from its values.
-            let event = match filter {
-                Some(filter) => {
-                    let fields = chunk.read_fields(cursor, plan.class, 0, budget)?;
-                    let event = Event {
-                        offset: raw.offset,
-                        size: raw.size,
-                        type_id: raw.type_id,
-                        fields,
-                    };
-                    if !filter.keep(&event) {
-                        continue;
-                    }
-                    Some(event)
-                }
-                None => None,
-            };
-            let output = match plan.output {
-                Some(output) => output,
-                None => {
-                    outputs.push(Output {
-                        bytes: Vec::new(),
-                        rows: 0,
-                        announced: false,
-                    });
-                    plan.output = Some(outputs.len() - 1);
-                    outputs.len() - 1
-                }
-            };
+            let output = *type_rows.output.get_or_insert_with(|| {
+                outputs.push(Output {
+                    bytes: Vec::new(),
+                    rows: 0,
+                    announced: false,
+                });
+                outputs.len() - 1
+            });
+            let type_rows = &*type_rows;
             let out = &mut outputs[output].bytes;
             let start = out.len();
-            match &event {
-                Some(event) => {
-                    for (i, (&(_, unit, _), value)) in
-                        plan.columns.iter().zip(&event.fields).enumerate()
-                    {
-                        if i > 0 {
-                            out.push(b',');
-                        }
-                        rows.value(out, unit, value);
-                    }
-                }
-                None => {
-                    for (i, &(column, _, field)) in plan.columns.iter().enumerate() {
-                        if i > 0 {
-                            out.push(b',');
-                        }
-                        if let Err(error) = rows.cell(column, field, cursor, budget, Some(out)) {
-                            // No part of a row that failed is written.
-                            out.truncate(start);
-                            return Err(error.into());
-                        }
-                    }
+            // The row is made as the fields are read; the filter sees them
+            // on the way, and a row it does not keep is taken back.
+            let mut check = filter.map(|filter| filter.check(raw.type_id));
+            let mut cells = Cells {
+                rows: &mut rows,
+                out,
+                units: &type_rows.units,
+                filter: filter.zip(check.as_mut()),
+            };
+            if let Err(error) = type_rows.plan.read(&mut raw, &mut cells) {
+                // No part of a row that failed is written.
+                out.truncate(start);
+                return Err(error.into());
+            }
+            if let (Some(filter), Some(check)) = (filter, check) {
+                if !filter.keeps(check) {
+                    out.truncate(start);
+                    continue;
                 }
             }
             Escaper::end_record(out, start);
             // Announced after its first row is made: a type whose first
-            // event fails has no file, as before.
+            // event fails has no file.
             if !outputs[output].announced {
+                let class = type_rows.plan.class();
                 emit(Piece::Type {
                     index: output,
-                    name: plan.class.name.clone(),
-                    columns: plan.class.fields.len(),
-                    header: rows.escaper.header(plan.class),
+                    name: class.name.clone(),
+                    columns: class.fields.len(),
+                    header: rows.escaper.header(class),
                 })?;
                 outputs[output].announced = true;
             }

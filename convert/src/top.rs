@@ -2,18 +2,25 @@
 //! allocated bytes each sample stands for) by allocation site, class or
 //! thread, from `jdk.ObjectAllocationSample` (any recording, ours or the
 //! JDK's) or, for what is still live, from `heapsampler.ObjectLifetime`
-//! events with `live = true`.
+//! events with `live = true`. Weights, `live`, `gcsSurvived` and `tracked`
+//! are read as numbers and booleans by the event decoder; the key is the
+//! text of the pooled site, class or thread, made once per key per chunk.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use jfr_writer::format::names::{event, field};
+
 use crate::export::Flattener;
-use crate::read::chunk::Chunk;
+use crate::read::chunk::{Chunk, MetadataCache};
+use crate::read::event::{EventPlan, Field, RawEvent, TypeMap};
 use crate::read::file::{FileError, RecordingFile};
+use crate::read::value::Value;
+use crate::read::{IdMap, ReadError};
 
 /// What to group by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
     /// The allocating frame: `pkg.Class.method(line)`.
     Site,
@@ -83,9 +90,9 @@ impl Query {
     /// The events whose weights are summed.
     pub fn event_type(&self) -> &'static str {
         if self.live {
-            "heapsampler.ObjectLifetime"
+            event::OBJECT_LIFETIME
         } else {
-            "jdk.ObjectAllocationSample"
+            event::OBJECT_ALLOCATION_SAMPLE
         }
     }
 
@@ -103,19 +110,43 @@ impl Query {
     }
 }
 
-/// Sums the weights of a recording's samples.
+/// Sums the weights of the samples of the recording at `path`.
 pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
+    top_of(RecordingFile::open(path)?, query)
+}
+
+/// Where an event type keeps what [`top_of`] reads: indexes into its fields.
+struct Columns {
+    key: usize,
+    weight: usize,
+    live: Option<usize>,
+    gcs_survived: Option<usize>,
+    tracked: Option<usize>,
+}
+
+/// One sample, as its event's fields say.
+struct Sample<'a> {
+    key: Field<'a>,
+    weight: f64,
+    live: bool,
+    gcs_survived: u64,
+    tracked: bool,
+}
+
+/// Sums the weights of the samples of the recording `file`.
+pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError> {
     let event_type = query.event_type();
-    let column = match query.by {
-        GroupBy::Site | GroupBy::AppSite => "stackTrace",
-        GroupBy::Class => "objectClass",
-        GroupBy::Thread => "eventThread",
+    let key_field = match query.by {
+        GroupBy::Site | GroupBy::AppSite => field::STACK_TRACE,
+        GroupBy::Class => field::OBJECT_CLASS,
+        GroupBy::Thread => field::EVENT_THREAD,
     };
-    let mut file = RecordingFile::open(path)?;
+    let path = file.path().to_owned();
     let malformed = |source| FileError::Malformed {
-        path: path.to_owned(),
+        path: path.clone(),
         source,
     };
+    let metadata = MetadataCache::default();
     let mut totals: HashMap<String, (f64, u64)> = HashMap::new();
     let mut events = 0;
     let mut untracked = Entry {
@@ -124,49 +155,76 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
         samples: 0,
     };
     while let Some(raw) = file.next_chunk()? {
-        let chunk = Chunk::read(&raw.bytes, raw.offset).map_err(malformed)?;
+        let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(malformed)?;
         let Some(class) = chunk.metadata.class_named(event_type) else {
             continue;
         };
         let index = |name: &str| class.fields.iter().position(|f| f.name == name);
-        let (Some(key_at), Some(weight_at)) = (index(column), index("weight")) else {
+        let (Some(key), Some(weight)) = (index(key_field), index(field::WEIGHT)) else {
             continue;
         };
-        let (live_at, gcs_at, tracked_at) = (index("live"), index("gcsSurvived"), index("tracked"));
+        let columns = Columns {
+            key,
+            weight,
+            live: index(field::LIVE),
+            gcs_survived: index(field::GCS_SURVIVED),
+            tracked: index(field::TRACKED),
+        };
         // The top frame is the allocation site; the program's own may be
         // deeper.
         let depth = if query.by == GroupBy::AppSite { 64 } else { 1 };
         let flattener = Flattener::new(&chunk, depth);
-        for event in chunk.events() {
-            let event = event.map_err(malformed)?;
-            if event.type_id != class.id {
+        // Each pooled key's line, made once per chunk.
+        let mut keys: IdMap<(u64, u64), String> = IdMap::default();
+        let key_of = |text: String| {
+            if text.is_empty() {
+                query.by.missing().to_owned()
+            } else if query.by == GroupBy::AppSite {
+                app_frame(&text).to_owned()
+            } else {
+                text
+            }
+        };
+        let mut plans: TypeMap<Option<EventPlan<'_>>> = TypeMap::default();
+        for raw in chunk.raw_events() {
+            let mut raw = raw.map_err(malformed)?;
+            let Some(plan) = plans.get_or_insert_with(raw.type_id, || chunk.plan(raw.type_id))
+            else {
+                continue; // undeclared: skipped, as the JDK does
+            };
+            if raw.type_id != class.id {
+                // Read, so that a malformed event fails as in every output.
+                plan.skip(&mut raw).map_err(malformed)?;
                 continue;
             }
+            let sample = read_sample(plan, &mut raw, &columns).map_err(malformed)?;
             events += 1;
-            let row = flattener.row(&event);
-            let weight: f64 = row[weight_at].parse().unwrap_or(0.0);
             if query.live {
-                // Recordings from before the field was added tracked everything.
-                if tracked_at.is_some_and(|i| row[i] == "false") {
-                    untracked.bytes += weight;
+                // A recording without the field tracked every object.
+                if !sample.tracked {
+                    untracked.bytes += sample.weight;
                     untracked.samples += 1;
                     continue;
                 }
-                let live = live_at.is_some_and(|i| row[i] == "true");
-                let gcs: u64 = gcs_at.and_then(|i| row[i].parse().ok()).unwrap_or(0);
-                if !live || gcs < query.min_gcs {
+                if !sample.live || sample.gcs_survived < query.min_gcs {
                     continue;
                 }
             }
-            let key = if row[key_at].is_empty() {
-                query.by.missing().to_owned()
-            } else if query.by == GroupBy::AppSite {
-                app_frame(&row[key_at]).to_owned()
-            } else {
-                row[key_at].clone()
+            let inline;
+            let key = match sample.key {
+                Field::Pooled { class_id, key } => keys
+                    .entry((class_id, key))
+                    .or_insert_with(|| key_of(flattener.text(&Value::Ref { class_id, key }))),
+                other => {
+                    inline = key_of(flattener.text(&other.into_value()));
+                    &inline
+                }
             };
-            let total = totals.entry(key).or_insert((0.0, 0));
-            total.0 += weight;
+            let total = match totals.get_mut(key.as_str()) {
+                Some(total) => total,
+                None => totals.entry(key.clone()).or_insert((0.0, 0)),
+            };
+            total.0 += sample.weight;
             total.1 += 1;
         }
     }
@@ -186,6 +244,56 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
         untracked,
         events,
     })
+}
+
+/// Reads one sample's fields: the key as it is (a pool reference, mostly),
+/// the weight as a number (an integer or a floating-point field; 0 for
+/// anything else), `live` and `tracked` as booleans (absent: not live, and
+/// tracked), and `gcsSurvived` as a count (absent or negative: 0).
+fn read_sample<'a>(
+    plan: &EventPlan<'_>,
+    raw: &mut RawEvent<'a>,
+    columns: &Columns,
+) -> Result<Sample<'a>, ReadError> {
+    let mut sample = Sample {
+        key: Field::Null,
+        weight: 0.0,
+        live: false,
+        gcs_survived: 0,
+        tracked: true,
+    };
+    plan.read(raw, &mut |index: usize, field: Field<'a>| {
+        if index == columns.weight {
+            sample.weight = match &field {
+                Field::Long(v) => *v as f64,
+                Field::Int(v) => (*v).into(),
+                Field::Short(v) => (*v).into(),
+                Field::Byte(v) => (*v).into(),
+                Field::Value(Value::Float(v)) => (*v).into(),
+                Field::Value(Value::Double(v)) => *v,
+                _ => 0.0,
+            };
+        }
+        if Some(index) == columns.live {
+            sample.live = field == Field::Boolean(true);
+        }
+        if Some(index) == columns.tracked {
+            sample.tracked = field != Field::Boolean(false);
+        }
+        if Some(index) == columns.gcs_survived {
+            sample.gcs_survived = match field {
+                Field::Long(v) => u64::try_from(v).unwrap_or(0),
+                Field::Int(v) => u64::try_from(v).unwrap_or(0),
+                Field::Short(v) => u64::try_from(v).unwrap_or(0),
+                Field::Byte(v) => u64::try_from(v).unwrap_or(0),
+                _ => 0,
+            };
+        }
+        if index == columns.key {
+            sample.key = field;
+        }
+    })?;
+    Ok(sample)
 }
 
 /// The packages of the JDK's own code, which `--by app-site` looks past.

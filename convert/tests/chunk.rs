@@ -6,7 +6,8 @@ use heapsampler_test_support as support;
 
 use std::collections::BTreeMap;
 
-use heapsampler_convert::read::chunk::{Chunk, MetadataCache, Value};
+use heapsampler_convert::read::chunk::{Chunk, MetadataCache};
+use heapsampler_convert::read::value::Value;
 use jfr_writer::{
     Class, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
     StackFrame, StackTrace, Thread, Ticks, events,

@@ -1,7 +1,7 @@
 //! The CSV rows `heapsampler convert` makes straight from the events' bytes
-//! (`rows::chunk_rows`) against the rows the value-tree flattener writes
-//! through a `csv::Writer` (`Flattener::write_row`, how convert wrote them
-//! before): byte for byte, on recordings with every kind of value, with and
+//! (`rows::chunk_rows`) against the cells the value-tree flattener makes of
+//! decoded events (`Flattener::row`) written through a `csv::Writer`: byte
+//! for byte, on recordings with every kind of value, with and
 //! without filters, and on mutated recordings (the same rows, or the same
 //! error). Then the command line: converting on several threads writes the
 //! same files as on one, and reports a corrupt middle chunk and a cut last
@@ -49,7 +49,7 @@ impl Ask<'_> {
 }
 
 /// The reference: every chunk's events decoded into values, those kept
-/// written by `Flattener::write_row`, one `csv::Writer` per type.
+/// made into cells by `Flattener::row`, one `csv::Writer` per type.
 fn reference(data: &[u8], ask: &Ask<'_>) -> Written {
     let mut writers: BTreeMap<String, csv::Writer<Vec<u8>>> = BTreeMap::new();
     let error = (|| -> Result<(), String> {
@@ -72,8 +72,8 @@ fn reference(data: &[u8], ask: &Ask<'_>) -> Written {
                     writer.write_record(Flattener::header(class)).unwrap();
                     writer
                 });
-                flattener
-                    .write_row(&event, writer)
+                writer
+                    .write_record(flattener.row(&event))
                     .map_err(|e| format!("csv: {e}"))?;
             }
         }

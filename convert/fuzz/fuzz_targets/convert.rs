@@ -1,34 +1,67 @@
-//! Fuzzes the reader and the CSV flattening behind `heapsampler convert`:
-//! every event of every chunk written as a CSV row (to memory), which
-//! follows every pooled reference the way the CSV shows it (stack traces,
-//! threads, classes). Any bytes must give rows or an error, never a panic,
-//! a hang (a loop of references) or a stack overflow (a chain of them).
+//! Fuzzes what `heapsampler convert`, `top` and `summary` run on a file:
+//! every chunk's CSV rows made by `rows::chunk_rows` (the event decoder's
+//! plans, every pooled value flattened as the CSV shows it), with and
+//! without a filter; folded stacks; and `top` and `summary` over the whole
+//! input. Any bytes must give output or an error, never a panic, a hang (a
+//! loop of references) or a stack overflow (a chain of them).
 
 #![no_main]
 
-use heapsampler_convert::export::Flattener;
+use heapsampler_convert::collapsed::FoldedStacks;
+use heapsampler_convert::filter::{ChunkFilter, Filter, parse_regex};
 use heapsampler_convert::read::chunk::Chunk;
 use heapsampler_convert::read::file::RecordingFile;
+use heapsampler_convert::rows::{Buffers, chunk_rows};
+use heapsampler_convert::summary::summarize_file;
+use heapsampler_convert::top::{GroupBy, Query, top_of};
 use libfuzzer_sys::fuzz_target;
 
+fn recording(data: &[u8]) -> Option<RecordingFile> {
+    RecordingFile::from_reader("fuzz.jfr", std::io::Cursor::new(data.to_vec())).ok()
+}
+
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut file) = RecordingFile::from_reader("fuzz.jfr", std::io::Cursor::new(data.to_vec()))
-    else {
-        return;
+    let everything = Filter::default();
+    let some = Filter {
+        thread: parse_regex("1").ok(),
+        class: parse_regex("[a-z]").ok(),
+        ..Filter::default()
     };
-    while let Ok(Some(raw)) = file.next_chunk() {
-        let Ok(chunk) = Chunk::read(&raw.bytes, raw.offset) else {
-            return;
-        };
-        let flattener = Flattener::new(&chunk, 64);
-        let mut writer = csv::Writer::from_writer(Vec::new());
-        for event in chunk.events() {
-            let Ok(event) = event else {
-                return;
+    if let Some(mut file) = recording(data) {
+        let buffers = Buffers::default();
+        let mut stacks = FoldedStacks::new();
+        while let Ok(Some(raw)) = file.next_chunk() {
+            let Ok(chunk) = Chunk::read(&raw.bytes, raw.offset) else {
+                break;
             };
-            let _ = flattener.write_row(&event, &mut writer);
-            // The other way cells are made (`top`, filters): one String each.
-            std::hint::black_box(flattener.row(&event));
+            let window = some.window(chunk.header.start_nanos);
+            for filter in [&everything, &some] {
+                let chunk_filter = ChunkFilter::new(filter, window, &chunk);
+                let filter = (!filter.is_empty()).then_some(&chunk_filter);
+                let mut emit = |piece| {
+                    std::hint::black_box(piece);
+                    Ok(())
+                };
+                let _ = chunk_rows(&chunk, 64, &|_| true, filter, &buffers, &mut emit);
+            }
+            let filter = ChunkFilter::new(&everything, window, &chunk);
+            let _ = stacks.add_chunk(&chunk, 64, &|_| true, &filter);
         }
+        std::hint::black_box(stacks.len());
+    }
+    for by in [GroupBy::Site, GroupBy::AppSite, GroupBy::Class, GroupBy::Thread] {
+        for live in [false, true] {
+            if let Some(file) = recording(data) {
+                let query = Query {
+                    by,
+                    live,
+                    min_gcs: 0,
+                };
+                let _ = std::hint::black_box(top_of(file, query));
+            }
+        }
+    }
+    if let Some(file) = recording(data) {
+        let _ = std::hint::black_box(summarize_file(file));
     }
 });

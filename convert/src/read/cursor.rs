@@ -136,27 +136,49 @@ impl<'a> Cursor<'a> {
     /// that only copies it somewhere need not allocate it first.
     pub fn borrowed_string(&mut self, what: &str) -> Result<Option<Cow<'a, str>>, ReadError> {
         let at = self.offset();
+        Ok(match self.raw_string(what, false)? {
+            RawString::Null => None,
+            RawString::Utf8(bytes) => Some(String::from_utf8_lossy(bytes)),
+            RawString::Text(text) => Some(text),
+            RawString::Pooled(_) => return Err(pooled_string(at, what)),
+        })
+    }
+
+    /// A string value in any of the six encodings, UTF-8 bytes left
+    /// unchecked (a caller that copies them may check them as it copies).
+    /// A pool reference (encoding 2) is read when `pooled` allows it, its
+    /// key named `a string pool key`; otherwise it is an error at its tag.
+    #[inline(always)]
+    pub fn raw_string(&mut self, what: &str, pooled: bool) -> Result<RawString<'a>, ReadError> {
+        let at = self.offset();
         let tag = self.u8(what)?;
+        if tag == StringEncoding::Utf8 as u8 {
+            let len = self.count(what)?;
+            return Ok(RawString::Utf8(self.bytes(len, what)?));
+        }
+        if pooled && tag == StringEncoding::ConstantPool as u8 {
+            return Ok(RawString::Pooled(self.varint("a string pool key")?));
+        }
+        self.other_string(at, tag, what)
+    }
+
+    /// The encodings [`raw_string`](Self::raw_string) does not read inline.
+    #[inline(never)]
+    fn other_string(&mut self, at: u64, tag: u8, what: &str) -> Result<RawString<'a>, ReadError> {
         let encoding = StringEncoding::from_tag(tag).ok_or_else(|| ReadError::Malformed {
             offset: at,
             expected: format!("{what}: a string encoding 0 to 5, found {tag}"),
         })?;
         Ok(match encoding {
-            StringEncoding::Null => None,
-            StringEncoding::Empty => Some(Cow::Borrowed("")),
+            StringEncoding::Null => RawString::Null,
+            StringEncoding::Empty => RawString::Text(Cow::Borrowed("")),
             StringEncoding::Utf8 => {
                 let len = self.count(what)?;
-                let bytes = self.bytes(len, what)?;
-                // Valid UTF-8 (nearly always) is checked at once; invalid
-                // sequences become U+FFFD, as the JDK reads them.
-                Some(match std::str::from_utf8(bytes) {
-                    Ok(text) => Cow::Borrowed(text),
-                    Err(_) => String::from_utf8_lossy(bytes),
-                })
+                RawString::Utf8(self.bytes(len, what)?)
             }
             StringEncoding::Latin1 => {
                 let len = self.count(what)?;
-                Some(Cow::Owned(
+                RawString::Text(Cow::Owned(
                     self.bytes(len, what)?.iter().map(|&b| b as char).collect(),
                 ))
             }
@@ -166,16 +188,33 @@ impl<'a> Cursor<'a> {
                 for _ in 0..len {
                     units.push(self.varint(what)? as u16);
                 }
-                Some(Cow::Owned(String::from_utf16_lossy(&units)))
+                RawString::Text(Cow::Owned(String::from_utf16_lossy(&units)))
             }
-            StringEncoding::ConstantPool => {
-                return Err(ReadError::Malformed {
-                    offset: at,
-                    expected: format!("{what}: an inline string, found a constant-pool reference"),
-                });
-            }
+            StringEncoding::ConstantPool => return Err(pooled_string(at, what)),
         })
     }
+}
+
+/// The error for a pool reference where only an inline string may be.
+fn pooled_string(at: u64, what: &str) -> ReadError {
+    ReadError::Malformed {
+        offset: at,
+        expected: format!("{what}: an inline string, found a constant-pool reference"),
+    }
+}
+
+/// A string value as the bytes hold it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawString<'a> {
+    /// `null`.
+    Null,
+    /// UTF-8 bytes, not yet checked: invalid sequences read as U+FFFD, as
+    /// the JDK reads them ([`String::from_utf8_lossy`]).
+    Utf8(&'a [u8]),
+    /// Any other inline encoding, decoded.
+    Text(Cow<'a, str>),
+    /// A key into the string pool.
+    Pooled(u64),
 }
 
 /// The varint at the start of `rest` (of more than one byte, or none: the

@@ -3,6 +3,7 @@
 //! is limited, and every string index and count is checked.
 
 use jfr_writer::format::METADATA_EVENT_ID;
+use jfr_writer::format::names::{attribute, class, element};
 
 use super::cursor::Cursor;
 use super::{IdMap, ReadError};
@@ -47,15 +48,15 @@ pub(crate) enum Kind {
 impl Kind {
     fn of(name: &str) -> Self {
         match name {
-            "boolean" => Self::Boolean,
-            "byte" => Self::Byte,
-            "short" => Self::Short,
-            "char" => Self::Char,
-            "int" => Self::Int,
-            "long" => Self::Long,
-            "float" => Self::Float,
-            "double" => Self::Double,
-            "java.lang.String" => Self::String,
+            class::BOOLEAN => Self::Boolean,
+            class::BYTE => Self::Byte,
+            class::SHORT => Self::Short,
+            class::CHAR => Self::Char,
+            class::INT => Self::Int,
+            class::LONG => Self::Long,
+            class::FLOAT => Self::Float,
+            class::DOUBLE => Self::Double,
+            class::STRING => Self::String,
             _ => Self::Object,
         }
     }
@@ -100,7 +101,7 @@ pub struct ClassInfo {
 impl ClassInfo {
     /// Whether this is an event type.
     pub fn is_event(&self) -> bool {
-        self.super_type.as_deref() == Some("jdk.jfr.Event")
+        self.super_type.as_deref() == Some(class::EVENT)
     }
 }
 
@@ -160,7 +161,7 @@ impl Metadata {
         let root = Element::read(&mut event, &strings, 0)?;
         let mut classes = Vec::new();
         for child in &root.children {
-            if child.name == "metadata" {
+            if child.name == element::METADATA {
                 for class in &child.children {
                     classes.push(class_info(class)?);
                 }
@@ -254,14 +255,14 @@ impl<'s> Element<'s> {
     fn annotations(&self) -> Result<Vec<AnnotationInfo>, ReadError> {
         self.children
             .iter()
-            .filter(|c| c.name == "annotation")
+            .filter(|c| c.name == element::ANNOTATION)
             .map(|a| {
                 Ok(AnnotationInfo {
-                    class_id: a.id("class")?,
+                    class_id: a.id(attribute::CLASS)?,
                     values: a
                         .attributes
                         .iter()
-                        .filter(|(k, _)| *k != "class")
+                        .filter(|(k, _)| *k != attribute::CLASS)
                         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                         .collect(),
                 })
@@ -271,14 +272,14 @@ impl<'s> Element<'s> {
 }
 
 fn class_info(element: &Element<'_>) -> Result<ClassInfo, ReadError> {
-    if element.name != "class" {
+    if element.name != element::CLASS {
         return Err(ReadError::Malformed {
             offset: element.offset,
             expected: format!("a <class> element in <metadata>, found <{}>", element.name),
         });
     }
     let name = element
-        .attribute("name")
+        .attribute(attribute::NAME)
         .ok_or_else(|| ReadError::Malformed {
             offset: element.offset,
             expected: "a 'name' attribute on <class>".to_owned(),
@@ -286,23 +287,23 @@ fn class_info(element: &Element<'_>) -> Result<ClassInfo, ReadError> {
     let fields = element
         .children
         .iter()
-        .filter(|c| c.name == "field")
+        .filter(|c| c.name == element::FIELD)
         .map(|f| {
             Ok(FieldInfo {
-                name: f.attribute("name").unwrap_or_default().to_owned(),
-                class_id: f.id("class")?,
-                constant_pool: f.flag("constantPool"),
-                array: f.attribute("dimension").is_some_and(|d| d == "1"),
+                name: f.attribute(attribute::NAME).unwrap_or_default().to_owned(),
+                class_id: f.id(attribute::CLASS)?,
+                constant_pool: f.flag(attribute::CONSTANT_POOL),
+                array: f.attribute(attribute::DIMENSION).is_some_and(|d| d == "1"),
                 annotations: f.annotations()?,
                 class_index: None,
             })
         })
         .collect::<Result<_, ReadError>>()?;
     Ok(ClassInfo {
-        id: element.id("id")?,
+        id: element.id(attribute::ID)?,
         name: name.to_owned(),
-        super_type: element.attribute("superType").map(str::to_owned),
-        simple_type: element.flag("simpleType"),
+        super_type: element.attribute(attribute::SUPER_TYPE).map(str::to_owned),
+        simple_type: element.flag(attribute::SIMPLE_TYPE),
         fields,
         annotations: element.annotations()?,
         kind: Kind::of(name),

@@ -9,8 +9,9 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use heapsampler_convert::read::chunk::{Chunk, Value};
+use heapsampler_convert::read::chunk::Chunk;
 use heapsampler_convert::read::file::{FileError, RecordingFile};
+use heapsampler_convert::read::value::Value;
 
 /// What a full read saw.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! heapsampler writes or reads. The writer declares with these and the
 //! reader looks up by them, so the two cannot spell a name differently.
 //!
-//! A test (`jfr-writer/tests/names.rs`) scans the non-test sources of the
-//! writer and the agent and fails if any of these names is spelled there as
-//! a string literal.
+//! A test (`jfr-writer/tests/names.rs`) scans the workspace's non-test
+//! sources (core, the writer, the agent, the reader and the command line)
+//! and fails if any of these names is spelled there as a string literal.
 
 /// The elements of the metadata event's tree (`JFR-FORMAT.md` §5).
 pub mod element {

@@ -121,8 +121,8 @@ pub enum Command {
         /// Group by allocation site (the top frame), app-site (the first
         /// frame outside the JDK: your code, not the Arrays.copyOf it
         /// called), class or thread.
-        #[arg(long, value_enum, default_value_t = GroupBy::Site)]
-        by: GroupBy,
+        #[arg(long, value_enum, default_value_t = ByArg::Site)]
+        by: ByArg,
         /// Only objects still live when the recording ended.
         #[arg(long)]
         live: bool,
@@ -187,8 +187,8 @@ Examples:
         /// What to write: csv, or collapsed (folded stacks for flame graphs).
         ///
         /// Example: --format collapsed -o - | flamegraph.pl > alloc.svg
-        #[arg(long, value_enum, default_value_t = Format::Csv)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = FormatArg::Csv)]
+        format: FormatArg,
         /// Keep events that start at or after TIME.
         ///
         /// TIME is an RFC 3339 time with a zone, fractions of a second
@@ -230,6 +230,52 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
     },
+}
+
+/// `--by` of `top`: the library's [`GroupBy`], as the command line spells it.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ByArg {
+    /// The allocating frame: `pkg.Class.method(line)`.
+    Site,
+    /// The first frame outside the JDK (`java.`, `javax.`, `jdk.`, `sun.`,
+    /// `com.sun.`): the program's own code that asked for the bytes, rather
+    /// than the `Arrays.copyOf` it called. The top frame when every frame
+    /// is the JDK's.
+    AppSite,
+    /// The allocated object's class.
+    Class,
+    /// The allocating thread.
+    Thread,
+}
+
+impl From<ByArg> for GroupBy {
+    fn from(by: ByArg) -> Self {
+        match by {
+            ByArg::Site => Self::Site,
+            ByArg::AppSite => Self::AppSite,
+            ByArg::Class => Self::Class,
+            ByArg::Thread => Self::Thread,
+        }
+    }
+}
+
+/// `--format` of `convert`: the library's [`Format`], as the command line
+/// spells it.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum FormatArg {
+    /// One row per event, one column per field.
+    Csv,
+    /// Folded stacks for flame graphs: `root;...;top value` per stack.
+    Collapsed,
+}
+
+impl From<FormatArg> for Format {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Csv => Self::Csv,
+            FormatArg::Collapsed => Self::Collapsed,
+        }
+    }
 }
 
 /// How to sample: the options `record` and `attach` share.

@@ -10,6 +10,7 @@ use std::process::Command;
 use heapsampler_convert::conversion::{self, Format};
 use heapsampler_convert::filter::Filter;
 use heapsampler_convert::top::{self, GroupBy, Query};
+use jfr_writer::format::names::event;
 
 use crate::jdk::find_tool;
 use crate::record;
@@ -65,7 +66,7 @@ pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String>
     }
     let csv = conversion::Options {
         output: Some(files.csv.clone()),
-        events: vec!["jdk.ObjectAllocationSample".to_owned()],
+        events: vec![event::OBJECT_ALLOCATION_SAMPLE.to_owned()],
         stack_depth: 64,
         format: Format::Csv,
         filter: Filter::default(),

@@ -117,7 +117,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             live,
             min_gcs,
             limit,
-        } => top(&file, Query { by, live, min_gcs }, limit)?,
+        } => {
+            let query = Query {
+                by: by.into(),
+                live,
+                min_gcs,
+            };
+            top(&file, query, limit)?
+        }
         Command::Convert {
             file,
             output,
@@ -134,7 +141,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 output,
                 events,
                 stack_depth,
-                format,
+                format: format.into(),
                 filter: Filter {
                     from,
                     to,

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, GroupBy, Query};
+use jfr_writer::format::names::event;
 
 use crate::args::Sampling;
 
@@ -105,7 +106,7 @@ pub fn report(path: &Path) -> Result<String, String> {
     let summary = summarize(path).map_err(|e| e.to_string())?;
     let samples = summary
         .types
-        .get("jdk.ObjectAllocationSample")
+        .get(event::OBJECT_ALLOCATION_SAMPLE)
         .map_or(0, |t| t.count);
     let seconds = match (summary.start_nanos, summary.end_nanos) {
         (Some(start), Some(end)) => (end - start) as f64 / 1e9,
