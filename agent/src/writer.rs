@@ -91,16 +91,14 @@ pub fn internal_name(signature: &str) -> &str {
 
 /// A method's line number table, sorted by start so that a frame's line is
 /// a binary search: recursive code makes a new stack of many frames at
-/// almost every sample, and a scan of the table per frame was a fifth of
-/// the writer's time.
+/// almost every sample, each frame's line looked up.
 #[derive(Debug)]
 struct LineTable(Box<[(i64, i32)]>);
 
 impl LineTable {
     /// The table of (first bytecode index, line) entries in any order.
     fn new(mut lines: Vec<(i64, i32)>) -> Self {
-        // Stable: of two entries with one start, the later one wins, as
-        // it always has.
+        // Stable: of two entries with one start, the later one wins.
         lines.sort_by_key(|&(start, _)| start);
         Self(lines.into_boxed_slice())
     }
@@ -203,8 +201,8 @@ pub struct Writer<S: Sink> {
     object_lifetime: EventType,
     garbage_collection: EventType,
     agent_statistics: EventType,
-    // Fx-hashed: the keys are the JVM's and the agent's own ids, and
-    // SipHash was a tenth of a busy writer's time.
+    // Fx-hashed: the keys are the JVM's and the agent's own ids, not
+    // chosen by an attacker, and a look-up per frame must be cheap.
     methods: FxHashMap<u64, Option<ResolvedMethod>>,
     classes: FxHashMap<u64, Option<ClassRef>>,
     threads: FxHashMap<u64, ThreadRef>,

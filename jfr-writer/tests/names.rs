@@ -14,8 +14,16 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 /// (file, literal, what it is there).
 const OTHER_MEANINGS: [(&str, &str, &str); 3] = [
     ("core/src/options.rs", "live", "the agent option live=true"),
-    ("convert/src/top.rs", "samples", "a column heading of top's table"),
-    ("convert/src/bin/heapsampler/args.rs", "live", "top's --live argument"),
+    (
+        "convert/src/top.rs",
+        "samples",
+        "a column heading of top's table",
+    ),
+    (
+        "convert/src/bin/heapsampler/args.rs",
+        "live",
+        "top's --live argument",
+    ),
 ];
 
 /// The names module, the one place the names are spelled.
