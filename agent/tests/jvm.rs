@@ -770,14 +770,8 @@ fn epoch_nanos() -> i64 {
 
 #[test]
 fn attach_stop_and_attach_again_while_threads_allocate() {
-    use std::io::BufRead;
     let dir = support::temp_dir("agent_attach");
-    let mut child = scenario_without_agent(&["run", "60", "8"]);
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
-    let pid = child.id();
+    let (mut child, pid) = allocating_without_agent();
 
     // Refused attaches leave the JVM running and the next attach working.
     assert!(jcmd_load(pid, "bogus=1").contains("return code: -1"));
@@ -831,14 +825,8 @@ fn jcmd_gc(pid: u32) {
 
 #[test]
 fn a_collection_between_two_attaches_is_in_neither_recording() {
-    use std::io::BufRead;
     let dir = support::temp_dir("agent_attach_gc_gap");
-    let mut child = scenario_without_agent(&["run", "60", "8"]);
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
-    let pid = child.id();
+    let (mut child, pid) = allocating_without_agent();
 
     let mut windows = Vec::new();
     for round in 0..2 {
@@ -894,6 +882,19 @@ fn a_collection_between_two_attaches_is_in_neither_recording() {
 /// Starts the scenario without the agent, stdout piped.
 // The caller kills and waits for the child.
 #[allow(clippy::zombie_processes)]
+/// A JVM whose 8 threads allocate for up to a minute, without the agent,
+/// once it says it is ready; and its pid.
+fn allocating_without_agent() -> (std::process::Child, u32) {
+    use std::io::BufRead;
+    let mut child = scenario_without_agent(&["run", "60", "8"]);
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let pid = child.id();
+    (child, pid)
+}
+
 fn scenario_without_agent(args: &[&str]) -> std::process::Child {
     Command::new("java")
         .arg("-cp")
