@@ -1,6 +1,35 @@
-//! The JFR reader behind the `heapsampler` command line.
+//! A JFR reader, and the outputs of the `heapsampler` command line built on
+//! it. Any recording reads, ours or the JDK's, by its own metadata; names of
+//! the format come from `jfr_writer::format::names`, as the writer's do.
 //!
-//! - [`read`]: recordings read chunk by chunk, by their own metadata.
+//! ```no_run
+//! use heapsampler_convert::export::Flattener;
+//! use heapsampler_convert::read::chunk::Chunk;
+//! use heapsampler_convert::read::file::RecordingFile;
+//! use jfr_writer::format::names::{event, field};
+//!
+//! let mut file = RecordingFile::open("alloc.jfr")?;
+//! while let Some(raw) = file.next_chunk()? {
+//!     let chunk = Chunk::read(&raw.bytes, raw.offset)?;
+//!     let Some(samples) = chunk.metadata.class_named(event::OBJECT_ALLOCATION_SAMPLE) else {
+//!         continue;
+//!     };
+//!     let class = samples.fields.iter().position(|f| f.name == field::OBJECT_CLASS);
+//!     let text = Flattener::new(&chunk, 64);
+//!     for sample in chunk.events() {
+//!         let sample = sample?;
+//!         if sample.type_id == samples.id {
+//!             println!("{}", class.map(|i| text.text(&sample.fields[i])).unwrap_or_default());
+//!         }
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! - [`read`]: recordings read chunk by chunk, mirroring `jfr_writer`: the
+//!   chunk header, the metadata, the constant pools, and the one event
+//!   decoder (a plan per event type per chunk) every output below reads
+//!   events through.
 //! - [`summary`]: `heapsampler summary`.
 //! - [`conversion`]: `heapsampler convert`, from reading to writing.
 //! - [`export`]: the text of values, as every output shows them.
@@ -9,6 +38,9 @@
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
 //! - [`top`]: `heapsampler top`, where the bytes go.
+//!
+//! The command line itself (`src/bin/heapsampler/`) parses arguments, runs
+//! JVMs and jcmd, and prints; this library does no such thing.
 
 pub mod collapsed;
 pub mod conversion;
