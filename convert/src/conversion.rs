@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use jfr_writer::format::names;
@@ -25,6 +26,7 @@ use crate::read;
 use crate::read::chunk::{Chunk, MetadataCache};
 use crate::read::file::{FileError, RawChunk, RecordingFile};
 use crate::rows::{Buffers, Piece, chunk_rows};
+use crate::summary::summarize;
 
 /// The event type `--format collapsed` folds when none is named.
 pub const DEFAULT_COLLAPSED_TYPE: &str = names::event::OBJECT_ALLOCATION_SAMPLE;
@@ -149,37 +151,78 @@ impl Options {
     }
 }
 
-/// Where CSV goes: one writer for a single event type, or a folder with a
-/// file per type.
+/// Where the output goes: one file (or standard output) for a single event
+/// type, or a folder with a file per type. Nothing is made until the first
+/// rows come, so that a conversion that fails before them, or finds none of
+/// the types asked for, leaves nothing behind.
+#[derive(Debug, Clone)]
 enum Destination {
-    Single(Option<Box<dyn Write + Send>>),
+    /// A file; `-` is standard output.
+    Single(PathBuf),
+    /// A folder of `TYPE.csv` files.
     Folder(PathBuf),
 }
 
-fn create(path: &Path) -> Result<Box<dyn Write + Send>, ConvertError> {
-    let file = File::create(path)
-        .map_err(|e| ConvertError::Failed(format!("cannot create {}: {e}", path.display())))?;
+impl Destination {
+    /// Where CSV of `types` from `file` goes, or a usage error: several
+    /// types cannot share standard output.
+    fn csv(file: &Path, options: &Options, types: &[String]) -> Result<Self, ConvertError> {
+        match (&options.output, types.len() == 1) {
+            (Some(path), true) => Ok(Self::Single(path.clone())),
+            (None, true) => Ok(Self::Single(beside(file, ".csv"))),
+            (Some(path), false) if is_stdout(path) => Err(ConvertError::Usage(
+                "several event types cannot go to standard output: name one with --events"
+                    .to_owned(),
+            )),
+            (Some(folder), false) => Ok(Self::Folder(folder.clone())),
+            (None, false) => Ok(Self::Folder(beside(file, "-csv"))),
+        }
+    }
+
+    /// Makes the output of event type `name`, and the folder it goes in.
+    fn create(&self, name: &str) -> Result<Box<dyn Write + Send>, ExportError> {
+        match self {
+            Self::Single(path) => create(path),
+            Self::Folder(folder) => {
+                std::fs::create_dir_all(folder).map_err(|source| ExportError::Create {
+                    path: folder.clone(),
+                    source,
+                })?;
+                create(&folder.join(format!("{name}.csv")))
+            }
+        }
+    }
+
+    /// Makes what a conversion that found no rows leaves: an empty file, or
+    /// an empty folder.
+    fn create_empty(&self) -> Result<(), ExportError> {
+        match self {
+            Self::Single(path) => create(path)?.flush()?,
+            Self::Folder(folder) => {
+                std::fs::create_dir_all(folder).map_err(|source| ExportError::Create {
+                    path: folder.clone(),
+                    source,
+                })?
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Opens `path` for writing (`-`: standard output).
+fn create(path: &Path) -> Result<Box<dyn Write + Send>, ExportError> {
+    if is_stdout(path) {
+        return Ok(Box::new(BufWriter::new(io::stdout())));
+    }
+    let file = File::create(path).map_err(|source| ExportError::Create {
+        path: path.to_owned(),
+        source,
+    })?;
     Ok(Box::new(BufWriter::new(file)))
 }
 
 fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
-}
-
-/// The one output file (or standard output) of a conversion to a single
-/// file: `-o PATH`, or beside the recording with `extension`.
-fn single_output(
-    file: &Path,
-    output: Option<&PathBuf>,
-    extension: &str,
-) -> Result<Box<dyn Write + Send>, ConvertError> {
-    match output {
-        Some(path) if is_stdout(path) => {
-            Ok(Box::new(BufWriter::new(io::stdout())) as Box<dyn Write + Send>)
-        }
-        Some(path) => create(path),
-        None => create(&beside(file, extension)),
-    }
 }
 
 /// `DIR/recording.jfr` -> `DIR/recording{extension}`.
@@ -212,33 +255,14 @@ struct CsvFiles {
 }
 
 impl CsvFiles {
-    /// Opens the output: one file (or standard output) when one type is
-    /// asked for, otherwise a folder.
-    fn open(file: &Path, options: &Options, types: &[String]) -> Result<Self, ConvertError> {
-        let destination = match (&options.output, types.len() == 1) {
-            (output, true) => {
-                Destination::Single(Some(single_output(file, output.as_ref(), ".csv")?))
-            }
-            (Some(path), false) if is_stdout(path) => {
-                return Err(ConvertError::Usage(
-                    "several event types cannot go to standard output: name one with --events"
-                        .to_owned(),
-                ));
-            }
-            (Some(folder), false) => Destination::Folder(folder.clone()),
-            (None, false) => Destination::Folder(beside(file, "-csv")),
-        };
-        if let Destination::Folder(folder) = &destination {
-            std::fs::create_dir_all(folder).map_err(|e| {
-                ConvertError::Failed(format!("cannot create {}: {e}", folder.display()))
-            })?;
-        }
-        Ok(Self {
+    /// The output, made as the first rows of each type come.
+    fn new(destination: Destination) -> Self {
+        Self {
             destination,
             by_name: HashMap::new(),
             files: Vec::new(),
             chunk: Vec::new(),
-        })
+        }
     }
 
     /// The next chunk's pieces follow.
@@ -269,14 +293,12 @@ impl CsvFiles {
                         index
                     }
                     None => {
-                        let mut writer = match &mut self.destination {
-                            Destination::Single(writer) => writer
-                                .take()
-                                .ok_or_else(|| io::Error::other("one output for one event type"))?,
-                            Destination::Folder(folder) => Box::new(BufWriter::new(File::create(
-                                folder.join(format!("{name}.csv")),
-                            )?)),
-                        };
+                        if matches!(self.destination, Destination::Single(_))
+                            && !self.files.is_empty()
+                        {
+                            return Err(io::Error::other("one output for one event type").into());
+                        }
+                        let mut writer = self.destination.create(&name)?;
                         writer.write_all(&header)?;
                         self.files.push(CsvFile {
                             writer,
@@ -307,9 +329,12 @@ impl CsvFiles {
     }
 
     /// Flushes every file; returns the rows written.
-    fn finish(mut self) -> io::Result<u64> {
+    fn finish(mut self) -> Result<u64, ExportError> {
         for file in &mut self.files {
             file.writer.flush()?;
+        }
+        if self.files.is_empty() {
+            self.destination.create_empty()?;
         }
         Ok(self.files.iter().map(|f| f.rows).sum())
     }
@@ -326,6 +351,8 @@ struct Job<'o> {
     metadata: MetadataCache,
     /// Buffers for rows, used again once written.
     buffers: Buffers,
+    /// For each type of `types`, whether a chunk declared it.
+    declared: Declared,
 }
 
 impl Job<'_> {
@@ -345,6 +372,7 @@ impl Job<'_> {
                     .to_string(),
                 )
             })?;
+        self.declared.see(&chunk);
         let wanted =
             |type_name: &str| self.types.is_empty() || self.types.iter().any(|t| t == type_name);
         let filter = (!self.options.filter.is_empty())
@@ -704,6 +732,102 @@ impl ChunkWriter<'_, '_, '_> {
     }
 }
 
+/// Which of the event types asked for the recording's chunks declare: a
+/// type none declares is a mistake to report (a typo, or a recording made
+/// without it), not an empty result.
+#[derive(Debug)]
+struct Declared {
+    types: Vec<(String, AtomicBool)>,
+}
+
+impl Declared {
+    fn new(types: &[String]) -> Self {
+        Self {
+            types: types
+                .iter()
+                .map(|t| (t.clone(), AtomicBool::new(false)))
+                .collect(),
+        }
+    }
+
+    /// Notes the types asked for that `chunk` declares as event types.
+    fn see(&self, chunk: &Chunk<'_>) {
+        for (name, declared) in &self.types {
+            if !declared.load(Ordering::Relaxed)
+                && chunk
+                    .metadata
+                    .class_named(name)
+                    .is_some_and(|class| class.is_event())
+            {
+                declared.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The types asked for that no chunk declared.
+    fn missing(&self) -> Vec<String> {
+        self.types
+            .iter()
+            .filter(|(_, declared)| !declared.load(Ordering::Relaxed))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+}
+
+/// The error for event types asked for that the recording `file` does not
+/// have: which types it has, most events first, and the nearest name to
+/// each missing one, for a typo.
+fn missing_types(file: &Path, missing: &[String]) -> ConvertError {
+    let mut present: Vec<(String, u64)> = summarize(file)
+        .map(|summary| {
+            summary
+                .types
+                .into_iter()
+                .map(|(name, totals)| (name, totals.count))
+                .collect()
+        })
+        .unwrap_or_default();
+    present.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let nearest: Vec<String> = missing
+        .iter()
+        .filter_map(|name| {
+            present
+                .iter()
+                .map(|(candidate, _)| (strsim::jaro_winkler(name, candidate), candidate))
+                .filter(|(similarity, _)| *similarity > 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, candidate)| candidate.clone())
+        })
+        .collect();
+    let mut message = format!(
+        "{}: the recording has no {} events",
+        file.display(),
+        missing.join(", ")
+    );
+    if !nearest.is_empty() {
+        message += &format!(" (did you mean {}?)", nearest.join(", "));
+    }
+    const SHOWN: usize = 10;
+    if present.is_empty() {
+        message += "; it has no events at all";
+    } else {
+        let shown: Vec<String> = present
+            .iter()
+            .take(SHOWN)
+            .map(|(name, count)| format!("{name} ({count})"))
+            .collect();
+        message += &format!("; its events, most first: {}", shown.join(", "));
+        if present.len() > SHOWN {
+            message += &format!(
+                ", and {} more types (`heapsampler summary {}` lists them)",
+                present.len() - SHOWN,
+                file.display()
+            );
+        }
+    }
+    ConvertError::Failed(message)
+}
+
 /// What [`convert_csv`] did.
 struct CsvWritten {
     rows: u64,
@@ -727,7 +851,7 @@ fn convert_csv(
     held_limit: usize,
 ) -> Result<CsvWritten, ConvertError> {
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
-    let mut files = CsvFiles::open(file, options, types)?;
+    let mut files = CsvFiles::new(Destination::csv(file, options, types)?);
     let threads = match options.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
@@ -751,6 +875,7 @@ fn convert_csv(
         window: options.filter.window(start),
         metadata: MetadataCache::default(),
         buffers: Buffers::default(),
+        declared: Declared::new(types),
     };
     let mut held = None;
     if parallel {
@@ -768,9 +893,11 @@ fn convert_csv(
             source.spare = raw.bytes;
         }
     }
-    let rows = files
-        .finish()
-        .map_err(|e| ConvertError::Failed(format!("writing the output: {e}")))?;
+    let missing = job.declared.missing();
+    if !missing.is_empty() {
+        return Err(missing_types(file, &missing));
+    }
+    let rows = files.finish().map_err(|e| job.failed(e))?;
     Ok(CsvWritten {
         rows,
         truncated: source.file.truncated(),
@@ -788,7 +915,11 @@ fn convert_collapsed(
     progress: &mut Progress,
 ) -> Result<u64, ConvertError> {
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
-    let mut out = single_output(file, options.output.as_ref(), ".collapsed")?;
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| beside(file, ".collapsed"));
+    let declared = Declared::new(types);
     let mut stacks = FoldedStacks::new();
     let mut events = 0;
     let wanted = |type_name: &str| types.is_empty() || types.iter().any(|t| t == type_name);
@@ -802,6 +933,7 @@ fn convert_collapsed(
                 source,
             })
         })?;
+        declared.see(&chunk);
         let window = *window.get_or_insert_with(|| options.filter.window(chunk.header.start_nanos));
         let filter = ChunkFilter::new(&options.filter, window, &chunk);
         events += stacks
@@ -809,10 +941,15 @@ fn convert_collapsed(
             .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
         progress.update(raw.stored_end);
     }
+    let missing = declared.missing();
+    if !missing.is_empty() {
+        return Err(missing_types(file, &missing));
+    }
+    let mut out = create(&output).map_err(|e| ConvertError::Failed(e.to_string()))?;
     stacks
         .write(&mut out)
         .and_then(|()| out.flush())
-        .map_err(|e| ConvertError::Failed(format!("writing the output: {e}")))?;
+        .map_err(|e| ConvertError::Failed(format!("writing {}: {e}", output.display())))?;
     Ok(events)
 }
 

@@ -533,6 +533,14 @@ pub enum ExportError {
     /// Writing the output failed.
     #[error("writing CSV: {0}")]
     Io(#[from] std::io::Error),
+    /// An output file or folder could not be made.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The CSV writer failed.
     #[error("writing CSV: {0}")]
     Csv(#[from] csv::Error),

@@ -365,3 +365,136 @@ fn filters_on_a_jdk_recording_keep_what_jfr_print_json_says() {
         jdk_folded(&ints, weight)
     );
 }
+
+/// `heapsampler ARGS` run in `dir`: exit code, standard error, and the
+/// files `dir` holds afterwards.
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, Vec<String>) {
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        files,
+    )
+}
+
+#[test]
+fn an_empty_file_is_not_a_recording_and_leaves_nothing_behind() {
+    let dir = support::temp_dir("convert_empty_file");
+    std::fs::write(dir.join("empty.jfr"), b"").unwrap();
+    // Compressed, it is empty once decompressed.
+    let nothing = zstd::encode_all(&b""[..], 3).unwrap();
+    std::fs::write(dir.join("nothing.jfr.zst"), nothing).unwrap();
+    let inputs = ["empty.jfr", "nothing.jfr.zst"];
+    for args in [
+        &["convert", "empty.jfr", "-o", "out.csv"][..],
+        &["convert", "empty.jfr"],
+        &["convert", "empty.jfr", "--format", "collapsed"],
+        &["convert", "nothing.jfr.zst", "-o", "out"],
+        &["top", "empty.jfr"],
+        &["summary", "empty.jfr"],
+    ] {
+        let (code, stderr, files) = run_in(&dir, args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
+        let compressed = if args[1].ends_with(".zst") {
+            " once decompressed"
+        } else {
+            ""
+        };
+        assert!(
+            stderr.contains(&format!(
+                "{}: at byte 0: expected a JFR recording, but the file is empty{compressed}",
+                args[1]
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(files, inputs, "{args:?} left files behind");
+    }
+}
+
+#[test]
+fn an_event_type_the_recording_lacks_is_an_error_that_names_what_it_has() {
+    let dir = support::temp_dir("convert_missing_type");
+    let recording = dir.join("profile.jfr");
+    std::fs::copy(profile_recording(), &recording).unwrap();
+    let summary = support::summary(&recording);
+    // A typo, to CSV and to folded stacks: the nearest type is suggested.
+    for args in [
+        &[
+            "convert",
+            "profile.jfr",
+            "--events",
+            "jdk.ObjectAllocationSampel",
+        ][..],
+        &[
+            "convert",
+            "profile.jfr",
+            "--events",
+            "jdk.ObjectAllocationSampel",
+            "-o",
+            "x.csv",
+        ],
+        &[
+            "convert",
+            "profile.jfr",
+            "--format",
+            "collapsed",
+            "--events",
+            "jdk.ObjectAllocationSampel",
+        ],
+    ] {
+        let (code, stderr, files) = run_in(&dir, args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("the recording has no jdk.ObjectAllocationSampel events")
+                && stderr.contains("(did you mean jdk.ObjectAllocationSample?)"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(files, ["profile.jfr"], "{args:?} left files behind");
+    }
+    // No near name: the types the recording has, most events first, with
+    // the counts the JDK's own summary gives.
+    let (code, stderr, files) = run_in(
+        &dir,
+        &["convert", "profile.jfr", "--events", "no.such.Event"],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+    let samples = support::summary_count(&summary, "jdk.ObjectAllocationSample");
+    assert!(samples > 0);
+    assert!(
+        stderr.contains(&format!("jdk.ObjectAllocationSample ({samples})")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("heapsampler summary profile.jfr"),
+        "{stderr}"
+    );
+    assert_eq!(files, ["profile.jfr"]);
+    // A type the recording declares but has no events of (after a filter
+    // here) is an answer, not a mistake: a warning and an empty output.
+    let (code, stderr, files) = run_in(
+        &dir,
+        &[
+            "convert",
+            "profile.jfr",
+            "--events",
+            "jdk.ObjectAllocationSample",
+            "--thread",
+            "^nobody$",
+            "-o",
+            "none.csv",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("no events of jdk.ObjectAllocationSample passed the filters"));
+    assert_eq!(files, ["none.csv", "profile.jfr"]);
+}

@@ -339,7 +339,13 @@ fn mutate_and_read(data: &[u8], name: &str, seed: u64) {
             start + HEADER_SIZE,
         ]);
     }
-    for cut in cuts.into_iter().filter(|&cut| cut < len) {
+    // Cut at 0, nothing is left: not a recording (issue #19), an error.
+    let empty = read(Vec::new(), format!("{name} cut at 0")).unwrap_err();
+    assert!(
+        empty.contains("at byte 0: expected a JFR recording, but the file is empty"),
+        "{name} cut at 0: {empty}"
+    );
+    for cut in cuts.into_iter().filter(|&cut| 0 < cut && cut < len) {
         let what = format!("{name} cut at {cut}");
         let totals =
             read(data[..cut].to_vec(), what.clone()).unwrap_or_else(|e| panic!("{what}: {e}"));

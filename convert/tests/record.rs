@@ -254,6 +254,22 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
         .find(|l| l.trim_start().starts_with("1 "))
         .unwrap();
     assert!(first.contains("Demo"), "the program's own code: {first}");
+    // The summary's headline names the table's first site, share and all.
+    let headline = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("top allocation site: "))
+        .unwrap_or_else(|| panic!("a headline in {stdout}"));
+    let (site, rest) = headline.split_once(" (").unwrap();
+    let share: f64 = rest.split_once('%').unwrap().0.parse().unwrap();
+    // `#, bytes (a number and a unit), share, samples, where`.
+    let row: Vec<&str> = first.split_whitespace().collect();
+    let row_share: f64 = row[3].trim_end_matches('%').parse().unwrap();
+    assert_eq!(site, *row.last().unwrap(), "{headline} against {first}");
+    // The headline rounds to a whole percent, the table to a tenth.
+    assert!(
+        (share - row_share).abs() <= 0.55,
+        "{headline} against {first}"
+    );
     assert!(
         live.contains("Demo$SessionCache.remember"),
         "the leak: {live}"

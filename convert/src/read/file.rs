@@ -210,6 +210,14 @@ impl RecordingFile {
         let offset = self.offset;
         let mut header = [0u8; HEADER_SIZE];
         let got = read_up_to(&mut self.input, &mut header).map_err(|source| self.io(source))?;
+        if got == 0 && offset == 0 {
+            // No chunk at all: not a recording, rather than one of no events.
+            let empty = match self.container {
+                Container::Plain => "a JFR recording, but the file is empty",
+                _ => "a JFR recording, but the file is empty once decompressed",
+            };
+            return Err(self.malformed(0, empty));
+        }
         if got == 0 {
             return Ok(None);
         }

@@ -101,7 +101,9 @@ pub fn run(agent: &Path, options: &str, program: &[String]) -> Result<i32, Strin
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
 
-/// Three lines about a finished recording: where, how much, and the top site.
+/// Three lines about a finished recording: where, how much, and the top
+/// site, named as `top --by app-site` and the demo's table name it: the
+/// first frame outside the JDK.
 pub fn report(path: &Path) -> Result<String, String> {
     let summary = summarize(path).map_err(|e| e.to_string())?;
     let samples = summary
@@ -113,7 +115,7 @@ pub fn report(path: &Path) -> Result<String, String> {
         _ => 0.0,
     };
     let query = |live| Query {
-        by: GroupBy::Site,
+        by: GroupBy::AppSite,
         live,
         min_gcs: 0,
     };
@@ -138,7 +140,8 @@ pub fn report(path: &Path) -> Result<String, String> {
     lines.push(match sites.entries.first() {
         Some(site) if allocated > 0.0 => {
             format!(
-                "top allocation site: {} ({:.0}%); more with `heapsampler top {}`",
+                "top allocation site: {} ({:.0}%, the first frame outside the JDK); more with \
+                 `heapsampler top {} --by app-site`",
                 site.key,
                 100.0 * site.bytes / allocated,
                 path.display()
