@@ -184,10 +184,7 @@ impl Destination {
         match self {
             Self::Single(path) => create(path),
             Self::Folder(folder) => {
-                std::fs::create_dir_all(folder).map_err(|source| ExportError::Create {
-                    path: folder.clone(),
-                    source,
-                })?;
+                create_folder(folder)?;
                 create(&folder.join(format!("{name}.csv")))
             }
         }
@@ -198,15 +195,18 @@ impl Destination {
     fn create_empty(&self) -> Result<(), ExportError> {
         match self {
             Self::Single(path) => create(path)?.flush()?,
-            Self::Folder(folder) => {
-                std::fs::create_dir_all(folder).map_err(|source| ExportError::Create {
-                    path: folder.clone(),
-                    source,
-                })?
-            }
+            Self::Folder(folder) => create_folder(folder)?,
         }
         Ok(())
     }
+}
+
+/// Makes `folder` and the folders above it, if they are not there.
+fn create_folder(folder: &Path) -> Result<(), ExportError> {
+    std::fs::create_dir_all(folder).map_err(|source| ExportError::Create {
+        path: folder.to_owned(),
+        source,
+    })
 }
 
 /// Opens `path` for writing (`-`: standard output).
