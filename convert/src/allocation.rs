@@ -80,10 +80,10 @@ impl Source {
         self.types().iter().position(|t| t.event_type == event_type)
     }
 
-    /// The event types' names, for messages: `a`, `a or b`.
+    /// The event types' names, for messages: `a`, `a and b`.
     pub fn names(self) -> String {
         let names: Vec<&str> = self.types().iter().map(|t| t.event_type).collect();
-        names.join(" or ")
+        names.join(" and ")
     }
 }
 
