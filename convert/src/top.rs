@@ -206,11 +206,11 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
     // The columns of an event type that is one of the sources' types.
     let counted = |plan: &EventPlan<'_>| {
         let class = plan.class();
-        let (at, source) = sources
+        let (source_at, type_at) = sources
             .iter()
             .enumerate()
             .find_map(|(at, source)| Some((at, source.position(&class.name)?)))?;
-        let weighted = sources[at].types()[source];
+        let weighted = sources[source_at].types()[type_at];
         let index = |name: &str| plan.field_index(name);
         let columns = Columns {
             key: index(key_field)?,
@@ -219,7 +219,7 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
             gcs_survived: index(field::GCS_SURVIVED),
             tracked: index(field::TRACKED),
         };
-        Some((at, source, columns))
+        Some((source_at, type_at, columns))
     };
     while let Some(raw) = file.next_chunk()? {
         let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(malformed)?;
@@ -250,12 +250,12 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
             }) else {
                 continue; // undeclared: skipped, as the JDK does
             };
-            let Some((at, type_at, columns)) = &top_type.counted else {
+            let Some((source_at, type_at, columns)) = &top_type.counted else {
                 top_type.plan.skip(&mut raw).map_err(malformed)?;
                 continue;
             };
             let sample = read_sample(&top_type.plan, &mut raw, columns).map_err(malformed)?;
-            let tally = &mut tallies[*at];
+            let tally = &mut tallies[*source_at];
             tally.events[*type_at] += 1;
             if query.live {
                 // A recording without the field tracked every object.
