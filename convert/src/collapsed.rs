@@ -3,9 +3,11 @@
 //! distinct stack, its frames root first joined with `;`, a space, and the
 //! stack's value.
 //!
-//! The value is the sum of the events' `weight` field where their type has
-//! one (`jdk.ObjectAllocationSample`, `heapsampler.ObjectLifetime`: the
-//! allocated bytes the samples stand for), otherwise the number of events.
+//! The value is the sum of the events' weight field where their type has
+//! one (the allocated bytes the events stand for: `weight` of
+//! `jdk.ObjectAllocationSample` and `heapsampler.ObjectLifetime`, and the
+//! TLAB events' fields as [`crate::allocation`] says), otherwise the number
+//! of events.
 //! Frames are `pkg.Class.method` without line numbers: a flame graph merges
 //! a method's calls into one box per caller, where lines would split it into
 //! one box per call site.
@@ -15,6 +17,7 @@ use std::io::{self, Write};
 
 use jfr_writer::format::names::field;
 
+use crate::allocation::weight_field;
 use crate::export::Flattener;
 use crate::filter::ChunkFilter;
 use crate::read::chunk::Chunk;
@@ -30,14 +33,19 @@ pub const UNKNOWN_FRAME: &str = "[unknown]";
 #[derive(Debug, Default)]
 pub struct FoldedStacks {
     stacks: HashMap<String, i64>,
+    /// Events of the types folded here that were read, kept by the filter
+    /// or not.
+    read: u64,
+    /// Events folded.
+    folded: u64,
 }
 
 /// What is done with the events of one type in a chunk.
 struct TypeFold<'c> {
     plan: EventPlan<'c>,
-    /// Whether its events are folded; others are read (so a malformed one
-    /// fails the conversion) but not folded.
-    wanted: bool,
+    /// The stacks its events are folded into; without, they are read (so
+    /// a malformed one fails the conversion) but not folded.
+    into: Option<usize>,
     stack_trace: Option<usize>,
     weight: Option<usize>,
 }
@@ -50,76 +58,35 @@ impl FoldedStacks {
 
     /// Adds the events of `chunk` whose type `wanted` accepts and that
     /// `filter` keeps, keeping the `stack_depth` frames nearest the top of
-    /// each stack; returns how many were added. Pooled stacks (the JDK's
-    /// and ours) are folded once per key.
-    pub fn add_chunk<'a>(
+    /// each stack; returns how many were added.
+    pub fn add_chunk(
         &mut self,
-        chunk: &Chunk<'a>,
+        chunk: &Chunk<'_>,
         stack_depth: usize,
         wanted: &dyn Fn(&str) -> bool,
         filter: &ChunkFilter<'_, '_, '_>,
     ) -> Result<u64, ReadError> {
-        let flattener = Flattener::new(chunk, stack_depth);
-        let mut folded: IdMap<(u64, u64), String> = IdMap::default();
-        let mut types: TypeMap<Option<TypeFold<'_>>> = TypeMap::default();
-        let mut events = 0;
-        for raw in chunk.raw_events() {
-            let mut raw = raw?;
-            let Some(fold_type) = types.get_or_insert_with(raw.type_id, || {
-                let plan = chunk.plan(raw.type_id)?;
-                Some(TypeFold {
-                    wanted: wanted(&plan.class().name),
-                    stack_trace: plan.field_index(field::STACK_TRACE),
-                    weight: plan.field_index(field::WEIGHT),
-                    plan,
-                })
-            }) else {
-                continue; // undeclared: skipped, as the JDK does
-            };
-            if !fold_type.wanted {
-                fold_type.plan.skip(&mut raw)?;
-                continue;
-            }
-            let mut check = filter.check(raw.type_id);
-            let mut stack = None;
-            let mut value = 1;
-            fold_type
-                .plan
-                .read(&mut raw, &mut |index: usize, field: Field<'a>| {
-                    filter.see(&mut check, index, &field);
-                    if Some(index) == fold_type.weight {
-                        value = weight(chunk.resolve(&field.clone().into_value()));
-                    }
-                    if Some(index) == fold_type.stack_trace {
-                        stack = Some(field);
-                    }
-                })?;
-            if !filter.keeps(check) {
-                continue;
-            }
-            let inline;
-            let line = match stack {
-                Some(Field::Pooled { class_id, key }) => folded
-                    .entry((class_id, key))
-                    .or_insert_with(|| fold(&flattener, &Value::Ref { class_id, key }))
-                    .as_str(),
-                Some(field) => {
-                    inline = fold(&flattener, &field.into_value());
-                    inline.as_str()
-                }
-                None => UNKNOWN_FRAME,
-            };
-            match self.stacks.get_mut(line) {
-                Some(sum) => *sum = sum.saturating_add(value),
-                None => {
-                    self.stacks.insert(line.to_owned(), value);
-                }
-            }
-            events += 1;
-        }
-        Ok(events)
+        let before = self.folded;
+        fold_chunk(
+            chunk,
+            stack_depth,
+            &|name| wanted(name).then_some(0),
+            std::slice::from_mut(self),
+            filter,
+        )?;
+        Ok(self.folded - before)
     }
 
+    /// Events of the types folded here that were read, whether the filter
+    /// kept them or not.
+    pub fn read(&self) -> u64 {
+        self.read
+    }
+
+    /// Events folded.
+    pub fn folded(&self) -> u64 {
+        self.folded
+    }
     /// The number of distinct stacks.
     pub fn len(&self) -> usize {
         self.stacks.len()
@@ -156,6 +123,81 @@ impl FoldedStacks {
         }
         Ok(())
     }
+}
+
+/// Adds each event of `chunk` that `filter` keeps to the stacks of
+/// `stacks` that `into` names for its type (none: the event is read but
+/// not folded), keeping the `stack_depth` frames nearest the top of each
+/// stack. Pooled stacks (the JDK's and ours) are folded once per key; the
+/// chunk is read once, whatever the number of stacks.
+pub fn fold_chunk<'a>(
+    chunk: &Chunk<'a>,
+    stack_depth: usize,
+    into: &dyn Fn(&str) -> Option<usize>,
+    stacks: &mut [FoldedStacks],
+    filter: &ChunkFilter<'_, '_, '_>,
+) -> Result<(), ReadError> {
+    let flattener = Flattener::new(chunk, stack_depth);
+    let mut folded: IdMap<(u64, u64), String> = IdMap::default();
+    let mut types: TypeMap<Option<TypeFold<'_>>> = TypeMap::default();
+    for raw in chunk.raw_events() {
+        let mut raw = raw?;
+        let Some(fold_type) = types.get_or_insert_with(raw.type_id, || {
+            let plan = chunk.plan(raw.type_id)?;
+            let name = &plan.class().name;
+            Some(TypeFold {
+                into: into(name).filter(|&at| at < stacks.len()),
+                stack_trace: plan.field_index(field::STACK_TRACE),
+                weight: plan.field_index(weight_field(name)),
+                plan,
+            })
+        }) else {
+            continue; // undeclared: skipped, as the JDK does
+        };
+        let Some(at) = fold_type.into else {
+            fold_type.plan.skip(&mut raw)?;
+            continue;
+        };
+        let mut check = filter.check(raw.type_id);
+        let mut stack = None;
+        let mut value = 1;
+        fold_type
+            .plan
+            .read(&mut raw, &mut |index: usize, field: Field<'a>| {
+                filter.see(&mut check, index, &field);
+                if Some(index) == fold_type.weight {
+                    value = weight(chunk.resolve(&field.clone().into_value()));
+                }
+                if Some(index) == fold_type.stack_trace {
+                    stack = Some(field);
+                }
+            })?;
+        let stacks = &mut stacks[at];
+        stacks.read += 1;
+        if !filter.keeps(check) {
+            continue;
+        }
+        let inline;
+        let line = match stack {
+            Some(Field::Pooled { class_id, key }) => folded
+                .entry((class_id, key))
+                .or_insert_with(|| fold(&flattener, &Value::Ref { class_id, key }))
+                .as_str(),
+            Some(field) => {
+                inline = fold(&flattener, &field.into_value());
+                inline.as_str()
+            }
+            None => UNKNOWN_FRAME,
+        };
+        match stacks.stacks.get_mut(line) {
+            Some(sum) => *sum = sum.saturating_add(value),
+            None => {
+                stacks.stacks.insert(line.to_owned(), value);
+            }
+        }
+        stacks.folded += 1;
+    }
+    Ok(())
 }
 
 /// An integer weight; anything else (null, a floating-point field) adds 0.

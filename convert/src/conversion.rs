@@ -16,9 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use jfr_writer::format::names;
-
-use crate::collapsed::FoldedStacks;
+use crate::allocation::{self, ALLOCATIONS};
+use crate::collapsed::{FoldedStacks, fold_chunk};
 use crate::export::ExportError;
 use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
 use crate::progress::Progress;
@@ -27,9 +26,6 @@ use crate::read::chunk::{Chunk, MetadataCache};
 use crate::read::file::{FileError, RawChunk, RecordingFile};
 use crate::rows::{Buffers, Piece, chunk_rows};
 use crate::summary::summarize;
-
-/// The event type `--format collapsed` folds when none is named.
-pub const DEFAULT_COLLAPSED_TYPE: &str = names::event::OBJECT_ALLOCATION_SAMPLE;
 
 /// What to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,8 +42,9 @@ pub enum Format {
 pub struct Options {
     /// Where to write; `-` is standard output; `None`: next to the recording.
     pub output: Option<PathBuf>,
-    /// The event types to convert; empty: every type (CSV) or
-    /// [`DEFAULT_COLLAPSED_TYPE`] (collapsed).
+    /// The event types to convert; empty: every type (CSV), or one kind of
+    /// allocation events (collapsed): the first of
+    /// [`ALLOCATIONS`] the recording has events of.
     pub events: Vec<String>,
     /// Frames kept per stack trace, those nearest the top.
     pub stack_depth: usize,
@@ -78,8 +75,14 @@ pub enum ConvertError {
 pub struct Outcome {
     /// Events written (CSV rows, or events folded into stacks).
     pub events: u64,
-    /// The event types asked for (empty: all).
+    /// The event types asked for (empty: all), or for folded allocation
+    /// events, those of the kind folded.
     pub types: Vec<String>,
+    /// The kind of allocation events folded, when no type was named.
+    pub folded: Option<allocation::Source>,
+    /// Other kinds of allocation events the recording has, and how many:
+    /// not folded, as they record the same allocations.
+    pub left_out: Vec<(allocation::Source, u64)>,
     /// Whether a filter was given.
     pub filtered: bool,
     /// The last chunk was cut short: its offset and how many bytes it had.
@@ -95,6 +98,27 @@ impl Outcome {
                 "warning: {}: the last chunk (at byte {offset}) is cut short after {bytes} bytes; \
                  converted the complete chunks before it",
                 file.display()
+            ));
+        }
+        if self.folded == Some(allocation::Source::TlabAllocations) && self.events > 0 {
+            let weights: Vec<&str> = allocation::Source::TlabAllocations
+                .types()
+                .iter()
+                .map(|t| t.weight)
+                .collect();
+            warnings.push(format!(
+                "{}: folded {} events by {} (the recording has no {} events)",
+                file.display(),
+                allocation::Source::TlabAllocations.names(),
+                weights.join(" and "),
+                allocation::Source::AllocationSamples.names(),
+            ));
+        }
+        for (source, events) in &self.left_out {
+            warnings.push(format!(
+                "{}: left out {events} {} events, which record the same allocations",
+                file.display(),
+                source.names()
             ));
         }
         if self.events == 0 {
@@ -118,12 +142,12 @@ impl Outcome {
 }
 
 impl Options {
-    /// The event types to read, or a usage error: folded stacks of several
-    /// types would add up bytes and counts in one graph.
+    /// The event types named (empty: see [`Options::events`]), or a usage
+    /// error: folded stacks of several named types would add up bytes and
+    /// counts in one graph.
     fn types(&self) -> Result<Vec<String>, ConvertError> {
         match (self.format, self.events.len()) {
-            (Format::Collapsed, 0) => Ok(vec![DEFAULT_COLLAPSED_TYPE.to_owned()]),
-            (Format::Collapsed, 1) | (Format::Csv, _) => Ok(self.events.clone()),
+            (Format::Collapsed, 0 | 1) | (Format::Csv, _) => Ok(self.events.clone()),
             (Format::Collapsed, _) => Err(ConvertError::Usage(format!(
                 "--format collapsed folds one event type, not {}: name one with --events",
                 self.events.join(",")
@@ -905,24 +929,46 @@ fn convert_csv(
     })
 }
 
+/// What [`convert_collapsed`] did.
+struct Folded {
+    events: u64,
+    /// The event types folded.
+    types: Vec<String>,
+    /// See [`Outcome::folded`].
+    source: Option<allocation::Source>,
+    /// See [`Outcome::left_out`].
+    left_out: Vec<(allocation::Source, u64)>,
+}
+
 /// Folds the events of a recording into stacks, chunk by chunk, and writes
-/// them at the end.
+/// them at the end. With no type named, each kind of allocation events is
+/// folded apart in the one pass, and the first the recording has events of
+/// is written.
 fn convert_collapsed(
     file: &Path,
     options: &Options,
     types: &[String],
     recording: &mut RecordingFile,
     progress: &mut Progress,
-) -> Result<u64, ConvertError> {
+) -> Result<Folded, ConvertError> {
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
     let output = options
         .output
         .clone()
         .unwrap_or_else(|| beside(file, ".collapsed"));
     let declared = Declared::new(types);
-    let mut stacks = FoldedStacks::new();
-    let mut events = 0;
-    let wanted = |type_name: &str| types.is_empty() || types.iter().any(|t| t == type_name);
+    let sources: &[allocation::Source] = if types.is_empty() { &ALLOCATIONS } else { &[] };
+    // The event types of each set of stacks, in order of preference.
+    let kinds: Vec<Vec<&str>> = if types.is_empty() {
+        sources
+            .iter()
+            .map(|source| source.types().iter().map(|t| t.event_type).collect())
+            .collect()
+    } else {
+        vec![types.iter().map(String::as_str).collect()]
+    };
+    let mut stacks: Vec<FoldedStacks> = kinds.iter().map(|_| FoldedStacks::new()).collect();
+    let into = |type_name: &str| kinds.iter().position(|kind| kind.contains(&type_name));
     // Offsets such as --from 30s count from the recording's start: the
     // first chunk's.
     let mut window: Option<Window> = None;
@@ -936,8 +982,7 @@ fn convert_collapsed(
         declared.see(&chunk);
         let window = *window.get_or_insert_with(|| options.filter.window(chunk.header.start_nanos));
         let filter = ChunkFilter::new(&options.filter, window, &chunk);
-        events += stacks
-            .add_chunk(&chunk, options.stack_depth, &wanted, &filter)
+        fold_chunk(&chunk, options.stack_depth, &into, &mut stacks, &filter)
             .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
         progress.update(raw.stored_end);
     }
@@ -945,12 +990,34 @@ fn convert_collapsed(
     if !missing.is_empty() {
         return Err(missing_types(file, &missing));
     }
+    let found = stacks.iter().position(|s| s.read() > 0);
+    let chosen = found.unwrap_or(0);
+    let left_out = sources
+        .iter()
+        .zip(&stacks)
+        .enumerate()
+        .filter(|&(at, (_, stacks))| at != chosen && stacks.read() > 0)
+        .map(|(_, (&source, stacks))| (source, stacks.read()))
+        .collect();
     let mut out = create(&output).map_err(|e| ConvertError::Failed(e.to_string()))?;
-    stacks
+    stacks[chosen]
         .write(&mut out)
         .and_then(|()| out.flush())
         .map_err(|e| ConvertError::Failed(format!("writing {}: {e}", output.display())))?;
-    Ok(events)
+    Ok(Folded {
+        events: stacks[chosen].folded(),
+        // None found: every type looked for, for the message.
+        types: match found {
+            Some(at) => &kinds[at..=at],
+            None => &kinds[..],
+        }
+        .concat()
+        .into_iter()
+        .map(str::to_owned)
+        .collect(),
+        source: sources.get(chosen).copied(),
+        left_out,
+    })
 }
 
 /// Converts the recording `file` as `options` say.
@@ -972,6 +1039,7 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
     let output_on_terminal =
         options.output.as_deref().is_some_and(is_stdout) && io::stdout().is_terminal();
     let mut progress = Progress::new(name, total, !output_on_terminal);
+    let mut folded = None;
     let (events, truncated) = match options.format {
         Format::Csv => {
             let written = convert_csv(
@@ -985,14 +1053,22 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
             (written.rows, written.truncated)
         }
         Format::Collapsed => {
-            let events = convert_collapsed(file, options, &types, &mut recording, &mut progress)?;
+            let done = convert_collapsed(file, options, &types, &mut recording, &mut progress)?;
+            let events = done.events;
+            folded = Some(done);
             (events, recording.truncated())
         }
     };
     drop(progress);
+    let (types, source, left_out) = match folded {
+        Some(folded) => (folded.types, folded.source, folded.left_out),
+        None => (types, None, Vec::new()),
+    };
     Ok(Outcome {
         events,
         types,
+        folded: source,
+        left_out,
         filtered: !options.filter.is_empty(),
         truncated,
     })

@@ -30,6 +30,7 @@
 //!   chunk header, the metadata, the constant pools, and the one event
 //!   decoder (a plan per event type per chunk) every output below reads
 //!   events through.
+//! - [`allocation`]: which events stand for allocated bytes, by which field.
 //! - [`summary`]: `heapsampler summary`.
 //! - [`conversion`]: `heapsampler convert`, from reading to writing.
 //! - [`export`]: the text of values, as every output shows them.
@@ -42,6 +43,7 @@
 //! The command line itself (`src/bin/heapsampler/`) parses arguments, runs
 //! JVMs and jcmd, and prints; this library does no such thing.
 
+pub mod allocation;
 pub mod collapsed;
 pub mod conversion;
 pub mod export;

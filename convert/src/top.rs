@@ -1,17 +1,20 @@
-//! `heapsampler top`: where the bytes go. Sums the sample weights (the
-//! allocated bytes each sample stands for) by allocation site, class or
-//! thread, from `jdk.ObjectAllocationSample` (any recording, ours or the
-//! JDK's) or, for what is still live, from `heapsampler.ObjectLifetime`
-//! events with `live = true`. Weights, `live`, `gcsSurvived` and `tracked`
-//! are read as numbers and booleans by the event decoder; the key is the
-//! text of the pooled site, class or thread, made once per key per chunk.
+//! `heapsampler top`: where the bytes go. Sums the bytes allocation events
+//! stand for by allocation site, class or thread: from
+//! `jdk.ObjectAllocationSample` (any recording, ours or the JDK's) or, in a
+//! recording without it, the JDK's TLAB allocation events (also what
+//! async-profiler writes), weighted as [`crate::allocation`] says; or, for
+//! what is still live, from `heapsampler.ObjectLifetime` events with
+//! `live = true`. Weights, `live`, `gcsSurvived` and `tracked` are read as
+//! numbers and booleans by the event decoder; the key is the text of the
+//! pooled site, class or thread, made once per key per chunk.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use jfr_writer::format::names::{event, field};
+use jfr_writer::format::names::field;
 
+use crate::allocation::{ALLOCATIONS, Source};
 use crate::export::Flattener;
 use crate::read::chunk::{Chunk, MetadataCache};
 use crate::read::event::{EventPlan, Field, RawEvent, TypeMap};
@@ -82,22 +85,42 @@ pub struct Table {
     /// (objects at or above its `live_max` size, by default G1's humongous
     /// objects), so neither counted as live nor as freed.
     pub untracked: Entry,
-    /// Events of the type read ([`Query::event_type`]), counted or not.
+    /// The events the figures come from.
+    pub source: Source,
+    /// Events of each of the source's types read (as [`Source::types`]
+    /// lists them), counted or not.
+    pub events_by_type: Vec<u64>,
+    /// Events of the source's types read, counted or not.
     pub events: u64,
+    /// Other kinds of allocation events the recording has, and how many:
+    /// not added, as they record the same allocations.
+    pub left_out: Vec<(Source, u64)>,
 }
 
 impl Query {
-    /// The events whose weights are summed.
-    pub fn event_type(&self) -> &'static str {
+    /// The kinds of events read, in order of preference: the figures come
+    /// from the first the recording has events of.
+    pub fn sources(&self) -> &'static [Source] {
         if self.live {
-            event::OBJECT_LIFETIME
+            &[Source::ObjectLifetimes]
         } else {
-            event::OBJECT_ALLOCATION_SAMPLE
+            &ALLOCATIONS
         }
     }
 
-    /// Why a recording with no events of [`event_type`](Self::event_type)
-    /// has none, and what to do.
+    /// The events a recording without any of [`sources`](Self::sources)
+    /// lacks: `jdk.ObjectAllocationSample events, nor ...`.
+    pub fn missing(&self) -> String {
+        let kinds: Vec<String> = self
+            .sources()
+            .iter()
+            .map(|source| format!("{} events", source.names()))
+            .collect();
+        kinds.join(", nor ")
+    }
+
+    /// Why a recording with none of the events of
+    /// [`sources`](Self::sources) has none, and what to do.
     pub fn without_events(&self) -> &'static str {
         if self.live {
             "--live reads the agent's liveness events: record with heapsampler's agent and \
@@ -105,7 +128,7 @@ impl Query {
              what was allocated"
         } else {
             "record with heapsampler, or with JFR and allocation sampling on (JDK 16 or later: \
-             settings=default or settings=profile)"
+             settings=default or settings=profile), or with JFR's TLAB allocation events on"
         }
     }
 }
@@ -133,9 +156,30 @@ struct Sample<'a> {
     tracked: bool,
 }
 
-/// Sums the weights of the samples of the recording `file`.
+/// What one kind of events adds up to, kept apart from the other kinds
+/// until the recording's end tells which one the table shows.
+struct Tally {
+    totals: HashMap<String, (f64, u64)>,
+    untracked: Entry,
+    /// Events read per type of the source, counted or not.
+    events: Vec<u64>,
+}
+
+/// How [`top_of`] reads the events of one type in a chunk.
+struct TopType<'c> {
+    plan: EventPlan<'c>,
+    /// For a type of one of the query's sources: which (its index in
+    /// [`Query::sources`] and in that source's types), and its columns.
+    /// Events of other types are read (so that a malformed one fails as in
+    /// every output) but not counted.
+    counted: Option<(usize, usize, Columns)>,
+}
+
+/// Sums the weights of the samples of the recording `file`. Every kind of
+/// events of [`Query::sources`] is summed on its own in one pass; the
+/// table is the first kind the recording has events of.
 pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError> {
-    let event_type = query.event_type();
+    let sources = query.sources();
     let key_field = match query.by {
         GroupBy::Site | GroupBy::AppSite => field::STACK_TRACE,
         GroupBy::Class => field::OBJECT_CLASS,
@@ -147,29 +191,38 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         source,
     };
     let metadata = MetadataCache::default();
-    let mut totals: HashMap<String, (f64, u64)> = HashMap::new();
-    let mut events = 0;
-    let mut untracked = Entry {
-        key: "(not tracked)".to_owned(),
-        bytes: 0.0,
-        samples: 0,
-    };
-    while let Some(raw) = file.next_chunk()? {
-        let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(malformed)?;
-        let Some(class) = chunk.metadata.class_named(event_type) else {
-            continue;
-        };
-        let index = |name: &str| class.fields.iter().position(|f| f.name == name);
-        let (Some(key), Some(weight)) = (index(key_field), index(field::WEIGHT)) else {
-            continue;
-        };
+    let mut tallies: Vec<Tally> = sources
+        .iter()
+        .map(|source| Tally {
+            totals: HashMap::new(),
+            untracked: Entry {
+                key: "(not tracked)".to_owned(),
+                bytes: 0.0,
+                samples: 0,
+            },
+            events: vec![0; source.types().len()],
+        })
+        .collect();
+    // The columns of an event type that is one of the sources' types.
+    let counted = |plan: &EventPlan<'_>| {
+        let class = plan.class();
+        let (source_at, type_at) = sources
+            .iter()
+            .enumerate()
+            .find_map(|(at, source)| Some((at, source.position(&class.name)?)))?;
+        let weighted = sources[source_at].types()[type_at];
+        let index = |name: &str| plan.field_index(name);
         let columns = Columns {
-            key,
-            weight,
+            key: index(key_field)?,
+            weight: index(weighted.weight)?,
             live: index(field::LIVE),
             gcs_survived: index(field::GCS_SURVIVED),
             tracked: index(field::TRACKED),
         };
+        Some((source_at, type_at, columns))
+    };
+    while let Some(raw) = file.next_chunk()? {
+        let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(malformed)?;
         // The top frame is the allocation site; the program's own may be
         // deeper.
         let depth = if query.by == GroupBy::AppSite { 64 } else { 1 };
@@ -185,25 +238,30 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
                 text
             }
         };
-        let mut plans: TypeMap<Option<EventPlan<'_>>> = TypeMap::default();
+        let mut types: TypeMap<Option<TopType<'_>>> = TypeMap::default();
         for raw in chunk.raw_events() {
             let mut raw = raw.map_err(malformed)?;
-            let Some(plan) = plans.get_or_insert_with(raw.type_id, || chunk.plan(raw.type_id))
-            else {
+            let Some(top_type) = types.get_or_insert_with(raw.type_id, || {
+                let plan = chunk.plan(raw.type_id)?;
+                Some(TopType {
+                    counted: counted(&plan),
+                    plan,
+                })
+            }) else {
                 continue; // undeclared: skipped, as the JDK does
             };
-            if raw.type_id != class.id {
-                // Read, so that a malformed event fails as in every output.
-                plan.skip(&mut raw).map_err(malformed)?;
+            let Some((source_at, type_at, columns)) = &top_type.counted else {
+                top_type.plan.skip(&mut raw).map_err(malformed)?;
                 continue;
-            }
-            let sample = read_sample(plan, &mut raw, &columns).map_err(malformed)?;
-            events += 1;
+            };
+            let sample = read_sample(&top_type.plan, &mut raw, columns).map_err(malformed)?;
+            let tally = &mut tallies[*source_at];
+            tally.events[*type_at] += 1;
             if query.live {
                 // A recording without the field tracked every object.
                 if !sample.tracked {
-                    untracked.bytes += sample.weight;
-                    untracked.samples += 1;
+                    tally.untracked.bytes += sample.weight;
+                    tally.untracked.samples += 1;
                     continue;
                 }
                 if !sample.live || sample.gcs_survived < query.min_gcs {
@@ -220,16 +278,28 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
                     &inline
                 }
             };
-            let total = match totals.get_mut(key.as_str()) {
+            let total = match tally.totals.get_mut(key.as_str()) {
                 Some(total) => total,
-                None => totals.entry(key.clone()).or_insert((0.0, 0)),
+                None => tally.totals.entry(key.clone()).or_insert((0.0, 0)),
             };
             total.0 += sample.weight;
             total.1 += 1;
         }
     }
-    let sum = totals.values().map(|t| t.0).sum();
-    let mut entries: Vec<Entry> = totals
+    let read = |tally: &Tally| tally.events.iter().sum::<u64>();
+    let chosen = tallies.iter().position(|t| read(t) > 0).unwrap_or(0);
+    let left_out = sources
+        .iter()
+        .zip(&tallies)
+        .enumerate()
+        .filter(|&(at, (_, tally))| at != chosen && read(tally) > 0)
+        .map(|(_, (&source, tally))| (source, read(tally)))
+        .collect();
+    let tally = tallies.swap_remove(chosen);
+    let events = read(&tally);
+    let sum = tally.totals.values().map(|t| t.0).sum();
+    let mut entries: Vec<Entry> = tally
+        .totals
         .into_iter()
         .map(|(key, (bytes, samples))| Entry {
             key,
@@ -241,8 +311,11 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
     Ok(Table {
         entries,
         total: sum,
-        untracked,
+        untracked: tally.untracked,
+        source: sources[chosen],
+        events_by_type: tally.events,
         events,
+        left_out,
     })
 }
 
@@ -333,6 +406,21 @@ impl Table {
     /// most `limit` lines.
     pub fn render(&self, limit: usize) -> String {
         let mut out = render(&self.entries, self.total, limit);
+        let read: Vec<String> = self
+            .source
+            .types()
+            .iter()
+            .zip(&self.events_by_type)
+            .map(|(t, events)| format!("{events} {} events by {}", t.event_type, t.weight))
+            .collect();
+        let _ = writeln!(out, "from {}", read.join(" and "));
+        for (source, events) in &self.left_out {
+            let _ = writeln!(
+                out,
+                "not added: {events} {} events, which record the same allocations",
+                source.names()
+            );
+        }
         if self.untracked.samples > 0 {
             let _ = writeln!(
                 out,

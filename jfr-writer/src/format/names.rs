@@ -198,6 +198,11 @@ pub mod event {
     /// The JDK's allocation sample: what Mission Control's allocation
     /// pages and rules read, and what we write once per sample.
     pub const OBJECT_ALLOCATION_SAMPLE: &str = "jdk.ObjectAllocationSample";
+    /// The JDK's event for an allocation that took a new TLAB (thread-local
+    /// allocation buffer); async-profiler writes its allocation samples as it.
+    pub const OBJECT_ALLOCATION_IN_NEW_TLAB: &str = "jdk.ObjectAllocationInNewTLAB";
+    /// The JDK's event for an allocation outside any TLAB (a large object).
+    pub const OBJECT_ALLOCATION_OUTSIDE_TLAB: &str = "jdk.ObjectAllocationOutsideTLAB";
     /// Which recording this is.
     pub const ACTIVE_RECORDING: &str = "jdk.ActiveRecording";
     /// One setting of one event type.
@@ -233,6 +238,10 @@ pub mod field {
     pub const WEIGHT: &str = "weight";
     /// The sampled object's size in bytes.
     pub const OBJECT_SIZE: &str = "objectSize";
+    /// The allocated object's size in bytes (the TLAB events).
+    pub const ALLOCATION_SIZE: &str = "allocationSize";
+    /// The size in bytes of the new TLAB an allocation took.
+    pub const TLAB_SIZE: &str = "tlabSize";
     /// Still reachable when the recording ended.
     pub const LIVE: &str = "live";
     /// Collections the object is known to have outlived.

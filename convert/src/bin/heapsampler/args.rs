@@ -111,8 +111,13 @@ pub enum Command {
     },
     /// The top allocation sites (or classes, or threads) by estimated bytes.
     ///
-    /// Sums sample weights, the allocated bytes each sample stands for, from
-    /// jdk.ObjectAllocationSample (any recording, ours or the JDK's); with
+    /// Sums the allocated bytes each event stands for: the weight of
+    /// jdk.ObjectAllocationSample (any recording, ours or the JDK's), or in a
+    /// recording without those, the JDK's TLAB events, as Mission Control
+    /// weights them: jdk.ObjectAllocationInNewTLAB by tlabSize and
+    /// jdk.ObjectAllocationOutsideTLAB by allocationSize (async-profiler's
+    /// allocation recordings too). The two kinds record the same
+    /// allocations, so only one is added; the output says which. With
     /// --live, from heapsampler.ObjectLifetime events still live at the end:
     /// what the heap held, and who allocated it.
     Top {
@@ -146,9 +151,13 @@ pub enum Command {
     /// root first as pkg.Class.method (no line numbers, so that a method is
     /// one box per caller in the graph) joined with ';', a space, and the
     /// value: the sum of the events' weight field (the estimated allocated
-    /// bytes of jdk.ObjectAllocationSample and heapsampler.ObjectLifetime),
-    /// or the number of events for types without one. Events without a
-    /// stack count under the frame [unknown]. Lines are sorted by stack.
+    /// bytes of jdk.ObjectAllocationSample and heapsampler.ObjectLifetime;
+    /// tlabSize of jdk.ObjectAllocationInNewTLAB, allocationSize of
+    /// jdk.ObjectAllocationOutsideTLAB), or the number of events for types
+    /// without one. Without --events it folds jdk.ObjectAllocationSample, or
+    /// in a recording without those, both TLAB events, as top does. Events
+    /// without a stack count under the frame [unknown]. Lines are sorted by
+    /// stack.
     /// The input of flamegraph.pl, inferno-flamegraph and speedscope.
     ///
     /// The filters (--from, --to, --thread, --class) apply to both formats;

@@ -220,9 +220,9 @@ fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
     if table.events == 0 {
         // Not an empty table: the question does not fit the file.
         return Err(Failure::Failed(format!(
-            "{} has no {} events: {}",
+            "{} has no {}: {}",
             file.display(),
-            query.event_type(),
+            query.missing(),
             query.without_events()
         )));
     }

@@ -1,0 +1,123 @@
+//! Which events stand for allocated bytes, and which of their fields says
+//! how many: what `top` sums and `convert --format collapsed` folds.
+//!
+//! Recordings hold allocations in one of two kinds of events, or both:
+//!
+//! - `jdk.ObjectAllocationSample`, by its `weight`: ours, and the JDK's
+//!   allocation sampling (JDK 16 and later).
+//! - `jdk.ObjectAllocationInNewTLAB` by its `tlabSize` and
+//!   `jdk.ObjectAllocationOutsideTLAB` by its `allocationSize`: the JDK's
+//!   TLAB events, weighted as Mission Control's `ALLOCATION_TOTAL` weights
+//!   them (openjdk/jmc,
+//!   `core/org.openjdk.jmc.flightrecorder/.../jdk/JdkAggregators.java`: an
+//!   allocation in a new TLAB stands for the TLAB, one outside a TLAB for
+//!   itself). async-profiler writes its allocation samples as these events
+//!   with its weighted estimate in those same fields
+//!   (async-profiler/async-profiler, `src/flightRecorder.cpp`: `tlabSize`
+//!   and `allocationSize` are its `_total_size`, which
+//!   `src/objectSampler.cpp` sets to the sample's size or the sampling
+//!   interval, whichever is larger), so the one weighting serves both.
+//!
+//! Both kinds record the same allocations, so a figure comes from one
+//! kind only: the samples when the recording has any, otherwise the TLAB
+//! events ([`ALLOCATIONS`], in that order).
+
+use jfr_writer::format::names::{event, field};
+
+/// An event type and the field of its events holding the bytes each
+/// stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Weighted {
+    /// The event type's name.
+    pub event_type: &'static str,
+    /// The name of its field holding the bytes.
+    pub weight: &'static str,
+}
+
+/// A kind of events a figure of bytes is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `jdk.ObjectAllocationSample`, by `weight`.
+    AllocationSamples,
+    /// `jdk.ObjectAllocationInNewTLAB` by `tlabSize` and
+    /// `jdk.ObjectAllocationOutsideTLAB` by `allocationSize`.
+    TlabAllocations,
+    /// heapsampler's `heapsampler.ObjectLifetime`, by `weight`.
+    ObjectLifetimes,
+}
+
+/// The kinds of allocation events, in the order a figure prefers them:
+/// the first the recording has events of is read, the others left out.
+pub const ALLOCATIONS: [Source; 2] = [Source::AllocationSamples, Source::TlabAllocations];
+
+impl Source {
+    /// The event types of this kind, each with its weight field.
+    pub fn types(self) -> &'static [Weighted] {
+        match self {
+            Self::AllocationSamples => &[Weighted {
+                event_type: event::OBJECT_ALLOCATION_SAMPLE,
+                weight: field::WEIGHT,
+            }],
+            Self::TlabAllocations => &[
+                Weighted {
+                    event_type: event::OBJECT_ALLOCATION_IN_NEW_TLAB,
+                    weight: field::TLAB_SIZE,
+                },
+                Weighted {
+                    event_type: event::OBJECT_ALLOCATION_OUTSIDE_TLAB,
+                    weight: field::ALLOCATION_SIZE,
+                },
+            ],
+            Self::ObjectLifetimes => &[Weighted {
+                event_type: event::OBJECT_LIFETIME,
+                weight: field::WEIGHT,
+            }],
+        }
+    }
+
+    /// The index in [`types`](Self::types) of the type named `event_type`.
+    pub fn position(self, event_type: &str) -> Option<usize> {
+        self.types().iter().position(|t| t.event_type == event_type)
+    }
+
+    /// The event types' names, for messages: `a`, `a and b`.
+    pub fn names(self) -> String {
+        let names: Vec<&str> = self.types().iter().map(|t| t.event_type).collect();
+        names.join(" and ")
+    }
+}
+
+/// The field of events of `event_type` holding the bytes they stand for:
+/// that of its [`Source`] if it has one, otherwise `weight`.
+pub fn weight_field(event_type: &str) -> &'static str {
+    [
+        Source::AllocationSamples,
+        Source::TlabAllocations,
+        Source::ObjectLifetimes,
+    ]
+    .iter()
+    .flat_map(|source| source.types())
+    .find(|t| t.event_type == event_type)
+    .map_or(field::WEIGHT, |t| t.weight)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_type_is_weighted_by_its_own_field() {
+        assert_eq!(weight_field("jdk.ObjectAllocationInNewTLAB"), "tlabSize");
+        assert_eq!(
+            weight_field("jdk.ObjectAllocationOutsideTLAB"),
+            "allocationSize"
+        );
+        assert_eq!(weight_field("jdk.ObjectAllocationSample"), "weight");
+        assert_eq!(weight_field("test.Other"), "weight");
+        assert_eq!(
+            Source::TlabAllocations.position("jdk.ObjectAllocationOutsideTLAB"),
+            Some(1)
+        );
+        assert_eq!(Source::AllocationSamples.position("test.Other"), None);
+    }
+}

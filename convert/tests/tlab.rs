@@ -1,0 +1,423 @@
+//! `heapsampler top` and `convert --format collapsed` on recordings whose
+//! allocations are the TLAB events: the JDK's, with the TLAB events on
+//! alone or beside allocation sampling, and async-profiler's, written here
+//! with known weights. Totals are checked against `jfr print --json`'s
+//! values and against the weights written.
+
+use heapsampler_test_support as support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use heapsampler_convert::top::{self, GroupBy, Query, Table};
+use jfr_writer::format::names::{event, field};
+use jfr_writer::{
+    Class, ClassRef, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
+    StackFrame, StackTrace, Thread, Ticks, Unit,
+};
+
+/// `heapsampler ARGS...`, whatever its outcome.
+fn heapsampler(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Standard output and error of `heapsampler ARGS...`, which must succeed.
+fn succeed(args: &[&str]) -> (String, String) {
+    let output = heapsampler(args);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{args:?}: {stderr}");
+    (String::from_utf8(output.stdout).unwrap(), stderr)
+}
+
+/// `heapsampler top PATH ARGS...`'s table.
+fn top_table(path: &Path, args: &[&str]) -> String {
+    let mut all = vec!["top", path.to_str().unwrap()];
+    all.extend(args);
+    succeed(&all).0
+}
+
+/// The library's table for `top` by site: its total is exact, where the
+/// command line rounds.
+fn top_exact(path: &Path) -> Table {
+    let query = Query {
+        by: GroupBy::Site,
+        live: false,
+        min_gcs: 0,
+    };
+    top::top(path, query).unwrap()
+}
+
+/// The sum of the values of `convert --format collapsed` (ARGS added), and
+/// its standard error.
+fn collapsed_total(path: &Path, args: &[&str]) -> (i64, String) {
+    let mut all = vec![
+        "convert",
+        path.to_str().unwrap(),
+        "--format",
+        "collapsed",
+        "-o",
+        "-",
+    ];
+    all.extend(args);
+    let (stdout, stderr) = succeed(&all);
+    let total = stdout
+        .lines()
+        .map(|line| line.rsplit_once(' ').unwrap().1.parse::<i64>().unwrap())
+        .sum();
+    (total, stderr)
+}
+
+/// A JDK 17 recording of one second of `AllocationMix` on 2 threads, with
+/// the settings files given (`-XX:StartFlightRecording` merges them in
+/// order).
+fn jdk_recording(dir: &Path, name: &str, settings: &[&str]) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = dir.join(name);
+    let settings: Vec<String> = settings
+        .iter()
+        .map(|s| match *s {
+            "profile" => "settings=profile".to_owned(),
+            file => format!("settings={}", root.join(file).display()),
+        })
+        .collect();
+    let option = format!(
+        "-XX:StartFlightRecording:filename={},{}",
+        path.display(),
+        settings.join(",")
+    );
+    let output = Command::new("java")
+        .arg(option)
+        .arg(root.join("testdata/workloads/AllocationMix.java"))
+        .args(["1", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    path
+}
+
+/// Per event type, the events `jfr print --json` reads and the sum of
+/// their `weight_field`: `(count, sum)`.
+fn json_sums(document: &serde_json::Value, event_type: &str, weight_field: &str) -> (u64, i64) {
+    let mut sums = (0, 0);
+    for event in support::json_events(document) {
+        if event["type"] == event_type {
+            sums.0 += 1;
+            sums.1 += event["values"][weight_field]
+                .as_i64()
+                .unwrap_or_else(|| panic!("{event_type}.{weight_field}: {event}"));
+        }
+    }
+    sums
+}
+
+const TLAB_JFC: &str = "testdata/jfc/allocation-tlab.jfc";
+
+#[test]
+fn a_jdk_recording_of_tlab_events_is_ranked_by_tlab_and_allocation_size() {
+    let dir = support::temp_dir("convert_tlab_jdk");
+    let path = jdk_recording(&dir, "tlab.jfr", &[TLAB_JFC]);
+    let json = support::print_json(&path);
+    let (inside, inside_bytes) = json_sums(&json, event::OBJECT_ALLOCATION_IN_NEW_TLAB, "tlabSize");
+    let (outside, outside_bytes) = json_sums(
+        &json,
+        event::OBJECT_ALLOCATION_OUTSIDE_TLAB,
+        "allocationSize",
+    );
+    assert!(inside > 0 && outside > 0, "{inside} {outside}");
+    assert_eq!(
+        json_sums(&json, event::OBJECT_ALLOCATION_SAMPLE, "weight").0,
+        0
+    );
+    let expected = inside_bytes + outside_bytes;
+
+    let table = top_exact(&path);
+    assert_eq!(table.total, expected as f64);
+    assert_eq!(table.events, inside + outside);
+    let text = top_table(&path, &[]);
+    assert!(
+        text.contains(&format!(
+            "total: {} estimated from {} samples\n",
+            top::human_bytes(expected as f64),
+            inside + outside
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "from {inside} jdk.ObjectAllocationInNewTLAB events by tlabSize and {outside} \
+             jdk.ObjectAllocationOutsideTLAB events by allocationSize\n"
+        )),
+        "{text}"
+    );
+    // Sites are ranked: the workload's own allocating lines are there.
+    assert!(text.contains("AllocationMix.work("), "{text}");
+    let classes = top_table(&path, &["--by", "class", "-n", "100"]);
+    assert!(classes.contains(" byte[]\n"), "{classes}");
+
+    // The folded stacks add up to the same bytes, and say what they fold.
+    let (folded, stderr) = collapsed_total(&path, &[]);
+    assert_eq!(folded, expected);
+    assert!(
+        stderr.contains(
+            "folded jdk.ObjectAllocationInNewTLAB and jdk.ObjectAllocationOutsideTLAB events by \
+             tlabSize and allocationSize"
+        ),
+        "{stderr}"
+    );
+    // Each TLAB type named alone folds by its own field.
+    assert_eq!(
+        collapsed_total(&path, &["--events", "jdk.ObjectAllocationInNewTLAB"]).0,
+        inside_bytes
+    );
+    assert_eq!(
+        collapsed_total(&path, &["--events", "jdk.ObjectAllocationOutsideTLAB"]).0,
+        outside_bytes
+    );
+    // No file left beside the recording: the output went to stdout.
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["tlab.jfr"]);
+}
+
+#[test]
+fn a_recording_with_both_kinds_counts_the_samples_only() {
+    let dir = support::temp_dir("convert_tlab_both");
+    let path = jdk_recording(&dir, "both.jfr", &["profile", TLAB_JFC]);
+    let json = support::print_json(&path);
+    let (samples, sample_bytes) = json_sums(&json, event::OBJECT_ALLOCATION_SAMPLE, "weight");
+    let (inside, inside_bytes) = json_sums(&json, event::OBJECT_ALLOCATION_IN_NEW_TLAB, "tlabSize");
+    let (outside, _) = json_sums(
+        &json,
+        event::OBJECT_ALLOCATION_OUTSIDE_TLAB,
+        "allocationSize",
+    );
+    assert!(samples > 0 && inside > 0, "{samples} {inside}");
+
+    let table = top_exact(&path);
+    assert_eq!(table.total, sample_bytes as f64);
+    assert_ne!(table.total, (sample_bytes + inside_bytes) as f64);
+    let text = top_table(&path, &[]);
+    assert!(
+        text.contains(&format!(
+            "from {samples} jdk.ObjectAllocationSample events by weight\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "not added: {} jdk.ObjectAllocationInNewTLAB and jdk.ObjectAllocationOutsideTLAB \
+             events, which record the same allocations\n",
+            inside + outside
+        )),
+        "{text}"
+    );
+
+    let (folded, stderr) = collapsed_total(&path, &[]);
+    assert_eq!(folded, sample_bytes);
+    assert!(
+        stderr.contains(&format!(
+            "left out {} jdk.ObjectAllocationInNewTLAB and jdk.ObjectAllocationOutsideTLAB events",
+            inside + outside
+        )),
+        "{stderr}"
+    );
+}
+
+/// A class of the async-profiler-style recording, named as the JVM names
+/// it internally.
+fn class_of(recording: &mut Recording<jfr_writer::FileSink>, name: &str) -> ClassRef {
+    let name = recording.symbol(name);
+    recording.class(Class {
+        class_loader: None,
+        name,
+        package: None,
+        modifiers: 0,
+        hidden: false,
+    })
+}
+
+/// Writes the TLAB events as async-profiler declares and writes them:
+/// fields and order from async-profiler's `src/jfrMetadata.cpp`
+/// (`jdk.ObjectAllocationInNewTLAB`: objectClass, allocationSize, tlabSize,
+/// contextId; `jdk.ObjectAllocationOutsideTLAB`: objectClass,
+/// allocationSize, contextId), values as `src/flightRecorder.cpp` writes
+/// them (`allocationSize` the object's size and `tlabSize` the sample's
+/// weight, `max(size, interval)`, in the new-TLAB event; the weight as
+/// `allocationSize` outside). Returns the bytes per site written.
+fn async_profiler_recording(path: &Path) -> [(&'static str, i64); 3] {
+    let mut recording = Recording::create(path, Options::default()).unwrap();
+    let bytes = |name: &str, label: &str| {
+        FieldSpec::new(name, FieldType::Long)
+            .unit(Unit::Bytes)
+            .label(label)
+    };
+    let class_field =
+        || FieldSpec::new(field::OBJECT_CLASS, FieldType::Class).label("Object Class");
+    let context = || FieldSpec::new("contextId", FieldType::Long).label("Context ID");
+    let in_new_tlab = recording
+        .register(
+            EventTypeBuilder::new(event::OBJECT_ALLOCATION_IN_NEW_TLAB)
+                .label("Allocation in new TLAB")
+                .category(&["Java Application"])
+                .with_thread()
+                .with_stack_trace()
+                .field(class_field())
+                .field(bytes(field::ALLOCATION_SIZE, "Allocation Size"))
+                .field(bytes(field::TLAB_SIZE, "TLAB Size"))
+                .field(context()),
+        )
+        .unwrap();
+    let outside_tlab = recording
+        .register(
+            EventTypeBuilder::new(event::OBJECT_ALLOCATION_OUTSIDE_TLAB)
+                .label("Allocation outside TLAB")
+                .category(&["Java Application"])
+                .with_thread()
+                .with_stack_trace()
+                .field(class_field())
+                .field(bytes(field::ALLOCATION_SIZE, "Allocation Size"))
+                .field(context()),
+        )
+        .unwrap();
+    let thread = recording.thread(Thread {
+        os_name: "worker".into(),
+        os_thread_id: 7,
+        java_name: "worker".into(),
+        java_thread_id: 7,
+        group: None,
+    });
+    let interval = 524_288;
+    let site = |recording: &mut Recording<_>, method: &str| {
+        let class = class_of(recording, "app/Cache");
+        let (name, descriptor) = (recording.symbol(method), recording.symbol("()V"));
+        let method = recording.method(Method {
+            class,
+            name,
+            descriptor,
+            modifiers: 0,
+            hidden: false,
+        });
+        recording.stack_trace(StackTrace {
+            truncated: false,
+            frames: vec![StackFrame {
+                method,
+                line_number: 1,
+                bytecode_index: 0,
+                frame_type: FrameType::JitCompiled,
+            }],
+        })
+    };
+    let small = site(&mut recording, "small");
+    let large = site(&mut recording, "large");
+    let huge = site(&mut recording, "huge");
+    let strings = class_of(&mut recording, "java/lang/String");
+    let arrays = class_of(&mut recording, "[B");
+    // Three small objects, each standing for the interval; one of 1 MiB,
+    // larger than the interval, for itself.
+    for (n, (stack, class, size)) in [
+        (small, strings, 24),
+        (small, strings, 24),
+        (small, strings, 24),
+        (large, arrays, 1_048_576),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        recording
+            .event(&in_new_tlab, Ticks(n as i64))
+            .thread(thread)
+            .stack_trace(stack)
+            .class(class)
+            .long(size)
+            .long(size.max(interval))
+            .long(0)
+            .commit()
+            .unwrap();
+    }
+    // Two allocations outside a TLAB.
+    for n in 0..2 {
+        recording
+            .event(&outside_tlab, Ticks(10 + n))
+            .thread(thread)
+            .stack_trace(huge)
+            .class(arrays)
+            .long(4_000_000)
+            .long(0)
+            .commit()
+            .unwrap();
+    }
+    recording.close().unwrap();
+    [
+        ("app.Cache.huge(1)", 8_000_000),
+        ("app.Cache.small(1)", 3 * interval),
+        ("app.Cache.large(1)", 1_048_576),
+    ]
+}
+
+#[test]
+fn an_async_profiler_recording_is_summed_by_its_weights() {
+    let dir = support::temp_dir("convert_tlab_async_profiler");
+    let path = dir.join("async-profiler.jfr");
+    let sites = async_profiler_recording(&path);
+    // The JDK reads the file, with the values written.
+    let json = support::print_json(&path);
+    assert_eq!(
+        json_sums(&json, event::OBJECT_ALLOCATION_IN_NEW_TLAB, "tlabSize"),
+        (4, 3 * 524_288 + 1_048_576)
+    );
+    assert_eq!(
+        json_sums(
+            &json,
+            event::OBJECT_ALLOCATION_IN_NEW_TLAB,
+            "allocationSize"
+        ),
+        (4, 3 * 24 + 1_048_576)
+    );
+    assert_eq!(
+        json_sums(
+            &json,
+            event::OBJECT_ALLOCATION_OUTSIDE_TLAB,
+            "allocationSize"
+        ),
+        (2, 8_000_000)
+    );
+    let expected: i64 = sites.iter().map(|s| s.1).sum();
+
+    let table = top_exact(&path);
+    assert_eq!(table.total, expected as f64);
+    let exact: Vec<(&str, f64, u64)> = table
+        .entries
+        .iter()
+        .map(|e| (e.key.as_str(), e.bytes, e.samples))
+        .collect();
+    assert_eq!(
+        exact,
+        [
+            (sites[0].0, sites[0].1 as f64, 2),
+            (sites[1].0, sites[1].1 as f64, 3),
+            (sites[2].0, sites[2].1 as f64, 1),
+        ]
+    );
+    let text = top_table(&path, &[]);
+    assert_eq!(
+        text,
+        "   #      bytes   share  samples  where\n\
+         \x20  1     8.0 MB   75.3%        2  app.Cache.huge(1)\n\
+         \x20  2     1.6 MB   14.8%        3  app.Cache.small(1)\n\
+         \x20  3     1.0 MB    9.9%        1  app.Cache.large(1)\n\
+         total: 10.6 MB estimated from 6 samples\n\
+         from 4 jdk.ObjectAllocationInNewTLAB events by tlabSize and 2 \
+         jdk.ObjectAllocationOutsideTLAB events by allocationSize\n"
+    );
+    assert_eq!(collapsed_total(&path, &[]).0, expected);
+}
