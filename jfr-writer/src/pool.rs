@@ -210,7 +210,7 @@ pub enum FrameType {
 }
 
 impl FrameType {
-    /// Every frame type, in the order of [`FrameType::index`].
+    /// Every frame type.
     pub const ALL: [FrameType; 5] = [
         Self::Interpreted,
         Self::JitCompiled,
