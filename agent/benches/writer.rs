@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::writer::{
-    GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
+    ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
 use heapsampler_core::options::LiveMax;
 use heapsampler_core::ring::RingStats;
@@ -36,7 +36,11 @@ struct InstantVm;
 impl Vm for InstantVm {
     fn method(&mut self, method: u64) -> Option<MethodInfo> {
         Some(MethodInfo {
-            class_signature: format!("Lcom/example/Type{};", method % 97),
+            class: ClassInfo {
+                signature: format!("Lcom/example/Type{};", method % 97),
+                hidden: false,
+                boot_loader: false,
+            },
             name: format!("method{method}"),
             descriptor: "(I)Ljava/lang/Object;".to_owned(),
             modifiers: 1,
@@ -44,8 +48,12 @@ impl Vm for InstantVm {
             native: false,
         })
     }
-    fn class_signature(&mut self, class: u64) -> Option<String> {
-        Some(format!("Lcom/example/Allocated{class};"))
+    fn class(&mut self, class: u64) -> Option<ClassInfo> {
+        Some(ClassInfo {
+            signature: format!("Lcom/example/Allocated{class};"),
+            hidden: false,
+            boot_loader: false,
+        })
     }
     fn thread(&mut self, thread: u64) -> ThreadInfo {
         ThreadInfo {
@@ -117,6 +125,7 @@ fn write_samples(samples: u64, make_stack: StackMaker) -> Duration {
         live_max: LiveMax::Unlimited,
         rate: None,
         threads: None,
+        hidden_frames: false,
     };
     let recording = Recording::to_writer(Discard(0), Options::default());
     let mut writer = Writer::new(recording, &settings).unwrap();

@@ -257,6 +257,7 @@ impl Session {
             live_max: options.live_max,
             rate: options.rate,
             threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
+            hidden_frames: options.hidden_frames,
         }
     }
 }

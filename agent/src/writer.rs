@@ -25,20 +25,34 @@ use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, GarbageCollection,
     ObjectAllocationSample, ObjectLifetime,
 };
-use jfr_writer::format::names::setting;
+use jfr_writer::format::names::{class_loader, setting};
 use jfr_writer::{
-    Class, ClassRef, EventType, FrameType, Method, MethodRef, Recording, Sink, StackFrame,
-    StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, EventType, FrameType, Method, MethodRef,
+    Recording, Sink, StackFrame, StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
 };
 
 use crate::record::{RawFrame, SampleView};
 use heapsampler_core::options::LiveMax;
 
+/// A class as the JVM describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassInfo {
+    /// The signature: `Ljava/lang/String;`, `[I`.
+    pub signature: String,
+    /// Whether the class is hidden (`Class.isHidden()`, JDK 15+): lambda
+    /// proxies, lambda forms and the like. The JDK's recordings leave their
+    /// frames out.
+    pub hidden: bool,
+    /// Whether the bootstrap loader defined the class (JVMTI's
+    /// `GetClassLoader` gives null).
+    pub boot_loader: bool,
+}
+
 /// A method as the JVM describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodInfo {
-    /// The declaring class's signature: `Ljava/lang/String;`.
-    pub class_signature: String,
+    /// The declaring class.
+    pub class: ClassInfo,
     /// The method name: `<init>`.
     pub name: String,
     /// The descriptor: `(I)V`.
@@ -67,9 +81,8 @@ pub struct ThreadInfo {
 pub trait Vm {
     /// Describes a method, or `None` if it is gone (its class unloaded).
     fn method(&mut self, method: u64) -> Option<MethodInfo>;
-    /// The signature of a class from its key (`[I`, `Ljava/lang/String;`),
-    /// or `None` if it is gone.
-    fn class_signature(&mut self, class: u64) -> Option<String>;
+    /// Describes a class from its key, or `None` if it is gone.
+    fn class(&mut self, class: u64) -> Option<ClassInfo>;
     /// Describes a thread from its key.
     fn thread(&mut self, thread: u64) -> ThreadInfo;
     /// Whether the object behind a liveness handle was collected.
@@ -152,6 +165,9 @@ pub struct RecordingSettings {
     pub rate: Option<f64>,
     /// The thread-name glob, if any.
     pub threads: Option<String>,
+    /// Whether frames of hidden classes are kept (marked hidden) rather
+    /// than left out as the JDK's recordings do.
+    pub hidden_frames: bool,
 }
 
 /// Caches are cleared when they grow past this many entries, so a long run
@@ -186,12 +202,14 @@ enum Fate {
     Untracked,
 }
 
-/// A resolved method: its pooled ref, line table and whether it is native.
+/// A resolved method: its pooled ref, line table, whether it is native,
+/// and whether its class is hidden.
 #[derive(Debug)]
 struct ResolvedMethod {
     method: MethodRef,
     lines: LineTable,
     native: bool,
+    hidden: bool,
 }
 
 /// The writer's state for one recording.
@@ -219,32 +237,63 @@ pub struct Writer<S: Sink> {
     gc_count: u64,
     /// Whether every sample gets an `ObjectLifetime`.
     live: bool,
+    /// Whether frames of hidden classes are kept.
+    hidden_frames: bool,
+    /// The bootstrap loader, pooled at the first class it defined.
+    boot_loader: Option<ClassLoaderRef>,
     /// Samples not tracked for liveness (no handle while tracking is on).
     untracked: u64,
     /// Records that could not be decoded (a bug if ever not 0).
     malformed: u64,
 }
 
-/// Pools a class by its signature.
-fn class_named<S: Sink>(recording: &mut Recording<S>, signature: &str) -> ClassRef {
-    let name = recording.symbol(internal_name(signature));
-    recording.class(Class {
-        class_loader: None,
-        name,
-        package: None,
-        modifiers: 0,
-        hidden: false,
+/// The bootstrap loader as the JDK's recordings write it: named
+/// "bootstrap", with no class of its own (HotSpot's `jfrTypeSet.cpp`
+/// writes the boot loader's data so). Pooled once: the pools write it in
+/// every chunk whose classes refer to it.
+fn boot_loader<S: Sink>(
+    recording: &mut Recording<S>,
+    pooled: &mut Option<ClassLoaderRef>,
+) -> ClassLoaderRef {
+    *pooled.get_or_insert_with(|| {
+        let name = recording.symbol(class_loader::BOOTSTRAP);
+        recording.class_loader(ClassLoader {
+            class: None,
+            name: Some(name),
+        })
     })
 }
 
-/// Asks the VM for a method and pools it; `None` if its class is gone.
+/// Pools a class. Loaders other than the bootstrap one are left out (null).
+fn class_named<S: Sink>(
+    recording: &mut Recording<S>,
+    pooled_boot_loader: &mut Option<ClassLoaderRef>,
+    info: &ClassInfo,
+) -> ClassRef {
+    let class_loader = info
+        .boot_loader
+        .then(|| boot_loader(recording, pooled_boot_loader));
+    let name = recording.symbol(internal_name(&info.signature));
+    recording.class(Class {
+        class_loader,
+        name,
+        package: None,
+        modifiers: 0,
+        hidden: info.hidden,
+    })
+}
+
+/// Asks the VM for a method and pools it; `None` if its class is gone. A
+/// method of a hidden class is marked hidden, as the JDK marks the methods
+/// it hides.
 fn resolve_method<S: Sink>(
     recording: &mut Recording<S>,
+    pooled_boot_loader: &mut Option<ClassLoaderRef>,
     vm: &mut impl Vm,
     id: u64,
 ) -> Option<ResolvedMethod> {
     let info = vm.method(id)?;
-    let class = class_named(recording, &info.class_signature);
+    let class = class_named(recording, pooled_boot_loader, &info.class);
     let name = recording.symbol(&info.name);
     let descriptor = recording.symbol(&info.descriptor);
     Some(ResolvedMethod {
@@ -253,10 +302,11 @@ fn resolve_method<S: Sink>(
             name,
             descriptor,
             modifiers: info.modifiers,
-            hidden: false,
+            hidden: info.class.hidden,
         }),
         lines: LineTable::new(info.lines),
         native: info.native,
+        hidden: info.class.hidden,
     })
 }
 
@@ -348,6 +398,8 @@ impl<S: Sink> Writer<S> {
             liveness: LivenessTable::new(),
             gc_count: 0,
             live: settings.live,
+            hidden_frames: settings.hidden_frames,
+            boot_loader: None,
             untracked: 0,
             malformed: 0,
         })
@@ -582,8 +634,8 @@ impl<S: Sink> Writer<S> {
             return class;
         }
         let class = vm
-            .class_signature(key)
-            .map(|signature| class_named(&mut self.recording, &signature));
+            .class(key)
+            .map(|info| class_named(&mut self.recording, &mut self.boot_loader, &info));
         if self.classes.len() >= CACHE_LIMIT {
             self.classes.clear();
         }
@@ -591,12 +643,21 @@ impl<S: Sink> Writer<S> {
         class
     }
 
-    /// The pooled frame of a raw one, its method resolved once per method.
-    fn frame(&mut self, vm: &mut impl Vm, raw: RawFrame) -> StackFrame {
+    /// The pooled frame of a raw one, its method resolved once per method;
+    /// `None` for a frame of a hidden class when those are left out.
+    fn frame(&mut self, vm: &mut impl Vm, raw: RawFrame) -> Option<StackFrame> {
         let resolved = match self.methods.entry(raw.method) {
             Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => new.insert(resolve_method(&mut self.recording, vm, raw.method)),
+            Entry::Vacant(new) => new.insert(resolve_method(
+                &mut self.recording,
+                &mut self.boot_loader,
+                vm,
+                raw.method,
+            )),
         };
+        if !self.hidden_frames && resolved.as_ref().is_some_and(|m| m.hidden) {
+            return None;
+        }
         let known = resolved.as_ref().map(|m| {
             (
                 m.method,
@@ -613,12 +674,12 @@ impl<S: Sink> Writer<S> {
         // The method's class is gone: keep the frame, say so.
         let (method, line, frame_type) =
             known.unwrap_or_else(|| (self.unknown_method(), -1, FrameType::Unknown));
-        StackFrame {
+        Some(StackFrame {
             method,
             line_number: line,
             bytecode_index: raw.location.clamp(-1, i32::MAX as i64) as i32,
             frame_type,
-        }
+        })
     }
 
     fn stack(&mut self, vm: &mut impl Vm, view: &SampleView) -> StackTraceRef {
@@ -634,9 +695,12 @@ impl<S: Sink> Writer<S> {
         let mut trace = std::mem::take(&mut self.trace);
         trace.truncated = view.header.truncated;
         trace.frames.clear();
+        // Frames of hidden classes left out may leave no frame at all: the
+        // sample still gets its (empty) stack trace.
         for raw in view.frames() {
-            let frame = self.frame(vm, raw);
-            trace.frames.push(frame);
+            if let Some(frame) = self.frame(vm, raw) {
+                trace.frames.push(frame);
+            }
         }
         let stack = self.recording.stack_trace(&trace);
         self.trace = trace;
@@ -650,7 +714,12 @@ impl<S: Sink> Writer<S> {
     /// The method shown for a frame whose class was unloaded before the
     /// writer could resolve it.
     fn unknown_method(&mut self) -> MethodRef {
-        let class = class_named(&mut self.recording, "Lunknown/UnloadedClass;");
+        let unloaded = ClassInfo {
+            signature: "Lunknown/UnloadedClass;".to_owned(),
+            hidden: false,
+            boot_loader: false,
+        };
+        let class = class_named(&mut self.recording, &mut self.boot_loader, &unloaded);
         let name = self.recording.symbol("unknownMethod");
         let descriptor = self.recording.symbol("()V");
         self.recording.method(Method {

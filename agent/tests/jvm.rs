@@ -114,7 +114,11 @@ fn known_allocations_are_sampled_with_stacks_threads_and_weights() {
     let top = format!("stackTrace=stack(false:KnownAllocations.allocateInts()[I:{line}:");
     let ours: Vec<_> = samples.iter().filter(|l| l.contains(&top)).collect();
     for line in &ours {
-        assert_eq!(field(line, "objectClass"), "class([I,0,null)", "{line}");
+        assert_eq!(
+            field(line, "objectClass"),
+            "class([I,0,bootstrap)",
+            "{line}"
+        );
         assert!(
             line.contains("KnownAllocations.allocate(J)J:"),
             "the caller is in the stack: {line}"
@@ -160,6 +164,7 @@ fn bad_options_stop_the_jvm_with_one_line_naming_them() {
         ("depth=0".to_owned(), "bad option 'depth=0'"),
         ("intervl=1k".to_owned(), "unknown option 'intervl'"),
         ("live=maybe".to_owned(), "bad option 'live=maybe'"),
+        ("hidden=maybe".to_owned(), "bad option 'hidden=maybe'"),
         (format!("file={}", missing_dir.display()), "cannot create"),
     ];
     for (options, message) in cases {
@@ -976,4 +981,48 @@ fn sample_counts_and_weights_match_the_bytes_the_jvm_counted() {
             "interval {interval}: weights {weights} vs {counted} counted by the JVM"
         );
     }
+}
+
+/// With `hidden=true` the lambda proxy's frame (a hidden class) is kept
+/// between the lambda's body and `Thread.run`, its method and class marked
+/// hidden, as the JDK's parser reads them. (Left out by default: the
+/// command line's test `recordings_leave_lambda_proxies_out_...`.)
+#[test]
+fn hidden_true_keeps_lambda_proxy_frames_marked_hidden() {
+    let dir = support::temp_dir("agent_hidden_frames");
+    let file = dir.join("mix.jfr");
+    let output = java(
+        &format!("file={},interval=64k,hidden=true", file.display()),
+        "AllocationMix.java",
+        &["1", "2"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document = support::print_json(&file);
+    let mut proxies = 0;
+    for sample in support::json_events(&document)
+        .iter()
+        .filter(|e| e["type"] == "jdk.ObjectAllocationSample")
+    {
+        let frames = sample["values"]["stackTrace"]["frames"]
+            .as_array()
+            .expect("frames");
+        for frame in frames {
+            let method = &frame["method"];
+            let class = method["type"]["name"].as_str().unwrap();
+            // The JVM names a hidden class `Name.<suffix>`: internal names
+            // have no other '.' (lambda forms are hidden too).
+            let hidden = class.contains('.');
+            if class.contains("$$Lambda") {
+                assert!(hidden, "{class}");
+                proxies += 1;
+            }
+            assert_eq!(method["hidden"], hidden, "{class}");
+            assert_eq!(method["type"]["hidden"], hidden, "{class}");
+        }
+    }
+    assert!(proxies > 0, "the workers' lambda proxy was sampled");
 }

@@ -11,7 +11,7 @@ use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::session::{
     self, Collection, Collections, RunningCollections, Session, SessionVm,
 };
-use heapsampler_agent::writer::{MethodInfo, ThreadInfo, Vm};
+use heapsampler_agent::writer::{ClassInfo, MethodInfo, ThreadInfo, Vm};
 use heapsampler_core::options::{LiveMax, Options};
 use heapsampler_core::ring::ring_buffer;
 use jfr_writer::Recording;
@@ -25,7 +25,11 @@ struct FakeVm {
 impl Vm for FakeVm {
     fn method(&mut self, _method: u64) -> Option<MethodInfo> {
         Some(MethodInfo {
-            class_signature: "LMain;".into(),
+            class: ClassInfo {
+                signature: "LMain;".into(),
+                hidden: false,
+                boot_loader: false,
+            },
             name: "allocate".into(),
             descriptor: "()V".into(),
             modifiers: 1,
@@ -33,8 +37,12 @@ impl Vm for FakeVm {
             native: false,
         })
     }
-    fn class_signature(&mut self, _class: u64) -> Option<String> {
-        Some("[I".into())
+    fn class(&mut self, _class: u64) -> Option<ClassInfo> {
+        Some(ClassInfo {
+            signature: "[I".into(),
+            hidden: false,
+            boot_loader: true,
+        })
     }
     fn thread(&mut self, thread: u64) -> ThreadInfo {
         ThreadInfo {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::writer::{
-    GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
+    ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
 use heapsampler_core::options::LiveMax;
 use heapsampler_core::ring::RingStats;
@@ -18,7 +18,7 @@ use jfr_writer::{Options, Recording};
 #[derive(Default)]
 struct FakeVm {
     methods: HashMap<u64, MethodInfo>,
-    classes: HashMap<u64, String>,
+    classes: HashMap<u64, ClassInfo>,
     collected: HashSet<u64>,
     released: Vec<u64>,
     lookups: usize,
@@ -29,7 +29,7 @@ impl Vm for FakeVm {
         self.lookups += 1;
         self.methods.get(&method).cloned()
     }
-    fn class_signature(&mut self, class: u64) -> Option<String> {
+    fn class(&mut self, class: u64) -> Option<ClassInfo> {
         self.lookups += 1;
         self.classes.get(&class).cloned()
     }
@@ -53,15 +53,26 @@ impl Vm for FakeVm {
     }
 }
 
+/// A class as the fake VM describes it: the bootstrap loader's classes are
+/// those of the JDK (`java/...`) and arrays, as in a real JVM; hidden ones
+/// are named as the JVM names hidden classes (`Outer$$Lambda$14.0x...`).
+fn class(signature: &str) -> ClassInfo {
+    ClassInfo {
+        signature: signature.into(),
+        hidden: signature.contains('.'),
+        boot_loader: signature.starts_with("Ljava/") || signature.starts_with('['),
+    }
+}
+
 fn method(
-    class: &str,
+    class_signature: &str,
     name: &str,
     descriptor: &str,
     lines: &[(i64, i32)],
     native: bool,
 ) -> MethodInfo {
     MethodInfo {
-        class_signature: class.into(),
+        class: class(class_signature),
         name: name.into(),
         descriptor: descriptor.into(),
         modifiers: 1,
@@ -116,8 +127,8 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     );
     vm.methods
         .insert(3, method("LMain;", "nativeAlloc", "()V", &[], true));
-    vm.classes.insert(100, "[I".into());
-    vm.classes.insert(101, "Ljava/lang/String;".into());
+    vm.classes.insert(100, class("[I"));
+    vm.classes.insert(101, class("Ljava/lang/String;"));
 
     let settings = RecordingSettings {
         destination: path.display().to_string(),
@@ -128,6 +139,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         live_max: LiveMax::Below(1 << 20),
         rate: Some(200.0),
         threads: None,
+        hidden_frames: false,
     };
     let mut writer = Writer::new(
         Recording::create(&path, Options::default()).unwrap(),
@@ -219,12 +231,12 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         allocations[..4],
         [
             format!(
-                "jdk.ObjectAllocationSample startTime={} eventThread={main} stackTrace={stack1} objectClass=class([I,0,null) weight={}",
+                "jdk.ObjectAllocationSample startTime={} eventThread={main} stackTrace={stack1} objectClass=class([I,0,bootstrap) weight={}",
                 base + 10,
                 weight(24)
             ),
             format!(
-                "jdk.ObjectAllocationSample startTime={} eventThread={worker} stackTrace=stack(true:Main.nativeAlloc()V:-1:-1:Native:1:false) objectClass=class(java.lang.String,0,null) weight={}",
+                "jdk.ObjectAllocationSample startTime={} eventThread={worker} stackTrace=stack(true:Main.nativeAlloc()V:-1:-1:Native:1:false) objectClass=class(java.lang.String,0,bootstrap) weight={}",
                 base + 20,
                 weight(40)
             ),
@@ -234,7 +246,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
                 weight(16)
             ),
             format!(
-                "jdk.ObjectAllocationSample startTime={} eventThread={worker} stackTrace={stack1} objectClass=class([I,0,null) weight={}",
+                "jdk.ObjectAllocationSample startTime={} eventThread={worker} stackTrace={stack1} objectClass=class([I,0,bootstrap) weight={}",
                 base + 40,
                 weight(1 << 20)
             ),
@@ -372,7 +384,7 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
         vm.methods
             .insert(m, method("LDeep;", &format!("level{m}"), "()V", &[], false));
     }
-    vm.classes.insert(100, "[I".into());
+    vm.classes.insert(100, class("[I"));
     let settings = RecordingSettings {
         destination: path.display().to_string(),
         flush_millis: 1000,
@@ -382,6 +394,7 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
         live_max: LiveMax::Unlimited,
         rate: None,
         threads: None,
+        hidden_frames: false,
     };
     let options = Options {
         max_chunk_size: 16 * 1024,
@@ -453,4 +466,141 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
     for (n, line) in live.iter().enumerate() {
         assert!(line.contains(&stack_of(n as u64 * 100)), "live {n}: {line}");
     }
+}
+
+/// Writes two samples through a writer with `hidden_frames` as given: one
+/// whose stack runs through a lambda proxy (a hidden class), one whose only
+/// frame is the proxy's. Returns the file.
+fn record_through_a_lambda_proxy(name: &str, hidden_frames: bool) -> std::path::PathBuf {
+    let dir = support::temp_dir(name);
+    let path = dir.join("lambda.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LMain;", "work", "(J)V", &[(0, 48)], false));
+    vm.methods.insert(
+        2,
+        method(
+            "LMain$$Lambda$14.0x0000000800c03000;",
+            "run",
+            "()V",
+            &[],
+            false,
+        ),
+    );
+    vm.methods.insert(
+        3,
+        method("Ljava/lang/Thread;", "run", "()V", &[(0, 840)], false),
+    );
+    vm.classes.insert(100, class("[B"));
+    let settings = RecordingSettings {
+        destination: path.display().to_string(),
+        flush_millis: 1000,
+        interval: 512 * 1024,
+        depth: 64,
+        live: false,
+        live_max: LiveMax::Unlimited,
+        rate: None,
+        threads: None,
+        hidden_frames,
+    };
+    let mut writer = Writer::new(
+        Recording::create(&path, Options::default()).unwrap(),
+        &settings,
+    )
+    .unwrap();
+    let t0 = writer.clock().now().0;
+    for bytes in [
+        record(1, t0 + 10, 100, 64, 0, false, &[(1, 3), (2, 1), (3, 4)]),
+        record(1, t0 + 20, 100, 64, 0, false, &[(2, 1)]),
+    ] {
+        writer.sample(&mut vm, &bytes).unwrap();
+    }
+    let statistics = Statistics {
+        samples: 2,
+        lost_samples: 0,
+    };
+    writer
+        .finish(&mut vm, statistics, RingStats::default())
+        .unwrap()
+        .finish()
+        .unwrap();
+    path
+}
+
+/// The stacks of the file's allocation samples, as the JDK reads them.
+fn sample_stacks(path: &std::path::Path) -> Vec<String> {
+    support::dump(path)
+        .iter()
+        .filter(|l| l.starts_with("jdk.ObjectAllocationSample "))
+        .map(|l| {
+            let start = l.find("stackTrace=").expect("a stack trace");
+            let end = l.find(" objectClass=").expect("an object class");
+            l[start..end].to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn frames_of_hidden_classes_are_left_out_as_the_jdk_leaves_them_out() {
+    let path = record_through_a_lambda_proxy("agent_writer_hidden_out", false);
+    assert_eq!(
+        sample_stacks(&path),
+        [
+            "stackTrace=stack(false:Main.work(J)V:48:3:Unknown:1:false;java.lang.Thread.run()V:840:4:Unknown:1:false)",
+            // Every frame hidden: the sample stays, with an empty stack.
+            "stackTrace=stack(false:)",
+        ]
+    );
+}
+
+#[test]
+fn frames_of_hidden_classes_kept_on_request_are_marked_hidden() {
+    let path = record_through_a_lambda_proxy("agent_writer_hidden_kept", true);
+    assert_eq!(
+        sample_stacks(&path),
+        [
+            "stackTrace=stack(false:Main.work(J)V:48:3:Unknown:1:false;Main$$Lambda$14.0x0000000800c03000.run()V:-1:1:Unknown:1:true;java.lang.Thread.run()V:840:4:Unknown:1:false)",
+            "stackTrace=stack(false:Main$$Lambda$14.0x0000000800c03000.run()V:-1:1:Unknown:1:true)",
+        ]
+    );
+    // The method's class is marked hidden too.
+    let document = support::print_json(&path);
+    let events = support::json_events(&document);
+    let frames = events
+        .iter()
+        .find(|e| e["type"] == "jdk.ObjectAllocationSample")
+        .expect("a sample")["values"]["stackTrace"]["frames"]
+        .as_array()
+        .expect("frames");
+    let proxy = &frames[1]["method"];
+    assert_eq!(proxy["hidden"], true, "{proxy}");
+    assert_eq!(proxy["type"]["hidden"], true, "{proxy}");
+    assert_eq!(frames[0]["method"]["type"]["hidden"], false);
+}
+
+/// A class of the bootstrap loader names the loader as the JDK's own
+/// recordings do (`jfr print --json` of one: `"classLoader": {"type": null,
+/// "name": "bootstrap"}`); other loaders are not written (null).
+#[test]
+fn boot_classes_name_the_bootstrap_loader_as_the_jdk_does() {
+    let path = record_through_a_lambda_proxy("agent_writer_boot_loader", false);
+    let document = support::print_json(&path);
+    let sample = support::json_events(&document)
+        .iter()
+        .find(|e| e["type"] == "jdk.ObjectAllocationSample")
+        .expect("a sample")
+        .clone();
+    let values = &sample["values"];
+    let bootstrap = serde_json::json!({"type": null, "name": "bootstrap"});
+    assert_eq!(values["objectClass"]["classLoader"], bootstrap, "byte[]");
+    let frames = values["stackTrace"]["frames"].as_array().expect("frames");
+    assert_eq!(
+        frames[1]["method"]["type"]["classLoader"], bootstrap,
+        "java.lang.Thread"
+    );
+    assert_eq!(
+        frames[0]["method"]["type"]["classLoader"],
+        serde_json::Value::Null,
+        "Main, of the application's loader"
+    );
 }

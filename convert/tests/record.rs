@@ -275,3 +275,80 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
         "the leak: {live}"
     );
 }
+
+/// `heapsampler record` of a workload whose threads run lambdas: the
+/// lambda proxy (a hidden class) is left out of every stack, as the JDK's
+/// own recordings leave it out, so `top --by site` shows no `$$Lambda`
+/// frame; `byte[]`'s loader reads as the JDK writes the bootstrap loader.
+#[test]
+fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
+    let dir = support::temp_dir("convert_record_hidden");
+    let file = dir.join("mix.jfr");
+    let workload =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["record", "--interval", "64k", "-o"])
+        .arg(&file)
+        .arg("--agent")
+        .arg(agent())
+        .arg("--")
+        .arg("java")
+        .arg(workload)
+        .args(["1", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+
+    // The JDK's parser: every sample's stack runs from the lambda's body
+    // straight into Thread.run, with no hidden frame between.
+    let document = support::print_json(&file);
+    let samples: Vec<&serde_json::Value> = support::json_events(&document)
+        .iter()
+        .filter(|e| e["type"] == "jdk.ObjectAllocationSample")
+        .collect();
+    assert!(!samples.is_empty());
+    let mut through_the_lambda = 0;
+    for sample in &samples {
+        let frames = sample["values"]["stackTrace"]["frames"]
+            .as_array()
+            .expect("frames");
+        for pair in frames.windows(2) {
+            let class = pair[0]["method"]["type"]["name"].as_str().unwrap();
+            assert!(!class.contains("$$Lambda"), "{class}");
+            assert_eq!(pair[0]["method"]["hidden"], false, "{class}");
+            if pair[0]["method"]["name"] == "lambda$main$0" {
+                through_the_lambda += 1;
+                assert_eq!(
+                    pair[1]["method"]["type"]["name"], "java/lang/Thread",
+                    "the proxy's caller follows the lambda's body"
+                );
+            }
+        }
+        let class = &sample["values"]["objectClass"];
+        if class["name"] == "[B" {
+            assert_eq!(
+                class["classLoader"],
+                serde_json::json!({"type": null, "name": "bootstrap"}),
+                "byte[]'s loader as the JDK writes it"
+            );
+        }
+    }
+    assert!(through_the_lambda > 0, "the workers' stacks were sampled");
+
+    // The command line's top sites: no lambda proxy frame.
+    let top = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["top", "--by", "site"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&top.stdout);
+    assert_eq!(
+        top.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&top.stderr)
+    );
+    assert!(stdout.contains("AllocationMix.work"), "{stdout}");
+    assert!(!stdout.contains("$$Lambda"), "{stdout}");
+}

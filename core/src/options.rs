@@ -75,6 +75,10 @@ pub struct Options {
     pub ring: usize,
     /// At attach: stop the running recording instead of starting one.
     pub stop: bool,
+    /// Keep the frames of hidden classes (lambda proxies, lambda forms),
+    /// marked hidden; by default they are left out, as in the JDK's own
+    /// recordings.
+    pub hidden_frames: bool,
 }
 
 impl Options {
@@ -93,6 +97,7 @@ impl Options {
             log: LogLevel::Info,
             ring: 4 << 20,
             stop: false,
+            hidden_frames: false,
         }
     }
 
@@ -130,6 +135,9 @@ impl Options {
                         .ok_or_else(|| bad(DEPTH))?
                 }
                 "live" => options.live = parse_bool(need(BOOL)?).ok_or_else(|| bad(BOOL))?,
+                "hidden" => {
+                    options.hidden_frames = parse_bool(need(HIDDEN)?).ok_or_else(|| bad(HIDDEN))?
+                }
                 "live_max" => {
                     options.live_max = match need(LIVE_MAX)? {
                         "auto" => LiveMax::Auto,
@@ -199,6 +207,7 @@ const INTERVAL: &str =
     "a size in bytes from 0 to 2g with an optional k, m or g suffix; 0 samples every allocation";
 const DEPTH: &str = "a number of frames from 1 to 2048";
 const BOOL: &str = "true or false";
+const HIDDEN: &str = "true (keep frames of hidden classes such as lambda proxies, marked hidden) or false (leave them out, as JFR does)";
 const LIVE_MAX: &str =
     "auto (below G1's humongous size), none (every object), or a size such as 1m";
 const MODE: &str = "record, or floor (diagnostic: take stacks, write no samples)";
@@ -210,7 +219,7 @@ const RING: &str = "a size from 4k to 1g, such as 4m";
 
 /// All the option names, for the message about an unknown one.
 pub const OPTION_NAMES: &str =
-    "file, interval, depth, live, live_max, mode, flush, rate, threads, log, ring, stop";
+    "file, interval, depth, live, live_max, hidden, mode, flush, rate, threads, log, ring, stop";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -283,6 +292,7 @@ mod tests {
         assert_eq!(options.interval, 512 * 1024);
         assert_eq!(options.depth, 64);
         assert!(options.live);
+        assert!(!options.hidden_frames);
         assert_eq!(options.live_max, LiveMax::Auto);
         assert_eq!(options.mode, Mode::Record);
         assert_eq!(options.flush, Duration::from_secs(1));
@@ -318,6 +328,8 @@ mod tests {
         assert_eq!(parse("live_max=auto").unwrap().live_max, LiveMax::Auto);
         assert_eq!(parse("mode=floor").unwrap().mode, Mode::Floor);
         assert_eq!(parse("mode=record").unwrap().mode, Mode::Record);
+        assert!(parse("hidden=true").unwrap().hidden_frames);
+        assert!(!parse("hidden=false").unwrap().hidden_frames);
     }
 
     #[test]
@@ -377,6 +389,10 @@ mod tests {
                 "bad option 'mode=fast': expected record, or floor",
             ),
             ("stop=now", "bad option 'stop=now'"),
+            (
+                "hidden=maybe",
+                "bad option 'hidden=maybe': expected true (keep frames of hidden classes",
+            ),
             ("file=", "bad option 'file=': expected a file path"),
         ];
         for (text, message) in cases {

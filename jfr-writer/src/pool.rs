@@ -176,7 +176,24 @@ pub struct Method {
     pub hidden: bool,
 }
 
-/// How a frame was executing: the JDK's `jdk.types.FrameType` values.
+/// How a frame was executing: the `jdk.types.FrameType` pool.
+///
+/// Two kinds of reader look at a frame type differently. The JDK's tools
+/// and Mission Control show the description pooled under the frame's key,
+/// whatever the key. async-profiler's converter (`one.jfr.JfrReader`) keeps
+/// only the raw key and gives it its own meaning (`one.convert.Frame`:
+/// 0 interpreted, 1 JIT compiled, 2 inlined, 3 native, 4 C++, 5 kernel,
+/// 6 C1 compiled); for keys 4 and 5 it drops the class from the frame's
+/// name, and if the pool defines key 5 it takes the file for one of its own
+/// and reads key 3 as a C function too (`JfrConverter.isNativeFrame`).
+///
+/// So the four types the JDK writes keep HotSpot's keys (0 Interpreted,
+/// 1 JIT compiled, 2 Inlined, 3 Native: `JfrStackFrame`'s numbering), which
+/// both readers read alike. [`FrameType::Unknown`] has no key of its own in
+/// async-profiler's numbering: it gets key 6, the one key left that
+/// async-profiler reads as a Java frame (class and method kept), which it
+/// counts as compiled; the JDK's tools show "Unknown". Keys 4 and 5 are
+/// never written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrameType {
     /// Running in the interpreter.
@@ -193,7 +210,8 @@ pub enum FrameType {
 }
 
 impl FrameType {
-    const ALL: [FrameType; 5] = [
+    /// Every frame type.
+    pub const ALL: [FrameType; 5] = [
         Self::Interpreted,
         Self::JitCompiled,
         Self::Inlined,
@@ -212,6 +230,25 @@ impl FrameType {
         }
     }
 
+    /// The key the frame type is pooled under (see the type's
+    /// documentation for why these). Key 0 is a value here, as in HotSpot's
+    /// recordings, not the null reference.
+    pub fn key(self) -> u64 {
+        match self {
+            Self::Interpreted => 0,
+            Self::JitCompiled => 1,
+            Self::Inlined => 2,
+            Self::Native => 3,
+            Self::Unknown => 6,
+        }
+    }
+
+    /// The frame type pooled under `key`, if any.
+    fn from_key(key: u64) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.key() == key)
+    }
+
+    /// The position in [`FrameType::ALL`].
     fn index(self) -> usize {
         self as usize
     }
@@ -512,7 +549,7 @@ pub(crate) struct Pools {
 
 /// A stack trace kept in its pool entry's encoding: the truncated flag, the
 /// frame count, then per frame the method key, line, bytecode index and
-/// frame type key, all varints. A recording keeps the distinct stacks it
+/// frame type key ([`FrameType::key`]), all varints. A recording keeps the distinct stacks it
 /// sees until they are dropped, and profiles of recursive code see tens of
 /// thousands: this takes about a third of the memory of [`StackTrace`]'s
 /// frames, and a checkpoint writes it by copying.
@@ -526,7 +563,7 @@ impl EncodedStackTrace {
             write_varint(out, frame.method.key());
             write_varint_i32(out, frame.line_number);
             write_varint_i32(out, frame.bytecode_index);
-            write_varint(out, frame.frame_type.index() as u64 + 1);
+            write_varint(out, frame.frame_type.key());
         }
     }
 
@@ -544,7 +581,8 @@ impl EncodedStackTrace {
             let method = MethodRef((next() - 1) as u32);
             next(); // the line
             next(); // the bytecode index
-            (method, FrameType::ALL[(next() - 1) as usize])
+            let frame_type = FrameType::from_key(next()).expect("a frame type key");
+            (method, frame_type)
         })
     }
 }
@@ -789,7 +827,7 @@ impl Pools {
     /// sections were written (0: nothing to write, so no checkpoint needed).
     ///
     /// Frame types are written with the first stack trace of each chunk, and
-    /// again only if a new kind appears: they are a fixed set of four.
+    /// again only if a new kind appears: they are a fixed set of five.
     pub(crate) fn write_pending(
         &mut self,
         types: &StandardTypes,
@@ -883,7 +921,7 @@ impl Pools {
             write_varint(out, types.frame_type.get());
             write_varint(out, new_frame_types.len() as u64);
             for frame_type in new_frame_types {
-                write_varint(out, frame_type.index() as u64 + 1);
+                write_varint(out, frame_type.key());
                 write_string(out, Some(frame_type.description()));
                 frame_types_written[frame_type.index()] = true;
             }

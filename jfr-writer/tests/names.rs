@@ -12,8 +12,13 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 3] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 4] = [
     ("core/src/options.rs", "live", "the agent option live=true"),
+    (
+        "core/src/options.rs",
+        "hidden",
+        "the agent option hidden=true",
+    ),
     (
         "convert/src/top.rs",
         "samples",

@@ -31,7 +31,7 @@ use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::sys::*;
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
-use crate::writer::{self, MethodInfo, ThreadInfo};
+use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -623,16 +623,31 @@ impl SessionVm for JvmtiVm<'_> {
     }
 }
 
+impl JvmtiVm<'_> {
+    /// Describes a class from a live reference: once per class or method
+    /// the writer resolves, never per sample.
+    fn class_info(&self, class: jclass) -> Option<ClassInfo> {
+        let jvmti = self.running.jvmti;
+        Some(ClassInfo {
+            signature: jvmti.class_signature(class).ok()?,
+            hidden: self.jni.class_is_hidden(class),
+            boot_loader: jvmti
+                .defined_by_boot_loader(self.jni, class)
+                .unwrap_or(false),
+        })
+    }
+}
+
 impl writer::Vm for JvmtiVm<'_> {
     fn method(&mut self, method: u64) -> Option<MethodInfo> {
         let jvmti = self.running.jvmti;
         let id = method as jni::sys::jmethodID;
         let (name, descriptor) = jvmti.method_name(id).ok()?;
         let class = jvmti.method_declaring_class(id).ok()?;
-        let class_signature = jvmti.class_signature(class);
+        let class_info = self.class_info(class);
         self.jni.delete_local_ref(class);
         Some(MethodInfo {
-            class_signature: class_signature.ok()?,
+            class: class_info?,
             name,
             descriptor,
             modifiers: jvmti.method_modifiers(id).unwrap_or(0),
@@ -641,15 +656,15 @@ impl writer::Vm for JvmtiVm<'_> {
         })
     }
 
-    fn class_signature(&mut self, class: u64) -> Option<String> {
+    fn class(&mut self, class: u64) -> Option<ClassInfo> {
         let weak = *self.running.classes.lock().get(&class)? as jobject;
         let local = self.jni.new_local_ref(weak);
         if local.is_null() {
             return None;
         }
-        let signature = self.running.jvmti.class_signature(local).ok();
+        let info = self.class_info(local);
         self.jni.delete_local_ref(local);
-        signature
+        info
     }
 
     fn thread(&mut self, thread: u64) -> ThreadInfo {

@@ -293,6 +293,22 @@ impl Jvmti {
         Ok(self.take_string(signature))
     }
 
+    /// Whether the bootstrap loader defined a class: JVMTI gives it no
+    /// loader object. `jni` deletes the local reference to any other loader.
+    pub fn defined_by_boot_loader(&self, jni: Jni, class: jclass) -> Result<bool, JvmtiError> {
+        let mut loader: jobject = ptr::null_mut();
+        // SAFETY: `class` is a live reference; the JVM writes a local
+        // reference or null.
+        check(unsafe {
+            (self.table().GetClassLoader.expect("GetClassLoader"))(self.0, class, &mut loader)
+        })?;
+        if loader.is_null() {
+            return Ok(true);
+        }
+        jni.delete_local_ref(loader);
+        Ok(false)
+    }
+
     /// A method's name and descriptor.
     pub fn method_name(&self, method: jmethodID) -> Result<(String, String), JvmtiError> {
         let (mut name, mut signature): (*mut c_char, *mut c_char) =
@@ -477,6 +493,44 @@ impl Jni {
             }
             (table.DeleteLocalRef.expect("DeleteLocalRef"))(self.0, class);
             id
+        }
+    }
+
+    /// `Class.isHidden()` of a live class reference; false where the JVM
+    /// has no hidden classes (before JDK 15: no such method).
+    pub fn class_is_hidden(self, class: jclass) -> bool {
+        // SAFETY: standard JNI lookups and a call of a public no-argument
+        // method on a live Class reference; a pending exception (the
+        // method missing before JDK 15) is cleared.
+        unsafe {
+            let table = self.table();
+            let class_class = (table.GetObjectClass.expect("GetObjectClass"))(self.0, class);
+            let method = if class_class.is_null() {
+                ptr::null_mut()
+            } else {
+                (table.GetMethodID.expect("GetMethodID"))(
+                    self.0,
+                    class_class,
+                    c"isHidden".as_ptr(),
+                    c"()Z".as_ptr(),
+                )
+            };
+            let hidden = !method.is_null() && {
+                let args: [jvalue; 0] = [];
+                (table.CallBooleanMethodA.expect("CallBooleanMethodA"))(
+                    self.0,
+                    class,
+                    method,
+                    args.as_ptr(),
+                ) != 0
+            };
+            if (table.ExceptionCheck.expect("ExceptionCheck"))(self.0) != 0 {
+                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+            }
+            if !class_class.is_null() {
+                (table.DeleteLocalRef.expect("DeleteLocalRef"))(self.0, class_class);
+            }
+            hidden
         }
     }
 

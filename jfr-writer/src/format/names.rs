@@ -8,6 +8,14 @@
 //! sources (core, the writer, the agent, the reader and the command line)
 //! and fails if any of these names is spelled there as a string literal.
 
+/// Names of values the JDK gives a meaning to in its recordings.
+pub mod class_loader {
+    /// The name of the bootstrap class loader's `jdk.types.ClassLoader`,
+    /// which has no class of its own (a null `type`), as JDK 17's and
+    /// JDK 25's recordings write it.
+    pub const BOOTSTRAP: &str = "bootstrap";
+}
+
 /// The elements of the metadata event's tree (`JFR-FORMAT.md` §5).
 pub mod element {
     /// The tree's root.
