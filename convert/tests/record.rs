@@ -352,3 +352,44 @@ fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
     assert!(stdout.contains("AllocationMix.work"), "{stdout}");
     assert!(!stdout.contains("$$Lambda"), "{stdout}");
 }
+
+#[test]
+fn record_keeps_hidden_frames_when_asked_marked_hidden() {
+    let dir = support::temp_dir("convert_record_keep_hidden");
+    let file = dir.join("mix.jfr");
+    let workload =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["record", "--interval", "64k", "--keep-hidden-frames", "-o"])
+        .arg(&file)
+        .arg("--agent")
+        .arg(agent())
+        .arg("--")
+        .arg("java")
+        .arg(workload)
+        .args(["1", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // The JDK's parser: the lambda's proxy sits between its body and
+    // Thread.run, its method and class marked hidden.
+    let document = support::print_json(&file);
+    let proxies: Vec<&serde_json::Value> = support::json_events(&document)
+        .iter()
+        .filter(|e| e["type"] == "jdk.ObjectAllocationSample")
+        .filter_map(|e| e["values"]["stackTrace"]["frames"].as_array())
+        .flatten()
+        .map(|frame| &frame["method"])
+        .filter(|method| {
+            method["type"]["name"]
+                .as_str()
+                .is_some_and(|name| name.contains("$$Lambda"))
+        })
+        .collect();
+    assert!(!proxies.is_empty(), "the workers' proxy frames are kept");
+    for method in proxies {
+        assert_eq!(method["hidden"], true, "{method}");
+        assert_eq!(method["type"]["hidden"], true, "{method}");
+    }
+}

@@ -302,6 +302,13 @@ pub struct Sampling {
     /// At most about this many samples per second.
     #[arg(long)]
     pub rate: Option<f64>,
+    /// Keep the frames of hidden classes (lambda proxies such as
+    /// Main$$Lambda$14.0x...run(), lambda forms), marked hidden.
+    ///
+    /// By default they are left out of stack traces, as in the JDK's own
+    /// recordings, so that stacks read as the source does.
+    #[arg(long)]
+    pub keep_hidden_frames: bool,
     /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
     #[arg(long)]
     pub agent: Option<PathBuf>,

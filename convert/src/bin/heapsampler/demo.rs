@@ -12,6 +12,7 @@ use heapsampler_convert::filter::Filter;
 use heapsampler_convert::top::{self, GroupBy, Query};
 use jfr_writer::format::names::event;
 
+use crate::args::Sampling;
 use crate::jdk::find_tool;
 use crate::record;
 
@@ -140,7 +141,16 @@ fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, 
             String::from_utf8_lossy(&compiled.stderr).trim()
         ));
     }
-    let options = record::option_string(&files.recording, "512k", 64, true, None) + ",log=quiet";
+    // The options `record` has by default.
+    let sampling = Sampling {
+        interval: "512k".to_owned(),
+        depth: 64,
+        no_live: false,
+        rate: None,
+        keep_hidden_frames: false,
+        agent: None,
+    };
+    let options = record::option_string(&files.recording, &sampling) + ",log=quiet";
     let output = Command::new(&java)
         .arg(format!("-agentpath:{}={options}", agent.display()))
         // A small heap, so that collections happen and liveness shows.

@@ -54,32 +54,26 @@ pub fn find_agent(explicit: Option<&Path>) -> Result<PathBuf, String> {
 /// checked by the agent's own parser so that a bad value is reported here,
 /// not on the JVM's stderr.
 pub fn agent_options(sampling: &Sampling, output: &Path) -> Result<String, String> {
-    let options = option_string(
-        output,
-        &sampling.interval,
-        sampling.depth,
-        !sampling.no_live,
-        sampling.rate,
-    );
+    let options = option_string(output, sampling);
     heapsampler_core::options::Options::parse(Some(&options), std::process::id())
         .map_err(|e| e.to_string())?;
     Ok(options)
 }
 
 /// The agent's option string for a recording.
-pub fn option_string(
-    output: &Path,
-    interval: &str,
-    depth: usize,
-    live: bool,
-    rate: Option<f64>,
-) -> String {
+pub fn option_string(output: &Path, sampling: &Sampling) -> String {
     let mut options = format!(
-        "file={},interval={interval},depth={depth},live={live}",
-        output.display()
+        "file={},interval={},depth={},live={}",
+        output.display(),
+        sampling.interval,
+        sampling.depth,
+        !sampling.no_live
     );
-    if let Some(rate) = rate {
+    if let Some(rate) = sampling.rate {
         options.push_str(&format!(",rate={rate}"));
+    }
+    if sampling.keep_hidden_frames {
+        options.push_str(",hidden=true");
     }
     options
 }
