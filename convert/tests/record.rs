@@ -280,14 +280,17 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
 /// lambda proxy (a hidden class) is left out of every stack, as the JDK's
 /// own recordings leave it out, so `top --by site` shows no `$$Lambda`
 /// frame; `byte[]`'s loader reads as the JDK writes the bootstrap loader.
-#[test]
-fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
-    let dir = support::temp_dir("convert_record_hidden");
-    let file = dir.join("mix.jfr");
+/// `heapsampler record` of one second of AllocationMix (on 2 threads, whose
+/// work runs in a lambda) at 64k with `flags`, into a fresh folder named
+/// `test`; the recording.
+fn record_mix(test: &str, flags: &[&str]) -> PathBuf {
+    let file = support::temp_dir(test).join("mix.jfr");
     let workload =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--interval", "64k", "-o"])
+        .args(["record", "--interval", "64k"])
+        .args(flags)
+        .arg("-o")
         .arg(&file)
         .arg("--agent")
         .arg(agent())
@@ -299,6 +302,12 @@ fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
+    file
+}
+
+#[test]
+fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
+    let file = record_mix("convert_record_hidden", &[]);
 
     // The JDK's parser: every sample's stack runs from the lambda's body
     // straight into Thread.run, with no hidden frame between.
@@ -355,23 +364,7 @@ fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
 
 #[test]
 fn record_keeps_hidden_frames_when_asked_marked_hidden() {
-    let dir = support::temp_dir("convert_record_keep_hidden");
-    let file = dir.join("mix.jfr");
-    let workload =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--interval", "64k", "--keep-hidden-frames", "-o"])
-        .arg(&file)
-        .arg("--agent")
-        .arg(agent())
-        .arg("--")
-        .arg("java")
-        .arg(workload)
-        .args(["1", "2"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let file = record_mix("convert_record_keep_hidden", &["--keep-hidden-frames"]);
     // The JDK's parser: the lambda's proxy sits between its body and
     // Thread.run, its method and class marked hidden.
     let document = support::print_json(&file);
