@@ -4,6 +4,8 @@
 //! - [`sampling`]: the unbiased weight of a sample of the JVM's Poisson byte
 //!   sampler and, with the `simulation` feature, a model of that sampler
 //!   (exponential distances between samples).
+//! - [`estimate`]: the estimated bytes and objects of a group of samples, the
+//!   unbiased estimates of their variances and their 95% intervals.
 //! - [`rate_limit`]: an adaptive sampling interval that bounds samples per second.
 //! - [`ring`]: a bounded multi-producer, single-consumer ring buffer of
 //!   variable-size records in which a full buffer makes producers wait: it never
@@ -16,6 +18,7 @@
 //! The agent (`heapsampler-agent`) connects these to JVMTI; any Rust program can
 //! use them to sample its own allocations.
 
+pub mod estimate;
 pub mod liveness;
 pub mod options;
 pub mod rate_limit;
