@@ -108,6 +108,20 @@ fn record(
     .encode()
 }
 
+/// Ends `writer`'s recording with `samples` taken and none lost, and
+/// finishes its file.
+fn finish(writer: Writer<jfr_writer::FileSink>, vm: &mut FakeVm, samples: u64) {
+    let statistics = Statistics {
+        samples,
+        lost_samples: 0,
+    };
+    writer
+        .finish(vm, statistics, RingStats::default())
+        .unwrap()
+        .finish()
+        .unwrap();
+}
+
 #[test]
 fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     let dir = support::temp_dir("agent_writer");
@@ -190,15 +204,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         )
         .unwrap();
     assert_eq!(writer.tracked_objects(), 1);
-    let statistics = Statistics {
-        samples: 5,
-        lost_samples: 0,
-    };
-    writer
-        .finish(&mut vm, statistics, RingStats::default())
-        .unwrap()
-        .finish()
-        .unwrap();
+    finish(writer, &mut vm, 5);
     assert_eq!(
         vm.released,
         vec![1001, 1003, 1002],
@@ -439,15 +445,7 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
         most_held < SAMPLES as usize / 3,
         "{most_held} of {SAMPLES} distinct stacks held at once"
     );
-    let statistics = Statistics {
-        samples: SAMPLES,
-        lost_samples: 0,
-    };
-    writer
-        .finish(&mut vm, statistics, RingStats::default())
-        .unwrap()
-        .finish()
-        .unwrap();
+    finish(writer, &mut vm, SAMPLES);
 
     let lines = support::dump(&path);
     let samples: Vec<&String> = lines
@@ -515,15 +513,7 @@ fn record_through_a_lambda_proxy(name: &str, hidden_frames: bool) -> std::path::
     ] {
         writer.sample(&mut vm, &bytes).unwrap();
     }
-    let statistics = Statistics {
-        samples: 2,
-        lost_samples: 0,
-    };
-    writer
-        .finish(&mut vm, statistics, RingStats::default())
-        .unwrap()
-        .finish()
-        .unwrap();
+    finish(writer, &mut vm, 2);
     path
 }
 

@@ -20,19 +20,10 @@ fn profile_recording() -> &'static Path {
             .join(format!("profile-{}.jfr", std::process::id()));
         let workload = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../testdata/workloads/KnownAllocations.java");
-        let status = Command::new("java")
-            .arg(format!(
-                "-XX:StartFlightRecording=filename={},settings=profile",
-                path.display()
-            ))
-            .arg(workload)
-            .args(["2", "256"])
-            .output()
-            .unwrap();
-        assert!(
-            status.status.success(),
-            "{}",
-            String::from_utf8_lossy(&status.stderr)
+        support::record_with_jfr(
+            &path,
+            &["settings=profile"],
+            &[workload.to_str().unwrap(), "2", "256"],
         );
         path
     })

@@ -83,22 +83,9 @@ fn jdk_recording(dir: &Path, name: &str, settings: &[&str]) -> PathBuf {
             file => format!("settings={}", root.join(file).display()),
         })
         .collect();
-    let option = format!(
-        "-XX:StartFlightRecording:filename={},{}",
-        path.display(),
-        settings.join(",")
-    );
-    let output = Command::new("java")
-        .arg(option)
-        .arg(root.join("testdata/workloads/AllocationMix.java"))
-        .args(["1", "2"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
+    let workload = root.join("testdata/workloads/AllocationMix.java");
+    support::record_with_jfr(&path, &settings, &[workload.to_str().unwrap(), "1", "2"]);
     path
 }
 

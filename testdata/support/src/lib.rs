@@ -185,13 +185,22 @@ pub fn jdk_recording() -> &'static Path {
     static RECORDING: OnceLock<PathBuf> = OnceLock::new();
     RECORDING.get_or_init(|| {
         let path = target_tmp().join(format!("jdk-{}.jfr", std::process::id()));
-        let option = format!(
-            "-XX:StartFlightRecording:filename={},settings=profile",
-            path.display()
-        );
-        run(Command::new("java").arg(option).arg("-version"));
+        record_with_jfr(&path, &["settings=profile"], &["-version"]);
         path
     })
+}
+
+/// Runs `java ARGS` with the JDK's own recorder on, writing `path` with the
+/// recording options `options` (`settings=profile`, `settings=FILE.jfc`,
+/// ...: `-XX:StartFlightRecording` merges settings in order); panics with
+/// the JVM's output unless it succeeds.
+pub fn record_with_jfr(path: &Path, options: &[&str], args: &[&str]) {
+    let option = format!(
+        "-XX:StartFlightRecording:filename={},{}",
+        path.display(),
+        options.join(",")
+    );
+    run(Command::new("java").arg(option).args(args));
 }
 
 /// Writes `count` `jdk.ObjectAllocationSample` events (weight = index, one
