@@ -129,11 +129,16 @@ impl Sums {
     /// probability `p = 1 - q` (`q` passed separately: for `p` near 1,
     /// `1 - p` would lose the digits of `q`).
     fn add(&mut self, y: f64, p: f64, q: f64) {
-        let weight = y / p;
+        self.add_term(y / p, q, y);
+    }
+
+    /// Adds one sample by its estimate term `w = y/p`, `q = 1 - p` and what
+    /// it saw, `y`.
+    fn add_term(&mut self, weight: f64, q: f64, seen: f64) {
         self.estimate += weight;
         self.variance += weight * weight * q;
         self.largest_scale = self.largest_scale.max(weight * q);
-        self.seen += y;
+        self.seen += seen;
     }
 
     fn merge(&mut self, other: &Sums) {
@@ -231,6 +236,8 @@ impl Interval {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Estimate {
     samples: u64,
+    /// Samples added without their object's size: not in `objects`.
+    unsized_samples: u64,
     bytes: Sums,
     objects: Sums,
 }
@@ -262,10 +269,54 @@ impl Estimate {
         self.objects.add(1.0, p, q);
     }
 
+    /// Adds a sample as a recording stores it: `weight`, the bytes it
+    /// stands for (`s/p`, rounded to a whole byte), and the object's size
+    /// `s` when the recording tells it.
+    ///
+    /// - With the size, `p = s / weight`: the same terms as
+    ///   [`add`](Self::add) with the interval the weight was computed at,
+    ///   and [`bytes`](Self::bytes) is exactly the sum of the weights on
+    ///   file.
+    /// - Without it (the JDK's own sampler, which throttles by rate and
+    ///   stores as the weight the bytes the thread allocated since its last
+    ///   sample; or a TLAB event), the sample is taken as one of an object
+    ///   much smaller than the interval, `p → 0`: estimate term `weight`,
+    ///   variance term `weight²`, nothing seen. For an object that had a
+    ///   larger `p` the true terms are `weight²(1-p)`, smaller: the interval
+    ///   is wider than it need be, never narrower. The number of objects is
+    ///   not known: [`objects_known`](Self::objects_known) turns false.
+    pub fn add_weighted(&mut self, weight: f64, size: Option<u64>) {
+        self.samples += 1;
+        let weight = weight.max(0.0);
+        match size {
+            Some(size) if weight > 0.0 => {
+                let size = size.max(1) as f64;
+                // A weight below the size (rounding, or a writer's own
+                // weighting) means certainly sampled.
+                let p = (size / weight).min(1.0);
+                let q = ((weight - size) / weight).max(0.0);
+                self.bytes.add_term(weight, q, size);
+                self.objects.add_term(1.0 / p, q, 1.0);
+            }
+            _ => {
+                self.unsized_samples += 1;
+                self.bytes.add_term(weight, 1.0, 0.0);
+            }
+        }
+    }
+
+    /// Whether every sample came with its object's size, so that
+    /// [`objects`](Self::objects) and its interval estimate the number of
+    /// objects (see [`add_weighted`](Self::add_weighted)).
+    pub fn objects_known(&self) -> bool {
+        self.unsized_samples == 0
+    }
+
     /// Adds the samples of another group that shares no object with this
     /// one: the estimates and their variances add (the two are independent).
     pub fn merge(&mut self, other: &Estimate) {
         self.samples += other.samples;
+        self.unsized_samples += other.unsized_samples;
         self.bytes.merge(&other.bytes);
         self.objects.merge(&other.objects);
     }
@@ -484,5 +535,51 @@ mod tests {
         large.add(4 << 20, T);
         assert!(!large.bytes_interval().is_wider_than_estimate());
         assert!(!Estimate::new().bytes_interval().is_wider_than_estimate());
+    }
+
+    #[test]
+    fn a_sample_as_stored_weighs_as_its_size_and_interval_say() {
+        use crate::sampling::bytes_weight;
+        for size in [16, 1024, T, 10 * T] {
+            let mut by_interval = Estimate::new();
+            by_interval.add(size, T);
+            let mut as_stored = Estimate::new();
+            let weight = bytes_weight(size, T).round();
+            as_stored.add_weighted(weight, Some(size));
+            assert!(as_stored.objects_known());
+            assert_eq!(as_stored.bytes(), weight);
+            // The rounding of the stored weight is all that differs.
+            let (a, b) = (as_stored.bytes_interval(), by_interval.bytes_interval());
+            assert!(
+                close(a.low, b.low, 1e-5) && close(a.high, b.high, 1e-5),
+                "{size}: {a:?} {b:?}"
+            );
+            let (a, b) = (as_stored.objects_interval(), by_interval.objects_interval());
+            assert!(
+                close(a.low, b.low, 1e-3) && close(a.high, b.high, 1e-3),
+                "{size}: {a:?} {b:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_sample_without_its_size_counts_as_a_small_object() {
+        let mut e = Estimate::new();
+        e.add_weighted(1000.0, None);
+        e.add_weighted(3000.0, None);
+        assert!(!e.objects_known());
+        assert_eq!(e.samples(), 2);
+        assert_eq!(e.bytes(), 4000.0);
+        assert_eq!(e.bytes_variance(), 1000.0 * 1000.0 + 3000.0 * 3000.0);
+        assert_eq!(e.objects(), 0.0);
+        // Wider than the same weights with sizes known.
+        let mut sized = Estimate::new();
+        sized.add_weighted(1000.0, Some(800));
+        sized.add_weighted(3000.0, Some(800));
+        let (wide, narrow) = (e.bytes_interval(), sized.bytes_interval());
+        assert!(wide.low < narrow.low && wide.high > narrow.high);
+        // Merging keeps the objects unknown.
+        sized.merge(&e);
+        assert!(!sized.objects_known());
     }
 }

@@ -56,6 +56,40 @@ pub fn object_weight(size: u64, interval: u64) -> f64 {
     1.0 / sample_probability(size.max(1), interval)
 }
 
+/// The size of the object whose weight, rounded to a whole byte as
+/// recordings store it, is `weight` at mean interval `interval`: the inverse
+/// of [`bytes_weight`], for readers of recordings whose samples carry their
+/// weight but not their size (`jdk.ObjectAllocationSample`).
+///
+/// Only sizes that are multiples of `alignment` are considered. HotSpot
+/// aligns every object to 8 bytes (`ObjectAlignmentInBytes`, at least 8),
+/// and [`bytes_weight`] grows by at least half a byte per byte of size, so
+/// two sizes 8 bytes apart have weights at least 4 apart: the rounded weight
+/// names one size exactly. `None` when no such size has that weight (a
+/// weight below `interval`, which no object has, or one computed at another
+/// interval).
+pub fn size_from_weight(weight: u64, interval: u64, alignment: u64) -> Option<u64> {
+    let alignment = alignment.max(1);
+    let rounded = |units: u64| bytes_weight(units.saturating_mul(alignment), interval).round();
+    let target = weight as f64;
+    // bytes_weight(s) >= s, so the size is at most the weight: the smallest
+    // multiple whose rounded weight reaches the target, found by bisection
+    // (the weight is increasing in the size).
+    let (mut low, mut high) = (1u64, weight / alignment + 1);
+    if rounded(low) > target {
+        return None;
+    }
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if rounded(middle) < target {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    (rounded(low) == target).then(|| low * alignment)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +162,47 @@ mod tests {
             );
             last = w;
         }
+    }
+
+    #[test]
+    fn sizes_come_back_from_their_rounded_weights() {
+        // Every aligned size up to 4 intervals and a spread of larger ones,
+        // at intervals from tiny to 1 GiB: the weight as a recording stores
+        // it (rounded) names the size again.
+        for interval in [0, 1, 100, 32 * 1024, 512 * 1024, GIB] {
+            let sizes = (1..=4 * interval.clamp(64, 512 * 1024) / 8)
+                .step_by(7)
+                .map(|k| 8 * k)
+                .chain([8, 16, 24, 1 << 20, 3 << 30, 1 << 40]);
+            for size in sizes {
+                let weight = bytes_weight(size, interval).round() as u64;
+                assert_eq!(
+                    size_from_weight(weight, interval, 8),
+                    Some(size),
+                    "size {size} at interval {interval}, weight {weight}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn weights_no_object_has_give_no_size() {
+        let t = 512 * 1024;
+        // Below the interval: the weight of no object.
+        assert_eq!(size_from_weight(t - 10, t, 8), None);
+        assert_eq!(size_from_weight(0, t, 8), None);
+        // Between the weights of two aligned sizes (16 and 24 bytes weigh
+        // T+8 and T+12).
+        assert_eq!(bytes_weight(16, t).round() as u64, t + 8);
+        assert_eq!(size_from_weight(t + 10, t, 8), None);
+        // Alignment 1: sizes 19 and 20 both weigh T+10 once rounded (T+9.5
+        // and T+10), and the smaller is given.
+        assert_eq!(size_from_weight(t + 10, t, 1), Some(19));
+        // Every allocation sampled: the weight is the size.
+        assert_eq!(size_from_weight(40, 0, 8), Some(40));
+        assert_eq!(size_from_weight(41, 0, 8), None);
+        // No overflow at the top of the range (where f64 rounds sizes to
+        // 2 KiB, so the size found is the aligned one nearest).
+        assert!(size_from_weight(u64::MAX, t, 8).is_some_and(|s| s % 8 == 0));
     }
 }

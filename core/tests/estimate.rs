@@ -11,7 +11,9 @@
 use std::sync::OnceLock;
 
 use heapsampler_core::estimate::{Estimate, Interval};
-use heapsampler_core::sampling::{AllocationSampler, sample_probability};
+use heapsampler_core::sampling::{
+    AllocationSampler, bytes_weight, sample_probability, size_from_weight,
+};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -87,6 +89,13 @@ struct Run {
     live: Estimate,
     classes: [Estimate; MIX.len()],
     rare: Estimate,
+    /// The whole mix as a reader of the recording estimates it: from each
+    /// sample's weight as stored (rounded), its size recovered from that
+    /// weight and the interval.
+    stored: Estimate,
+    /// The whole mix from the stored weights without sizes, as for the
+    /// JDK's own recordings.
+    without_sizes: Estimate,
 }
 
 fn sample(stream: &[Allocation], seed: u64) -> Run {
@@ -96,9 +105,16 @@ fn sample(stream: &[Allocation], seed: u64) -> Run {
         live: Estimate::new(),
         classes: [Estimate::new(); MIX.len()],
         rare: Estimate::new(),
+        stored: Estimate::new(),
+        without_sizes: Estimate::new(),
     };
     for a in stream {
         if sampler.on_allocation(a.size) {
+            let weight = bytes_weight(a.size, INTERVAL).round();
+            let size = size_from_weight(weight as u64, INTERVAL, 8);
+            assert_eq!(size, Some(a.size), "weight {weight}");
+            run.stored.add_weighted(weight, size);
+            run.without_sizes.add_weighted(weight, None);
             run.classes[a.class].add(a.size, INTERVAL);
             if a.live {
                 run.live.add(a.size, INTERVAL);
@@ -223,6 +239,21 @@ fn intervals_cover_the_truth_in_95_percent_of_runs() {
         check(format!("{name} objects"), measured, 0.95);
     }
 
+    // As a reader of the recording sees them: the same coverage.
+    let (bytes, objects) = truth(stream, |_| true);
+    let measured = coverage(runs, bytes, |r| r.stored.bytes_interval());
+    check(
+        "total bytes, from stored weights".to_owned(),
+        measured,
+        0.95,
+    );
+    let measured = coverage(runs, objects, |r| r.stored.objects_interval());
+    check(
+        "total objects, from stored weights".to_owned(),
+        measured,
+        0.95,
+    );
+
     // P(all 16 sampled) + P(15 sampled), from p = 1 - exp(-4).
     let p = sample_probability(2 * MIB, INTERVAL);
     let two_mib_expected = p.powi(16) + 16.0 * p.powi(15) * (1.0 - p);
@@ -239,6 +270,18 @@ fn intervals_cover_the_truth_in_95_percent_of_runs() {
         check(format!("{size} B class, objects"), measured, expected);
     }
     eprintln!("coverage over {RUNS} runs:\n{}", report.join("\n"));
+
+    // Without sizes the interval is wider than it need be: it covers at
+    // least 95% (here more: the 2 MiB objects, certainly sampled, count as
+    // uncertain).
+    let (bytes, _) = truth(stream, |_| true);
+    let measured = coverage(runs, bytes, |r| r.without_sizes.bytes_interval());
+    eprintln!("total bytes, no sizes: {:.2}%", measured * 100.0);
+    assert!(
+        measured >= 0.95 - tolerance,
+        "total bytes without sizes: coverage {:.2}%",
+        measured * 100.0
+    );
 
     // The check can tell: on the same runs the normal interval covers the
     // rare site's bytes in about 89% of runs (89.2% computed exactly for a
