@@ -341,12 +341,15 @@ impl<S: Sink> Writer<S> {
         .write(&mut recording, &active_recording)?;
         let throttle = settings
             .rate
-            .map_or("off".to_owned(), |rate| format!("{rate}/s"));
+            .map_or(setting::THROTTLE_OFF.to_owned(), |rate| format!("{rate}/s"));
         let sample_settings = [
             (setting::ENABLED, "true".to_owned()),
             (setting::STACK_TRACE, "true".to_owned()),
             (setting::THROTTLE, throttle),
-            ("interval", format!("{} bytes", settings.interval)),
+            (
+                setting::SAMPLING_INTERVAL,
+                format!("{} bytes", settings.interval),
+            ),
             ("depth", settings.depth.to_string()),
             (
                 "threads",

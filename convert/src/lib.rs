@@ -38,7 +38,9 @@
 //! - [`collapsed`]: events to folded stacks, for flame graphs.
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
-//! - [`top`]: `heapsampler top`, where the bytes go.
+//! - [`samples`]: the allocation samples of a recording, one at a time,
+//!   with their weight, size and liveness.
+//! - [`top`]: `heapsampler top`, where the bytes go, with 95% intervals.
 //!
 //! The command line itself (`src/bin/heapsampler/`) parses arguments, runs
 //! JVMs and jcmd, and prints; this library does no such thing.
@@ -51,5 +53,6 @@ pub mod filter;
 pub mod progress;
 pub mod read;
 pub mod rows;
+pub mod samples;
 pub mod summary;
 pub mod top;

@@ -12,15 +12,17 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use jfr_writer::format::names::field;
+use heapsampler_core::estimate::{Estimate, Interval};
 
 use crate::allocation::{ALLOCATIONS, Source};
 use crate::export::Flattener;
-use crate::read::chunk::{Chunk, MetadataCache};
-use crate::read::event::{EventPlan, Field, RawEvent, TypeMap};
+use crate::filter::Filter;
+use crate::read::IdMap;
+use crate::read::chunk::Chunk;
+use crate::read::event::Field;
 use crate::read::file::{FileError, RecordingFile};
 use crate::read::value::Value;
-use crate::read::{IdMap, ReadError};
+use crate::samples::{Kind, Sample, SampleVisitor, read_samples};
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,10 +59,20 @@ impl GroupBy {
 pub struct Entry {
     /// The site, class or thread.
     pub key: String,
-    /// Sum of the weights: the estimated bytes.
-    pub bytes: f64,
-    /// Samples behind the estimate.
-    pub samples: u64,
+    /// What its samples estimate: bytes and objects, with their intervals.
+    pub estimate: Estimate,
+}
+
+impl Entry {
+    /// The estimated bytes: the sum of the samples' weights.
+    pub fn bytes(&self) -> f64 {
+        self.estimate.bytes()
+    }
+
+    /// The samples behind the estimate.
+    pub fn samples(&self) -> u64 {
+        self.estimate.samples()
+    }
 }
 
 /// The question asked.
@@ -79,12 +91,12 @@ pub struct Query {
 pub struct Table {
     /// The entries, largest first.
     pub entries: Vec<Entry>,
-    /// The sum of every entry's bytes.
-    pub total: f64,
+    /// Every entry's samples together.
+    pub total: Estimate,
     /// With `live`: the samples whose liveness the agent did not track
     /// (objects at or above its `live_max` size, by default G1's humongous
     /// objects), so neither counted as live nor as freed.
-    pub untracked: Entry,
+    pub untracked: Estimate,
     /// The events the figures come from.
     pub source: Source,
     /// Events of each of the source's types read (as [`Source::types`]
@@ -95,6 +107,8 @@ pub struct Table {
     /// Other kinds of allocation events the recording has, and how many:
     /// not added, as they record the same allocations.
     pub left_out: Vec<(Source, u64)>,
+    /// The recording's length in seconds.
+    pub seconds: f64,
 }
 
 impl Query {
@@ -133,240 +147,131 @@ impl Query {
     }
 }
 
-/// Sums the weights of the samples of the recording at `path`.
+/// Sums the samples of the recording at `path`.
 pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
     top_of(RecordingFile::open(path)?, query)
 }
 
-/// Where an event type keeps what [`top_of`] reads: indexes into its fields.
-struct Columns {
-    key: usize,
-    weight: usize,
-    live: Option<usize>,
-    gcs_survived: Option<usize>,
-    tracked: Option<usize>,
-}
-
-/// One sample, as its event's fields say.
-struct Sample<'a> {
-    key: Field<'a>,
-    weight: f64,
-    live: bool,
-    gcs_survived: u64,
-    tracked: bool,
-}
-
-/// What one kind of events adds up to, kept apart from the other kinds
+/// What each kind of events adds up to, kept apart from the other kinds
 /// until the recording's end tells which one the table shows.
+#[derive(Default)]
 struct Tally {
-    totals: HashMap<String, (f64, u64)>,
-    untracked: Entry,
-    /// Events read per type of the source, counted or not.
-    events: Vec<u64>,
+    totals: HashMap<String, Estimate>,
+    untracked: Estimate,
 }
 
-/// How [`top_of`] reads the events of one type in a chunk.
-struct TopType<'c> {
-    plan: EventPlan<'c>,
-    /// For a type of one of the query's sources: which (its index in
-    /// [`Query::sources`] and in that source's types), and its columns.
-    /// Events of other types are read (so that a malformed one fails as in
-    /// every output) but not counted.
-    counted: Option<(usize, usize, Columns)>,
+/// Groups samples into [`Tally`]s by the query's key.
+struct Grouping {
+    query: Query,
+    tallies: Vec<Tally>,
+    /// Each pooled key's line, made once per chunk.
+    keys: IdMap<(u64, u64), String>,
 }
 
-/// Sums the weights of the samples of the recording `file`. Every kind of
-/// events of [`Query::sources`] is summed on its own in one pass; the
-/// table is the first kind the recording has events of.
-pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError> {
-    let sources = query.sources();
-    let key_field = match query.by {
-        GroupBy::Site | GroupBy::AppSite => field::STACK_TRACE,
-        GroupBy::Class => field::OBJECT_CLASS,
-        GroupBy::Thread => field::EVENT_THREAD,
-    };
-    let path = file.path().to_owned();
-    let malformed = |source| FileError::Malformed {
-        path: path.clone(),
-        source,
-    };
-    let metadata = MetadataCache::default();
-    let mut tallies: Vec<Tally> = sources
-        .iter()
-        .map(|source| Tally {
-            totals: HashMap::new(),
-            untracked: Entry {
-                key: "(not tracked)".to_owned(),
-                bytes: 0.0,
-                samples: 0,
-            },
-            events: vec![0; source.types().len()],
-        })
-        .collect();
-    // The columns of an event type that is one of the sources' types.
-    let counted = |plan: &EventPlan<'_>| {
-        let class = plan.class();
-        let (source_at, type_at) = sources
-            .iter()
-            .enumerate()
-            .find_map(|(at, source)| Some((at, source.position(&class.name)?)))?;
-        let weighted = sources[source_at].types()[type_at];
-        let index = |name: &str| plan.field_index(name);
-        let columns = Columns {
-            key: index(key_field)?,
-            weight: index(weighted.weight)?,
-            live: index(field::LIVE),
-            gcs_survived: index(field::GCS_SURVIVED),
-            tracked: index(field::TRACKED),
-        };
-        Some((source_at, type_at, columns))
-    };
-    while let Some(raw) = file.next_chunk()? {
-        let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(malformed)?;
-        // The top frame is the allocation site; the program's own may be
-        // deeper.
-        let depth = if query.by == GroupBy::AppSite { 64 } else { 1 };
-        let flattener = Flattener::new(&chunk, depth);
-        // Each pooled key's line, made once per chunk.
-        let mut keys: IdMap<(u64, u64), String> = IdMap::default();
-        let key_of = |text: String| {
-            if text.is_empty() {
-                query.by.missing().to_owned()
-            } else if query.by == GroupBy::AppSite {
-                app_frame(&text).to_owned()
-            } else {
-                text
-            }
-        };
-        let mut types: TypeMap<Option<TopType<'_>>> = TypeMap::default();
-        for raw in chunk.raw_events() {
-            let mut raw = raw.map_err(malformed)?;
-            let Some(top_type) = types.get_or_insert_with(raw.type_id, || {
-                let plan = chunk.plan(raw.type_id)?;
-                Some(TopType {
-                    counted: counted(&plan),
-                    plan,
-                })
-            }) else {
-                continue; // undeclared: skipped, as the JDK does
-            };
-            let Some((source_at, type_at, columns)) = &top_type.counted else {
-                top_type.plan.skip(&mut raw).map_err(malformed)?;
-                continue;
-            };
-            let sample = read_sample(&top_type.plan, &mut raw, columns).map_err(malformed)?;
-            let tally = &mut tallies[*source_at];
-            tally.events[*type_at] += 1;
-            if query.live {
-                // A recording without the field tracked every object.
-                if !sample.tracked {
-                    tally.untracked.bytes += sample.weight;
-                    tally.untracked.samples += 1;
-                    continue;
-                }
-                if !sample.live || sample.gcs_survived < query.min_gcs {
-                    continue;
-                }
-            }
-            let inline;
-            let key = match sample.key {
-                Field::Pooled { class_id, key } => keys
-                    .entry((class_id, key))
-                    .or_insert_with(|| key_of(flattener.text(&Value::Ref { class_id, key }))),
-                other => {
-                    inline = key_of(flattener.text(&other.into_value()));
-                    &inline
-                }
-            };
-            let total = match tally.totals.get_mut(key.as_str()) {
-                Some(total) => total,
-                None => tally.totals.entry(key.clone()).or_insert((0.0, 0)),
-            };
-            total.0 += sample.weight;
-            total.1 += 1;
+impl Grouping {
+    /// The line of a key's text.
+    fn key_of(&self, text: String) -> String {
+        if text.is_empty() {
+            self.query.by.missing().to_owned()
+        } else if self.query.by == GroupBy::AppSite {
+            app_frame(&text).to_owned()
+        } else {
+            text
         }
     }
-    let read = |tally: &Tally| tally.events.iter().sum::<u64>();
-    let chosen = tallies.iter().position(|t| read(t) > 0).unwrap_or(0);
+}
+
+impl SampleVisitor for Grouping {
+    fn begin_chunk(&mut self, _chunk: &Chunk<'_>) {
+        self.keys.clear();
+    }
+
+    fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
+        let tally = &mut self.tallies[kind.source];
+        if self.query.live {
+            // A recording without the field tracked every object.
+            if !sample.tracked {
+                tally.untracked.add_weighted(sample.weight, sample.size);
+                return;
+            }
+            if !sample.live || sample.gcs_survived < self.query.min_gcs {
+                return;
+            }
+        }
+        let key = match self.query.by {
+            GroupBy::Site | GroupBy::AppSite => &sample.stack_trace,
+            GroupBy::Class => &sample.object_class,
+            GroupBy::Thread => &sample.event_thread,
+        };
+        let inline;
+        let key = match *key {
+            Field::Pooled { class_id, key } => match self.keys.get(&(class_id, key)) {
+                Some(line) => line,
+                None => {
+                    let line = self.key_of(text.text(&Value::Ref { class_id, key }));
+                    self.keys.entry((class_id, key)).or_insert(line)
+                }
+            },
+            ref other => {
+                inline = self.key_of(text.text(&other.clone().into_value()));
+                &inline
+            }
+        };
+        let tally = &mut self.tallies[kind.source];
+        let estimate = match tally.totals.get_mut(key.as_str()) {
+            Some(estimate) => estimate,
+            None => tally.totals.entry(key.clone()).or_default(),
+        };
+        estimate.add_weighted(sample.weight, sample.size);
+    }
+}
+
+/// Sums the samples of the recording `file`. Every kind of events of
+/// [`Query::sources`] is summed on its own in one pass; the table is the
+/// first kind the recording has events of.
+pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError> {
+    let sources = query.sources();
+    let mut grouping = Grouping {
+        query,
+        tallies: sources.iter().map(|_| Tally::default()).collect(),
+        keys: IdMap::default(),
+    };
+    // The top frame is the allocation site; the program's own may be
+    // deeper.
+    let depth = if query.by == GroupBy::AppSite { 64 } else { 1 };
+    let read = read_samples(&mut file, sources, &Filter::default(), depth, &mut grouping)?;
+    let chosen = read.first_found().unwrap_or(0);
     let left_out = sources
         .iter()
-        .zip(&tallies)
         .enumerate()
-        .filter(|&(at, (_, tally))| at != chosen && read(tally) > 0)
-        .map(|(_, (&source, tally))| (source, read(tally)))
+        .filter(|&(at, _)| at != chosen && read.events_of(at) > 0)
+        .map(|(at, &source)| (source, read.events_of(at)))
         .collect();
-    let tally = tallies.swap_remove(chosen);
-    let events = read(&tally);
-    let sum = tally.totals.values().map(|t| t.0).sum();
+    let tally = grouping.tallies.swap_remove(chosen);
+    let mut total = Estimate::new();
     let mut entries: Vec<Entry> = tally
         .totals
         .into_iter()
-        .map(|(key, (bytes, samples))| Entry {
-            key,
-            bytes,
-            samples,
+        .map(|(key, estimate)| {
+            total.merge(&estimate);
+            Entry { key, estimate }
         })
         .collect();
-    entries.sort_by(|a, b| b.bytes.total_cmp(&a.bytes).then_with(|| a.key.cmp(&b.key)));
+    entries.sort_by(|a, b| {
+        b.bytes()
+            .total_cmp(&a.bytes())
+            .then_with(|| a.key.cmp(&b.key))
+    });
     Ok(Table {
         entries,
-        total: sum,
+        total,
         untracked: tally.untracked,
         source: sources[chosen],
-        events_by_type: tally.events,
-        events,
+        events_by_type: read.events[chosen].clone(),
+        events: read.events_of(chosen),
         left_out,
+        seconds: read.seconds(),
     })
-}
-
-/// Reads one sample's fields: the key as it is (a pool reference, mostly),
-/// the weight as a number (an integer or a floating-point field; 0 for
-/// anything else), `live` and `tracked` as booleans (absent: not live, and
-/// tracked), and `gcsSurvived` as a count (absent or negative: 0).
-fn read_sample<'a>(
-    plan: &EventPlan<'_>,
-    raw: &mut RawEvent<'a>,
-    columns: &Columns,
-) -> Result<Sample<'a>, ReadError> {
-    let mut sample = Sample {
-        key: Field::Null,
-        weight: 0.0,
-        live: false,
-        gcs_survived: 0,
-        tracked: true,
-    };
-    plan.read(raw, &mut |index: usize, field: Field<'a>| {
-        if index == columns.weight {
-            sample.weight = match &field {
-                Field::Long(v) => *v as f64,
-                Field::Int(v) => (*v).into(),
-                Field::Short(v) => (*v).into(),
-                Field::Byte(v) => (*v).into(),
-                Field::Value(Value::Float(v)) => (*v).into(),
-                Field::Value(Value::Double(v)) => *v,
-                _ => 0.0,
-            };
-        }
-        if Some(index) == columns.live {
-            sample.live = field == Field::Boolean(true);
-        }
-        if Some(index) == columns.tracked {
-            sample.tracked = field != Field::Boolean(false);
-        }
-        if Some(index) == columns.gcs_survived {
-            sample.gcs_survived = match field {
-                Field::Long(v) => u64::try_from(v).unwrap_or(0),
-                Field::Int(v) => u64::try_from(v).unwrap_or(0),
-                Field::Short(v) => u64::try_from(v).unwrap_or(0),
-                Field::Byte(v) => u64::try_from(v).unwrap_or(0),
-                _ => 0,
-            };
-        }
-        if index == columns.key {
-            sample.key = field;
-        }
-    })?;
-    Ok(sample)
 }
 
 /// The packages of the JDK's own code, which `--by app-site` looks past.
@@ -401,11 +306,103 @@ pub fn human_bytes(bytes: f64) -> String {
     format!("{value:.1} {unit}")
 }
 
+/// Counts for people: `12`, `12.3 k`, `4.5 M`, `1.2 G`.
+pub fn human_count(count: f64) -> String {
+    const UNITS: [&str; 4] = ["k", "M", "G", "T"];
+    if count < 1000.0 {
+        return format!("{:.0}", count.abs());
+    }
+    let mut value = count;
+    let mut unit = "";
+    for next in UNITS {
+        if value < 1000.0 {
+            break;
+        }
+        value /= 1000.0;
+        unit = next;
+    }
+    format!("{value:.1} {unit}")
+}
+
+/// An interval for people, with `human` writing its bounds: `5.2-7.1 MB`,
+/// or `900.0 kB-1.2 MB` where the units differ.
+pub fn human_interval(interval: &Interval, human: fn(f64) -> String) -> String {
+    let (low, high) = (human(interval.low), human(interval.high));
+    match (low.split_once(' '), high.split_once(' ')) {
+        (Some((low, unit)), Some((_, high_unit))) if unit == high_unit => {
+            format!("{low}-{high}")
+        }
+        _ => format!("{low}-{high}"),
+    }
+}
+
+/// The mark of a row whose interval is wider than its estimate.
+pub const WIDE_MARK: char = '~';
+
+/// What [`WIDE_MARK`] means, for the line under a table that has one.
+pub const WIDE_LEGEND: &str = "~ the 95% interval is wider than the estimate: too few samples to say more \
+                               than \"some\"";
+
 impl Table {
-    /// The table as text: rank, estimated bytes, share, samples, key; at
-    /// most `limit` lines.
+    /// The table as text: rank, estimated bytes and objects with their 95%
+    /// intervals, share, samples, key; at most `limit` lines. Cells are
+    /// separated by at least two spaces and hold no two in a row.
     pub fn render(&self, limit: usize) -> String {
-        let mut out = render(&self.entries, self.total, limit);
+        let mut out = String::new();
+        let objects_known = self.total.objects_known();
+        let _ = writeln!(
+            out,
+            "{:>4}   {:>9}  {:>17}  {:>6}  {:>9}  {:>15}  {:>7}  where",
+            "#", "bytes", "95% interval", "share", "objects", "95% interval", "samples"
+        );
+        let total = self.total.bytes();
+        let mut marked = false;
+        for (rank, entry) in self.entries.iter().take(limit).enumerate() {
+            let e = &entry.estimate;
+            let bytes = e.bytes_interval();
+            let objects = e.objects_interval();
+            let wide = bytes.is_wider_than_estimate()
+                || (objects_known && objects.is_wider_than_estimate());
+            marked |= wide;
+            let share = if total > 0.0 {
+                100.0 * e.bytes() / total
+            } else {
+                0.0
+            };
+            let (objects, objects_interval) = if objects_known {
+                (
+                    human_count(e.objects()),
+                    human_interval(&objects, human_count),
+                )
+            } else {
+                ("-".to_owned(), "-".to_owned())
+            };
+            let _ = writeln!(
+                out,
+                "{:>4}{}  {:>9}  {:>17}  {:>5.1}%  {:>9}  {:>15}  {:>7}  {}",
+                rank + 1,
+                if wide { WIDE_MARK } else { ' ' },
+                human_bytes(e.bytes()),
+                human_interval(&bytes, human_bytes),
+                share,
+                objects,
+                objects_interval,
+                e.samples(),
+                entry.key
+            );
+        }
+        let _ = writeln!(out, "total: {}", describe(&self.total));
+        if marked {
+            let _ = writeln!(out, "{WIDE_LEGEND}");
+        }
+        if !objects_known && self.total.samples() > 0 {
+            let _ = writeln!(
+                out,
+                "objects: not estimated, as these samples do not carry their object's size \
+                 (the JDK's sampler, a throttled one, or TLAB events); the bytes' intervals \
+                 count each sample as a small object, so are wider than need be"
+            );
+        }
         let read: Vec<String> = self
             .source
             .types()
@@ -421,49 +418,36 @@ impl Table {
                 source.names()
             );
         }
-        if self.untracked.samples > 0 {
+        if self.untracked.samples() > 0 {
             let _ = writeln!(
                 out,
-                "not tracked for liveness: {} estimated from {} samples of objects at or above \
-                 the agent's live_max size (by default G1's humongous objects)",
-                human_bytes(self.untracked.bytes),
-                self.untracked.samples
+                "not tracked for liveness: {} of objects at or above the agent's live_max size \
+                 (by default G1's humongous objects)",
+                describe(&self.untracked)
             );
         }
         out
     }
 }
 
-fn render(entries: &[Entry], total: f64, limit: usize) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:>4} {:>10} {:>7} {:>8}  where",
-        "#", "bytes", "share", "samples"
+/// An estimate in a sentence: `10.5 MB estimated from 9 samples (95%
+/// interval 8.1 MB-13.9 MB), 1.2 k objects (1.0 k-1.5 k)`.
+pub fn describe(estimate: &Estimate) -> String {
+    let mut text = format!(
+        "{} estimated from {} samples (95% interval {})",
+        human_bytes(estimate.bytes()),
+        estimate.samples(),
+        human_interval(&estimate.bytes_interval(), human_bytes)
     );
-    for (rank, entry) in entries.iter().take(limit).enumerate() {
-        let share = if total > 0.0 {
-            100.0 * entry.bytes / total
-        } else {
-            0.0
-        };
-        let _ = writeln!(
-            out,
-            "{:>4} {:>10} {:>6.1}% {:>8}  {}",
-            rank + 1,
-            human_bytes(entry.bytes),
-            share,
-            entry.samples,
-            entry.key
+    if estimate.objects_known() && estimate.samples() > 0 {
+        let _ = write!(
+            text,
+            ", {} objects ({})",
+            human_count(estimate.objects()),
+            human_interval(&estimate.objects_interval(), human_count)
         );
     }
-    let samples: u64 = entries.iter().map(|e| e.samples).sum();
-    let _ = writeln!(
-        out,
-        "total: {} estimated from {samples} samples",
-        human_bytes(total)
-    );
-    out
+    text
 }
 
 #[cfg(test)]

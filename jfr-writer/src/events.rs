@@ -12,7 +12,7 @@
 //! [`EventWriter::field`]: crate::EventWriter::field
 
 use crate::event::{EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit};
-use crate::format::names::{event, field};
+use crate::format::names::{event, field, setting};
 use crate::pool::{ClassRef, StackTraceRef, ThreadRef};
 use crate::{Error, Recording, Sink, Ticks};
 
@@ -23,7 +23,7 @@ pub fn object_allocation_sample() -> EventTypeBuilder {
         .category(&["Java Application"])
         .label("Object Allocation Sample")
         .setting(Setting::StackTrace, "true")
-        .setting(Setting::Throttle, "off")
+        .setting(Setting::Throttle, setting::THROTTLE_OFF)
         .setting(Setting::Enabled, "false")
         .with_thread()
         .with_stack_trace()

@@ -12,8 +12,19 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 4] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 7] = [
     ("core/src/options.rs", "live", "the agent option live=true"),
+    (
+        "core/src/options.rs",
+        "interval",
+        "the agent option interval=512k",
+    ),
+    ("core/src/options.rs", "off", "a boolean option's value"),
+    (
+        "agent/src/ffi/agent.rs",
+        "off",
+        "liveness on or off, in a log line",
+    ),
     (
         "core/src/options.rs",
         "hidden",

@@ -186,6 +186,12 @@ pub mod setting {
     pub const THROTTLE: &str = "throttle";
     /// `cutoff`.
     pub const CUTOFF: &str = "cutoff";
+    /// heapsampler's setting of `jdk.ObjectAllocationSample`: the mean
+    /// sampling interval, as `N bytes`. With the throttle off, it is the
+    /// interval every sample's weight was computed at.
+    pub const SAMPLING_INTERVAL: &str = "interval";
+    /// The value of a [`THROTTLE`] that does not throttle.
+    pub const THROTTLE_OFF: &str = "off";
 
     /// The class of [`ENABLED`].
     pub const ENABLED_CLASS: &str = "jdk.settings.Enabled";

@@ -114,10 +114,11 @@ pub fn report(path: &Path) -> Result<String, String> {
         min_gcs: 0,
     };
     let sites = top::top(path, query(false)).map_err(|e| e.to_string())?;
-    let allocated = sites.total;
+    let allocated = sites.total.bytes();
     let live = top::top(path, query(true))
         .map_err(|e| e.to_string())?
-        .total;
+        .total
+        .bytes();
     let mut lines = vec![
         format!(
             "recording: {} ({:.1} s, {} chunk(s))",
@@ -137,7 +138,7 @@ pub fn report(path: &Path) -> Result<String, String> {
                 "top allocation site: {} ({:.0}%, the first frame outside the JDK); more with \
                  `heapsampler top {} --by app-site`",
                 site.key,
-                100.0 * site.bytes / allocated,
+                100.0 * site.bytes() / allocated,
                 path.display()
             )
         }

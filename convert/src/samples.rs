@@ -1,0 +1,393 @@
+//! The allocation samples of a recording, one at a time, each with what its
+//! event says: stack, class and thread (as the decoder hands them on,
+//! mostly pool keys), the bytes it stands for, the sampled object's size
+//! when the recording tells it, and its liveness. What `top`, `diff` and
+//! the pprof output read, through the one event decoder.
+//!
+//! The size, which estimates of object counts and exact intervals need
+//! ([`heapsampler_core::estimate`]):
+//! - `heapsampler.ObjectLifetime` carries it (`objectSize`).
+//! - `jdk.ObjectAllocationSample` carries only the weight. heapsampler's
+//!   agent records its sampling interval as a `jdk.ActiveSetting` of the
+//!   type ([`setting::SAMPLING_INTERVAL`]); with the throttle off, every
+//!   weight was computed at that interval, and names its object's size
+//!   ([`size_from_weight`]). The JDK's sampler throttles by rate and weighs
+//!   a sample by the bytes its thread allocated since its last one: no size.
+//! - The TLAB events stand for a TLAB, not for a sampled object: no size.
+
+use heapsampler_core::sampling::size_from_weight;
+use jfr_writer::format::names::{event, field, setting};
+
+use crate::allocation::Source;
+use crate::export::Flattener;
+use crate::filter::{ChunkFilter, Filter, Window};
+use crate::read::chunk::{Chunk, MetadataCache};
+use crate::read::event::{EventPlan, Field, RawEvent, TypeMap};
+use crate::read::file::{FileError, RecordingFile};
+use crate::read::value::Value;
+use crate::read::{IdMap, ReadError};
+
+/// HotSpot aligns every object to 8 bytes (`ObjectAlignmentInBytes` is at
+/// least 8), which makes a rounded weight name one size.
+const OBJECT_ALIGNMENT: u64 = 8;
+
+/// One allocation sample, as its event says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample<'a> {
+    /// The allocation's stack trace ([`Field::Null`] if the event has none).
+    pub stack_trace: Field<'a>,
+    /// The allocated object's class.
+    pub object_class: Field<'a>,
+    /// The allocating thread.
+    pub event_thread: Field<'a>,
+    /// The bytes the sample stands for.
+    pub weight: f64,
+    /// The sampled object's size, when the recording tells it (see the
+    /// [module doc](self)).
+    pub size: Option<u64>,
+    /// Still live at the end (ObjectLifetime's `live`; false elsewhere).
+    pub live: bool,
+    /// Collections it outlived (ObjectLifetime's `gcsSurvived`; 0 elsewhere).
+    pub gcs_survived: u64,
+    /// Whether the agent tracked its liveness (ObjectLifetime's `tracked`;
+    /// absent: true).
+    pub tracked: bool,
+}
+
+/// Which kind of events a sample comes from: indexes into the sources read
+/// and into that source's [`Source::types`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind {
+    /// The index of the source in the sources read.
+    pub source: usize,
+    /// The index of the event type in the source's types.
+    pub event_type: usize,
+}
+
+/// What is done with each sample read.
+pub trait SampleVisitor {
+    /// A chunk begins; the samples that follow are its (pool keys are keys
+    /// into its pools).
+    fn begin_chunk(&mut self, chunk: &Chunk<'_>) {
+        let _ = chunk;
+    }
+
+    /// A sample the filter kept. `text` gives the text of its fields'
+    /// values, and its chunk.
+    fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>);
+}
+
+/// What reading the samples found, beside the samples.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SamplesRead {
+    /// Events read, kept by the filter or not: per source read, per type of
+    /// that source.
+    pub events: Vec<Vec<u64>>,
+    /// The recording's start, nanoseconds since the epoch (its first
+    /// chunk's); `None` for a recording without chunks.
+    pub start_nanos: Option<i64>,
+    /// The recording's end, nanoseconds since the epoch (the latest end of
+    /// its chunks).
+    pub end_nanos: i64,
+    /// Where a torn tail began, and the file's length, if it has one.
+    pub truncated: Option<(u64, u64)>,
+}
+
+impl SamplesRead {
+    /// Events read of the source at `source`.
+    pub fn events_of(&self, source: usize) -> u64 {
+        self.events
+            .get(source)
+            .map_or(0, |types| types.iter().sum())
+    }
+
+    /// The first source the recording has events of.
+    pub fn first_found(&self) -> Option<usize> {
+        (0..self.events.len()).find(|&at| self.events_of(at) > 0)
+    }
+
+    /// The recording's length in seconds (0 without chunks).
+    pub fn seconds(&self) -> f64 {
+        self.start_nanos
+            .map_or(0.0, |start| (self.end_nanos - start).max(0) as f64 / 1e9)
+    }
+}
+
+/// Where an event type keeps what a [`Sample`] holds: indexes into its
+/// fields.
+struct Columns {
+    stack_trace: Option<usize>,
+    object_class: Option<usize>,
+    event_thread: Option<usize>,
+    weight: usize,
+    object_size: Option<usize>,
+    live: Option<usize>,
+    gcs_survived: Option<usize>,
+    tracked: Option<usize>,
+}
+
+/// How the events of one type in a chunk are read.
+enum Reading {
+    /// Samples of the source and type of `kind`.
+    Samples(Kind, Columns),
+    /// `jdk.ActiveSetting`: read for the sampling interval.
+    Settings {
+        id: usize,
+        name: usize,
+        value: usize,
+    },
+    /// Anything else: read (so that a malformed event fails as in every
+    /// output) but not looked at.
+    Skipped,
+}
+
+/// The sampling settings of heapsampler's `jdk.ObjectAllocationSample`, as
+/// its `jdk.ActiveSetting` events say.
+#[derive(Debug, Default)]
+struct SamplingSettings {
+    interval: Option<u64>,
+    throttled: bool,
+    /// Sizes found per weight (sizes repeat, and so do their weights).
+    sizes: IdMap<u64, Option<u64>>,
+}
+
+impl SamplingSettings {
+    fn set(&mut self, name: &str, value: &str) {
+        if name == setting::SAMPLING_INTERVAL {
+            self.interval = value
+                .strip_suffix(" bytes")
+                .and_then(|n| n.trim().parse().ok());
+            self.sizes.clear();
+        } else if name == setting::THROTTLE {
+            self.throttled = value != setting::THROTTLE_OFF;
+        }
+    }
+
+    /// The size of a sampled object of `weight`, if the settings tell it.
+    fn size(&mut self, weight: f64) -> Option<u64> {
+        let interval = self.interval.filter(|_| !self.throttled)?;
+        if !(weight >= 0.0 && weight.fract() == 0.0) {
+            return None;
+        }
+        let weight = weight as u64;
+        *self
+            .sizes
+            .entry(weight)
+            .or_insert_with(|| size_from_weight(weight, interval, OBJECT_ALIGNMENT))
+    }
+}
+
+/// Reads the samples of `sources` in `file`, handing each the filter keeps
+/// to `visitor`. `stack_depth` is the depth of the stack traces' text.
+/// Offsets such as `--from 30s` count from the recording's start.
+pub fn read_samples(
+    file: &mut RecordingFile,
+    sources: &[Source],
+    filter: &Filter,
+    stack_depth: usize,
+    visitor: &mut dyn SampleVisitor,
+) -> Result<SamplesRead, FileError> {
+    let path = file.path().to_owned();
+    let malformed = |source| FileError::Malformed {
+        path: path.clone(),
+        source,
+    };
+    let metadata = MetadataCache::default();
+    let mut read = SamplesRead {
+        events: sources.iter().map(|s| vec![0; s.types().len()]).collect(),
+        ..SamplesRead::default()
+    };
+    let mut settings = SamplingSettings::default();
+    let mut window: Option<Window> = None;
+    while let Some(raw) = file.next_chunk()? {
+        let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(malformed)?;
+        let header = &chunk.header;
+        read.start_nanos.get_or_insert(header.start_nanos);
+        read.end_nanos = read
+            .end_nanos
+            .max(header.start_nanos.saturating_add(header.duration_nanos));
+        let window = *window.get_or_insert_with(|| filter.window(header.start_nanos));
+        let chunk_filter = ChunkFilter::new(filter, window, &chunk);
+        let text = Flattener::new(&chunk, stack_depth);
+        visitor.begin_chunk(&chunk);
+        let mut types: TypeMap<Option<(EventPlan<'_>, Reading)>> = TypeMap::default();
+        for raw in chunk.raw_events() {
+            let mut raw = raw.map_err(malformed)?;
+            let Some((plan, reading)) = types.get_or_insert_with(raw.type_id, || {
+                let plan = chunk.plan(raw.type_id)?;
+                let reading = reading_of(&plan, sources);
+                Some((plan, reading))
+            }) else {
+                continue; // undeclared: skipped, as the JDK does
+            };
+            match reading {
+                Reading::Samples(kind, columns) => {
+                    let mut check = chunk_filter.check(raw.type_id);
+                    let mut sample = read_sample(plan, &mut raw, columns, &mut |index, field| {
+                        chunk_filter.see(&mut check, index, field)
+                    })
+                    .map_err(malformed)?;
+                    read.events[kind.source][kind.event_type] += 1;
+                    if !chunk_filter.keeps(check) {
+                        continue;
+                    }
+                    if columns.object_size.is_none()
+                        && sources[kind.source] == Source::AllocationSamples
+                    {
+                        sample.size = settings.size(sample.weight);
+                    }
+                    visitor.sample(&text, *kind, &sample);
+                }
+                Reading::Settings { id, name, value } => {
+                    let (mut of, mut named, mut valued) = (None, None, None);
+                    plan.read(&mut raw, &mut |index: usize, field: Field<'_>| {
+                        if index == *id {
+                            of = count(&field);
+                        } else if index == *name {
+                            named = Some(text.text(&field.into_value()));
+                        } else if index == *value {
+                            valued = Some(text.text(&field.into_value()));
+                        }
+                    })
+                    .map_err(malformed)?;
+                    let of_samples = of
+                        .and_then(|id| chunk.metadata.class(id))
+                        .is_some_and(|c| c.name == event::OBJECT_ALLOCATION_SAMPLE);
+                    if let (true, Some(name), Some(value)) = (of_samples, named, valued) {
+                        settings.set(&name, &value);
+                    }
+                }
+                Reading::Skipped => plan.skip(&mut raw).map_err(malformed)?,
+            }
+        }
+    }
+    read.truncated = file.truncated();
+    Ok(read)
+}
+
+/// How events of the type of `plan` are read.
+fn reading_of(plan: &EventPlan<'_>, sources: &[Source]) -> Reading {
+    let class = plan.class();
+    let index = |name: &str| plan.field_index(name);
+    if class.name == event::ACTIVE_SETTING {
+        return match (index(field::ID), index(field::NAME), index(field::VALUE)) {
+            (Some(id), Some(name), Some(value)) => Reading::Settings { id, name, value },
+            _ => Reading::Skipped,
+        };
+    }
+    let found = sources.iter().enumerate().find_map(|(at, source)| {
+        let event_type = source.position(&class.name)?;
+        Some((at, event_type, source.types()[event_type]))
+    });
+    let Some((source, event_type, weighted)) = found else {
+        return Reading::Skipped;
+    };
+    let Some(weight) = index(weighted.weight) else {
+        return Reading::Skipped;
+    };
+    let columns = Columns {
+        stack_trace: index(field::STACK_TRACE),
+        object_class: index(field::OBJECT_CLASS),
+        event_thread: index(field::EVENT_THREAD),
+        weight,
+        object_size: index(field::OBJECT_SIZE),
+        live: index(field::LIVE),
+        gcs_survived: index(field::GCS_SURVIVED),
+        tracked: index(field::TRACKED),
+    };
+    Reading::Samples(Kind { source, event_type }, columns)
+}
+
+/// Reads one sample's fields, showing each to `see` as well: the weight as
+/// a number (an integer or a floating-point field; 0 for anything else),
+/// `live` and `tracked` as booleans (absent: not live, and tracked),
+/// `gcsSurvived` and `objectSize` as counts (absent or negative: 0, and no
+/// size).
+fn read_sample<'a>(
+    plan: &EventPlan<'_>,
+    raw: &mut RawEvent<'a>,
+    columns: &Columns,
+    see: &mut dyn FnMut(usize, &Field<'a>),
+) -> Result<Sample<'a>, ReadError> {
+    let mut sample = Sample {
+        stack_trace: Field::Null,
+        object_class: Field::Null,
+        event_thread: Field::Null,
+        weight: 0.0,
+        size: None,
+        live: false,
+        gcs_survived: 0,
+        tracked: true,
+    };
+    plan.read(raw, &mut |index: usize, field: Field<'a>| {
+        see(index, &field);
+        if index == columns.weight {
+            sample.weight = number(&field).unwrap_or(0.0);
+        } else if Some(index) == columns.stack_trace {
+            sample.stack_trace = field;
+        } else if Some(index) == columns.object_class {
+            sample.object_class = field;
+        } else if Some(index) == columns.event_thread {
+            sample.event_thread = field;
+        } else if Some(index) == columns.live {
+            sample.live = field == Field::Boolean(true);
+        } else if Some(index) == columns.tracked {
+            sample.tracked = field != Field::Boolean(false);
+        } else if Some(index) == columns.gcs_survived {
+            sample.gcs_survived = count(&field).unwrap_or(0);
+        } else if Some(index) == columns.object_size {
+            sample.size = count(&field);
+        }
+    })?;
+    Ok(sample)
+}
+
+/// A numeric field's value.
+fn number(field: &Field<'_>) -> Option<f64> {
+    Some(match field {
+        Field::Long(v) => *v as f64,
+        Field::Int(v) => (*v).into(),
+        Field::Short(v) => (*v).into(),
+        Field::Byte(v) => (*v).into(),
+        Field::Value(Value::Float(v)) => (*v).into(),
+        Field::Value(Value::Double(v)) => *v,
+        _ => return None,
+    })
+}
+
+/// An integer field's value, if it is not negative.
+fn count(field: &Field<'_>) -> Option<u64> {
+    match *field {
+        Field::Long(v) => u64::try_from(v).ok(),
+        Field::Int(v) => u64::try_from(v).ok(),
+        Field::Short(v) => u64::try_from(v).ok(),
+        Field::Byte(v) => u64::try_from(v).ok(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heapsampler_core::sampling::bytes_weight;
+
+    #[test]
+    fn sizes_come_from_an_unthrottled_interval_only() {
+        let t = 512 * 1024;
+        let weight = bytes_weight(24, t).round();
+        let mut settings = SamplingSettings::default();
+        assert_eq!(settings.size(weight), None, "no interval recorded");
+        settings.set(setting::SAMPLING_INTERVAL, "524288 bytes");
+        settings.set(setting::THROTTLE, setting::THROTTLE_OFF);
+        assert_eq!(settings.size(weight), Some(24));
+        assert_eq!(settings.size(weight + 0.5), None, "not a stored weight");
+        settings.set(setting::THROTTLE, "100/s");
+        assert_eq!(settings.size(weight), None, "throttled: weights vary");
+        settings.set(setting::THROTTLE, setting::THROTTLE_OFF);
+        settings.set(setting::SAMPLING_INTERVAL, "32768 bytes");
+        let weight = bytes_weight(24, 32 * 1024).round();
+        assert_eq!(settings.size(weight), Some(24), "a new interval");
+        settings.set(setting::SAMPLING_INTERVAL, "lots");
+        assert_eq!(settings.size(weight), None);
+    }
+}
