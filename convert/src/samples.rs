@@ -75,6 +75,14 @@ pub trait SampleVisitor {
     /// A sample the filter kept. `text` gives the text of its fields'
     /// values, and its chunk.
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>);
+
+    /// A chunk's events are all read, and `stored_end` bytes of the file as
+    /// stored (what progress counts: see [`RawChunk::stored_end`]).
+    ///
+    /// [`RawChunk::stored_end`]: crate::read::file::RawChunk::stored_end
+    fn end_chunk(&mut self, stored_end: u64) {
+        let _ = stored_end;
+    }
 }
 
 /// What reading the samples found, beside the samples.
@@ -91,6 +99,10 @@ pub struct SamplesRead {
     pub end_nanos: i64,
     /// Where a torn tail began, and the file's length, if it has one.
     pub truncated: Option<(u64, u64)>,
+    /// The mean bytes between samples of `jdk.ObjectAllocationSample`, when
+    /// the recording's settings name one interval for all of it (as
+    /// heapsampler's agent records it; the JDK's sampler has none).
+    pub interval: Option<u64>,
 }
 
 impl SamplesRead {
@@ -146,6 +158,8 @@ enum Reading {
 #[derive(Debug, Default)]
 struct SamplingSettings {
     interval: Option<u64>,
+    /// Every interval set: none, one, or several (`None`).
+    intervals: Option<Option<u64>>,
     throttled: bool,
     /// Sizes found per weight (sizes repeat, and so do their weights).
     sizes: IdMap<u64, Option<u64>>,
@@ -158,6 +172,11 @@ impl SamplingSettings {
                 .strip_suffix(" bytes")
                 .and_then(|n| n.trim().parse().ok());
             self.sizes.clear();
+            self.intervals = match self.intervals {
+                None => Some(self.interval),
+                Some(one) if one == self.interval => Some(one),
+                Some(_) => Some(None),
+            };
         } else if name == setting::THROTTLE {
             self.throttled = value != setting::THROTTLE_OFF;
         }
@@ -260,8 +279,10 @@ pub fn read_samples(
                 Reading::Skipped => plan.skip(&mut raw).map_err(malformed)?,
             }
         }
+        visitor.end_chunk(raw.stored_end);
     }
     read.truncated = file.truncated();
+    read.interval = settings.intervals.flatten();
     Ok(read)
 }
 
@@ -389,5 +410,19 @@ mod tests {
         assert_eq!(settings.size(weight), Some(24), "a new interval");
         settings.set(setting::SAMPLING_INTERVAL, "lots");
         assert_eq!(settings.size(weight), None);
+    }
+
+    #[test]
+    fn the_interval_is_told_when_the_recording_has_one() {
+        let mut settings = SamplingSettings::default();
+        assert_eq!(settings.intervals.flatten(), None, "none recorded");
+        // Each chunk repeats the settings.
+        settings.set(setting::SAMPLING_INTERVAL, "524288 bytes");
+        settings.set(setting::SAMPLING_INTERVAL, "524288 bytes");
+        assert_eq!(settings.intervals.flatten(), Some(524288));
+        settings.set(setting::SAMPLING_INTERVAL, "32768 bytes");
+        assert_eq!(settings.intervals.flatten(), None, "two intervals");
+        settings.set(setting::SAMPLING_INTERVAL, "524288 bytes");
+        assert_eq!(settings.intervals.flatten(), None, "still two");
     }
 }
