@@ -378,6 +378,73 @@ impl<'c, 'a> Flattener<'c, 'a> {
         }
     }
 
+    /// A stack trace value's frames, top first, at most `stack_depth` of
+    /// them, each with its method and line, and whether frames beyond them
+    /// are missing. Empty for a null stack trace.
+    pub fn stack(&self, stack_trace: &Value) -> Stack {
+        let Value::Object { class_id, fields } = self.chunk.resolve(stack_trace) else {
+            return Stack::default();
+        };
+        let Some(class) = self.chunk.metadata.class(*class_id) else {
+            return Stack::default();
+        };
+        let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
+            return Stack::default();
+        };
+        let cut_when_recorded = matches!(
+            self.field(class, fields, field::TRUNCATED),
+            Some((Value::Boolean(true), _))
+        );
+        Stack {
+            frames: frames
+                .iter()
+                .take(self.stack_depth)
+                .map(|frame| self.frame_parts(frame))
+                .collect(),
+            truncated: cut_when_recorded || frames.len() > self.stack_depth,
+        }
+    }
+
+    /// A frame's method (as the frame holds it) and line.
+    fn frame_parts(&self, frame: &Value) -> Frame {
+        let unknown = Frame {
+            method: Value::Null,
+            line: None,
+        };
+        let Value::Object { class_id, fields } = self.chunk.resolve(frame) else {
+            return unknown;
+        };
+        let Some(class) = self.chunk.metadata.class(*class_id) else {
+            return unknown;
+        };
+        let method = class
+            .fields
+            .iter()
+            .position(|f| f.name == field::METHOD)
+            .and_then(|index| fields.get(index))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let line = match self.field(class, fields, field::LINE_NUMBER) {
+            Some((Value::Int(line), _)) => u32::try_from(*line).ok(),
+            _ => None,
+        };
+        Frame { method, line }
+    }
+
+    /// The text of field `name` of an object value (resolved if it is a
+    /// reference): a method's `descriptor`, say. Empty when it has none.
+    pub fn field_text_of(&self, value: &Value, name: &str) -> String {
+        match self.chunk.resolve(value) {
+            Value::Object { class_id, fields } => self
+                .chunk
+                .metadata
+                .class(*class_id)
+                .map(|class| self.field_text(class, fields, name))
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
     fn stack_frames(&self, class: &ClassInfo, fields: &[Value], lines: bool) -> Vec<String> {
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return Vec::new();
@@ -449,6 +516,33 @@ impl<'c, 'a> Flattener<'c, 'a> {
             _ => method,
         }
     }
+}
+
+/// The frame at the root of a stack that lost frames nearest the root:
+/// cut at the depth limit when recorded or when read. Every output that
+/// draws stacks names it so.
+pub const TRUNCATED_FRAME: &str = "[truncated]";
+
+/// A stack trace as [`Flattener::stack`] reads it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stack {
+    /// The frames, top (the allocation) first.
+    pub frames: Vec<Frame>,
+    /// Frames nearer the root are missing: the trace was cut at the
+    /// agent's or JFR's depth when recorded (its `truncated` field), or
+    /// had more frames than the flattener keeps.
+    pub truncated: bool,
+}
+
+/// One frame of a [`Stack`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The frame's method, as the frame holds it: a pool reference in
+    /// every recording seen, whose [`Flattener::text`], `pkg.Class.method`,
+    /// is made once per chunk.
+    pub method: Value,
+    /// The line, when known.
+    pub line: Option<u32>,
 }
 
 /// Appends `value` in decimal, as `Display` does, without the formatting
