@@ -36,6 +36,7 @@
 //! - [`export`]: the text of values, as every output shows them.
 //! - [`rows`]: CSV rows, made as the event decoder reads the fields.
 //! - [`collapsed`]: events to folded stacks, for flame graphs.
+//! - [`pprof`]: allocation samples to a heap profile of `go tool pprof`.
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
 //! - [`samples`]: the allocation samples of a recording, one at a time,
@@ -50,6 +51,7 @@ pub mod collapsed;
 pub mod conversion;
 pub mod export;
 pub mod filter;
+pub mod pprof;
 pub mod progress;
 pub mod read;
 pub mod rows;

@@ -12,7 +12,7 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 7] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 9] = [
     ("core/src/options.rs", "live", "the agent option live=true"),
     (
         "core/src/options.rs",
@@ -40,6 +40,8 @@ const OTHER_MEANINGS: [(&str, &str, &str); 7] = [
         "live",
         "top's --live argument",
     ),
+    ("convert/src/pprof.rs", "class", "a pprof label's key"),
+    ("convert/src/pprof.rs", "samples", "a pprof sample type"),
 ];
 
 /// The names module, the one place the names are spelled.
