@@ -1,7 +1,8 @@
 //! `heapsampler convert` from start to end: reads a recording once, chunk by
 //! chunk, keeps the events the [`Filter`] accepts, and writes them as CSV
-//! ([`export`](crate::export), made fast by [`rows`](crate::rows)) or as
-//! folded stacks ([`collapsed`](crate::collapsed)), showing progress on a
+//! ([`export`](crate::export), made fast by [`rows`](crate::rows)), as
+//! folded stacks ([`collapsed`](crate::collapsed)) or as a heap profile of
+//! `go tool pprof` ([`pprof`]), showing progress on a
 //! terminal.
 //!
 //! Chunks are self-contained (each has its metadata and constant pools), so
@@ -20,6 +21,7 @@ use crate::allocation::{self, ALLOCATIONS};
 use crate::collapsed::{FoldedStacks, fold_chunk};
 use crate::export::ExportError;
 use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
+use crate::pprof;
 use crate::progress::Progress;
 use crate::read;
 use crate::read::chunk::{Chunk, MetadataCache};
@@ -35,6 +37,8 @@ pub enum Format {
     Csv,
     /// Folded stacks for flame graphs: `root;...;top value` per stack.
     Collapsed,
+    /// A heap profile for `go tool pprof` ([`pprof`]).
+    Pprof,
 }
 
 /// How to convert.
@@ -87,6 +91,8 @@ pub struct Outcome {
     pub filtered: bool,
     /// The last chunk was cut short: its offset and how many bytes it had.
     pub truncated: Option<(u64, u64)>,
+    /// For a pprof profile, what it was made of.
+    pub profile: Option<pprof::Made>,
 }
 
 impl Outcome {
@@ -113,6 +119,9 @@ impl Outcome {
                 weights.join(" and "),
                 allocation::Source::AllocationSamples.names(),
             ));
+        }
+        if let Some(made) = &self.profile {
+            warnings.extend(made.notes(file));
         }
         for (source, events) in &self.left_out {
             warnings.push(format!(
@@ -152,6 +161,12 @@ impl Options {
                 "--format collapsed folds one event type, not {}: name one with --events",
                 self.events.join(",")
             ))),
+            (Format::Pprof, 0) => Ok(Vec::new()),
+            (Format::Pprof, _) => Err(ConvertError::Usage(
+                "--format pprof reads the allocation events itself (as top does) and takes no \
+                 --events: leave it out"
+                    .to_owned(),
+            )),
         }
     }
 
@@ -1020,6 +1035,30 @@ fn convert_collapsed(
     })
 }
 
+/// Makes a heap profile of the recording and writes it.
+fn convert_pprof(
+    file: &Path,
+    options: &Options,
+    recording: &mut RecordingFile,
+    progress: &mut Progress,
+) -> Result<pprof::Made, ConvertError> {
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| beside(file, ".pb.gz"));
+    let mut update = |bytes| progress.update(bytes);
+    let pprof::Pprof { profile, made } =
+        pprof::profile(recording, &options.filter, options.stack_depth, &mut update)
+            .map_err(|e| ConvertError::Failed(e.to_string()))?;
+    if made.source.is_none() {
+        return Err(ConvertError::Failed(pprof::without_allocations(file)));
+    }
+    let mut out = create(&output).map_err(|e| ConvertError::Failed(e.to_string()))?;
+    pprof::write(&profile, &mut out)
+        .map_err(|e| ConvertError::Failed(format!("writing {}: {e}", output.display())))?;
+    Ok(made)
+}
+
 /// Converts the recording `file` as `options` say.
 pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
     let types = options.types()?;
@@ -1040,6 +1079,7 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         options.output.as_deref().is_some_and(is_stdout) && io::stdout().is_terminal();
     let mut progress = Progress::new(name, total, !output_on_terminal);
     let mut folded = None;
+    let mut profile = None;
     let (events, truncated) = match options.format {
         Format::Csv => {
             let written = convert_csv(
@@ -1058,11 +1098,19 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
             folded = Some(done);
             (events, recording.truncated())
         }
+        Format::Pprof => {
+            let made = convert_pprof(file, options, &mut recording, &mut progress)?;
+            let events = made.allocations.samples();
+            let truncated = made.truncated;
+            profile = Some(made);
+            (events, truncated)
+        }
     };
     drop(progress);
-    let (types, source, left_out) = match folded {
-        Some(folded) => (folded.types, folded.source, folded.left_out),
-        None => (types, None, Vec::new()),
+    let (types, source, left_out) = match (folded, &profile) {
+        (Some(folded), _) => (folded.types, folded.source, folded.left_out),
+        (None, Some(made)) => (made.types.clone(), made.source, made.left_out.clone()),
+        (None, None) => (types, None, Vec::new()),
     };
     Ok(Outcome {
         events,
@@ -1071,6 +1119,7 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         left_out,
         filtered: !options.filter.is_empty(),
         truncated,
+        profile,
     })
 }
 

@@ -1,0 +1,418 @@
+//! `heapsampler convert --format pprof`, read by the real client: `go tool
+//! pprof` reads the profiles of a JVM recorded with the agent and of one
+//! recorded by the JDK alone, and its totals and top sites are those of
+//! `heapsampler top`. Without Go these tests are skipped, unless CI=true.
+//! Also: the profile's Rust code is what prost-build makes of
+//! `convert/proto/profile.proto`.
+
+use heapsampler_test_support as support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use heapsampler_convert::top::{self, GroupBy, Query, Table};
+
+/// `heapsampler ARGS...`, whatever its outcome.
+fn heapsampler(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Standard error of `heapsampler ARGS...`, which must succeed.
+fn succeed(args: &[&str]) -> String {
+    let output = heapsampler(args);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{args:?}: {stderr}");
+    stderr
+}
+
+/// Whether `go` runs; without it a test is skipped (it says so), but on
+/// CI (CI=true) it fails: .ci/run installs Go.
+fn have_go(test: &str) -> bool {
+    let found = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{test}: go not found, and CI must run it (apt-get install golang-go)"
+        );
+        eprintln!("{test}: skipped: go not found (apt-get install golang-go)");
+    }
+    found
+}
+
+/// `go tool pprof ARGS... PROFILE`'s output, which must succeed.
+fn pprof(args: &[&str], profile: &Path) -> String {
+    let output = Command::new("go")
+        .args(["tool", "pprof"])
+        .args(args)
+        .arg(profile)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "go tool pprof {args:?}: {stderr}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// What `go tool pprof -raw` reads in a profile: its sample types
+/// (`type/unit`), the default one, each type's total over the samples,
+/// and the number of samples.
+#[derive(Debug)]
+struct Raw {
+    types: Vec<String>,
+    default: String,
+    totals: Vec<i64>,
+    samples: usize,
+}
+
+/// Parses `-raw`: a line of sample types (the default marked `[dflt]`),
+/// then one line per sample, its values before a `:` and its locations
+/// after, each followed by a line of labels (`class:[...]`), then
+/// `Locations`.
+fn raw(profile: &Path) -> Raw {
+    let text = pprof(&["-raw"], profile);
+    let mut lines = text.lines().skip_while(|l| *l != "Samples:").skip(1);
+    let header = lines.next().expect("a line of sample types");
+    let types: Vec<String> = header
+        .split_whitespace()
+        .map(|t| t.trim_end_matches("[dflt]").to_owned())
+        .collect();
+    let default = header
+        .split_whitespace()
+        .find_map(|t| t.strip_suffix("[dflt]"))
+        .expect("a default sample type")
+        .to_owned();
+    let mut totals = vec![0i64; types.len()];
+    let mut samples = 0;
+    for line in lines.take_while(|l| !l.starts_with("Locations")) {
+        let Some((values, _)) = line.split_once(':') else {
+            continue;
+        };
+        let values: Option<Vec<i64>> = values.split_whitespace().map(|v| v.parse().ok()).collect();
+        // A labels line: `class:[...]`.
+        let Some(values) = values.filter(|v| v.len() == types.len()) else {
+            continue;
+        };
+        samples += 1;
+        for (total, value) in totals.iter_mut().zip(values) {
+            *total += value;
+        }
+    }
+    assert!(samples > 0, "no samples read: {text}");
+    Raw {
+        types,
+        default,
+        totals,
+        samples,
+    }
+}
+
+/// The first row of `go tool pprof -top -lines -sample_index=TYPE`: a
+/// function and its line, as `top --by site` writes a site,
+/// `pkg.Class.method(line)` (no line when it is 0, unknown).
+fn top_site(profile: &Path, sample_type: &str) -> String {
+    let text = pprof(
+        &["-top", "-lines", &format!("-sample_index={sample_type}")],
+        profile,
+    );
+    assert!(
+        text.lines().any(|l| l == format!("Type: {sample_type}")),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no rows: {text}"));
+    // flat flat% sum% cum cum% name :line
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    let (name, line) = (cells[5], cells[6].trim_start_matches(':'));
+    match line {
+        "0" => name.to_owned(),
+        line => format!("{name}({line})"),
+    }
+}
+
+/// `heapsampler top`'s table, from the library: exact figures, where the
+/// command line rounds them.
+fn table(path: &Path, by: GroupBy, live: bool) -> Table {
+    top::top(
+        path,
+        Query {
+            by,
+            live,
+            min_gcs: 0,
+        },
+    )
+    .unwrap()
+}
+
+/// Asserts that a profile's `total` of `what` is `expected` to within
+/// the rounding of each of its `samples` (half a unit each).
+fn assert_total(what: &str, total: i64, expected: f64, samples: usize) {
+    let slack = samples as f64 / 2.0 + 1e-9 * expected;
+    assert!(
+        (total as f64 - expected).abs() <= slack,
+        "{what}: the profile has {total}, top {expected} (slack {slack})"
+    );
+}
+
+/// A second of `AllocationMix` on two threads, recorded with the agent
+/// once for all the tests here.
+fn agent_recording() -> &'static Path {
+    static RECORDING: OnceLock<PathBuf> = OnceLock::new();
+    RECORDING.get_or_init(|| {
+        let dir = support::temp_dir("convert_pprof_agent");
+        let path = dir.join("alloc.jfr");
+        let workload =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
+        let agent = support::agent_library();
+        succeed(&[
+            "record",
+            "--agent",
+            agent.to_str().unwrap(),
+            "-o",
+            path.to_str().unwrap(),
+            "--",
+            "java",
+            workload.to_str().unwrap(),
+            "1",
+            "2",
+        ]);
+        path
+    })
+}
+
+#[test]
+fn go_reads_an_agent_recording_as_top_sums_it() {
+    if !have_go("go_reads_an_agent_recording_as_top_sums_it") {
+        return;
+    }
+    let recording = agent_recording();
+    let profile = recording.with_file_name("heap.pb.gz");
+    let stderr = succeed(&[
+        "convert",
+        recording.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "-o",
+        profile.to_str().unwrap(),
+    ]);
+    assert!(stderr.is_empty(), "nothing to say: {stderr}");
+    let raw = raw(&profile);
+    assert_eq!(
+        raw.types,
+        [
+            "alloc_objects/count",
+            "alloc_space/bytes",
+            "inuse_objects/count",
+            "inuse_space/bytes"
+        ]
+    );
+    assert_eq!(raw.default, "inuse_space/bytes");
+    let allocated = table(recording, GroupBy::Site, false);
+    let live = table(recording, GroupBy::Site, true);
+    for (at, (estimate, objects)) in [
+        (&allocated.total, true),
+        (&allocated.total, false),
+        (&live.total, true),
+        (&live.total, false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let expected = if objects {
+            estimate.objects()
+        } else {
+            estimate.bytes()
+        };
+        assert_total(&raw.types[at], raw.totals[at], expected, raw.samples);
+    }
+    // Each type's largest site is top's: by bytes as top ranks them, by
+    // objects the site top estimates the most objects of.
+    let most_objects = |table: &Table| {
+        let entry = table
+            .entries
+            .iter()
+            .max_by(|a, b| a.estimate.objects().total_cmp(&b.estimate.objects()))
+            .unwrap();
+        entry.key.clone()
+    };
+    for (sample_type, site) in [
+        ("alloc_objects", most_objects(&allocated)),
+        ("alloc_space", allocated.entries[0].key.clone()),
+        ("inuse_objects", most_objects(&live)),
+        ("inuse_space", live.entries[0].key.clone()),
+    ] {
+        assert_eq!(top_site(&profile, sample_type), site, "{sample_type}");
+    }
+    // The header: the recording's time and the agent's interval.
+    let header = pprof(&["-raw"], &profile);
+    assert!(header.contains("PeriodType: space bytes"), "{header}");
+    assert!(header.contains("Period: 524288"), "{header}");
+}
+
+#[test]
+fn go_reads_a_jdk_recording_as_samples_and_space() {
+    if !have_go("go_reads_a_jdk_recording_as_samples_and_space") {
+        return;
+    }
+    let dir = support::temp_dir("convert_pprof_jdk");
+    let recording = dir.join("jdk.jfr");
+    let workload =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
+    support::record_with_jfr(
+        &recording,
+        &["settings=profile"],
+        &[workload.to_str().unwrap(), "1", "2"],
+    );
+    // Next to the recording by default.
+    let stderr = succeed(&["convert", recording.to_str().unwrap(), "--format", "pprof"]);
+    assert!(
+        stderr.contains("no alloc_objects") && stderr.contains("no inuse_objects or inuse_space"),
+        "{stderr}"
+    );
+    let profile = dir.join("jdk.pb.gz");
+    let raw = raw(&profile);
+    assert_eq!(raw.types, ["samples/count", "alloc_space/bytes"]);
+    assert_eq!(raw.default, "alloc_space/bytes");
+    let allocated = table(&recording, GroupBy::Site, false);
+    assert_eq!(raw.totals[0], allocated.total.samples() as i64);
+    assert_total(
+        "alloc_space",
+        raw.totals[1],
+        allocated.total.bytes(),
+        raw.samples,
+    );
+    assert_eq!(
+        top_site(&profile, "alloc_space"),
+        allocated.entries[0].key,
+        "the largest site"
+    );
+}
+
+#[test]
+fn filters_and_the_depth_apply_as_to_the_other_formats() {
+    if !have_go("filters_and_the_depth_apply_as_to_the_other_formats") {
+        return;
+    }
+    let recording = agent_recording();
+    let profile = recording.with_file_name("worker-0.pb.gz");
+    succeed(&[
+        "convert",
+        recording.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "--thread",
+        "^worker-0$",
+        "--stack-depth",
+        "2",
+        "-o",
+        profile.to_str().unwrap(),
+    ]);
+    let by_thread = table(recording, GroupBy::Thread, false);
+    let worker = by_thread
+        .entries
+        .iter()
+        .find(|e| e.key == "worker-0")
+        .expect("a thread worker-0");
+    let raw = raw(&profile);
+    assert_total("alloc_space", raw.totals[1], worker.bytes(), raw.samples);
+    // Every stack of the workers is deeper than 2: each ends in
+    // [truncated], under the two frames kept.
+    let traces = pprof(&["-traces", "-sample_index=alloc_space"], &profile);
+    // After the header, one section per sample, each closed by a line:
+    // its labels (`thread:  worker-0`), then its frames leaf first, the
+    // first after its value.
+    let sections: Vec<&str> = traces.split("-----------+").collect();
+    let stacks: Vec<Vec<&str>> = sections[1..sections.len() - 1]
+        .iter()
+        .map(|trace| {
+            trace
+                .lines()
+                .skip(1)
+                .filter(|l| !l.contains(":  "))
+                .filter_map(|l| l.split_whitespace().last())
+                .collect()
+        })
+        .collect();
+    assert!(!stacks.is_empty(), "{traces}");
+    for frames in &stacks {
+        assert_eq!(frames.len(), 3, "{frames:?}");
+        assert_eq!(frames[2], "[truncated]", "{frames:?}");
+    }
+    assert!(traces.contains("thread:  worker-0"), "{traces}");
+    assert!(!traces.contains("thread:  worker-1"), "{traces}");
+}
+
+#[test]
+fn what_pprof_cannot_show_is_refused_clearly() {
+    let dir = support::temp_dir("convert_pprof_refused");
+    // --events: pprof reads the allocation events itself.
+    let recording = agent_recording();
+    let output = heapsampler(&[
+        "convert",
+        recording.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "--events",
+        "jdk.ExecutionSample",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("takes no --events"), "{stderr}");
+    // A recording without allocation events: as top says it.
+    let empty = dir.join("empty.jfr");
+    jfr_writer::Recording::create(&empty, jfr_writer::Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    let profile = dir.join("empty.pb.gz");
+    let output = heapsampler(&[
+        "convert",
+        empty.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "-o",
+        profile.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("has no jdk.ObjectAllocationSample events")
+            && stderr.contains("record with heapsampler"),
+        "{stderr}"
+    );
+    assert!(!profile.exists(), "nothing written");
+}
+
+/// Set to write convert/proto/perftools.profiles.rs again from
+/// profile.proto, instead of checking it.
+const REGENERATE: &str = "HEAPSAMPLER_REGENERATE_PROTO";
+
+#[test]
+fn the_profile_code_is_what_prost_build_makes_of_the_proto() {
+    let proto = Path::new(env!("CARGO_MANIFEST_DIR")).join("proto");
+    let committed = proto.join("perftools.profiles.rs");
+    let out = support::temp_dir("convert_pprof_proto");
+    let files = protox::compile(["profile.proto"], [&proto]).unwrap();
+    prost_build::Config::new()
+        .out_dir(&out)
+        .compile_fds(files)
+        .unwrap();
+    let generated = std::fs::read_to_string(out.join("perftools.profiles.rs")).unwrap();
+    if std::env::var_os(REGENERATE).is_some() {
+        std::fs::write(&committed, &generated).unwrap();
+    }
+    assert!(
+        std::fs::read_to_string(&committed).unwrap() == generated,
+        "{} is not what prost-build makes of profile.proto: write it again with \
+         `{REGENERATE}=1 cargo test --release -p heapsampler-convert --test pprof`",
+        committed.display()
+    );
+}
