@@ -3,8 +3,9 @@
 # `jfr print` on one recording of at least 200 MB: wall time, CPU time and
 # peak memory (maximum resident set size, from GNU time) of each, and the
 # ratios. Also `heapsampler summary` (the reader alone), the convert on one
-# thread (it uses every core by default), and a convert of a single copy of
-# the recording, to show that memory does not grow with the file.
+# thread (it uses every core by default), a convert of a single copy of
+# the recording, to show that memory does not grow with the file, and the
+# allocation samples as a pprof heap profile.
 #
 # The recording is a real JDK 17 one (settings=profile plus JFR's own
 # allocation sampling unthrottled) of the bundled allocation workload,
@@ -109,6 +110,13 @@ rm -rf "$work/csv-all"
 run "heapsampler convert --events jdk.ObjectAllocationSample" \
     "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample -o "$work/samples.csv"
 rm -f "$work/samples.csv"
+# The same samples as a pprof heap profile (one thread, aggregated), and
+# their CSV with no file written, the reading it is compared with.
+run "heapsampler convert --events jdk.ObjectAllocationSample -o /dev/null" \
+    "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample -o /dev/null
+run "heapsampler convert --format pprof" \
+    "$heapsampler" convert "$big" --format pprof -o "$work/heap.pb.gz"
+rm -f "$work/heap.pb.gz"
 run "heapsampler convert (all events), one copy" "$heapsampler" convert "$base" -o "$work/one-copy"
 rm -rf "$work/one-copy"
 run "jfr print --json" sh -c 'jfr print --json "$1" >/dev/null' sh "$big"
