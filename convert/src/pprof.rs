@@ -571,9 +571,13 @@ fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
         time_nanos: start,
         duration_nanos: read.start_nanos.map_or(0, |s| (read.end_nanos - s).max(0)),
         period_type,
-        // The interval is the sampler's only for samples taken by it.
+        // The period of samples taken at the interval: not of TLAB events,
+        // nor of a throttled sampler's, whose interval moves (and whose
+        // samples have no size).
         period: match made.source {
-            Some(Source::AllocationSamples) => read.interval.map_or(0, |i| i as i64),
+            Some(Source::AllocationSamples) if objects_known => {
+                read.interval.map_or(0, |i| i as i64)
+            }
             _ => 0,
         },
         default_sample_type,
@@ -637,21 +641,22 @@ mod tests {
     type Allocation = (Option<StackTraceRef>, ClassRef, ThreadRef, u64);
 
     /// A recording of heapsampler's kind: allocation samples (with the
-    /// sampling interval among its settings when `interval`), and a
-    /// lifetime for each of the first `lifetimes` samples: the first live,
-    /// the second not tracked, the rest freed.
-    fn recording(path: &Path, interval: bool, lifetimes: usize) {
+    /// sampling interval and the throttle among its settings when
+    /// `throttle` says the latter), and a lifetime for each of the first
+    /// `lifetimes` samples: the first live, the second not tracked, the
+    /// rest freed.
+    fn recording(path: &Path, throttle: Option<&str>, lifetimes: usize) {
         let mut recording = Recording::create(path, Options::default()).unwrap();
         let alloc = recording
             .register(events::object_allocation_sample())
             .unwrap();
         let lifetime = recording.register(events::object_lifetime()).unwrap();
-        if interval {
+        if let Some(throttle) = throttle {
             let settings = recording.register(events::active_setting()).unwrap();
             let value = format!("{INTERVAL} bytes");
             for (name, value) in [
                 (setting::SAMPLING_INTERVAL, value.as_str()),
-                (setting::THROTTLE, setting::THROTTLE_OFF),
+                (setting::THROTTLE, throttle),
             ] {
                 ActiveSetting {
                     start_time: Ticks(0),
@@ -810,7 +815,7 @@ mod tests {
     #[test]
     fn samples_of_one_stack_class_and_thread_are_one_rounded_once() {
         let path = temp("aggregated.jfr");
-        recording(&path, true, 3);
+        recording(&path, Some(setting::THROTTLE_OFF), 3);
         let Pprof { profile, made } = profile_of(&path, 64);
         assert_eq!(
             types(&profile),
@@ -857,7 +862,7 @@ mod tests {
     #[test]
     fn strings_functions_and_locations_are_stored_once() {
         let path = temp("tables.jfr");
-        recording(&path, true, 0);
+        recording(&path, Some(setting::THROTTLE_OFF), 0);
         let profile = profile_of(&path, 64).profile;
         let strings = &profile.string_table;
         assert_eq!(strings[0], "", "pprof's string 0");
@@ -905,10 +910,16 @@ mod tests {
     fn samples_without_sizes_are_counted_not_taken_for_objects() {
         let path = temp("unsized.jfr");
         // No interval among the settings: the weights name no size.
-        recording(&path, false, 0);
+        recording(&path, None, 0);
         let Pprof { profile, made } = profile_of(&path, 64);
         assert_eq!(types(&profile), ["samples/count", "alloc_space/bytes"]);
         assert_eq!(profile.period, 0, "no interval known");
+        // Throttled: the interval moves, and names no size.
+        let throttled = temp("throttled.jfr");
+        recording(&throttled, Some("100/s"), 0);
+        let throttled = profile_of(&throttled, 64).profile;
+        assert_eq!(types(&throttled), ["samples/count", "alloc_space/bytes"]);
+        assert_eq!(throttled.period, 0, "no one interval");
         assert!(!made.objects_known());
         let lines = samples(&profile);
         assert_eq!(
@@ -925,7 +936,7 @@ mod tests {
     #[test]
     fn stacks_cut_by_the_depth_end_in_truncated() {
         let path = temp("depth.jfr");
-        recording(&path, true, 0);
+        recording(&path, Some(setting::THROTTLE_OFF), 0);
         let profile = profile_of(&path, 1).profile;
         let lines = samples(&profile);
         assert!(
