@@ -168,12 +168,12 @@ pub enum Command {
     /// end (as top --live; left out when the recording has none). Samples
     /// of one stack, class and thread are summed and rounded once, so totals
     /// match top's to within half a unit per pprof sample. Samples that do
-    /// not carry their object's size (the JDK's own sampler, throttled by
-    /// rate; TLAB events) cannot estimate objects: the profile has samples
-    /// (a count of samples) in place of alloc_objects, and says so. Labels
-    /// class and thread; functions pkg.Class.method with line numbers, no
-    /// source file (JFR records none); [truncated] at the root of stacks cut
-    /// at the depth limit. Takes no --events.
+    /// not carry their object's size (the JDK's own sampler and ours with
+    /// rate=, both throttled; TLAB events) cannot estimate objects: the
+    /// profile has samples (a count of samples) in place of alloc_objects,
+    /// and says so. Labels class and thread; functions pkg.Class.method with
+    /// line numbers, no source file (JFR records none); [truncated] at the
+    /// root of stacks cut at the depth limit. Takes no --events.
     ///
     /// The filters (--from, --to, --thread, --class) apply to every format;
     /// an event must pass all of them.
@@ -252,8 +252,8 @@ Examples:
         /// chunk's rows in turn (0: one per core). The output is the same
         /// with any number.
         ///
-        /// A recording of one chunk, and --format collapsed, are converted
-        /// on one thread. Example: --threads 1
+        /// A recording of one chunk, --format collapsed and --format pprof
+        /// are converted on one thread. Example: --threads 1
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
     },
