@@ -16,9 +16,9 @@
 //!
 //! Objects need each sample's size ([`Sample::size`]). The JDK's own
 //! sampler throttles by rate and weighs a sample by the bytes its thread
-//! allocated since its last one, and a TLAB event stands for a TLAB: their
-//! samples have no size, and no honest count of objects can be made from
-//! them. Such a profile has `samples`/`count` (the samples themselves, as
+//! allocated since its last one, heapsampler's under `rate=` moves its
+//! interval, and a TLAB event stands for a TLAB: their samples have no
+//! size, and no honest count of objects can be made from them. Such a profile has `samples`/`count` (the samples themselves, as
 //! in a Go CPU profile) where `alloc_objects` would be; leaving the type
 //! out instead would make pprof's default view the bytes anyway, but the
 //! count of samples tells how much an estimate rests on.
@@ -99,9 +99,10 @@ struct Key {
 
 impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        // Two words rather than three small writes: one sample's lookup.
+        // Two words rather than three small writes (IdHash mixes words):
+        // one lookup per sample.
         state.write_u64(u64::from(self.stack) << 32 | u64::from(self.class));
-        state.write_u32(self.thread);
+        state.write_u64(self.thread.into());
     }
 }
 
