@@ -41,6 +41,16 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
+    /// The grouping as the command line names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Site => "site",
+            Self::AppSite => "app-site",
+            Self::Class => "class",
+            Self::Thread => "thread",
+        }
+    }
+
     /// The line for samples without what they are grouped by.
     fn missing(self) -> &'static str {
         match self {
