@@ -42,6 +42,7 @@
 //! - [`samples`]: the allocation samples of a recording, one at a time,
 //!   with their weight, size and liveness.
 //! - [`top`]: `heapsampler top`, where the bytes go, with 95% intervals.
+//! - [`diff`]: `heapsampler diff`, what changed between two recordings.
 //!
 //! The command line itself (`src/bin/heapsampler/`) parses arguments, runs
 //! JVMs and jcmd, and prints; this library does no such thing.
@@ -49,6 +50,7 @@
 pub mod allocation;
 pub mod collapsed;
 pub mod conversion;
+pub mod diff;
 pub mod export;
 pub mod filter;
 pub mod pprof;

@@ -41,6 +41,16 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
+    /// The grouping as the command line names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Site => "site",
+            Self::AppSite => "app-site",
+            Self::Class => "class",
+            Self::Thread => "thread",
+        }
+    }
+
     /// The line for samples without what they are grouped by.
     fn missing(self) -> &'static str {
         match self {
@@ -156,28 +166,40 @@ pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
 /// until the recording's end tells which one the table shows.
 #[derive(Default)]
 struct Tally {
-    totals: HashMap<String, Estimate>,
+    /// By group: the index of its line in [`Grouping::lines`].
+    groups: Vec<Estimate>,
     untracked: Estimate,
 }
 
-/// Groups samples into [`Tally`]s by the query's key.
+/// Groups samples into [`Tally`]s by the query's key. A sample costs one
+/// lookup of its pool key; the key's text is made, and looked up among the
+/// lines, once per key per chunk.
 struct Grouping {
     query: Query,
     tallies: Vec<Tally>,
-    /// Each pooled key's line, made once per chunk.
-    keys: IdMap<(u64, u64), String>,
+    /// Each group's line (site, class or thread), and its index there.
+    lines: Vec<String>,
+    line_index: HashMap<String, usize>,
+    /// The group of each pool key of this chunk.
+    keys: IdMap<(u64, u64), usize>,
 }
 
 impl Grouping {
-    /// The line of a key's text.
-    fn key_of(&self, text: String) -> String {
-        if text.is_empty() {
+    /// The group of a key's text.
+    fn group_of(&mut self, text: String) -> usize {
+        let line = if text.is_empty() {
             self.query.by.missing().to_owned()
         } else if self.query.by == GroupBy::AppSite {
             app_frame(&text).to_owned()
         } else {
             text
+        };
+        if let Some(&at) = self.line_index.get(&line) {
+            return at;
         }
+        self.lines.push(line.clone());
+        self.line_index.insert(line, self.lines.len() - 1);
+        self.lines.len() - 1
     }
 }
 
@@ -187,10 +209,10 @@ impl SampleVisitor for Grouping {
     }
 
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
-        let tally = &mut self.tallies[kind.source];
         if self.query.live {
             // A recording without the field tracked every object.
             if !sample.tracked {
+                let tally = &mut self.tallies[kind.source];
                 tally.untracked.add_weighted(sample.weight, sample.size);
                 return;
             }
@@ -203,26 +225,22 @@ impl SampleVisitor for Grouping {
             GroupBy::Class => &sample.object_class,
             GroupBy::Thread => &sample.event_thread,
         };
-        let inline;
-        let key = match *key {
+        let group = match *key {
             Field::Pooled { class_id, key } => match self.keys.get(&(class_id, key)) {
-                Some(line) => line,
+                Some(&group) => group,
                 None => {
-                    let line = self.key_of(text.text(&Value::Ref { class_id, key }));
-                    self.keys.entry((class_id, key)).or_insert(line)
+                    let group = self.group_of(text.text(&Value::Ref { class_id, key }));
+                    self.keys.insert((class_id, key), group);
+                    group
                 }
             },
-            ref other => {
-                inline = self.key_of(text.text(&other.clone().into_value()));
-                &inline
-            }
+            ref other => self.group_of(text.text(&other.clone().into_value())),
         };
-        let tally = &mut self.tallies[kind.source];
-        let estimate = match tally.totals.get_mut(key.as_str()) {
-            Some(estimate) => estimate,
-            None => tally.totals.entry(key.clone()).or_default(),
-        };
-        estimate.add_weighted(sample.weight, sample.size);
+        let groups = &mut self.tallies[kind.source].groups;
+        if groups.len() <= group {
+            groups.resize(group + 1, Estimate::new());
+        }
+        groups[group].add_weighted(sample.weight, sample.size);
     }
 }
 
@@ -234,6 +252,8 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
     let mut grouping = Grouping {
         query,
         tallies: sources.iter().map(|_| Tally::default()).collect(),
+        lines: Vec::new(),
+        line_index: HashMap::new(),
         keys: IdMap::default(),
     };
     // The top frame is the allocation site; the program's own may be
@@ -249,9 +269,11 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         .collect();
     let tally = grouping.tallies.swap_remove(chosen);
     let mut total = Estimate::new();
-    let mut entries: Vec<Entry> = tally
-        .totals
+    let mut entries: Vec<Entry> = grouping
+        .lines
         .into_iter()
+        .zip(tally.groups)
+        .filter(|(_, estimate)| estimate.samples() > 0)
         .map(|(key, estimate)| {
             total.merge(&estimate);
             Entry { key, estimate }

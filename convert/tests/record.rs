@@ -251,7 +251,7 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
         .unwrap();
     let first = allocated
         .lines()
-        .find(|l| l.trim_start().starts_with("1 "))
+        .find(|l| l.trim_start().starts_with('1'))
         .unwrap();
     assert!(first.contains("Demo"), "the program's own code: {first}");
     // The summary's headline names the table's first site, share and all.
@@ -261,8 +261,13 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
         .unwrap_or_else(|| panic!("a headline in {stdout}"));
     let (site, rest) = headline.split_once(" (").unwrap();
     let share: f64 = rest.split_once('%').unwrap().0.parse().unwrap();
-    // `#, bytes (a number and a unit), share, samples, where`.
-    let row: Vec<&str> = first.split_whitespace().collect();
+    // `#, bytes, interval, share, objects, interval, samples, where`:
+    // cells apart by two spaces or more.
+    let row: Vec<&str> = first
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
     let row_share: f64 = row[3].trim_end_matches('%').parse().unwrap();
     assert_eq!(site, *row.last().unwrap(), "{headline} against {first}");
     // The headline rounds to a whole percent, the table to a tenth.

@@ -185,6 +185,26 @@ fn gamma_quantile(mean: f64, variance: f64, z: f64) -> f64 {
     mean * base.max(0.0).powi(3)
 }
 
+/// The 95% interval of a group that has no samples, whose samples would each
+/// stand for about `scale` (bytes or objects): `[0, 2.46 scale]`. It is the
+/// Jeffreys interval at a count of 0 (the gamma of shape ½), as
+/// [`Estimate::bytes_interval`] computes it for a count of `k`; the exact
+/// quantile is 2.51 `scale`. Comparing two recordings needs it: a site
+/// missing from one was not necessarily absent from it, only unseen.
+pub fn unseen_interval(scale: f64) -> Interval {
+    let scale = scale.max(0.0);
+    let high = if scale > 0.0 {
+        gamma_quantile(scale / 2.0, scale * scale / 2.0, Z_95)
+    } else {
+        0.0
+    };
+    Interval {
+        estimate: 0.0,
+        low: 0.0,
+        high,
+    }
+}
+
 /// A 95% interval around an estimate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
@@ -581,5 +601,18 @@ mod tests {
         // Merging keeps the objects unknown.
         sized.merge(&e);
         assert!(!sized.objects_known());
+    }
+
+    #[test]
+    fn an_unseen_group_may_still_hold_two_and_a_half_samples() {
+        let unseen = unseen_interval(T as f64);
+        assert_eq!((unseen.estimate, unseen.low), (0.0, 0.0));
+        // Exact: the 97.5% quantile of a gamma of shape ½, 2.5119.
+        assert!(close(unseen.high, 2.5119 * T as f64, 0.03), "{unseen:?}");
+        // One sample's interval starts below where no sample's ends.
+        let mut one = Estimate::new();
+        one.add(16, T);
+        assert!(one.bytes_interval().low < unseen.high);
+        assert_eq!(unseen_interval(0.0).high, 0.0);
     }
 }

@@ -12,7 +12,17 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 9] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 11] = [
+    (
+        "convert/src/diff.rs",
+        "samples",
+        "a column heading of diff's table",
+    ),
+    (
+        "convert/src/top.rs",
+        "class",
+        "--by class, as the command line spells it",
+    ),
     ("core/src/options.rs", "live", "the agent option live=true"),
     (
         "core/src/options.rs",

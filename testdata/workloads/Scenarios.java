@@ -23,6 +23,11 @@ import java.util.List;
  *                      humongous objects), keeping the last 8 reachable
  *   run SECONDS [N]    allocates on N threads (default 2) for SECONDS, after
  *                      printing "ready" (for signals and attaching)
+ *   paced SECONDS MIB [leak]
+ *                      allocates MIB MiB per second of wall time for SECONDS,
+ *                      whatever the machine's load (it catches up on time, in
+ *                      Paced.buffers and Paced.boxes); with "leak", also keeps
+ *                      a quarter as much again reachable (Paced.leak)
  */
 public final class Scenarios {
     static volatile Object sink;
@@ -46,6 +51,8 @@ public final class Scenarios {
             case "measured" -> measured(Long.parseLong(args[1]) << 20);
             case "humongous" -> humongous(Long.parseLong(args[1]));
             case "run" -> run(Long.parseLong(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 2);
+            case "paced" -> Paced.run(Long.parseLong(args[1]), Long.parseLong(args[2]) << 20,
+                    args.length > 3 && args[3].equals("leak"));
             default -> throw new IllegalArgumentException(args[0]);
         }
         System.out.println("done");
@@ -215,6 +222,48 @@ public final class Scenarios {
         System.out.flush();
         for (Thread worker : workers) {
             worker.join();
+        }
+    }
+
+    /** Allocation at a steady rate of wall time, for comparing recordings. */
+    static final class Paced {
+        static void run(long seconds, long bytesPerSecond, boolean leak) throws InterruptedException {
+            long start = System.nanoTime();
+            long end = start + seconds * 1_000_000_000L;
+            long allocated = 0;
+            for (long now = start; now < end; now = System.nanoTime()) {
+                long due = (long) ((now - start) / 1e9 * bytesPerSecond);
+                while (allocated < due) {
+                    buffers();
+                    boxes();
+                    allocated += 2 * 16 * 1024;
+                    if (leak) {
+                        leak();
+                    }
+                }
+                Thread.sleep(5);
+            }
+        }
+
+        /** 16 KiB in 1 KiB arrays. */
+        static void buffers() {
+            for (int i = 0; i < 16; i++) {
+                sink = new byte[1024 - 16];
+            }
+        }
+
+        /** 16 KiB in 16-byte objects. */
+        static void boxes() {
+            for (int i = 0; i < 1024; i++) {
+                sink = new Object();
+            }
+        }
+
+        /** 8 KiB kept: a quarter of what each round allocates. */
+        static void leak() {
+            for (int i = 0; i < 8; i++) {
+                KEPT.add(new byte[1024 - 16]);
+            }
         }
     }
 }

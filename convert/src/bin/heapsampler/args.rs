@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use heapsampler_convert::conversion::Format;
 use heapsampler_convert::filter::{TimeBound, parse_regex};
-use heapsampler_convert::top::GroupBy;
+use heapsampler_convert::top::{GroupBy, Query};
 use regex::Regex;
 
 /// A low-overhead heap-allocation profiler for the JVM.
@@ -120,20 +120,41 @@ pub enum Command {
     /// allocations, so only one is added; the output says which. With
     /// --live, from heapsampler.ObjectLifetime events still live at the end:
     /// what the heap held, and who allocated it.
+    ///
+    /// Each estimate (bytes and objects) comes with its 95% interval: the
+    /// range that holds the true figure in 95 recordings out of 100, from
+    /// how the JVM samples. Rows marked ~ have an interval wider than the
+    /// estimate: a few samples, which say "some" and little more. Objects
+    /// are estimated where the samples carry their object's size
+    /// (heapsampler's recordings at a fixed interval); the JDK's own
+    /// samples do not, and show bytes only.
     Top {
         /// The recording.
         file: PathBuf,
-        /// Group by allocation site (the top frame), app-site (the first
-        /// frame outside the JDK: your code, not the Arrays.copyOf it
-        /// called), class or thread.
-        #[arg(long, value_enum, default_value_t = ByArg::Site)]
-        by: ByArg,
-        /// Only objects still live when the recording ended.
-        #[arg(long)]
-        live: bool,
-        /// With --live: only objects that outlived at least this many collections.
-        #[arg(long, default_value_t = 0, requires = "live")]
-        min_gcs: u64,
+        #[command(flatten)]
+        question: Question,
+        /// How many lines.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// What changed between two recordings, per site, class or thread.
+    ///
+    /// Compares the allocation rate (estimated bytes per second of each
+    /// recording, so recordings of different lengths compare), or with
+    /// --live the bytes still live at each recording's end. Groups whose
+    /// change is significant come first, largest change first; a change
+    /// whose two 95% intervals overlap is marked ~, not significant. A
+    /// group seen in only one recording is compared with what the other
+    /// could have held unseen.
+    ///
+    /// Example: heapsampler diff before.jfr after.jfr --by app-site
+    Diff {
+        /// The recording to compare against (before a change, or earlier).
+        base: PathBuf,
+        /// The recording compared (after a change, or later).
+        new: PathBuf,
+        #[command(flatten)]
+        question: Question,
         /// How many lines.
         #[arg(short = 'n', long, default_value_t = 20)]
         limit: usize,
@@ -257,6 +278,32 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
     },
+}
+
+/// What `top` and `diff` group and count.
+#[derive(Debug, clap::Args)]
+pub struct Question {
+    /// Group by allocation site (the top frame), app-site (the first
+    /// frame outside the JDK: your code, not the Arrays.copyOf it
+    /// called), class or thread.
+    #[arg(long, value_enum, default_value_t = ByArg::Site)]
+    pub by: ByArg,
+    /// Only objects still live when the recording ended.
+    #[arg(long)]
+    pub live: bool,
+    /// With --live: only objects that outlived at least this many collections.
+    #[arg(long, default_value_t = 0, requires = "live")]
+    pub min_gcs: u64,
+}
+
+impl From<&Question> for Query {
+    fn from(question: &Question) -> Self {
+        Query {
+            by: question.by.into(),
+            live: question.live,
+            min_gcs: question.min_gcs,
+        }
+    }
 }
 
 /// `--by` of `top`: the library's [`GroupBy`], as the command line spells it.

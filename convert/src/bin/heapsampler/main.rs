@@ -113,18 +113,15 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Summary { file } => summary(&file)?,
         Command::Top {
             file,
-            by,
-            live,
-            min_gcs,
+            question,
             limit,
-        } => {
-            let query = Query {
-                by: by.into(),
-                live,
-                min_gcs,
-            };
-            top(&file, query, limit)?
-        }
+        } => top(&file, (&question).into(), limit)?,
+        Command::Diff {
+            base,
+            new,
+            question,
+            limit,
+        } => diff(&base, &new, (&question).into(), limit)?,
         Command::Convert {
             file,
             output,
@@ -215,7 +212,8 @@ fn summary(file: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
+/// The table `top` makes of `file`, or why the question does not fit it.
+fn table(file: &Path, query: Query) -> Result<top::Table, Failure> {
     let table = top::top(file, query).map_err(|e| e.to_string())?;
     if table.events == 0 {
         // Not an empty table: the question does not fit the file.
@@ -226,7 +224,46 @@ fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
             query.without_events()
         )));
     }
-    print!("{}", table.render(limit));
+    Ok(table)
+}
+
+fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
+    print!("{}", table(file, query)?.render(limit));
+    Ok(())
+}
+
+fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failure> {
+    let (base_table, new_table) = (table(base, query)?, table(new, query)?);
+    let describe = |path: &Path, table: &top::Table| {
+        format!(
+            "{} ({:.1} s, {} samples)",
+            path.display(),
+            table.seconds,
+            table.total.samples()
+        )
+    };
+    println!(
+        "{} by {}: {} -> {}",
+        if query.live {
+            "bytes live at the end"
+        } else {
+            "allocation rate"
+        },
+        query.by.name(),
+        describe(base, &base_table),
+        describe(new, &new_table)
+    );
+    if base_table.source != new_table.source {
+        say(format_args!(
+            "warning: {} counts {} events, {} counts {} events",
+            base.display(),
+            base_table.source.names(),
+            new.display(),
+            new_table.source.names()
+        ));
+    }
+    let diff = heapsampler_convert::diff::diff(&base_table, &new_table, !query.live);
+    print!("{}", diff.render(limit));
     Ok(())
 }
 
