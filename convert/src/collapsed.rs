@@ -29,6 +29,10 @@ use crate::read::{IdMap, ReadError};
 /// still counts in the total (perf and inferno use the same name).
 pub const UNKNOWN_FRAME: &str = "[unknown]";
 
+/// The frame at the root end of a stack that was cut, where its missing
+/// frames would be.
+pub const TRUNCATED_FRAME: &str = "[truncated]";
+
 /// Stacks and their summed values, gathered over the chunks of a recording.
 #[derive(Debug, Default)]
 pub struct FoldedStacks {

@@ -381,7 +381,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
     /// A stack trace value's frames, top first, at most `stack_depth` of
     /// them, each with its method and line, and whether frames beyond them
     /// are missing. Empty for a null stack trace.
-    pub fn stack(&self, stack_trace: &Value) -> Stack {
+    pub fn stack_parts(&self, stack_trace: &Value) -> Stack {
         let Value::Object { class_id, fields } = self.chunk.resolve(stack_trace) else {
             return Stack::default();
         };
@@ -518,12 +518,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
     }
 }
 
-/// The frame at the root of a stack that lost frames nearest the root:
-/// cut at the depth limit when recorded or when read. Every output that
-/// draws stacks names it so.
-pub const TRUNCATED_FRAME: &str = "[truncated]";
-
-/// A stack trace as [`Flattener::stack`] reads it.
+/// A stack trace as [`Flattener::stack_parts`] reads it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stack {
     /// The frames, top (the allocation) first.

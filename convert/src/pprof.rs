@@ -55,8 +55,8 @@ use jfr_writer::format::names::field;
 use prost::Message;
 
 use crate::allocation::{ALLOCATIONS, Source};
-use crate::collapsed::UNKNOWN_FRAME;
-use crate::export::{Flattener, TRUNCATED_FRAME};
+use crate::collapsed::{TRUNCATED_FRAME, UNKNOWN_FRAME};
+use crate::export::Flattener;
 use crate::filter::Filter;
 use crate::read::IdMap;
 use crate::read::chunk::Chunk;
@@ -238,7 +238,7 @@ impl Builder<'_> {
     /// The stack id of a stack trace value, storing its locations and
     /// functions if they are new.
     fn new_stack(&mut self, text: &Flattener<'_, '_>, stack_trace: &Value) -> u32 {
-        let stack = text.stack(stack_trace);
+        let stack = text.stack_parts(stack_trace);
         let mut locations = Vec::with_capacity(stack.frames.len() + 1);
         for frame in &stack.frames {
             let function = self.function(text, &frame.method);
