@@ -5,8 +5,6 @@
 //! Java name such as `java.lang.String` or `int[]`), so what a user reads in
 //! one conversion is what they can filter on in the next.
 
-use std::collections::HashMap;
-
 use regex::Regex;
 
 use jfr_writer::format::names::{self, field};
@@ -15,6 +13,7 @@ use crate::export::{Flattener, epoch_nanos};
 use crate::read::chunk::Chunk;
 use crate::read::event::{Event, Field};
 use crate::read::metadata::ClassInfo;
+use crate::read::IdMap;
 use crate::read::value::Value;
 
 /// The forms `--from` and `--to` accept, for help and error messages.
@@ -186,7 +185,9 @@ pub struct ChunkFilter<'f, 'c, 'a> {
     window: Window,
     chunk: &'c Chunk<'a>,
     flattener: Flattener<'c, 'a>,
-    fields: HashMap<u64, Fields>,
+    /// The fields each event type's conditions look at; a type missing
+    /// here has none to see.
+    fields: IdMap<u64, Fields>,
 }
 
 /// One event on its way through a [`ChunkFilter`]: which conditions it
@@ -203,12 +204,25 @@ pub struct Check {
 impl<'f, 'c, 'a> ChunkFilter<'f, 'c, 'a> {
     /// The filter for `chunk`, with the time window already resolved.
     pub fn new(filter: &'f Filter, window: Window, chunk: &'c Chunk<'a>) -> Self {
+        // Only the fields a condition looks at are seen: none for the empty
+        // filter, which then costs an event nothing but a lookup in an
+        // empty map.
+        let used = |field: Option<usize>, used: bool| field.filter(|_| used);
         let fields = chunk
             .metadata
             .classes
             .iter()
             .filter(|c| c.is_event())
-            .map(|c| (c.id, Fields::of(chunk, c)))
+            .map(|c| {
+                let all = Fields::of(chunk, c);
+                let used = Fields {
+                    start_time: used(all.start_time, !window.is_unbounded()),
+                    thread: used(all.thread, filter.thread.is_some()),
+                    class: used(all.class, filter.class.is_some()),
+                };
+                (c.id, used)
+            })
+            .filter(|(_, used)| used.start_time.or(used.thread).or(used.class).is_some())
             .collect();
         Self {
             filter,
