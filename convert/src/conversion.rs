@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::allocation::{self, ALLOCATIONS};
-use crate::collapsed::{FoldedStacks, fold_chunk};
+use crate::collapsed::{Fold, FoldedStacks, fold_chunk};
 use crate::export::ExportError;
 use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
 use crate::progress::Progress;
@@ -982,7 +982,11 @@ fn convert_collapsed(
         declared.see(&chunk);
         let window = *window.get_or_insert_with(|| options.filter.window(chunk.header.start_nanos));
         let filter = ChunkFilter::new(&options.filter, window, &chunk);
-        fold_chunk(&chunk, options.stack_depth, &into, &mut stacks, &filter)
+        let fold = Fold {
+            stack_depth: options.stack_depth,
+            live: None,
+        };
+        fold_chunk(&chunk, fold, &into, &mut stacks, &filter)
             .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
         progress.update(raw.stored_end);
     }

@@ -367,26 +367,44 @@ impl<'c, 'a> Flattener<'c, 'a> {
     /// of them: `pkg.Class.method`, followed by `(line)` when `lines` is set
     /// and the line is known. Empty for a null stack trace.
     pub fn frames(&self, stack_trace: &Value, lines: bool) -> Vec<String> {
+        self.stack(stack_trace, lines).0
+    }
+
+    /// The frames of a stack trace value as [`frames`](Self::frames) gives
+    /// them, and whether the stack is cut (frames nearest the root are
+    /// missing): the recorder cut it at its depth (the `truncated` field),
+    /// or it has more than `stack_depth` frames.
+    pub fn stack(&self, stack_trace: &Value, lines: bool) -> (Vec<String>, bool) {
         match self.chunk.resolve(stack_trace) {
             Value::Object { class_id, fields } => match self.chunk.metadata.class(*class_id) {
                 Some(class) if class.name == class::STACK_TRACE => {
                     self.stack_frames(class, fields, lines)
                 }
-                _ => Vec::new(),
+                _ => (Vec::new(), false),
             },
-            _ => Vec::new(),
+            _ => (Vec::new(), false),
         }
     }
 
-    fn stack_frames(&self, class: &ClassInfo, fields: &[Value], lines: bool) -> Vec<String> {
+    fn stack_frames(
+        &self,
+        class: &ClassInfo,
+        fields: &[Value],
+        lines: bool,
+    ) -> (Vec<String>, bool) {
+        let truncated = matches!(
+            self.field(class, fields, field::TRUNCATED),
+            Some((Value::Boolean(true), _))
+        );
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
-            return Vec::new();
+            return (Vec::new(), truncated);
         };
-        frames
+        let kept = frames
             .iter()
             .take(self.stack_depth)
             .map(|frame| self.frame(frame, lines))
-            .collect()
+            .collect();
+        (kept, truncated || frames.len() > self.stack_depth)
     }
 
     /// Appends a stack trace's text: what [`stack_frames`](Self::stack_frames)
