@@ -156,7 +156,9 @@ pub enum Command {
     /// jdk.ObjectAllocationOutsideTLAB), or the number of events for types
     /// without one. Without --events it folds jdk.ObjectAllocationSample, or
     /// in a recording without those, both TLAB events, as top does. Events
-    /// without a stack count under the frame [unknown]. Lines are sorted by
+    /// without a stack count under the frame [unknown]; a stack cut at the
+    /// recorder's depth or at --stack-depth starts with the frame
+    /// [truncated], where its missing frames would be. Lines are sorted by
     /// stack.
     /// The input of flamegraph.pl, inferno-flamegraph and speedscope.
     ///
@@ -230,12 +232,12 @@ Examples:
         /// '^java\.lang\.String$' or --class '\[\]$' (arrays)
         #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
         class: Option<Regex>,
-        /// Threads converting chunks to CSV at once, each writing its
-        /// chunk's rows in turn (0: one per core). The output is the same
-        /// with any number.
+        /// Threads converting chunks at once (0: one per core): for CSV,
+        /// each writes its chunk's rows in turn; folded stacks are added up
+        /// at the end. The output is the same with any number.
         ///
-        /// A recording of one chunk, and --format collapsed, are converted
-        /// on one thread. Example: --threads 1
+        /// A recording of one chunk is converted on one thread. Example:
+        /// --threads 1
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
     },
