@@ -7,7 +7,9 @@
 //! Chunks are self-contained (each has its metadata and constant pools), so
 //! CSV is made on every core at once: each thread converts a chunk and
 //! writes its rows when the chunks before it are written, so the files are
-//! the same as when one thread does it all.
+//! the same as when one thread does it all. Folded stacks too (for
+//! `--format collapsed` and [`flame`](crate::flame)): each thread folds the
+//! chunks it takes into stacks of its own, added up at the end.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -19,7 +21,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use crate::allocation::{self, ALLOCATIONS};
 use crate::collapsed::{Fold, FoldedStacks, fold_chunk};
 use crate::export::ExportError;
-use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
+use crate::filter::{ChunkFilter, Filter, Window};
 use crate::progress::Progress;
 use crate::read;
 use crate::read::chunk::{Chunk, MetadataCache};
@@ -155,23 +157,9 @@ impl Options {
         }
     }
 
-    /// Refuses a window that is empty before any recording is read: both
-    /// ends of one kind, the start not before the end.
+    /// Refuses a window that is empty, before any recording is read.
     fn check_window(&self) -> Result<(), ConvertError> {
-        let (Some(from), Some(to)) = (self.filter.from, self.filter.to) else {
-            return Ok(());
-        };
-        let empty = match (from, to) {
-            (TimeBound::At(from), TimeBound::At(to))
-            | (TimeBound::AfterStart(from), TimeBound::AfterStart(to)) => from >= to,
-            _ => false,
-        };
-        if empty {
-            return Err(ConvertError::Usage(
-                "--from must come before --to: the window [from, to) is empty".to_owned(),
-            ));
-        }
-        Ok(())
+        self.filter.check_window().map_err(ConvertError::Usage)
     }
 }
 
@@ -1066,7 +1054,11 @@ pub(crate) fn fold_recording(
             let handles: Vec<_> = (0..threads).map(|_| scope.spawn(fold_chunks)).collect();
             handles
                 .into_iter()
-                .map(|handle| handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
                 .collect()
         })
     } else {
@@ -1187,12 +1179,9 @@ fn convert_collapsed(
     Ok(folded)
 }
 
-/// Converts the recording `file` as `options` say.
-pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
-    let types = options.types()?;
-    options.check_window()?;
-    let failed = |e: FileError| ConvertError::Failed(e.to_string());
-    let recording = RecordingFile::open(file).map_err(failed)?;
+/// The progress of reading `file`, on a terminal, unless the output
+/// (`output`, `-` for standard output) goes to that terminal too.
+pub(crate) fn progress(file: &Path, output: Option<&Path>) -> Progress {
     // Progress counts bytes of the file as stored, compressed or not (a
     // pipe has no length: its progress is a count).
     let total = std::fs::metadata(file)
@@ -1203,9 +1192,17 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         || file.display().to_string(),
         |n| n.to_string_lossy().into(),
     );
-    let output_on_terminal =
-        options.output.as_deref().is_some_and(is_stdout) && io::stdout().is_terminal();
-    let mut progress = Progress::new(name, total, !output_on_terminal);
+    let output_on_terminal = output.is_some_and(is_stdout) && io::stdout().is_terminal();
+    Progress::new(name, total, !output_on_terminal)
+}
+
+/// Converts the recording `file` as `options` say.
+pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
+    let types = options.types()?;
+    options.check_window()?;
+    let failed = |e: FileError| ConvertError::Failed(e.to_string());
+    let recording = RecordingFile::open(file).map_err(failed)?;
+    let mut progress = progress(file, options.output.as_deref());
     let mut folded = None;
     let (events, truncated) = match options.format {
         Format::Csv => {

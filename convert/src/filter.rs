@@ -10,10 +10,10 @@ use regex::Regex;
 use jfr_writer::format::names::{self, field};
 
 use crate::export::{Flattener, epoch_nanos};
+use crate::read::IdMap;
 use crate::read::chunk::Chunk;
 use crate::read::event::{Event, Field};
 use crate::read::metadata::ClassInfo;
-use crate::read::IdMap;
 use crate::read::value::Value;
 
 /// The forms `--from` and `--to` accept, for help and error messages.
@@ -116,6 +116,23 @@ impl Filter {
     /// Whether the filter keeps every event.
     pub fn is_empty(&self) -> bool {
         self.from.is_none() && self.to.is_none() && self.thread.is_none() && self.class.is_none()
+    }
+
+    /// Refuses a window that is empty whatever the recording: both ends of
+    /// one kind, the start not before the end.
+    pub fn check_window(&self) -> Result<(), String> {
+        let (Some(from), Some(to)) = (self.from, self.to) else {
+            return Ok(());
+        };
+        let empty = match (from, to) {
+            (TimeBound::At(from), TimeBound::At(to))
+            | (TimeBound::AfterStart(from), TimeBound::AfterStart(to)) => from >= to,
+            _ => false,
+        };
+        if empty {
+            return Err("--from must come before --to: the window [from, to) is empty".to_owned());
+        }
+        Ok(())
     }
 
     /// The window in nanoseconds since the epoch, `[from, to)`, for a

@@ -36,6 +36,8 @@
 //! - [`export`]: the text of values, as every output shows them.
 //! - [`rows`]: CSV rows, made as the event decoder reads the fields.
 //! - [`collapsed`]: events to folded stacks, for flame graphs.
+//! - [`flame`]: `heapsampler flame`, folded stacks as an interactive flame
+//!   graph.
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
 //! - [`top`]: `heapsampler top`, where the bytes go.
@@ -48,6 +50,7 @@ pub mod collapsed;
 pub mod conversion;
 pub mod export;
 pub mod filter;
+pub mod flame;
 pub mod progress;
 pub mod read;
 pub mod rows;

@@ -12,7 +12,7 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 4] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 5] = [
     ("core/src/options.rs", "live", "the agent option live=true"),
     (
         "core/src/options.rs",
@@ -28,6 +28,11 @@ const OTHER_MEANINGS: [(&str, &str, &str); 4] = [
         "convert/src/bin/heapsampler/args.rs",
         "live",
         "top's --live argument",
+    ),
+    (
+        "convert/src/flame.rs",
+        "samples",
+        "the unit of a flame graph's widths",
     ),
 ];
 
