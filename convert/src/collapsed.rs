@@ -320,7 +320,10 @@ pub fn fold_chunk<'a>(
     }
     for (stacks, sums) in stacks.iter_mut().zip(sums) {
         for ((class_id, key), totals) in sums.pooled {
-            stacks.add_owned(fold_stack(&flattener, &Value::Ref { class_id, key }), totals);
+            stacks.add_owned(
+                fold_stack(&flattener, &Value::Ref { class_id, key }),
+                totals,
+            );
         }
         if sums.unknown.events > 0 {
             stacks.add(UNKNOWN_FRAME, sums.unknown);
@@ -344,27 +347,39 @@ fn integer(field: &Field<'_>) -> Option<i64> {
 /// A stack trace as one line: root first, frames joined with `;`, after
 /// [`TRUNCATED_FRAME`] if the stack was cut.
 fn fold_stack(flattener: &Flattener<'_, '_>, stack_trace: &Value) -> String {
-    let (frames, cut) = flattener.stack(stack_trace, false);
-    fold_frames(&frames, cut)
+    let mut line = Line::default();
+    let cut = flattener.frames_root_first(stack_trace, &mut |frame| line.push(frame));
+    line.finish(cut)
 }
 
-/// Frames, top first, as one line; `cut`: frames nearest the root are
-/// missing.
-fn fold_frames(frames: &[String], cut: bool) -> String {
-    if frames.is_empty() {
-        return UNKNOWN_FRAME.to_owned();
-    }
-    let mut line = String::new();
-    if cut {
-        line.push_str(TRUNCATED_FRAME);
-    }
-    for frame in frames.iter().rev() {
-        if !line.is_empty() {
-            line.push(';');
+/// A folded line being made, root first.
+#[derive(Default)]
+struct Line {
+    text: String,
+    frames: usize,
+}
+
+impl Line {
+    /// Adds the frame after those added, nearer the top.
+    fn push(&mut self, frame: &str) {
+        if self.frames > 0 {
+            self.text.push(';');
         }
-        line.push_str(&frame_name(frame));
+        self.text.push_str(&frame_name(frame));
+        self.frames += 1;
     }
-    line
+
+    /// The line; `cut`: frames nearest the root are missing.
+    fn finish(mut self, cut: bool) -> String {
+        if self.frames == 0 {
+            return UNKNOWN_FRAME.to_owned();
+        }
+        if cut {
+            self.text.insert(0, ';');
+            self.text.insert_str(0, TRUNCATED_FRAME);
+        }
+        self.text
+    }
 }
 
 /// A frame as the folded format can carry it: `;` separates frames and a
@@ -372,7 +387,15 @@ fn fold_frames(frames: &[String], cut: bool) -> String {
 /// than Java allow almost any character in a method name); an empty name
 /// (a method missing from the pool) would merge with its neighbours.
 fn frame_name(frame: &str) -> std::borrow::Cow<'_, str> {
-    if frame.is_empty() {
+    // Printable ASCII without `;`, as almost every name is: no char by char
+    // look.
+    if !frame.is_empty()
+        && frame
+            .bytes()
+            .all(|b| (b' '..=b'~').contains(&b) && b != b';')
+    {
+        frame.into()
+    } else if frame.is_empty() {
         UNKNOWN_FRAME.into()
     } else if frame.contains(|c: char| c == ';' || c.is_control()) {
         frame
@@ -390,6 +413,8 @@ mod tests {
     #[test]
     fn frame_names_cannot_break_the_format() {
         assert_eq!(frame_name("a.B.c"), "a.B.c");
+        assert_eq!(frame_name("a.B.ünïcode"), "a.B.ünïcode");
+        assert_eq!(frame_name("a.B.c\u{85}"), "a.B.c_");
         assert_eq!(frame_name("a.B.`odd; name`"), "a.B.`odd_ name`");
         assert_eq!(frame_name("a.B.two\nlines"), "a.B.two_lines");
         assert_eq!(frame_name(""), UNKNOWN_FRAME);
@@ -397,17 +422,24 @@ mod tests {
 
     #[test]
     fn a_cut_stack_starts_with_the_truncated_marker() {
-        let frames = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-        // Top first in, root first out.
+        let line = |frames: &[&str], cut: bool| {
+            let mut line = Line::default();
+            frames.iter().for_each(|frame| line.push(frame));
+            line.finish(cut)
+        };
         assert_eq!(
-            fold_frames(&frames(&["a.B.alloc", "a.B.caller"]), false),
+            line(&["a.B.caller", "a.B.alloc"], false),
             "a.B.caller;a.B.alloc"
         );
         assert_eq!(
-            fold_frames(&frames(&["a.B.alloc", "a.B.caller"]), true),
+            line(&["a.B.caller", "a.B.alloc"], true),
             "[truncated];a.B.caller;a.B.alloc"
         );
-        assert_eq!(fold_frames(&[], true), UNKNOWN_FRAME);
+        assert_eq!(
+            line(&["a.B.odd;name", ""], true),
+            "[truncated];a.B.odd_name;[unknown]"
+        );
+        assert_eq!(line(&[], true), UNKNOWN_FRAME);
     }
 
     #[test]

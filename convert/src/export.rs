@@ -367,44 +367,84 @@ impl<'c, 'a> Flattener<'c, 'a> {
     /// of them: `pkg.Class.method`, followed by `(line)` when `lines` is set
     /// and the line is known. Empty for a null stack trace.
     pub fn frames(&self, stack_trace: &Value, lines: bool) -> Vec<String> {
-        self.stack(stack_trace, lines).0
-    }
-
-    /// The frames of a stack trace value as [`frames`](Self::frames) gives
-    /// them, and whether the stack is cut (frames nearest the root are
-    /// missing): the recorder cut it at its depth (the `truncated` field),
-    /// or it has more than `stack_depth` frames.
-    pub fn stack(&self, stack_trace: &Value, lines: bool) -> (Vec<String>, bool) {
         match self.chunk.resolve(stack_trace) {
             Value::Object { class_id, fields } => match self.chunk.metadata.class(*class_id) {
                 Some(class) if class.name == class::STACK_TRACE => {
                     self.stack_frames(class, fields, lines)
                 }
-                _ => (Vec::new(), false),
+                _ => Vec::new(),
             },
-            _ => (Vec::new(), false),
+            _ => Vec::new(),
         }
     }
 
-    fn stack_frames(
-        &self,
-        class: &ClassInfo,
-        fields: &[Value],
-        lines: bool,
-    ) -> (Vec<String>, bool) {
+    fn stack_frames(&self, class: &ClassInfo, fields: &[Value], lines: bool) -> Vec<String> {
+        let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
+            return Vec::new();
+        };
+        frames
+            .iter()
+            .take(self.stack_depth)
+            .map(|frame| self.frame(frame, lines))
+            .collect()
+    }
+
+    /// Hands the frames of a stack trace value to `frame` root first: the
+    /// frames [`frames`](Self::frames) gives without lines, in the other
+    /// order, without a `String` each (a folded stack is made of hundreds
+    /// of them). An unreadable frame is handed over as empty. Returns
+    /// whether the stack is cut, frames nearest the root missing: the
+    /// recorder cut it at its depth (its `truncated` field), or it has more
+    /// than `stack_depth` frames.
+    pub fn frames_root_first(&self, stack_trace: &Value, frame: &mut dyn FnMut(&str)) -> bool {
+        let metadata = &self.chunk.metadata;
+        let Value::Object { class_id, fields } = self.chunk.resolve(stack_trace) else {
+            return false;
+        };
+        let Some(class) = metadata
+            .class(*class_id)
+            .filter(|class| class.name == class::STACK_TRACE)
+        else {
+            return false;
+        };
         let truncated = matches!(
             self.field(class, fields, field::TRUNCATED),
             Some((Value::Boolean(true), _))
         );
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
-            return (Vec::new(), truncated);
+            return truncated;
         };
-        let kept = frames
-            .iter()
-            .take(self.stack_depth)
-            .map(|frame| self.frame(frame, lines))
-            .collect();
-        (kept, truncated || frames.len() > self.stack_depth)
+        // Every frame of a stack is of one class: its method field is
+        // looked up once.
+        let mut method_field: Option<(u64, Option<usize>)> = None;
+        for value in frames[..frames.len().min(self.stack_depth)].iter().rev() {
+            let Value::Object { class_id, fields } = self.chunk.resolve(value) else {
+                frame("");
+                continue;
+            };
+            let index = match method_field {
+                Some((id, index)) if id == *class_id => index,
+                _ => {
+                    let index = metadata
+                        .class(*class_id)
+                        .and_then(|c| c.fields.iter().position(|f| f.name == field::METHOD));
+                    method_field = Some((*class_id, index));
+                    index
+                }
+            };
+            match index.and_then(|index| fields.get(index)) {
+                Some(method @ Value::Ref { class_id, key }) => {
+                    if !self.texts.borrow().contains_key(&(*class_id, *key)) {
+                        self.text(method);
+                    }
+                    let texts = self.texts.borrow();
+                    frame(texts.get(&(*class_id, *key)).map_or("", String::as_str));
+                }
+                Some(method) => frame(&self.text(method)),
+                None => frame(""),
+            }
+        }
+        truncated || frames.len() > self.stack_depth
     }
 
     /// Appends a stack trace's text: what [`stack_frames`](Self::stack_frames)
