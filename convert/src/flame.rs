@@ -12,7 +12,7 @@
 //! which the script shows on hover and searches) name its bytes, its share
 //! and its samples: each title is rewritten after inferno draws, keyed by
 //! the frame's position (its depth and first unit on the x axis), which the
-//! same sorted stacks give both here ([`frame_table`]) and in inferno; a
+//! same sorted stacks give both here and in inferno; a
 //! frame found at a position with another width is an error, never a wrong
 //! title.
 //!
@@ -21,7 +21,7 @@
 //! in grey.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -33,6 +33,7 @@ use crate::conversion::{
     ConvertError, FoldJob, Folded, Outcome, beside, create, fold_recording, progress,
 };
 use crate::filter::Filter;
+use crate::read::IdMap;
 use crate::read::file::RecordingFile;
 use crate::top::{GroupBy, Query, human_bytes, is_jdk_frame};
 
@@ -340,12 +341,9 @@ pub fn render(
         })
         .collect();
     let table = frame_table(&lines, weight);
+    // Every frame drawn has its colour already; none is drawn at random.
     let mut palette = PaletteMap::default();
-    let names: HashSet<&str> = lines
-        .iter()
-        .flat_map(|(line, _)| stack_of(line).into_iter().flatten())
-        .chain([""])
-        .collect();
+    let names: HashSet<&str> = table.values().map(|frame| frame.name).collect();
     for name in names {
         palette.insert(name, colour(name));
     }
@@ -360,8 +358,8 @@ pub fn render(
     options.name_type = "Frame:".to_owned();
     options.frame_height = FRAME_HEIGHT;
     options.bgcolors = Some(BackgroundColor::Grey);
-    // Every name has its colour already; none is drawn at random.
     options.palette_map = Some(&mut palette);
+    options.min_width = MIN_WIDTH;
     options.hash = true;
     options.deterministic = true;
     // Sorted already, as the frame table was made.
@@ -374,18 +372,24 @@ pub fn render(
     rewrite_titles(&svg, &table, weight, stacks.totals())
 }
 
-/// A frame as drawn: how wide, and what its stacks add up to.
+/// Frames narrower than this share of the graph, in percent, are not
+/// drawn (inferno's default): a graph of many deep stacks would otherwise
+/// hold millions of frames too narrow to see.
+const MIN_WIDTH: f64 = 0.01;
+
+/// A frame as drawn: its name, how wide, and what its stacks add up to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameTotals {
+struct FrameTotals<'l> {
+    name: &'l str,
     /// Its width in [`Weight`] units.
-    pub width: u64,
+    width: u64,
     /// The bytes and samples of every stack through it.
-    pub totals: Totals,
+    totals: Totals,
 }
 
-/// The frames of a flame graph, by depth (0: the root, which every stack
-/// goes through) and first unit on the x axis.
-pub type FrameTable = HashMap<(usize, u64), FrameTotals>;
+/// The frames of a flame graph wide enough to be drawn, by depth (0: the
+/// root, which every stack goes through) and first unit on the x axis.
+type FrameTable<'l> = IdMap<(u64, u64), FrameTotals<'l>>;
 
 /// The frames of a line given to inferno, as inferno reads them: the
 /// line trimmed, the count after its last space taken off; `None` for a
@@ -398,17 +402,28 @@ fn stack_of(line: &str) -> Option<std::str::Split<'_, char>> {
 
 /// The frames inferno draws for `lines` (`stack count` in this order, each
 /// with its stack's totals): consecutive stacks that share their first
-/// frames share those frames' boxes, as in inferno's merge.
-pub fn frame_table(lines: &[(String, Totals)], weight: Weight) -> FrameTable {
-    let mut table = FrameTable::new();
+/// frames share those frames' boxes, as in inferno's merge. Frames too
+/// narrow for inferno to draw are left out, with a margin: every frame it
+/// draws is here.
+fn frame_table<'l>(lines: &'l [(String, Totals)], weight: Weight) -> FrameTable<'l> {
+    let mut table = FrameTable::default();
+    let whole: u64 = lines.iter().map(|(_, totals)| weight.of(*totals)).sum();
+    let narrowest = MIN_WIDTH / 100.0 * whole as f64 / 2.0;
     // The frames of the stack before, root first, each with where it
     // started and what it has summed so far; the root is always open.
-    let mut open: Vec<(&str, u64, Totals)> = vec![("", 0, Totals::default())];
+    let mut open: Vec<(&'l str, u64, Totals)> = vec![("", 0, Totals::default())];
     let mut x = 0;
-    let mut close = |open: &mut Vec<(&str, u64, Totals)>, keep: usize, x: u64| {
-        for (depth, (_, start, totals)) in open.drain(keep..).enumerate() {
+    let mut close = |open: &mut Vec<(&'l str, u64, Totals)>, keep: usize, x: u64| {
+        for (depth, (name, start, totals)) in open.drain(keep..).enumerate() {
             let width = x - start;
-            table.insert((keep + depth, start), FrameTotals { width, totals });
+            if width as f64 >= narrowest {
+                let frame = FrameTotals {
+                    name,
+                    width,
+                    totals,
+                };
+                table.insert(((keep + depth) as u64, start), frame);
+            }
         }
     };
     for (line, totals) in lines {
@@ -442,9 +457,9 @@ struct DrawnFrame {
 
 /// `svg` with each frame's title text replaced by its name, bytes, share
 /// and samples, from `table`; `total` is the root's.
-pub fn rewrite_titles(
+fn rewrite_titles(
     svg: &str,
-    table: &FrameTable,
+    table: &FrameTable<'_>,
     weight: Weight,
     total: Totals,
 ) -> Result<String, String> {
@@ -494,7 +509,7 @@ pub fn rewrite_titles(
     for frame in &drawn {
         let depth = (root_y - frame.y) / FRAME_HEIGHT;
         let found = table
-            .get(&(depth, frame.x))
+            .get(&(depth as u64, frame.x))
             .filter(|f| f.width == frame.width && (root_y - frame.y).is_multiple_of(FRAME_HEIGHT))
             .ok_or_else(|| {
                 format!(
@@ -718,7 +733,7 @@ mod tests {
     fn a_frame_drawn_elsewhere_than_folded_is_an_error() {
         let stacks = stacks();
         let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
-        let table = FrameTable::new();
+        let table = FrameTable::default();
         let error = rewrite_titles(&svg, &table, Weight::Bytes, stacks.totals()).unwrap_err();
         assert!(error.contains("is not one folded"), "{error}");
     }
