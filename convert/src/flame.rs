@@ -12,9 +12,8 @@
 //! which the script shows on hover and searches) name its bytes, its share
 //! and its samples: each title is rewritten after inferno draws, keyed by
 //! the frame's position (its depth and first unit on the x axis), which the
-//! same sorted stacks give both here and in inferno; a
-//! frame found at a position with another width is an error, never a wrong
-//! title.
+//! same sorted stacks give both here and in inferno; a frame found at a
+//! position with another width is an error, never a wrong title.
 //!
 //! Application frames are drawn in warm colours, the JDK's in blue
 //! ([`origin`]), and the markers [`TRUNCATED_FRAME`] and [`UNKNOWN_FRAME`]
@@ -57,8 +56,8 @@ impl Weight {
     }
 }
 
-/// How to draw.
-#[derive(Debug, Clone, Default)]
+/// How to draw; by default as `heapsampler flame` does.
+#[derive(Debug, Clone)]
 pub struct Options {
     /// The SVG to write; `-` is standard output; `None`: next to the
     /// recording, as `NAME.svg`.
@@ -75,6 +74,21 @@ pub struct Options {
     pub filter: Filter,
     /// Threads folding chunks; 0: one per core.
     pub threads: usize,
+}
+
+impl Default for Options {
+    /// Next to the recording, 64 frames a stack (the agent's and JFR's
+    /// depth), by bytes, everything allocated, on every core.
+    fn default() -> Self {
+        Self {
+            output: None,
+            stack_depth: 64,
+            weight: Weight::Bytes,
+            live: None,
+            filter: Filter::default(),
+            threads: 0,
+        }
+    }
 }
 
 /// What was drawn.
@@ -103,7 +117,7 @@ impl Drawn {
             human_bytes(self.totals.value as f64),
             if self.live { "still live" } else { "allocated" },
             thousands(self.totals.events),
-            self.stacks
+            thousands(self.stacks as u64)
         )
     }
 
@@ -213,7 +227,7 @@ fn nothing_drawn(folded: &Folded, options: &Options) -> String {
     format!("none of its {read} {types} events {kept}")
 }
 
-/// `, that outlived N collections` for `--min-gcs N` above 0.
+/// ` after outliving N or more collections` for `--min-gcs N` above 0.
 fn live_since(min_gcs: u64) -> String {
     match min_gcs {
         0 => String::new(),

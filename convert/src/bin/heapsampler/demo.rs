@@ -85,7 +85,6 @@ pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String>
     );
     let flame = flame::Options {
         output: Some(files.flame.clone()),
-        stack_depth: 64,
         ..flame::Options::default()
     };
     let drawn = flame::flame(&files.recording, &flame).map_err(|e| e.to_string())?;
