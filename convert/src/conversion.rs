@@ -1385,6 +1385,46 @@ mod tests {
     }
 
     #[test]
+    fn folding_reports_the_first_broken_chunk_on_any_number_of_threads() {
+        let dir =
+            std::env::temp_dir().join(format!("heapsampler-fold-fail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("broken.jfr");
+        recording(&file);
+        // Chunks 5 and 20 claim a metadata offset past their end: the file
+        // reads, the chunks do not.
+        let mut offsets = Vec::new();
+        let mut chunks = RecordingFile::open(&file).unwrap();
+        while let Some(raw) = chunks.next_chunk().unwrap() {
+            offsets.push(raw.offset);
+        }
+        assert!(offsets.len() > 20, "{} chunks", offsets.len());
+        let mut bytes = std::fs::read(&file).unwrap();
+        for chunk in [5, 20] {
+            let at = offsets[chunk] as usize + 24;
+            bytes[at..at + 8].copy_from_slice(&u64::MAX.to_be_bytes());
+        }
+        std::fs::write(&file, bytes).unwrap();
+        let first = format!("at byte {}: expected a metadata offset", offsets[5] + 24);
+        for threads in [1, 2, 3, 8] {
+            let options = Options {
+                output: Some(dir.join("out.collapsed")),
+                stack_depth: 64,
+                format: Format::Collapsed,
+                threads,
+                ..Options::default()
+            };
+            match super::convert(&file, &options) {
+                Err(ConvertError::Failed(message)) => {
+                    assert!(message.contains(&first), "{threads} threads: {message}")
+                }
+                other => panic!("{threads} threads: {other:?}"),
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn chunks_waiting_for_their_turn_hold_no_more_rows_than_the_limit() {
         let dir = std::env::temp_dir().join(format!("heapsampler-held-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
