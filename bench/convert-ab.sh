@@ -9,6 +9,8 @@
 #   bench/convert-ab.sh A B RECORDING.jfr     # another recording
 #   ROUNDS=9 bench/convert-ab.sh A B          # more rounds (default 5)
 #   ARGS="--format collapsed" bench/convert-ab.sh A B   # another conversion
+#   COMMAND=flame bench/convert-ab.sh A B      # another command that reads a
+#                                              # recording and writes -o OUT
 #
 # The default recording is bench/convert.sh's (run it once first), and the
 # default conversion is its main one: every event type to CSV. Needs GNU
@@ -21,6 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work="$root/target/bench-convert"
 recording=${3:-$(ls "$work"/big-*.jfr 2>/dev/null | head -1)}
 rounds=${ROUNDS:-5}
+command=${COMMAND:-convert}
 read -r -a args <<<"${ARGS:-}"
 if [ ! -s "$recording" ]; then
     echo "no recording: run bench/convert.sh first, or name one" >&2
@@ -30,13 +33,14 @@ if [ ! -x /usr/bin/time ]; then
     echo "needs GNU time: apt-get install time" >&2
     exit 1
 fi
-echo "recording: $recording ($(stat -c %s "$recording") bytes); ${args[*]:-CSV of every event type}" >&2
+echo "recording: $recording ($(stat -c %s "$recording") bytes); $command ${args[*]:-}" >&2
 cat "$recording" >/dev/null # in the page cache for both alike
 
 # convert NAME BINARY OUT: one conversion into OUT, timed; prints "wall cpu".
 convert() {
     rm -rf "$3"
-    /usr/bin/time -f '%e %U %S' -o "$work/ab-time.txt" "$2" convert "$recording" "${args[@]}" -o "$3"
+    /usr/bin/time -f '%e %U %S' -o "$work/ab-time.txt" "$2" "$command" "$recording" "${args[@]}" \
+        -o "$3"
     awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$work/ab-time.txt"
 }
 

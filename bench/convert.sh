@@ -5,7 +5,11 @@
 # ratios. Also `heapsampler summary` (the reader alone), the convert on one
 # thread (it uses every core by default), a convert of a single copy of
 # the recording, to show that memory does not grow with the file, and the
-# allocation samples as a pprof heap profile.
+# allocation samples as a pprof heap profile. And the allocation samples
+# three ways, alternating, FOLD_RUNS times each (default 5): as CSV to
+# /dev/null, as folded stacks (`convert --format collapsed`) and as a flame
+# graph (`heapsampler flame`); the folded stacks' target is to take no
+# longer than the CSV, which reads the same events.
 #
 # The recording is a real JDK 17 one (settings=profile plus JFR's own
 # allocation sampling unthrottled) of the bundled allocation workload,
@@ -123,17 +127,35 @@ run "jfr print --json" sh -c 'jfr print --json "$1" >/dev/null' sh "$big"
 run "jfr print" sh -c 'jfr print "$1" >/dev/null' sh "$big"
 for n in $(seq $(((runs + 1) / 2 + 1)) "$runs"); do convert_all "$n"; done
 
-# median NAME: sets the wall and CPU times of NAME to the medians of the
-# runs "NAME, run N", and says what the wall times ranged over.
+# The allocation samples three ways, in turn, so that the machine's load
+# falls on all three alike.
+csv_samples="heapsampler convert --events jdk.ObjectAllocationSample -o /dev/null"
+folded="heapsampler convert --format collapsed"
+flame="heapsampler flame"
+fold_runs=${FOLD_RUNS:-5}
+run "$folded, --threads 1" "$heapsampler" convert "$big" --format collapsed --threads 1 \
+    -o "$work/big.collapsed"
+for n in $(seq 1 "$fold_runs"); do
+    run "$csv_samples, run $n" "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample \
+        -o /dev/null
+    run "$folded, run $n" "$heapsampler" convert "$big" --format collapsed -o "$work/big.collapsed"
+    run "$flame, run $n" sh -c '"$1" flame "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$big" \
+        "$work/big.svg"
+done
+rm -f "$work/big.collapsed" "$work/big.svg"
+
+# median NAME [RUNS]: sets the wall and CPU times of NAME to the medians of
+# the RUNS (default: $runs) runs "NAME, run N", and says what the wall
+# times ranged over.
 median() {
-    local key sorted
+    local key sorted count=${2:-$runs}
     for key in wall cpu_time; do
         local -n times=$key
-        sorted=$(for n in $(seq 1 "$runs"); do echo "${times["$1, run $n"]}"; done | sort -g)
+        sorted=$(for n in $(seq 1 "$count"); do echo "${times["$1, run $n"]}"; done | sort -g)
         times[$1]=$(echo "$sorted" | awk '{ v[NR] = $1 }
             END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
         if [ "$key" = wall ]; then
-            echo "$1: median of $runs runs ${times[$1]} s wall," \
+            echo "$1: median of $count runs ${times[$1]} s wall," \
                 "from $(echo "$sorted" | head -1) to $(echo "$sorted" | tail -1) s"
         fi
     done
@@ -144,6 +166,7 @@ echo "after: $(uptime)" >&2
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 echo
 median "$all"
+for name in "$csv_samples" "$folded" "$flame"; do median "$name" "$fold_runs"; done
 samples="heapsampler convert --events jdk.ObjectAllocationSample"
 shallow="heapsampler convert (all events), --stack-depth 5"
 echo
@@ -160,4 +183,13 @@ for jdk in "jfr print --json" "jfr print"; do
         echo "| $jdk / $ours | $(ratio "${wall[$jdk]}" "${wall[$ours]}")x |" \
             "$(ratio "${cpu_time[$jdk]}" "${cpu_time[$ours]}")x | $target |"
     done
+done
+echo
+echo "| the samples three ways (medians) | wall s | CPU s | wall / CSV's | target |"
+echo "|---|---|---|---|---|"
+for name in "$csv_samples" "$folded" "$flame"; do
+    target=$([ "$name" = "$folded" ] && echo "1.0x or less" || echo "")
+    echo "| $name | ${wall[$name]} | ${cpu_time[$name]} |" \
+        "$(awk -v a="${wall[$name]}" -v b="${wall[$csv_samples]}" 'BEGIN { printf "%.2f", a / b }')x |" \
+        "$target |"
 done

@@ -10,9 +10,20 @@
 //! of events.
 //! Frames are `pkg.Class.method` without line numbers: a flame graph merges
 //! a method's calls into one box per caller, where lines would split it into
-//! one box per call site.
+//! one box per call site. A stack that was cut (by the recorder at its
+//! depth, or by the depth asked for here) has lost the frames nearest the
+//! root, so its line starts with [`TRUNCATED_FRAME`]: the graph shows the
+//! cut rather than a root that is not one.
+//!
+//! Each stack also counts its events, beside their summed value: a flame
+//! graph shows both.
+//!
+//! Events are added up by their stack trace's pool key (two integers to
+//! hash), and each key's line is made once per chunk, when the chunk's sums
+//! join the recording's.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 
 use jfr_writer::format::names::field;
@@ -33,15 +44,48 @@ pub const UNKNOWN_FRAME: &str = "[unknown]";
 /// frames would be.
 pub const TRUNCATED_FRAME: &str = "[truncated]";
 
+/// What the events folded into one stack add up to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// The sum of the events' weights (see the module's doc), or their
+    /// number for a type without a weight.
+    pub value: i64,
+    /// The number of events.
+    pub events: u64,
+}
+
+impl Totals {
+    /// Adds `other` in (a sum too large for an `i64` stays at its largest).
+    pub fn add(&mut self, other: Totals) {
+        self.value = self.value.saturating_add(other.value);
+        self.events += other.events;
+    }
+}
+
 /// Stacks and their summed values, gathered over the chunks of a recording.
 #[derive(Debug, Default)]
 pub struct FoldedStacks {
-    stacks: HashMap<String, i64>,
+    stacks: HashMap<String, Totals>,
     /// Events of the types folded here that were read, kept by the filter
     /// or not.
     read: u64,
     /// Events folded.
     folded: u64,
+    /// With [`Fold::live`]: events of objects whose liveness was not
+    /// tracked, left out.
+    untracked: Totals,
+}
+
+/// Which events are folded, beyond their type and the filter, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fold {
+    /// Frames kept per stack, those nearest the top.
+    pub stack_depth: usize,
+    /// `Some(min_gcs)`: only objects still live at the recording's end
+    /// (`live` true; `tracked` not false) that outlived at least `min_gcs`
+    /// collections (`gcsSurvived`), as `top --live` counts them. An event
+    /// without a `live` field is not live.
+    pub live: Option<u64>,
 }
 
 /// What is done with the events of one type in a chunk.
@@ -52,6 +96,18 @@ struct TypeFold<'c> {
     into: Option<usize>,
     stack_trace: Option<usize>,
     weight: Option<usize>,
+    live: Option<usize>,
+    tracked: Option<usize>,
+    gcs_survived: Option<usize>,
+}
+
+/// One chunk's sums for one set of stacks, before their lines are made.
+#[derive(Default)]
+struct ChunkSums {
+    /// By the stack trace's pool key.
+    pooled: IdMap<(u64, u64), Totals>,
+    /// Events without a stack trace.
+    unknown: Totals,
 }
 
 impl FoldedStacks {
@@ -71,14 +127,50 @@ impl FoldedStacks {
         filter: &ChunkFilter<'_, '_, '_>,
     ) -> Result<u64, ReadError> {
         let before = self.folded;
+        let fold = Fold {
+            stack_depth,
+            live: None,
+        };
         fold_chunk(
             chunk,
-            stack_depth,
+            fold,
             &|name| wanted(name).then_some(0),
             std::slice::from_mut(self),
             filter,
         )?;
         Ok(self.folded - before)
+    }
+
+    /// Adds `totals` to the stack `line` (frames root first, joined with
+    /// `;`), as if events of it had been folded.
+    pub fn add(&mut self, line: &str, totals: Totals) {
+        match self.stacks.get_mut(line) {
+            Some(sum) => sum.add(totals),
+            None => {
+                self.stacks.insert(line.to_owned(), totals);
+            }
+        }
+        self.folded += totals.events;
+    }
+
+    /// [`add`](Self::add) for a line already made.
+    fn add_owned(&mut self, line: String, totals: Totals) {
+        match self.stacks.entry(line) {
+            Entry::Occupied(mut sum) => sum.get_mut().add(totals),
+            Entry::Vacant(slot) => {
+                slot.insert(totals);
+            }
+        }
+        self.folded += totals.events;
+    }
+
+    /// Adds the stacks and counts of `other`, folded from other chunks.
+    pub fn merge(&mut self, other: FoldedStacks) {
+        self.read += other.read;
+        self.untracked.add(other.untracked);
+        for (line, totals) in other.stacks {
+            self.add_owned(line, totals);
+        }
     }
 
     /// Events of the types folded here that were read, whether the filter
@@ -91,6 +183,13 @@ impl FoldedStacks {
     pub fn folded(&self) -> u64 {
         self.folded
     }
+
+    /// With [`Fold::live`]: the events of objects whose liveness the agent
+    /// did not track (objects at or above its `live_max` size), left out.
+    pub fn untracked(&self) -> Totals {
+        self.untracked
+    }
+
     /// The number of distinct stacks.
     pub fn len(&self) -> usize {
         self.stacks.len()
@@ -103,46 +202,56 @@ impl FoldedStacks {
 
     /// The sum of every stack's value.
     pub fn total(&self) -> i64 {
-        self.stacks
-            .values()
-            .fold(0, |sum, v| sum.saturating_add(*v))
+        self.totals().value
     }
 
-    /// The stacks and their values, sorted by stack (byte order), so that
+    /// The sums of every stack's value and events.
+    pub fn totals(&self) -> Totals {
+        let mut sum = Totals::default();
+        self.stacks.values().for_each(|totals| sum.add(*totals));
+        sum
+    }
+
+    /// The stacks and their totals, sorted by stack (byte order), so that
     /// the same recording always gives the same output.
-    pub fn sorted(&self) -> Vec<(&str, i64)> {
-        let mut lines: Vec<(&str, i64)> = self
+    pub fn sorted(&self) -> Vec<(&str, Totals)> {
+        let mut lines: Vec<(&str, Totals)> = self
             .stacks
             .iter()
-            .map(|(stack, value)| (stack.as_str(), *value))
+            .map(|(stack, totals)| (stack.as_str(), *totals))
             .collect();
-        lines.sort_unstable();
+        lines.sort_unstable_by(|a, b| a.0.cmp(b.0));
         lines
     }
 
     /// Writes `stack value` lines, sorted by stack.
     pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
-        for (stack, value) in self.sorted() {
-            writeln!(out, "{stack} {value}")?;
+        let mut number = itoa::Buffer::new();
+        for (stack, totals) in self.sorted() {
+            out.write_all(stack.as_bytes())?;
+            out.write_all(b" ")?;
+            out.write_all(number.format(totals.value).as_bytes())?;
+            out.write_all(b"\n")?;
         }
         Ok(())
     }
 }
 
-/// Adds each event of `chunk` that `filter` keeps to the stacks of
-/// `stacks` that `into` names for its type (none: the event is read but
-/// not folded), keeping the `stack_depth` frames nearest the top of each
-/// stack. Pooled stacks (the JDK's and ours) are folded once per key; the
-/// chunk is read once, whatever the number of stacks.
+/// Adds each event of `chunk` that `filter` keeps (and, with
+/// [`Fold::live`], that is of an object still live) to the stacks of
+/// `stacks` that `into` names for its type (none: the event is read but not
+/// folded), keeping the [`Fold::stack_depth`] frames nearest the top of
+/// each stack. The chunk is read once, whatever the number of stacks; each
+/// pooled stack (the JDK's and ours) is folded into its line once.
 pub fn fold_chunk<'a>(
     chunk: &Chunk<'a>,
-    stack_depth: usize,
+    fold: Fold,
     into: &dyn Fn(&str) -> Option<usize>,
     stacks: &mut [FoldedStacks],
     filter: &ChunkFilter<'_, '_, '_>,
 ) -> Result<(), ReadError> {
-    let flattener = Flattener::new(chunk, stack_depth);
-    let mut folded: IdMap<(u64, u64), String> = IdMap::default();
+    let flattener = Flattener::new(chunk, fold.stack_depth);
+    let mut sums: Vec<ChunkSums> = stacks.iter().map(|_| ChunkSums::default()).collect();
     let mut types: TypeMap<Option<TypeFold<'_>>> = TypeMap::default();
     for raw in chunk.raw_events() {
         let mut raw = raw?;
@@ -153,6 +262,9 @@ pub fn fold_chunk<'a>(
                 into: into(name).filter(|&at| at < stacks.len()),
                 stack_trace: plan.field_index(field::STACK_TRACE),
                 weight: plan.field_index(weight_field(name)),
+                live: plan.field_index(field::LIVE),
+                tracked: plan.field_index(field::TRACKED),
+                gcs_survived: plan.field_index(field::GCS_SURVIVED),
                 plan,
             })
         }) else {
@@ -163,72 +275,111 @@ pub fn fold_chunk<'a>(
             continue;
         };
         let mut check = filter.check(raw.type_id);
-        let mut stack = None;
+        let mut stack = Field::Null;
         let mut value = 1;
+        let (mut live, mut tracked, mut gcs_survived) = (false, true, 0);
         fold_type
             .plan
             .read(&mut raw, &mut |index: usize, field: Field<'a>| {
                 filter.see(&mut check, index, &field);
                 if Some(index) == fold_type.weight {
-                    value = weight(chunk.resolve(&field.clone().into_value()));
-                }
-                if Some(index) == fold_type.stack_trace {
-                    stack = Some(field);
+                    value = integer(&field).unwrap_or(0);
+                } else if Some(index) == fold_type.stack_trace {
+                    stack = field;
+                } else if Some(index) == fold_type.live {
+                    live = field == Field::Boolean(true);
+                } else if Some(index) == fold_type.tracked {
+                    tracked = field != Field::Boolean(false);
+                } else if Some(index) == fold_type.gcs_survived {
+                    gcs_survived = integer(&field).map_or(0, |n| u64::try_from(n).unwrap_or(0));
                 }
             })?;
-        let stacks = &mut stacks[at];
-        stacks.read += 1;
+        stacks[at].read += 1;
         if !filter.keeps(check) {
             continue;
         }
-        let inline;
-        let line = match stack {
-            Some(Field::Pooled { class_id, key }) => folded
-                .entry((class_id, key))
-                .or_insert_with(|| fold(&flattener, &Value::Ref { class_id, key }))
-                .as_str(),
-            Some(field) => {
-                inline = fold(&flattener, &field.into_value());
-                inline.as_str()
+        let totals = Totals { value, events: 1 };
+        if let Some(min_gcs) = fold.live {
+            if !tracked {
+                stacks[at].untracked.add(totals);
+                continue;
             }
-            None => UNKNOWN_FRAME,
-        };
-        match stacks.stacks.get_mut(line) {
-            Some(sum) => *sum = sum.saturating_add(value),
-            None => {
-                stacks.stacks.insert(line.to_owned(), value);
+            if !live || gcs_survived < min_gcs {
+                continue;
             }
         }
-        stacks.folded += 1;
+        let sums = &mut sums[at];
+        match stack {
+            Field::Pooled { class_id, key } => {
+                sums.pooled.entry((class_id, key)).or_default().add(totals);
+            }
+            Field::Null => sums.unknown.add(totals),
+            // Not pooled: rare enough to fold as it comes.
+            inline => stacks[at].add_owned(fold_stack(&flattener, &inline.into_value()), totals),
+        }
+    }
+    for (stacks, sums) in stacks.iter_mut().zip(sums) {
+        for ((class_id, key), totals) in sums.pooled {
+            stacks.add_owned(
+                fold_stack(&flattener, &Value::Ref { class_id, key }),
+                totals,
+            );
+        }
+        if sums.unknown.events > 0 {
+            stacks.add(UNKNOWN_FRAME, sums.unknown);
+        }
     }
     Ok(())
 }
 
-/// An integer weight; anything else (null, a floating-point field) adds 0.
-fn weight(value: &Value) -> i64 {
-    match *value {
-        Value::Long(v) => v,
-        Value::Int(v) => v.into(),
-        Value::Short(v) => v.into(),
-        Value::Byte(v) => v.into(),
-        _ => 0,
+/// An integer field's value; `None` for anything else (a null, a
+/// floating-point number), which adds nothing as a weight.
+fn integer(field: &Field<'_>) -> Option<i64> {
+    match *field {
+        Field::Long(v) => Some(v),
+        Field::Int(v) => Some(v.into()),
+        Field::Short(v) => Some(v.into()),
+        Field::Byte(v) => Some(v.into()),
+        _ => None,
     }
 }
 
-/// A stack trace as one line: root first, frames joined with `;`.
-fn fold(flattener: &Flattener<'_, '_>, stack_trace: &Value) -> String {
-    let frames = flattener.frames(stack_trace, false);
-    if frames.is_empty() {
-        return UNKNOWN_FRAME.to_owned();
-    }
-    let mut line = String::new();
-    for (n, frame) in frames.iter().rev().enumerate() {
-        if n > 0 {
-            line.push(';');
+/// A stack trace as one line: root first, frames joined with `;`, after
+/// [`TRUNCATED_FRAME`] if the stack was cut.
+fn fold_stack(flattener: &Flattener<'_, '_>, stack_trace: &Value) -> String {
+    let mut line = Line::default();
+    let cut = flattener.frames_root_first(stack_trace, &mut |frame| line.push(frame));
+    line.finish(cut)
+}
+
+/// A folded line being made, root first.
+#[derive(Default)]
+struct Line {
+    text: String,
+    frames: usize,
+}
+
+impl Line {
+    /// Adds the frame after those added, nearer the top.
+    fn push(&mut self, frame: &str) {
+        if self.frames > 0 {
+            self.text.push(';');
         }
-        line.push_str(&frame_name(frame));
+        self.text.push_str(&frame_name(frame));
+        self.frames += 1;
     }
-    line
+
+    /// The line; `cut`: frames nearest the root are missing.
+    fn finish(mut self, cut: bool) -> String {
+        if self.frames == 0 {
+            return UNKNOWN_FRAME.to_owned();
+        }
+        if cut {
+            self.text.insert(0, ';');
+            self.text.insert_str(0, TRUNCATED_FRAME);
+        }
+        self.text
+    }
 }
 
 /// A frame as the folded format can carry it: `;` separates frames and a
@@ -236,7 +387,15 @@ fn fold(flattener: &Flattener<'_, '_>, stack_trace: &Value) -> String {
 /// than Java allow almost any character in a method name); an empty name
 /// (a method missing from the pool) would merge with its neighbours.
 fn frame_name(frame: &str) -> std::borrow::Cow<'_, str> {
-    if frame.is_empty() {
+    // Printable ASCII without `;`, as almost every name is: no char by char
+    // look.
+    if !frame.is_empty()
+        && frame
+            .bytes()
+            .all(|b| (b' '..=b'~').contains(&b) && b != b';')
+    {
+        frame.into()
+    } else if frame.is_empty() {
         UNKNOWN_FRAME.into()
     } else if frame.contains(|c: char| c == ';' || c.is_control()) {
         frame
@@ -254,24 +413,54 @@ mod tests {
     #[test]
     fn frame_names_cannot_break_the_format() {
         assert_eq!(frame_name("a.B.c"), "a.B.c");
+        assert_eq!(frame_name("a.B.ünïcode"), "a.B.ünïcode");
+        assert_eq!(frame_name("a.B.c\u{85}"), "a.B.c_");
         assert_eq!(frame_name("a.B.`odd; name`"), "a.B.`odd_ name`");
         assert_eq!(frame_name("a.B.two\nlines"), "a.B.two_lines");
         assert_eq!(frame_name(""), UNKNOWN_FRAME);
     }
 
     #[test]
+    fn a_cut_stack_starts_with_the_truncated_marker() {
+        let line = |frames: &[&str], cut: bool| {
+            let mut line = Line::default();
+            frames.iter().for_each(|frame| line.push(frame));
+            line.finish(cut)
+        };
+        assert_eq!(
+            line(&["a.B.caller", "a.B.alloc"], false),
+            "a.B.caller;a.B.alloc"
+        );
+        assert_eq!(
+            line(&["a.B.caller", "a.B.alloc"], true),
+            "[truncated];a.B.caller;a.B.alloc"
+        );
+        assert_eq!(
+            line(&["a.B.odd;name", ""], true),
+            "[truncated];a.B.odd_name;[unknown]"
+        );
+        assert_eq!(line(&[], true), UNKNOWN_FRAME);
+    }
+
+    #[test]
     fn output_is_sorted_and_totals_add_up() {
         let mut stacks = FoldedStacks::new();
-        stacks.stacks.insert("main;b".to_owned(), 5);
-        stacks.stacks.insert("main;a".to_owned(), 7);
-        stacks.stacks.insert(UNKNOWN_FRAME.to_owned(), 1);
+        let totals = |value, events| Totals { value, events };
+        stacks.add("main;b", totals(5, 1));
+        stacks.add("main;a", totals(7, 2));
+        stacks.add(UNKNOWN_FRAME, totals(1, 1));
+        let mut other = FoldedStacks::new();
+        other.add("main;a", totals(3, 1));
+        stacks.merge(other);
         let mut out = Vec::new();
         stacks.write(&mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "[unknown] 1\nmain;a 7\nmain;b 5\n"
+            "[unknown] 1\nmain;a 10\nmain;b 5\n"
         );
-        assert_eq!(stacks.total(), 13);
+        assert_eq!(stacks.total(), 16);
+        assert_eq!(stacks.totals(), totals(16, 5));
+        assert_eq!(stacks.folded(), 5);
         assert_eq!(stacks.len(), 3);
     }
 }

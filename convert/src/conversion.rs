@@ -8,7 +8,9 @@
 //! Chunks are self-contained (each has its metadata and constant pools), so
 //! CSV is made on every core at once: each thread converts a chunk and
 //! writes its rows when the chunks before it are written, so the files are
-//! the same as when one thread does it all.
+//! the same as when one thread does it all. Folded stacks too (for
+//! `--format collapsed` and [`flame`](crate::flame)): each thread folds the
+//! chunks it takes into stacks of its own, added up at the end.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -18,9 +20,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::allocation::{self, ALLOCATIONS};
-use crate::collapsed::{FoldedStacks, fold_chunk};
+use crate::collapsed::{Fold, FoldedStacks, fold_chunk};
 use crate::export::ExportError;
-use crate::filter::{ChunkFilter, Filter, TimeBound, Window};
+use crate::filter::{ChunkFilter, Filter, Window};
 use crate::pprof;
 use crate::progress::Progress;
 use crate::read;
@@ -170,23 +172,9 @@ impl Options {
         }
     }
 
-    /// Refuses a window that is empty before any recording is read: both
-    /// ends of one kind, the start not before the end.
+    /// Refuses a window that is empty, before any recording is read.
     fn check_window(&self) -> Result<(), ConvertError> {
-        let (Some(from), Some(to)) = (self.filter.from, self.filter.to) else {
-            return Ok(());
-        };
-        let empty = match (from, to) {
-            (TimeBound::At(from), TimeBound::At(to))
-            | (TimeBound::AfterStart(from), TimeBound::AfterStart(to)) => from >= to,
-            _ => false,
-        };
-        if empty {
-            return Err(ConvertError::Usage(
-                "--from must come before --to: the window [from, to) is empty".to_owned(),
-            ));
-        }
-        Ok(())
+        self.filter.check_window().map_err(ConvertError::Usage)
     }
 }
 
@@ -249,7 +237,7 @@ fn create_folder(folder: &Path) -> Result<(), ExportError> {
 }
 
 /// Opens `path` for writing (`-`: standard output).
-fn create(path: &Path) -> Result<Box<dyn Write + Send>, ExportError> {
+pub(crate) fn create(path: &Path) -> Result<Box<dyn Write + Send>, ExportError> {
     if is_stdout(path) {
         return Ok(Box::new(BufWriter::new(io::stdout())));
     }
@@ -265,7 +253,7 @@ fn is_stdout(path: &Path) -> bool {
 }
 
 /// `DIR/recording.jfr` -> `DIR/recording{extension}`.
-fn beside(file: &Path, extension: &str) -> PathBuf {
+pub(crate) fn beside(file: &Path, extension: &str) -> PathBuf {
     let name = file
         .file_name()
         .and_then(|n| n.to_str())
@@ -466,6 +454,21 @@ impl Source {
         }
     }
 
+    /// Reads ahead the chunks `threads` threads start on (two when
+    /// several: whether a second chunk is there tells whether more than one
+    /// thread has work), and returns the recording's start in nanoseconds
+    /// since the epoch: the first chunk's, which offsets such as `--from
+    /// 30s` count from.
+    fn start(&mut self, threads: usize) -> i64 {
+        self.read_ahead(if threads > 1 { 2 } else { 1 });
+        match self.ahead.front() {
+            Some(Ok(raw)) => {
+                read::header::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos)
+            }
+            _ => 0,
+        }
+    }
+
     fn next(&mut self) -> Result<Option<RawChunk>, FileError> {
         match self.ahead.pop_front() {
             Some(next) => next.map(Some),
@@ -481,6 +484,14 @@ impl Source {
         let next = self.file.next_chunk_in(std::mem::take(&mut self.spare));
         self.done = !matches!(next, Ok(Some(_)));
         next
+    }
+}
+
+/// The threads to convert on: `asked`, or one per core for 0.
+fn thread_count(asked: usize) -> usize {
+    match asked {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
     }
 }
 
@@ -891,21 +902,9 @@ fn convert_csv(
 ) -> Result<CsvWritten, ConvertError> {
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
     let mut files = CsvFiles::new(Destination::csv(file, options, types)?);
-    let threads = match options.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    // Offsets such as --from 30s count from the recording's start, the
-    // first chunk's; and a second chunk tells whether more than one thread
-    // has work.
+    let threads = thread_count(options.threads);
     let mut source = Source::new(recording);
-    source.read_ahead(if threads > 1 { 2 } else { 1 });
-    let start = match source.ahead.front() {
-        Some(Ok(raw)) => {
-            read::header::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos)
-        }
-        _ => 0,
-    };
+    let start = source.start(threads);
     let parallel = source.ahead.len() > 1;
     let job = Job {
         file,
@@ -944,35 +943,53 @@ fn convert_csv(
     })
 }
 
-/// What [`convert_collapsed`] did.
-struct Folded {
-    events: u64,
-    /// The event types folded.
-    types: Vec<String>,
-    /// See [`Outcome::folded`].
-    source: Option<allocation::Source>,
+/// What a recording's events fold into, and which kind of them.
+pub(crate) struct Folded {
+    /// The stacks of the kind chosen.
+    pub stacks: FoldedStacks,
+    /// The event types folded; when the recording has none of the kinds
+    /// looked for, every type looked for.
+    pub types: Vec<String>,
+    /// The kind of allocation events folded, when no type was named.
+    pub source: Option<allocation::Source>,
     /// See [`Outcome::left_out`].
-    left_out: Vec<(allocation::Source, u64)>,
+    pub left_out: Vec<(allocation::Source, u64)>,
+    /// What [`RecordingFile::truncated`] says.
+    pub truncated: Option<(u64, u64)>,
 }
 
-/// Folds the events of a recording into stacks, chunk by chunk, and writes
-/// them at the end. With no type named, each kind of allocation events is
-/// folded apart in the one pass, and the first the recording has events of
-/// is written.
-fn convert_collapsed(
+/// What to fold a recording's events into stacks for.
+pub(crate) struct FoldJob<'o> {
+    /// The event types to fold, one set of stacks for them all; empty:
+    /// each kind of `sources` apart, and the first the recording has events
+    /// of is chosen.
+    pub types: &'o [String],
+    /// The kinds of events to fold when no type is named, in order of
+    /// preference.
+    pub sources: &'o [allocation::Source],
+    /// Which events, and how deep.
+    pub fold: Fold,
+    /// Which events to keep.
+    pub filter: &'o Filter,
+    /// Threads folding chunks; 0: one per core.
+    pub threads: usize,
+}
+
+/// Folds the events of the recording `file` into stacks, as `job` says,
+/// on every core: each thread takes the next chunk from the file (one at a
+/// time, so memory follows the largest chunk, not the file), folds it into
+/// stacks of its own, and the threads' stacks are added up at the end. The
+/// sums do not depend on which thread folded what, so the output is the
+/// same with any number of threads.
+pub(crate) fn fold_recording(
     file: &Path,
-    options: &Options,
-    types: &[String],
-    recording: &mut RecordingFile,
+    recording: RecordingFile,
+    job: &FoldJob<'_>,
     progress: &mut Progress,
 ) -> Result<Folded, ConvertError> {
-    let failed = |e: FileError| ConvertError::Failed(e.to_string());
-    let output = options
-        .output
-        .clone()
-        .unwrap_or_else(|| beside(file, ".collapsed"));
+    let types = job.types;
     let declared = Declared::new(types);
-    let sources: &[allocation::Source] = if types.is_empty() { &ALLOCATIONS } else { &[] };
+    let sources = if types.is_empty() { job.sources } else { &[] };
     // The event types of each set of stacks, in order of preference.
     let kinds: Vec<Vec<&str>> = if types.is_empty() {
         sources
@@ -982,29 +999,121 @@ fn convert_collapsed(
     } else {
         vec![types.iter().map(String::as_str).collect()]
     };
-    let mut stacks: Vec<FoldedStacks> = kinds.iter().map(|_| FoldedStacks::new()).collect();
     let into = |type_name: &str| kinds.iter().position(|kind| kind.contains(&type_name));
-    // Offsets such as --from 30s count from the recording's start: the
-    // first chunk's.
-    let mut window: Option<Window> = None;
-    while let Some(raw) = recording.next_chunk().map_err(failed)? {
-        let chunk = Chunk::read(&raw.bytes, raw.offset).map_err(|source| {
-            failed(FileError::Malformed {
-                path: file.to_owned(),
-                source,
-            })
-        })?;
+    let threads = thread_count(job.threads);
+    let mut source = Source::new(recording);
+    let window = job.filter.window(source.start(threads));
+    let parallel = threads > 1 && source.ahead.len() > 1;
+    let metadata = MetadataCache::default();
+    let fold_one = |raw: &RawChunk, stacks: &mut [FoldedStacks]| {
+        let chunk =
+            Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(|source| {
+                ConvertError::Failed(
+                    FileError::Malformed {
+                        path: file.to_owned(),
+                        source,
+                    }
+                    .to_string(),
+                )
+            })?;
         declared.see(&chunk);
-        let window = *window.get_or_insert_with(|| options.filter.window(chunk.header.start_nanos));
-        let filter = ChunkFilter::new(&options.filter, window, &chunk);
-        fold_chunk(&chunk, options.stack_depth, &into, &mut stacks, &filter)
-            .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
-        progress.update(raw.stored_end);
+        let filter = ChunkFilter::new(job.filter, window, &chunk);
+        fold_chunk(&chunk, job.fold, &into, stacks, &filter)
+            .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))
+    };
+    let shared = Mutex::new(Folding {
+        source,
+        progress,
+        read_to: 0,
+    });
+    let stop = AtomicBool::new(false);
+    // A folding thread: its stacks, or the first chunk it failed on (its
+    // number in file order) and why.
+    let fold_chunks = || -> Result<Vec<FoldedStacks>, (u64, ConvertError)> {
+        let mut stacks: Vec<FoldedStacks> = kinds.iter().map(|_| FoldedStacks::new()).collect();
+        let mut spare = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let (seq, next) = {
+                let mut shared = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                let source = &mut shared.source;
+                if spare.capacity() > source.spare.capacity() {
+                    source.spare = std::mem::take(&mut spare);
+                }
+                let Some(next) = source.next().transpose() else {
+                    break;
+                };
+                source.taken += 1;
+                (source.taken - 1, next)
+            };
+            let folded = next
+                .map_err(|e| ConvertError::Failed(e.to_string()))
+                .and_then(|raw| fold_one(&raw, &mut stacks).map(|()| raw));
+            match folded {
+                Ok(raw) => {
+                    shared
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .read(raw.stored_end);
+                    spare = raw.bytes;
+                }
+                Err(error) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err((seq, error));
+                }
+            }
+        }
+        Ok(stacks)
+    };
+    let done: Vec<Result<Vec<FoldedStacks>, (u64, ConvertError)>> = if parallel {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(fold_chunks)).collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
+                .collect()
+        })
+    } else {
+        vec![fold_chunks()]
+    };
+    // The failure of the first chunk in file order that failed: every
+    // chunk before it was taken, and so folded or failed itself.
+    let mut stacks: Option<Vec<FoldedStacks>> = None;
+    let mut failed: Option<(u64, ConvertError)> = None;
+    for result in done {
+        match result {
+            Ok(more) => match &mut stacks {
+                None => stacks = Some(more),
+                Some(stacks) => {
+                    for (stacks, more) in stacks.iter_mut().zip(more) {
+                        stacks.merge(more);
+                    }
+                }
+            },
+            Err((seq, error)) => {
+                if failed.as_ref().is_none_or(|(first, _)| seq < *first) {
+                    failed = Some((seq, error));
+                }
+            }
+        }
     }
+    if let Some((_, error)) = failed {
+        return Err(error);
+    }
+    let truncated = shared
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .source
+        .file
+        .truncated();
     let missing = declared.missing();
     if !missing.is_empty() {
         return Err(missing_types(file, &missing));
     }
+    let mut stacks = stacks.unwrap_or_default();
     let found = stacks.iter().position(|s| s.read() > 0);
     let chosen = found.unwrap_or(0);
     let left_out = sources
@@ -1014,13 +1123,12 @@ fn convert_collapsed(
         .filter(|&(at, (_, stacks))| at != chosen && stacks.read() > 0)
         .map(|(_, (&source, stacks))| (source, stacks.read()))
         .collect();
-    let mut out = create(&output).map_err(|e| ConvertError::Failed(e.to_string()))?;
-    stacks[chosen]
-        .write(&mut out)
-        .and_then(|()| out.flush())
-        .map_err(|e| ConvertError::Failed(format!("writing {}: {e}", output.display())))?;
     Ok(Folded {
-        events: stacks[chosen].folded(),
+        stacks: if stacks.is_empty() {
+            FoldedStacks::new()
+        } else {
+            stacks.swap_remove(chosen)
+        },
         // None found: every type looked for, for the message.
         types: match found {
             Some(at) => &kinds[at..=at],
@@ -1032,6 +1140,7 @@ fn convert_collapsed(
         .collect(),
         source: sources.get(chosen).copied(),
         left_out,
+        truncated,
     })
 }
 
@@ -1059,12 +1168,59 @@ fn convert_pprof(
     Ok(made)
 }
 
-/// Converts the recording `file` as `options` say.
-pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
-    let types = options.types()?;
-    options.check_window()?;
-    let failed = |e: FileError| ConvertError::Failed(e.to_string());
-    let mut recording = RecordingFile::open(file).map_err(failed)?;
+/// The file the folding threads share, and how far they have read.
+struct Folding<'p> {
+    source: Source,
+    progress: &'p mut Progress,
+    /// The end of the furthest chunk folded: chunks finish out of order.
+    read_to: u64,
+}
+
+impl Folding<'_> {
+    /// A chunk ending at `end` is folded.
+    fn read(&mut self, end: u64) {
+        self.read_to = self.read_to.max(end);
+        self.progress.update(self.read_to);
+    }
+}
+
+/// Folds the events of a recording into stacks and writes them. With no
+/// type named, each kind of allocation events is folded apart in the one
+/// pass, and the first the recording has events of is written.
+fn convert_collapsed(
+    file: &Path,
+    options: &Options,
+    types: &[String],
+    recording: RecordingFile,
+    progress: &mut Progress,
+) -> Result<Folded, ConvertError> {
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| beside(file, ".collapsed"));
+    let job = FoldJob {
+        types,
+        sources: &ALLOCATIONS,
+        fold: Fold {
+            stack_depth: options.stack_depth,
+            live: None,
+        },
+        filter: &options.filter,
+        threads: options.threads,
+    };
+    let folded = fold_recording(file, recording, &job, progress)?;
+    let mut out = create(&output).map_err(|e| ConvertError::Failed(e.to_string()))?;
+    folded
+        .stacks
+        .write(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(|e| ConvertError::Failed(format!("writing {}: {e}", output.display())))?;
+    Ok(folded)
+}
+
+/// The progress of reading `file`, on a terminal, unless the output
+/// (`output`, `-` for standard output) goes to that terminal too.
+pub(crate) fn progress(file: &Path, output: Option<&Path>) -> Progress {
     // Progress counts bytes of the file as stored, compressed or not (a
     // pipe has no length: its progress is a count).
     let total = std::fs::metadata(file)
@@ -1075,9 +1231,17 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         || file.display().to_string(),
         |n| n.to_string_lossy().into(),
     );
-    let output_on_terminal =
-        options.output.as_deref().is_some_and(is_stdout) && io::stdout().is_terminal();
-    let mut progress = Progress::new(name, total, !output_on_terminal);
+    let output_on_terminal = output.is_some_and(is_stdout) && io::stdout().is_terminal();
+    Progress::new(name, total, !output_on_terminal)
+}
+
+/// Converts the recording `file` as `options` say.
+pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
+    let types = options.types()?;
+    options.check_window()?;
+    let failed = |e: FileError| ConvertError::Failed(e.to_string());
+    let mut recording = RecordingFile::open(file).map_err(failed)?;
+    let mut progress = progress(file, options.output.as_deref());
     let mut folded = None;
     let mut profile = None;
     let (events, truncated) = match options.format {
@@ -1093,10 +1257,10 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
             (written.rows, written.truncated)
         }
         Format::Collapsed => {
-            let done = convert_collapsed(file, options, &types, &mut recording, &mut progress)?;
-            let events = done.events;
+            let done = convert_collapsed(file, options, &types, recording, &mut progress)?;
+            let (events, truncated) = (done.stacks.folded(), done.truncated);
             folded = Some(done);
-            (events, recording.truncated())
+            (events, truncated)
         }
         Format::Pprof => {
             let made = convert_pprof(file, options, &mut recording, &mut progress)?;
@@ -1107,20 +1271,43 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> 
         }
     };
     drop(progress);
-    let (types, source, left_out) = match (folded, &profile) {
-        (Some(folded), _) => (folded.types, folded.source, folded.left_out),
-        (None, Some(made)) => (made.types.clone(), made.source, made.left_out.clone()),
-        (None, None) => (types, None, Vec::new()),
-    };
-    Ok(Outcome {
-        events,
-        types,
-        folded: source,
-        left_out,
-        filtered: !options.filter.is_empty(),
-        truncated,
-        profile,
+    let filtered = !options.filter.is_empty();
+    Ok(match (folded, profile) {
+        (Some(folded), _) => folded.outcome(&options.filter),
+        (None, Some(made)) => Outcome {
+            events,
+            types: made.types.clone(),
+            folded: made.source,
+            left_out: made.left_out.clone(),
+            filtered,
+            truncated,
+            profile: Some(made),
+        },
+        (None, None) => Outcome {
+            events,
+            types,
+            folded: None,
+            left_out: Vec::new(),
+            filtered,
+            truncated,
+            profile: None,
+        },
     })
+}
+
+impl Folded {
+    /// What the folding did, for the messages after it.
+    pub(crate) fn outcome(&self, filter: &Filter) -> Outcome {
+        Outcome {
+            events: self.stacks.folded(),
+            types: self.types.clone(),
+            folded: self.source,
+            left_out: self.left_out.clone(),
+            filtered: !filter.is_empty(),
+            truncated: self.truncated,
+            profile: None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1225,6 +1412,75 @@ mod tests {
             .collect();
         files.sort();
         (written, files)
+    }
+
+    #[test]
+    fn stacks_fold_the_same_on_any_number_of_threads() {
+        let dir = std::env::temp_dir().join(format!("heapsampler-fold-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("many-chunks.jfr");
+        recording(&file);
+        let fold = |threads: usize| {
+            let output = dir.join(format!("{threads}.collapsed"));
+            let options = Options {
+                output: Some(output.clone()),
+                // Some stacks cut, some not.
+                stack_depth: 5,
+                format: Format::Collapsed,
+                threads,
+                ..Options::default()
+            };
+            let outcome = super::convert(&file, &options).unwrap_or_else(|e| panic!("{e}"));
+            (outcome.events, std::fs::read_to_string(output).unwrap())
+        };
+        let (events, one) = fold(1);
+        assert_eq!(events, 3000);
+        assert!(one.lines().any(|l| l.starts_with("[truncated];")), "{one}");
+        assert!(one.lines().any(|l| !l.starts_with("[truncated];")), "{one}");
+        for threads in [2, 3, 8] {
+            assert!(fold(threads) == (events, one.clone()), "{threads} threads");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn folding_reports_the_first_broken_chunk_on_any_number_of_threads() {
+        let dir =
+            std::env::temp_dir().join(format!("heapsampler-fold-fail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("broken.jfr");
+        recording(&file);
+        // Chunks 5 and 20 claim a metadata offset past their end: the file
+        // reads, the chunks do not.
+        let mut offsets = Vec::new();
+        let mut chunks = RecordingFile::open(&file).unwrap();
+        while let Some(raw) = chunks.next_chunk().unwrap() {
+            offsets.push(raw.offset);
+        }
+        assert!(offsets.len() > 20, "{} chunks", offsets.len());
+        let mut bytes = std::fs::read(&file).unwrap();
+        for chunk in [5, 20] {
+            let at = offsets[chunk] as usize + 24;
+            bytes[at..at + 8].copy_from_slice(&u64::MAX.to_be_bytes());
+        }
+        std::fs::write(&file, bytes).unwrap();
+        let first = format!("at byte {}: expected a metadata offset", offsets[5] + 24);
+        for threads in [1, 2, 3, 8] {
+            let options = Options {
+                output: Some(dir.join("out.collapsed")),
+                stack_depth: 64,
+                format: Format::Collapsed,
+                threads,
+                ..Options::default()
+            };
+            match super::convert(&file, &options) {
+                Err(ConvertError::Failed(message)) => {
+                    assert!(message.contains(&first), "{threads} threads: {message}")
+                }
+                other => panic!("{threads} threads: {other:?}"),
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -391,18 +391,25 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return Stack::default();
         };
-        let cut_when_recorded = matches!(
-            self.field(class, fields, field::TRUNCATED),
-            Some((Value::Boolean(true), _))
-        );
         Stack {
             frames: frames
                 .iter()
                 .take(self.stack_depth)
                 .map(|frame| self.frame_parts(frame))
                 .collect(),
-            truncated: cut_when_recorded || frames.len() > self.stack_depth,
+            truncated: self.is_cut(class, fields, frames.len()),
         }
+    }
+
+    /// Whether a stack trace of `frames` frames is cut, frames nearest the
+    /// root missing: the recorder cut it at its depth (its `truncated`
+    /// field), or it has more than the `stack_depth` frames kept.
+    fn is_cut(&self, class: &ClassInfo, fields: &[Value], frames: usize) -> bool {
+        frames > self.stack_depth
+            || matches!(
+                self.field(class, fields, field::TRUNCATED),
+                Some((Value::Boolean(true), _))
+            )
     }
 
     /// A frame's method (as the frame holds it) and line.
@@ -454,6 +461,60 @@ impl<'c, 'a> Flattener<'c, 'a> {
             .take(self.stack_depth)
             .map(|frame| self.frame(frame, lines))
             .collect()
+    }
+
+    /// Hands the frames of a stack trace value to `frame` root first: the
+    /// frames [`frames`](Self::frames) gives without lines, in the other
+    /// order, without a `String` each (a folded stack is made of hundreds
+    /// of them). An unreadable frame is handed over as empty. Returns
+    /// whether the stack is cut, frames nearest the root missing: the
+    /// recorder cut it at its depth (its `truncated` field), or it has more
+    /// than `stack_depth` frames.
+    pub fn frames_root_first(&self, stack_trace: &Value, frame: &mut dyn FnMut(&str)) -> bool {
+        let metadata = &self.chunk.metadata;
+        let Value::Object { class_id, fields } = self.chunk.resolve(stack_trace) else {
+            return false;
+        };
+        let Some(class) = metadata
+            .class(*class_id)
+            .filter(|class| class.name == class::STACK_TRACE)
+        else {
+            return false;
+        };
+        let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
+            return self.is_cut(class, fields, 0);
+        };
+        // Every frame of a stack is of one class: its method field is
+        // looked up once.
+        let mut method_field: Option<(u64, Option<usize>)> = None;
+        for value in frames[..frames.len().min(self.stack_depth)].iter().rev() {
+            let Value::Object { class_id, fields } = self.chunk.resolve(value) else {
+                frame("");
+                continue;
+            };
+            let index = match method_field {
+                Some((id, index)) if id == *class_id => index,
+                _ => {
+                    let index = metadata
+                        .class(*class_id)
+                        .and_then(|c| c.fields.iter().position(|f| f.name == field::METHOD));
+                    method_field = Some((*class_id, index));
+                    index
+                }
+            };
+            match index.and_then(|index| fields.get(index)) {
+                Some(method @ Value::Ref { class_id, key }) => {
+                    if !self.texts.borrow().contains_key(&(*class_id, *key)) {
+                        self.text(method);
+                    }
+                    let texts = self.texts.borrow();
+                    frame(texts.get(&(*class_id, *key)).map_or("", String::as_str));
+                }
+                Some(method) => frame(&self.text(method)),
+                None => frame(""),
+            }
+        }
+        self.is_cut(class, fields, frames.len())
     }
 
     /// Appends a stack trace's text: what [`stack_frames`](Self::stack_frames)

@@ -5,13 +5,12 @@
 //! Java name such as `java.lang.String` or `int[]`), so what a user reads in
 //! one conversion is what they can filter on in the next.
 
-use std::collections::HashMap;
-
 use regex::Regex;
 
 use jfr_writer::format::names::{self, field};
 
 use crate::export::{Flattener, epoch_nanos};
+use crate::read::IdMap;
 use crate::read::chunk::Chunk;
 use crate::read::event::{Event, Field};
 use crate::read::metadata::ClassInfo;
@@ -119,6 +118,23 @@ impl Filter {
         self.from.is_none() && self.to.is_none() && self.thread.is_none() && self.class.is_none()
     }
 
+    /// Refuses a window that is empty whatever the recording: both ends of
+    /// one kind, the start not before the end.
+    pub fn check_window(&self) -> Result<(), String> {
+        let (Some(from), Some(to)) = (self.from, self.to) else {
+            return Ok(());
+        };
+        let empty = match (from, to) {
+            (TimeBound::At(from), TimeBound::At(to))
+            | (TimeBound::AfterStart(from), TimeBound::AfterStart(to)) => from >= to,
+            _ => false,
+        };
+        if empty {
+            return Err("--from must come before --to: the window [from, to) is empty".to_owned());
+        }
+        Ok(())
+    }
+
     /// The window in nanoseconds since the epoch, `[from, to)`, for a
     /// recording that started at `recording_start`.
     pub fn window(&self, recording_start: i64) -> Window {
@@ -186,7 +202,9 @@ pub struct ChunkFilter<'f, 'c, 'a> {
     window: Window,
     chunk: &'c Chunk<'a>,
     flattener: Flattener<'c, 'a>,
-    fields: HashMap<u64, Fields>,
+    /// The fields each event type's conditions look at; a type missing
+    /// here has none to see.
+    fields: IdMap<u64, Fields>,
 }
 
 /// One event on its way through a [`ChunkFilter`]: which conditions it
@@ -203,12 +221,25 @@ pub struct Check {
 impl<'f, 'c, 'a> ChunkFilter<'f, 'c, 'a> {
     /// The filter for `chunk`, with the time window already resolved.
     pub fn new(filter: &'f Filter, window: Window, chunk: &'c Chunk<'a>) -> Self {
+        // Only the fields a condition looks at are seen: none for the empty
+        // filter, which then costs an event nothing but a lookup in an
+        // empty map.
+        let used = |field: Option<usize>, used: bool| field.filter(|_| used);
         let fields = chunk
             .metadata
             .classes
             .iter()
             .filter(|c| c.is_event())
-            .map(|c| (c.id, Fields::of(chunk, c)))
+            .map(|c| {
+                let all = Fields::of(chunk, c);
+                let used = Fields {
+                    start_time: used(all.start_time, !window.is_unbounded()),
+                    thread: used(all.thread, filter.thread.is_some()),
+                    class: used(all.class, filter.class.is_some()),
+                };
+                (c.id, used)
+            })
+            .filter(|(_, used)| used.start_time.or(used.thread).or(used.class).is_some())
             .collect();
         Self {
             filter,

@@ -36,6 +36,8 @@
 //! - [`export`]: the text of values, as every output shows them.
 //! - [`rows`]: CSV rows, made as the event decoder reads the fields.
 //! - [`collapsed`]: events to folded stacks, for flame graphs.
+//! - [`flame`]: `heapsampler flame`, folded stacks as an interactive flame
+//!   graph.
 //! - [`pprof`]: allocation samples to a heap profile of `go tool pprof`.
 //! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
@@ -53,6 +55,7 @@ pub mod conversion;
 pub mod diff;
 pub mod export;
 pub mod filter;
+pub mod flame;
 pub mod pprof;
 pub mod progress;
 pub mod read;

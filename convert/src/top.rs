@@ -299,13 +299,19 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
 /// The packages of the JDK's own code, which `--by app-site` looks past.
 const JDK_PACKAGES: [&str; 5] = ["java.", "javax.", "jdk.", "sun.", "com.sun."];
 
+/// Whether `frame` (`pkg.Class.method`, with or without a line) is the
+/// JDK's own code: in one of its packages.
+pub fn is_jdk_frame(frame: &str) -> bool {
+    JDK_PACKAGES.iter().any(|p| frame.starts_with(p))
+}
+
 /// The first frame of a stack (frames joined with `;`, top first) outside
 /// the JDK's packages, or the top frame if there is none.
 pub fn app_frame(stack: &str) -> &str {
     let top = stack.split(';').next().unwrap_or(stack);
     stack
         .split(';')
-        .find(|frame| !JDK_PACKAGES.iter().any(|p| frame.starts_with(p)))
+        .find(|frame| !is_jdk_frame(frame))
         .unwrap_or(top)
 }
 

@@ -248,10 +248,20 @@ fn folds_stacks_root_first_and_sums_weights() {
         collapsed(&["--events", "jdk.ObjectAllocationSample"]),
         collapsed(&[])
     );
-    // The top frame only.
+    // The top frame only: the stacks cut below it start with a marker
+    // where their missing frames would be, so that no root is made up.
     assert_eq!(
         collapsed(&["--stack-depth", "1"]),
-        lines(&[("[unknown]", 5), ("app.Alloc.make", 5830)])
+        lines(&[("[truncated];app.Alloc.make", 5830), ("[unknown]", 5)])
+    );
+    // A depth that keeps every frame of stack 2 but cuts stacks 0 and 1.
+    assert_eq!(
+        collapsed(&["--stack-depth", "2"]),
+        lines(&[
+            ("[truncated];app.Service.handle;app.Alloc.make", 1800),
+            ("[unknown]", 5),
+            (WORKER_STACK, 4030),
+        ])
     );
 }
 
@@ -445,5 +455,54 @@ fn bad_values_are_usage_errors_that_name_them() {
     usage_error(
         &["-o", "-"],
         "several event types cannot go to standard output",
+    );
+}
+
+#[test]
+fn stacks_the_recorder_cut_start_with_the_truncated_marker() {
+    let dir = support::temp_dir("convert_collapsed_truncated");
+    let path = dir.join("cut.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let class = class(&mut recording, "app/Alloc");
+    let (name, descriptor) = (recording.symbol("make"), recording.symbol("()V"));
+    let make = recording.method(Method {
+        class,
+        name,
+        descriptor,
+        modifiers: 0,
+        hidden: false,
+    });
+    for (truncated, weight) in [(true, 100), (false, 20)] {
+        let stack = recording.stack_trace(StackTrace {
+            truncated,
+            frames: vec![StackFrame {
+                method: make,
+                line_number: 1,
+                bytecode_index: 0,
+                frame_type: FrameType::Interpreted,
+            }],
+        });
+        recording
+            .event(&alloc, Ticks(1))
+            .thread(None)
+            .stack_trace(Some(stack))
+            .class(class)
+            .long(weight)
+            .commit()
+            .unwrap();
+    }
+    recording.close().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["convert", "--format", "collapsed", "-o", "-"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "[truncated];app.Alloc.make 100\napp.Alloc.make 20\n"
     );
 }

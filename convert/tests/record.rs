@@ -234,9 +234,21 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
     assert!(samples > 0);
     let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
     assert_eq!(rows as u64, samples, "one CSV row per sample");
+    // The flame graph's root counts every sample (1,234: as titles write it).
+    let svg = std::fs::read_to_string(dir.join("demo.svg")).unwrap();
+    let digits = samples.to_string();
+    let mut groups: Vec<&str> = digits
+        .as_bytes()
+        .rchunks(3)
+        .map(|group| std::str::from_utf8(group).unwrap())
+        .collect();
+    groups.reverse();
+    let root = format!(", 100.00%, {} samples)</title>", groups.join(","));
+    assert!(svg.contains(&root), "{root} in the flame graph");
     for expected in [
         "the JDK's `jfr summary` reads it:".to_owned(),
         format!("samples as CSV: {} ({samples} rows)", csv.display()),
+        format!("flame graph: {}", dir.join("demo.svg").display()),
         "Where the bytes were allocated".to_owned(),
         "Still live at the end".to_owned(),
         format!("open {} in JDK Mission Control", recording.display()),

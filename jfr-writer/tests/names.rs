@@ -12,7 +12,7 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 11] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 12] = [
     (
         "convert/src/diff.rs",
         "samples",
@@ -52,6 +52,11 @@ const OTHER_MEANINGS: [(&str, &str, &str); 11] = [
     ),
     ("convert/src/pprof.rs", "class", "a pprof label's key"),
     ("convert/src/pprof.rs", "samples", "a pprof sample type"),
+    (
+        "convert/src/flame.rs",
+        "samples",
+        "the unit of a flame graph's widths",
+    ),
 ];
 
 /// The names module, the one place the names are spelled.

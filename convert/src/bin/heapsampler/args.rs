@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use heapsampler_convert::conversion::Format;
-use heapsampler_convert::filter::{TimeBound, parse_regex};
+use heapsampler_convert::filter::{Filter, TimeBound, parse_regex};
 use heapsampler_convert::top::{GroupBy, Query};
 use regex::Regex;
 
@@ -85,10 +85,12 @@ pub enum Command {
     /// Compiles and runs a small order service (a few seconds, 4 threads)
     /// that allocates hard and leaks slowly, records it with the agent,
     /// checks the recording with the JDK's `jfr summary`, converts the
-    /// samples to CSV, and prints the top allocation sites and what was
-    /// still live at the end. Needs a JDK (java, javac) and the agent.
+    /// samples to CSV, draws a flame graph (demo.svg), and prints the top
+    /// allocation sites and what was still live at the end. Needs a JDK
+    /// (java, javac) and the agent.
     Demo {
-        /// Where the recording, its CSV and the example's source go.
+        /// Where the recording, its CSV, its flame graph and the example's
+        /// source go.
         #[arg(long, default_value = "heapsampler-demo")]
         dir: PathBuf,
         /// How long the example runs.
@@ -159,6 +161,60 @@ pub enum Command {
         #[arg(short = 'n', long, default_value_t = 20)]
         limit: usize,
     },
+    /// Draw an interactive flame graph of where the bytes were allocated.
+    ///
+    /// Writes one SVG file that any browser opens, offline. Each box is a
+    /// method (pkg.Class.method), stacked on its caller from the root up,
+    /// and as wide as the bytes allocated under it, estimated from the
+    /// samples' weights (--samples: as the number of samples). Hover over a
+    /// box for its bytes, share and samples; click it to zoom in; Search
+    /// (or Ctrl-F) highlights the methods a regular expression matches and
+    /// says what share they hold.
+    ///
+    /// Your code is drawn in red to yellow, the JDK's (java., javax., jdk.,
+    /// sun., com.sun.) in blue. A stack cut at the recording's depth (the
+    /// agent's depth=, JFR's stackdepth) or at --depth starts with a grey
+    /// [truncated] box, where its missing frames would be; samples without
+    /// a stack count under [unknown].
+    ///
+    /// Reads jdk.ObjectAllocationSample (any recording, ours or the JDK's),
+    /// or in a recording without those, the JDK's TLAB events, as top does.
+    /// With --live, heapsampler.ObjectLifetime events of objects still live
+    /// at the end: what the heap held, and who allocated it.
+    #[command(after_long_help = "\
+Examples:
+  heapsampler flame alloc.jfr -o alloc.svg
+  heapsampler flame alloc.jfr --live --min-gcs 2 -o leaks.svg
+  heapsampler flame alloc.jfr --samples --thread '^worker-' --from 30s -o workers.svg")]
+    Flame {
+        /// The recording (plain, zstd or gzip).
+        file: PathBuf,
+        /// The SVG to write (`-`: standard output).
+        ///
+        /// Default: next to the recording, as NAME.svg.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Boxes as wide as their number of samples, not their estimated
+        /// bytes.
+        #[arg(long)]
+        samples: bool,
+        /// Only objects still live when the recording ended.
+        #[arg(long)]
+        live: bool,
+        /// With --live: only objects that outlived at least this many collections.
+        #[arg(long, default_value_t = 0, requires = "live")]
+        min_gcs: u64,
+        /// Keep at most this many frames of each stack (the top ones,
+        /// nearest the allocation); deeper stacks start with [truncated].
+        #[arg(long, default_value_t = 64, visible_alias = "stack-depth")]
+        depth: usize,
+        #[command(flatten)]
+        filters: FilterArgs,
+        /// Threads folding chunks at once (0: one per core). The graph is
+        /// the same with any number.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        threads: usize,
+    },
     /// Convert events to CSV, to folded stacks for flame graphs, or to a
     /// heap profile for go tool pprof.
     ///
@@ -178,7 +234,9 @@ pub enum Command {
     /// jdk.ObjectAllocationOutsideTLAB), or the number of events for types
     /// without one. Without --events it folds jdk.ObjectAllocationSample, or
     /// in a recording without those, both TLAB events, as top does. Events
-    /// without a stack count under the frame [unknown]. Lines are sorted by
+    /// without a stack count under the frame [unknown]; a stack cut at the
+    /// recorder's depth or at --stack-depth starts with the frame
+    /// [truncated], where its missing frames would be. Lines are sorted by
     /// stack.
     /// The input of flamegraph.pl, inferno-flamegraph and speedscope.
     ///
@@ -237,44 +295,14 @@ Examples:
         /// Example: --format collapsed -o - | flamegraph.pl > alloc.svg
         #[arg(long, value_enum, default_value_t = FormatArg::Csv)]
         format: FormatArg,
-        /// Keep events that start at or after TIME.
+        #[command(flatten)]
+        filters: FilterArgs,
+        /// Threads converting chunks at once (0: one per core): for CSV,
+        /// each writes its chunk's rows in turn; folded stacks are added up
+        /// at the end. The output is the same with any number.
         ///
-        /// TIME is an RFC 3339 time with a zone, fractions of a second
-        /// allowed (2026-11-22T10:15:00Z, 2026-11-22T11:15:00.5+01:00), or an
-        /// offset from the recording's start: a number and a unit, ns, us,
-        /// ms, s, m or h (500ms, 30s, 1.5m, 2h). Example: --from 30s
-        #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
-        from: Option<TimeBound>,
-        /// Keep events that start before TIME (the window is [from, to)).
-        ///
-        /// TIME takes the same forms as --from. Example: --from 1m --to 2m
-        /// (the second minute), or --to 2026-11-22T10:15:00Z
-        #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
-        to: Option<TimeBound>,
-        /// Keep events whose thread's Java name matches REGEX.
-        ///
-        /// The thread is the event's eventThread (sampledThread for
-        /// execution samples); a thread without a Java name is matched by its
-        /// OS name; events without a thread are dropped. The regex matches
-        /// anywhere in the name (anchor with ^ and $); syntax of Rust's
-        /// regex crate. Example: --thread '^(main|worker-[0-3])$'
-        #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
-        thread: Option<Regex>,
-        /// Keep events whose class's Java name matches REGEX.
-        ///
-        /// The class is the event's first class field (objectClass for
-        /// allocations), named as Java writes it: java.lang.String, int[],
-        /// java.util.HashMap$Node[]. Events without a class field are
-        /// dropped. Matches anywhere in the name. Example: --class
-        /// '^java\.lang\.String$' or --class '\[\]$' (arrays)
-        #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
-        class: Option<Regex>,
-        /// Threads converting chunks to CSV at once, each writing its
-        /// chunk's rows in turn (0: one per core). The output is the same
-        /// with any number.
-        ///
-        /// A recording of one chunk, --format collapsed and --format pprof
-        /// are converted on one thread. Example: --threads 1
+        /// A recording of one chunk, and --format pprof, are converted on
+        /// one thread. Example: --threads 1
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
     },
@@ -302,6 +330,55 @@ impl From<&Question> for Query {
             by: question.by.into(),
             live: question.live,
             min_gcs: question.min_gcs,
+        }
+    }
+}
+
+/// Which events to keep: the filters `convert` and `flame` share. An event
+/// must pass all of them.
+#[derive(Debug, clap::Args)]
+pub struct FilterArgs {
+    /// Keep events that start at or after TIME.
+    ///
+    /// TIME is an RFC 3339 time with a zone, fractions of a second
+    /// allowed (2026-11-22T10:15:00Z, 2026-11-22T11:15:00.5+01:00), or an
+    /// offset from the recording's start: a number and a unit, ns, us,
+    /// ms, s, m or h (500ms, 30s, 1.5m, 2h). Example: --from 30s
+    #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
+    pub from: Option<TimeBound>,
+    /// Keep events that start before TIME (the window is [from, to)).
+    ///
+    /// TIME takes the same forms as --from. Example: --from 1m --to 2m
+    /// (the second minute), or --to 2026-11-22T10:15:00Z
+    #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
+    pub to: Option<TimeBound>,
+    /// Keep events whose thread's Java name matches REGEX.
+    ///
+    /// The thread is the event's eventThread (sampledThread for
+    /// execution samples); a thread without a Java name is matched by its
+    /// OS name; events without a thread are dropped. The regex matches
+    /// anywhere in the name (anchor with ^ and $); syntax of Rust's
+    /// regex crate. Example: --thread '^(main|worker-[0-3])$'
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub thread: Option<Regex>,
+    /// Keep events whose class's Java name matches REGEX.
+    ///
+    /// The class is the event's first class field (objectClass for
+    /// allocations), named as Java writes it: java.lang.String, int[],
+    /// java.util.HashMap$Node[]. Events without a class field are
+    /// dropped. Matches anywhere in the name. Example: --class
+    /// '^java\.lang\.String$' or --class '\[\]$' (arrays)
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub class: Option<Regex>,
+}
+
+impl From<FilterArgs> for Filter {
+    fn from(args: FilterArgs) -> Self {
+        Self {
+            from: args.from,
+            to: args.to,
+            thread: args.thread,
+            class: args.class,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `heapsampler demo`: records the bundled workload (a small order service
 //! with allocation pressure and a leak, `testdata/workloads/Demo.java`),
 //! has the JDK's own `jfr` check the recording, and leaves it with its CSV
-//! in one folder. The source is built into this program, so the demo needs
+//! and a flame graph in one folder. The source is built into this program, so the demo needs
 //! only a JDK and the agent.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use std::process::Command;
 
 use heapsampler_convert::conversion::{self, Format};
 use heapsampler_convert::filter::Filter;
+use heapsampler_convert::flame;
 use heapsampler_convert::top::{self, GroupBy, Query};
 use jfr_writer::format::names::event;
 
@@ -28,6 +29,8 @@ struct Files {
     recording: PathBuf,
     /// The samples as CSV.
     csv: PathBuf,
+    /// The flame graph of the bytes allocated.
+    flame: PathBuf,
 }
 
 impl Files {
@@ -37,6 +40,7 @@ impl Files {
             dir: dir.to_owned(),
             recording: dir.join("demo.jfr"),
             csv: dir.join("demo-samples.csv"),
+            flame: dir.join("demo.svg"),
         }
     }
 }
@@ -79,6 +83,17 @@ pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String>
         files.csv.display(),
         outcome.events
     );
+    let flame = flame::Options {
+        output: Some(files.flame.clone()),
+        ..flame::Options::default()
+    };
+    let drawn = flame::flame(&files.recording, &flame).map_err(|e| e.to_string())?;
+    println!(
+        "  flame graph: {} ({} stacks; open it in a browser: hover for details, click to \
+         zoom, Ctrl-F to search)",
+        files.flame.display(),
+        drawn.stacks
+    );
     // Objects that outlived two collections: recent garbage not yet
     // collected is "live" too, and would hide the leak.
     for (live, min_gcs, title) in [
@@ -108,8 +123,9 @@ pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String>
          heapsampler top {recording} --by site    (the top frame, JDK code included)\n  \
          heapsampler top {recording} --by class\n  \
          heapsampler top {recording} --live\n  \
-         heapsampler convert {recording} --format collapsed -o {}/demo.collapsed",
-        files.dir.display()
+         heapsampler flame {recording} --live --min-gcs 2 -o {dir}/demo-live.svg\n  \
+         heapsampler convert {recording} --format collapsed -o {dir}/demo.collapsed",
+        dir = files.dir.display()
     );
     Ok(())
 }

@@ -28,7 +28,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use heapsampler_convert::conversion::{self, ConvertError};
-use heapsampler_convert::filter::Filter;
+use heapsampler_convert::flame::{self, Weight};
 use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, Query};
 
@@ -128,10 +128,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             events,
             stack_depth,
             format,
-            from,
-            to,
-            thread,
-            class,
+            filters,
             threads,
         } => {
             let options = conversion::Options {
@@ -139,15 +136,34 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 events,
                 stack_depth,
                 format: format.into(),
-                filter: Filter {
-                    from,
-                    to,
-                    thread,
-                    class,
-                },
+                filter: filters.into(),
                 threads,
             };
             convert(&file, &options)?
+        }
+        Command::Flame {
+            file,
+            output,
+            samples,
+            live,
+            min_gcs,
+            depth,
+            filters,
+            threads,
+        } => {
+            let options = flame::Options {
+                output,
+                stack_depth: depth,
+                weight: if samples {
+                    Weight::Samples
+                } else {
+                    Weight::Bytes
+                },
+                live: live.then_some(min_gcs),
+                filter: filters.into(),
+                threads,
+            };
+            flame(&file, &options)?
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -264,6 +280,18 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
     }
     let diff = heapsampler_convert::diff::diff(&base_table, &new_table, !query.live);
     print!("{}", diff.render(limit));
+    Ok(())
+}
+
+fn flame(file: &Path, options: &flame::Options) -> Result<(), Failure> {
+    let drawn = flame::flame(file, options)?;
+    for warning in drawn.warnings(file) {
+        say(warning);
+    }
+    // Where it went, unless to standard output.
+    if drawn.output.as_os_str() != "-" {
+        say(drawn.summary());
+    }
     Ok(())
 }
 

@@ -1,0 +1,782 @@
+//! `heapsampler flame`: where a recording's bytes were allocated, as an
+//! interactive flame graph in one self-contained SVG file (inferno's, with
+//! its script: click a frame to zoom, search by regular expression, details
+//! on hover) that any browser opens offline.
+//!
+//! The stacks are [`collapsed`](crate::collapsed)'s, folded on every core
+//! through the one event decoder, as `convert --format collapsed` folds
+//! them; a frame is as wide as the estimated bytes allocated under it, or
+//! with [`Weight::Samples`] as its number of samples.
+//!
+//! inferno shows one number per frame. A frame's details (its `<title>`,
+//! which the script shows on hover and searches) name its bytes, its share
+//! and its samples: each title is rewritten after inferno draws, keyed by
+//! the frame's position (its depth and first unit on the x axis), which the
+//! same sorted stacks give both here and in inferno; a frame found at a
+//! position with another width is an error, never a wrong title.
+//!
+//! Application frames are drawn in warm colours, the JDK's in blue
+//! ([`origin`]), and the markers [`TRUNCATED_FRAME`] and [`UNKNOWN_FRAME`]
+//! in grey.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
+
+use crate::allocation::{ALLOCATIONS, Source};
+use crate::collapsed::{Fold, FoldedStacks, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME};
+use crate::conversion::{
+    ConvertError, FoldJob, Folded, Outcome, beside, create, fold_recording, progress,
+};
+use crate::filter::Filter;
+use crate::read::IdMap;
+use crate::read::file::RecordingFile;
+use crate::top::{GroupBy, Query, human_bytes, is_jdk_frame};
+
+/// What sets a frame's width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Weight {
+    /// The estimated bytes allocated under it: the events' weights.
+    #[default]
+    Bytes,
+    /// The number of samples under it.
+    Samples,
+}
+
+impl Weight {
+    /// A stack's width in this weight: what inferno is given for it.
+    pub fn of(self, totals: Totals) -> u64 {
+        match self {
+            Self::Bytes => u64::try_from(totals.value).unwrap_or(0),
+            Self::Samples => totals.events,
+        }
+    }
+}
+
+/// How to draw; by default as `heapsampler flame` does.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The SVG to write; `-` is standard output; `None`: next to the
+    /// recording, as `NAME.svg`.
+    pub output: Option<PathBuf>,
+    /// Frames kept per stack, those nearest the top.
+    pub stack_depth: usize,
+    /// What sets a frame's width.
+    pub weight: Weight,
+    /// `Some(min_gcs)`: only objects still live at the recording's end that
+    /// outlived at least `min_gcs` collections (as `top --live` counts
+    /// them), from heapsampler's `heapsampler.ObjectLifetime` events.
+    pub live: Option<u64>,
+    /// Which events to keep.
+    pub filter: Filter,
+    /// Threads folding chunks; 0: one per core.
+    pub threads: usize,
+}
+
+impl Default for Options {
+    /// Next to the recording, 64 frames a stack (the agent's and JFR's
+    /// depth), by bytes, everything allocated, on every core.
+    fn default() -> Self {
+        Self {
+            output: None,
+            stack_depth: 64,
+            weight: Weight::Bytes,
+            live: None,
+            filter: Filter::default(),
+            threads: 0,
+        }
+    }
+}
+
+/// What was drawn.
+#[derive(Debug, Clone)]
+pub struct Drawn {
+    /// Where the SVG went.
+    pub output: PathBuf,
+    /// The whole graph's bytes and samples.
+    pub totals: Totals,
+    /// Distinct stacks drawn.
+    pub stacks: usize,
+    /// What the folding did, for its warnings.
+    pub outcome: Outcome,
+    /// With `live`: samples of objects whose liveness was not tracked.
+    pub untracked: Totals,
+    /// Whether the graph is of objects still live at the end.
+    pub live: bool,
+}
+
+impl Drawn {
+    /// One line saying what the graph shows.
+    pub fn summary(&self) -> String {
+        format!(
+            "{}: a flame graph of {} {} (from {} samples, {} stacks); open it in a browser",
+            self.output.display(),
+            human_bytes(self.totals.value as f64),
+            if self.live { "still live" } else { "allocated" },
+            thousands(self.totals.events),
+            thousands(self.stacks as u64)
+        )
+    }
+
+    /// The warnings to show, one line each, about the graph of `file`.
+    pub fn warnings(&self, file: &Path) -> Vec<String> {
+        let mut warnings = self.outcome.warnings(file);
+        if self.untracked.events > 0 {
+            warnings.push(format!(
+                "{}: left out {} samples ({}) of objects the agent did not track for liveness \
+                 (at or above its live_max size, by default G1's humongous objects)",
+                file.display(),
+                thousands(self.untracked.events),
+                human_bytes(self.untracked.value as f64)
+            ));
+        }
+        warnings
+    }
+}
+
+/// Draws the flame graph of the recording `file` as `options` say.
+pub fn flame(file: &Path, options: &Options) -> Result<Drawn, ConvertError> {
+    options.filter.check_window().map_err(ConvertError::Usage)?;
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| beside(file, ".svg"));
+    let recording = RecordingFile::open(file).map_err(|e| ConvertError::Failed(e.to_string()))?;
+    let job = FoldJob {
+        types: &[],
+        sources: if options.live.is_some() {
+            &[Source::ObjectLifetimes]
+        } else {
+            &ALLOCATIONS
+        },
+        fold: Fold {
+            stack_depth: options.stack_depth,
+            live: options.live,
+        },
+        filter: &options.filter,
+        threads: options.threads,
+    };
+    let mut progress = progress(file, Some(&output));
+    let folded = fold_recording(file, recording, &job, &mut progress)?;
+    drop(progress);
+    if folded.stacks.read() == 0 {
+        // The question does not fit the file: top's error.
+        let query = Query {
+            by: GroupBy::Site,
+            live: options.live.is_some(),
+            min_gcs: options.live.unwrap_or(0),
+        };
+        return Err(ConvertError::Failed(format!(
+            "{} has no {}: {}",
+            file.display(),
+            query.missing(),
+            query.without_events()
+        )));
+    }
+    let totals = folded.stacks.totals();
+    if options.weight.of(totals) == 0 {
+        return Err(ConvertError::Failed(format!(
+            "{}: nothing to draw: {}",
+            file.display(),
+            nothing_drawn(&folded, options)
+        )));
+    }
+    let svg = render(
+        &folded.stacks,
+        options.weight,
+        &title(file, options),
+        &subtitle(&folded, options),
+    )
+    .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
+    let mut out = create(&output).map_err(|e| ConvertError::Failed(e.to_string()))?;
+    out.write_all(svg.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| ConvertError::Failed(format!("writing {}: {e}", output.display())))?;
+    Ok(Drawn {
+        output,
+        totals,
+        stacks: folded.stacks.len(),
+        outcome: folded.outcome(&options.filter),
+        untracked: folded.stacks.untracked(),
+        live: options.live.is_some(),
+    })
+}
+
+/// Why a recording with events of the kind looked for has nothing to draw.
+fn nothing_drawn(folded: &Folded, options: &Options) -> String {
+    let types = folded.types.join(" and ");
+    if folded.stacks.folded() > 0 {
+        return format!("the weights of its {types} events add up to 0");
+    }
+    let kept = match options.live {
+        None => "passed the filters".to_owned(),
+        Some(min_gcs) => format!(
+            "is of an object still live at the end{}{}",
+            live_since(min_gcs),
+            if options.filter.is_empty() {
+                ""
+            } else {
+                " that passed the filters"
+            }
+        ),
+    };
+    let read = thousands(folded.stacks.read());
+    format!("none of its {read} {types} events {kept}")
+}
+
+/// ` after outliving N or more collections` for `--min-gcs N` above 0.
+fn live_since(min_gcs: u64) -> String {
+    match min_gcs {
+        0 => String::new(),
+        n => format!(" after outliving {n} or more collections"),
+    }
+}
+
+/// What the graph shows, and of which recording.
+fn title(file: &Path, options: &Options) -> String {
+    let what = match (options.live.is_some(), options.weight) {
+        (false, Weight::Bytes) => "Allocated bytes",
+        (false, Weight::Samples) => "Allocation samples",
+        (true, Weight::Bytes) => "Live bytes",
+        (true, Weight::Samples) => "Live objects' samples",
+    };
+    let name = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    format!("{what} by stack: {name}")
+}
+
+/// The totals, where they come from, and what the colours mean.
+fn subtitle(folded: &Folded, options: &Options) -> String {
+    let totals = folded.stacks.totals();
+    let what = match options.live {
+        None => "allocated".to_owned(),
+        Some(min_gcs) => format!("still live at the end{}", live_since(min_gcs)),
+    };
+    let filtered = if options.filter.is_empty() {
+        ""
+    } else {
+        ", filtered"
+    };
+    format!(
+        "{} {what} (estimated from {} samples of {}{filtered}); warm: application code, blue: the JDK's",
+        human_bytes(totals.value as f64),
+        thousands(totals.events),
+        folded.types.join(" and ")
+    )
+}
+
+/// Whose code a frame runs, which its colour shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The program's own code, or a library's.
+    Application,
+    /// The JDK's ([`is_jdk_frame`]: `java.`, `javax.`, `jdk.`, `sun.`,
+    /// `com.sun.`).
+    Jdk,
+    /// No code: the graph's root, [`TRUNCATED_FRAME`] or [`UNKNOWN_FRAME`].
+    Marker,
+}
+
+/// Whose code `frame` (a folded stack's frame; empty for the root) runs.
+pub fn origin(frame: &str) -> Origin {
+    if frame.is_empty() || frame == TRUNCATED_FRAME || frame == UNKNOWN_FRAME {
+        Origin::Marker
+    } else if is_jdk_frame(frame) {
+        Origin::Jdk
+    } else {
+        Origin::Application
+    }
+}
+
+/// A frame's colour: its origin's hue, a shade from its name, so that the
+/// same method has the same colour in every graph.
+fn colour(frame: &str) -> Color {
+    // FNV-1a: a stable hash, as std's is not across releases.
+    let hash = frame.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    // 0 to 255, from three parts of the hash.
+    let shade = |part: u32| (hash >> (part * 8)) as u8 as u16;
+    let scale = |base: u16, span: u16, part: u32| (base + span * shade(part) / 255) as u8;
+    match origin(frame) {
+        // Red to yellow, as flamegraph.pl's "hot".
+        Origin::Application => Color {
+            r: scale(205, 50, 0),
+            g: scale(0, 230, 1),
+            b: scale(0, 55, 2),
+        },
+        // Light blues, where black text still reads.
+        Origin::Jdk => Color {
+            r: scale(100, 60, 0),
+            g: scale(155, 60, 0),
+            b: scale(215, 40, 1),
+        },
+        // The root lighter than the markers, which stand in for frames.
+        Origin::Marker if frame.is_empty() => Color {
+            r: 215,
+            g: 215,
+            b: 215,
+        },
+        Origin::Marker => Color {
+            r: 170,
+            g: 170,
+            b: 170,
+        },
+    }
+}
+
+/// The height of a frame's row in inferno's drawing, in pixels.
+const FRAME_HEIGHT: usize = 16;
+
+/// The flame graph of `stacks` as SVG, frames as wide as `weight` says,
+/// under `title` and `subtitle`.
+pub fn render(
+    stacks: &FoldedStacks,
+    weight: Weight,
+    title: &str,
+    subtitle: &str,
+) -> Result<String, String> {
+    let sorted = stacks.sorted();
+    // A space in a frame's name (JVM languages allow one) would read as
+    // the start of a count: a no-break space looks the same.
+    let lines: Vec<(String, Totals)> = sorted
+        .iter()
+        .map(|(stack, totals)| {
+            let stack = match stack.contains(' ') {
+                true => Cow::Owned(stack.replace(' ', "\u{a0}")),
+                false => Cow::Borrowed(*stack),
+            };
+            (format!("{stack} {}", weight.of(*totals)), *totals)
+        })
+        .collect();
+    let table = frame_table(&lines, weight);
+    // Every frame drawn has its colour already; none is drawn at random.
+    let mut palette = PaletteMap::default();
+    let names: HashSet<&str> = table.values().map(|frame| frame.name).collect();
+    for name in names {
+        palette.insert(name, colour(name));
+    }
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_owned();
+    options.subtitle = Some(subtitle.to_owned());
+    options.count_name = match weight {
+        Weight::Bytes => "bytes",
+        Weight::Samples => "samples",
+    }
+    .to_owned();
+    options.name_type = "Frame:".to_owned();
+    options.frame_height = FRAME_HEIGHT;
+    options.bgcolors = Some(BackgroundColor::Grey);
+    options.palette_map = Some(&mut palette);
+    options.min_width = MIN_WIDTH;
+    options.hash = true;
+    options.deterministic = true;
+    // Sorted already, as the frame table was made.
+    options.no_sort = true;
+    let mut svg = Vec::new();
+    let text = lines.iter().map(|(line, _)| line.as_str());
+    inferno::flamegraph::from_lines(&mut options, text, &mut svg)
+        .map_err(|e| format!("drawing the flame graph: {e}"))?;
+    let svg = String::from_utf8(svg).map_err(|e| format!("drawing the flame graph: {e}"))?;
+    rewrite_titles(&svg, &table, weight, stacks.totals())
+}
+
+/// Frames narrower than this share of the graph, in percent, are not
+/// drawn (inferno's default): a graph of many deep stacks would otherwise
+/// hold millions of frames too narrow to see.
+const MIN_WIDTH: f64 = 0.01;
+
+/// A frame as drawn: its name, how wide, and what its stacks add up to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FrameTotals<'l> {
+    name: &'l str,
+    /// Its width in [`Weight`] units.
+    width: u64,
+    /// The bytes and samples of every stack through it.
+    totals: Totals,
+}
+
+/// The frames of a flame graph wide enough to be drawn, by depth (0: the
+/// root, which every stack goes through) and first unit on the x axis.
+type FrameTable<'l> = IdMap<(u64, u64), FrameTotals<'l>>;
+
+/// The frames of a line given to inferno, as inferno reads them: the
+/// line trimmed, the count after its last space taken off; `None` for a
+/// line inferno skips (a comment, no frames).
+fn stack_of(line: &str) -> Option<std::str::Split<'_, char>> {
+    let line = line.trim();
+    let stack = line[..line.rfind(' ')?].trim_end();
+    (!stack.is_empty() && !line.starts_with("# ")).then(|| stack.split(';'))
+}
+
+/// The frames inferno draws for `lines` (`stack count` in this order, each
+/// with its stack's totals): consecutive stacks that share their first
+/// frames share those frames' boxes, as in inferno's merge. Frames too
+/// narrow for inferno to draw are left out, with a margin: every frame it
+/// draws is here.
+fn frame_table<'l>(lines: &'l [(String, Totals)], weight: Weight) -> FrameTable<'l> {
+    let mut table = FrameTable::default();
+    let whole: u64 = lines.iter().map(|(_, totals)| weight.of(*totals)).sum();
+    let narrowest = MIN_WIDTH / 100.0 * whole as f64 / 2.0;
+    // The frames of the stack before, root first, each with where it
+    // started and what it has summed so far; the root is always open.
+    let mut open: Vec<(&'l str, u64, Totals)> = vec![("", 0, Totals::default())];
+    let mut x = 0;
+    let mut close = |open: &mut Vec<(&'l str, u64, Totals)>, keep: usize, x: u64| {
+        for (depth, (name, start, totals)) in open.drain(keep..).enumerate() {
+            let width = x - start;
+            if width as f64 >= narrowest {
+                let frame = FrameTotals {
+                    name,
+                    width,
+                    totals,
+                };
+                table.insert(((keep + depth) as u64, start), frame);
+            }
+        }
+    };
+    for (line, totals) in lines {
+        let Some(frames) = stack_of(line) else {
+            continue;
+        };
+        let frames: Vec<&str> = frames.collect();
+        let shared = open[1..]
+            .iter()
+            .zip(&frames)
+            .take_while(|((name, _, _), frame)| name == *frame)
+            .count();
+        close(&mut open, 1 + shared, x);
+        open.extend(frames[shared..].iter().map(|f| (*f, x, Totals::default())));
+        for (_, _, sum) in &mut open {
+            sum.add(*totals);
+        }
+        x += weight.of(*totals);
+    }
+    close(&mut open, 0, x);
+    table
+}
+
+/// One frame as inferno drew it: where its title's text is, and its box.
+struct DrawnFrame {
+    title: std::ops::Range<usize>,
+    y: usize,
+    x: u64,
+    width: u64,
+}
+
+/// `svg` with each frame's title text replaced by its name, bytes, share
+/// and samples, from `table`; `total` is the root's.
+fn rewrite_titles(
+    svg: &str,
+    table: &FrameTable<'_>,
+    weight: Weight,
+    total: Totals,
+) -> Result<String, String> {
+    let broken = |what: &str| format!("the flame graph inferno drew has no {what}");
+    let frames_at = svg
+        .find("<svg id=\"frames\"")
+        .ok_or_else(|| broken("frames element"))?;
+    let mut drawn = Vec::new();
+    let mut at = frames_at;
+    while let Some(found) = svg[at..].find("<title>") {
+        let start = at + found + "<title>".len();
+        let end = start
+            + svg[start..]
+                .find("</title>")
+                .ok_or_else(|| broken("title's end"))?;
+        let rect = end
+            + svg[end..]
+                .find("<rect ")
+                .ok_or_else(|| broken("frame box"))?;
+        let rect = &svg[rect..rect + svg[rect..].find("/>").ok_or_else(|| broken("box's end"))?];
+        let number = |name: &str| -> Result<u64, String> {
+            let key = format!(" {name}=\"");
+            let value = rect
+                .find(&key)
+                .map(|i| &rect[i + key.len()..])
+                .and_then(|v| v.split('"').next())
+                .ok_or_else(|| broken(name))?;
+            value.parse().map_err(|_| broken(name))
+        };
+        drawn.push(DrawnFrame {
+            title: start..end,
+            y: number("y")? as usize,
+            x: number("fg:x")?,
+            width: number("fg:w")?,
+        });
+        at = end;
+    }
+    // The root is the lowest row, and rows are FRAME_HEIGHT apart.
+    let root_y = drawn
+        .iter()
+        .map(|f| f.y)
+        .max()
+        .ok_or_else(|| broken("frame"))?;
+    let mut out = String::with_capacity(svg.len() + drawn.len() * 32);
+    let mut copied = 0;
+    let whole = weight.of(total).max(1) as f64;
+    for frame in &drawn {
+        let depth = (root_y - frame.y) / FRAME_HEIGHT;
+        let found = table
+            .get(&(depth as u64, frame.x))
+            .filter(|f| f.width == frame.width && (root_y - frame.y).is_multiple_of(FRAME_HEIGHT))
+            .ok_or_else(|| {
+                format!(
+                    "the flame graph's frame at depth {depth}, x {} is not one folded",
+                    frame.x
+                )
+            })?;
+        // inferno's title: `name (count unit, share%)`; the name is kept,
+        // escaped as inferno wrote it.
+        let old = &svg[frame.title.clone()];
+        let name = old.rfind(" (").map_or(old, |i| &old[..i]);
+        out.push_str(&svg[copied..frame.title.start]);
+        out.push_str(name);
+        out.push_str(" (");
+        out.push_str(&details(
+            found.totals,
+            weight,
+            weight.of(found.totals) as f64 / whole,
+        ));
+        out.push(')');
+        copied = frame.title.end;
+    }
+    out.push_str(&svg[copied..]);
+    Ok(out)
+}
+
+/// A frame's details, the measure that sets its width first: `12.3 MB,
+/// 45.67%, 1,234 samples`, or `1,234 samples, 45.67%, 12.3 MB`. No
+/// parenthesis: the script takes the title's last parenthesised part off
+/// for the frame's label.
+fn details(totals: Totals, weight: Weight, share: f64) -> String {
+    let bytes = human_bytes(totals.value as f64);
+    let samples = format!(
+        "{} sample{}",
+        thousands(totals.events),
+        if totals.events == 1 { "" } else { "s" }
+    );
+    let share = format!("{:.2}%", 100.0 * share);
+    match weight {
+        Weight::Bytes => format!("{bytes}, {share}, {samples}"),
+        Weight::Samples => format!("{samples}, {share}, {bytes}"),
+    }
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each frame of a drawn graph: title, fill, fg:x, fg:w.
+    fn frames(svg: &str) -> Vec<(String, String, u64, u64)> {
+        let frames = &svg[svg.find("<svg id=\"frames\"").unwrap()..];
+        frames
+            .split("<title>")
+            .skip(1)
+            .map(|frame| {
+                let (title, rest) = frame.split_once("</title>").unwrap();
+                let attribute = |name: &str| {
+                    let key = format!(" {name}=\"");
+                    let at = rest.find(&key).unwrap() + key.len();
+                    rest[at..].split('"').next().unwrap().to_owned()
+                };
+                (
+                    title.to_owned(),
+                    attribute("fill"),
+                    attribute("fg:x").parse().unwrap(),
+                    attribute("fg:w").parse().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn stacks() -> FoldedStacks {
+        let mut stacks = FoldedStacks::new();
+        for (line, value, events) in [
+            ("app.Main.main;app.A.a;app.X.x", 100, 1),
+            ("app.Main.main;app.A.a;app.Y.y", 50, 2),
+            ("app.Main.main;app.B.b", 30, 3),
+            ("[truncated];java.util.Arrays.copyOf", 20, 4),
+            // Recursion: one name at three depths, boxes at the same x.
+            ("r.R.r;r.R.r;r.R.r", 7, 1),
+            ("r.R.r", 3, 1),
+        ] {
+            stacks.add(line, Totals { value, events });
+        }
+        stacks
+    }
+
+    /// The title of the frame named `name` at `x`.
+    fn title_of(frames: &[(String, String, u64, u64)], name: &str, x: u64) -> String {
+        let found: Vec<&String> = frames
+            .iter()
+            .filter(|(title, _, at, _)| *at == x && title.starts_with(&format!("{name} (")))
+            .map(|(title, ..)| title)
+            .collect();
+        assert_eq!(found.len(), 1, "{name} at {x}: {frames:?}");
+        found[0].clone()
+    }
+
+    #[test]
+    fn titles_give_bytes_share_and_samples_of_each_frame() {
+        let svg = render(&stacks(), Weight::Bytes, "t", "s").unwrap();
+        let frames = frames(&svg);
+        // Sorted stacks, root first: [truncated] 0-20, app.Main 20-200, r 200-210.
+        let expected = [
+            ("all", 0, 210, "210 B, 100.00%, 12 samples"),
+            ("[truncated]", 0, 20, "20 B, 9.52%, 4 samples"),
+            ("java.util.Arrays.copyOf", 0, 20, "20 B, 9.52%, 4 samples"),
+            ("app.Main.main", 20, 180, "180 B, 85.71%, 6 samples"),
+            ("app.A.a", 20, 150, "150 B, 71.43%, 3 samples"),
+            ("app.X.x", 20, 100, "100 B, 47.62%, 1 sample"),
+            ("app.Y.y", 120, 50, "50 B, 23.81%, 2 samples"),
+            ("app.B.b", 170, 30, "30 B, 14.29%, 3 samples"),
+        ];
+        for (name, x, width, details) in expected {
+            assert_eq!(title_of(&frames, name, x), format!("{name} ({details})"));
+            let drawn = frames
+                .iter()
+                .find(|f| f.0.starts_with(&format!("{name} (")))
+                .unwrap();
+            assert_eq!((drawn.2, drawn.3), (x, width), "{name}");
+        }
+        // The recursion's three boxes, one per depth: `r.R.r 3` sorts
+        // first, so the two deeper ones start after it.
+        let mut recursion: Vec<(u64, u64, &str)> = frames
+            .iter()
+            .filter(|f| f.0.starts_with("r.R.r ("))
+            .map(|(title, _, x, width)| (*x, *width, title.as_str()))
+            .collect();
+        recursion.sort();
+        assert_eq!(
+            recursion,
+            [
+                (200, 10, "r.R.r (10 B, 4.76%, 2 samples)"),
+                (203, 7, "r.R.r (7 B, 3.33%, 1 sample)"),
+                (203, 7, "r.R.r (7 B, 3.33%, 1 sample)"),
+            ]
+        );
+    }
+
+    #[test]
+    fn by_samples_widths_and_shares_count_samples() {
+        let svg = render(&stacks(), Weight::Samples, "t", "s").unwrap();
+        let frames = frames(&svg);
+        assert_eq!(
+            title_of(&frames, "all", 0),
+            "all (12 samples, 100.00%, 210 B)"
+        );
+        // [truncated] 0-4, app.Main 4-10.
+        assert_eq!(
+            title_of(&frames, "app.Main.main", 4),
+            "app.Main.main (6 samples, 50.00%, 180 B)"
+        );
+        assert_eq!(
+            title_of(&frames, "app.X.x", 4),
+            "app.X.x (1 sample, 8.33%, 100 B)"
+        );
+        let main = frames
+            .iter()
+            .find(|f| f.0.starts_with("app.Main.main"))
+            .unwrap();
+        assert_eq!(main.3, 6);
+    }
+
+    #[test]
+    fn frames_are_coloured_by_whose_code_they_run() {
+        assert_eq!(origin("app.Main.main"), Origin::Application);
+        assert_eq!(origin("javafx.scene.Node.draw"), Origin::Application);
+        for jdk in [
+            "java.util.ArrayList.grow",
+            "javax.crypto.Cipher.doFinal",
+            "jdk.internal.misc.Unsafe.allocate",
+            "sun.nio.ch.Util.getTemporaryDirectBuffer",
+            "com.sun.tools.javac.Main.compile",
+        ] {
+            assert_eq!(origin(jdk), Origin::Jdk, "{jdk}");
+        }
+        for marker in ["", TRUNCATED_FRAME, UNKNOWN_FRAME] {
+            assert_eq!(origin(marker), Origin::Marker, "{marker:?}");
+        }
+        // Warm for the application, blue for the JDK, grey for markers,
+        // the same colour for the same name every time.
+        let svg = render(&stacks(), Weight::Bytes, "t", "s").unwrap();
+        for (title, fill, ..) in frames(&svg) {
+            let name = &title[..title.rfind(" (").unwrap()];
+            let rgb: Vec<u16> = fill
+                .trim_start_matches("rgb(")
+                .trim_end_matches(')')
+                .split(',')
+                .map(|c| c.parse().unwrap())
+                .collect();
+            let (r, g, b) = (rgb[0], rgb[1], rgb[2]);
+            match name {
+                "all" => assert_eq!((r, g, b), (215, 215, 215)),
+                "[truncated]" => assert_eq!((r, g, b), (170, 170, 170)),
+                "java.util.Arrays.copyOf" => assert!(b >= 215 && r < 160, "{name}: {fill}"),
+                _ => assert!(r >= 205 && b <= 55, "{name}: {fill}"),
+            }
+            let again = colour(if name == "all" { "" } else { name });
+            assert_eq!(
+                fill,
+                format!("rgb({},{},{})", again.r, again.g, again.b),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_frame_drawn_elsewhere_than_folded_is_an_error() {
+        let stacks = stacks();
+        let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
+        let table = FrameTable::default();
+        let error = rewrite_titles(&svg, &table, Weight::Bytes, stacks.totals()).unwrap_err();
+        assert!(error.contains("is not one folded"), "{error}");
+    }
+
+    #[test]
+    fn spaces_in_names_are_not_counts() {
+        // Kotlin allows `fun `two words`()`: with a plain space, inferno
+        // would read `words 5` as a second count.
+        let mut stacks = FoldedStacks::new();
+        stacks.add(
+            "k.T.two 3;k.T.x",
+            Totals {
+                value: 5,
+                events: 1,
+            },
+        );
+        let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
+        let frames = frames(&svg);
+        assert_eq!(
+            title_of(&frames, "k.T.two\u{a0}3", 0),
+            "k.T.two\u{a0}3 (5 B, 100.00%, 1 sample)"
+        );
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

@@ -1,0 +1,838 @@
+//! `heapsampler flame`: exact titles, widths and colours on a recording
+//! written with known events (bytes, samples, live objects, filters, the
+//! [truncated] frame), the errors, and real recordings (the agent's and the
+//! JDK's) drawn in headless Chromium: the page's own script runs without
+//! an error, the frames add up to the folded stacks, hovering shows a
+//! frame's details, a click zooms, and its search finds a known method.
+
+use heapsampler_test_support as support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use heapsampler_convert::top::human_bytes;
+use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};
+use jfr_writer::{
+    Class, ClassRef, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace,
+    Thread, Ticks,
+};
+
+/// `heapsampler ARGS...`, whatever its outcome.
+fn heapsampler(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Standard output of `heapsampler ARGS...`, which must succeed.
+fn succeed(args: &[&str]) -> String {
+    let output = heapsampler(args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// One frame of a drawn graph, as the SVG has it.
+#[derive(Debug, Clone, PartialEq)]
+struct Frame {
+    title: String,
+    fill: String,
+    y: u64,
+    x: u64,
+    width: u64,
+}
+
+impl Frame {
+    /// The frame's name: its title before the details.
+    fn name(&self) -> &str {
+        &self.title[..self.title.rfind(" (").unwrap()]
+    }
+}
+
+/// The frames of an SVG as inferno writes them (`<title>` then `<rect>`).
+fn frames(svg: &str) -> Vec<Frame> {
+    let frames = &svg[svg.find("<svg id=\"frames\"").expect("a frames element")..];
+    frames
+        .split("<title>")
+        .skip(1)
+        .map(|frame| {
+            let (title, rest) = frame.split_once("</title>").unwrap();
+            let rect = &rest[..rest.find("/>").unwrap()];
+            let attribute = |name: &str| {
+                let key = format!(" {name}=\"");
+                let at = rect.find(&key).unwrap() + key.len();
+                rect[at..].split('"').next().unwrap().to_owned()
+            };
+            Frame {
+                title: title.replace("&apos;", "'").replace("&amp;", "&"),
+                fill: attribute("fill"),
+                y: attribute("y").parse().unwrap(),
+                x: attribute("fg:x").parse().unwrap(),
+                width: attribute("fg:w").parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+/// The frames on the root, by name: (title, width).
+fn root_children(frames: &[Frame]) -> Vec<(String, u64)> {
+    let root = frames.iter().find(|f| f.name() == "all").expect("a root");
+    let mut children: Vec<(String, u64)> = frames
+        .iter()
+        .filter(|f| f.y + 16 == root.y)
+        .map(|f| (f.title.clone(), f.width))
+        .collect();
+    children.sort();
+    children
+}
+
+/// A `()V` method `name` of class `owner` (internal form), and the class.
+fn method(recording: &mut Recording<jfr_writer::FileSink>, owner: &str, name: &str) -> MethodRef {
+    let class = class(recording, owner);
+    let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
+    recording.method(Method {
+        class,
+        name,
+        descriptor,
+        modifiers: 0,
+        hidden: false,
+    })
+}
+
+fn class(recording: &mut Recording<jfr_writer::FileSink>, name: &str) -> ClassRef {
+    let name = recording.symbol(name);
+    recording.class(Class {
+        class_loader: None,
+        name,
+        package: None,
+        modifiers: 0,
+        hidden: false,
+    })
+}
+
+/// A recording of known samples and lifetimes. Stacks, top first: 0 =
+/// Cache.fill < Main.main; 1 = Arrays.copyOf < Parser.token < Main.main,
+/// cut by the recorder (truncated). Samples: stack 0 on worker-0 (1000 and
+/// 3000 bytes), stack 1 on worker-1 (500). Lifetimes: stack 0's 1000 still
+/// live after 3 collections, its 3000 freed; stack 1's 500 live after none,
+/// and 7000 bytes live but not tracked.
+fn known(path: &Path) {
+    let mut recording = Recording::create(path, Options::default()).unwrap();
+    let samples = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let lifetimes = recording.register(events::object_lifetime()).unwrap();
+    let fill = method(&mut recording, "app/Cache", "fill");
+    let main = method(&mut recording, "app/Main", "main");
+    let token = method(&mut recording, "app/Parser", "token");
+    let copy = method(&mut recording, "java/util/Arrays", "copyOf");
+    let mut stack = |truncated: bool, methods: &[MethodRef]| {
+        recording.stack_trace(StackTrace {
+            truncated,
+            frames: methods
+                .iter()
+                .map(|&method| StackFrame {
+                    method,
+                    line_number: 1,
+                    bytecode_index: 0,
+                    frame_type: FrameType::Interpreted,
+                })
+                .collect(),
+        })
+    };
+    let stacks = [
+        stack(false, &[fill, main]),
+        stack(true, &[copy, token, main]),
+    ];
+    let mut thread = |name: &str, id: i64| {
+        recording.thread(Thread {
+            os_name: name.into(),
+            os_thread_id: id,
+            java_name: name.into(),
+            java_thread_id: id,
+            group: None,
+        })
+    };
+    let threads = [thread("worker-0", 1), thread("worker-1", 2)];
+    let bytes = class(&mut recording, "[B");
+    for (stack, weight, live, gcs_survived, tracked) in [
+        (0, 1000, true, 3, true),
+        (0, 3000, false, 1, true),
+        (1, 500, true, 0, true),
+        (1, 7000, true, 0, false),
+    ] {
+        if tracked {
+            ObjectAllocationSample {
+                start_time: Ticks(1),
+                event_thread: Some(threads[stack]),
+                stack_trace: Some(stacks[stack]),
+                object_class: Some(bytes),
+                weight,
+            }
+            .write(&mut recording, &samples)
+            .unwrap();
+        }
+        ObjectLifetime {
+            start_time: Ticks(1),
+            duration: 1,
+            event_thread: Some(threads[stack]),
+            stack_trace: Some(stacks[stack]),
+            object_class: Some(bytes),
+            object_size: 64,
+            weight,
+            live,
+            gcs_survived,
+            freed_by_gc_id: if live { 0 } else { 2 },
+            tracked,
+        }
+        .write(&mut recording, &lifetimes)
+        .unwrap();
+    }
+    recording.close().unwrap();
+}
+
+/// The known recording, written into a fresh folder for `test`.
+fn known_recording(test: &str) -> PathBuf {
+    let path = support::temp_dir(test).join("known.jfr");
+    known(&path);
+    path
+}
+
+/// The known recording's flame graph drawn with `args`: its frames.
+fn known_frames(test: &str, args: &[&str]) -> Vec<Frame> {
+    let path = known_recording(test);
+    let svg = path.with_extension("svg");
+    let mut all = vec!["flame", path.to_str().unwrap(), "-o", svg.to_str().unwrap()];
+    all.extend(args);
+    succeed(&all);
+    frames(&std::fs::read_to_string(&svg).unwrap())
+}
+
+/// A fill's red, green and blue.
+fn rgb(fill: &str) -> (u8, u8, u8) {
+    let parts: Vec<u8> = fill
+        .trim_start_matches("rgb(")
+        .trim_end_matches(')')
+        .split(',')
+        .map(|c| c.parse().unwrap())
+        .collect();
+    (parts[0], parts[1], parts[2])
+}
+
+const CUT: &str = "[truncated];app.Main.main;app.Parser.token;java.util.Arrays.copyOf";
+
+#[test]
+fn frames_show_bytes_share_and_samples() {
+    let path = known_recording("flame_bytes");
+    let svg = path.with_extension("svg");
+    // Written next to the recording by default.
+    let stderr = heapsampler(&["flame", path.to_str().unwrap()]).stderr;
+    assert_eq!(
+        String::from_utf8_lossy(&stderr),
+        format!(
+            "heapsampler: {}: a flame graph of 4.5 kB allocated (from 3 samples, 2 stacks); \
+             open it in a browser\n",
+            svg.display()
+        )
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains(">Allocated bytes by stack: known.jfr<"),
+        "the title"
+    );
+    assert!(
+        text.contains(">4.5 kB allocated (estimated from 3 samples of jdk.ObjectAllocationSample)"),
+        "the subtitle"
+    );
+    let frames = frames(&text);
+    let titles: Vec<&str> = frames.iter().map(|f| f.title.as_str()).collect();
+    // Root first, sorted: [truncated] (500) before app.Main.main (4000).
+    for expected in [
+        "all (4.5 kB, 100.00%, 3 samples)",
+        "[truncated] (500 B, 11.11%, 1 sample)",
+        "app.Main.main (500 B, 11.11%, 1 sample)",
+        "app.Parser.token (500 B, 11.11%, 1 sample)",
+        "java.util.Arrays.copyOf (500 B, 11.11%, 1 sample)",
+        "app.Main.main (4.0 kB, 88.89%, 2 samples)",
+        "app.Cache.fill (4.0 kB, 88.89%, 2 samples)",
+    ] {
+        assert!(titles.contains(&expected), "{expected} in {titles:#?}");
+    }
+    assert_eq!(frames.len(), 7, "{titles:#?}");
+    assert_eq!(
+        root_children(&frames),
+        [
+            ("[truncated] (500 B, 11.11%, 1 sample)".to_owned(), 500),
+            ("app.Main.main (4.0 kB, 88.89%, 2 samples)".to_owned(), 4000),
+        ]
+    );
+    // The cut stack's marker is grey, the JDK's frame blue, ours warm.
+    let fill = |name: &str| rgb(&frames.iter().find(|f| f.name() == name).unwrap().fill);
+    assert_eq!(fill("[truncated]"), (170, 170, 170));
+    let (r, _, b) = fill("java.util.Arrays.copyOf");
+    assert!(b >= 215 && r < 160, "blue: {r} {b}");
+    let (r, _, b) = fill("app.Cache.fill");
+    assert!(r >= 205 && b <= 55, "warm: {r} {b}");
+    // The folded stacks say the same.
+    assert_eq!(
+        collapsed(&path, "64"),
+        [
+            (CUT.to_owned(), 500),
+            ("app.Main.main;app.Cache.fill".to_owned(), 4000)
+        ]
+    );
+}
+
+#[test]
+fn by_samples_frames_are_as_wide_as_their_samples() {
+    let frames = known_frames("flame_samples", &["--samples"]);
+    assert_eq!(
+        root_children(&frames),
+        [
+            ("[truncated] (1 sample, 33.33%, 500 B)".to_owned(), 1),
+            ("app.Main.main (2 samples, 66.67%, 4.0 kB)".to_owned(), 2),
+        ]
+    );
+}
+
+#[test]
+fn live_objects_as_top_live_counts_them() {
+    // Stack 0's 1000 bytes and stack 1's 500 are live; the untracked 7000
+    // are left out, and said so.
+    let path = known_recording("flame_live");
+    let svg = path.with_extension("svg");
+    let output = heapsampler(&[
+        "flame",
+        path.to_str().unwrap(),
+        "--live",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("left out 1 samples (7.0 kB) of objects the agent did not track"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1.5 kB still live (from 2 samples, 2 stacks)"),
+        "{stderr}"
+    );
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg.contains(">Live bytes by stack: known.jfr<"),
+        "the title"
+    );
+    assert_eq!(
+        root_children(&frames(&svg)),
+        [
+            ("[truncated] (500 B, 33.33%, 1 sample)".to_owned(), 500),
+            ("app.Main.main (1.0 kB, 66.67%, 1 sample)".to_owned(), 1000),
+        ]
+    );
+    // Only what outlived 2 collections.
+    let frames = known_frames("flame_live_gcs", &["--live", "--min-gcs", "2"]);
+    assert_eq!(
+        root_children(&frames),
+        [("app.Main.main (1.0 kB, 100.00%, 1 sample)".to_owned(), 1000)]
+    );
+}
+
+#[test]
+fn filters_and_depth_as_convert_has_them() {
+    let frames = known_frames("flame_thread", &["--thread", "^worker-1$"]);
+    assert_eq!(
+        root_children(&frames),
+        [("[truncated] (500 B, 100.00%, 1 sample)".to_owned(), 500)]
+    );
+    // One frame kept: every stack cut.
+    let frames = known_frames("flame_depth", &["--depth", "1"]);
+    assert_eq!(
+        root_children(&frames),
+        [("[truncated] (4.5 kB, 100.00%, 3 samples)".to_owned(), 4500)]
+    );
+}
+
+#[test]
+fn errors_name_what_is_wrong() {
+    let known_path = known_recording("flame_errors");
+    let dir = known_path.parent().unwrap();
+    let known_path = known_path.to_str().unwrap();
+    let fails = |args: &[&str], code: i32, message: &str| {
+        let output = heapsampler(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        if code == 1 {
+            // Ours; clap's usage errors show the usage too.
+            assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        }
+    };
+    // Nothing passes the filter: nothing to draw, and no file.
+    let out = dir.join("none.svg");
+    fails(
+        &[
+            "flame",
+            known_path,
+            "--class",
+            "String",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        1,
+        "nothing to draw: none of its 3 jdk.ObjectAllocationSample events passed the filters",
+    );
+    assert!(!out.exists());
+    // A recording without allocation events, and one without liveness.
+    let empty = dir.join("no-samples.jfr");
+    support::write_allocation_samples(&empty, 0, 1, 1 << 20);
+    fails(
+        &["flame", empty.to_str().unwrap()],
+        1,
+        "has no jdk.ObjectAllocationSample events, nor jdk.ObjectAllocationInNewTLAB and \
+         jdk.ObjectAllocationOutsideTLAB events: record with heapsampler",
+    );
+    let samples = dir.join("samples.jfr");
+    support::write_allocation_samples(&samples, 3, 1, 1 << 20);
+    fails(
+        &["flame", samples.to_str().unwrap(), "--live"],
+        1,
+        "has no heapsampler.ObjectLifetime events: --live reads the agent's liveness events",
+    );
+    fails(&["flame", "/no/such.jfr"], 1, "/no/such.jfr");
+    // Usage: exit code 2.
+    fails(&["flame", known_path, "--min-gcs", "2"], 2, "--live");
+    fails(
+        &["flame", known_path, "--from", "2m", "--to", "1m"],
+        2,
+        "--from must come before --to",
+    );
+}
+
+/// The folded stacks of `recording`, `stack value` lines, as convert
+/// writes them at `depth`.
+fn collapsed(recording: &Path, depth: &str) -> Vec<(String, u64)> {
+    succeed(&[
+        "convert",
+        "--format",
+        "collapsed",
+        "--stack-depth",
+        depth,
+        "-o",
+        "-",
+        recording.to_str().unwrap(),
+    ])
+    .lines()
+    .map(|line| {
+        let (stack, value) = line.rsplit_once(' ').unwrap();
+        (stack.to_owned(), value.parse().unwrap())
+    })
+    .collect()
+}
+
+/// Chromium, if the machine has it. In CI (CI=true), which installs it,
+/// its absence fails the test; elsewhere the test is skipped, and says so.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|path| path.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true and no chromium on the PATH: .ci/run installs it"
+        );
+        eprintln!("skipped: no chromium on the PATH to draw the flame graph in");
+    }
+    found
+}
+
+/// What the page's script did, as the check script appended to a copy of
+/// the SVG saw it (see [`browse`]).
+#[derive(Debug)]
+struct Browsed {
+    /// Errors thrown by any script of the page.
+    errors: Vec<String>,
+    /// `total_samples`, which the page's init sets from the graph.
+    total: Option<u64>,
+    /// Every frame after init, as the live document has it.
+    frames: Vec<Frame>,
+    /// The details line after hovering over the widest frame on the root.
+    hovered: String,
+    /// The title of that frame.
+    hovered_title: String,
+    /// After a click on that frame: its box's width, and whether the
+    /// "Reset Zoom" button shows.
+    zoomed_width: String,
+    unzoom_shown: bool,
+    /// After the page's search for the term: what it says was matched, and
+    /// how many boxes it coloured.
+    matched: String,
+    highlighted: u64,
+}
+
+/// The script put first in the copy of the SVG: every error of the page's
+/// scripts is kept, from its first line on.
+const CATCH_ERRORS: &str = r#"<script type="text/ecmascript"><![CDATA[
+window.heapsamplerErrors = [];
+window.addEventListener("error", function (e) {
+    window.heapsamplerErrors.push(String(e.message) + " at " + e.lineno);
+});
+]]></script>"#;
+
+/// The script put last: once the page has loaded and its own script has
+/// laid the graph out, it hovers, clicks and searches as a person would,
+/// and writes what it saw into the document, URI-encoded JSON in a text
+/// element, which Chromium's --dump-dom prints.
+const CHECK: &str = r##"<script type="text/ecmascript"><![CDATA[
+window.addEventListener("load", function () { setTimeout(function () {
+    var out = { errors: window.heapsamplerErrors };
+    try {
+        out.total = typeof total_samples === "number" ? total_samples : null;
+        var groups = document.getElementById("frames").children;
+        var read = function () {
+            var all = [];
+            for (var i = 0; i < groups.length; i++) {
+                var rect = groups[i].querySelector("rect");
+                all.push({
+                    title: groups[i].querySelector("title").textContent,
+                    fill: rect.getAttribute("fill"),
+                    y: parseInt(rect.getAttribute("y")),
+                    x: parseInt(rect.getAttribute("fg:x")),
+                    width: parseInt(rect.getAttribute("fg:w")),
+                    shown: rect.getAttribute("width")
+                });
+            }
+            return all;
+        };
+        out.frames = read();
+        var root = out.frames.filter(function (f) { return f.title.indexOf("all (") === 0; })[0];
+        var widest = -1;
+        for (var i = 0; i < out.frames.length; i++) {
+            var f = out.frames[i];
+            if (f.y + 16 === root.y && (widest < 0 || f.width > out.frames[widest].width)) widest = i;
+        }
+        var target = groups[widest].querySelector("rect");
+        target.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+        out.hovered = document.getElementById("details").textContent;
+        out.hovered_title = out.frames[widest].title;
+        target.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+        out.zoomed_width = target.getAttribute("width");
+        out.unzoom_shown = !document.getElementById("unzoom").classList.contains("hide");
+        unzoom();
+        search(SEARCH_TERM);
+        out.matched = document.getElementById("matched").textContent;
+        var rects = document.querySelectorAll("#frames rect");
+        out.highlighted = 0;
+        for (var i = 0; i < rects.length; i++) {
+            if (rects[i].getAttribute("fill") === searchcolor) out.highlighted++;
+        }
+    } catch (e) {
+        out.errors.push("the check: " + e);
+    }
+    var node = document.createElementNS("http://www.w3.org/2000/svg", "text");
+    node.setAttribute("id", "heapsampler-check");
+    node.textContent = encodeURIComponent(JSON.stringify(out));
+    document.documentElement.appendChild(node);
+}, 100); });
+]]></script>"##;
+
+/// Opens a copy of `svg` with the two scripts above in headless Chromium
+/// and returns what the check saw, searching for `term` (a JavaScript
+/// regular expression).
+fn browse(chromium: &Path, svg: &Path, term: &str) -> Browsed {
+    let text = std::fs::read_to_string(svg).unwrap();
+    let root = text.find("<svg ").unwrap();
+    let opened = root + text[root..].find('>').unwrap() + 1;
+    let closed = text.rfind("</svg>").unwrap();
+    let check = CHECK.replace("SEARCH_TERM", &serde_json::to_string(term).unwrap());
+    let checked = svg.with_extension("checked.svg");
+    std::fs::write(
+        &checked,
+        [
+            &text[..opened],
+            CATCH_ERRORS,
+            &text[opened..closed],
+            &check,
+            &text[closed..],
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let profile = svg.with_extension("chromium-profile");
+    // The document goes to a file: a pipe nobody reads while the browser
+    // runs would fill, and stop it.
+    let dumped = svg.with_extension("dom.txt");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--no-first-run",
+            "--mute-audio",
+            // Timers run in virtual time, which waits for the page: no
+            // wall-clock race on a busy machine.
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", checked.display()))
+        .stdout(std::fs::File::create(&dumped).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Not a timed test: a guard against a browser that never returns.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish with {}", checked.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let dom = std::fs::read_to_string(&dumped).unwrap();
+    let encoded = dom
+        .split("id=\"heapsampler-check\">")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .unwrap_or_else(|| {
+            panic!(
+                "no check result from chromium ({status}): {}",
+                dom.chars().take(500).collect::<String>()
+            )
+        });
+    let json: serde_json::Value = serde_json::from_str(&percent_decode(encoded)).unwrap();
+    let text = |key: &str| json[key].as_str().unwrap_or_default().to_owned();
+    Browsed {
+        errors: json["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap().to_owned())
+            .collect(),
+        total: json["total"].as_u64(),
+        frames: json["frames"]
+            .as_array()
+            .map(|frames| {
+                frames
+                    .iter()
+                    .map(|f| Frame {
+                        title: f["title"].as_str().unwrap().to_owned(),
+                        fill: f["fill"].as_str().unwrap().to_owned(),
+                        y: f["y"].as_u64().unwrap(),
+                        x: f["x"].as_u64().unwrap(),
+                        width: f["width"].as_u64().unwrap(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        hovered: text("hovered"),
+        hovered_title: text("hovered_title"),
+        zoomed_width: text("zoomed_width"),
+        unzoom_shown: json["unzoom_shown"] == true,
+        matched: text("matched"),
+        highlighted: json["highlighted"].as_u64().unwrap_or(0),
+    }
+}
+
+/// `%E2%9C%93` to its bytes, as `decodeURIComponent` does.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'%' {
+            out.push(u8::from_str_radix(&text[at + 1..at + 3], 16).unwrap());
+            at += 3;
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// Draws `recording` at `depth` and checks it in Chromium against the
+/// folded stacks of the same depth: no script error, the root's children
+/// as wide as the folded stacks under each root frame (inferno leaves out
+/// frames narrower than 0.01%), hover details, zoom, and the page's search
+/// for `method` matching the share of the stacks through it.
+fn check_in_browser(chromium: &Path, recording: &Path, depth: &str, method: &str) {
+    let svg = recording.with_extension("svg");
+    succeed(&[
+        "flame",
+        recording.to_str().unwrap(),
+        "--depth",
+        depth,
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let stacks = collapsed(recording, depth);
+    let total: u64 = stacks.iter().map(|(_, value)| value).sum();
+    let browsed = browse(chromium, &svg, &format!("^{} ", method.replace('.', "\\.")));
+    assert_eq!(browsed.errors, Vec::<String>::new(), "script errors");
+    assert_eq!(browsed.total, Some(total), "the page's total_samples");
+    // The root's children: the folded stacks summed by their root frame.
+    let mut roots: Vec<(String, u64)> = Vec::new();
+    for (stack, value) in &stacks {
+        let root = stack.split(';').next().unwrap();
+        match roots.iter_mut().find(|(name, _)| name == root) {
+            Some((_, sum)) => *sum += value,
+            None => roots.push((root.to_owned(), *value)),
+        }
+    }
+    let mut expected: Vec<(String, u64)> = roots
+        .into_iter()
+        .filter(|(_, value)| *value as f64 >= total as f64 / 10_000.0)
+        .collect();
+    expected.sort();
+    let mut drawn: Vec<(String, u64)> = root_children(&browsed.frames)
+        .into_iter()
+        .map(|(title, width)| (title[..title.rfind(" (").unwrap()].to_owned(), width))
+        .collect();
+    drawn.sort();
+    assert_eq!(
+        drawn, expected,
+        "the root's children against the folded stacks"
+    );
+    let root = browsed.frames.iter().find(|f| f.name() == "all").unwrap();
+    assert_eq!(root.width, total);
+    // Each child's details: its bytes, as the folded stacks sum them.
+    for frame in browsed.frames.iter().filter(|f| f.y + 16 == root.y) {
+        let details = format!(" ({}, ", human_bytes(frame.width as f64));
+        assert!(
+            frame.title.contains(&details),
+            "{details} in {}",
+            frame.title
+        );
+        assert!(frame.title.ends_with(" samples)") || frame.title.ends_with(" sample)"));
+    }
+    assert!(
+        drawn.iter().any(|(name, _)| name == "[truncated]"),
+        "stacks cut at depth {depth}: {drawn:?}"
+    );
+    let truncated = browsed
+        .frames
+        .iter()
+        .find(|f| f.name() == "[truncated]")
+        .unwrap();
+    assert_eq!(rgb(&truncated.fill), (170, 170, 170));
+    // Hover, then zoom.
+    assert_eq!(browsed.hovered, format!("Frame: {}", browsed.hovered_title));
+    assert!(browsed.hovered.contains(" samples)"), "{}", browsed.hovered);
+    assert_eq!(browsed.zoomed_width, "100.0000%");
+    assert!(browsed.unzoom_shown);
+    // The search: the share of the bytes under a frame of the method.
+    let through: u64 = stacks
+        .iter()
+        .filter(|(stack, _)| stack.split(';').any(|frame| frame == method))
+        .map(|(_, value)| value)
+        .sum();
+    assert!(through > 0, "{method} is in the stacks");
+    let share = 100.0 * through as f64 / total as f64;
+    let shown: f64 = browsed
+        .matched
+        .strip_prefix("Matched: ")
+        .and_then(|m| m.strip_suffix('%'))
+        .unwrap_or_else(|| panic!("{:?}", browsed.matched))
+        .parse()
+        .unwrap();
+    // Shown to a tenth; frames under 0.01% are not drawn.
+    assert!(
+        (shown - share).abs() <= 0.15,
+        "matched {shown}%, folded {share:.3}%"
+    );
+    assert!(browsed.highlighted > 0);
+}
+
+/// The bundled workload at `workloads/NAME.java`.
+fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../testdata/workloads/{name}.java"))
+}
+
+#[test]
+fn an_agent_recording_draws_and_works_in_a_browser() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let dir = support::temp_dir("flame_agent_browser");
+    let recording = dir.join("mix.jfr");
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["record", "--interval", "64k", "-o"])
+        .arg(&recording)
+        .arg("--agent")
+        .arg(support::agent_library())
+        .arg("--")
+        .arg("java")
+        .arg(workload("AllocationMix"))
+        .args(["1", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Four frames: the workers' stacks (Thread.run, the lambda, work, the
+    // collections under it) are cut.
+    check_in_browser(&chromium, &recording, "4", "AllocationMix.work");
+    // The graph's root says as many samples as the JDK counts.
+    let svg = std::fs::read_to_string(recording.with_extension("svg")).unwrap();
+    let samples =
+        support::summary_count(&support::summary(&recording), "jdk.ObjectAllocationSample");
+    let root = frames(&svg)
+        .into_iter()
+        .find(|f| f.name() == "all")
+        .unwrap();
+    assert!(
+        root.title
+            .ends_with(&format!(", 100.00%, {} samples)", thousands(samples))),
+        "{} against {samples}",
+        root.title
+    );
+}
+
+#[test]
+fn a_jdk_recording_draws_and_works_in_a_browser() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let dir = support::temp_dir("flame_jdk_browser");
+    let recording = dir.join("jdk.jfr");
+    let workload = workload("AllocationMix");
+    support::record_with_jfr(
+        &recording,
+        &["settings=profile"],
+        &[workload.to_str().unwrap(), "1", "2"],
+    );
+    // The source launcher's compiler runs deeper than 16 frames; the
+    // workers' stacks do not.
+    check_in_browser(&chromium, &recording, "16", "AllocationMix.work");
+}
+
+/// `1234567` as `1,234,567`, as the titles write counts.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
