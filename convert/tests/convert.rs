@@ -249,12 +249,17 @@ fn collapsed(recording: &Path, event: &str, args: &[&str]) -> BTreeMap<String, i
 }
 
 /// The JDK's events folded the same way: root first, `[unknown]` for no
-/// stack, summing `value` of each event.
+/// stack, `[truncated]` first for a stack the JDK cut (at its depth, 64 by
+/// default, which the conversion keeps too), summing `value` of each event.
 fn jdk_folded(events: &[&Json], value: impl Fn(&Json) -> i64) -> BTreeMap<String, i64> {
     let mut folded = BTreeMap::new();
     for event in events {
-        let mut frames = frame_list(&event["values"]["stackTrace"], false);
+        let stack = &event["values"]["stackTrace"];
+        let mut frames = frame_list(stack, false);
         frames.reverse();
+        if stack["truncated"] == true && !frames.is_empty() {
+            frames.insert(0, "[truncated]".to_owned());
+        }
         let stack = if frames.is_empty() {
             "[unknown]".to_owned()
         } else {
