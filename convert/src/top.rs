@@ -317,39 +317,33 @@ pub fn app_frame(stack: &str) -> &str {
 
 /// Bytes for people: `1.5 GB`, `340.2 MB`, `12.0 kB`, `512 B`.
 pub fn human_bytes(bytes: f64) -> String {
-    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
-    if bytes < 1000.0 {
-        // abs: an empty sum of floats is -0.0.
-        return format!("{:.0} B", bytes.abs());
-    }
-    let mut value = bytes;
-    let mut unit = "B";
-    for next in UNITS {
-        if value < 1000.0 {
-            break;
-        }
-        value /= 1000.0;
-        unit = next;
-    }
-    format!("{value:.1} {unit}")
+    human(bytes, ["B", "kB", "MB", "GB", "TB"])
 }
 
 /// Counts for people: `12`, `12.3 k`, `4.5 M`, `1.2 G`.
 pub fn human_count(count: f64) -> String {
-    const UNITS: [&str; 4] = ["k", "M", "G", "T"];
-    if count < 1000.0 {
-        return format!("{:.0}", count.abs());
-    }
-    let mut value = count;
-    let mut unit = "";
-    for next in UNITS {
-        if value < 1000.0 {
-            break;
-        }
+    human(count, ["", "k", "M", "G", "T"])
+}
+
+/// `value` in thousands of the unit it reaches: a whole number below 1000,
+/// one decimal from there on, the unit after a space (none for `""`).
+fn human(value: f64, units: [&str; 5]) -> String {
+    let mut value = value;
+    let mut at = 0;
+    while value >= 1000.0 && at + 1 < units.len() {
         value /= 1000.0;
-        unit = next;
+        at += 1;
     }
-    format!("{value:.1} {unit}")
+    // abs: an empty sum of floats is -0.0.
+    let number = if at == 0 {
+        format!("{:.0}", value.abs())
+    } else {
+        format!("{value:.1}")
+    };
+    match units[at] {
+        "" => number,
+        unit => format!("{number} {unit}"),
+    }
 }
 
 /// An interval for people, with `human` writing its bounds: `5.2-7.1 MB`,
@@ -504,5 +498,14 @@ mod tests {
         assert_eq!(human_bytes(12_000.0), "12.0 kB");
         assert_eq!(human_bytes(1_048_576.0), "1.0 MB");
         assert_eq!(human_bytes(3.4e9), "3.4 GB");
+        assert_eq!(human_bytes(2.5e15), "2500.0 TB");
+    }
+
+    #[test]
+    fn counts_read_as_bytes_do_without_the_b() {
+        assert_eq!(human_count(12.0), "12");
+        assert_eq!(human_count(-0.0), "0");
+        assert_eq!(human_count(12_345.0), "12.3 k");
+        assert_eq!(human_count(4.5e6), "4.5 M");
     }
 }

@@ -16,24 +16,13 @@ const MIB_PER_SECOND: &str = "24";
 /// Records `Scenarios paced` (with `extra` arguments) into `path`.
 fn record(path: PathBuf, extra: &'static [&'static str]) -> thread::JoinHandle<PathBuf> {
     thread::spawn(move || {
-        let scenarios =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/Scenarios.java");
-        let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-            .args(["record", "--interval", "256k", "-o"])
-            .arg(&path)
-            .arg("--agent")
-            .arg(support::agent_library())
-            .arg("--")
-            .arg("java")
-            .arg(scenarios)
-            .args(["paced", SECONDS, MIB_PER_SECOND])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+        let args = [&["paced", SECONDS, MIB_PER_SECOND], extra].concat();
+        support::record_with_agent(
+            env!("CARGO_BIN_EXE_heapsampler"),
+            &path,
+            &["--interval", "256k"],
+            "Scenarios",
+            &args,
         );
         path
     })

@@ -13,10 +13,7 @@ use std::time::{Duration, Instant};
 
 use heapsampler_convert::top::human_bytes;
 use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};
-use jfr_writer::{
-    Class, ClassRef, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace,
-    Thread, Ticks,
-};
+use jfr_writer::{FrameType, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks};
 
 /// `heapsampler ARGS...`, whatever its outcome.
 fn heapsampler(args: &[&str]) -> Output {
@@ -91,30 +88,6 @@ fn root_children(frames: &[Frame]) -> Vec<(String, u64)> {
     children
 }
 
-/// A `()V` method `name` of class `owner` (internal form), and the class.
-fn method(recording: &mut Recording<jfr_writer::FileSink>, owner: &str, name: &str) -> MethodRef {
-    let class = class(recording, owner);
-    let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
-    recording.method(Method {
-        class,
-        name,
-        descriptor,
-        modifiers: 0,
-        hidden: false,
-    })
-}
-
-fn class(recording: &mut Recording<jfr_writer::FileSink>, name: &str) -> ClassRef {
-    let name = recording.symbol(name);
-    recording.class(Class {
-        class_loader: None,
-        name,
-        package: None,
-        modifiers: 0,
-        hidden: false,
-    })
-}
-
 /// A recording of known samples and lifetimes. Stacks, top first: 0 =
 /// Cache.fill < Main.main; 1 = Arrays.copyOf < Parser.token < Main.main,
 /// cut by the recorder (truncated). Samples: stack 0 on worker-0 (1000 and
@@ -127,10 +100,10 @@ fn known(path: &Path) {
         .register(events::object_allocation_sample())
         .unwrap();
     let lifetimes = recording.register(events::object_lifetime()).unwrap();
-    let fill = method(&mut recording, "app/Cache", "fill");
-    let main = method(&mut recording, "app/Main", "main");
-    let token = method(&mut recording, "app/Parser", "token");
-    let copy = method(&mut recording, "java/util/Arrays", "copyOf");
+    let fill = support::method_of(&mut recording, "app/Cache", "fill");
+    let main = support::method_of(&mut recording, "app/Main", "main");
+    let token = support::method_of(&mut recording, "app/Parser", "token");
+    let copy = support::method_of(&mut recording, "java/util/Arrays", "copyOf");
     let mut stack = |truncated: bool, methods: &[MethodRef]| {
         recording.stack_trace(StackTrace {
             truncated,
@@ -159,7 +132,7 @@ fn known(path: &Path) {
         })
     };
     let threads = [thread("worker-0", 1), thread("worker-1", 2)];
-    let bytes = class(&mut recording, "[B");
+    let bytes = support::class_of(&mut recording, "[B");
     for (stack, weight, live, gcs_survived, tracked) in [
         (0, 1000, true, 3, true),
         (0, 3000, false, 1, true),
@@ -759,11 +732,6 @@ fn check_in_browser(chromium: &Path, recording: &Path, depth: &str, method: &str
     assert!(browsed.highlighted > 0);
 }
 
-/// The bundled workload at `workloads/NAME.java`.
-fn workload(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../testdata/workloads/{name}.java"))
-}
-
 #[test]
 fn an_agent_recording_draws_and_works_in_a_browser() {
     let Some(chromium) = chromium() else {
@@ -771,21 +739,12 @@ fn an_agent_recording_draws_and_works_in_a_browser() {
     };
     let dir = support::temp_dir("flame_agent_browser");
     let recording = dir.join("mix.jfr");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--interval", "64k", "-o"])
-        .arg(&recording)
-        .arg("--agent")
-        .arg(support::agent_library())
-        .arg("--")
-        .arg("java")
-        .arg(workload("AllocationMix"))
-        .args(["1", "2"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &recording,
+        &["--interval", "64k"],
+        "AllocationMix",
+        &["1", "2"],
     );
     // Four frames: the workers' stacks (Thread.run, the lambda, work, the
     // collections under it) are cut.
@@ -813,7 +772,7 @@ fn a_jdk_recording_draws_and_works_in_a_browser() {
     };
     let dir = support::temp_dir("flame_jdk_browser");
     let recording = dir.join("jdk.jfr");
-    let workload = workload("AllocationMix");
+    let workload = support::workload("AllocationMix");
     support::record_with_jfr(
         &recording,
         &["settings=profile"],

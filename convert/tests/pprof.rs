@@ -196,21 +196,13 @@ fn agent_recording() -> &'static Path {
     RECORDING.get_or_init(|| {
         let dir = support::temp_dir("convert_pprof_agent");
         let path = dir.join("alloc.jfr");
-        let workload =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
-        let agent = support::agent_library();
-        succeed(&[
-            "record",
-            "--agent",
-            agent.to_str().unwrap(),
-            "-o",
-            path.to_str().unwrap(),
-            "--",
-            "java",
-            workload.to_str().unwrap(),
-            "1",
-            "2",
-        ]);
+        support::record_with_agent(
+            env!("CARGO_BIN_EXE_heapsampler"),
+            &path,
+            &[],
+            "AllocationMix",
+            &["1", "2"],
+        );
         path
     })
 }
@@ -281,8 +273,7 @@ fn go_reads_a_jdk_recording_as_samples_and_space() {
     }
     let dir = support::temp_dir("convert_pprof_jdk");
     let recording = dir.join("jdk.jfr");
-    let workload =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
+    let workload = support::workload("AllocationMix");
     support::record_with_jfr(
         &recording,
         &["settings=profile"],

@@ -302,23 +302,14 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
 /// `test`; the recording.
 fn record_mix(test: &str, flags: &[&str]) -> PathBuf {
     let file = support::temp_dir(test).join("mix.jfr");
-    let workload =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/AllocationMix.java");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--interval", "64k"])
-        .args(flags)
-        .arg("-o")
-        .arg(&file)
-        .arg("--agent")
-        .arg(agent())
-        .arg("--")
-        .arg("java")
-        .arg(workload)
-        .args(["1", "2"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let flags = [&["--interval", "64k"], flags].concat();
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &file,
+        &flags,
+        "AllocationMix",
+        &["1", "2"],
+    );
     file
 }
 

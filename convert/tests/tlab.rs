@@ -12,8 +12,8 @@ use std::process::{Command, Output};
 use heapsampler_convert::top::{self, GroupBy, Query, Table};
 use jfr_writer::format::names::{event, field};
 use jfr_writer::{
-    Class, ClassRef, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
-    StackFrame, StackTrace, Thread, Ticks, Unit,
+    EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording, StackFrame,
+    StackTrace, Thread, Ticks, Unit,
 };
 
 /// `heapsampler ARGS...`, whatever its outcome.
@@ -220,19 +220,6 @@ fn a_recording_with_both_kinds_counts_the_samples_only() {
     );
 }
 
-/// A class of the async-profiler-style recording, named as the JVM names
-/// it internally.
-fn class_of(recording: &mut Recording<jfr_writer::FileSink>, name: &str) -> ClassRef {
-    let name = recording.symbol(name);
-    recording.class(Class {
-        class_loader: None,
-        name,
-        package: None,
-        modifiers: 0,
-        hidden: false,
-    })
-}
-
 /// Writes the TLAB events as async-profiler declares and writes them:
 /// fields and order from async-profiler's `src/jfrMetadata.cpp`
 /// (`jdk.ObjectAllocationInNewTLAB`: objectClass, allocationSize, tlabSize,
@@ -285,7 +272,7 @@ fn async_profiler_recording(path: &Path) -> [(&'static str, i64); 3] {
     });
     let interval = 524_288;
     let site = |recording: &mut Recording<_>, method: &str| {
-        let class = class_of(recording, "app/Cache");
+        let class = support::class_of(recording, "app/Cache");
         let (name, descriptor) = (recording.symbol(method), recording.symbol("()V"));
         let method = recording.method(Method {
             class,
@@ -307,8 +294,8 @@ fn async_profiler_recording(path: &Path) -> [(&'static str, i64); 3] {
     let small = site(&mut recording, "small");
     let large = site(&mut recording, "large");
     let huge = site(&mut recording, "huge");
-    let strings = class_of(&mut recording, "java/lang/String");
-    let arrays = class_of(&mut recording, "[B");
+    let strings = support::class_of(&mut recording, "java/lang/String");
+    let arrays = support::class_of(&mut recording, "[B");
     // Three small objects, each standing for the interval; one of 1 MiB,
     // larger than the interval, for itself.
     for (n, (stack, class, size)) in [

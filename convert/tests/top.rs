@@ -7,10 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use heapsampler_convert::top::{GroupBy, Query};
-use jfr_writer::{
-    Class, ClassRef, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace,
-    Thread, Ticks, events,
-};
+use jfr_writer::{FrameType, Options, Recording, StackFrame, StackTrace, Thread, Ticks, events};
 
 /// `heapsampler top PATH ARGS...`, whatever its outcome.
 fn run_top(path: &Path, args: &[&str]) -> std::process::Output {
@@ -59,35 +56,6 @@ fn lines(table: &str) -> Vec<(String, String, String, String)> {
         .collect()
 }
 
-/// A `()V` method `name` of the class `owner` (internal form).
-fn method_of<S: jfr_writer::Sink>(
-    recording: &mut Recording<S>,
-    owner: &str,
-    name: &str,
-) -> MethodRef {
-    let class = class_of(recording, owner);
-    let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
-    recording.method(Method {
-        class,
-        name,
-        descriptor,
-        modifiers: 0,
-        hidden: false,
-    })
-}
-
-/// The class named `name` (internal form).
-fn class_of<S: jfr_writer::Sink>(recording: &mut Recording<S>, name: &str) -> ClassRef {
-    let name = recording.symbol(name);
-    recording.class(Class {
-        class_loader: None,
-        name,
-        package: None,
-        modifiers: 0,
-        hidden: false,
-    })
-}
-
 /// Samples of three sites, classes and threads with weights 6, 3 and 1 MB
 /// (each site on its own class and thread), plus lifetimes: the first
 /// site's objects live after 5 collections, the second's live after 1,
@@ -113,9 +81,9 @@ fn recording(path: &Path) {
             java_thread_id: n as i64,
             group: None,
         });
-        let class = class_of(&mut recording, class_name);
+        let class = support::class_of(&mut recording, class_name);
         let (owner, method) = site.split_once('.').unwrap();
-        let method = method_of(&mut recording, owner, method);
+        let method = support::method_of(&mut recording, owner, method);
         let mut frames = vec![StackFrame {
             method,
             line_number: 10 + n as i32,
@@ -128,7 +96,7 @@ fn recording(path: &Path) {
                 ("java/util/Arrays", "copyOf"),
                 ("jdk/internal/Grow", "grow"),
             ] {
-                let jdk = method_of(&mut recording, owner, name);
+                let jdk = support::method_of(&mut recording, owner, name);
                 frames.insert(
                     0,
                     StackFrame {
@@ -324,7 +292,7 @@ fn samples_without_a_stack_or_a_thread_name_say_which_is_missing() {
         java_thread_id: 42,
         group: None,
     });
-    let class = class_of(&mut recording, "java/lang/String");
+    let class = support::class_of(&mut recording, "java/lang/String");
     recording
         .event(&alloc, Ticks(1))
         .thread(unnamed)
@@ -357,24 +325,12 @@ fn samples_without_a_stack_or_a_thread_name_say_which_is_missing() {
 fn objects_are_estimated_from_a_real_recording() {
     let dir = support::temp_dir("convert_top_objects");
     let path = dir.join("known.jfr");
-    let workload =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/KnownAllocations.java");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--interval", "64k", "-o"])
-        .arg(&path)
-        .arg("--agent")
-        .arg(support::agent_library())
-        .arg("--")
-        .arg("java")
-        .arg(workload)
-        .args(["2", "64"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let stdout = support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &path,
+        &["--interval", "64k"],
+        "KnownAllocations",
+        &["2", "64"],
     );
     let bytes: f64 = stdout
         .lines()

@@ -179,6 +179,78 @@ pub fn settings(path: &Path) -> Vec<String> {
     run(&mut command).lines().map(str::to_owned).collect()
 }
 
+/// The class named `name` (internal form: `java/lang/String`, `[B`) in
+/// a recording a test writes.
+pub fn class_of<S: jfr_writer::Sink>(
+    recording: &mut jfr_writer::Recording<S>,
+    name: &str,
+) -> jfr_writer::ClassRef {
+    let name = recording.symbol(name);
+    recording.class(jfr_writer::Class {
+        class_loader: None,
+        name,
+        package: None,
+        modifiers: 0,
+        hidden: false,
+    })
+}
+
+/// A `()V` method `name` of the class `owner` (internal form) in a
+/// recording a test writes.
+pub fn method_of<S: jfr_writer::Sink>(
+    recording: &mut jfr_writer::Recording<S>,
+    owner: &str,
+    name: &str,
+) -> jfr_writer::MethodRef {
+    let class = class_of(recording, owner);
+    let (name, descriptor) = (recording.symbol(name), recording.symbol("()V"));
+    recording.method(jfr_writer::Method {
+        class,
+        name,
+        descriptor,
+        modifiers: 0,
+        hidden: false,
+    })
+}
+
+/// The bundled workload `testdata/workloads/NAME.java`, which `java` runs
+/// from source.
+pub fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../workloads/{name}.java"))
+}
+
+/// Records the bundled workload `name` (run with `args`) into `path` with
+/// `heapsampler record FLAGS...` and this build's agent, `heapsampler` being
+/// the command line's executable (a test's `CARGO_BIN_EXE_heapsampler`);
+/// panics with its output unless it succeeds. Returns what the workload
+/// printed.
+pub fn record_with_agent(
+    heapsampler: &str,
+    path: &Path,
+    flags: &[&str],
+    name: &str,
+    args: &[&str],
+) -> String {
+    let output = Command::new(heapsampler)
+        .arg("record")
+        .args(flags)
+        .arg("-o")
+        .arg(path)
+        .arg("--agent")
+        .arg(agent_library())
+        .args(["--", "java"])
+        .arg(workload(name))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "heapsampler record {flags:?} -- java {name} {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// A one-second JDK 17 recording of a JVM doing nothing (`-version`) with
 /// the `profile` settings: the JDK's own declarations to compare with.
 pub fn jdk_recording() -> &'static Path {
