@@ -35,6 +35,7 @@ use crate::read::chunk::Chunk;
 use crate::read::event::{EventPlan, Field, TypeMap};
 use crate::read::value::Value;
 use crate::read::{IdMap, ReadError};
+use crate::samples::Liveness;
 
 /// The frame written for an event without a stack trace, so that its value
 /// still counts in the total (perf and inferno use the same name).
@@ -300,12 +301,13 @@ pub fn fold_chunk<'a>(
         }
         let totals = Totals { value, events: 1 };
         if let Some(min_gcs) = fold.live {
-            if !tracked {
-                stacks[at].untracked.add(totals);
-                continue;
-            }
-            if !live || gcs_survived < min_gcs {
-                continue;
+            match Liveness::of(live, tracked, gcs_survived, min_gcs) {
+                Liveness::Live => {}
+                Liveness::Not => continue,
+                Liveness::Untracked => {
+                    stacks[at].untracked.add(totals);
+                    continue;
+                }
             }
         }
         let sums = &mut sums[at];

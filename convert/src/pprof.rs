@@ -63,7 +63,7 @@ use crate::read::chunk::Chunk;
 use crate::read::event::Field;
 use crate::read::file::{FileError, RecordingFile};
 use crate::read::value::Value;
-use crate::samples::{Kind, Sample, SampleVisitor, SamplesRead, read_samples};
+use crate::samples::{Kind, Liveness, Sample, SampleVisitor, SamplesRead, read_samples};
 use crate::top::{Query, describe};
 
 /// The messages of google/pprof's `proto/profile.proto` (in
@@ -194,13 +194,14 @@ impl SampleVisitor for Builder<'_> {
 
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
         if kind.source == LIFETIMES {
-            // As `top --live`: neither live nor freed when not tracked.
-            if !sample.tracked {
-                self.untracked.add_weighted(sample.weight, sample.size);
-                return;
-            }
-            if !sample.live {
-                return;
+            // As `top --live`.
+            match sample.liveness(0) {
+                Liveness::Live => {}
+                Liveness::Not => return,
+                Liveness::Untracked => {
+                    self.untracked.add_weighted(sample.weight, sample.size);
+                    return;
+                }
             }
         }
         let key = Key {

@@ -54,6 +54,41 @@ pub struct Sample<'a> {
     pub tracked: bool,
 }
 
+/// What the question "still live at the end?" (`--live`) makes of an
+/// object whose liveness the agent recorded (`heapsampler.ObjectLifetime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// Live at the end, and outlived the collections asked for.
+    Live,
+    /// Freed, or live but younger than asked for.
+    Not,
+    /// Not tracked (at or above the agent's `live_max` size): neither
+    /// live nor freed, so reported apart, never silently dropped.
+    Untracked,
+}
+
+impl Liveness {
+    /// An object `live` at the end (or not), `tracked` (or not), that
+    /// outlived `gcs_survived` collections, asked for with `--min-gcs
+    /// min_gcs`.
+    pub fn of(live: bool, tracked: bool, gcs_survived: u64, min_gcs: u64) -> Self {
+        if !tracked {
+            Self::Untracked
+        } else if live && gcs_survived >= min_gcs {
+            Self::Live
+        } else {
+            Self::Not
+        }
+    }
+}
+
+impl Sample<'_> {
+    /// What `--live --min-gcs min_gcs` makes of the sample.
+    pub fn liveness(&self, min_gcs: u64) -> Liveness {
+        Liveness::of(self.live, self.tracked, self.gcs_survived, min_gcs)
+    }
+}
+
 /// Which kind of events a sample comes from: indexes into the sources read
 /// and into that source's [`Source::types`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,7 +22,7 @@ use crate::read::chunk::Chunk;
 use crate::read::event::Field;
 use crate::read::file::{FileError, RecordingFile};
 use crate::read::value::Value;
-use crate::samples::{Kind, Sample, SampleVisitor, read_samples};
+use crate::samples::{Kind, Liveness, Sample, SampleVisitor, read_samples};
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,14 +210,14 @@ impl SampleVisitor for Grouping {
 
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
         if self.query.live {
-            // A recording without the field tracked every object.
-            if !sample.tracked {
-                let tally = &mut self.tallies[kind.source];
-                tally.untracked.add_weighted(sample.weight, sample.size);
-                return;
-            }
-            if !sample.live || sample.gcs_survived < self.query.min_gcs {
-                return;
+            match sample.liveness(self.query.min_gcs) {
+                Liveness::Live => {}
+                Liveness::Not => return,
+                Liveness::Untracked => {
+                    let tally = &mut self.tallies[kind.source];
+                    tally.untracked.add_weighted(sample.weight, sample.size);
+                    return;
+                }
             }
         }
         let key = match self.query.by {
