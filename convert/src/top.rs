@@ -52,7 +52,7 @@ impl GroupBy {
     }
 
     /// The line for samples without what they are grouped by.
-    fn missing(self) -> &'static str {
+    pub fn missing(self) -> &'static str {
         match self {
             // The JVM allocated with no Java frame on the thread's stack
             // (during its start, say), or the stack was not recorded.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use heapsampler_convert::collapsed::UNKNOWN_FRAME;
 use heapsampler_convert::top::{self, Entry, GroupBy, Query, Table};
 
 /// `heapsampler ARGS...`, whatever its outcome.
@@ -129,12 +130,17 @@ fn top_site(profile: &Path, sample_type: &str) -> String {
         .skip_while(|l| !l.trim_start().starts_with("flat"))
         .nth(1)
         .unwrap_or_else(|| panic!("no rows: {text}"));
-    // flat flat% sum% cum cum% name :line
+    // flat flat% sum% cum cum% name :line; samples without a stack are
+    // the one function [unknown], without a line, which top calls
+    // "(no Java frames)".
     let cells: Vec<&str> = row.split_whitespace().collect();
-    let (name, line) = (cells[5], cells[6].trim_start_matches(':'));
-    match line {
-        "0" => name.to_owned(),
-        line => format!("{name}({line})"),
+    let name = cells[5];
+    if name == UNKNOWN_FRAME {
+        return GroupBy::Site.missing().to_owned();
+    }
+    match cells.get(6).map(|line| line.trim_start_matches(':')) {
+        None | Some("0") => name.to_owned(),
+        Some(line) => format!("{name}({line})"),
     }
 }
 
