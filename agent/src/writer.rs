@@ -481,9 +481,15 @@ impl<S: Sink> Writer<S> {
             gc_id: gc.id.min(i32::MAX as u64) as i32,
         }
         .write(&mut self.recording, &self.garbage_collection)?;
+        self.sweep(vm, gc.id, gc.end)
+    }
+
+    /// Writes the lifetime of each tracked object that collection `gc_id`
+    /// (or one before it) freed, found so at `at`.
+    fn sweep(&mut self, vm: &mut impl Vm, gc_id: u64, at: i64) -> Result<(), jfr_writer::Error> {
         let mut dead = Vec::new();
         self.liveness.sweep(
-            gc.id,
+            gc_id,
             |tracked| vm.is_collected(tracked.handle),
             |d| dead.push(d),
         );
@@ -493,7 +499,7 @@ impl<S: Sink> Writer<S> {
                 gcs_survived: object.gcs_survived,
                 gc_id: object.found_dead_at_gc,
             };
-            self.lifetime(&object.object, gc.end, fate)?;
+            self.lifetime(&object.object, at, fate)?;
         }
         Ok(())
     }
@@ -604,6 +610,12 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
     ) -> Result<S, jfr_writer::Error> {
         let end = self.recording.clock().now().0;
+        // An object the ring handed over after the collection that freed
+        // it was not in the table when that collection was swept: sweep
+        // once more, so that it is found freed rather than called live.
+        if self.gc_count > 0 {
+            self.sweep(vm, self.gc_count, end)?;
+        }
         let table = std::mem::take(&mut self.liveness);
         for live in table.finish() {
             vm.release(live.object.handle.handle);

@@ -594,3 +594,72 @@ fn boot_classes_name_the_bootstrap_loader_as_the_jdk_does() {
         "Main, of the application's loader"
     );
 }
+
+/// The ring may hand the writer an object after the collection that freed
+/// it has been swept (sampled just before a System.gc() at exit, say):
+/// the recording's end sweeps once more, and finds it freed, not live.
+#[test]
+fn an_object_freed_before_the_writer_saw_it_is_not_called_live() {
+    let dir = support::temp_dir("agent_writer_late");
+    let path = dir.join("late.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LMain;", "drop", "()[B", &[], false));
+    vm.classes.insert(100, class("[B"));
+    let settings = RecordingSettings {
+        destination: path.display().to_string(),
+        flush_millis: 1000,
+        interval: 512 * 1024,
+        depth: 64,
+        live: true,
+        live_max: LiveMax::Unlimited,
+        rate: None,
+        threads: None,
+        hidden_frames: false,
+    };
+    let mut writer = Writer::new(
+        Recording::create(&path, Options::default()).unwrap(),
+        &settings,
+    )
+    .unwrap();
+    let t0 = writer.clock().now().0;
+    writer
+        .sample(&mut vm, &record(1, t0 + 10, 100, 4112, 7, false, &[(1, 0)]))
+        .unwrap();
+    // The collection is swept before the second sample reaches the
+    // writer; by then the collection has cleared its handle.
+    vm.collected.insert(8);
+    writer
+        .garbage_collection(
+            &mut vm,
+            GcRecord {
+                id: 1,
+                start: t0 + 30,
+                end: t0 + 40,
+            },
+        )
+        .unwrap();
+    writer
+        .sample(&mut vm, &record(1, t0 + 20, 100, 4112, 8, false, &[(1, 0)]))
+        .unwrap();
+    finish(writer, &mut vm, 2);
+
+    let lifetimes: Vec<String> = support::dump(&path)
+        .into_iter()
+        .filter(|l| l.starts_with("heapsampler.ObjectLifetime "))
+        .collect();
+    let fate = |line: &String| {
+        ["live=", "freedByGcId="]
+            .map(|name| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(name))
+                    .unwrap()
+                    .to_owned()
+            })
+            .join(" ")
+    };
+    let fates: Vec<String> = lifetimes.iter().map(fate).collect();
+    // The freed one first (found at the end's sweep), then the live one.
+    assert_eq!(fates, ["false 1", "true 0"], "{lifetimes:#?}");
+    assert_eq!(vm.released.len(), 2, "both handles released");
+}
