@@ -5,7 +5,6 @@ use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 fn agent() -> PathBuf {
@@ -251,22 +250,10 @@ fn rate_limits_samples_per_second() {
     );
 }
 
-/// The workloads compiled once per test binary (at `interval=0` a source
+/// The scenarios compiled once per test binary (at `interval=0` a source
 /// launch would sample javac's own allocations too).
-fn classes() -> &'static Path {
-    static CLASSES: OnceLock<PathBuf> = OnceLock::new();
-    CLASSES.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("workload-classes-{}", std::process::id()));
-        let status = Command::new("javac")
-            .arg("-d")
-            .arg(&dir)
-            .arg(workload("Scenarios.java"))
-            .status()
-            .unwrap();
-        assert!(status.success());
-        dir
-    })
+fn classes() -> PathBuf {
+    support::compiled_workload("Scenarios")
 }
 
 /// Starts `java -agentpath:AGENT=OPTIONS [JVM_ARGS] Scenarios ARGS...`.

@@ -219,11 +219,33 @@ pub fn workload(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../workloads/{name}.java"))
 }
 
-/// Records the bundled workload `name` (run with `args`) into `path` with
-/// `heapsampler record FLAGS...` and this build's agent, `heapsampler` being
-/// the command line's executable (a test's `CARGO_BIN_EXE_heapsampler`);
-/// panics with its output unless it succeeds. Returns what the workload
-/// printed.
+/// A folder holding the bundled workload `name` compiled, made once per
+/// test binary: a JVM that runs it from there starts at once, where a
+/// source launch compiles it first, which takes a second or more on a busy
+/// machine and allocates as much as a small workload (and all of it lands
+/// in a recording).
+pub fn compiled_workload(name: &str) -> PathBuf {
+    static COMPILED: OnceLock<std::sync::Mutex<std::collections::HashMap<String, PathBuf>>> =
+        OnceLock::new();
+    let mut compiled = COMPILED.get_or_init(Default::default).lock().unwrap();
+    compiled
+        .entry(name.to_owned())
+        .or_insert_with(|| {
+            let dir = target_tmp().join(format!("workload-{name}-{}", std::process::id()));
+            run(Command::new("javac")
+                .arg("-d")
+                .arg(&dir)
+                .arg(workload(name)));
+            dir
+        })
+        .clone()
+}
+
+/// Records the bundled workload `name` (compiled, run with `args`) into
+/// `path` with `heapsampler record FLAGS...` and this build's agent,
+/// `heapsampler` being the command line's executable (a test's
+/// `CARGO_BIN_EXE_heapsampler`); panics with its output unless it
+/// succeeds. Returns what the workload printed.
 pub fn record_with_agent(
     heapsampler: &str,
     path: &Path,
@@ -238,8 +260,9 @@ pub fn record_with_agent(
         .arg(path)
         .arg("--agent")
         .arg(agent_library())
-        .args(["--", "java"])
-        .arg(workload(name))
+        .args(["--", "java", "-cp"])
+        .arg(compiled_workload(name))
+        .arg(name)
         .args(args)
         .output()
         .unwrap();
