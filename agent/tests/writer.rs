@@ -5,6 +5,7 @@
 use heapsampler_test_support as support;
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::writer::{
@@ -108,6 +109,23 @@ fn record(
     .encode()
 }
 
+/// The settings of a recording into `path` at 512k, 64 frames, liveness
+/// on for every size, no rate limit: what a test changes is named where it
+/// uses them.
+fn settings(path: &Path) -> RecordingSettings {
+    RecordingSettings {
+        destination: path.display().to_string(),
+        flush_millis: 1000,
+        interval: 512 * 1024,
+        depth: 64,
+        live: true,
+        live_max: LiveMax::Unlimited,
+        rate: None,
+        threads: None,
+        hidden_frames: false,
+    }
+}
+
 /// Ends `writer`'s recording with `samples` taken and none lost, and
 /// finishes its file.
 fn finish(writer: Writer<jfr_writer::FileSink>, vm: &mut FakeVm, samples: u64) {
@@ -145,15 +163,9 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     vm.classes.insert(101, class("Ljava/lang/String;"));
 
     let settings = RecordingSettings {
-        destination: path.display().to_string(),
-        flush_millis: 1000,
-        interval: 512 * 1024,
-        depth: 64,
-        live: true,
         live_max: LiveMax::Below(1 << 20),
         rate: Some(200.0),
-        threads: None,
-        hidden_frames: false,
+        ..settings(&path)
     };
     let mut writer = Writer::new(
         Recording::create(&path, Options::default()).unwrap(),
@@ -391,17 +403,7 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
             .insert(m, method("LDeep;", &format!("level{m}"), "()V", &[], false));
     }
     vm.classes.insert(100, class("[I"));
-    let settings = RecordingSettings {
-        destination: path.display().to_string(),
-        flush_millis: 1000,
-        interval: 512 * 1024,
-        depth: 64,
-        live: true,
-        live_max: LiveMax::Unlimited,
-        rate: None,
-        threads: None,
-        hidden_frames: false,
-    };
+    let settings = settings(&path);
     let options = Options {
         max_chunk_size: 16 * 1024,
         ..Options::default()
@@ -491,15 +493,9 @@ fn record_through_a_lambda_proxy(name: &str, hidden_frames: bool) -> std::path::
     );
     vm.classes.insert(100, class("[B"));
     let settings = RecordingSettings {
-        destination: path.display().to_string(),
-        flush_millis: 1000,
-        interval: 512 * 1024,
-        depth: 64,
         live: false,
-        live_max: LiveMax::Unlimited,
-        rate: None,
-        threads: None,
         hidden_frames,
+        ..settings(&path)
     };
     let mut writer = Writer::new(
         Recording::create(&path, Options::default()).unwrap(),
@@ -606,17 +602,7 @@ fn an_object_freed_before_the_writer_saw_it_is_not_called_live() {
     vm.methods
         .insert(1, method("LMain;", "drop", "()[B", &[], false));
     vm.classes.insert(100, class("[B"));
-    let settings = RecordingSettings {
-        destination: path.display().to_string(),
-        flush_millis: 1000,
-        interval: 512 * 1024,
-        depth: 64,
-        live: true,
-        live_max: LiveMax::Unlimited,
-        rate: None,
-        threads: None,
-        hidden_frames: false,
-    };
+    let settings = settings(&path);
     let mut writer = Writer::new(
         Recording::create(&path, Options::default()).unwrap(),
         &settings,

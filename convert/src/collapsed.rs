@@ -284,7 +284,7 @@ pub fn fold_chunk<'a>(
             .read(&mut raw, &mut |index: usize, field: Field<'a>| {
                 filter.see(&mut check, index, &field);
                 if Some(index) == fold_type.weight {
-                    value = integer(&field).unwrap_or(0);
+                    value = field.integer().unwrap_or(0);
                 } else if Some(index) == fold_type.stack_trace {
                     stack = field;
                 } else if Some(index) == fold_type.live {
@@ -292,7 +292,7 @@ pub fn fold_chunk<'a>(
                 } else if Some(index) == fold_type.tracked {
                     tracked = field != Field::Boolean(false);
                 } else if Some(index) == fold_type.gcs_survived {
-                    gcs_survived = integer(&field).map_or(0, |n| u64::try_from(n).unwrap_or(0));
+                    gcs_survived = field.count().unwrap_or(0);
                 }
             })?;
         stacks[at].read += 1;
@@ -332,18 +332,6 @@ pub fn fold_chunk<'a>(
         }
     }
     Ok(())
-}
-
-/// An integer field's value; `None` for anything else (a null, a
-/// floating-point number), which adds nothing as a weight.
-fn integer(field: &Field<'_>) -> Option<i64> {
-    match *field {
-        Field::Long(v) => Some(v),
-        Field::Int(v) => Some(v.into()),
-        Field::Short(v) => Some(v.into()),
-        Field::Byte(v) => Some(v.into()),
-        _ => None,
-    }
 }
 
 /// A stack trace as one line: root first, frames joined with `;`, after

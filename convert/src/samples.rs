@@ -24,7 +24,6 @@ use crate::filter::{ChunkFilter, Filter, Window};
 use crate::read::chunk::{Chunk, MetadataCache};
 use crate::read::event::{EventPlan, Field, RawEvent, TypeMap};
 use crate::read::file::{FileError, RecordingFile};
-use crate::read::value::Value;
 use crate::read::{IdMap, ReadError};
 
 /// HotSpot aligns every object to 8 bytes (`ObjectAlignmentInBytes` is at
@@ -296,7 +295,7 @@ pub fn read_samples(
                     let (mut of, mut named, mut valued) = (None, None, None);
                     plan.read(&mut raw, &mut |index: usize, field: Field<'_>| {
                         if index == *id {
-                            of = count(&field);
+                            of = field.count();
                         } else if index == *name {
                             named = Some(text.text(&field.into_value()));
                         } else if index == *value {
@@ -378,7 +377,7 @@ fn read_sample<'a>(
     plan.read(raw, &mut |index: usize, field: Field<'a>| {
         see(index, &field);
         if index == columns.weight {
-            sample.weight = number(&field).unwrap_or(0.0);
+            sample.weight = field.number().unwrap_or(0.0);
         } else if Some(index) == columns.stack_trace {
             sample.stack_trace = field;
         } else if Some(index) == columns.object_class {
@@ -390,36 +389,12 @@ fn read_sample<'a>(
         } else if Some(index) == columns.tracked {
             sample.tracked = field != Field::Boolean(false);
         } else if Some(index) == columns.gcs_survived {
-            sample.gcs_survived = count(&field).unwrap_or(0);
+            sample.gcs_survived = field.count().unwrap_or(0);
         } else if Some(index) == columns.object_size {
-            sample.size = count(&field);
+            sample.size = field.count();
         }
     })?;
     Ok(sample)
-}
-
-/// A numeric field's value.
-fn number(field: &Field<'_>) -> Option<f64> {
-    Some(match field {
-        Field::Long(v) => *v as f64,
-        Field::Int(v) => (*v).into(),
-        Field::Short(v) => (*v).into(),
-        Field::Byte(v) => (*v).into(),
-        Field::Value(Value::Float(v)) => (*v).into(),
-        Field::Value(Value::Double(v)) => *v,
-        _ => return None,
-    })
-}
-
-/// An integer field's value, if it is not negative.
-fn count(field: &Field<'_>) -> Option<u64> {
-    match *field {
-        Field::Long(v) => u64::try_from(v).ok(),
-        Field::Int(v) => u64::try_from(v).ok(),
-        Field::Short(v) => u64::try_from(v).ok(),
-        Field::Byte(v) => u64::try_from(v).ok(),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -351,8 +351,9 @@ fn human(value: f64, units: [&str; 5]) -> String {
 pub fn human_interval(interval: &Interval, human: fn(f64) -> String) -> String {
     let (low, high) = (human(interval.low), human(interval.high));
     match (low.split_once(' '), high.split_once(' ')) {
-        (Some((low, unit)), Some((_, high_unit))) if unit == high_unit => {
-            format!("{low}-{high}")
+        // One unit: written once, after the upper bound.
+        (Some((low_number, unit)), Some((_, high_unit))) if unit == high_unit => {
+            format!("{low_number}-{high}")
         }
         _ => format!("{low}-{high}"),
     }

@@ -132,6 +132,31 @@ pub enum Field<'a> {
 }
 
 impl Field<'_> {
+    /// An integer field's value (`long`, `int`, `short`, `byte`).
+    pub fn integer(&self) -> Option<i64> {
+        match *self {
+            Self::Long(v) => Some(v),
+            Self::Int(v) => Some(v.into()),
+            Self::Short(v) => Some(v.into()),
+            Self::Byte(v) => Some(v.into()),
+            _ => None,
+        }
+    }
+
+    /// An integer field's value, if it is not negative: a count.
+    pub fn count(&self) -> Option<u64> {
+        self.integer().and_then(|v| u64::try_from(v).ok())
+    }
+
+    /// A numeric field's value: an integer's, or a `float`'s or `double`'s.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Self::Value(Value::Float(v)) => Some((*v).into()),
+            Self::Value(Value::Double(v)) => Some(*v),
+            other => other.integer().map(|v| v as f64),
+        }
+    }
+
     /// The field as a generic value, as [`Chunk::events`] holds it.
     pub fn into_value(self) -> Value {
         match self {
