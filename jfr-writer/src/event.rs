@@ -17,8 +17,8 @@ use crate::format::names::{field as field_name, setting as setting_name};
 use crate::format::{varint_len, write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
 use crate::pool::{
-    ClassLoaderRef, ClassRef, MethodRef, ModuleRef, PackageRef, PoolRef, StackTraceRef, StringRef,
-    ThreadGroupRef, ThreadRef,
+    ClassLoaderRef, ClassRef, ConstantRef, MethodRef, ModuleRef, PackageRef, PoolRef, Pools,
+    StackTraceRef, StringRef, ThreadGroupRef, ThreadRef,
 };
 use crate::{Error, Recording, Sink, Ticks};
 
@@ -62,6 +62,11 @@ pub enum FieldType {
     /// A value type registered with [`crate::Recording::register_value_type`],
     /// written inline (its fields in place).
     Struct(ValueTypeId),
+    /// A value type registered with [`crate::Recording::register_value_type`],
+    /// held by key: a constant of the chunk ([`crate::Recording::constant`]).
+    /// The JDK declares `jdk.types.OldObject`, `jdk.types.GCName` and most
+    /// of its other value types so.
+    Constant(ValueTypeId),
 }
 
 /// The id of a registered value type, for [`FieldType::Struct`].
@@ -140,13 +145,16 @@ pub enum Value<'a> {
     ThreadGroup(Option<ThreadGroupRef>),
     /// A value of a registered value type: its fields in declaration order.
     Struct(&'a ValueType, &'a [Value<'a>]),
+    /// A constant of the chunk, for a [`FieldType::Constant`] field; `None`
+    /// is null.
+    Constant(Option<ConstantRef>),
     /// An array: every element of the field's declared type.
     Array(&'a [Value<'a>]),
 }
 
 impl Value<'_> {
     /// The element type of a single value (`None` for an array).
-    fn field_type(&self) -> Option<FieldType> {
+    pub(crate) fn field_type(&self) -> Option<FieldType> {
         Some(match self {
             Self::Boolean(_) => FieldType::Boolean,
             Self::Byte(_) => FieldType::Byte,
@@ -166,6 +174,7 @@ impl Value<'_> {
             Self::Module(_) => FieldType::Module,
             Self::ThreadGroup(_) => FieldType::ThreadGroup,
             Self::Struct(value_type, _) => FieldType::Struct(value_type.id),
+            Self::Constant(constant) => FieldType::Constant(ValueTypeId((*constant)?.class)),
             Self::Array(_) => return None,
         })
     }
@@ -193,6 +202,7 @@ pub struct ValueTypeBuilder {
     pub(crate) label: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) fields: Vec<FieldSpec>,
+    pub(crate) simple: bool,
 }
 
 impl ValueTypeBuilder {
@@ -203,7 +213,16 @@ impl ValueTypeBuilder {
             label: None,
             description: None,
             fields: Vec::new(),
+            simple: false,
         }
+    }
+
+    /// `simpleType`: readers show the type's one field in its place, as the
+    /// JDK's `jdk.types.GCName` reads as a string. A simple type must have
+    /// exactly one field.
+    pub fn simple(mut self) -> Self {
+        self.simple = true;
+        self
     }
 
     /// `@Label`.
@@ -231,11 +250,13 @@ pub struct ValueType {
     pub(crate) id: ValueTypeId,
     pub(crate) name: Arc<str>,
     pub(crate) fields: Arc<[Slot]>,
+    pub(crate) field_names: Arc<[String]>,
     pub(crate) recording_id: u64,
 }
 
 impl ValueType {
-    /// The id to declare fields of this type with: `FieldType::Struct(id)`.
+    /// The id to declare fields of this type with: `FieldType::Struct(id)`
+    /// or `FieldType::Constant(id)`.
     pub fn id(&self) -> ValueTypeId {
         self.id
     }
@@ -282,6 +303,7 @@ pub struct FieldSpec {
     pub(crate) description: Option<String>,
     pub(crate) unit: Option<Unit>,
     pub(crate) unsigned: bool,
+    pub(crate) relation: Option<String>,
     pub(crate) array: bool,
 }
 
@@ -295,6 +317,7 @@ impl FieldSpec {
             description: None,
             unit: None,
             unsigned: false,
+            relation: None,
             array: false,
         }
     }
@@ -335,6 +358,15 @@ impl FieldSpec {
     /// `@Unsigned`: the value is an unsigned number.
     pub fn unsigned(mut self) -> Self {
         self.unsigned = true;
+        self
+    }
+
+    /// A relation annotation (`jdk.types.GcId`): fields of different events
+    /// with one relation hold ids of one thing, which tools join on. The
+    /// recording declares the annotation type, itself annotated
+    /// `@Relational`, at its first use.
+    pub fn relation(mut self, annotation: &str) -> Self {
+        self.relation = Some(annotation.to_owned());
         self
     }
 }
@@ -520,6 +552,8 @@ enum Failure {
     Misnamed { index: usize, written: &'static str },
     /// Field `index` holds a pooled value from another recording.
     ForeignReference { index: usize },
+    /// Field `index` holds a constant of an earlier chunk.
+    StaleConstant { index: usize },
     /// The event type was registered with another recording.
     ForeignEventType,
 }
@@ -608,6 +642,10 @@ impl<'r, S: Sink> EventWriter<'r, S> {
                 written: written.to_owned(),
             },
             Failure::ForeignReference { index } => Error::ForeignReference {
+                event,
+                field: name(index),
+            },
+            Failure::StaleConstant { index } => Error::StaleConstant {
                 event,
                 field: name(index),
             },
@@ -802,6 +840,11 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         )
     }
 
+    /// A constant field ([`FieldType::Constant`]); `None` is null.
+    pub fn constant(self, value: Option<ConstantRef>) -> Self {
+        self.value(Value::Constant(value))
+    }
+
     /// A field given as a [`Value`]: a struct of a registered value type, an
     /// array, or any single value.
     pub fn value(mut self, value: Value<'_>) -> Self {
@@ -809,14 +852,26 @@ impl<'r, S: Sink> EventWriter<'r, S> {
             return self;
         }
         let index = self.next;
-        match self.event_type.fields.get(index) {
-            Some(&slot) if write_value(self.recording, slot, &value) => self.next += 1,
-            _ => {
+        let recording = &mut *self.recording;
+        let written = match self.event_type.fields.get(index) {
+            Some(&slot) => write_value(
+                &mut recording.events,
+                &mut recording.pools,
+                recording.id,
+                slot,
+                &value,
+            ),
+            None => Err(Mismatch::Type),
+        };
+        match written {
+            Ok(()) => self.next += 1,
+            Err(Mismatch::Type) => {
                 self.failure = Some(Failure::Mismatch {
                     index,
                     written: value.field_type(),
                 })
             }
+            Err(Mismatch::Stale) => self.failure = Some(Failure::StaleConstant { index }),
         }
         self
     }
@@ -854,35 +909,63 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     }
 }
 
-/// Encodes `value` for a field of `slot` into the recording's event buffer;
-/// false (with possibly some bytes written, which the failed event drops) if
-/// the value does not match the slot or refers to another recording.
-fn write_value<S: Sink>(recording: &mut Recording<S>, slot: Slot, value: &Value<'_>) -> bool {
+/// Why a value could not be written in a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mismatch {
+    /// Not of the slot's type, or a reference into another recording.
+    Type,
+    /// A constant of an earlier chunk.
+    Stale,
+}
+
+/// Encodes `value` for a field of `slot` into `out`, marking the pooled
+/// values it refers to in `pools` (of recording `recording`). On a mismatch
+/// some bytes may have been written, which the caller drops.
+pub(crate) fn write_value(
+    out: &mut Vec<u8>,
+    pools: &mut Pools,
+    recording: u64,
+    slot: Slot,
+    value: &Value<'_>,
+) -> Result<(), Mismatch> {
     if let Value::Array(elements) = value {
         if !slot.array {
-            return false;
+            return Err(Mismatch::Type);
         }
-        write_varint(&mut recording.events, elements.len() as u64);
+        write_varint(out, elements.len() as u64);
         let element = Slot::one(slot.field_type);
-        return elements.iter().all(|e| write_value(recording, element, e));
+        return elements
+            .iter()
+            .try_for_each(|e| write_value(out, pools, recording, element, e));
     }
-    if slot.array || value.field_type() != Some(slot.field_type) {
-        return false;
+    if slot.array {
+        return Err(Mismatch::Type);
+    }
+    if let Value::Constant(constant) = *value {
+        let FieldType::Constant(ValueTypeId(class)) = slot.field_type else {
+            return Err(Mismatch::Type);
+        };
+        match constant {
+            None => out.push(0),
+            Some(c) if c.class != class || c.recording != recording => {
+                return Err(Mismatch::Type);
+            }
+            Some(c) if !pools.is_current(c) => return Err(Mismatch::Stale),
+            Some(c) => write_varint(out, c.key),
+        }
+        return Ok(());
+    }
+    if value.field_type() != Some(slot.field_type) {
+        return Err(Mismatch::Type);
     }
     if let Some(reference) = value.pool_ref() {
-        return match reference {
-            None => {
-                recording.events.push(0);
-                true
-            }
-            Some(r) if recording.pools.mark(r) => {
-                write_varint(&mut recording.events, r.key());
-                true
-            }
-            Some(_) => false,
-        };
+        match reference {
+            None => out.push(0),
+            Some(r) if pools.mark(r) => write_varint(out, r.key()),
+            Some(_) => return Err(Mismatch::Type),
+        }
+        return Ok(());
     }
-    let out = &mut recording.events;
     match *value {
         Value::Boolean(v) => out.push(v as u8),
         Value::Byte(v) => out.push(v as u8),
@@ -894,18 +977,18 @@ fn write_value<S: Sink>(recording: &mut Recording<S>, slot: Slot, value: &Value<
         Value::Double(v) => out.extend_from_slice(&v.to_be_bytes()),
         Value::String(v) => write_string(out, v),
         Value::Struct(value_type, fields) => {
-            if value_type.recording_id != recording.id || fields.len() != value_type.fields.len() {
-                return false;
+            if value_type.recording_id != recording || fields.len() != value_type.fields.len() {
+                return Err(Mismatch::Type);
             }
-            let slots = Arc::clone(&value_type.fields);
-            return slots
+            return value_type
+                .fields
                 .iter()
                 .zip(fields.iter())
-                .all(|(&slot, field)| write_value(recording, slot, field));
+                .try_for_each(|(&slot, field)| write_value(out, pools, recording, slot, field));
         }
-        _ => unreachable!("pooled values and arrays are handled above"),
+        _ => unreachable!("pooled values, constants and arrays are handled above"),
     }
-    true
+    Ok(())
 }
 
 impl<S: Sink> Drop for EventWriter<'_, S> {

@@ -11,6 +11,16 @@
 //!
 //! [`EventWriter::field`]: crate::EventWriter::field
 
+mod heap;
+mod old_objects;
+
+pub use heap::{
+    AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes, JdkGarbageCollection,
+    JvmInformation, class_loading_statistics, gc_heap_summary, jdk_garbage_collection,
+    jvm_information,
+};
+pub use old_objects::{OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample};
+
 use crate::event::{EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit};
 use crate::format::names::{event, field, setting};
 use crate::pool::{ClassRef, StackTraceRef, ThreadRef};

@@ -49,9 +49,9 @@ pub use event::{
     ValueType, ValueTypeBuilder, ValueTypeId,
 };
 pub use pool::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, FrameType, Method, MethodRef, Module, ModuleRef,
-    Package, PackageRef, StackFrame, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread,
-    ThreadGroup, ThreadGroupRef, ThreadRef,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, FrameType, Method, MethodRef,
+    Module, ModuleRef, Package, PackageRef, StackFrame, StackTrace, StackTraceRef, StringRef,
+    SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
 };
 pub use recording::{
     Clock, FileSink, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND, Ticks,
@@ -126,6 +126,23 @@ pub enum Error {
         event: String,
         /// The field.
         field: String,
+    },
+    /// A field held a constant made in an earlier chunk: constants live for
+    /// the chunk they are made in ([`Recording::constant`]).
+    #[error("{event}: field {field} refers to a constant of an earlier chunk")]
+    StaleConstant {
+        /// The event or value type.
+        event: String,
+        /// The field.
+        field: String,
+    },
+    /// A simple type was declared without exactly one field.
+    #[error("{type_name} is declared simple but has {fields} fields: a simple type has one")]
+    NotSimple {
+        /// The value type.
+        type_name: String,
+        /// How many fields it has.
+        fields: usize,
     },
     /// The event type was registered with another recording.
     #[error("event type {event} belongs to another recording")]

@@ -18,13 +18,14 @@
 //! anyway. The refs of the stack traces kept stay valid.
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
 use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
+use crate::metadata::ClassId;
 use crate::types::StandardTypes;
 
 macro_rules! pool_ref {
@@ -505,7 +506,7 @@ impl<V: Hash + Eq> Pool<V> {
     /// key-value pairs), unless there are none: never an empty pool.
     fn write_pending(
         &mut self,
-        class: crate::metadata::ClassId,
+        class: ClassId,
         out: &mut Vec<u8>,
         mut encode: impl FnMut(&V, &mut Vec<u8>),
     ) -> bool {
@@ -545,6 +546,42 @@ pub(crate) struct Pools {
     /// Reused for a stack trace's methods while marking it.
     method_scratch: Vec<MethodRef>,
     frame_types_marked_in: [u32; 5],
+    constants: Constants,
+}
+
+/// A constant of a value type that fields hold by key
+/// ([`crate::FieldType::Constant`]), made with [`crate::Recording::constant`].
+///
+/// Unlike the standard pools' values, a constant lives for one chunk: it is
+/// written in the chunk it was made in and forgotten when the chunk ends.
+/// Such values (an old object and its referrers, a collector's name) are
+/// written where they are made, so nothing is kept for later chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConstantRef {
+    pub(crate) class: ClassId,
+    pub(crate) key: u64,
+    pub(crate) chunk: u32,
+    pub(crate) recording: u64,
+}
+
+impl ConstantRef {
+    /// The key written in the file.
+    pub fn key(self) -> u64 {
+        self.key
+    }
+}
+
+/// The constants of the chunk being built: each distinct value once per
+/// chunk, under a key never used before in the recording.
+#[derive(Debug, Default)]
+struct Constants {
+    /// The chunk `by_value` holds the constants of.
+    chunk: u32,
+    /// (class, encoded value) -> key, for this chunk.
+    by_value: HashMap<(ClassId, Box<[u8]>), u64>,
+    /// Per class, the entries not yet written: count and key-value bytes.
+    pending: BTreeMap<ClassId, (u64, Vec<u8>)>,
+    last_key: u64,
 }
 
 /// A stack trace kept in its pool entry's encoding: the truncated flag, the
@@ -606,6 +643,32 @@ impl Pools {
             self.has_nothing_pending(),
             "a chunk ended with unwritten constants"
         );
+    }
+
+    /// The key of the constant of `class` whose fields encode as `encoded`,
+    /// in this chunk; pending for the next checkpoint if it is new.
+    pub(crate) fn constant(&mut self, class: ClassId, encoded: &[u8]) -> (u64, u32) {
+        let constants = &mut self.constants;
+        if constants.chunk != self.chunk {
+            constants.chunk = self.chunk;
+            constants.by_value.clear();
+        }
+        if let Some(&key) = constants.by_value.get(&(class, Box::from(encoded))) {
+            return (key, self.chunk);
+        }
+        constants.last_key += 1;
+        let key = constants.last_key;
+        constants.by_value.insert((class, Box::from(encoded)), key);
+        let (count, bytes) = constants.pending.entry(class).or_default();
+        *count += 1;
+        write_varint(bytes, key);
+        bytes.extend_from_slice(encoded);
+        (key, self.chunk)
+    }
+
+    /// Whether `constant` was made in the chunk being built.
+    pub(crate) fn is_current(&self, constant: ConstantRef) -> bool {
+        constant.chunk == self.chunk
     }
 
     pub(crate) fn symbol(&mut self, text: &str) -> SymbolRef {
@@ -821,6 +884,7 @@ impl Pools {
             && self.classes.pending.is_empty()
             && self.methods.pending.is_empty()
             && self.stack_traces.pending.is_empty()
+            && self.constants.pending.is_empty()
     }
 
     /// Writes every pending entry as pool sections; returns how many pool
@@ -925,6 +989,12 @@ impl Pools {
                 write_string(out, Some(frame_type.description()));
                 frame_types_written[frame_type.index()] = true;
             }
+            sections += 1;
+        }
+        for (class, (count, bytes)) in std::mem::take(&mut self.constants.pending) {
+            write_varint(out, class.get());
+            write_varint(out, count);
+            out.extend_from_slice(&bytes);
             sections += 1;
         }
         sections

@@ -32,19 +32,19 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::Error;
 use crate::event::{
-    EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Unit, ValueType,
-    ValueTypeBuilder, ValueTypeId, sized_len,
+    EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Mismatch, Unit, Value,
+    ValueType, ValueTypeBuilder, ValueTypeId, sized_len, write_value,
 };
 use crate::format::names::{class as class_name, field as field_name, unit as unit_name};
 use crate::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
     GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
 };
-use crate::metadata::{FieldDecl, Metadata, SettingDecl};
+use crate::metadata::{ClassId, FieldDecl, Metadata, SettingDecl};
 use crate::pool::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, Method, MethodRef, Module, ModuleRef, Package,
-    PackageRef, Pools, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup,
-    ThreadGroupRef, ThreadRef,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, Method, MethodRef, Module,
+    ModuleRef, Package, PackageRef, Pools, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread,
+    ThreadGroup, ThreadGroupRef, ThreadRef,
 };
 use crate::types::{StandardTypes, annotation, annotation_array, marker};
 
@@ -117,6 +117,11 @@ pub struct Options {
     /// Events buffered in memory beyond this many bytes are flushed at once,
     /// so memory stays bounded even if the caller never flushes.
     pub max_buffered_bytes: usize,
+    /// Whether chunks end only when [`Recording::end_chunk`] says so, for a
+    /// caller that writes events at each chunk's end: it asks
+    /// [`Recording::chunk_is_due`] when the limits above are reached. By
+    /// default a flush past a limit ends the chunk by itself.
+    pub manual_chunk_ends: bool,
 }
 
 impl Default for Options {
@@ -127,6 +132,7 @@ impl Default for Options {
             max_chunk_size: 12 << 20,
             max_chunk_age: None,
             max_buffered_bytes: 1 << 20,
+            manual_chunk_ends: false,
         }
     }
 }
@@ -387,6 +393,10 @@ pub struct Recording<S: Sink> {
     /// Output offset where the next chunk starts.
     output_end: u64,
     events_written: u64,
+    /// Value types reserved by name and not registered yet.
+    reserved: Vec<ClassId>,
+    /// Where a constant is encoded before it is looked up.
+    constant_scratch: Vec<u8>,
 }
 
 impl Recording<FileSink> {
@@ -444,6 +454,8 @@ impl<S: Sink> Recording<S> {
             chunk: None,
             output_end: 0,
             events_written: 0,
+            reserved: Vec::new(),
+            constant_scratch: Vec::new(),
         }
     }
 
@@ -475,6 +487,7 @@ impl<S: Sink> Recording<S> {
     /// Registers an event type. Registering the same name twice is an error.
     pub fn register(&mut self, builder: EventTypeBuilder) -> Result<EventType, Error> {
         self.check_new_type(&builder.name, &builder.fields)?;
+        self.declare_relations(&builder.fields);
         let t = self.types;
         let id = self.metadata.reserve(&builder.name);
         let field = |name: &str, class, constant_pool, annotations| FieldDecl {
@@ -566,12 +579,49 @@ impl<S: Sink> Recording<S> {
         })
     }
 
+    /// Reserves the name of a value type, to declare fields of it before it
+    /// is registered: value types that refer to each other
+    /// (`jdk.types.OldObject` and `jdk.types.Reference`). Register it later
+    /// with [`Recording::register_value_type`] under the same name.
+    pub fn reserve_value_type(&mut self, name: &str) -> Result<ValueTypeId, Error> {
+        if self.metadata.class_id(name).is_some() {
+            return Err(Error::DuplicateType {
+                name: name.to_owned(),
+            });
+        }
+        let id = self.metadata.reserve(name);
+        self.reserved.push(id);
+        Ok(ValueTypeId(id))
+    }
+
     /// Registers a value type: a struct that fields of events (and of other
-    /// value types) hold inline, declared with [`FieldType::Struct`].
+    /// value types) hold inline, declared with [`FieldType::Struct`], or by
+    /// key as a constant of the chunk, declared with [`FieldType::Constant`].
     pub fn register_value_type(&mut self, builder: ValueTypeBuilder) -> Result<ValueType, Error> {
-        self.check_new_type(&builder.name, &builder.fields)?;
+        let reserved = self
+            .metadata
+            .class_id(&builder.name)
+            .filter(|id| self.reserved.contains(id));
+        if reserved.is_none() {
+            self.check_new_type(&builder.name, &builder.fields)?;
+        } else {
+            self.check_fields(&builder.name, &builder.fields)?;
+        }
+        if builder.simple && builder.fields.len() != 1 {
+            return Err(Error::NotSimple {
+                type_name: builder.name.clone(),
+                fields: builder.fields.len(),
+            });
+        }
+        self.declare_relations(&builder.fields);
         let t = self.types;
-        let id = self.metadata.reserve(&builder.name);
+        let id = match reserved {
+            Some(id) => {
+                self.reserved.retain(|&r| r != id);
+                id
+            }
+            None => self.metadata.reserve(&builder.name),
+        };
         let fields = builder
             .fields
             .iter()
@@ -583,12 +633,104 @@ impl<S: Sink> Recording<S> {
         let class = self.metadata.class_mut(id);
         class.fields = fields;
         class.annotations = annotations;
+        class.simple_type = builder.simple;
         Ok(ValueType {
             id: ValueTypeId(id),
             name: builder.name.as_str().into(),
             fields: builder.fields.iter().map(FieldSpec::slot).collect(),
+            field_names: builder.fields.iter().map(|f| f.name.clone()).collect(),
             recording_id: self.id,
         })
+    }
+
+    /// Makes a constant of `value_type` from its fields, for
+    /// [`FieldType::Constant`] fields of events and other constants in this
+    /// chunk. Equal constants made in one chunk share one key. The constant
+    /// is written with the chunk's next flush and is valid until the chunk
+    /// ends: an event or constant of a later chunk that refers to it fails
+    /// with [`Error::StaleConstant`]. So make constants right before the
+    /// events that use them.
+    pub fn constant(
+        &mut self,
+        value_type: &ValueType,
+        fields: &[Value<'_>],
+    ) -> Result<ConstantRef, Error> {
+        if value_type.recording_id != self.id {
+            return Err(Error::ForeignEventType {
+                event: value_type.name.to_string(),
+            });
+        }
+        let mut encoded = std::mem::take(&mut self.constant_scratch);
+        encoded.clear();
+        let mut result = Ok(());
+        for (index, slot) in value_type.fields.iter().enumerate() {
+            let field = || value_type.field_names[index].clone();
+            let written = match fields.get(index) {
+                Some(value) => write_value(&mut encoded, &mut self.pools, self.id, *slot, value),
+                None => {
+                    result = Err(Error::MissingField {
+                        event: value_type.name.to_string(),
+                        field: field(),
+                    });
+                    break;
+                }
+            };
+            match written {
+                Ok(()) => {}
+                Err(Mismatch::Type) => {
+                    result = Err(Error::FieldMismatch {
+                        event: value_type.name.to_string(),
+                        field: field(),
+                        declared: Some(format!("{:?}", slot.field_type)),
+                        written: fields[index].field_type().map_or_else(
+                            || "an array, struct or array element of another type".to_owned(),
+                            |w| format!("{w:?}"),
+                        ),
+                    });
+                    break;
+                }
+                Err(Mismatch::Stale) => {
+                    result = Err(Error::StaleConstant {
+                        event: value_type.name.to_string(),
+                        field: field(),
+                    });
+                    break;
+                }
+            }
+        }
+        if result.is_ok() && fields.len() > value_type.fields.len() {
+            result = Err(Error::FieldMismatch {
+                event: value_type.name.to_string(),
+                field: "(none: all fields are written)".to_owned(),
+                declared: None,
+                written: format!("{} fields", fields.len()),
+            });
+        }
+        let made = result.map(|()| {
+            let (key, chunk) = self.pools.constant(value_type.id.0, &encoded);
+            ConstantRef {
+                class: value_type.id.0,
+                key,
+                chunk,
+                recording: self.id,
+            }
+        });
+        self.constant_scratch = encoded;
+        made
+    }
+
+    /// Declares the relation annotations `fields` use and the recording
+    /// does not declare yet.
+    fn declare_relations(&mut self, fields: &[FieldSpec]) {
+        for name in fields.iter().filter_map(|f| f.relation.as_deref()) {
+            if self.metadata.class_id(name).is_none() {
+                let id = self.metadata.reserve(name);
+                let relational = marker(self.types.relational);
+                let class = self.metadata.class_mut(id);
+                class.super_type = Some(class_name::ANNOTATION);
+                class.annotations = vec![relational];
+            }
+        }
     }
 
     /// A new type needs a new name, and no array of pooled values.
@@ -598,6 +740,11 @@ impl<S: Sink> Recording<S> {
                 name: name.to_owned(),
             });
         }
+        self.check_fields(name, fields)
+    }
+
+    /// No array of pooled values, which the JDK cannot read.
+    fn check_fields(&self, name: &str, fields: &[FieldSpec]) -> Result<(), Error> {
         if let Some(field) = fields
             .iter()
             .find(|f| f.array && self.field_decl(f).constant_pool)
@@ -632,11 +779,19 @@ impl<S: Sink> Recording<S> {
             FieldType::Module => (t.module, true),
             FieldType::ThreadGroup => (t.thread_group, true),
             FieldType::Struct(ValueTypeId(class)) => (class, false),
+            FieldType::Constant(ValueTypeId(class)) => (class, true),
         };
         let mut annotations = Vec::new();
         if spec.unsigned {
             annotations.push(marker(t.unsigned));
         }
+        annotations.extend(spec.relation.as_deref().map(|name| {
+            marker(
+                self.metadata
+                    .class_id(name)
+                    .expect("relations are declared before their fields"),
+            )
+        }));
         annotations.extend(spec.unit.map(|unit| match unit {
             Unit::Bytes => annotation(t.data_amount, unit_name::BYTES),
             Unit::Bits => annotation(t.data_amount, unit_name::BITS),
@@ -888,18 +1043,63 @@ impl<S: Sink> Recording<S> {
         sink.patch(chunk.start, &chunk.header.encode())?;
         sink.flush()?;
 
-        if !chunk.full {
-            chunk.full = chunk.size >= self.options.max_chunk_size
-                || self.options.max_chunk_age.is_some_and(|age| {
-                    let lived = (now.0 - chunk.header.start_ticks).max(0) as u64;
-                    Duration::from_nanos(lived) >= age
-                });
-            if chunk.full {
-                self.next_chunk_start = now;
-                // Events from now on go to the next chunk: their constants
-                // must be marked for it, not for this one.
-                self.pools.start_chunk();
+        if !chunk.full
+            && !self.options.manual_chunk_ends
+            && self.limits_reached(chunk.size, chunk.header.start_ticks, now)
+        {
+            self.close_chunk(chunk, now);
+        }
+        Ok(())
+    }
+
+    /// Whether a chunk of `size` bytes started at `start_ticks` has reached
+    /// the size or age limit at `now`.
+    fn limits_reached(&self, size: u64, start_ticks: i64, now: Ticks) -> bool {
+        size >= self.options.max_chunk_size
+            || self.options.max_chunk_age.is_some_and(|age| {
+                let lived = (now.0 - start_ticks).max(0) as u64;
+                Duration::from_nanos(lived) >= age
+            })
+    }
+
+    /// Closes `chunk` to new events: those committed from now on start the
+    /// next chunk at the next flush.
+    fn close_chunk(&mut self, chunk: &mut Chunk, now: Ticks) {
+        chunk.full = true;
+        self.next_chunk_start = now;
+        // Events from now on go to the next chunk: their constants must be
+        // marked for it, not for this one.
+        self.pools.start_chunk();
+    }
+
+    /// Whether the chunk being written has reached its size limit (counting
+    /// the events not flushed yet) or its age limit: with
+    /// [`Options::manual_chunk_ends`], the time to write the chunk's last
+    /// events and call [`Recording::end_chunk`].
+    pub fn chunk_is_due(&self) -> bool {
+        let now = self.clock.now();
+        let buffered = self.events.len() as u64;
+        match &self.chunk {
+            Some(chunk) if chunk.full => false,
+            Some(chunk) => {
+                self.limits_reached(chunk.size + buffered, chunk.header.start_ticks, now)
             }
+            None => {
+                self.limits_reached(HEADER_SIZE as u64 + buffered, self.next_chunk_start.0, now)
+            }
+        }
+    }
+
+    /// Ends the chunk being written: flushes it, and events committed from
+    /// now on go to a new chunk, with their own constants.
+    pub fn end_chunk(&mut self) -> Result<(), Error> {
+        self.flush()?;
+        let now = self.clock.now();
+        if let Some(mut chunk) = self.chunk.take() {
+            if !chunk.full {
+                self.close_chunk(&mut chunk, now);
+            }
+            self.chunk = Some(chunk);
         }
         Ok(())
     }

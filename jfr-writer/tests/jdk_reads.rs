@@ -18,7 +18,9 @@ use jfr_writer::{
     Recording, StackFrame, StackTrace, StackTraceRef, Thread, ThreadGroup, ThreadRef, Ticks, Unit,
     events,
 };
-use support::{dump, print_json, print_text, quote, summary, summary_count, temp_dir};
+use support::{
+    declaration, dump, metadata_of, print_json, print_text, quote, summary, summary_count, temp_dir,
+};
 
 /// A thread, a class and a two-frame stack, with the lines the checker
 /// prints for them.
@@ -632,6 +634,30 @@ fn chunks_rotate_by_age() {
     assert_chunks_stand_alone(&path, &expected);
 }
 
+#[test]
+fn manual_chunk_ends_end_chunks_only_when_asked() {
+    let dir = temp_dir("manual_chunk_ends");
+    let path = dir.join("manual.jfr");
+    let options = Options {
+        max_chunk_age: Some(std::time::Duration::ZERO),
+        manual_chunk_ends: true,
+        ..Options::default()
+    };
+    let mut recording = Recording::create(&path, options).unwrap();
+    let event = recording.register(all_types_event()).unwrap();
+    let fixtures: Vec<Fixture> = (0..2).map(|n| fixture(&mut recording, n)).collect();
+    // Every flush finds the chunk due, and none ends it.
+    let mut expected = write_many(&mut recording, &event, &fixtures, 40, 10);
+    assert!(recording.chunk_is_due());
+    recording.end_chunk().unwrap();
+    assert!(!recording.chunk_is_due(), "a closed chunk is not due again");
+    expected.extend(write_many(&mut recording, &event, &fixtures, 20, 10));
+    recording.close().unwrap();
+    assert!(summary(&path).contains("Chunks: 2"), "{}", summary(&path));
+    assert_eq!(dump(&path), expected);
+    assert_chunks_stand_alone(&path, &expected);
+}
+
 /// Splits a recording at its chunk boundaries and has the JDK read each
 /// chunk as a file of its own: each must carry every constant its events
 /// use (Mission Control loads chunks independently; the JDK would otherwise
@@ -862,44 +888,6 @@ fn the_standard_events_are_declared_as_the_jdk_declares_them() {
             "{name} must be declared exactly as JDK 17 declares it"
         );
     }
-}
-
-/// `jfr metadata [FILE]`: without a file, the JDK's own declarations.
-fn metadata_of(path: Option<&Path>) -> String {
-    let mut command = std::process::Command::new("jfr");
-    command.arg("metadata");
-    command.args(path);
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// One class's declaration in `jfr metadata` output, its annotations sorted
-/// (their order is not part of the format).
-fn declaration(metadata: &str, name: &str) -> Vec<String> {
-    let marker = format!("@Name(\"{name}\")");
-    let mut lines = metadata.lines().skip_while(|l| *l != marker);
-    let mut block = Vec::new();
-    let mut annotations = Vec::new();
-    for line in &mut lines {
-        let line = line.trim().to_owned();
-        if line.starts_with('@') {
-            annotations.push(line);
-            continue;
-        }
-        annotations.sort();
-        block.append(&mut annotations);
-        if line == "}" {
-            break;
-        }
-        block.push(line);
-    }
-    assert!(!block.is_empty(), "{name} is not declared");
-    block
 }
 
 #[test]

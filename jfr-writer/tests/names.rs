@@ -103,6 +103,8 @@ fn string_literals(source: &str) -> Vec<(usize, String)> {
             }
             '"' => {
                 let prefixed = at > 0 && matches!(chars[at - 1], 'b' | 'c');
+                // An ABI, `extern "system"`, names no value of the format.
+                let abi = at >= 7 && chars[at - 7..at].iter().collect::<String>() == "extern ";
                 let (start_line, mut text) = (line, String::new());
                 at += 1;
                 while at < chars.len() && chars[at] != '"' {
@@ -116,7 +118,7 @@ fn string_literals(source: &str) -> Vec<(usize, String)> {
                     text.push(chars[at]);
                     at += 1;
                 }
-                if !prefixed {
+                if !prefixed && !abi {
                     literals.push((start_line, text));
                 }
             }
@@ -167,9 +169,9 @@ fn no_source_but_the_names_module_spells_a_name_of_the_format() {
 
 #[test]
 fn the_scan_finds_literals_and_skips_comments_and_unit_tests() {
-    let source = "let a = \"maxAge\"; // \"weight\"\nlet b = c\"gcId\";\nlet q = '\"';\nlet d = \"a \\\" b\";\n#[cfg(test)]\nlet e = \"live\";";
+    let source = "let a = \"maxAge\"; // \"weight\"\nextern \"system\" fn f();\nlet b = c\"gcId\";\nlet q = '\"';\nlet d = \"a \\\" b\";\n#[cfg(test)]\nlet e = \"live\";";
     assert_eq!(
         string_literals(source),
-        [(1, "maxAge".to_owned()), (4, "a \\\" b".to_owned())]
+        [(1, "maxAge".to_owned()), (5, "a \\\" b".to_owned())]
     );
 }

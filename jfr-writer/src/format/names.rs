@@ -111,6 +111,32 @@ pub mod class {
     pub const FRAME_TYPE: &str = "jdk.types.FrameType";
     /// A symbol (simple type: its string).
     pub const SYMBOL: &str = "jdk.types.Symbol";
+
+    // The value types of the JDK's leak and GC events.
+    /// An object a leak event names: its class, its referrer.
+    pub const OLD_OBJECT: &str = "jdk.types.OldObject";
+    /// A link of a reference chain: which field or element of which object.
+    pub const REFERENCE: &str = "jdk.types.Reference";
+    /// The element of an array a reference is.
+    pub const OLD_OBJECT_ARRAY: &str = "jdk.types.OldObjectArray";
+    /// The field a reference is.
+    pub const OLD_OBJECT_FIELD: &str = "jdk.types.OldObjectField";
+    /// The root a reference chain starts at.
+    pub const OLD_OBJECT_GC_ROOT: &str = "jdk.types.OldObjectGcRoot";
+    /// The subsystem a root is of (simple type: its text).
+    pub const OLD_OBJECT_ROOT_SYSTEM: &str = "jdk.types.OldObjectRootSystem";
+    /// The kind of a root (simple type: its text).
+    pub const OLD_OBJECT_ROOT_TYPE: &str = "jdk.types.OldObjectRootType";
+    /// A garbage collector's name (simple type).
+    pub const GC_NAME: &str = "jdk.types.GCName";
+    /// Why a collection ran (simple type).
+    pub const GC_CAUSE: &str = "jdk.types.GCCause";
+    /// Before or after a collection (simple type).
+    pub const GC_WHEN: &str = "jdk.types.GCWhen";
+    /// A reserved and committed range of memory.
+    pub const VIRTUAL_SPACE: &str = "jdk.types.VirtualSpace";
+    /// The relation annotation of fields that hold a collection's id.
+    pub const GC_ID: &str = "jdk.types.GcId";
 }
 
 /// The `jdk.jfr` annotation types.
@@ -223,6 +249,17 @@ pub mod event {
     pub const ACTIVE_SETTING: &str = "jdk.ActiveSetting";
     /// The JDK's CPU sample, whose thread is `sampledThread`.
     pub const EXECUTION_SAMPLE: &str = "jdk.ExecutionSample";
+    /// The JDK's leak event: an object sampled long ago and still live.
+    pub const OLD_OBJECT_SAMPLE: &str = "jdk.OldObjectSample";
+    /// The JDK's heap usage before and after each collection.
+    pub const GC_HEAP_SUMMARY: &str = "jdk.GCHeapSummary";
+    /// The JDK's garbage collection event (ours is
+    /// [`GARBAGE_COLLECTION`]).
+    pub const JDK_GARBAGE_COLLECTION: &str = "jdk.GarbageCollection";
+    /// The JVM's name, version, arguments and start time.
+    pub const JVM_INFORMATION: &str = "jdk.JVMInformation";
+    /// Classes loaded and unloaded so far.
+    pub const CLASS_LOADING_STATISTICS: &str = "jdk.ClassLoadingStatistics";
     /// Ours: a sampled object's life, freed or still live at the end.
     pub const OBJECT_LIFETIME: &str = "heapsampler.ObjectLifetime";
     /// Ours: a garbage collection the agent saw.
@@ -352,4 +389,78 @@ pub mod field {
     pub const DESCRIPTION: &str = "description";
     /// A symbol's text.
     pub const STRING: &str = "string";
+
+    // `jdk.OldObjectSample` and its value types.
+    /// When a leak event's object was allocated.
+    pub const ALLOCATION_TIME: &str = "allocationTime";
+    /// How long the object has lived.
+    pub const OBJECT_AGE: &str = "objectAge";
+    /// Heap used after the last collection before the event.
+    pub const LAST_KNOWN_HEAP_USAGE: &str = "lastKnownHeapUsage";
+    /// The old object, or the object holding a reference.
+    pub const OBJECT: &str = "object";
+    /// An array's length, or `i32::MIN` for an object that is no array.
+    pub const ARRAY_ELEMENTS: &str = "arrayElements";
+    /// The root of the object's reference chain.
+    pub const ROOT: &str = "root";
+    /// An object's address (0: unknown).
+    pub const ADDRESS: &str = "address";
+    /// The reference that holds an object.
+    pub const REFERRER: &str = "referrer";
+    /// The array element a reference is.
+    pub const ARRAY: &str = "array";
+    /// The field a reference is.
+    pub const FIELD: &str = "field";
+    /// How many links of a chain a reference stands for.
+    pub const SKIP: &str = "skip";
+    /// An array's length.
+    pub const SIZE: &str = "size";
+    /// An element's index.
+    pub const INDEX: &str = "index";
+    /// The subsystem a root is of.
+    pub const SYSTEM: &str = "system";
+
+    // The GC events.
+    /// Before or after a collection.
+    pub const WHEN: &str = "when";
+    /// The heap's reserved and committed memory.
+    pub const HEAP_SPACE: &str = "heapSpace";
+    /// Bytes of the heap in use.
+    pub const HEAP_USED: &str = "heapUsed";
+    /// A virtual space's first address.
+    pub const START: &str = "start";
+    /// The end of a virtual space's committed part.
+    pub const COMMITTED_END: &str = "committedEnd";
+    /// Bytes committed.
+    pub const COMMITTED_SIZE: &str = "committedSize";
+    /// The end of a virtual space's reserved part.
+    pub const RESERVED_END: &str = "reservedEnd";
+    /// Bytes reserved.
+    pub const RESERVED_SIZE: &str = "reservedSize";
+    /// Why a collection ran.
+    pub const CAUSE: &str = "cause";
+    /// A collection's pauses, summed.
+    pub const SUM_OF_PAUSES: &str = "sumOfPauses";
+    /// A collection's longest pause.
+    pub const LONGEST_PAUSE: &str = "longestPause";
+
+    // `jdk.JVMInformation` and `jdk.ClassLoadingStatistics`.
+    /// The JVM's name.
+    pub const JVM_NAME: &str = "jvmName";
+    /// The JVM's version.
+    pub const JVM_VERSION: &str = "jvmVersion";
+    /// The JVM's command-line arguments.
+    pub const JVM_ARGUMENTS: &str = "jvmArguments";
+    /// Arguments from a settings file.
+    pub const JVM_FLAGS: &str = "jvmFlags";
+    /// The application's arguments: the main class and what follows.
+    pub const JAVA_ARGUMENTS: &str = "javaArguments";
+    /// When the JVM started.
+    pub const JVM_START_TIME: &str = "jvmStartTime";
+    /// The process id.
+    pub const PID: &str = "pid";
+    /// Classes loaded since the JVM started.
+    pub const LOADED_CLASS_COUNT: &str = "loadedClassCount";
+    /// Classes unloaded since the JVM started.
+    pub const UNLOADED_CLASS_COUNT: &str = "unloadedClassCount";
 }

@@ -357,3 +357,41 @@ impl Seek for Discard {
         })
     }
 }
+
+/// `jfr metadata [FILE]`: without a file, the JDK's own declarations.
+pub fn metadata_of(path: Option<&Path>) -> String {
+    let mut command = Command::new("jfr");
+    command.arg("metadata");
+    command.args(path);
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// One class's declaration in `jfr metadata` output, its annotations sorted
+/// (their order is not part of the format).
+pub fn declaration(metadata: &str, name: &str) -> Vec<String> {
+    let marker = format!("@Name(\"{name}\")");
+    let mut lines = metadata.lines().skip_while(|l| *l != marker);
+    let mut block = Vec::new();
+    let mut annotations = Vec::new();
+    for line in &mut lines {
+        let line = line.trim().to_owned();
+        if line.starts_with('@') {
+            annotations.push(line);
+            continue;
+        }
+        annotations.sort();
+        block.append(&mut annotations);
+        if line == "}" {
+            break;
+        }
+        block.push(line);
+    }
+    assert!(!block.is_empty(), "{name} is not declared");
+    block
+}
