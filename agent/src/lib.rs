@@ -10,6 +10,7 @@
 //!   the writer thread share (counters, the interval in force, the session's
 //!   own collections) and the writer thread's loop (ring draining, rate
 //!   limit, flushes, collections, the end), over a [`session::SessionVm`].
+//! - [`roots`]: paths from GC roots to live sampled objects (`roots=true`).
 //! - [`writer`]: turning one record or one collection into events, behind
 //!   the [`writer::Vm`] trait.
 //! - `ffi`: everything that touches the JVM (and every `unsafe` block): the
@@ -21,5 +22,6 @@
 
 mod ffi;
 pub mod record;
+pub mod roots;
 pub mod session;
 pub mod writer;

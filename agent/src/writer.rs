@@ -89,6 +89,17 @@ pub trait Vm {
     fn is_collected(&mut self, handle: u64) -> bool;
     /// Releases a liveness handle.
     fn release(&mut self, handle: u64);
+    /// The paths from GC roots to the objects behind `handles` (live
+    /// liveness handles), one per handle, `None` where the walk found none
+    /// within `limits`. Walks the heap: called once, at the end.
+    fn paths_to_roots(
+        &mut self,
+        handles: &[u64],
+        limits: &crate::roots::RootLimits,
+    ) -> Vec<Option<crate::roots::RootPath>> {
+        let _ = limits;
+        vec![None; handles.len()]
+    }
 }
 
 /// The JVM's internal name of a class signature, as JFR pools it:
