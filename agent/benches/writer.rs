@@ -126,6 +126,8 @@ fn write_samples(samples: u64, make_stack: StackMaker) -> Duration {
         rate: None,
         threads: None,
         hidden_frames: false,
+        old_objects: heapsampler_core::options::DEFAULT_OLD_OBJECTS,
+        roots: None,
     };
     let recording = Recording::to_writer(Discard(0), Options::default());
     let mut writer = Writer::new(recording, &settings).unwrap();
@@ -171,7 +173,9 @@ fn write_samples(samples: u64, make_stack: StackMaker) -> Duration {
                 samples: i as u64 + 1,
                 lost_samples: 0,
             };
-            writer.flush(statistics, RingStats::default()).unwrap();
+            writer
+                .flush(&mut vm, statistics, RingStats::default())
+                .unwrap();
         }
     }
     let statistics = Statistics {

@@ -258,6 +258,8 @@ impl Session {
             rate: options.rate,
             threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
             hidden_frames: options.hidden_frames,
+            old_objects: options.old_objects,
+            roots: None,
         }
     }
 }
@@ -361,7 +363,7 @@ fn write_recording<S: Sink>(
         }
         write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
         if Instant::now() >= next_flush {
-            writer.flush(session.statistics(), consumer.stats())?;
+            writer.flush(vm, session.statistics(), consumer.stats())?;
             next_flush = Instant::now() + options.flush;
         }
         let wait = next_flush

@@ -23,15 +23,16 @@ use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
 use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, GarbageCollection,
-    ObjectAllocationSample, ObjectLifetime,
+    ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes, ReferenceHolder,
 };
 use jfr_writer::format::names::{class_loader, setting};
 use jfr_writer::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, EventType, FrameType, Method, MethodRef,
-    Recording, Sink, StackFrame, StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, EventType, FrameType, Method,
+    MethodRef, Recording, Sink, StackFrame, StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
 };
 
 use crate::record::{RawFrame, SampleView};
+use crate::roots::{Reference, RootLimits, RootPath};
 use heapsampler_core::options::LiveMax;
 
 /// A class as the JVM describes it.
@@ -89,14 +90,16 @@ pub trait Vm {
     fn is_collected(&mut self, handle: u64) -> bool;
     /// Releases a liveness handle.
     fn release(&mut self, handle: u64);
+    /// The length of the array behind a live liveness handle; `None` if
+    /// it cannot be told.
+    fn array_length(&mut self, handle: u64) -> Option<i32> {
+        let _ = handle;
+        None
+    }
     /// The paths from GC roots to the objects behind `handles` (live
     /// liveness handles), one per handle, `None` where the walk found none
     /// within `limits`. Walks the heap: called once, at the end.
-    fn paths_to_roots(
-        &mut self,
-        handles: &[u64],
-        limits: &crate::roots::RootLimits,
-    ) -> Vec<Option<crate::roots::RootPath>> {
+    fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
         let _ = limits;
         vec![None; handles.len()]
     }
@@ -179,6 +182,12 @@ pub struct RecordingSettings {
     /// Whether frames of hidden classes are kept (marked hidden) rather
     /// than left out as the JDK's recordings do.
     pub hidden_frames: bool,
+    /// The most `jdk.OldObjectSample` events a chunk carries for the
+    /// tracked objects live at its end, largest weight first (0: none).
+    pub old_objects: usize,
+    /// Whether, and how far, the end of the recording walks the heap for
+    /// the old objects' paths to GC roots.
+    pub roots: Option<RootLimits>,
 }
 
 /// Caches are cleared when they grow past this many entries, so a long run
@@ -199,7 +208,27 @@ struct Tracked {
     handle: u64,
     thread: ThreadRef,
     stack: StackTraceRef,
-    class: Option<ClassRef>,
+    class: Option<PooledClass>,
+}
+
+/// A class as the writer pooled it.
+#[derive(Debug, Clone, Copy)]
+struct PooledClass {
+    class: ClassRef,
+    /// Whether it is an array class, whose objects have a length.
+    array: bool,
+}
+
+/// What writes `jdk.OldObjectSample` events.
+struct OldObjects {
+    event_type: EventType,
+    types: OldObjectTypes,
+    /// The most events a chunk's end writes.
+    cap: usize,
+    /// Live objects the cap left out, over all chunk ends so far.
+    left_out: u64,
+    /// Whether the end of the recording walks the heap for paths to roots.
+    roots: Option<RootLimits>,
 }
 
 /// How a sampled object's `ObjectLifetime` ends.
@@ -233,7 +262,7 @@ pub struct Writer<S: Sink> {
     // Fx-hashed: the keys are the JVM's and the agent's own ids, not
     // chosen by an attacker, and a look-up per frame must be cheap.
     methods: FxHashMap<u64, Option<ResolvedMethod>>,
-    classes: FxHashMap<u64, Option<ClassRef>>,
+    classes: FxHashMap<u64, Option<PooledClass>>,
     threads: FxHashMap<u64, ThreadRef>,
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
     /// stack trace.
@@ -256,6 +285,8 @@ pub struct Writer<S: Sink> {
     untracked: u64,
     /// Records that could not be decoded (a bug if ever not 0).
     malformed: u64,
+    /// `None` without liveness tracking or with `old_objects=0`.
+    old_objects: Option<OldObjects>,
 }
 
 /// The bootstrap loader as the JDK's recordings write it: named
@@ -321,6 +352,42 @@ fn resolve_method<S: Sink>(
     })
 }
 
+/// The referrer of an old object: the chain of `path`'s links as
+/// constants, the link held by the root last.
+fn referrer_chain<S: Sink>(
+    recording: &mut Recording<S>,
+    pooled_boot_loader: &mut Option<ClassLoaderRef>,
+    types: &OldObjectTypes,
+    path: &RootPath,
+) -> Result<Option<ConstantRef>, jfr_writer::Error> {
+    let mut referrer = None;
+    for link in path.links.iter().rev() {
+        let class = class_named(
+            recording,
+            pooled_boot_loader,
+            &ClassInfo {
+                signature: link.holder_class.clone(),
+                hidden: false,
+                boot_loader: false,
+            },
+        );
+        let holder = types.old_object(recording, 0, Some(class), None, referrer)?;
+        let place = match &link.reference {
+            Reference::Field { name, modifiers } => ReferenceHolder::Field {
+                name,
+                modifiers: *modifiers,
+            },
+            Reference::Element { length, index } => ReferenceHolder::Element {
+                size: *length,
+                index: *index,
+            },
+            Reference::Unknown => ReferenceHolder::Unknown,
+        };
+        referrer = Some(types.reference(recording, place, holder, 0)?);
+    }
+    Ok(referrer)
+}
+
 impl<S: Sink> Writer<S> {
     /// A writer into `recording`, with the standard event types registered
     /// and the recording's settings written (`jdk.ActiveRecording` and
@@ -329,6 +396,8 @@ impl<S: Sink> Writer<S> {
         mut recording: Recording<S>,
         settings: &RecordingSettings,
     ) -> Result<Self, jfr_writer::Error> {
+        // Chunks end where the writer has written their old objects.
+        recording.end_chunks_manually();
         let allocation_sample = recording.register(events::object_allocation_sample())?;
         let object_lifetime = recording.register(events::object_lifetime())?;
         let active_recording = recording.register(events::active_recording())?;
@@ -396,6 +465,18 @@ impl<S: Sink> Writer<S> {
             }
             .write(&mut recording, &active_setting)?;
         }
+        let old_objects = if settings.live && settings.old_objects > 0 {
+            let types = OldObjectTypes::register(&mut recording)?;
+            Some(OldObjects {
+                event_type: recording.register(events::old_object_sample(&types))?,
+                types,
+                cap: settings.old_objects,
+                left_out: 0,
+                roots: settings.roots,
+            })
+        } else {
+            None
+        };
         Ok(Self {
             allocation_sample,
             object_lifetime,
@@ -416,6 +497,7 @@ impl<S: Sink> Writer<S> {
             boot_loader: None,
             untracked: 0,
             malformed: 0,
+            old_objects,
         })
     }
 
@@ -449,7 +531,7 @@ impl<S: Sink> Writer<S> {
             start_time: Ticks(record.ticks),
             event_thread: Some(thread),
             stack_trace: Some(stack),
-            object_class: class,
+            object_class: class.map(|c| c.class),
             weight,
         }
         .write(&mut self.recording, &self.allocation_sample)?;
@@ -536,7 +618,7 @@ impl<S: Sink> Writer<S> {
             duration: (end - start).max(0),
             event_thread: Some(pooled.thread),
             stack_trace: Some(pooled.stack),
-            object_class: pooled.class,
+            object_class: pooled.class.map(|c| c.class),
             object_size: object.size as i64,
             weight: object.weight as i64,
             live,
@@ -555,13 +637,26 @@ impl<S: Sink> Writer<S> {
     /// of stacks: every chunk writes the stacks its events use anyway, and a
     /// long recording of recursive code would otherwise keep every distinct
     /// stack it ever saw.
+    ///
+    /// When the chunk has reached its size or age limit, its end first
+    /// writes a `jdk.OldObjectSample` for each tracked object (up to the
+    /// cap), so that the chunk read alone shows the live set at its end.
     pub fn flush(
         &mut self,
+        vm: &mut impl Vm,
         statistics: Statistics,
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
-        self.write_statistics(statistics, ring)?;
-        self.recording.flush()?;
+        if self.recording.chunk_is_due() {
+            let now = self.recording.clock().now();
+            let objects = self.old_objects_to_write();
+            self.write_old_objects(vm, now, &objects, &[])?;
+            self.write_statistics(statistics, ring)?;
+            self.recording.end_chunk()?;
+        } else {
+            self.write_statistics(statistics, ring)?;
+            self.recording.flush()?;
+        }
         if self.recording.chunk_number() != self.stacks_chunk
             && self.recording.stack_traces_held() > self.stacks_kept
         {
@@ -607,13 +702,16 @@ impl<S: Sink> Writer<S> {
             bytes_written: bytes,
             lost_samples: statistics.lost_samples as i64,
             untracked_objects: self.untracked as i64,
+            old_object_cap: self.old_objects.as_ref().map_or(0, |o| o.cap as i64),
+            old_objects_left_out: self.old_objects.as_ref().map_or(0, |o| o.left_out as i64),
         }
         .write(&mut self.recording, &self.agent_statistics)
     }
 
-    /// Ends the recording: a last sweep, an `ObjectLifetime` with `live =
-    /// true` for every object still tracked, the final statistics; then the
-    /// file is closed. Returns the recording's sink.
+    /// Ends the recording: a last sweep, the old objects (with their paths
+    /// to GC roots when asked), an `ObjectLifetime` with `live = true` for
+    /// every object still tracked, the final statistics; then the file is
+    /// closed. Returns the recording's sink.
     pub fn finish(
         mut self,
         vm: &mut impl Vm,
@@ -627,6 +725,15 @@ impl<S: Sink> Writer<S> {
         if self.gc_count > 0 {
             self.sweep(vm, self.gc_count, end)?;
         }
+        let objects = self.old_objects_to_write();
+        let paths = match self.old_objects.as_ref().and_then(|o| o.roots) {
+            Some(limits) if !objects.is_empty() => {
+                let handles: Vec<u64> = objects.iter().map(|o| o.handle.handle).collect();
+                vm.paths_to_roots(&handles, &limits)
+            }
+            _ => Vec::new(),
+        };
+        self.write_old_objects(vm, Ticks(end), &objects, &paths)?;
         let table = std::mem::take(&mut self.liveness);
         for live in table.finish() {
             vm.release(live.object.handle.handle);
@@ -637,6 +744,96 @@ impl<S: Sink> Writer<S> {
         }
         self.write_statistics(statistics, ring)?;
         self.recording.finish()
+    }
+
+    /// The tracked objects a chunk's end reports as old objects: the
+    /// largest weights first, up to the cap; the rest are counted as left
+    /// out.
+    fn old_objects_to_write(&mut self) -> Vec<TrackedObject<Tracked>> {
+        let Some(old) = self.old_objects.as_mut() else {
+            return Vec::new();
+        };
+        let mut objects: Vec<TrackedObject<Tracked>> = self.liveness.iter().cloned().collect();
+        let heaviest_first = |a: &TrackedObject<Tracked>, b: &TrackedObject<Tracked>| {
+            b.weight
+                .cmp(&a.weight)
+                .then(a.allocation_time.cmp(&b.allocation_time))
+        };
+        if objects.len() > old.cap {
+            old.left_out += (objects.len() - old.cap) as u64;
+            objects.select_nth_unstable_by(old.cap, heaviest_first);
+            objects.truncate(old.cap);
+        }
+        objects.sort_unstable_by(heaviest_first);
+        objects
+    }
+
+    /// Writes a `jdk.OldObjectSample` for each of `objects`, seen live at
+    /// `at`, with its path to a GC root where `paths` has one (`paths` is
+    /// empty, or has one entry per object).
+    fn write_old_objects(
+        &mut self,
+        vm: &mut impl Vm,
+        at: Ticks,
+        objects: &[TrackedObject<Tracked>],
+        paths: &[Option<RootPath>],
+    ) -> Result<(), jfr_writer::Error> {
+        let Some(old) = self.old_objects.as_ref() else {
+            return Ok(());
+        };
+        let heap_used = self.last_known_heap_usage();
+        for (at_index, object) in objects.iter().enumerate() {
+            let tracked = object.handle;
+            let path = paths.get(at_index).and_then(Option::as_ref);
+            let referrer = match path {
+                Some(path) => {
+                    referrer_chain(&mut self.recording, &mut self.boot_loader, &old.types, path)?
+                }
+                None => None,
+            };
+            let root = match path {
+                Some(path) => Some(old.types.gc_root(
+                    &mut self.recording,
+                    path.root.system,
+                    path.root.kind,
+                    path.root.description.as_deref(),
+                )?),
+                None => None,
+            };
+            let object_ref = old.types.old_object(
+                &mut self.recording,
+                0,
+                tracked.class.map(|c| c.class),
+                None,
+                referrer,
+            )?;
+            let array_elements = match tracked.class {
+                Some(class) if class.array => vm.array_length(tracked.handle),
+                _ => None,
+            };
+            let allocation_time = object.allocation_time as i64;
+            OldObjectSample {
+                start_time: at,
+                duration: 0,
+                event_thread: Some(tracked.thread),
+                stack_trace: Some(tracked.stack),
+                allocation_time: Ticks(allocation_time),
+                object_size: object.size as i64,
+                object_age: (at.0 - allocation_time).max(0),
+                last_known_heap_usage: heap_used,
+                object: Some(object_ref),
+                array_elements: array_elements.unwrap_or(i32::MIN),
+                root,
+            }
+            .write(&mut self.recording, &old.event_type)?;
+        }
+        Ok(())
+    }
+
+    /// The heap used after the most recent collection, as far as known
+    /// (0: not known).
+    pub fn last_known_heap_usage(&self) -> i64 {
+        0
     }
 
     fn thread(&mut self, vm: &mut impl Vm, key: u64) -> ThreadRef {
@@ -655,13 +852,14 @@ impl<S: Sink> Writer<S> {
         thread
     }
 
-    fn class(&mut self, vm: &mut impl Vm, key: u64) -> Option<ClassRef> {
+    fn class(&mut self, vm: &mut impl Vm, key: u64) -> Option<PooledClass> {
         if let Some(&class) = self.classes.get(&key) {
             return class;
         }
-        let class = vm
-            .class(key)
-            .map(|info| class_named(&mut self.recording, &mut self.boot_loader, &info));
+        let class = vm.class(key).map(|info| PooledClass {
+            class: class_named(&mut self.recording, &mut self.boot_loader, &info),
+            array: info.signature.starts_with('['),
+        });
         if self.classes.len() >= CACHE_LIMIT {
             self.classes.clear();
         }

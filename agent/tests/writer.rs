@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath};
 use heapsampler_agent::writer::{
     ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
@@ -23,6 +24,9 @@ struct FakeVm {
     collected: HashSet<u64>,
     released: Vec<u64>,
     lookups: usize,
+    array_lengths: HashMap<u64, i32>,
+    paths: HashMap<u64, RootPath>,
+    walks: Vec<Vec<u64>>,
 }
 
 impl Vm for FakeVm {
@@ -51,6 +55,13 @@ impl Vm for FakeVm {
     }
     fn release(&mut self, handle: u64) {
         self.released.push(handle);
+    }
+    fn array_length(&mut self, handle: u64) -> Option<i32> {
+        self.array_lengths.get(&handle).copied()
+    }
+    fn paths_to_roots(&mut self, handles: &[u64], _: &RootLimits) -> Vec<Option<RootPath>> {
+        self.walks.push(handles.to_vec());
+        handles.iter().map(|h| self.paths.get(h).cloned()).collect()
     }
 }
 
@@ -123,6 +134,8 @@ fn settings(path: &Path) -> RecordingSettings {
         rate: None,
         threads: None,
         hidden_frames: false,
+        old_objects: 10_000,
+        roots: None,
     }
 }
 
@@ -331,6 +344,22 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         "{}",
         lifetimes[2]
     );
+    // The one object live at the end is an old object, allocated by its
+    // sample's thread and stack.
+    let old_objects = of("jdk.OldObjectSample ");
+    assert_eq!(old_objects.len(), 1, "{old_objects:#?}");
+    assert!(
+        old_objects[0].contains(&format!(
+            "eventThread={worker} stackTrace=stack(true:Main.nativeAlloc()V:-1:-1:Native:1:false) \
+             allocationTime="
+        )) && old_objects[0].contains(" objectSize=40 ")
+            && old_objects[0].contains(
+                " object={address=0,type=class(java.lang.String,0,bootstrap),description=null,\
+                 referrer=null} arrayElements=-2147483648 root=null"
+            ),
+        "{}",
+        old_objects[0]
+    );
     let recordings = of("jdk.ActiveRecording ");
     assert_eq!(recordings.len(), 1);
     assert!(
@@ -383,7 +412,9 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     assert_eq!(statistics.len(), 1);
     assert!(
         statistics[0].contains(" samples=5 ")
-            && statistics[0].ends_with("lostSamples=0 untrackedObjects=2"),
+            && statistics[0].ends_with(
+                "lostSamples=0 untrackedObjects=2 oldObjectCap=10000 oldObjectsLeftOut=0"
+            ),
         "{}",
         statistics[0]
     );
@@ -440,7 +471,9 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
                 samples: i + 1,
                 lost_samples: 0,
             };
-            writer.flush(statistics, RingStats::default()).unwrap();
+            writer
+                .flush(&mut vm, statistics, RingStats::default())
+                .unwrap();
         }
     }
     assert!(
@@ -648,4 +681,148 @@ fn an_object_freed_before_the_writer_saw_it_is_not_called_live() {
     // The freed one first (found at the end's sweep), then the live one.
     assert_eq!(fates, ["false 1", "true 0"], "{lifetimes:#?}");
     assert_eq!(vm.released.len(), 2, "both handles released");
+}
+
+#[test]
+fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_roots() {
+    let dir = support::temp_dir("agent_writer_old_objects");
+    let path = dir.join("old.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LLeak;", "grow", "()V", &[(0, 7)], false));
+    vm.classes.insert(100, class("[B"));
+    let settings = RecordingSettings {
+        old_objects: 3,
+        roots: Some(RootLimits {
+            max_depth: 8,
+            budget: std::time::Duration::from_secs(1),
+        }),
+        ..settings(&path)
+    };
+    // Every flush finds the chunk old enough to end.
+    let options = Options {
+        max_chunk_age: Some(std::time::Duration::ZERO),
+        ..Options::default()
+    };
+    let mut writer = Writer::new(Recording::create(&path, options).unwrap(), &settings).unwrap();
+    let t0 = writer.clock().now().0;
+    // Five arrays; the larger, the heavier its sample.
+    for handle in 1..=5u64 {
+        let size = 1000 * handle;
+        vm.array_lengths.insert(handle, size as i32 - 16);
+        let bytes = record(1, t0 + handle as i64, 100, size, handle, false, &[(1, 0)]);
+        writer.sample(&mut vm, &bytes).unwrap();
+    }
+    let statistics = |samples| Statistics {
+        samples,
+        lost_samples: 0,
+    };
+    writer
+        .flush(&mut vm, statistics(5), RingStats::default())
+        .unwrap();
+    // The heaviest is freed: the next chunk's end has the four others.
+    vm.collected.insert(5);
+    writer
+        .garbage_collection(
+            &mut vm,
+            GcRecord {
+                id: 1,
+                start: t0 + 10,
+                end: t0 + 20,
+            },
+        )
+        .unwrap();
+    writer
+        .flush(&mut vm, statistics(5), RingStats::default())
+        .unwrap();
+    // The end walks the heap once, for the objects it reports.
+    let map_path = RootPath {
+        root: GcRoot {
+            system: "Class Loader Data",
+            kind: "Global Handle",
+            description: Some("Leak.map".into()),
+        },
+        links: vec![
+            Link {
+                holder_class: "Ljava/util/HashMap$Node;".into(),
+                reference: Reference::Field {
+                    name: "value".into(),
+                    modifiers: 0,
+                },
+            },
+            Link {
+                holder_class: "[Ljava/util/HashMap$Node;".into(),
+                reference: Reference::Element {
+                    length: 16,
+                    index: 4,
+                },
+            },
+        ],
+    };
+    vm.paths.insert(4, map_path);
+    finish(writer, &mut vm, 5);
+    assert_eq!(
+        vm.walks,
+        vec![vec![4, 3, 2]],
+        "one walk, for the reported objects"
+    );
+
+    assert!(support::summary(&path).contains("Chunks: 3"));
+    let old = support::dump_types(&path, &["jdk.OldObjectSample"]);
+    let sizes: Vec<&str> = old
+        .iter()
+        .map(|l| {
+            l.split(" objectSize=")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        sizes,
+        [
+            "5000", "4000", "3000", "4000", "3000", "2000", "4000", "3000", "2000"
+        ],
+        "each chunk's end: its live objects, heaviest first, three at most"
+    );
+    for line in &old {
+        let size: i32 = line
+            .split(" objectSize=")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            line.contains(&format!(" arrayElements={} ", size - 16)),
+            "an array's length: {line}"
+        );
+    }
+    assert!(
+        old[6].contains(
+            "object={address=0,type=class([B,0,bootstrap),description=null,\
+             referrer={array=null,field={name=\"value\",modifiers=0},\
+             object={address=0,type=class(java.util.HashMap$Node,0,null),description=null,\
+             referrer={array={size=16,index=4},field=null,\
+             object={address=0,type=class([Ljava.util.HashMap$Node;,0,null),description=null,\
+             referrer=null},skip=0}},skip=0}} arrayElements=3984 \
+             root={description=\"Leak.map\",system=\"Class Loader Data\",type=\"Global Handle\"}"
+        ),
+        "{}",
+        old[6]
+    );
+    assert!(old[7].ends_with(" root=null") && old[8].ends_with(" root=null"));
+    // The cap and what it left out: 2 at the first end, 1 at each other.
+    let statistics = support::dump_types(&path, &["heapsampler.AgentStatistics"]);
+    assert!(
+        statistics
+            .last()
+            .unwrap()
+            .ends_with("oldObjectCap=3 oldObjectsLeftOut=4"),
+        "{statistics:#?}"
+    );
 }

@@ -452,6 +452,16 @@ pub fn agent_statistics() -> EventTypeBuilder {
                 "Samples not tracked for liveness: objects at or above the live_max size",
             ),
         )
+        .field(count(field::OLD_OBJECT_CAP, "Old Object Cap").description(
+            "The most jdk.OldObjectSample events a chunk carries for the sampled objects live \
+             at its end, largest weight first (the agent's old_objects option)",
+        ))
+        .field(
+            count(field::OLD_OBJECTS_LEFT_OUT, "Old Objects Left Out").description(
+                "Live sampled objects the cap left out of jdk.OldObjectSample events, over all \
+                 chunk ends so far",
+            ),
+        )
 }
 
 /// A `heapsampler.AgentStatistics`: the agent's counters so far.
@@ -475,6 +485,10 @@ pub struct AgentStatistics {
     pub lost_samples: i64,
     /// Samples not tracked for liveness.
     pub untracked_objects: i64,
+    /// The most old-object events a chunk carries.
+    pub old_object_cap: i64,
+    /// Live objects the cap left out of old-object events so far.
+    pub old_objects_left_out: i64,
 }
 
 impl AgentStatistics {
@@ -503,6 +517,10 @@ impl AgentStatistics {
             .long(self.lost_samples)
             .field(field::UNTRACKED_OBJECTS)
             .long(self.untracked_objects)
+            .field(field::OLD_OBJECT_CAP)
+            .long(self.old_object_cap)
+            .field(field::OLD_OBJECTS_LEFT_OUT)
+            .long(self.old_objects_left_out)
             .commit()
     }
 }

@@ -1072,6 +1072,13 @@ impl<S: Sink> Recording<S> {
         self.pools.start_chunk();
     }
 
+    /// Makes chunks end only at [`Recording::end_chunk`]
+    /// ([`Options::manual_chunk_ends`]), for a writer that puts events at
+    /// each chunk's end.
+    pub fn end_chunks_manually(&mut self) {
+        self.options.manual_chunk_ends = true;
+    }
+
     /// Whether the chunk being written has reached its size limit (counting
     /// the events not flushed yet) or its age limit: with
     /// [`Options::manual_chunk_ends`], the time to write the chunk's last
@@ -1080,13 +1087,11 @@ impl<S: Sink> Recording<S> {
         let now = self.clock.now();
         let buffered = self.events.len() as u64;
         match &self.chunk {
-            Some(chunk) if chunk.full => false,
-            Some(chunk) => {
+            Some(chunk) if !chunk.full => {
                 self.limits_reached(chunk.size + buffered, chunk.header.start_ticks, now)
             }
-            None => {
-                self.limits_reached(HEADER_SIZE as u64 + buffered, self.next_chunk_start.0, now)
-            }
+            // The buffered events start the next chunk at their flush.
+            _ => self.limits_reached(HEADER_SIZE as u64 + buffered, self.next_chunk_start.0, now),
         }
     }
 

@@ -6,8 +6,9 @@
 use std::io::Cursor;
 
 use jfr_writer::events::{
-    self, ActiveRecording, ActiveSetting, AgentStatistics, GarbageCollection,
-    ObjectAllocationSample, ObjectLifetime,
+    self, ActiveRecording, ActiveSetting, AgentStatistics, ClassLoadingStatistics,
+    GarbageCollection, GcHeapSummary, GcTypes, JdkGarbageCollection, JvmInformation,
+    ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes,
 };
 use jfr_writer::format::names::field;
 use jfr_writer::{Error, Options, Recording, SeekableSink, Thread, Ticks};
@@ -107,11 +108,88 @@ fn every_typed_event_commits_against_its_declaration() {
         bytes_written: 6,
         lost_samples: 0,
         untracked_objects: 7,
+        old_object_cap: 8,
+        old_objects_left_out: 9,
     }
     .write(&mut rec, &agent_statistics)
     .unwrap();
 
-    assert_eq!(rec.events_written(), 6);
+    let old_types = OldObjectTypes::register(&mut rec).unwrap();
+    let old_object_sample = rec.register(events::old_object_sample(&old_types)).unwrap();
+    let object = old_types
+        .old_object(&mut rec, 0x10, None, Some("an object"), None)
+        .unwrap();
+    let root = old_types
+        .gc_root(&mut rec, "Threads", "Stack Variable", None)
+        .unwrap();
+    OldObjectSample {
+        start_time: at,
+        duration: 0,
+        event_thread: Some(thread),
+        stack_trace: None,
+        allocation_time: at,
+        object_size: 1,
+        object_age: 2,
+        last_known_heap_usage: 3,
+        object: Some(object),
+        array_elements: 4,
+        root: Some(root),
+    }
+    .write(&mut rec, &old_object_sample)
+    .unwrap();
+
+    let gc_types = GcTypes::register(&mut rec).unwrap();
+    let heap_summary = rec.register(events::gc_heap_summary(&gc_types)).unwrap();
+    let when = gc_types.when(&mut rec, events::AFTER_GC).unwrap();
+    GcHeapSummary {
+        start_time: at,
+        gc_id: 1,
+        when: Some(when),
+        start: 2,
+        committed_size: 3,
+        reserved_size: 4,
+        heap_used: 5,
+    }
+    .write(&mut rec, &heap_summary, &gc_types)
+    .unwrap();
+    let jdk_collection = rec
+        .register(events::jdk_garbage_collection(&gc_types))
+        .unwrap();
+    let name = gc_types.name(&mut rec, "G1 Old Generation").unwrap();
+    JdkGarbageCollection {
+        start_time: at,
+        duration: 1,
+        gc_id: 2,
+        name: Some(name),
+        cause: None,
+        sum_of_pauses: 3,
+        longest_pause: 4,
+    }
+    .write(&mut rec, &jdk_collection)
+    .unwrap();
+    let jvm_information = rec.register(events::jvm_information()).unwrap();
+    JvmInformation {
+        start_time: at,
+        jvm_name: Some("VM"),
+        jvm_version: Some("17"),
+        jvm_arguments: None,
+        jvm_flags: None,
+        java_arguments: Some("Main"),
+        jvm_start_time: 1,
+        pid: 2,
+    }
+    .write(&mut rec, &jvm_information)
+    .unwrap();
+    let class_loading = rec.register(events::class_loading_statistics()).unwrap();
+    ClassLoadingStatistics {
+        start_time: at,
+        loaded_class_count: 1,
+        unloaded_class_count: 2,
+    }
+    .write(&mut rec, &class_loading)
+    .unwrap();
+
+    assert_eq!(rec.events_written(), 11);
 }
 
 #[test]

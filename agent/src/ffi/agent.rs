@@ -698,4 +698,8 @@ impl writer::Vm for JvmtiVm<'_> {
     fn release(&mut self, handle: u64) {
         self.jni.delete_weak_global_ref(handle as jobject);
     }
+
+    fn array_length(&mut self, handle: u64) -> Option<i32> {
+        self.jni.array_length(handle as jobject)
+    }
 }

@@ -452,6 +452,21 @@ impl Jni {
         }
     }
 
+    /// The length of the array a weak reference points at; `None` if it
+    /// was collected. The caller knows the object is an array.
+    pub fn array_length(self, weak: jobject) -> Option<i32> {
+        let local = self.new_local_ref(weak);
+        if local.is_null() {
+            return None;
+        }
+        // SAFETY: `local` is a live local reference to an array (the
+        // caller's class signature says so).
+        let length =
+            unsafe { (self.table().GetArrayLength.expect("GetArrayLength"))(self.0, local) };
+        self.delete_local_ref(local);
+        Some(length)
+    }
+
     /// Whether a weak reference's object was collected.
     pub fn is_cleared(self, weak: jobject) -> bool {
         // SAFETY: comparing a weak reference with null tells whether it was cleared.

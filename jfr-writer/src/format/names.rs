@@ -321,6 +321,10 @@ pub mod field {
     pub const LOST_SAMPLES: &str = "lostSamples";
     /// Samples not tracked for liveness.
     pub const UNTRACKED_OBJECTS: &str = "untrackedObjects";
+    /// The most old-object events a chunk carries.
+    pub const OLD_OBJECT_CAP: &str = "oldObjectCap";
+    /// Live objects the cap left out of old-object events.
+    pub const OLD_OBJECTS_LEFT_OUT: &str = "oldObjectsLeftOut";
 
     // `jdk.ActiveRecording` and `jdk.ActiveSetting`.
     /// A recording's id, or the id of the event type a setting is of.

@@ -454,6 +454,13 @@ pub struct Sampling {
     /// recordings, so that stacks read as the source does.
     #[arg(long)]
     pub keep_hidden_frames: bool,
+    /// The most live sampled objects each chunk's end reports as
+    /// jdk.OldObjectSample, largest first (0: none).
+    ///
+    /// Mission Control's Memory Leak page and leak rule read them. A
+    /// recording's statistics say how many the cap left out.
+    #[arg(long, default_value_t = heapsampler_core::options::DEFAULT_OLD_OBJECTS)]
+    pub old_objects: usize,
     /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
     #[arg(long)]
     pub agent: Option<PathBuf>,

@@ -164,6 +164,7 @@ fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, 
         no_live: false,
         rate: None,
         keep_hidden_frames: false,
+        old_objects: heapsampler_core::options::DEFAULT_OLD_OBJECTS,
         agent: None,
     };
     let options = record::option_string(&files.recording, &sampling) + ",log=quiet";

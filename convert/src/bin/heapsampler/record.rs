@@ -75,6 +75,9 @@ pub fn option_string(output: &Path, sampling: &Sampling) -> String {
     if sampling.keep_hidden_frames {
         options.push_str(",hidden=true");
     }
+    if sampling.old_objects != heapsampler_core::options::DEFAULT_OLD_OBJECTS {
+        options.push_str(&format!(",old_objects={}", sampling.old_objects));
+    }
     options
 }
 
