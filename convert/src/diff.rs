@@ -229,6 +229,7 @@ mod tests {
                 Entry {
                     key: key.to_owned(),
                     estimate,
+                    held_by: None,
                 }
             })
             .collect();

@@ -13,6 +13,7 @@
 //!   nanoseconds; booleans are `true`/`false`; null is empty.
 
 use std::cell::{Cell, RefCell};
+use std::fmt::Write as _;
 
 use jfr_writer::format::ChunkHeader;
 use jfr_writer::format::names::{annotation, attribute, class, field, unit as unit_name};
@@ -22,6 +23,10 @@ use crate::read::event::Event;
 use crate::read::metadata::{ClassInfo, FieldInfo, Metadata};
 use crate::read::value::Value;
 use crate::read::{IdMap, ReadError};
+
+/// The most links of a reference chain shown: the JDK's leak profiler
+/// cuts its chains shorter.
+const MAX_CHAIN: usize = 1000;
 
 /// How a column's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,6 +349,18 @@ impl<'c, 'a> Flattener<'c, 'a> {
                 field_into(field::NAME, out);
             }
             class::STACK_TRACE => self.stack_text(class, fields, out),
+            class::OLD_OBJECT => self.old_object_text(class, fields, out),
+            class::OLD_OBJECT_GC_ROOT => {
+                field_into(field::SYSTEM, out);
+                out.push_str(": ");
+                field_into(field::TYPE, out);
+                let description = text(field::DESCRIPTION);
+                if !description.is_empty() {
+                    out.push_str(" (");
+                    out.push_str(&description);
+                    out.push(')');
+                }
+            }
             _ if class.simple_type && class.fields.len() == 1 => {
                 if let Some(value) = fields.first() {
                     self.text_into(value, out);
@@ -360,6 +377,59 @@ impl<'c, 'a> Flattener<'c, 'a> {
                     self.text_into(value, out);
                 }
             }
+        }
+    }
+
+    /// Appends an old object and the chain of references that holds it,
+    /// the object first: `byte[] <- java.util.HashMap$Node.value <-
+    /// java.util.HashMap$Node[][12] <- java.util.HashMap.table`. A
+    /// description follows its object in parentheses; links the recorder
+    /// left out are counted (`<- (3 more) <-`).
+    fn old_object_text(&self, class: &ClassInfo, fields: &[Value], out: &mut String) {
+        let describe = |class: &ClassInfo, fields: &[Value], out: &mut String| {
+            let description = self.field_text(class, fields, field::DESCRIPTION);
+            if !description.is_empty() {
+                let _ = write!(out, " ({description})");
+            }
+        };
+        out.push_str(&self.field_text(class, fields, field::TYPE));
+        describe(class, fields, out);
+        let mut object = (class, fields);
+        // Chains the JDK writes end; one in a malformed file may loop.
+        for _ in 0..MAX_CHAIN {
+            let Some((reference, links)) = self.object_field(object, field::REFERRER) else {
+                return;
+            };
+            let Some(holder) = self.object_field((reference, links), field::OBJECT) else {
+                return;
+            };
+            out.push_str(" <- ");
+            if let Some((Value::Int(skip @ 1..), _)) = self.field(reference, links, field::SKIP) {
+                let _ = write!(out, "({skip} more) <- ");
+            }
+            out.push_str(&self.field_text(holder.0, holder.1, field::TYPE));
+            if let Some((c, f)) = self.object_field((reference, links), field::FIELD) {
+                let _ = write!(out, ".{}", self.field_text(c, f, field::NAME));
+            } else if let Some((c, f)) = self.object_field((reference, links), field::ARRAY) {
+                let _ = write!(out, "[{}]", self.field_text(c, f, field::INDEX));
+            }
+            describe(holder.0, holder.1, out);
+            object = holder;
+        }
+        out.push_str(" <- ...");
+    }
+
+    /// Field `name` of an object, when it is itself an object (resolved).
+    fn object_field<'v>(
+        &'v self,
+        (class, fields): (&ClassInfo, &'v [Value]),
+        name: &str,
+    ) -> Option<(&'v ClassInfo, &'v [Value])> {
+        match self.field(class, fields, name)? {
+            (Value::Object { class_id, fields }, _) => {
+                Some((self.chunk.metadata.class(*class_id)?, fields))
+            }
+            _ => None,
         }
     }
 

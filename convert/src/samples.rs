@@ -88,6 +88,20 @@ impl Sample<'_> {
     }
 }
 
+/// A `jdk.OldObjectSample` with a path to a GC root: a sampled object
+/// still live, what holds it, and the root that holds that.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OldObject<'a> {
+    /// The allocation's stack trace.
+    pub stack_trace: Field<'a>,
+    /// The allocating thread.
+    pub event_thread: Field<'a>,
+    /// The object (`jdk.types.OldObject`), with its chain of referrers.
+    pub object: Field<'a>,
+    /// The root (`jdk.types.OldObjectGcRoot`).
+    pub root: Field<'a>,
+}
+
 /// Which kind of events a sample comes from: indexes into the sources read
 /// and into that source's [`Source::types`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +123,17 @@ pub trait SampleVisitor {
     /// A sample the filter kept. `text` gives the text of its fields'
     /// values, and its chunk.
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>);
+
+    /// Whether [`old_object`](Self::old_object) wants the old objects.
+    fn wants_old_objects(&self) -> bool {
+        false
+    }
+
+    /// An old object whose path to a GC root the recording has (the
+    /// filter does not apply).
+    fn old_object(&mut self, text: &Flattener<'_, '_>, old: &OldObject<'_>) {
+        let _ = (text, old);
+    }
 
     /// A chunk's events are all read, and `stored_end` bytes of the file as
     /// stored (what progress counts: see [`RawChunk::stored_end`]).
@@ -176,6 +201,13 @@ struct Columns {
 enum Reading {
     /// Samples of the source and type of `kind`.
     Samples(Kind, Columns),
+    /// `jdk.OldObjectSample`: read for paths to GC roots, at these fields.
+    OldObjects {
+        stack_trace: Option<usize>,
+        event_thread: Option<usize>,
+        object: usize,
+        root: usize,
+    },
     /// `jdk.ActiveSetting`: read for the sampling interval.
     Settings {
         id: usize,
@@ -268,7 +300,7 @@ pub fn read_samples(
             let mut raw = raw.map_err(malformed)?;
             let Some((plan, reading)) = types.get_or_insert_with(raw.type_id, || {
                 let plan = chunk.plan(raw.type_id)?;
-                let reading = reading_of(&plan, sources);
+                let reading = reading_of(&plan, sources, visitor.wants_old_objects());
                 Some((plan, reading))
             }) else {
                 continue; // undeclared: skipped, as the JDK does
@@ -310,6 +342,22 @@ pub fn read_samples(
                         settings.set(&name, &value);
                     }
                 }
+                Reading::OldObjects {
+                    stack_trace,
+                    event_thread,
+                    object,
+                    root,
+                } => {
+                    let old = read_old_object(
+                        plan,
+                        &mut raw,
+                        [*stack_trace, *event_thread, Some(*object), Some(*root)],
+                    )
+                    .map_err(malformed)?;
+                    if old.root != Field::Null {
+                        visitor.old_object(&text, &old);
+                    }
+                }
                 Reading::Skipped => plan.skip(&mut raw).map_err(malformed)?,
             }
         }
@@ -321,9 +369,20 @@ pub fn read_samples(
 }
 
 /// How events of the type of `plan` are read.
-fn reading_of(plan: &EventPlan<'_>, sources: &[Source]) -> Reading {
+fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Reading {
     let class = plan.class();
     let index = |name: &str| plan.field_index(name);
+    if old_objects && class.name == event::OLD_OBJECT_SAMPLE {
+        return match (index(field::OBJECT), index(field::ROOT)) {
+            (Some(object), Some(root)) => Reading::OldObjects {
+                stack_trace: index(field::STACK_TRACE),
+                event_thread: index(field::EVENT_THREAD),
+                object,
+                root,
+            },
+            _ => Reading::Skipped,
+        };
+    }
     if class.name == event::ACTIVE_SETTING {
         return match (index(field::ID), index(field::NAME), index(field::VALUE)) {
             (Some(id), Some(name), Some(value)) => Reading::Settings { id, name, value },
@@ -395,6 +454,28 @@ fn read_sample<'a>(
         }
     })?;
     Ok(sample)
+}
+
+/// Reads an old object's fields at `columns`: stack trace, thread, object
+/// and root.
+fn read_old_object<'a>(
+    plan: &EventPlan<'_>,
+    raw: &mut RawEvent<'a>,
+    columns: [Option<usize>; 4],
+) -> Result<OldObject<'a>, ReadError> {
+    let mut fields = [Field::Null, Field::Null, Field::Null, Field::Null];
+    plan.read(raw, &mut |index: usize, field: Field<'a>| {
+        if let Some(at) = columns.iter().position(|&c| c == Some(index)) {
+            fields[at] = field;
+        }
+    })?;
+    let [stack_trace, event_thread, object, root] = fields;
+    Ok(OldObject {
+        stack_trace,
+        event_thread,
+        object,
+        root,
+    })
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
+use jfr_writer::format::names::field;
 
 use crate::allocation::{ALLOCATIONS, Source};
 use crate::export::Flattener;
@@ -22,7 +23,7 @@ use crate::read::chunk::Chunk;
 use crate::read::event::Field;
 use crate::read::file::{FileError, RecordingFile};
 use crate::read::value::Value;
-use crate::samples::{Kind, Liveness, Sample, SampleVisitor, read_samples};
+use crate::samples::{Kind, Liveness, OldObject, Sample, SampleVisitor, read_samples};
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +72,21 @@ pub struct Entry {
     pub key: String,
     /// What its samples estimate: bytes and objects, with their intervals.
     pub estimate: Estimate,
+    /// With `live`, when the recording has paths to GC roots: what holds
+    /// most of its live objects.
+    pub held_by: Option<HeldBy>,
+}
+
+/// The path to a GC root most of a group's old objects share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldBy {
+    /// The referrers, nearest first, and the root:
+    /// `java.util.HashMap$Node.value <- ... <- root Universe: Global Handle`.
+    pub path: String,
+    /// The group's old objects held so.
+    pub objects: u64,
+    /// The group's old objects with a path.
+    pub of: u64,
 }
 
 impl Entry {
@@ -182,6 +198,9 @@ struct Grouping {
     line_index: HashMap<String, usize>,
     /// The group of each pool key of this chunk.
     keys: IdMap<(u64, u64), usize>,
+    /// With `live`: per group, how many of its old objects each path to a
+    /// GC root holds.
+    paths: HashMap<usize, HashMap<String, u64>>,
 }
 
 impl Grouping {
@@ -206,6 +225,35 @@ impl Grouping {
 impl SampleVisitor for Grouping {
     fn begin_chunk(&mut self, _chunk: &Chunk<'_>) {
         self.keys.clear();
+    }
+
+    fn wants_old_objects(&self) -> bool {
+        self.query.live
+    }
+
+    fn old_object(&mut self, text: &Flattener<'_, '_>, old: &OldObject<'_>) {
+        let value = |field: &Field<'_>| field.clone().into_value();
+        let key = match self.query.by {
+            GroupBy::Site | GroupBy::AppSite => text.text(&value(&old.stack_trace)),
+            GroupBy::Class => text.field_text_of(&value(&old.object), field::TYPE),
+            GroupBy::Thread => text.text(&value(&old.event_thread)),
+        };
+        let group = self.group_of(key);
+        let chain = text.text(&value(&old.object));
+        // The object itself is the row's: what holds it follows.
+        let holders = chain.split_once(" <- ").map_or("", |(_, rest)| rest);
+        let root = text.text(&value(&old.root));
+        let path = if holders.is_empty() {
+            format!("root {root}")
+        } else {
+            format!("{holders} <- root {root}")
+        };
+        *self
+            .paths
+            .entry(group)
+            .or_default()
+            .entry(path)
+            .or_default() += 1;
     }
 
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
@@ -255,6 +303,7 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         lines: Vec::new(),
         line_index: HashMap::new(),
         keys: IdMap::default(),
+        paths: HashMap::new(),
     };
     // The top frame is the allocation site; the program's own may be
     // deeper.
@@ -269,14 +318,28 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         .collect();
     let tally = grouping.tallies.swap_remove(chosen);
     let mut total = Estimate::new();
+    let mut paths = grouping.paths;
     let mut entries: Vec<Entry> = grouping
         .lines
         .into_iter()
         .zip(tally.groups)
-        .filter(|(_, estimate)| estimate.samples() > 0)
-        .map(|(key, estimate)| {
+        .enumerate()
+        .filter(|(_, (_, estimate))| estimate.samples() > 0)
+        .map(|(group, (key, estimate))| {
             total.merge(&estimate);
-            Entry { key, estimate }
+            let held_by = paths.remove(&group).and_then(|paths| {
+                let of = paths.values().sum();
+                // The most objects; of equal counts, the first by text.
+                let (path, objects) = paths
+                    .into_iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
+                Some(HeldBy { path, objects, of })
+            });
+            Entry {
+                key,
+                estimate,
+                held_by,
+            }
         })
         .collect();
     entries.sort_by(|a, b| {
@@ -413,6 +476,13 @@ impl Table {
                 e.samples(),
                 entry.key
             );
+            if let Some(held) = &entry.held_by {
+                let _ = writeln!(
+                    out,
+                    "{:>7}held by {}  ({} of {} old objects with a path)",
+                    "", held.path, held.objects, held.of
+                );
+            }
         }
         let _ = writeln!(out, "total: {}", describe(&self.total));
         if marked {

@@ -61,7 +61,22 @@ fn lines(table: &str) -> Vec<(String, String, String, String)> {
 /// site's objects live after 5 collections, the second's live after 1,
 /// the third's freed but for one not tracked.
 fn recording(path: &Path) {
+    recording_with(path, false)
+}
+
+/// [`recording`], and with `old_objects` the paths to GC roots the agent's
+/// `roots=true` writes: of the three live `Cache.fill` arrays, two held by
+/// a map's node in a static field, one by a thread's stack; `Parser.token`'s
+/// strings without a path.
+fn recording_with(path: &Path, old_objects: bool) {
     let mut recording = Recording::create(path, Options::default()).unwrap();
+    let old = old_objects.then(|| {
+        let types = events::OldObjectTypes::register(&mut recording).unwrap();
+        let event = recording
+            .register(events::old_object_sample(&types))
+            .unwrap();
+        (types, event)
+    });
     let alloc = recording
         .register(events::object_allocation_sample())
         .unwrap();
@@ -137,6 +152,61 @@ fn recording(path: &Path) {
                 .boolean(!(n == 2 && i == 2))
                 .commit()
                 .unwrap();
+            if let (Some((types, event)), true) = (&old, live) {
+                let object =
+                    |recording: &mut Recording<_>, name| support::class_of(recording, name);
+                let (root, referrer) = if n == 1 {
+                    (None, None)
+                } else if i < 2 {
+                    let holder_class = object(&mut recording, "java/util/HashMap$Node");
+                    let holder = types
+                        .old_object(&mut recording, 0, Some(holder_class), None, None)
+                        .unwrap();
+                    let reference = types
+                        .reference(
+                            &mut recording,
+                            events::ReferenceHolder::Field {
+                                name: "value",
+                                modifiers: 0,
+                            },
+                            holder,
+                            0,
+                        )
+                        .unwrap();
+                    let root = types
+                        .gc_root(
+                            &mut recording,
+                            "Universe",
+                            "Global Handle",
+                            Some("Cache.entries"),
+                        )
+                        .unwrap();
+                    (Some(root), Some(reference))
+                } else {
+                    let root = types
+                        .gc_root(&mut recording, "Threads", "Stack Variable", None)
+                        .unwrap();
+                    (Some(root), None)
+                };
+                let object = types
+                    .old_object(&mut recording, 0, Some(class), None, referrer)
+                    .unwrap();
+                events::OldObjectSample {
+                    start_time: Ticks(5),
+                    duration: 0,
+                    event_thread: Some(thread),
+                    stack_trace: Some(stack),
+                    allocation_time: Ticks(i),
+                    object_size: 64,
+                    object_age: 5 - i,
+                    last_known_heap_usage: 0,
+                    object: Some(object),
+                    array_elements: i32::MIN,
+                    root,
+                }
+                .write(&mut recording, event)
+                .unwrap();
+            }
         }
     }
     recording.close().unwrap();
@@ -237,6 +307,61 @@ fn live_objects_and_the_collections_they_outlived() {
     // --min-gcs makes sense only with --live.
     let usage = run_top(&path, &["--min-gcs", "2"]);
     assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn live_sites_say_what_holds_most_of_their_objects() {
+    let dir = support::temp_dir("convert_top_roots");
+    let path = dir.join("roots.jfr");
+    recording_with(&path, true);
+    let summary = support::summary(&path);
+    assert_eq!(support::summary_count(&summary, "jdk.OldObjectSample"), 6);
+    let held = "held by java.util.HashMap$Node.value <- root Universe: Global Handle \
+                (Cache.entries)  (2 of 3 old objects with a path)";
+    for by in ["app-site", "class", "thread"] {
+        let table = top(&path, &["--live", "--by", by]);
+        let rows: Vec<&str> = table.lines().skip(1).take(3).collect();
+        assert_eq!(rows[1].trim(), held, "--by {by}:\n{table}");
+        assert!(
+            !rows[2].contains("held by"),
+            "no path for Parser.token: {table}"
+        );
+    }
+    // Without --live the table is of allocations: no paths.
+    assert!(!top(&path, &[]).contains("held by"));
+    // The CSV shows each old object's chain, and its root.
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["convert", "--events", "jdk.OldObjectSample", "-o", "-"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(output.stdout).unwrap();
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (object, root) = (column("object"), column("root"));
+    let cells: Vec<(String, String)> = rows
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[object].to_owned(), r[root].to_owned())
+        })
+        .collect();
+    assert_eq!(
+        cells[..3],
+        [
+            (
+                "byte[] <- java.util.HashMap$Node.value".to_owned(),
+                "Universe: Global Handle (Cache.entries)".to_owned()
+            ),
+            (
+                "byte[] <- java.util.HashMap$Node.value".to_owned(),
+                "Universe: Global Handle (Cache.entries)".to_owned()
+            ),
+            ("byte[]".to_owned(), "Threads: Stack Variable".to_owned()),
+        ]
+    );
+    assert_eq!(cells[3], ("java.lang.String".to_owned(), String::new()));
 }
 
 #[test]
