@@ -159,6 +159,15 @@ impl Summary {
                 get(field::BACK_PRESSURE_TIME) as f64 / 1e6,
                 get(field::TRACKED_OBJECTS),
             );
+            let left_out = get(field::OLD_OBJECTS_LEFT_OUT);
+            if left_out > 0 {
+                let _ = writeln!(
+                    out,
+                    " old objects: {left_out} live objects left out of jdk.OldObjectSample by the \
+                     cap of {} per chunk (the agent's old_objects option)",
+                    get(field::OLD_OBJECT_CAP),
+                );
+            }
         }
         out
     }

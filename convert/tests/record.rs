@@ -394,3 +394,41 @@ fn record_keeps_hidden_frames_when_asked_marked_hidden() {
         assert_eq!(method["type"]["hidden"], true, "{method}");
     }
 }
+
+#[test]
+fn the_old_object_cap_is_kept_and_what_it_left_out_is_said() {
+    let file = support::temp_dir("convert_record_old_objects").join("liveness.jfr");
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &file,
+        &["--interval", "16k", "--old-objects", "5"],
+        "Scenarios",
+        &["liveness"],
+    );
+    let document = support::print_json(&file);
+    let events = support::json_events(&document);
+    let of = |name: &'static str| events.iter().filter(move |e| e["type"] == name);
+    let live = of("heapsampler.ObjectLifetime")
+        .filter(|e| e["values"]["live"] == true)
+        .count();
+    // Scenarios.liveness keeps 1000 arrays of 4 KiB: about 250 samples.
+    assert!(live > 100, "{live} live objects");
+    // One chunk: its end is the recording's.
+    assert_eq!(of("jdk.OldObjectSample").count(), 5);
+    let statistics = of("heapsampler.AgentStatistics").next_back().unwrap();
+    assert_eq!(statistics["values"]["oldObjectCap"], 5);
+    assert_eq!(statistics["values"]["oldObjectsLeftOut"], live - 5);
+    let summary = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .arg("summary")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&summary.stdout);
+    assert!(
+        text.contains(&format!(
+            "old objects: {} live objects left out of jdk.OldObjectSample by the cap of 5",
+            live - 5
+        )),
+        "{text}"
+    );
+}
