@@ -753,8 +753,9 @@ impl<S: Sink> Writer<S> {
         let Some(old) = self.old_objects.as_mut() else {
             return Vec::new();
         };
-        let mut objects: Vec<TrackedObject<Tracked>> = self.liveness.iter().cloned().collect();
-        let heaviest_first = |a: &TrackedObject<Tracked>, b: &TrackedObject<Tracked>| {
+        // References first: the table may hold millions of objects.
+        let mut objects: Vec<&TrackedObject<Tracked>> = self.liveness.iter().collect();
+        let heaviest_first = |a: &&TrackedObject<Tracked>, b: &&TrackedObject<Tracked>| {
             b.weight
                 .cmp(&a.weight)
                 .then(a.allocation_time.cmp(&b.allocation_time))
@@ -765,7 +766,7 @@ impl<S: Sink> Writer<S> {
             objects.truncate(old.cap);
         }
         objects.sort_unstable_by(heaviest_first);
-        objects
+        objects.into_iter().cloned().collect()
     }
 
     /// Writes a `jdk.OldObjectSample` for each of `objects`, seen live at
