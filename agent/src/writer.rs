@@ -801,9 +801,13 @@ impl<S: Sink> Writer<S> {
                 )?),
                 None => None,
             };
+            // JVMTI gives no addresses. Mission Control keys its reference
+            // tree on the address (one node per address, 0 ends a chain), so
+            // the object's is an identity: its liveness handle, the same at
+            // every chunk end, unique among the objects tracked.
             let object_ref = old.types.old_object(
                 &mut self.recording,
-                0,
+                tracked.handle,
                 tracked.class.map(|c| c.class),
                 None,
                 referrer,

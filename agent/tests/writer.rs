@@ -354,7 +354,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
              allocationTime="
         )) && old_objects[0].contains(" objectSize=40 ")
             && old_objects[0].contains(
-                " object={address=0,type=class(java.lang.String,0,bootstrap),description=null,\
+                " object={address=1002,type=class(java.lang.String,0,bootstrap),description=null,\
                  referrer=null} arrayElements=-2147483648 root=null"
             ),
         "{}",
@@ -804,7 +804,7 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
     }
     assert!(
         old[6].contains(
-            "object={address=0,type=class([B,0,bootstrap),description=null,\
+            "object={address=4,type=class([B,0,bootstrap),description=null,\
              referrer={array=null,field={name=\"value\",modifiers=0},\
              object={address=0,type=class(java.util.HashMap$Node,0,null),description=null,\
              referrer={array={size=16,index=4},field=null,\

@@ -155,8 +155,13 @@ impl OldObjectTypes {
         })
     }
 
-    /// An object of `class` at `address` (0: unknown), held by `referrer`
-    /// (`None`: held by the root, or unknown).
+    /// An object of `class` at `address`, held by `referrer` (`None`: held
+    /// by the root, or unknown).
+    ///
+    /// Mission Control builds its reference tree by address: objects of one
+    /// address are one node, and an address of 0 ends a chain. A writer
+    /// that cannot know addresses gives each object a non-zero identity
+    /// instead, the same for one object wherever it appears.
     pub fn old_object<S: Sink>(
         &self,
         recording: &mut Recording<S>,
