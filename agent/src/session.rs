@@ -319,13 +319,9 @@ fn write_recording<S: Sink>(
 ) -> Result<S, jfr_writer::Error> {
     let options = &session.options;
     let mut writer = Writer::new(recording, &session.settings())?;
-    if !writer.begin_heap_context(vm)? {
-        log(
-            options,
-            LogLevel::Debug,
-            "the JVM has no management interface (java.management): no GC, heap or JVM events",
-        );
-    }
+    // The VM says (at log level debug) why, if it has no management
+    // interface to answer.
+    writer.begin_heap_context(vm)?;
     let clock = writer.clock();
     let mut next_flush = Instant::now() + options.flush;
     let mut gc_count = 0;
