@@ -28,12 +28,17 @@
 //!   and sized to the millisecond (`heapsampler.GarbageCollection` has the
 //!   JVMTI callbacks' exact times).
 //!
-//! `gcId` is one sequence across collectors, in the order of the
-//! collections' start, the same on a collection's two `jdk.GCHeapSummary`
-//! and its `jdk.GarbageCollection` (Mission Control joins them on it). It is
-//! its own sequence: the collections the management interface reports and
-//! those JVMTI reports (`heapsampler.GarbageCollection`, whose ids
-//! `ObjectLifetime.freedByGcId` names) need not be the same ones.
+//! `gcId` is one sequence across collectors (1, 2, ... in the order the
+//! polls find the collections, by their start within one poll), the same on
+//! a collection's two `jdk.GCHeapSummary` and its `jdk.GarbageCollection`
+//! (Mission Control joins them on it). It is its own sequence: the
+//! collections the management interface reports and those JVMTI reports
+//! (`heapsampler.GarbageCollection`, whose ids `ObjectLifetime.freedByGcId`
+//! names) need not be the same ones.
+//!
+//! A collector whose collections are concurrent cycles (ZGC's and
+//! Shenandoah's `... Cycles`) has a cycle's length as its `GcInfo`
+//! duration, not a pause: its pauses are written as 0.
 
 use jfr_writer::events::{
     self, AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes,
@@ -151,8 +156,8 @@ struct Collector {
     name: String,
     /// Collections it had done at the last poll.
     count: u64,
-    /// The `GcInfo` id of its collection written last (or, before any,
-    /// its count when the recording started).
+    /// The `GcInfo` id of its collection written last; before any, of its
+    /// last collection from before the recording (0: none).
     written: u64,
 }
 
@@ -441,6 +446,7 @@ impl HeapContext {
             duration,
             gc_id,
             name: Some(name),
+            // GcInfo has no cause (see the module's notes).
             cause: None,
             sum_of_pauses: pause,
             longest_pause: pause,
