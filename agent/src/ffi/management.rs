@@ -357,6 +357,7 @@ impl Management {
 
     fn class_bean(&mut self, env: Env, factory: jclass) -> Option<ClassBean> {
         let class = env.class(c"java/lang/management/ClassLoadingMXBean")?;
+        self.keep(env, class)?;
         let loaded = env.method(class, c"getTotalLoadedClassCount", c"()J")?;
         let unloaded = env.method(class, c"getUnloadedClassCount", c"()J")?;
         let bean = self.bean(
@@ -384,6 +385,13 @@ impl Management {
         let pool = env.class(c"java/lang/management/MemoryPoolMXBean")?;
         let memory_type = env.class(c"java/lang/management/MemoryType")?;
         let memory = env.class(c"java/lang/management/MemoryMXBean")?;
+        // The classes whose method ids a poll calls are held, so that the
+        // ids stay valid (a method id lives as long as its class; these
+        // are the boot loader's, never unloaded, but that is the JVM's
+        // business).
+        for class in [extended, collector, info, map, usage] {
+            self.keep(env, class)?;
+        }
         let manager_name = env.method(manager, c"getName", c"()Ljava/lang/String;")?;
         let pool_name = env.method(pool, c"getName", c"()Ljava/lang/String;")?;
         let pool_type = env.method(pool, c"getType", c"()Ljava/lang/management/MemoryType;")?;
