@@ -11,6 +11,8 @@
 //!   own collections) and the writer thread's loop (ring draining, rate
 //!   limit, flushes, collections, the end), over a [`session::SessionVm`].
 //! - [`roots`]: paths from GC roots to live sampled objects (`roots=true`).
+//! - [`heap`]: the heap's context (GC, heap summary, JVM and class loading
+//!   events) from the JVM's management interface.
 //! - [`writer`]: turning one record or one collection into events, behind
 //!   the [`writer::Vm`] trait.
 //! - `ffi`: everything that touches the JVM (and every `unsafe` block): the
@@ -21,6 +23,7 @@
 //! is tested with a fake VM (`tests/session.rs`, `tests/writer.rs`).
 
 mod ffi;
+pub mod heap;
 pub mod record;
 pub mod roots;
 pub mod session;

@@ -321,6 +321,9 @@ fn write_recording<S: Sink>(
 ) -> Result<S, jfr_writer::Error> {
     let options = &session.options;
     let mut writer = Writer::new(recording, &session.settings())?;
+    // The VM says (at log level debug) why, if it has no management
+    // interface to answer.
+    writer.begin_heap_context(vm)?;
     let clock = writer.clock();
     let mut next_flush = Instant::now() + options.flush;
     let mut gc_count = 0;
@@ -363,6 +366,7 @@ fn write_recording<S: Sink>(
         }
         write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
         if Instant::now() >= next_flush {
+            writer.heap_statistics(vm)?;
             writer.flush(vm, session.statistics(), consumer.stats())?;
             next_flush = Instant::now() + options.flush;
         }
@@ -376,10 +380,23 @@ fn write_recording<S: Sink>(
     // Collections since the last pass (a System.gc() just before exit)
     // decide which objects were still live.
     write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
+    writer.heap_statistics(vm)?;
+    if writer.collections_missed() > 0 {
+        log(
+            options,
+            LogLevel::Debug,
+            format_args!(
+                "{} collections not written: a later one of the same collector came before the poll",
+                writer.collections_missed()
+            ),
+        );
+    }
     writer.finish(vm, session.statistics(), consumer.stats())
 }
 
-/// Writes the collections the GC callbacks reported, and sweeps after each.
+/// Writes the collections the GC callbacks reported, and sweeps after each;
+/// then, if there were any, what the JVM's management interface says of
+/// them (JNI, which the GC callbacks themselves may not call).
 fn write_collections<S: Sink>(
     session: &Session,
     writer: &mut Writer<S>,
@@ -387,7 +404,8 @@ fn write_collections<S: Sink>(
     clock: &Clock,
     gc_count: &mut u64,
 ) -> Result<(), jfr_writer::Error> {
-    for collection in session.collections.take() {
+    let collections = session.collections.take();
+    for collection in &collections {
         *gc_count += 1;
         let gc = GcRecord {
             id: *gc_count,
@@ -395,6 +413,9 @@ fn write_collections<S: Sink>(
             end: clock.ticks_at(collection.end).0,
         };
         writer.garbage_collection(vm, gc)?;
+    }
+    if !collections.is_empty() {
+        writer.poll_collections(vm)?;
     }
     Ok(())
 }

@@ -31,6 +31,7 @@ use jfr_writer::{
     MethodRef, Recording, Sink, StackFrame, StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
 };
 
+use crate::heap::HeapContext;
 use crate::record::{RawFrame, SampleView};
 use crate::roots::{Reference, RootLimits, RootPath};
 use heapsampler_core::options::LiveMax;
@@ -102,6 +103,32 @@ pub trait Vm {
     fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
         let _ = limits;
         vec![None; handles.len()]
+    }
+    /// Which JVM this is and how it was started, from its management
+    /// interface; `None` without one. Asked once, at the start.
+    fn jvm_info(&mut self) -> Option<crate::heap::JvmInfo> {
+        None
+    }
+    /// The JVM's garbage collectors, from its management interface; `None`
+    /// without one. Asked once, at the start.
+    fn collectors(&mut self) -> Option<crate::heap::Collectors> {
+        None
+    }
+    /// How many collections each of [`Vm::collectors`] has done, in its
+    /// order; empty if unknown. Asked at every poll: must be cheap.
+    fn collection_counts(&mut self) -> Vec<u64> {
+        Vec::new()
+    }
+    /// The last collection of collector `collector` (an index into
+    /// [`Vm::collectors`]), `None` if unknown. Asked only for a collector
+    /// whose count grew.
+    fn last_collection(&mut self, collector: usize) -> Option<crate::heap::LastCollection> {
+        let _ = collector;
+        None
+    }
+    /// Classes loaded and unloaded so far, `None` if unknown.
+    fn class_loading(&mut self) -> Option<crate::heap::ClassLoading> {
+        None
     }
 }
 
@@ -287,6 +314,8 @@ pub struct Writer<S: Sink> {
     malformed: u64,
     /// `None` without liveness tracking or with `old_objects=0`.
     old_objects: Option<OldObjects>,
+    /// The heap's context: GC, heap and JVM events ([`crate::heap`]).
+    heap: HeapContext,
 }
 
 /// The bootstrap loader as the JDK's recordings write it: named
@@ -482,6 +511,7 @@ impl<S: Sink> Writer<S> {
             object_lifetime,
             garbage_collection: recording.register(events::garbage_collection())?,
             agent_statistics: recording.register(events::agent_statistics())?,
+            heap: HeapContext::register(&mut recording)?,
             recording,
             methods: FxHashMap::default(),
             classes: FxHashMap::default(),
@@ -514,6 +544,39 @@ impl<S: Sink> Writer<S> {
     /// Records that could not be decoded.
     pub fn malformed_records(&self) -> u64 {
         self.malformed
+    }
+
+    /// Starts the heap's context: `jdk.JVMInformation`, and the
+    /// collections so far taken as before the recording
+    /// ([`HeapContext::begin`]). Returns whether the JVM's management
+    /// interface answered.
+    pub fn begin_heap_context(&mut self, vm: &mut impl Vm) -> Result<bool, jfr_writer::Error> {
+        self.heap.begin(&mut self.recording, vm)
+    }
+
+    /// Writes the collections the JVM's management interface reports since
+    /// the last poll ([`HeapContext::poll`]).
+    pub fn poll_collections(&mut self, vm: &mut impl Vm) -> Result<(), jfr_writer::Error> {
+        self.heap.poll(&mut self.recording, vm)
+    }
+
+    /// Before a flush and at the end: the collections, the class loading
+    /// statistics, and the JVM's information in a new chunk
+    /// ([`HeapContext::at_flush`]).
+    pub fn heap_statistics(&mut self, vm: &mut impl Vm) -> Result<(), jfr_writer::Error> {
+        self.heap.at_flush(&mut self.recording, vm)
+    }
+
+    /// The bytes of the heap in use after the most recent collection, if
+    /// known ([`HeapContext::last_known_heap_usage`]).
+    pub fn last_known_heap_usage(&self) -> Option<u64> {
+        self.heap.last_known_heap_usage()
+    }
+
+    /// Collections whose figures were replaced by a later collection of the
+    /// same collector before a poll ([`HeapContext::collections_missed`]).
+    pub fn collections_missed(&self) -> u64 {
+        self.heap.collections_missed()
     }
 
     /// Writes one sample record from the ring.
@@ -782,7 +845,9 @@ impl<S: Sink> Writer<S> {
         let Some(old) = self.old_objects.as_ref() else {
             return Ok(());
         };
-        let heap_used = self.last_known_heap_usage();
+        let heap_used = self
+            .last_known_heap_usage()
+            .map_or(0, |bytes| bytes.min(i64::MAX as u64) as i64);
         for (at_index, object) in objects.iter().enumerate() {
             let tracked = object.handle;
             let path = paths.get(at_index).and_then(Option::as_ref);
@@ -833,12 +898,6 @@ impl<S: Sink> Writer<S> {
             .write(&mut self.recording, &old.event_type)?;
         }
         Ok(())
-    }
-
-    /// The heap used after the most recent collection, as far as known
-    /// (0: not known).
-    pub fn last_known_heap_usage(&self) -> i64 {
-        0
     }
 
     fn thread(&mut self, vm: &mut impl Vm, key: u64) -> ThreadRef {

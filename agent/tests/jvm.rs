@@ -426,6 +426,9 @@ fn live_objects_are_live_and_dropped_ones_are_freed() {
         // Scenarios.keep allocates byte[4096].
         assert_eq!(field(line, "arrayElements"), "4096", "{line}");
         assert_ne!(field(line, "objectAge"), "0", "{line}");
+        // The heap after the System.gc() calls held the 4 MB kept.
+        let heap: u64 = field(line, "lastKnownHeapUsage").parse().unwrap();
+        assert!(heap > 4_000_000, "{line}");
     }
 }
 
@@ -943,6 +946,20 @@ fn a_collection_between_two_attaches_is_in_neither_recording() {
             let freed_by: u64 = field(line, "freedByGcId").parse().unwrap();
             assert!(freed_by <= ids.len() as u64, "{line}");
         }
+        // The JVM's own account of the collections (its management
+        // interface's) likewise has none from before the attach, though
+        // the JVM reports the earlier ones to whoever asks.
+        let reported = &events["jdk.GarbageCollection"];
+        assert!(!reported.is_empty(), "{}", file.display());
+        for line in reported {
+            let at: i64 = field(line, "startTime").parse().unwrap();
+            assert!(
+                (start..=end).contains(&at),
+                "{}: a collection at {at} outside [{start}, {end}]: {line}",
+                file.display()
+            );
+        }
+        assert_eq!(count(&events, "jdk.JVMInformation"), 1);
     }
 }
 
@@ -1087,4 +1104,205 @@ fn hidden_true_keeps_lambda_proxy_frames_marked_hidden() {
         }
     }
     assert!(proxies > 0, "the workers' lambda proxy was sampled");
+}
+
+/// The value of `name` in a checker line: a quoted string unquoted (its
+/// spaces kept), anything else up to the next space.
+fn text_field(line: &str, name: &str) -> String {
+    let start = line
+        .find(&format!(" {name}="))
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+        + name.len()
+        + 2;
+    let rest = &line[start..];
+    match rest.strip_prefix('"') {
+        Some(quoted) => quoted[..quoted.find('"').unwrap()].to_owned(),
+        None => rest.split(' ').next().unwrap().to_owned(),
+    }
+}
+
+/// The heap's context from the JVM's management interface: a workload
+/// that keeps 16 MiB more at each step and calls System.gc() after each
+/// finds, in the recording, that collection with the heap it printed.
+#[test]
+fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
+    let file = support::temp_dir("agent_heap_context").join("heap.jfr");
+    let options = format!("file={}", file.display());
+    let child = scenario(
+        &options,
+        &["-Xmx256m", "-XX:+UseG1GC"],
+        &["heap", "5", "16"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    let collectors: Vec<&str> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("collectors "))
+        .unwrap()
+        .split(',')
+        .collect();
+    let collections = &events["jdk.GarbageCollection"];
+    let summaries = &events["jdk.GCHeapSummary"];
+    // Named as the JVM names its collectors; one gcId sequence, each with
+    // one summary before and one after.
+    for line in collections {
+        let name = text_field(line, "name");
+        assert!(
+            collectors.contains(&name.as_str()),
+            "{name} of {collectors:?}"
+        );
+    }
+    let ids: Vec<u64> = collections
+        .iter()
+        .map(|l| field(l, "gcId").parse().unwrap())
+        .collect();
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
+    assert_eq!(summaries.len(), 2 * ids.len());
+    let summary = |gc_id: &str, when: &str| -> u64 {
+        let found: Vec<&String> = summaries
+            .iter()
+            .filter(|l| field(l, "gcId") == gc_id && text_field(l, "when") == when)
+            .collect();
+        assert_eq!(found.len(), 1, "gcId {gc_id} {when}: {found:#?}");
+        field(found[0], "heapUsed").parse().unwrap()
+    };
+
+    let mut previous = 0;
+    let steps: Vec<&str> = stdout.lines().filter(|l| l.starts_with("step ")).collect();
+    assert_eq!(steps.len(), 5, "{stdout}");
+    for step in steps {
+        // step N used BYTES gc EPOCH_MS NAME
+        let words: Vec<&str> = step.splitn(7, ' ').collect();
+        let used: u64 = words[3].parse().unwrap();
+        let at = words[5].parse::<i64>().unwrap() * 1_000_000;
+        let collector = words[6];
+        // The collection is placed at the JVM's own time for it (its
+        // start, in ms since the JVM's start), so it is found exactly.
+        let collection = collections
+            .iter()
+            .find(|l| field(l, "startTime") == at.to_string())
+            .unwrap_or_else(|| panic!("{step}: no collection at {at} in {collections:#?}"));
+        assert_eq!(text_field(collection, "name"), collector, "{collection}");
+        let gc_id = field(collection, "gcId");
+        let after = summary(gc_id, "After GC");
+        assert!(summary(gc_id, "Before GC") > 0);
+        // The workload read the heap right after the collection; what was
+        // allocated in between is the difference. G1 counts a thread's
+        // TLAB as used in whole once handed out, and caps TLABs at half a
+        // region (512 KiB with this heap's 1 MiB regions); the threads
+        // that may allocate between the collection's end and the read are
+        // the main thread (between System.gc()'s return and the read:
+        // nothing), the agent's writer (its polls build GcInfo objects)
+        // and the JDK's reference-processing threads (Reference Handler,
+        // Finalizer, Common-Cleaner): at most 4 TLABs, 2 MiB, an eighth of
+        // a step.
+        let tolerance = 2 << 20;
+        assert!(
+            after.abs_diff(used) <= tolerance,
+            "{step}: after GC {after} bytes in the recording, {used} seen by the workload"
+        );
+        // And the heap grows as the workload keeps more: 16 MiB a step.
+        assert!(
+            after > previous + (12 << 20),
+            "{step}: {after} after {previous}"
+        );
+        previous = after;
+    }
+
+    let information = &events["jdk.JVMInformation"];
+    assert_eq!(information.len(), 1, "{information:#?}");
+    let jvm = &information[0];
+    let arguments = text_field(jvm, "jvmArguments");
+    assert!(
+        arguments.contains(&format!("-agentpath:{}=file=", agent().display()))
+            && arguments.contains("-Xmx256m"),
+        "{jvm}"
+    );
+    assert_eq!(text_field(jvm, "javaArguments"), "Scenarios heap 5 16");
+    assert!(text_field(jvm, "jvmVersion").contains(" JRE ("), "{jvm}");
+    assert_eq!(field(jvm, "pid"), pid.to_string(), "{jvm}");
+    let classes = &events["jdk.ClassLoadingStatistics"];
+    assert!(!classes.is_empty());
+    let loaded: u64 = field(classes.last().unwrap(), "loadedClassCount")
+        .parse()
+        .unwrap();
+    assert!(loaded > 400, "{}", classes.last().unwrap());
+}
+
+/// A runtime linked without the management modules (jlink) records as
+/// before, only without the events they give, and the agent says why at
+/// log level debug: without java.management there is no JVM information
+/// either, without jdk.management (com.sun.management's GcInfo) no GC or
+/// heap events.
+#[test]
+fn a_runtime_without_the_management_modules_records_without_their_events() {
+    let dir = support::temp_dir("agent_jlinked");
+    let cases = [
+        ("java.base", "java.management", 0),
+        ("java.base,java.management", "jdk.management", 1),
+    ];
+    for (modules, missing, jvm_information) in cases {
+        let image = dir.join(modules.replace(',', "+"));
+        let linked = Command::new("jlink")
+            .args(["--add-modules", modules, "--output"])
+            .arg(&image)
+            .output()
+            .expect("jlink runs");
+        assert!(
+            linked.status.success(),
+            "jlink {modules}: {}",
+            String::from_utf8_lossy(&linked.stderr)
+        );
+        let file = dir.join(format!("{}.jfr", modules.replace(',', "+")));
+        let output = Command::new(image.join("bin/java"))
+            .arg(format!(
+                "-agentpath:{}=file={},log=debug",
+                agent().display(),
+                file.display()
+            ))
+            .arg("-Xmx32m")
+            .arg("-cp")
+            .arg(support::compiled_workload("KnownAllocations"))
+            .args(["KnownAllocations", "2", "32"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{modules}: {stderr}");
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("heapsampler: no GC") && l.contains(missing)),
+            "{modules}: {stderr}"
+        );
+        let events = events(&file);
+        assert_complete(&events);
+        assert!(
+            count(&events, "heapsampler.GarbageCollection") > 0,
+            "{modules}: the JVM collected"
+        );
+        assert_eq!(count(&events, "jdk.GarbageCollection"), 0, "{modules}");
+        assert_eq!(count(&events, "jdk.GCHeapSummary"), 0, "{modules}");
+        assert_eq!(
+            count(&events, "jdk.JVMInformation"),
+            jvm_information,
+            "{modules}"
+        );
+        assert_eq!(
+            count(&events, "jdk.ClassLoadingStatistics") > 0,
+            jvm_information > 0,
+            "{modules}"
+        );
+    }
 }

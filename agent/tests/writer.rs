@@ -7,6 +7,7 @@ use heapsampler_test_support as support;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use heapsampler_agent::heap::{ClassLoading, Collectors, HeapUsage, JvmInfo, LastCollection};
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath};
 use heapsampler_agent::writer::{
@@ -27,6 +28,20 @@ struct FakeVm {
     array_lengths: HashMap<u64, i32>,
     paths: HashMap<u64, RootPath>,
     walks: Vec<Vec<u64>>,
+    /// The management interface, if the fake JVM has one.
+    management: Option<FakeManagement>,
+}
+
+/// What a fake JVM's management interface answers.
+struct FakeManagement {
+    jvm: JvmInfo,
+    collectors: Collectors,
+    counts: Vec<u64>,
+    /// Each collector's last collection.
+    last: Vec<Option<LastCollection>>,
+    classes: ClassLoading,
+    /// How many times a collector's last collection was asked for.
+    last_asked: usize,
 }
 
 impl Vm for FakeVm {
@@ -62,6 +77,25 @@ impl Vm for FakeVm {
     fn paths_to_roots(&mut self, handles: &[u64], _: &RootLimits) -> Vec<Option<RootPath>> {
         self.walks.push(handles.to_vec());
         handles.iter().map(|h| self.paths.get(h).cloned()).collect()
+    }
+    fn jvm_info(&mut self) -> Option<JvmInfo> {
+        Some(self.management.as_ref()?.jvm.clone())
+    }
+    fn collectors(&mut self) -> Option<Collectors> {
+        Some(self.management.as_ref()?.collectors.clone())
+    }
+    fn collection_counts(&mut self) -> Vec<u64> {
+        self.management
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.counts.clone())
+    }
+    fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
+        let management = self.management.as_mut()?;
+        management.last_asked += 1;
+        management.last[collector]
+    }
+    fn class_loading(&mut self) -> Option<ClassLoading> {
+        Some(self.management.as_ref()?.classes)
     }
 }
 
@@ -824,5 +858,330 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
             .unwrap()
             .ends_with("oldObjectCap=3 oldObjectsLeftOut=4"),
         "{statistics:#?}"
+    );
+}
+
+/// A fake JVM with G1's two collectors, started `started_before` ms
+/// before the recording's clock origin (negative: after it), none of
+/// whose collectors ran yet.
+fn g1(writer: &Writer<jfr_writer::FileSink>, started_before: i64) -> FakeManagement {
+    let origin_millis = writer.clock().epoch_nanos(jfr_writer::Ticks(0)) / 1_000_000;
+    FakeManagement {
+        jvm: JvmInfo {
+            vm_name: "OpenJDK 64-Bit Server VM".into(),
+            vm_version: "17.0.15+6".into(),
+            runtime_version: Some("17.0.15+6".into()),
+            os_name: Some("Linux".into()),
+            os_arch: Some("amd64".into()),
+            arguments: vec![
+                "-Xmx1g".into(),
+                "-agentpath:/x/libheapsampler.so=live=true".into(),
+            ],
+            java_command: Some("Leak 10".into()),
+            start_millis: origin_millis - started_before,
+            pid: 4242,
+        },
+        collectors: Collectors {
+            names: vec!["G1 Young Generation".into(), "G1 Old Generation".into()],
+            heap_reserved: 1 << 30,
+        },
+        counts: vec![0, 0],
+        last: vec![None, None],
+        classes: ClassLoading {
+            loaded: 512,
+            unloaded: 3,
+        },
+        last_asked: 0,
+    }
+}
+
+/// A collection of `id` from `start` to `end` ms after the JVM's start,
+/// the heap `used` MiB before and `left` MiB after, 64 MiB committed
+/// before and 96 after.
+fn collection(id: u64, start: i64, end: i64, used: u64, left: u64) -> Option<LastCollection> {
+    Some(LastCollection {
+        id,
+        start_millis: start,
+        end_millis: end,
+        before: HeapUsage {
+            used: used << 20,
+            committed: 64 << 20,
+        },
+        after: HeapUsage {
+            used: left << 20,
+            committed: 96 << 20,
+        },
+    })
+}
+
+/// The events of these types in the file, as the JDK's parser reads them,
+/// with the start time of those written "now" (not from the JVM's times)
+/// replaced by `NOW`.
+fn heap_events(path: &Path) -> Vec<String> {
+    support::dump_types(
+        path,
+        &[
+            "jdk.JVMInformation",
+            "jdk.GCHeapSummary",
+            "jdk.GarbageCollection",
+            "jdk.ClassLoadingStatistics",
+        ],
+    )
+    .into_iter()
+    .map(|line| {
+        if line.starts_with("jdk.JVMInformation ")
+            || line.starts_with("jdk.ClassLoadingStatistics ")
+        {
+            let time = line.split(' ').nth(1).unwrap().to_owned();
+            line.replacen(&time, "startTime=NOW", 1)
+        } else {
+            line
+        }
+    })
+    .collect()
+}
+
+/// `jdk.GCHeapSummary` as the JDK's parser prints it: the heap's start is
+/// not known (0), its reserved size is the fake JVM's 1 GiB.
+fn summary(at: i64, gc_id: u32, when: &str, committed_mib: u64, used_mib: u64) -> String {
+    let committed = committed_mib << 20;
+    format!(
+        "jdk.GCHeapSummary startTime={at} gcId={gc_id} when=\"{when}\" \
+         heapSpace={{start=0,committedEnd={committed},committedSize={committed},\
+         reservedEnd=1073741824,reservedSize=1073741824}} heapUsed={}",
+        used_mib << 20
+    )
+}
+
+/// `jdk.GarbageCollection` as the JDK's parser prints it; the cause is
+/// null (the management interface does not give it).
+fn jdk_collection(at: i64, millis: i64, gc_id: u32, name: &str) -> String {
+    let nanos = millis * 1_000_000;
+    format!(
+        "jdk.GarbageCollection startTime={at} duration={nanos} gcId={gc_id} name=\"{name}\" \
+         cause=null sumOfPauses={nanos} longestPause={nanos}"
+    )
+}
+
+/// A recording attached to a JVM that ran for 10 s: the collections from
+/// before it are left out (the last one's heap is the last known), those
+/// after it are written in the order they started, each with one gcId on
+/// its heap summaries and its collection, the collector's name and its
+/// times from the JVM's; a collector that ran twice between polls has
+/// only its last collection written, and the other is counted.
+#[test]
+fn collections_from_the_jvms_management_interface_as_the_jdk_reads_them() {
+    let dir = support::temp_dir("agent_writer_heap");
+    let path = dir.join("heap.jfr");
+    let mut writer = Writer::new(
+        Recording::create(&path, Options::default()).unwrap(),
+        &settings(&path),
+    )
+    .unwrap();
+    let mut jvm = g1(&writer, 10_000);
+    // Before the recording: four young collections, one full one; the
+    // young one ended last.
+    jvm.counts = vec![4, 1];
+    jvm.last = vec![
+        collection(4, 9_000, 9_010, 40, 20),
+        collection(1, 5_000, 5_100, 60, 10),
+    ];
+    let epoch = |millis: i64| (jvm.jvm.start_millis + millis) * 1_000_000;
+    let (at, at_end) = (epoch(10_100), epoch(10_103));
+    let (full, full_end) = (epoch(10_300), epoch(10_350));
+    let (young, young_end) = (epoch(10_400), epoch(10_402));
+    let mut vm = FakeVm {
+        management: Some(jvm),
+        ..FakeVm::default()
+    };
+    assert!(writer.begin_heap_context(&mut vm).unwrap());
+    assert_eq!(writer.last_known_heap_usage(), Some(20 << 20));
+
+    let management = vm.management.as_mut().unwrap();
+    management.counts = vec![5, 1];
+    management.last[0] = collection(5, 10_100, 10_103, 30, 25);
+    writer.poll_collections(&mut vm).unwrap();
+    assert_eq!(writer.last_known_heap_usage(), Some(25 << 20));
+    // Nothing ran since: nothing is asked or written.
+    let asked = vm.management.as_ref().unwrap().last_asked;
+    writer.poll_collections(&mut vm).unwrap();
+    assert_eq!(vm.management.as_ref().unwrap().last_asked, asked);
+
+    // Young collections 6 and 7 replaced by 8 before the poll; a full one
+    // that started before 8.
+    let management = vm.management.as_mut().unwrap();
+    management.counts = vec![8, 2];
+    management.last = vec![
+        collection(8, 10_400, 10_402, 50, 45),
+        collection(2, 10_300, 10_350, 70, 35),
+    ];
+    writer.heap_statistics(&mut vm).unwrap();
+    assert_eq!(writer.collections_missed(), 2);
+    assert_eq!(writer.last_known_heap_usage(), Some(45 << 20));
+    finish(writer, &mut vm, 0);
+
+    let jvm_start = vm.management.as_ref().unwrap().jvm.start_millis;
+    assert_eq!(
+        heap_events(&path),
+        [
+            format!(
+                "jdk.JVMInformation startTime=NOW jvmName=\"OpenJDK 64-Bit Server VM\" \
+                 jvmVersion=\"OpenJDK 64-Bit Server VM (17.0.15+6) for linux-amd64 JRE \
+                 (17.0.15+6)\" jvmArguments=\"-Xmx1g -agentpath:/x/libheapsampler.so=live=true\" \
+                 jvmFlags=null javaArguments=\"Leak 10\" jvmStartTime={jvm_start} pid=4242"
+            ),
+            summary(at, 1, "Before GC", 64, 30),
+            summary(at_end, 1, "After GC", 96, 25),
+            jdk_collection(at, 3, 1, "G1 Young Generation"),
+            summary(full, 2, "Before GC", 64, 70),
+            summary(full_end, 2, "After GC", 96, 35),
+            jdk_collection(full, 50, 2, "G1 Old Generation"),
+            summary(young, 3, "Before GC", 64, 50),
+            summary(young_end, 3, "After GC", 96, 45),
+            jdk_collection(young, 2, 3, "G1 Young Generation"),
+            "jdk.ClassLoadingStatistics startTime=NOW loadedClassCount=512 unloadedClassCount=3"
+                .to_owned(),
+        ]
+    );
+    // The JSON form, as `jfr print --json` gives it: the JVM's start as a
+    // time, the cause absent.
+    let document = support::print_json(&path);
+    let events = support::json_events(&document);
+    let of = |name: &str| {
+        events
+            .iter()
+            .filter(|e| e["type"] == name)
+            .collect::<Vec<_>>()
+    };
+    let collections = of("jdk.GarbageCollection");
+    assert_eq!(collections.len(), 3);
+    assert_eq!(collections[1]["values"]["name"], "G1 Old Generation");
+    assert_eq!(collections[1]["values"]["cause"], serde_json::Value::Null);
+    let information = of("jdk.JVMInformation");
+    assert_eq!(information.len(), 1);
+    assert!(
+        information[0]["values"]["jvmStartTime"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("20")),
+        "{}",
+        information[0]
+    );
+}
+
+/// A recording made from the JVM's start (`-agentpath`) may still see the
+/// JVM's first collections only at its first poll: the writer thread
+/// starts while the application runs. They are its collections.
+#[test]
+fn collections_before_the_first_poll_of_a_recording_from_the_jvms_start_are_written() {
+    let dir = support::temp_dir("agent_writer_heap_start");
+    let path = dir.join("start.jfr");
+    let mut writer = Writer::new(
+        Recording::create(&path, Options::default()).unwrap(),
+        &settings(&path),
+    )
+    .unwrap();
+    let mut jvm = g1(&writer, -5);
+    jvm.counts = vec![3, 0];
+    jvm.last = vec![collection(3, 100, 104, 24, 8), None];
+    let mut vm = FakeVm {
+        management: Some(jvm),
+        ..FakeVm::default()
+    };
+    assert!(writer.begin_heap_context(&mut vm).unwrap());
+    assert_eq!(writer.collections_missed(), 2);
+    assert_eq!(writer.last_known_heap_usage(), Some(8 << 20));
+    finish(writer, &mut vm, 0);
+    let at = (vm.management.as_ref().unwrap().jvm.start_millis + 100) * 1_000_000;
+    let events = heap_events(&path);
+    assert_eq!(
+        events[1..],
+        [
+            summary(at, 1, "Before GC", 64, 24),
+            summary(at + 4_000_000, 1, "After GC", 96, 8),
+            jdk_collection(at, 4, 1, "G1 Young Generation"),
+        ]
+    );
+}
+
+/// Without the management interface (a jlinked runtime without
+/// java.management) the recording is the same, without these events.
+#[test]
+fn without_the_management_interface_there_are_no_heap_events() {
+    let dir = support::temp_dir("agent_writer_heap_none");
+    let path = dir.join("none.jfr");
+    let mut writer = Writer::new(
+        Recording::create(&path, Options::default()).unwrap(),
+        &settings(&path),
+    )
+    .unwrap();
+    let mut vm = FakeVm::default();
+    assert!(!writer.begin_heap_context(&mut vm).unwrap());
+    writer.poll_collections(&mut vm).unwrap();
+    writer.heap_statistics(&mut vm).unwrap();
+    assert_eq!(writer.last_known_heap_usage(), None);
+    finish(writer, &mut vm, 0);
+    assert_eq!(heap_events(&path), Vec::<String>::new());
+}
+
+/// Each chunk, read alone, says which JVM it comes from: the JDK writes
+/// `jdk.JVMInformation` at each chunk's start, and so does the writer at
+/// the first flush of each chunk.
+#[test]
+fn every_chunk_carries_the_jvms_information() {
+    let dir = support::temp_dir("agent_writer_heap_chunks");
+    let path = dir.join("chunks.jfr");
+    let options = Options {
+        max_chunk_size: 16 * 1024,
+        ..Options::default()
+    };
+    let mut writer =
+        Writer::new(Recording::create(&path, options).unwrap(), &settings(&path)).unwrap();
+    let jvm = g1(&writer, 0);
+    let mut vm = FakeVm {
+        management: Some(jvm),
+        ..FakeVm::default()
+    };
+    vm.methods
+        .insert(1, method("LMain;", "work", "()V", &[], false));
+    vm.classes.insert(100, class("[B"));
+    writer.begin_heap_context(&mut vm).unwrap();
+    let t0 = writer.clock().now().0;
+    for i in 0..2000u64 {
+        let bytes = record(1, t0 + i as i64, 100, 24, 0, false, &[(1, i as i64)]);
+        writer.sample(&mut vm, &bytes).unwrap();
+        if (i + 1) % 100 == 0 {
+            writer.heap_statistics(&mut vm).unwrap();
+            writer
+                .flush(
+                    &mut vm,
+                    Statistics {
+                        samples: i + 1,
+                        lost_samples: 0,
+                    },
+                    RingStats::default(),
+                )
+                .unwrap();
+        }
+    }
+    // As the writer loop ends a recording.
+    writer.heap_statistics(&mut vm).unwrap();
+    finish(writer, &mut vm, 2000);
+    let summary = support::summary(&path);
+    let chunks: u64 = summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Chunks: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(chunks > 2, "{summary}");
+    assert_eq!(
+        support::summary_count(&summary, "jdk.JVMInformation"),
+        chunks,
+        "{summary}"
+    );
+    assert_eq!(
+        support::summary_count(&summary, "jdk.ClassLoadingStatistics"),
+        21,
+        "one per flush and one at the end"
     );
 }

@@ -105,6 +105,21 @@ impl Clock {
     pub fn epoch_nanos(&self, ticks: Ticks) -> i64 {
         self.origin_epoch_nanos + ticks.0
     }
+
+    /// The ticks of a wall-clock time in nanoseconds since the Unix epoch:
+    /// the inverse of [`Clock::epoch_nanos`], for times another clock gave
+    /// (the JVM's, say). Before the origin: negative.
+    ///
+    /// ```
+    /// let clock = jfr_writer::Clock::new();
+    /// let now = clock.now();
+    /// assert_eq!(clock.ticks_at_epoch_nanos(clock.epoch_nanos(now)), now);
+    /// let earlier = clock.epoch_nanos(jfr_writer::Ticks(0)) - 5_000;
+    /// assert_eq!(clock.ticks_at_epoch_nanos(earlier).0, -5_000);
+    /// ```
+    pub fn ticks_at_epoch_nanos(&self, epoch_nanos: i64) -> Ticks {
+        Ticks(epoch_nanos.saturating_sub(self.origin_epoch_nanos))
+    }
 }
 
 /// How a recording cuts its output into chunks.

@@ -23,6 +23,12 @@ import java.util.List;
  *                      humongous objects), keeping the last 8 reachable
  *   run SECONDS [N]    allocates on N threads (default 2) for SECONDS, after
  *                      printing "ready" (for signals and attaching)
+ *   heap STEPS MIB     keeps MIB more in 64 KiB arrays at each step, then
+ *                      System.gc(); prints its collectors' names, then per step
+ *                      "step N used BYTES gc EPOCH_MS NAME": the heap in use
+ *                      right after the collection (Runtime's total - free), and
+ *                      the collection System.gc() ran (the one that ended last),
+ *                      by its start in ms since the epoch and its collector
  *   paced SECONDS MIB [leak]
  *                      allocates MIB MiB per second of wall time for SECONDS,
  *                      whatever the machine's load (it catches up on time, in
@@ -50,6 +56,7 @@ public final class Scenarios {
             case "unload" -> unload(Integer.parseInt(args[1]));
             case "measured" -> measured(Long.parseLong(args[1]) << 20);
             case "humongous" -> humongous(Long.parseLong(args[1]));
+            case "heap" -> heap(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
             case "run" -> run(Long.parseLong(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 2);
             case "paced" -> Paced.run(Long.parseLong(args[1]), Long.parseLong(args[2]) << 20,
                     args.length > 3 && args[3].equals("leak"));
@@ -197,6 +204,40 @@ public final class Scenarios {
             System.gc();
         }
         System.out.println("unloaded " + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
+    }
+
+    static void heap(int steps, int mib) throws InterruptedException {
+        List<String> names = new ArrayList<>();
+        for (java.lang.management.GarbageCollectorMXBean bean : ManagementFactory.getGarbageCollectorMXBeans()) {
+            names.add(bean.getName());
+        }
+        System.out.println("collectors " + String.join(",", names));
+        long jvmStart = ManagementFactory.getRuntimeMXBean().getStartTime();
+        List<byte[]> kept = new ArrayList<>();
+        KEPT.add(kept);
+        for (int step = 1; step <= steps; step++) {
+            for (int i = 0; i < mib * 16; i++) {
+                kept.add(new byte[(64 << 10) - 16]);
+            }
+            System.gc();
+            // First, before this thread allocates again.
+            Runtime runtime = Runtime.getRuntime();
+            long used = runtime.totalMemory() - runtime.freeMemory();
+            com.sun.management.GcInfo last = null;
+            String collector = null;
+            for (java.lang.management.GarbageCollectorMXBean bean : ManagementFactory.getGarbageCollectorMXBeans()) {
+                com.sun.management.GcInfo info = ((com.sun.management.GarbageCollectorMXBean) bean).getLastGcInfo();
+                if (info != null && (last == null || info.getEndTime() > last.getEndTime())) {
+                    last = info;
+                    collector = bean.getName();
+                }
+            }
+            System.out.println("step " + step + " used " + used + " gc " + (jvmStart + last.getStartTime())
+                    + " " + collector);
+            // The agent's writer sees a collector's last collection only:
+            // give it time to poll before this collector runs again.
+            Thread.sleep(300);
+        }
     }
 
     static void oom() {

@@ -28,7 +28,9 @@ use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
+use super::management::Management;
 use super::sys::*;
+use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
 use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
@@ -597,10 +599,14 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
     let mut vm = JvmtiVm {
         running: &running,
         jni,
+        management: Lookup::NotYet,
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
         .and_then(|sink| Ok(sink.finish()?));
     session::report(&running.session, &outcome);
+    if let Lookup::Found(management) = vm.management {
+        management.release(jni);
+    }
     for (_, seen) in running.threads.lock().drain() {
         jni.delete_weak_global_ref(seen.weak as jobject);
     }
@@ -614,6 +620,15 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
 struct JvmtiVm<'s> {
     running: &'s JvmSession,
     jni: Jni,
+    /// The management interface, looked up at its first use.
+    management: Lookup,
+}
+
+/// The management interface's beans, once looked for.
+enum Lookup {
+    NotYet,
+    Missing,
+    Found(Box<Management>),
 }
 
 impl SessionVm for JvmtiVm<'_> {
@@ -624,6 +639,38 @@ impl SessionVm for JvmtiVm<'_> {
 }
 
 impl JvmtiVm<'_> {
+    /// The management interface's beans, looked up the first time; `None`
+    /// (said once, at log level debug) without them.
+    fn management(&mut self) -> Option<&Management> {
+        if let Lookup::NotYet = self.management {
+            self.management = match Management::new(self.jni) {
+                Ok(found) => {
+                    if found.collectors().is_none() {
+                        log(
+                            self.running.session.options(),
+                            LogLevel::Debug,
+                            "no GC or heap events: the collectors' GcInfo \
+                             (com.sun.management, module jdk.management) is missing",
+                        );
+                    }
+                    Lookup::Found(Box::new(found))
+                }
+                Err(why) => {
+                    log(
+                        self.running.session.options(),
+                        LogLevel::Debug,
+                        format_args!("no GC, heap or JVM events: {why}"),
+                    );
+                    Lookup::Missing
+                }
+            };
+        }
+        match &self.management {
+            Lookup::Found(management) => Some(management),
+            _ => None,
+        }
+    }
+
     /// Describes a class from a live reference: once per class or method
     /// the writer resolves, never per sample.
     fn class_info(&self, class: jclass) -> Option<ClassInfo> {
@@ -701,5 +748,30 @@ impl writer::Vm for JvmtiVm<'_> {
 
     fn array_length(&mut self, handle: u64) -> Option<i32> {
         self.jni.array_length(handle as jobject)
+    }
+
+    fn jvm_info(&mut self) -> Option<JvmInfo> {
+        let jni = self.jni;
+        self.management()?.jvm_info(jni)
+    }
+
+    fn collectors(&mut self) -> Option<Collectors> {
+        self.management()?.collectors()
+    }
+
+    fn collection_counts(&mut self) -> Vec<u64> {
+        let jni = self.jni;
+        self.management()
+            .map_or_else(Vec::new, |m| m.collection_counts(jni))
+    }
+
+    fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
+        let jni = self.jni;
+        self.management()?.last_collection(jni, collector)
+    }
+
+    fn class_loading(&mut self) -> Option<ClassLoading> {
+        let jni = self.jni;
+        self.management()?.class_loading(jni)
     }
 }

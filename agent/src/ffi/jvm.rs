@@ -413,6 +413,11 @@ impl Jni {
         Self(env)
     }
 
+    /// The environment, for the calls `super::management` makes.
+    pub fn raw(self) -> *mut JNIEnv {
+        self.0
+    }
+
     fn table(&self) -> &jni::sys::JNINativeInterface_ {
         // SAFETY: a valid JNIEnv points at its function table.
         unsafe { &**self.0 }

@@ -6,4 +6,5 @@
 
 pub mod agent;
 pub mod jvm;
+pub mod management;
 pub mod sys;

@@ -1,0 +1,576 @@
+//! The JVM's management interface (`java.lang.management` and
+//! `com.sun.management`) over JNI, for the writer thread: the figures of
+//! [`crate::heap`].
+//!
+//! [`Management::new`] looks the beans, classes and methods up once and
+//! keeps them (global references, method ids), so that a poll is a few
+//! calls: one `getCollectionCount()` per collector, and for a collector
+//! that ran, `getLastGcInfo()` and its maps read for the heap's pools,
+//! whose names are kept too. Every call runs inside a local frame that
+//! frees its local references, and a pending exception is cleared and makes
+//! the answer `None`: a JVM without the management modules (a jlinked
+//! runtime) gives no such events, never a crash.
+
+use std::ffi::CStr;
+use std::ptr;
+
+use jni::sys::{JNIEnv, jclass, jint, jmethodID, jobject, jvalue};
+
+use super::jvm::Jni;
+use crate::heap::{ClassLoading, Collectors, HeapUsage, JvmInfo, LastCollection};
+
+/// Checked JNI calls on the calling thread's environment: each clears a
+/// pending exception and then answers `None`.
+#[derive(Debug, Clone, Copy)]
+struct Env(*mut JNIEnv);
+
+impl Env {
+    fn table(&self) -> &jni::sys::JNINativeInterface_ {
+        // SAFETY: a valid JNIEnv points at its function table.
+        unsafe { &**self.0 }
+    }
+
+    /// Clears a pending exception; whether there was one.
+    fn failed(self) -> bool {
+        let table = self.table();
+        // SAFETY: ExceptionCheck and ExceptionClear may be called with an
+        // exception pending.
+        unsafe {
+            let pending = (table.ExceptionCheck.expect("ExceptionCheck"))(self.0) != 0;
+            if pending {
+                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+            }
+            pending
+        }
+    }
+
+    /// `value`, unless the call that gave it threw or gave null.
+    fn checked<T>(self, value: *mut T) -> Option<*mut T> {
+        (!self.failed() && !value.is_null()).then_some(value)
+    }
+
+    /// Runs `body` in a local frame of `capacity` references, which is
+    /// popped after it, freeing every local reference made in it.
+    fn frame<T>(self, capacity: jint, body: impl FnOnce() -> Option<T>) -> Option<T> {
+        let table = self.table();
+        // SAFETY: PushLocalFrame takes a capacity and fails (with an
+        // OutOfMemoryError pending, cleared) or pushes a frame.
+        if unsafe { (table.PushLocalFrame.expect("PushLocalFrame"))(self.0, capacity) } != 0 {
+            self.failed();
+            return None;
+        }
+        let value = body();
+        // SAFETY: pops the frame pushed above; no reference is kept.
+        unsafe { (table.PopLocalFrame.expect("PopLocalFrame"))(self.0, ptr::null_mut()) };
+        value
+    }
+
+    /// A class by its internal name: a local reference.
+    fn class(self, name: &CStr) -> Option<jclass> {
+        // SAFETY: FindClass takes a NUL-terminated name; a missing class
+        // leaves NoClassDefFoundError pending, cleared by `checked`.
+        let class = unsafe { (self.table().FindClass.expect("FindClass"))(self.0, name.as_ptr()) };
+        self.checked(class)
+    }
+
+    fn method(self, class: jclass, name: &CStr, signature: &CStr) -> Option<jmethodID> {
+        // SAFETY: `class` is a live class reference; the strings are
+        // NUL-terminated; a missing method leaves NoSuchMethodError pending.
+        let method = unsafe {
+            (self.table().GetMethodID.expect("GetMethodID"))(
+                self.0,
+                class,
+                name.as_ptr(),
+                signature.as_ptr(),
+            )
+        };
+        self.checked(method)
+    }
+
+    fn static_method(self, class: jclass, name: &CStr, signature: &CStr) -> Option<jmethodID> {
+        // SAFETY: as for `method`, for a static method.
+        let method = unsafe {
+            (self.table().GetStaticMethodID.expect("GetStaticMethodID"))(
+                self.0,
+                class,
+                name.as_ptr(),
+                signature.as_ptr(),
+            )
+        };
+        self.checked(method)
+    }
+
+    /// A static object field's value: a local reference.
+    fn static_field(self, class: jclass, name: &CStr, signature: &CStr) -> Option<jobject> {
+        let table = self.table();
+        // SAFETY: `class` is a live class reference; the strings are
+        // NUL-terminated; the field is read only once found, with the type
+        // its signature names.
+        let field = unsafe {
+            (table.GetStaticFieldID.expect("GetStaticFieldID"))(
+                self.0,
+                class,
+                name.as_ptr(),
+                signature.as_ptr(),
+            )
+        };
+        let field = self.checked(field)?;
+        // SAFETY: `field` is a static object field of `class`.
+        let value = unsafe {
+            (table.GetStaticObjectField.expect("GetStaticObjectField"))(self.0, class, field)
+        };
+        self.checked(value)
+    }
+
+    /// Calls an object method of `object` returning an object: a local
+    /// reference, `None` if it threw or returned null.
+    fn object(self, object: jobject, method: jmethodID, args: &[jvalue]) -> Option<jobject> {
+        // SAFETY: `object` is a live reference of a class that has
+        // `method`, and `args` match the method's signature (each caller
+        // passes the arguments its signature names).
+        let value = unsafe {
+            (self.table().CallObjectMethodA.expect("CallObjectMethodA"))(
+                self.0,
+                object,
+                method,
+                args.as_ptr(),
+            )
+        };
+        self.checked(value)
+    }
+
+    /// Calls a static method of `class` returning an object.
+    fn static_object(self, class: jclass, method: jmethodID, args: &[jvalue]) -> Option<jobject> {
+        // SAFETY: `method` is a static method of `class`, and `args`
+        // match its signature.
+        let value = unsafe {
+            (self
+                .table()
+                .CallStaticObjectMethodA
+                .expect("CallStaticObjectMethodA"))(self.0, class, method, args.as_ptr())
+        };
+        self.checked(value)
+    }
+
+    /// Calls a no-argument method of `object` returning a `long`.
+    fn long(self, object: jobject, method: jmethodID) -> Option<i64> {
+        let args: [jvalue; 0] = [];
+        // SAFETY: `object` is a live reference of a class that has
+        // `method`, a no-argument method returning long.
+        let value = unsafe {
+            (self.table().CallLongMethodA.expect("CallLongMethodA"))(
+                self.0,
+                object,
+                method,
+                args.as_ptr(),
+            )
+        };
+        (!self.failed()).then_some(value)
+    }
+
+    /// Calls a no-argument method of `object` returning an `int`.
+    fn int(self, object: jobject, method: jmethodID) -> Option<i32> {
+        let args: [jvalue; 0] = [];
+        // SAFETY: as for `long`, for a method returning int.
+        let value = unsafe {
+            (self.table().CallIntMethodA.expect("CallIntMethodA"))(
+                self.0,
+                object,
+                method,
+                args.as_ptr(),
+            )
+        };
+        (!self.failed()).then_some(value)
+    }
+
+    /// A Java string's text.
+    fn text(self, string: jobject) -> Option<String> {
+        let table = self.table();
+        // SAFETY: `string` is a live java.lang.String reference; the
+        // characters are copied out and released.
+        unsafe {
+            let chars = (table.GetStringUTFChars.expect("GetStringUTFChars"))(
+                self.0,
+                string,
+                ptr::null_mut(),
+            );
+            if chars.is_null() {
+                self.failed();
+                return None;
+            }
+            let text = CStr::from_ptr(chars).to_string_lossy().into_owned();
+            (table.ReleaseStringUTFChars.expect("ReleaseStringUTFChars"))(self.0, string, chars);
+            Some(text)
+        }
+    }
+
+    /// A new Java string: a local reference.
+    fn string(self, text: &CStr) -> Option<jobject> {
+        // SAFETY: NewStringUTF copies a NUL-terminated string.
+        let string =
+            unsafe { (self.table().NewStringUTF.expect("NewStringUTF"))(self.0, text.as_ptr()) };
+        self.checked(string)
+    }
+
+    /// A global reference to what `object` refers to.
+    fn global(self, object: jobject) -> Option<jobject> {
+        // SAFETY: `object` is a live reference.
+        let global = unsafe { (self.table().NewGlobalRef.expect("NewGlobalRef"))(self.0, object) };
+        self.checked(global)
+    }
+
+    fn delete_global(self, global: jobject) {
+        // SAFETY: `global` is a global reference not deleted yet.
+        unsafe { (self.table().DeleteGlobalRef.expect("DeleteGlobalRef"))(self.0, global) };
+    }
+
+    fn same(self, a: jobject, b: jobject) -> bool {
+        // SAFETY: both are live references (or null).
+        unsafe { (self.table().IsSameObject.expect("IsSameObject"))(self.0, a, b) != 0 }
+    }
+
+    fn is_instance(self, object: jobject, class: jclass) -> bool {
+        // SAFETY: `object` and `class` are live references.
+        unsafe { (self.table().IsInstanceOf.expect("IsInstanceOf"))(self.0, object, class) != 0 }
+    }
+
+    /// The elements of a `java.util.List`: local references.
+    fn list(self, list: jobject, methods: &ListMethods) -> Option<Vec<jobject>> {
+        let size = self.int(list, methods.size)?;
+        (0..size)
+            .map(|at| self.object(list, methods.get, &[jvalue { i: at }]))
+            .collect()
+    }
+}
+
+/// `java.util.List`'s `size()` and `get(int)`.
+struct ListMethods {
+    size: jmethodID,
+    get: jmethodID,
+}
+
+impl ListMethods {
+    fn new(env: Env) -> Option<Self> {
+        let list = env.class(c"java/util/List")?;
+        Some(Self {
+            size: env.method(list, c"size", c"()I")?,
+            get: env.method(list, c"get", c"(I)Ljava/lang/Object;")?,
+        })
+    }
+}
+
+/// The collectors, their `GcInfo`, and the heap's pools.
+struct GcBeans {
+    /// `com.sun.management.GarbageCollectorMXBean`s, global references.
+    beans: Vec<jobject>,
+    names: Vec<String>,
+    /// The names of the heap's pools (`MemoryType.HEAP`): global
+    /// references to Java strings, keys of `GcInfo`'s usage maps.
+    heap_pools: Vec<jobject>,
+    heap_reserved: u64,
+    collection_count: jmethodID,
+    last_gc_info: jmethodID,
+    info_id: jmethodID,
+    info_start: jmethodID,
+    info_end: jmethodID,
+    usage_before: jmethodID,
+    usage_after: jmethodID,
+    map_get: jmethodID,
+    used: jmethodID,
+    committed: jmethodID,
+}
+
+/// The `ClassLoadingMXBean`, a global reference, and its counts.
+struct ClassBean {
+    bean: jobject,
+    loaded: jmethodID,
+    unloaded: jmethodID,
+}
+
+/// The management interface's beans and methods, looked up once on the
+/// writer thread. Its global references are deleted by
+/// [`Management::release`].
+pub struct Management {
+    gc: Option<GcBeans>,
+    classes: Option<ClassBean>,
+    /// The `RuntimeMXBean`, a global reference.
+    runtime: Option<jobject>,
+    /// Every global reference held, for [`Management::release`].
+    globals: Vec<jobject>,
+}
+
+impl Management {
+    /// Looks the beans up through `ManagementFactory`; an error says why
+    /// there are none (the management classes missing, say). Loads the
+    /// management classes, some tens of milliseconds once.
+    pub fn new(jni: Jni) -> Result<Self, String> {
+        let env = Env(jni.raw());
+        let mut management = Self {
+            gc: None,
+            classes: None,
+            runtime: None,
+            globals: Vec::new(),
+        };
+        let found = env.frame(64, || {
+            let factory = env.class(c"java/lang/management/ManagementFactory")?;
+            let list = ListMethods::new(env)?;
+            management.gc = management.gc_beans(env, factory, &list);
+            management.classes = management.class_bean(env, factory);
+            management.runtime = management.bean(
+                env,
+                factory,
+                c"getRuntimeMXBean",
+                c"()Ljava/lang/management/RuntimeMXBean;",
+            );
+            Some(())
+        });
+        if found.is_none() {
+            management.release(jni);
+            return Err(
+                "java.lang.management.ManagementFactory is missing (a runtime without \
+                 java.management)"
+                    .to_owned(),
+            );
+        }
+        Ok(management)
+    }
+
+    /// A global reference to `object`, remembered for release.
+    fn keep(&mut self, env: Env, object: jobject) -> Option<jobject> {
+        let global = env.global(object)?;
+        self.globals.push(global);
+        Some(global)
+    }
+
+    /// A platform bean from a static `ManagementFactory` getter, kept.
+    fn bean(
+        &mut self,
+        env: Env,
+        factory: jclass,
+        getter: &CStr,
+        signature: &CStr,
+    ) -> Option<jobject> {
+        let method = env.static_method(factory, getter, signature)?;
+        let bean = env.static_object(factory, method, &[])?;
+        self.keep(env, bean)
+    }
+
+    fn class_bean(&mut self, env: Env, factory: jclass) -> Option<ClassBean> {
+        let class = env.class(c"java/lang/management/ClassLoadingMXBean")?;
+        self.keep(env, class)?;
+        let loaded = env.method(class, c"getTotalLoadedClassCount", c"()J")?;
+        let unloaded = env.method(class, c"getUnloadedClassCount", c"()J")?;
+        let bean = self.bean(
+            env,
+            factory,
+            c"getClassLoadingMXBean",
+            c"()Ljava/lang/management/ClassLoadingMXBean;",
+        )?;
+        Some(ClassBean {
+            bean,
+            loaded,
+            unloaded,
+        })
+    }
+
+    fn gc_beans(&mut self, env: Env, factory: jclass, list: &ListMethods) -> Option<GcBeans> {
+        // com.sun.management's extension (module jdk.management) has the
+        // GcInfo; without it, no collector's figures.
+        let extended = env.class(c"com/sun/management/GarbageCollectorMXBean")?;
+        let collector = env.class(c"java/lang/management/GarbageCollectorMXBean")?;
+        let manager = env.class(c"java/lang/management/MemoryManagerMXBean")?;
+        let info = env.class(c"com/sun/management/GcInfo")?;
+        let map = env.class(c"java/util/Map")?;
+        let usage = env.class(c"java/lang/management/MemoryUsage")?;
+        let pool = env.class(c"java/lang/management/MemoryPoolMXBean")?;
+        let memory_type = env.class(c"java/lang/management/MemoryType")?;
+        let memory = env.class(c"java/lang/management/MemoryMXBean")?;
+        // The classes whose method ids a poll calls are held, so that the
+        // ids stay valid (a method id lives as long as its class; these
+        // are the boot loader's, never unloaded, but that is the JVM's
+        // business).
+        for class in [extended, collector, info, map, usage] {
+            self.keep(env, class)?;
+        }
+        let manager_name = env.method(manager, c"getName", c"()Ljava/lang/String;")?;
+        let pool_name = env.method(pool, c"getName", c"()Ljava/lang/String;")?;
+        let pool_type = env.method(pool, c"getType", c"()Ljava/lang/management/MemoryType;")?;
+        let heap_type =
+            env.static_field(memory_type, c"HEAP", c"Ljava/lang/management/MemoryType;")?;
+        let max = env.method(usage, c"getMax", c"()J")?;
+        let heap_usage = env.method(
+            memory,
+            c"getHeapMemoryUsage",
+            c"()Ljava/lang/management/MemoryUsage;",
+        )?;
+        let mut gc = GcBeans {
+            beans: Vec::new(),
+            names: Vec::new(),
+            heap_pools: Vec::new(),
+            heap_reserved: 0,
+            collection_count: env.method(collector, c"getCollectionCount", c"()J")?,
+            last_gc_info: env.method(
+                extended,
+                c"getLastGcInfo",
+                c"()Lcom/sun/management/GcInfo;",
+            )?,
+            info_id: env.method(info, c"getId", c"()J")?,
+            info_start: env.method(info, c"getStartTime", c"()J")?,
+            info_end: env.method(info, c"getEndTime", c"()J")?,
+            usage_before: env.method(info, c"getMemoryUsageBeforeGc", c"()Ljava/util/Map;")?,
+            usage_after: env.method(info, c"getMemoryUsageAfterGc", c"()Ljava/util/Map;")?,
+            map_get: env.method(map, c"get", c"(Ljava/lang/Object;)Ljava/lang/Object;")?,
+            used: env.method(usage, c"getUsed", c"()J")?,
+            committed: env.method(usage, c"getCommitted", c"()J")?,
+        };
+        let getter = env.static_method(
+            factory,
+            c"getGarbageCollectorMXBeans",
+            c"()Ljava/util/List;",
+        )?;
+        let beans = env.static_object(factory, getter, &[])?;
+        for bean in env.list(beans, list)? {
+            if !env.is_instance(bean, extended) {
+                continue;
+            }
+            let name = env.object(bean, manager_name, &[])?;
+            gc.names.push(env.text(name)?);
+            gc.beans.push(self.keep(env, bean)?);
+        }
+        let getter = env.static_method(factory, c"getMemoryPoolMXBeans", c"()Ljava/util/List;")?;
+        let pools = env.static_object(factory, getter, &[])?;
+        for pool in env.list(pools, list)? {
+            let kind = env.object(pool, pool_type, &[])?;
+            if env.same(kind, heap_type) {
+                let name = env.object(pool, pool_name, &[])?;
+                gc.heap_pools.push(self.keep(env, name)?);
+            }
+        }
+        let getter = env.static_method(
+            factory,
+            c"getMemoryMXBean",
+            c"()Ljava/lang/management/MemoryMXBean;",
+        )?;
+        let memory_bean = env.static_object(factory, getter, &[])?;
+        let heap = env.object(memory_bean, heap_usage, &[])?;
+        gc.heap_reserved = env.long(heap, max)?.max(0) as u64;
+        Some(gc)
+    }
+
+    /// The collectors and the heap's size limit; `None` without the
+    /// collectors' `GcInfo`.
+    pub fn collectors(&self) -> Option<Collectors> {
+        self.gc.as_ref().map(|gc| Collectors {
+            names: gc.names.clone(),
+            heap_reserved: gc.heap_reserved,
+        })
+    }
+
+    /// Each collector's `getCollectionCount()`; empty if one fails.
+    pub fn collection_counts(&self, jni: Jni) -> Vec<u64> {
+        let env = Env(jni.raw());
+        let Some(gc) = &self.gc else {
+            return Vec::new();
+        };
+        gc.beans
+            .iter()
+            .map(|&bean| env.long(bean, gc.collection_count).map(|n| n.max(0) as u64))
+            .collect::<Option<Vec<u64>>>()
+            .unwrap_or_default()
+    }
+
+    /// Collector `collector`'s `getLastGcInfo()`, its usage maps summed
+    /// over the heap's pools.
+    pub fn last_collection(&self, jni: Jni, collector: usize) -> Option<LastCollection> {
+        let env = Env(jni.raw());
+        let gc = self.gc.as_ref()?;
+        let bean = *gc.beans.get(collector)?;
+        let capacity = 16 + 2 * gc.heap_pools.len() as jint;
+        env.frame(capacity, || {
+            let info = env.object(bean, gc.last_gc_info, &[])?;
+            let heap = |getter| {
+                let map = env.object(info, getter, &[])?;
+                let mut sum = HeapUsage::default();
+                for &pool in &gc.heap_pools {
+                    // A pool missing from the map: not one this collector
+                    // reports on.
+                    if let Some(usage) = env.object(map, gc.map_get, &[jvalue { l: pool }]) {
+                        sum.used += env.long(usage, gc.used)?.max(0) as u64;
+                        sum.committed += env.long(usage, gc.committed)?.max(0) as u64;
+                    }
+                }
+                Some(sum)
+            };
+            Some(LastCollection {
+                id: env.long(info, gc.info_id)?.max(0) as u64,
+                start_millis: env.long(info, gc.info_start)?,
+                end_millis: env.long(info, gc.info_end)?,
+                before: heap(gc.usage_before)?,
+                after: heap(gc.usage_after)?,
+            })
+        })
+    }
+
+    /// The `ClassLoadingMXBean`'s counts.
+    pub fn class_loading(&self, jni: Jni) -> Option<ClassLoading> {
+        let env = Env(jni.raw());
+        let classes = self.classes.as_ref()?;
+        Some(ClassLoading {
+            loaded: env.long(classes.bean, classes.loaded)?.max(0) as u64,
+            unloaded: env.long(classes.bean, classes.unloaded)?.max(0) as u64,
+        })
+    }
+
+    /// The `RuntimeMXBean`'s description of the JVM, with the system
+    /// properties `jdk.JVMInformation` needs.
+    pub fn jvm_info(&self, jni: Jni) -> Option<JvmInfo> {
+        let env = Env(jni.raw());
+        let runtime = self.runtime?;
+        env.frame(64, || {
+            let bean = env.class(c"java/lang/management/RuntimeMXBean")?;
+            let system = env.class(c"java/lang/System")?;
+            let list = ListMethods::new(env)?;
+            let property = env.static_method(
+                system,
+                c"getProperty",
+                c"(Ljava/lang/String;)Ljava/lang/String;",
+            )?;
+            let text = |getter: &CStr| {
+                let method = env.method(bean, getter, c"()Ljava/lang/String;")?;
+                env.text(env.object(runtime, method, &[])?)
+            };
+            let property = |name: &CStr| {
+                let key = env.string(name)?;
+                env.text(env.static_object(system, property, &[jvalue { l: key }])?)
+            };
+            let arguments = env.method(bean, c"getInputArguments", c"()Ljava/util/List;")?;
+            let arguments = env.object(runtime, arguments, &[])?;
+            let arguments = env
+                .list(arguments, &list)?
+                .into_iter()
+                .map(|argument| env.text(argument))
+                .collect::<Option<Vec<String>>>()?;
+            let start = env.method(bean, c"getStartTime", c"()J")?;
+            Some(JvmInfo {
+                vm_name: text(c"getVmName")?,
+                vm_version: text(c"getVmVersion")?,
+                runtime_version: property(c"java.runtime.version"),
+                os_name: property(c"os.name"),
+                os_arch: property(c"os.arch"),
+                arguments,
+                java_command: property(c"sun.java.command"),
+                start_millis: env.long(runtime, start)?,
+                pid: std::process::id() as i64,
+            })
+        })
+    }
+
+    /// Deletes the global references: call on the thread that made them,
+    /// before it detaches.
+    pub fn release(self, jni: Jni) {
+        let env = Env(jni.raw());
+        for global in self.globals {
+            env.delete_global(global);
+        }
+    }
+}
