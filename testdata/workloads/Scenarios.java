@@ -235,8 +235,10 @@ public final class Scenarios {
             System.out.println("step " + step + " used " + used + " gc " + (jvmStart + last.getStartTime())
                     + " " + collector);
             // The agent's writer sees a collector's last collection only:
-            // give it time to poll before this collector runs again.
-            Thread.sleep(300);
+            // give it time to poll before this collector runs again. It
+            // polls within 50 ms of a collection; a second leaves room for
+            // a machine busy with other JVMs.
+            Thread.sleep(1000);
         }
     }
 
