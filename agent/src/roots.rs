@@ -40,6 +40,9 @@
 //!   always the shortest.
 //! - Primitive arrays are leaves: never tagged (unless a target), never
 //!   followed.
+//! - The `referent` of a `java.lang.ref.Reference` is not followed (JVMTI
+//!   reports it as a field): it does not keep its object live, and the JDK's
+//!   leak profiler leaves it out too (`DO_FIELDS_EXCEPT_REFERENT`).
 //! - The walk stops when every target is reached (their chains are
 //!   complete at that moment), when the time budget (`roots_time`) is spent,
 //!   or when [`MAX_NODES`] objects are recorded. Targets not reached by then
@@ -341,6 +344,14 @@ impl Graph {
     #[inline]
     pub fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Objects the walk reached.
+    pub fn reached(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| n.flags & KIND_MASK != UNREACHED)
+            .count()
     }
 
     /// Whether no node exists.
@@ -744,13 +755,29 @@ impl fmt::Display for Stop {
     }
 }
 
+/// What the objects of a class hold, for the walk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ClassKind {
+    /// References, all followed.
+    #[default]
+    Plain,
+    /// No references: a primitive array.
+    Leaf,
+    /// A `java.lang.ref.Reference`: its field `referent` (JVMTI's index in
+    /// the class) is not followed.
+    Reference {
+        /// The referent's field index.
+        referent: i32,
+    },
+}
+
 /// The callback's decisions over one walk, on a [`Graph`] prepared with
 /// the classes, threads and targets.
 #[derive(Debug)]
 pub struct Walker {
     graph: Graph,
     /// Per class node: whether its objects hold no references.
-    leaves: Vec<bool>,
+    kinds: Vec<ClassKind>,
     max_depth: u16,
     max_nodes: usize,
     deadline: Instant,
@@ -761,14 +788,14 @@ pub struct Walker {
 
 impl Walker {
     /// A walk over `graph` (its targets marked), within `limits` from
-    /// `start`; `leaves` says which classes (by node) hold no references.
-    pub fn new(graph: Graph, leaves: Vec<bool>, limits: &RootLimits, start: Instant) -> Self {
+    /// `start`; `kinds` says what each class (by node) holds.
+    pub fn new(graph: Graph, kinds: Vec<ClassKind>, limits: &RootLimits, start: Instant) -> Self {
         let targets_left = (0..graph.len() as NodeId)
             .filter(|&id| graph.is_target(id))
             .count();
         Self {
             graph,
-            leaves,
+            kinds,
             max_depth: limits.max_depth.min(u16::MAX as usize) as u16,
             max_nodes: MAX_NODES,
             deadline: start + limits.budget,
@@ -841,7 +868,15 @@ impl Walker {
                 };
                 let depth = self.graph.depth(holder).saturating_add(1);
                 match edge {
-                    Edge::Field { index } => (Via::Field { holder, index }, depth),
+                    Edge::Field { index } => {
+                        let holder_class = self.graph.class_of(holder);
+                        if holder_class.map(|c| self.kind(c))
+                            == Some(ClassKind::Reference { referent: index })
+                        {
+                            return Visit::Skip;
+                        }
+                        (Via::Field { holder, index }, depth)
+                    }
                     // A static field's chain ends at its class.
                     Edge::StaticField { index } => (
                         Via::StaticField {
@@ -874,8 +909,7 @@ impl Walker {
             }
             Some(id) => id,
             None => {
-                if class.is_some_and(|c| self.leaves.get(c as usize) == Some(&true))
-                    || depth > self.max_depth
+                if class.is_some_and(|c| self.kind(c) == ClassKind::Leaf) || depth > self.max_depth
                 {
                     return Visit::Skip;
                 }
@@ -910,6 +944,11 @@ impl Walker {
         } else {
             Visit::Skip
         }
+    }
+
+    #[inline]
+    fn kind(&self, class: NodeId) -> ClassKind {
+        self.kinds.get(class as usize).copied().unwrap_or_default()
     }
 
     fn end(&mut self, stop: Stop) -> Visit {
@@ -1113,7 +1152,8 @@ mod tests {
     const NODE: usize = 4;
     const BYTES: usize = 5;
     const THREAD: usize = 6;
-    const CLASSES: usize = 7;
+    const SOFT: usize = 7;
+    const CLASSES: usize = 8;
 
     fn table() -> Table {
         let mut table = Table::default();
@@ -1125,6 +1165,7 @@ mod tests {
             (NODE, "Ljava/util/HashMap$Node;"),
             (BYTES, "[B"),
             (THREAD, "Ljava/lang/Thread;"),
+            (SOFT, "Ljava/lang/ref/SoftReference;"),
         ] {
             table.classes.insert(class as NodeId, signature);
         }
@@ -1165,8 +1206,14 @@ mod tests {
         id
     }
 
-    fn leaves() -> Vec<bool> {
-        (0..CLASSES).map(|c| c == BYTES).collect()
+    fn leaves() -> Vec<ClassKind> {
+        (0..CLASSES)
+            .map(|c| match c {
+                BYTES => ClassKind::Leaf,
+                SOFT => ClassKind::Reference { referent: 0 },
+                _ => ClassKind::Plain,
+            })
+            .collect()
     }
 
     /// Cache.ENTRIES (static) -> HashMap -> table -> Node[] -> [1] -> Node
@@ -1342,6 +1389,41 @@ mod tests {
         assert_eq!(walker.stop(), Stop::AllFound);
         assert!(walker.graph().path(id, &mut table()).is_some());
         assert_eq!((heap.tags[bytes], heap.tags[other]), (0, 0));
+    }
+
+    #[test]
+    fn a_references_referent_does_not_keep_its_object() {
+        let (mut heap, mut graph, _) = prepared(0);
+        // Root -> SoftReference -referent-> X; root -> map -> table (field
+        // 9) -> X, walked later: X's path is the strong one.
+        let soft = heap.object(SOFT);
+        let x = heap.object(NODE);
+        let map = heap.object(MAP);
+        heap.refer(soft, Edge::Field { index: 0 }, x);
+        heap.refer(map, Edge::Field { index: 9 }, x);
+        let id = target(&mut heap, &mut graph, x);
+        let mut walker = Walker::new(graph, leaves(), &limits(64), Instant::now());
+        heap.walk(
+            &[
+                (RootKind::JniGlobal, None, map),
+                (RootKind::JniGlobal, None, soft),
+            ],
+            &mut walker,
+        );
+        let path = walker.graph().path(id, &mut table()).unwrap();
+        assert_eq!(
+            path.to_string(),
+            "table : java.util.HashMap <- root: JNI Global, Global JNI Handle"
+        );
+        // Held only by the referent: no path.
+        let (mut heap, mut graph, _) = prepared(0);
+        let soft = heap.object(SOFT);
+        let x = heap.object(NODE);
+        heap.refer(soft, Edge::Field { index: 0 }, x);
+        let id = target(&mut heap, &mut graph, x);
+        let mut walker = Walker::new(graph, leaves(), &limits(64), Instant::now());
+        heap.walk(&[(RootKind::JniGlobal, None, soft)], &mut walker);
+        assert_eq!(walker.graph().path(id, &mut table()), None);
     }
 
     #[test]

@@ -32,6 +32,7 @@ use heapsampler_core::ring::{Consumer, Producer, WaitOutcome};
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
+use crate::roots::RootLimits;
 use crate::writer::{self, GcRecord, RecordingSettings, Statistics, Writer};
 
 /// Writes `message` on stderr if the options' log level is `level` or more.
@@ -374,6 +375,14 @@ fn write_recording<S: Sink>(
     // Collections since the last pass (a System.gc() just before exit)
     // decide which objects were still live.
     write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
+    if options.roots.enabled {
+        // The walk logs what it found; the old-object events will carry it.
+        let limits = RootLimits {
+            max_depth: options.roots.depth,
+            budget: options.roots.time,
+        };
+        vm.paths_to_roots(&writer.live_handles(), &limits);
+    }
     writer.finish(vm, session.statistics(), consumer.stats())
 }
 

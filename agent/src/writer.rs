@@ -429,6 +429,15 @@ impl<S: Sink> Writer<S> {
         self.liveness.len()
     }
 
+    /// The liveness handles of the objects tracked now: what
+    /// [`Vm::paths_to_roots`] walks to.
+    pub fn live_handles(&self) -> Vec<u64> {
+        self.liveness
+            .iter()
+            .map(|object| object.handle.handle)
+            .collect()
+    }
+
     /// Records that could not be decoded.
     pub fn malformed_records(&self) -> u64 {
         self.malformed

@@ -5,5 +5,6 @@
 //! block of the agent lives here.
 
 pub mod agent;
+pub mod heap_walk;
 pub mod jvm;
 pub mod sys;
