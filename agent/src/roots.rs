@@ -38,8 +38,9 @@
 //!   having no recorded children, it cannot close a cycle. Objects followed
 //!   keep their first path: the walk is depth-first, so that path is not
 //!   always the shortest.
-//! - Primitive arrays are leaves: never tagged (unless a target), never
-//!   followed.
+//! - Primitive arrays, and objects of classes without instance fields of a
+//!   reference type (boxed numbers), are leaves: never tagged (unless a
+//!   target), never followed.
 //! - The `referent` of a `java.lang.ref.Reference` is not followed (JVMTI
 //!   reports it as a field): it does not keep its object live, and the JDK's
 //!   leak profiler leaves it out too (`DO_FIELDS_EXCEPT_REFERENT`).
@@ -688,7 +689,7 @@ impl fmt::Display for RootPath {
 /// The most objects the walk records: 16 bytes each here, and an entry
 /// in the JVM's tag map each. Beyond it the walk stops, and targets not
 /// reached by then have no path.
-pub const MAX_NODES: usize = 1 << 25;
+pub const MAX_NODES: usize = 1 << 24;
 
 /// A reference as `FollowReferences` reports it to the callback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -92,6 +92,7 @@ pub fn paths_to_roots(
         ..jvmtiHeapCallbacks::default()
     };
     let walk_start = Instant::now();
+    let prepare_time = walk_start - start;
     // SAFETY: `on_reference` reads `user_data` as the `Walker` passed here,
     // which lives on this frame until the call returns and is not touched
     // meanwhile: the VM thread calls back one reference at a time.
@@ -112,6 +113,7 @@ pub fn paths_to_roots(
     let graph = walker.into_graph();
     let memory = graph.memory_bytes();
     let reached = graph.reached();
+    let naming_start = Instant::now();
     let Some(frame) = LocalFrame::push(jni, signatures.len() as jint + 256) else {
         log(
             options,
@@ -146,14 +148,18 @@ pub fn paths_to_roots(
     }
     drop(names);
     drop(frame);
+    let naming_time = naming_start.elapsed();
+    let freeing_start = Instant::now();
     drop(env);
+    let freeing_time = freeing_start.elapsed();
     let found = paths.iter().filter(|p| p.is_some()).count();
     log(
         options,
         LogLevel::Info,
         format_args!(
             "paths to roots: {found} of {} objects in {} ms, {} objects visited \
-             (the walk paused the JVM {} ms: {} references, {} objects recorded, {:.1} MiB; {stop})",
+             (the walk paused the JVM {} ms: {} references, {} objects tagged, {:.1} MiB of nodes; \
+             {stop}; preparing {} ms, naming {} ms, freeing the tags {} ms)",
             handles.len(),
             start.elapsed().as_millis(),
             reached,
@@ -161,6 +167,9 @@ pub fn paths_to_roots(
             calls,
             graph.len() - prepared_nodes,
             memory as f64 / (1 << 20) as f64,
+            prepare_time.as_millis(),
+            naming_time.as_millis(),
+            freeing_time.as_millis(),
         ),
     );
     paths
@@ -278,7 +287,8 @@ fn prepare(env: Jvmti, jni: Jni, handles: &[u64]) -> Result<Prepared, JvmtiError
     })
 }
 
-/// What each class's objects hold (by node): primitive arrays are leaves;
+/// What each class's objects hold (by node): primitive arrays and classes
+/// without reference fields (boxed numbers, say) are leaves;
 /// `java.lang.ref.Reference`s have a referent the walk does not follow,
 /// whose JVMTI index depends on the class's interfaces.
 fn class_kinds(
@@ -287,10 +297,17 @@ fn class_kinds(
     classes: Vec<jclass>,
     signatures: &[Option<String>],
 ) -> Vec<ClassKind> {
-    let mut kinds: Vec<ClassKind> = signatures
-        .iter()
-        .map(|signature| match signature {
+    let mut names = JvmNames::new(env, jni, classes, signatures, &[]);
+    let mut holds = vec![None; signatures.len()];
+    let mut kinds: Vec<ClassKind> = (0..signatures.len())
+        .map(|node| match signatures[node].as_deref() {
             Some(signature) if is_primitive_array(signature) => ClassKind::Leaf,
+            Some(signature)
+                if signature.starts_with('L')
+                    && !holds_references(&mut names, &mut holds, node as NodeId) =>
+            {
+                ClassKind::Leaf
+            }
             _ => ClassKind::Plain,
         })
         .collect();
@@ -300,12 +317,14 @@ fn class_kinds(
     else {
         return kinds;
     };
-    let reference_class = classes[reference];
-    let mut names = JvmNames::new(env, jni, classes, signatures, &[]);
+    let Some(reference_class) = names.class(reference as NodeId) else {
+        return kinds;
+    };
     let Some(referent) = names.fields(reference as NodeId).and_then(|fields| {
         let fields = fields.clone();
         fields.iter().position(|&field| {
-            env.field_name(reference_class, field).ok().as_deref() == Some("referent")
+            env.field_name(reference_class, field)
+                .is_ok_and(|(name, _)| name == "referent")
         })
     }) else {
         return kinds;
@@ -337,6 +356,47 @@ fn class_kinds(
         }
     }
     kinds
+}
+
+/// Whether the objects of class `node` may hold references: it or a
+/// superclass has an instance field of a class or array type. Unknown
+/// counts as true. Memoized in `holds`.
+fn holds_references(names: &mut JvmNames, holds: &mut [Option<bool>], node: NodeId) -> bool {
+    // The class and its superclasses up to one already known.
+    let mut chain = Vec::new();
+    let mut known = None;
+    let mut current = names.class(node);
+    let mut owned = false;
+    while let Some(class) = current {
+        let Some(at) = names.node(class) else {
+            known = Some(true);
+            break;
+        };
+        if let Some(answer) = holds[at as usize] {
+            known = Some(answer);
+            break;
+        }
+        chain.push((at, class));
+        let next = names.jni.superclass(class);
+        if owned {
+            names.jni.delete_local_ref(class);
+        }
+        owned = true;
+        current = (!next.is_null()).then_some(next);
+    }
+    if let Some(last) = current.filter(|_| owned) {
+        names.jni.delete_local_ref(last);
+    }
+    // From the top down: a class holds references if its superclass does
+    // or one of its own instance fields is a reference.
+    let mut answer = known.unwrap_or(false);
+    for &(at, _) in chain.iter().rev() {
+        if !answer {
+            answer = names.own_reference_fields(at).unwrap_or(true);
+        }
+        holds[at as usize] = Some(answer);
+    }
+    holds[node as usize].unwrap_or(true)
 }
 
 /// Local references to the loaded classes, by node (their tags), null for
@@ -414,6 +474,9 @@ unsafe extern "system" fn on_reference(
         Visit::Abort => JVMTI_VISIT_ABORT,
     }
 }
+
+/// `ACC_STATIC` of a field's modifiers.
+const ACC_STATIC: jint = 0x0008;
 
 /// Which classes JVMTI's field indices of a class count over.
 struct Layout {
@@ -500,6 +563,23 @@ impl<'a> JvmNames<'a> {
         Some(())
     }
 
+    /// Whether class `node` declares an instance field of a class or array
+    /// type.
+    fn own_reference_fields(&mut self, node: NodeId) -> Option<bool> {
+        let class = self.class(node)?;
+        let fields = self.fields(node)?.clone();
+        for field in fields {
+            let modifiers = self.env.field_modifiers(class, field).ok()?;
+            let (_, signature) = self.env.field_name(class, field).ok()?;
+            if modifiers & ACC_STATIC == 0
+                && matches!(signature.as_bytes().first(), Some(b'L' | b'['))
+            {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
     fn layout(&mut self, node: NodeId) -> Option<Layout> {
         let class = self.class(node)?;
         let mut interfaces = FxHashSet::default();
@@ -549,7 +629,7 @@ impl<'a> JvmNames<'a> {
         let holder = chain[position];
         let field = *self.fields(holder)?.get(at)?;
         let jclass = self.class(holder)?;
-        let name = self.env.field_name(jclass, field).ok()?;
+        let (name, _) = self.env.field_name(jclass, field).ok()?;
         let modifiers = self.env.field_modifiers(jclass, field).unwrap_or(0);
         Some((name, modifiers as i16))
     }

@@ -460,26 +460,27 @@ impl Jvmti {
         Ok(interface != 0)
     }
 
-    /// A field's name.
+    /// A field's name and signature (`I`, `Ljava/lang/String;`).
     pub fn field_name(
         &self,
         class: jclass,
         field: jni::sys::jfieldID,
-    ) -> Result<String, JvmtiError> {
-        let mut name: *mut c_char = ptr::null_mut();
+    ) -> Result<(String, String), JvmtiError> {
+        let (mut name, mut signature): (*mut c_char, *mut c_char) =
+            (ptr::null_mut(), ptr::null_mut());
         // SAFETY: `class` is a live reference and `field` one of its fields;
-        // the JVM allocates the name, and skips the null signature pointers.
+        // the JVM allocates the strings, and skips the null generic pointer.
         check(unsafe {
             (self.table().GetFieldName.expect("GetFieldName"))(
                 self.0,
                 class,
                 field,
                 &mut name,
-                ptr::null_mut(),
+                &mut signature,
                 ptr::null_mut(),
             )
         })?;
-        Ok(self.take_string(name))
+        Ok((self.take_string(name), self.take_string(signature)))
     }
 
     /// A field's access modifiers.
