@@ -296,6 +296,58 @@ impl Node {
     };
 }
 
+/// The nodes in chunks of 64 Ki (1 MiB): growing never copies them, nor
+/// holds more than one chunk unused.
+#[derive(Debug, Clone, Default)]
+struct Nodes {
+    chunks: Vec<Vec<Node>>,
+    len: usize,
+}
+
+const CHUNK_BITS: u32 = 16;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+impl Nodes {
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a node; returns its number.
+    #[inline]
+    fn push(&mut self, node: Node) -> NodeId {
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        if let Some(chunk) = self.chunks.last_mut() {
+            chunk.push(node);
+        }
+        self.len += 1;
+        (self.len - 1) as NodeId
+    }
+
+    #[inline]
+    fn get(&self, id: usize) -> Option<&Node> {
+        self.chunks.get(id >> CHUNK_BITS)?.get(id & (CHUNK - 1))
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: usize) -> Option<&mut Node> {
+        self.chunks
+            .get_mut(id >> CHUNK_BITS)?
+            .get_mut(id & (CHUNK - 1))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.chunks.len() * CHUNK * std::mem::size_of::<Node>()
+            + self.chunks.capacity() * std::mem::size_of::<Vec<Node>>()
+    }
+}
+
 fn root_code(kind: RootKind) -> u8 {
     ROOT + kind as u8
 }
@@ -322,7 +374,7 @@ fn some(node: u32) -> Option<NodeId> {
 /// walk reached.
 #[derive(Debug, Clone)]
 pub struct Graph {
-    nodes: Vec<Node>,
+    nodes: Nodes,
     /// The lengths of arrays reached (the holders of elements).
     lengths: FxHashMap<NodeId, i32>,
     classes: u32,
@@ -332,7 +384,10 @@ pub struct Graph {
 impl Graph {
     /// A graph of `classes` classes and `threads` threads, none reached yet.
     pub fn new(classes: u32, threads: u32) -> Self {
-        let nodes = vec![Node::UNREACHED; classes as usize + threads as usize];
+        let mut nodes = Nodes::default();
+        for _ in 0..classes as usize + threads as usize {
+            nodes.push(Node::UNREACHED);
+        }
         Self {
             nodes,
             lengths: FxHashMap::default(),
@@ -350,7 +405,9 @@ impl Graph {
     /// Objects the walk reached.
     pub fn reached(&self) -> usize {
         self.nodes
+            .chunks
             .iter()
+            .flatten()
             .filter(|n| n.flags & KIND_MASK != UNREACHED)
             .count()
     }
@@ -362,7 +419,7 @@ impl Graph {
 
     /// The bytes the graph holds.
     pub fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>()
+        self.nodes.memory_bytes()
             + self.lengths.capacity()
                 * (std::mem::size_of::<(NodeId, i32)>() + std::mem::size_of::<u64>())
     }
@@ -371,10 +428,7 @@ impl Graph {
     /// [`MAX_NODES`].
     #[inline]
     pub fn add(&mut self) -> Option<NodeId> {
-        (self.nodes.len() < MAX_NODES).then(|| {
-            self.nodes.push(Node::UNREACHED);
-            (self.nodes.len() - 1) as NodeId
-        })
+        (self.nodes.len() < MAX_NODES).then(|| self.nodes.push(Node::UNREACHED))
     }
 
     /// Marks `id` as a target (a sampled object whose path is wanted).
@@ -1141,8 +1195,31 @@ mod tests {
     }
 
     #[test]
-    fn nodes_are_16_bytes() {
+    fn nodes_are_16_bytes_in_chunks() {
         assert_eq!(std::mem::size_of::<Node>(), 16);
+        let mut graph = Graph::new(3, 2);
+        assert_eq!(graph.len(), 5);
+        for expected in 5..(2 * CHUNK + 7) as NodeId {
+            assert_eq!(graph.add(), Some(expected));
+        }
+        for id in [
+            0,
+            4,
+            CHUNK as NodeId - 1,
+            CHUNK as NodeId,
+            2 * CHUNK as NodeId + 6,
+        ] {
+            let via = Via::Field {
+                holder: id / 2,
+                index: id as i32,
+            };
+            graph.reach(id, via, Some(1), 7);
+            assert_eq!(graph.via(id), via);
+            assert_eq!((graph.class_of(id), graph.depth(id)), (Some(1), 7));
+        }
+        assert_eq!(graph.via(2 * CHUNK as NodeId + 7), Via::Unreached);
+        assert_eq!(graph.reached(), 5);
+        assert_eq!(graph.memory_bytes(), 3 * CHUNK * 16 + 4 * 24);
     }
 
     /// The classes of the toy heaps, by node.
