@@ -164,6 +164,7 @@ fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, 
         no_live: false,
         rate: None,
         keep_hidden_frames: false,
+        roots: Default::default(),
         agent: None,
     };
     let options = record::option_string(&files.recording, &sampling) + ",log=quiet";

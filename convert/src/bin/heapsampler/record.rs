@@ -75,6 +75,16 @@ pub fn option_string(output: &Path, sampling: &Sampling) -> String {
     if sampling.keep_hidden_frames {
         options.push_str(",hidden=true");
     }
+    let roots = &sampling.roots;
+    if roots.roots {
+        options.push_str(",roots=true");
+        if let Some(depth) = roots.roots_depth {
+            options.push_str(&format!(",roots_depth={depth}"));
+        }
+        if let Some(time) = &roots.roots_time {
+            options.push_str(&format!(",roots_time={time}"));
+        }
+    }
     options
 }
 
