@@ -89,12 +89,14 @@ pub struct RootPath {
 /// (`jdk.types.OldObjectGcRoot`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GcRoot {
-    /// The subsystem: `Universe`, `Threads`, `Class Loader Data`, `JNI
-    /// Handles`, ...
+    /// The subsystem: `Threads`, `Class Loader Data`, `JNI Global`, `VM
+    /// Global` (see [`RootKind::gc_root`]).
     pub system: &'static str,
-    /// The kind: `Stack Variable`, `Global Handle`, `Local JNI Handle`, ...
+    /// The kind: `Stack Variable`, `Local JNI Handle`, `Global JNI Handle`,
+    /// `Global Object Handle`, `<unknown>`.
     pub kind: &'static str,
-    /// What it is (a class's static field, a thread's frame), if known.
+    /// What it is, as the JDK says it: `Thread Name: main` for a thread's
+    /// root; `None` otherwise.
     pub description: Option<String>,
 }
 
@@ -988,7 +990,7 @@ impl Walker {
             self.graph.set_length(id, length);
         }
         if first && self.graph.is_target(id) {
-            self.targets_left -= 1;
+            self.targets_left = self.targets_left.saturating_sub(1);
             if self.targets_left == 0 {
                 return self.end(Stop::AllFound);
             }

@@ -54,6 +54,12 @@ pub fn paths_to_roots(
     let start = Instant::now();
     let mut paths = vec![None; handles.len()];
     if handles.is_empty() {
+        log(
+            options,
+            LogLevel::Info,
+            "paths to roots: no sampled object is tracked as live (live=true tracks them), \
+             nothing to walk",
+        );
         return paths;
     }
     let env = match TagEnv::new(vm) {
