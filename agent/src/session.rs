@@ -32,6 +32,7 @@ use heapsampler_core::ring::{Consumer, Producer, WaitOutcome};
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
+use crate::roots::RootLimits;
 use crate::writer::{self, GcRecord, RecordingSettings, Statistics, Writer};
 
 /// Writes `message` on stderr if the options' log level is `level` or more.
@@ -259,7 +260,10 @@ impl Session {
             threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
             hidden_frames: options.hidden_frames,
             old_objects: options.old_objects,
-            roots: None,
+            roots: options.roots.enabled.then_some(RootLimits {
+                max_depth: options.roots.depth,
+                budget: options.roots.time,
+            }),
         }
     }
 }

@@ -400,7 +400,18 @@ fn referrer_chain<S: Sink>(
                 boot_loader: false,
             },
         );
-        let holder = types.old_object(recording, 0, Some(class), None, referrer)?;
+        // An identity, not an address (JVMTI gives none), that is never a
+        // liveness handle (the sampled objects' identities): JNI references
+        // point at 8-byte slots, weak ones tagged in the lowest bit, so no
+        // handle ends in the bits 0b10.
+        let identity = (link.holder << 3) | 0b10;
+        let holder = types.old_object(
+            recording,
+            identity,
+            Some(class),
+            link.description.as_deref(),
+            referrer,
+        )?;
         let place = match &link.reference {
             Reference::Field { name, modifiers } => ReferenceHolder::Field {
                 name,
@@ -539,6 +550,15 @@ impl<S: Sink> Writer<S> {
     /// Objects tracked for liveness now.
     pub fn tracked_objects(&self) -> usize {
         self.liveness.len()
+    }
+
+    /// The liveness handles of the objects tracked now: what
+    /// [`Vm::paths_to_roots`] walks to.
+    pub fn live_handles(&self) -> Vec<u64> {
+        self.liveness
+            .iter()
+            .map(|object| object.handle.handle)
+            .collect()
     }
 
     /// Records that could not be decoded.

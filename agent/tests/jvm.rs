@@ -1306,3 +1306,174 @@ fn a_runtime_without_the_management_modules_records_without_their_events() {
         );
     }
 }
+
+/// Runs `GcRoots 4` (testdata/workloads/GcRoots.java) with `java` under the
+/// agent with `roots=true`; returns the paths of the recording's
+/// `jdk.OldObjectSample` events as the JDK's parser reads them (see
+/// [`old_object_path`]), by the external name of the kept object's class,
+/// and the agent's summary of the walk.
+fn paths_to_roots(test: &str, java: &Path) -> (Vec<(String, String)>, String) {
+    let file = support::temp_dir(test).join("roots.jfr");
+    // The kept arrays are 400 KB: at a 16 KiB interval each is sampled
+    // with probability 1 - exp(-24), and, below G1's humongous size (half
+    // a 1 MiB region at -Xmx512m), tracked.
+    let output = Command::new(java)
+        .arg(format!(
+            "-agentpath:{}=file={},interval=16k,roots=true",
+            agent().display(),
+            file.display()
+        ))
+        .arg("-Xmx512m")
+        .arg("-cp")
+        .arg(support::compiled_workload("GcRoots"))
+        .arg("GcRoots")
+        .arg("4")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("ready"),
+        "{test}: {stdout}\n{stderr}"
+    );
+    // The recording is whole as ever.
+    assert_complete(&events(&file));
+    let document = support::print_json(&file);
+    let paths = support::json_events(&document)
+        .iter()
+        .filter(|e| e["type"] == "jdk.OldObjectSample" && !e["values"]["root"].is_null())
+        .map(|e| old_object_path(&e["values"]))
+        .collect();
+    let summary = stderr
+        .lines()
+        .find(|l| l.starts_with("heapsampler: paths to roots: "))
+        .unwrap_or_else(|| panic!("{test}: no summary of the walk:\n{stderr}"))
+        .to_owned();
+    (paths, summary)
+}
+
+/// A class's name in `jdk.types.OldObject` (`[Ljava/util/HashMap$Node;`)
+/// the Java way: `java.util.HashMap$Node[]`.
+fn external(internal: &str) -> String {
+    let dims = internal.chars().take_while(|&c| c == '[').count();
+    let element = &internal[dims..];
+    let element = element
+        .strip_prefix('L')
+        .and_then(|e| e.strip_suffix(';'))
+        .unwrap_or(element);
+    format!("{}{}", element.replace('/', "."), "[]".repeat(dims))
+}
+
+/// An old object's class and its path as the agent's debug log writes
+/// one: `value : java.util.HashMap$Node <- [3] : java.util.HashMap$Node[16]
+/// <- ... <- root: Class Loader Data, <unknown>`.
+fn old_object_path(values: &serde_json::Value) -> (String, String) {
+    let object = &values["object"];
+    let class = external(object["type"]["name"].as_str().unwrap());
+    let mut links = Vec::new();
+    let mut referrer = &object["referrer"];
+    while !referrer.is_null() {
+        let holder = &referrer["object"];
+        let mut class = external(holder["type"]["name"].as_str().unwrap());
+        let place = if !referrer["field"].is_null() {
+            referrer["field"]["name"].as_str().unwrap().to_owned()
+        } else if !referrer["array"].is_null() {
+            let array = &referrer["array"];
+            class = format!("{}[{}]", class.trim_end_matches("[]"), array["size"]);
+            format!("[{}]", array["index"])
+        } else {
+            "?".to_owned()
+        };
+        let mut link = format!("{place} : {class}");
+        if let Some(description) = holder["description"].as_str() {
+            link = format!("{link} {description}");
+        }
+        links.push(link);
+        referrer = &holder["referrer"];
+    }
+    let root = &values["root"];
+    let mut root_text = format!(
+        "root: {}, {}",
+        root["system"].as_str().unwrap(),
+        root["type"].as_str().unwrap()
+    );
+    if let Some(description) = root["description"].as_str() {
+        root_text = format!("{root_text}, {description}");
+    }
+    links.push(root_text);
+    (class, links.join(" <- "))
+}
+
+/// The paths of the objects GcRoots keeps in a static map, a thread-local
+/// and a parked thread's local variable: each root named as the JDK's leak
+/// profiler names it, each chain as `jfr print` shows the JDK's.
+fn assert_gc_roots_paths(jdk: &str, paths: &[(String, String)], summary: &str) {
+    let of = |class: &str| -> Vec<&str> {
+        paths
+            .iter()
+            .filter(|(c, _)| c == class)
+            .map(|(_, p)| p.as_str())
+            .collect()
+    };
+    // The map's four values, each at its own index of the 16-slot table.
+    let in_map = of("GcRoots$InStaticMap[]");
+    assert_eq!(in_map.len(), 4, "{jdk}: {paths:#?}");
+    let mut slots = std::collections::HashSet::new();
+    for path in in_map {
+        let (slot, rest) = path
+            .strip_prefix("value : java.util.HashMap$Node <- [")
+            .and_then(|p| p.split_once(']'))
+            .unwrap_or_else(|| panic!("{jdk}: {path}"));
+        assert_eq!(
+            rest,
+            " : java.util.HashMap$Node[16] <- table : java.util.HashMap \
+             <- MAP : java.lang.Class Class Name: GcRoots <- root: Class Loader Data, <unknown>",
+            "{jdk}"
+        );
+        assert!(slots.insert(slot.parse::<u32>().unwrap()), "{jdk}: {path}");
+    }
+    let in_thread_local = of("GcRoots$InThreadLocal[]");
+    assert_eq!(in_thread_local.len(), 1, "{jdk}: {paths:#?}");
+    let (_, rest) = in_thread_local[0]
+        .strip_prefix("value : java.lang.ThreadLocal$ThreadLocalMap$Entry <- [")
+        .and_then(|p| p.split_once(']'))
+        .unwrap_or_else(|| panic!("{jdk}: {}", in_thread_local[0]));
+    assert_eq!(
+        rest,
+        " : java.lang.ThreadLocal$ThreadLocalMap$Entry[16] \
+         <- table : java.lang.ThreadLocal$ThreadLocalMap \
+         <- threadLocals : java.lang.Thread Thread Name: thread-local-holder \
+         <- root: Threads, Global Object Handle, Thread Name: thread-local-holder",
+        "{jdk}"
+    );
+    assert_eq!(
+        of("GcRoots$OnStack[]"),
+        ["root: Threads, Stack Variable, Thread Name: stack-holder"],
+        "{jdk}"
+    );
+    // "paths to roots: N of M objects in X ms, V objects visited (...)"
+    let counts: Vec<u64> = summary
+        .trim_start_matches("heapsampler: paths to roots: ")
+        .split([' ', ','])
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(counts[0] as usize, paths.len(), "{jdk}: {summary}");
+    assert!(counts[0] >= 6 && counts[0] <= counts[1], "{jdk}: {summary}");
+    assert!(counts[3] > 1000, "{jdk}: objects visited: {summary}");
+}
+
+#[test]
+fn roots_true_finds_the_paths_of_objects_in_a_static_map_a_thread_local_and_a_stack() {
+    let (paths, summary) = paths_to_roots("agent_roots", Path::new("java"));
+    assert_gc_roots_paths("JDK 17", &paths, &summary);
+}
+
+#[test]
+fn roots_true_finds_the_same_paths_on_a_newer_jdk() {
+    let Some((major, home)) = newer_jdk() else {
+        eprintln!("skipped: no JDK 21 or later under /usr/lib/jvm");
+        return;
+    };
+    let (paths, summary) = paths_to_roots("agent_roots_newer", &home.join("bin/java"));
+    assert_gc_roots_paths(&format!("JDK {major}"), &paths, &summary);
+}

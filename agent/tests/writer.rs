@@ -779,6 +779,8 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
         links: vec![
             Link {
                 holder_class: "Ljava/util/HashMap$Node;".into(),
+                description: None,
+                holder: 7,
                 reference: Reference::Field {
                     name: "value".into(),
                     modifiers: 0,
@@ -786,6 +788,8 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
             },
             Link {
                 holder_class: "[Ljava/util/HashMap$Node;".into(),
+                description: Some("the table".into()),
+                holder: 8,
                 reference: Reference::Element {
                     length: 16,
                     index: 4,
@@ -840,10 +844,10 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
         old[6].contains(
             "object={address=4,type=class([B,0,bootstrap),description=null,\
              referrer={array=null,field={name=\"value\",modifiers=0},\
-             object={address=0,type=class(java.util.HashMap$Node,0,null),description=null,\
+             object={address=58,type=class(java.util.HashMap$Node,0,null),description=null,\
              referrer={array={size=16,index=4},field=null,\
-             object={address=0,type=class([Ljava.util.HashMap$Node;,0,null),description=null,\
-             referrer=null},skip=0}},skip=0}} arrayElements=3984 \
+             object={address=66,type=class([Ljava.util.HashMap$Node;,0,null),\
+             description=\"the table\",referrer=null},skip=0}},skip=0}} arrayElements=3984 \
              root={description=\"Leak.map\",system=\"Class Loader Data\",type=\"Global Handle\"}"
         ),
         "{}",

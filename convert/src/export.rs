@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
 
 use jfr_writer::format::ChunkHeader;
+pub use jfr_writer::format::java_class_name;
 use jfr_writer::format::names::{annotation, attribute, class, field, unit as unit_name};
 
 use crate::read::chunk::Chunk;
@@ -62,32 +63,6 @@ pub(crate) fn unit(metadata: &Metadata, field: &FieldInfo) -> Unit {
         return unit;
     }
     Unit::Plain
-}
-
-/// A class name as Java writes it: `java/lang/String` -> `java.lang.String`,
-/// `[I` -> `int[]`, `[[Ljava/lang/String;` -> `java.lang.String[][]`.
-pub fn java_class_name(internal: &str) -> String {
-    let dimensions = internal.bytes().take_while(|&b| b == b'[').count();
-    let element = &internal[dimensions..];
-    let base = if dimensions == 0 {
-        element.replace('/', ".")
-    } else {
-        match element {
-            "Z" => class::BOOLEAN.to_owned(),
-            "B" => class::BYTE.to_owned(),
-            "C" => class::CHAR.to_owned(),
-            "S" => class::SHORT.to_owned(),
-            "I" => class::INT.to_owned(),
-            "J" => class::LONG.to_owned(),
-            "F" => class::FLOAT.to_owned(),
-            "D" => class::DOUBLE.to_owned(),
-            object => object
-                .trim_start_matches('L')
-                .trim_end_matches(';')
-                .replace('/', "."),
-        }
-    };
-    format!("{base}{}", "[]".repeat(dimensions))
 }
 
 /// Writes a chunk's events as CSV rows (one writer per event type).

@@ -432,3 +432,54 @@ fn the_old_object_cap_is_kept_and_what_it_left_out_is_said() {
         "{text}"
     );
 }
+
+#[test]
+fn record_passes_the_roots_options_to_the_agent() {
+    let dir = support::temp_dir("convert_record_roots");
+    let file = dir.join("roots.jfr");
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args([
+            "record",
+            "--interval",
+            "16k",
+            "--roots",
+            "--roots-depth",
+            "8",
+        ])
+        .args(["--roots-time", "30s", "-o"])
+        .arg(&file)
+        .arg("--agent")
+        .arg(agent())
+        .args(["--", "java", "-cp"])
+        .arg(support::compiled_workload("GcRoots"))
+        .args(["GcRoots", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // The agent walked (its summary at log level info), within the depth
+    // given: the map's values are 4 references from their class.
+    let summary = stderr
+        .lines()
+        .find(|l| l.starts_with("heapsampler: paths to roots: "))
+        .unwrap_or_else(|| panic!("no walk: {stderr}"));
+    assert!(summary.contains(" objects visited "), "{summary}");
+    // A bad value is refused by the agent's own parser, before the JVM runs.
+    let refused = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["record", "--roots", "--roots-time", "1d", "-o"])
+        .arg(dir.join("refused.jfr"))
+        .arg("--agent")
+        .arg(agent())
+        .args(["--", "java", "-version"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("bad option 'roots_time=1d'"), "{stderr}");
+    // --roots-depth and --roots-time mean nothing without --roots.
+    let alone = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["record", "--roots-depth", "8", "--", "java", "-version"])
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(2), "clap's usage error");
+}

@@ -82,7 +82,38 @@ pub struct Options {
     /// The most `jdk.OldObjectSample` events a chunk carries for the
     /// sampled objects live at its end, largest weight first.
     pub old_objects: usize,
+    /// Paths to GC roots for the sampled objects still live at the end
+    /// (`roots=`, `roots_depth=`, `roots_time=`).
+    pub roots: Roots,
 }
+
+/// Whether and how far the heap is walked at the end for the paths from GC
+/// roots to the sampled objects still live (`roots=true`, as JFR's
+/// `path-to-gc-roots=true`). Off by default: the walk pauses the JVM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roots {
+    /// Whether to walk.
+    pub enabled: bool,
+    /// The most references followed from a root (`roots_depth=`): objects
+    /// farther than this have no path.
+    pub depth: usize,
+    /// The longest the walk may pause the JVM (`roots_time=`): objects not
+    /// reached by then have no path.
+    pub time: Duration,
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            depth: 64,
+            time: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The deepest `roots_depth=`.
+pub const MAX_ROOTS_DEPTH: usize = 4096;
 
 impl Options {
     /// The defaults, recording to `heapsampler-<pid>.jfr` in the working directory.
@@ -102,6 +133,7 @@ impl Options {
             stop: false,
             hidden_frames: false,
             old_objects: DEFAULT_OLD_OBJECTS,
+            roots: Roots::default(),
         }
     }
 
@@ -200,6 +232,23 @@ impl Options {
                         .filter(|&n| n <= MAX_OLD_OBJECTS)
                         .ok_or_else(|| bad(OLD_OBJECTS))?
                 }
+                "roots" => {
+                    options.roots.enabled = parse_bool(need(ROOTS)?).ok_or_else(|| bad(ROOTS))?
+                }
+                "roots_depth" => {
+                    options.roots.depth = need(ROOTS_DEPTH)?
+                        .parse()
+                        .ok()
+                        .filter(|d| (1..=MAX_ROOTS_DEPTH).contains(d))
+                        .ok_or_else(|| bad(ROOTS_DEPTH))?
+                }
+                "roots_time" => {
+                    options.roots.time = parse_duration(need(ROOTS_TIME)?)
+                        .filter(|d| {
+                            *d >= Duration::from_millis(10) && *d <= Duration::from_secs(3600)
+                        })
+                        .ok_or_else(|| bad(ROOTS_TIME))?
+                }
                 "stop" if value.is_none() => options.stop = true,
                 "stop" => return Err(bad("stop takes no value")),
                 _ => {
@@ -238,9 +287,13 @@ pub const DEFAULT_OLD_OBJECTS: usize = 10_000;
 /// The most `old_objects` accepts.
 pub const MAX_OLD_OBJECTS: usize = 1_000_000;
 
+const ROOTS: &str = "true (at the end, walk the heap for the paths from GC roots to the sampled objects still live; the JVM pauses for the walk, up to roots_time: a 4 GiB heap 70% full takes 22 s to the walk's limit of 16.8 M objects) or false";
+const ROOTS_DEPTH: &str =
+    "a number of references from a GC root, from 1 to 4096 (farther objects get no path)";
+const ROOTS_TIME: &str = "a duration from 10ms to 1h, such as 10s: the longest the walk for roots=true may pause the JVM";
+
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, \
-     ring, stop";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, stop, roots, roots_depth, roots_time";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -320,6 +373,9 @@ mod tests {
         assert_eq!(options.rate, None);
         assert!(options.threads.is_none());
         assert_eq!(options.log, LogLevel::Info);
+        assert!(!options.roots.enabled);
+        assert_eq!(options.roots.depth, 64);
+        assert_eq!(options.roots.time, Duration::from_secs(10));
         assert_eq!(parse("").unwrap(), options);
         assert_eq!(parse("live=true,,").unwrap(), options);
     }
@@ -355,6 +411,50 @@ mod tests {
         assert!(parse("old_objects=-1").is_err());
         assert!(parse("hidden=true").unwrap().hidden_frames);
         assert!(!parse("hidden=false").unwrap().hidden_frames);
+    }
+
+    #[test]
+    fn roots_options_parse() {
+        let roots = parse("roots=true,roots_depth=8,roots_time=500ms")
+            .unwrap()
+            .roots;
+        assert_eq!(
+            roots,
+            Roots {
+                enabled: true,
+                depth: 8,
+                time: Duration::from_millis(500)
+            }
+        );
+        assert!(!parse("roots=false").unwrap().roots.enabled);
+        // Depth and time alone change the walk's limits, not whether it runs.
+        let limits = parse("roots_depth=4096,roots_time=1h").unwrap().roots;
+        assert!(!limits.enabled);
+        assert_eq!(
+            (limits.depth, limits.time),
+            (4096, Duration::from_secs(3600))
+        );
+        for (text, message) in [
+            (
+                "roots=maybe",
+                "bad option 'roots=maybe': expected true (at the end",
+            ),
+            (
+                "roots_depth=0",
+                "bad option 'roots_depth=0': expected a number of references from a GC root, from 1 to 4096",
+            ),
+            ("roots_depth=4097", "bad option 'roots_depth=4097'"),
+            ("roots_depth=deep", "bad option 'roots_depth=deep'"),
+            (
+                "roots_time=5ms",
+                "bad option 'roots_time=5ms': expected a duration from 10ms to 1h",
+            ),
+            ("roots_time=2h", "bad option 'roots_time=2h'"),
+            ("roots_time=", "bad option 'roots_time='"),
+        ] {
+            let error = parse(text).expect_err(text).to_string();
+            assert!(error.starts_with(message), "{text}: got {error:?}");
+        }
     }
 
     #[test]

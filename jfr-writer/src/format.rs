@@ -265,6 +265,32 @@ impl ChunkHeader {
     }
 }
 
+/// A class name as Java writes it: `java/lang/String` -> `java.lang.String`,
+/// `[I` -> `int[]`, `[[Ljava/lang/String;` -> `java.lang.String[][]`.
+pub fn java_class_name(internal: &str) -> String {
+    let dimensions = internal.bytes().take_while(|&b| b == b'[').count();
+    let element = &internal[dimensions..];
+    let base = if dimensions == 0 {
+        element.replace('/', ".")
+    } else {
+        match element {
+            "Z" => names::class::BOOLEAN.to_owned(),
+            "B" => names::class::BYTE.to_owned(),
+            "C" => names::class::CHAR.to_owned(),
+            "S" => names::class::SHORT.to_owned(),
+            "I" => names::class::INT.to_owned(),
+            "J" => names::class::LONG.to_owned(),
+            "F" => names::class::FLOAT.to_owned(),
+            "D" => names::class::DOUBLE.to_owned(),
+            object => object
+                .trim_start_matches('L')
+                .trim_end_matches(';')
+                .replace('/', "."),
+        }
+    };
+    format!("{base}{}", "[]".repeat(dimensions))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,11 +27,13 @@ use jfr_writer::{FileSink, Recording};
 use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
+use super::heap_walk;
 use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
 use super::management::Management;
 use super::sys::*;
 use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
+use crate::roots::{RootLimits, RootPath};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
 use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
 
@@ -773,5 +775,15 @@ impl writer::Vm for JvmtiVm<'_> {
     fn class_loading(&mut self) -> Option<ClassLoading> {
         let jni = self.jni;
         self.management()?.class_loading(jni)
+    }
+
+    fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
+        heap_walk::paths_to_roots(
+            self.running.vm,
+            self.jni,
+            handles,
+            limits,
+            self.running.session.options(),
+        )
     }
 }

@@ -390,6 +390,147 @@ impl Jvmti {
         Ok(native != 0)
     }
 
+    /// Every loaded class: local references the caller deletes.
+    pub fn loaded_classes(&self) -> Result<Vec<jclass>, JvmtiError> {
+        let (mut count, mut classes): (jint, *mut jclass) = (0, ptr::null_mut());
+        // SAFETY: the JVM writes a count and an array it allocated.
+        check(unsafe {
+            (self.table().GetLoadedClasses.expect("GetLoadedClasses"))(
+                self.0,
+                &mut count,
+                &mut classes,
+            )
+        })?;
+        Ok(self.take_array(classes, count))
+    }
+
+    /// Copies an array the JVM allocated out and frees it.
+    fn take_array<T: Copy>(&self, array: *mut T, count: jint) -> Vec<T> {
+        let list = if array.is_null() || count <= 0 {
+            Vec::new()
+        } else {
+            // SAFETY: the JVM returned `count` elements at `array`.
+            unsafe { std::slice::from_raw_parts(array, count as usize) }.to_vec()
+        };
+        self.deallocate(array.cast());
+        list
+    }
+
+    /// The fields a class declares, in the order JVMTI numbers them (its
+    /// static fields included, inherited ones not).
+    pub fn class_fields(&self, class: jclass) -> Result<Vec<jni::sys::jfieldID>, JvmtiError> {
+        let (mut count, mut fields): (jint, *mut jni::sys::jfieldID) = (0, ptr::null_mut());
+        // SAFETY: `class` is a live reference; the JVM writes a count and an
+        // array it allocated.
+        check(unsafe {
+            (self.table().GetClassFields.expect("GetClassFields"))(
+                self.0,
+                class,
+                &mut count,
+                &mut fields,
+            )
+        })?;
+        Ok(self.take_array(fields, count))
+    }
+
+    /// The interfaces a class (or interface) declares it implements (or
+    /// extends): local references the caller deletes.
+    pub fn implemented_interfaces(&self, class: jclass) -> Result<Vec<jclass>, JvmtiError> {
+        let (mut count, mut interfaces): (jint, *mut jclass) = (0, ptr::null_mut());
+        // SAFETY: `class` is a live reference; the JVM writes a count and an
+        // array of local references it allocated.
+        check(unsafe {
+            (self
+                .table()
+                .GetImplementedInterfaces
+                .expect("GetImplementedInterfaces"))(
+                self.0, class, &mut count, &mut interfaces
+            )
+        })?;
+        Ok(self.take_array(interfaces, count))
+    }
+
+    /// Whether a class is an interface.
+    pub fn is_interface(&self, class: jclass) -> Result<bool, JvmtiError> {
+        let mut interface = 0;
+        // SAFETY: `class` is a live reference.
+        check(unsafe {
+            (self.table().IsInterface.expect("IsInterface"))(self.0, class, &mut interface)
+        })?;
+        Ok(interface != 0)
+    }
+
+    /// A field's name and signature (`I`, `Ljava/lang/String;`).
+    pub fn field_name(
+        &self,
+        class: jclass,
+        field: jni::sys::jfieldID,
+    ) -> Result<(String, String), JvmtiError> {
+        let (mut name, mut signature): (*mut c_char, *mut c_char) =
+            (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: `class` is a live reference and `field` one of its fields;
+        // the JVM allocates the strings, and skips the null generic pointer.
+        check(unsafe {
+            (self.table().GetFieldName.expect("GetFieldName"))(
+                self.0,
+                class,
+                field,
+                &mut name,
+                &mut signature,
+                ptr::null_mut(),
+            )
+        })?;
+        Ok((self.take_string(name), self.take_string(signature)))
+    }
+
+    /// A field's access modifiers.
+    pub fn field_modifiers(
+        &self,
+        class: jclass,
+        field: jni::sys::jfieldID,
+    ) -> Result<jint, JvmtiError> {
+        let mut modifiers: jint = 0;
+        // SAFETY: `class` is a live reference and `field` one of its fields.
+        check(unsafe {
+            (self.table().GetFieldModifiers.expect("GetFieldModifiers"))(
+                self.0,
+                class,
+                field,
+                &mut modifiers,
+            )
+        })?;
+        Ok(modifiers)
+    }
+
+    /// Walks the heap from its roots (`FollowReferences` with no filter),
+    /// calling `callbacks` with `user_data` on the VM thread, the JVM
+    /// paused, until the walk ends or a callback aborts it. Needs
+    /// `can_tag_objects`.
+    ///
+    /// # Safety
+    /// The callbacks must be sound for `user_data`: each reads it as the
+    /// type the caller passes, which lives and is not otherwise used until
+    /// this returns.
+    pub unsafe fn follow_references(
+        &self,
+        callbacks: &jvmtiHeapCallbacks,
+        user_data: *mut c_void,
+    ) -> Result<(), JvmtiError> {
+        // SAFETY: no class filter and no initial object (null: the roots);
+        // the callbacks and `user_data` are sound together (the caller's
+        // contract), and the JVM calls them only while this call runs.
+        check(unsafe {
+            (self.table().FollowReferences.expect("FollowReferences"))(
+                self.0,
+                0,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                callbacks,
+                user_data,
+            )
+        })
+    }
+
     /// A thread's name. `jni` deletes the local references the call returns.
     pub fn thread_name(&self, jni: Jni, thread: jobject) -> Result<String, JvmtiError> {
         let mut info = jvmtiThreadInfo::default();
@@ -470,6 +611,45 @@ impl Jni {
             unsafe { (self.table().GetArrayLength.expect("GetArrayLength"))(self.0, local) };
         self.delete_local_ref(local);
         Some(length)
+    }
+
+    /// A class's superclass: a local reference, null for `java.lang.Object`,
+    /// an interface or a primitive type.
+    pub fn superclass(self, class: jclass) -> jclass {
+        // SAFETY: `class` is a live class reference.
+        unsafe { (self.table().GetSuperclass.expect("GetSuperclass"))(self.0, class) }
+    }
+
+    /// Opens a frame of local references that [`Jni::pop_local_frame`]
+    /// frees at once, with room for `capacity`; false if the JVM has no
+    /// memory for it.
+    pub fn push_local_frame(self, capacity: jint) -> bool {
+        // SAFETY: a plain call; a failure leaves an OutOfMemoryError
+        // pending, cleared here.
+        unsafe {
+            let table = self.table();
+            if (table.PushLocalFrame.expect("PushLocalFrame"))(self.0, capacity) == 0 {
+                return true;
+            }
+            (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+            false
+        }
+    }
+
+    /// Closes the frame [`Jni::push_local_frame`] opened, deleting every
+    /// local reference made since.
+    pub fn pop_local_frame(self) {
+        // SAFETY: called once per successful push_local_frame.
+        unsafe { (self.table().PopLocalFrame.expect("PopLocalFrame"))(self.0, ptr::null_mut()) };
+    }
+
+    /// Whether `class` is `superclass` or a subclass of it (or implements it).
+    pub fn is_assignable_from(self, class: jclass, superclass: jclass) -> bool {
+        // SAFETY: both are live class references.
+        unsafe {
+            (self.table().IsAssignableFrom.expect("IsAssignableFrom"))(self.0, class, superclass)
+                != 0
+        }
     }
 
     /// Whether a weak reference's object was collected.

@@ -416,6 +416,184 @@ pub struct jvmtiAddrLocationMap {
     pub location: jlocation,
 }
 
+// ---------------------------------------------------------------- heap walking
+
+/// `JVMTI_HEAP_FILTER_TAGGED`: do not report tagged objects.
+pub const JVMTI_HEAP_FILTER_TAGGED: jint = 0x4;
+/// `JVMTI_HEAP_FILTER_UNTAGGED`: do not report untagged objects.
+pub const JVMTI_HEAP_FILTER_UNTAGGED: jint = 0x8;
+/// `JVMTI_HEAP_FILTER_CLASS_TAGGED`: do not report objects of tagged classes.
+pub const JVMTI_HEAP_FILTER_CLASS_TAGGED: jint = 0x10;
+/// `JVMTI_HEAP_FILTER_CLASS_UNTAGGED`: do not report objects of untagged classes.
+pub const JVMTI_HEAP_FILTER_CLASS_UNTAGGED: jint = 0x20;
+
+/// `JVMTI_VISIT_OBJECTS`: a reference callback's answer to follow the
+/// references of the object it was called for.
+pub const JVMTI_VISIT_OBJECTS: jint = 0x100;
+/// `JVMTI_VISIT_ABORT`: a callback's answer to end the walk at once.
+pub const JVMTI_VISIT_ABORT: jint = 0x8000;
+
+/// `jvmtiHeapReferenceKind`: what a reference reported by `FollowReferences`
+/// is (C enum, 4 bytes).
+pub type jvmtiHeapReferenceKind = u32;
+/// From an object to its class.
+pub const JVMTI_HEAP_REFERENCE_CLASS: jvmtiHeapReferenceKind = 1;
+/// From an object to the value of one of its instance fields.
+pub const JVMTI_HEAP_REFERENCE_FIELD: jvmtiHeapReferenceKind = 2;
+/// From an array to one of its elements.
+pub const JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT: jvmtiHeapReferenceKind = 3;
+/// From a class to its class loader.
+pub const JVMTI_HEAP_REFERENCE_CLASS_LOADER: jvmtiHeapReferenceKind = 4;
+/// From a class to its signers array.
+pub const JVMTI_HEAP_REFERENCE_SIGNERS: jvmtiHeapReferenceKind = 5;
+/// From a class to its protection domain.
+pub const JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: jvmtiHeapReferenceKind = 6;
+/// From a class to one of its interfaces.
+pub const JVMTI_HEAP_REFERENCE_INTERFACE: jvmtiHeapReferenceKind = 7;
+/// From a class to the value of one of its static fields.
+pub const JVMTI_HEAP_REFERENCE_STATIC_FIELD: jvmtiHeapReferenceKind = 8;
+/// From a class to a resolved entry of its constant pool.
+pub const JVMTI_HEAP_REFERENCE_CONSTANT_POOL: jvmtiHeapReferenceKind = 9;
+/// From a class to its superclass.
+pub const JVMTI_HEAP_REFERENCE_SUPERCLASS: jvmtiHeapReferenceKind = 10;
+/// Heap root: a JNI global reference.
+pub const JVMTI_HEAP_REFERENCE_JNI_GLOBAL: jvmtiHeapReferenceKind = 21;
+/// Heap root: a system class.
+pub const JVMTI_HEAP_REFERENCE_SYSTEM_CLASS: jvmtiHeapReferenceKind = 22;
+/// Heap root: a monitor.
+pub const JVMTI_HEAP_REFERENCE_MONITOR: jvmtiHeapReferenceKind = 23;
+/// Heap root: a local variable on a thread's stack.
+pub const JVMTI_HEAP_REFERENCE_STACK_LOCAL: jvmtiHeapReferenceKind = 24;
+/// Heap root: a JNI local reference.
+pub const JVMTI_HEAP_REFERENCE_JNI_LOCAL: jvmtiHeapReferenceKind = 25;
+/// Heap root: a thread.
+pub const JVMTI_HEAP_REFERENCE_THREAD: jvmtiHeapReferenceKind = 26;
+/// Heap root: another root the VM keeps.
+pub const JVMTI_HEAP_REFERENCE_OTHER: jvmtiHeapReferenceKind = 27;
+
+/// `jvmtiHeapReferenceInfoField`, for `JVMTI_HEAP_REFERENCE_FIELD` and
+/// `JVMTI_HEAP_REFERENCE_STATIC_FIELD`: the field's index, counted over the
+/// fields of the class's interfaces first, then of its superclasses from
+/// `java.lang.Object` down (see the JVMTI specification).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct jvmtiHeapReferenceInfoField {
+    /// The field's index.
+    pub index: jint,
+}
+
+/// `jvmtiHeapReferenceInfoArray`, for `JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct jvmtiHeapReferenceInfoArray {
+    /// The element's index.
+    pub index: jint,
+}
+
+/// `jvmtiHeapReferenceInfoConstantPool`, for `JVMTI_HEAP_REFERENCE_CONSTANT_POOL`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct jvmtiHeapReferenceInfoConstantPool {
+    /// The constant pool index.
+    pub index: jint,
+}
+
+/// `jvmtiHeapReferenceInfoStackLocal`, for `JVMTI_HEAP_REFERENCE_STACK_LOCAL`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct jvmtiHeapReferenceInfoStackLocal {
+    /// The tag of the thread whose stack it is (0: untagged).
+    pub thread_tag: jlong,
+    /// The thread's id.
+    pub thread_id: jlong,
+    /// The frame's depth.
+    pub depth: jint,
+    /// The frame's method.
+    pub method: jmethodID,
+    /// The frame's bytecode index.
+    pub location: jlocation,
+    /// The local variable's slot.
+    pub slot: jint,
+}
+
+/// `jvmtiHeapReferenceInfoJniLocal`, for `JVMTI_HEAP_REFERENCE_JNI_LOCAL`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct jvmtiHeapReferenceInfoJniLocal {
+    /// The tag of the thread whose reference it is (0: untagged).
+    pub thread_tag: jlong,
+    /// The thread's id.
+    pub thread_id: jlong,
+    /// The frame's depth.
+    pub depth: jint,
+    /// The frame's method.
+    pub method: jmethodID,
+}
+
+/// `jvmtiHeapReferenceInfoReserved`: what other kinds may use later.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct jvmtiHeapReferenceInfoReserved {
+    /// Reserved.
+    pub reserved: [jlong; 8],
+}
+
+/// `jvmtiHeapReferenceInfo`: what a reference callback learns of a
+/// reference besides its kind; which member applies depends on the kind.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union jvmtiHeapReferenceInfo {
+    /// For instance and static fields.
+    pub field: jvmtiHeapReferenceInfoField,
+    /// For array elements.
+    pub array: jvmtiHeapReferenceInfoArray,
+    /// For constant pool entries.
+    pub constant_pool: jvmtiHeapReferenceInfoConstantPool,
+    /// For stack locals.
+    pub stack_local: jvmtiHeapReferenceInfoStackLocal,
+    /// For JNI locals.
+    pub jni_local: jvmtiHeapReferenceInfoJniLocal,
+    /// Reserved.
+    pub other: jvmtiHeapReferenceInfoReserved,
+}
+
+/// `jvmtiHeapReferenceCallback`: called by `FollowReferences` for each
+/// reference it finds (on the VM thread, at a safepoint: no JNI, and no
+/// JVMTI but raw monitors). Returns visit control flags.
+pub type jvmtiHeapReferenceCallback = Option<
+    unsafe extern "system" fn(
+        reference_kind: jvmtiHeapReferenceKind,
+        reference_info: *const jvmtiHeapReferenceInfo,
+        class_tag: jlong,
+        referrer_class_tag: jlong,
+        size: jlong,
+        tag_ptr: *mut jlong,
+        referrer_tag_ptr: *mut jlong,
+        length: jint,
+        user_data: *mut c_void,
+    ) -> jint,
+>;
+
+/// `jvmtiHeapCallbacks`: what `FollowReferences` and `IterateThroughHeap`
+/// call. Only the reference callback is typed; the others, and the reserved
+/// slots, stay `None`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct jvmtiHeapCallbacks {
+    /// `jvmtiHeapIterationCallback` (untyped here).
+    pub heap_iteration_callback: jvmtiUntypedFn,
+    /// Called for each reference `FollowReferences` finds.
+    pub heap_reference_callback: jvmtiHeapReferenceCallback,
+    /// `jvmtiPrimitiveFieldCallback` (untyped here).
+    pub primitive_field_callback: jvmtiUntypedFn,
+    /// `jvmtiArrayPrimitiveValueCallback` (untyped here).
+    pub array_primitive_value_callback: jvmtiUntypedFn,
+    /// `jvmtiStringPrimitiveValueCallback` (untyped here).
+    pub string_primitive_value_callback: jvmtiUntypedFn,
+    /// `reserved5` to `reserved15`.
+    pub reserved: [jvmtiUntypedFn; 11],
+}
+
 // ---------------------------------------------------------------- capabilities
 
 /// `jvmtiCapabilities`: in C a struct of 128 one-bit bit-fields in four
@@ -1274,10 +1452,24 @@ pub struct jvmtiInterface_1 {
             methods_ptr: *mut *mut jmethodID,
         ) -> jvmtiError,
     >,
-    /// 53: Get Class Fields (untyped here; see jvmti.h).
-    pub GetClassFields: jvmtiUntypedFn,
-    /// 54: Get Implemented Interfaces (untyped here; see jvmti.h).
-    pub GetImplementedInterfaces: jvmtiUntypedFn,
+    /// 53: Get Class Fields.
+    pub GetClassFields: Option<
+        unsafe extern "system" fn(
+            env: *mut jvmtiEnv,
+            klass: jclass,
+            field_count_ptr: *mut jint,
+            fields_ptr: *mut *mut jfieldID,
+        ) -> jvmtiError,
+    >,
+    /// 54: Get Implemented Interfaces.
+    pub GetImplementedInterfaces: Option<
+        unsafe extern "system" fn(
+            env: *mut jvmtiEnv,
+            klass: jclass,
+            interface_count_ptr: *mut jint,
+            interfaces_ptr: *mut *mut jclass,
+        ) -> jvmtiError,
+    >,
     /// 55: Is Interface.
     pub IsInterface: Option<
         unsafe extern "system" fn(
@@ -1312,12 +1504,28 @@ pub struct jvmtiInterface_1 {
     >,
     /// 59: Get Object Monitor Usage (untyped here; see jvmti.h).
     pub GetObjectMonitorUsage: jvmtiUntypedFn,
-    /// 60: Get Field Name (and Signature) (untyped here; see jvmti.h).
-    pub GetFieldName: jvmtiUntypedFn,
+    /// 60: Get Field Name (and Signature).
+    pub GetFieldName: Option<
+        unsafe extern "system" fn(
+            env: *mut jvmtiEnv,
+            klass: jclass,
+            field: jfieldID,
+            name_ptr: *mut *mut c_char,
+            signature_ptr: *mut *mut c_char,
+            generic_ptr: *mut *mut c_char,
+        ) -> jvmtiError,
+    >,
     /// 61: Get Field Declaring Class (untyped here; see jvmti.h).
     pub GetFieldDeclaringClass: jvmtiUntypedFn,
-    /// 62: Get Field Modifiers (untyped here; see jvmti.h).
-    pub GetFieldModifiers: jvmtiUntypedFn,
+    /// 62: Get Field Modifiers.
+    pub GetFieldModifiers: Option<
+        unsafe extern "system" fn(
+            env: *mut jvmtiEnv,
+            klass: jclass,
+            field: jfieldID,
+            modifiers_ptr: *mut jint,
+        ) -> jvmtiError,
+    >,
     /// 63: Is Field Synthetic (untyped here; see jvmti.h).
     pub IsFieldSynthetic: jvmtiUntypedFn,
     /// 64: Get Method Name (and Signature).
@@ -1522,8 +1730,17 @@ pub struct jvmtiInterface_1 {
     pub reserved113: jvmtiUntypedFn,
     /// 114: Get Objects With Tags (untyped here; see jvmti.h).
     pub GetObjectsWithTags: jvmtiUntypedFn,
-    /// 115: Follow References (untyped here; see jvmti.h).
-    pub FollowReferences: jvmtiUntypedFn,
+    /// 115: Follow References.
+    pub FollowReferences: Option<
+        unsafe extern "system" fn(
+            env: *mut jvmtiEnv,
+            heap_filter: jint,
+            klass: jclass,
+            initial_object: jobject,
+            callbacks: *const jvmtiHeapCallbacks,
+            user_data: *const c_void,
+        ) -> jvmtiError,
+    >,
     /// 116: Iterate Through Heap (untyped here; see jvmti.h).
     pub IterateThroughHeap: jvmtiUntypedFn,
     /// 117: reserved (`void *reserved117` in C).
@@ -2965,8 +3182,16 @@ mod tests {
         );
         assert_eq!(offset_of!(jvmtiInterface_1, GetLineNumberTable), slot(70));
         assert_eq!(offset_of!(jvmtiInterface_1, GetStackTrace), 103 * 8);
+        assert_eq!(offset_of!(jvmtiInterface_1, GetClassFields), slot(53));
+        assert_eq!(
+            offset_of!(jvmtiInterface_1, GetImplementedInterfaces),
+            slot(54)
+        );
+        assert_eq!(offset_of!(jvmtiInterface_1, GetFieldName), slot(60));
+        assert_eq!(offset_of!(jvmtiInterface_1, GetFieldModifiers), slot(62));
         assert_eq!(offset_of!(jvmtiInterface_1, GetTag), slot(106));
         assert_eq!(offset_of!(jvmtiInterface_1, SetTag), slot(107));
+        assert_eq!(offset_of!(jvmtiInterface_1, FollowReferences), slot(115));
         assert_eq!(offset_of!(jvmtiInterface_1, SetEventCallbacks), slot(122));
         assert_eq!(offset_of!(jvmtiInterface_1, DisposeEnvironment), slot(127));
         assert_eq!(offset_of!(jvmtiInterface_1, GetErrorName), slot(128));
@@ -3200,6 +3425,42 @@ mod tests {
         assert_eq!(size_of::<jvmtiAddrLocationMap>(), 16);
         assert_eq!(size_of::<jvmtiEnv>(), 8);
         assert_eq!(size_of::<jrawMonitorID>(), 8);
+    }
+
+    #[test]
+    fn heap_walking_structs_match_gcc() {
+        // gcc: sizeof jvmtiHeapReferenceInfo 64 (align 8);
+        // jvmtiHeapReferenceInfoStackLocal 48 (thread_tag 0, thread_id 8,
+        // depth 16, method 24, location 32, slot 40); JniLocal 32 (depth 16,
+        // method 24); Field, Array, ConstantPool 4; Reserved 64;
+        // jvmtiHeapCallbacks 128 (heap_reference_callback 8, reserved15
+        // 120); sizeof(jvmtiHeapReferenceKind) 4.
+        assert_eq!(size_of::<jvmtiHeapReferenceInfo>(), 64);
+        assert_eq!(align_of::<jvmtiHeapReferenceInfo>(), 8);
+        assert_eq!(size_of::<jvmtiHeapReferenceInfoStackLocal>(), 48);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoStackLocal, thread_tag), 0);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoStackLocal, thread_id), 8);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoStackLocal, depth), 16);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoStackLocal, method), 24);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoStackLocal, location), 32);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoStackLocal, slot), 40);
+        assert_eq!(size_of::<jvmtiHeapReferenceInfoJniLocal>(), 32);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoJniLocal, depth), 16);
+        assert_eq!(offset_of!(jvmtiHeapReferenceInfoJniLocal, method), 24);
+        assert_eq!(size_of::<jvmtiHeapReferenceInfoField>(), 4);
+        assert_eq!(size_of::<jvmtiHeapReferenceInfoArray>(), 4);
+        assert_eq!(size_of::<jvmtiHeapReferenceInfoConstantPool>(), 4);
+        assert_eq!(size_of::<jvmtiHeapReferenceInfoReserved>(), 64);
+        assert_eq!(size_of::<jvmtiHeapCallbacks>(), 128);
+        assert_eq!(offset_of!(jvmtiHeapCallbacks, heap_reference_callback), 8);
+        assert_eq!(offset_of!(jvmtiHeapCallbacks, reserved), 40);
+        assert_eq!(size_of::<jvmtiHeapReferenceKind>(), 4);
+        assert_eq!(JVMTI_HEAP_REFERENCE_FIELD, 2);
+        assert_eq!(JVMTI_HEAP_REFERENCE_STATIC_FIELD, 8);
+        assert_eq!(JVMTI_HEAP_REFERENCE_SUPERCLASS, 10);
+        assert_eq!(JVMTI_HEAP_REFERENCE_JNI_GLOBAL, 21);
+        assert_eq!(JVMTI_HEAP_REFERENCE_OTHER, 27);
+        assert_eq!((JVMTI_VISIT_OBJECTS, JVMTI_VISIT_ABORT), (0x100, 0x8000));
     }
 
     /// The typed callbacks accept functions with the signatures the agent

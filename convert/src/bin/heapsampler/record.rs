@@ -78,6 +78,16 @@ pub fn option_string(output: &Path, sampling: &Sampling) -> String {
     if sampling.old_objects != heapsampler_core::options::DEFAULT_OLD_OBJECTS {
         options.push_str(&format!(",old_objects={}", sampling.old_objects));
     }
+    let roots = &sampling.roots;
+    if roots.roots {
+        options.push_str(",roots=true");
+        if let Some(depth) = roots.roots_depth {
+            options.push_str(&format!(",roots_depth={depth}"));
+        }
+        if let Some(time) = &roots.roots_time {
+            options.push_str(&format!(",roots_time={time}"));
+        }
+    }
     options
 }
 
