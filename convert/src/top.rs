@@ -239,7 +239,8 @@ impl SampleVisitor for Grouping {
             GroupBy::Thread => text.text(&value(&old.event_thread)),
         };
         let group = self.group_of(key);
-        let chain = text.text(&value(&old.object));
+        // Without array indexes: the values of one map share its path.
+        let chain = without_indexes(&text.text(&value(&old.object)));
         // The object itself is the row's: what holds it follows.
         let holders = chain.split_once(" <- ").map_or("", |(_, rest)| rest);
         let root = text.text(&value(&old.root));
@@ -357,6 +358,25 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         left_out,
         seconds: read.seconds(),
     })
+}
+
+/// A chain of referrers without its array indexes (`[12]`).
+fn without_indexes(chain: &str) -> String {
+    let mut out = String::with_capacity(chain.len());
+    let mut rest = chain;
+    while let Some(at) = rest.find('[') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(']') {
+            rest = &after[digits + 1..];
+        } else {
+            out.push('[');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The packages of the JDK's own code, which `--by app-site` looks past.
@@ -560,6 +580,16 @@ mod tests {
         // A package that only starts like the JDK's is the program's.
         assert_eq!(app_frame("javafx.Foo.bar(1)"), "javafx.Foo.bar(1)");
         assert_eq!(app_frame("java.a(1);javaish.B.c(2)"), "javaish.B.c(2)");
+    }
+
+    #[test]
+    fn chains_lose_their_array_indexes_and_keep_array_types() {
+        assert_eq!(
+            without_indexes("byte[] <- a.Node.value <- a.Node[][12] <- a.Map.table"),
+            "byte[] <- a.Node.value <- a.Node[] <- a.Map.table"
+        );
+        assert_eq!(without_indexes("int[][][3]"), "int[][]");
+        assert_eq!(without_indexes("a[x] [ ]"), "a[x] [ ]");
     }
 
     #[test]

@@ -464,6 +464,27 @@ fn record_passes_the_roots_options_to_the_agent() {
         .find(|l| l.starts_with("heapsampler: paths to roots: "))
         .unwrap_or_else(|| panic!("no walk: {stderr}"));
     assert!(summary.contains(" objects visited "), "{summary}");
+    // top --live says what holds the map's values: the chain through the
+    // map to the class's static field, and its root.
+    let top = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(["top", "--live", "--by", "class"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&top.stdout);
+    let mut lines = table.lines();
+    lines
+        .find(|l| l.ends_with("  GcRoots$InStaticMap[]"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(
+        lines.next().map(str::trim),
+        Some(
+            "held by java.util.HashMap$Node.value <- java.util.HashMap$Node[] <- \
+             java.util.HashMap.table <- java.lang.Class.MAP (Class Name: GcRoots) <- \
+             root Class Loader Data: <unknown>  (2 of 2 old objects with a path)"
+        ),
+        "{table}"
+    );
     // A bad value is refused by the agent's own parser, before the JVM runs.
     let refused = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["record", "--roots", "--roots-time", "1d", "-o"])
