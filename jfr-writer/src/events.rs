@@ -21,10 +21,25 @@ pub use heap::{
 };
 pub use old_objects::{OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample};
 
-use crate::event::{EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit};
+use crate::event::{
+    EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, ValueTypeBuilder,
+};
 use crate::format::names::{event, field, setting};
 use crate::pool::{ClassRef, StackTraceRef, ThreadRef};
 use crate::{Error, Recording, Sink, Ticks};
+
+/// A simple type of one string field, as the JDK declares its enumerations.
+pub(crate) fn simple_string(
+    name: &str,
+    label: &str,
+    field_name: &str,
+    field_label: &str,
+) -> ValueTypeBuilder {
+    ValueTypeBuilder::new(name)
+        .label(label)
+        .simple()
+        .field(FieldSpec::new(field_name, FieldType::String).label(field_label))
+}
 
 /// `jdk.ObjectAllocationSample`, as the JDK declares it: Mission Control's
 /// allocation pages and rules read it.

@@ -12,7 +12,7 @@ use jfr_writer::events::{
     self, ClassLoadingStatistics, GcHeapSummary, GcTypes, JdkGarbageCollection, JvmInformation,
     OldObjectSample, OldObjectTypes, ReferenceHolder,
 };
-use jfr_writer::{Class, ClassRef, Error, Options, Recording, Sink, Ticks};
+use jfr_writer::{Error, Options, Recording, Sink, Ticks};
 use support::{declaration, dump_types, metadata_of, temp_dir};
 
 struct Types {
@@ -43,17 +43,6 @@ fn register<S: Sink>(recording: &mut Recording<S>) -> Types {
     }
 }
 
-fn class<S: Sink>(recording: &mut Recording<S>, name: &str) -> ClassRef {
-    let name = recording.symbol(name);
-    recording.class(Class {
-        class_loader: None,
-        name,
-        package: None,
-        modifiers: 1,
-        hidden: false,
-    })
-}
-
 /// An old object held by a map's table, itself held by a static field:
 /// `byte[]` <- `HashMap$Node.value` <- `HashMap$Node[3]` of 16 <- root.
 fn write_leak<S: Sink>(
@@ -62,9 +51,9 @@ fn write_leak<S: Sink>(
     at: Ticks,
     n: i64,
 ) -> jfr_writer::ConstantRef {
-    let bytes = class(recording, "[B");
-    let node = class(recording, "java/util/HashMap$Node");
-    let table = class(recording, "[Ljava/util/HashMap$Node;");
+    let bytes = support::class_of(recording, "[B");
+    let node = support::class_of(recording, "java/util/HashMap$Node");
+    let table = support::class_of(recording, "[Ljava/util/HashMap$Node;");
     let old = &types.old;
     let table_object = old
         .old_object(recording, 0x1000, Some(table), None, None)
@@ -212,11 +201,11 @@ fn leak_and_gc_events_read_back_exactly_in_every_chunk() {
         format!(
             "jdk.OldObjectSample startTime={epoch} duration=0 eventThread=null stackTrace=null \
              allocationTime={} objectSize={} objectAge=1000 lastKnownHeapUsage=1048576 \
-             object={{address={},type=class([B,1,null),description=null,\
+             object={{address={},type=class([B,0,null),description=null,\
              referrer={{array=null,field={{name=\"value\",modifiers=16}},\
-             object={{address=0,type=class(java.util.HashMap$Node,1,null),\
+             object={{address=0,type=class(java.util.HashMap$Node,0,null),\
              description=\"a node\",referrer={{array={{size=16,index=3}},field=null,\
-             object={{address=4096,type=class([Ljava.util.HashMap$Node;,1,null),\
+             object={{address=4096,type=class([Ljava.util.HashMap$Node;,0,null),\
              description=null,referrer=null}},skip=0}}}},skip=2}}}} arrayElements=100 \
              root={{description=\"Leak.map\",system=\"Universe\",type=\"Global Handle\"}}",
             at.0 - 1000,

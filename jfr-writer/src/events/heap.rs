@@ -3,6 +3,7 @@
 //! GC rules run: `jdk.GCHeapSummary`, `jdk.GarbageCollection`,
 //! `jdk.JVMInformation` and `jdk.ClassLoadingStatistics`.
 
+use super::simple_string;
 use crate::event::{
     EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, Value, ValueType,
     ValueTypeBuilder,
@@ -23,12 +24,6 @@ pub struct GcTypes {
 impl GcTypes {
     /// Registers the types with `recording`.
     pub fn register<S: Sink>(recording: &mut Recording<S>) -> Result<Self, Error> {
-        let simple = |name: &str, label: &str, field_name: &str, field_label: &str| {
-            ValueTypeBuilder::new(name)
-                .label(label)
-                .simple()
-                .field(FieldSpec::new(field_name, FieldType::String).label(field_label))
-        };
         let address = |name: &str, label: &str, description: &str| {
             FieldSpec::new(name, FieldType::Long)
                 .unsigned()
@@ -44,19 +39,19 @@ impl GcTypes {
                 .description(description)
         };
         Ok(Self {
-            name: recording.register_value_type(simple(
+            name: recording.register_value_type(simple_string(
                 class::GC_NAME,
                 "GC Name",
                 field::NAME,
                 "Name",
             ))?,
-            cause: recording.register_value_type(simple(
+            cause: recording.register_value_type(simple_string(
                 class::GC_CAUSE,
                 "GC Cause",
                 field::CAUSE,
                 "Cause",
             ))?,
-            when: recording.register_value_type(simple(
+            when: recording.register_value_type(simple_string(
                 class::GC_WHEN,
                 "GC When",
                 field::WHEN,

@@ -6,6 +6,7 @@
 //! An old object is a constant of its chunk ([`Recording::constant`]), as
 //! are its referrer chain and root: make them right before the event.
 
+use super::simple_string;
 use crate::event::{
     EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, Value, ValueType,
     ValueTypeBuilder,
@@ -24,14 +25,6 @@ pub struct OldObjectTypes {
     gc_root: ValueType,
     root_system: ValueType,
     root_type: ValueType,
-}
-
-/// A simple type of one string field, as the JDK declares its enumerations.
-fn simple_string(name: &str, label: &str, field_name: &str, field_label: &str) -> ValueTypeBuilder {
-    ValueTypeBuilder::new(name)
-        .label(label)
-        .simple()
-        .field(FieldSpec::new(field_name, FieldType::String).label(field_label))
 }
 
 impl OldObjectTypes {
