@@ -7,7 +7,7 @@
 //! The figures come from the JVM's management interface (the
 //! `GarbageCollectorMXBean`s and their `com.sun.management.GcInfo`, the
 //! `RuntimeMXBean`, the `ClassLoadingMXBean`), asked through the
-//! [`Vm`](crate::writer::Vm) on the writer thread only: JVMTI's GC
+//! [`Vm`] on the writer thread only: JVMTI's GC
 //! callbacks may not call JNI, and nothing of this runs in the allocation
 //! callback. The writer polls after the GC callbacks reported collections
 //! and at every flush; a poll asks each collector how many collections it
