@@ -116,19 +116,12 @@ const SAMPLES_PER_FLUSH: usize = 16_000;
 
 /// Writes `samples` samples of a mix; returns the time the writer took.
 fn write_samples(samples: u64, make_stack: StackMaker) -> Duration {
-    let settings = RecordingSettings {
-        destination: "bench.jfr".to_owned(),
-        flush_millis: 1000,
-        interval: 512 * 1024,
-        depth: 64,
-        live: true,
+    let options = heapsampler_core::options::Options {
+        file: "bench.jfr".into(),
         live_max: LiveMax::Unlimited,
-        rate: None,
-        threads: None,
-        hidden_frames: false,
-        old_objects: heapsampler_core::options::DEFAULT_OLD_OBJECTS,
-        roots: None,
+        ..heapsampler_core::options::Options::defaults(0)
     };
+    let settings = RecordingSettings::of(&options);
     let recording = Recording::to_writer(Discard(0), Options::default());
     let mut writer = Writer::new(recording, &settings).unwrap();
     let mut vm = InstantVm;

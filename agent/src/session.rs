@@ -32,7 +32,6 @@ use heapsampler_core::ring::{Consumer, Producer, WaitOutcome};
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
-use crate::roots::RootLimits;
 use crate::writer::{self, GcRecord, RecordingSettings, Statistics, Writer};
 
 /// Writes `message` on stderr if the options' log level is `level` or more.
@@ -248,23 +247,7 @@ impl Session {
 
     /// What the recording was started with, as written at its start.
     fn settings(&self) -> RecordingSettings {
-        let options = &self.options;
-        RecordingSettings {
-            destination: options.file.display().to_string(),
-            flush_millis: options.flush.as_millis() as i64,
-            interval: options.interval,
-            depth: options.depth,
-            live: options.live,
-            live_max: options.live_max,
-            rate: options.rate,
-            threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
-            hidden_frames: options.hidden_frames,
-            old_objects: options.old_objects,
-            roots: options.roots.enabled.then_some(RootLimits {
-                max_depth: options.roots.depth,
-                budget: options.roots.time,
-            }),
-        }
+        RecordingSettings::of(&self.options)
     }
 }
 

@@ -34,7 +34,7 @@ use jfr_writer::{
 use crate::heap::HeapContext;
 use crate::record::{RawFrame, SampleView};
 use crate::roots::{Reference, RootLimits, RootPath};
-use heapsampler_core::options::LiveMax;
+use heapsampler_core::options::{LiveMax, Options};
 
 /// A class as the JVM describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,6 +217,28 @@ pub struct RecordingSettings {
     pub roots: Option<RootLimits>,
 }
 
+impl RecordingSettings {
+    /// The settings of a recording made with the agent's `options`.
+    pub fn of(options: &Options) -> Self {
+        Self {
+            destination: options.file.display().to_string(),
+            flush_millis: options.flush.as_millis() as i64,
+            interval: options.interval,
+            depth: options.depth,
+            live: options.live,
+            live_max: options.live_max,
+            rate: options.rate,
+            threads: options.threads.as_ref().map(|p| p.as_str().to_owned()),
+            hidden_frames: options.hidden_frames,
+            old_objects: options.old_objects,
+            roots: options.roots.enabled.then_some(RootLimits {
+                max_depth: options.roots.depth,
+                budget: options.roots.time,
+            }),
+        }
+    }
+}
+
 /// Caches are cleared when they grow past this many entries, so a long run
 /// with endless distinct stacks stays bounded; what is still used is
 /// resolved again.
@@ -254,8 +276,6 @@ struct OldObjects {
     cap: usize,
     /// Live objects the cap left out, over all chunk ends so far.
     left_out: u64,
-    /// Whether the end of the recording walks the heap for paths to roots.
-    roots: Option<RootLimits>,
 }
 
 /// How a sampled object's `ObjectLifetime` ends.
@@ -314,6 +334,9 @@ pub struct Writer<S: Sink> {
     malformed: u64,
     /// `None` without liveness tracking or with `old_objects=0`.
     old_objects: Option<OldObjects>,
+    /// Whether the end of the recording walks the heap for the old
+    /// objects' paths to GC roots.
+    roots: Option<RootLimits>,
     /// The heap's context: GC, heap and JVM events ([`crate::heap`]).
     heap: HeapContext,
 }
@@ -512,7 +535,6 @@ impl<S: Sink> Writer<S> {
                 types,
                 cap: settings.old_objects,
                 left_out: 0,
-                roots: settings.roots,
             })
         } else {
             None
@@ -539,6 +561,7 @@ impl<S: Sink> Writer<S> {
             untracked: 0,
             malformed: 0,
             old_objects,
+            roots: settings.roots,
         })
     }
 
@@ -550,15 +573,6 @@ impl<S: Sink> Writer<S> {
     /// Objects tracked for liveness now.
     pub fn tracked_objects(&self) -> usize {
         self.liveness.len()
-    }
-
-    /// The liveness handles of the objects tracked now: what
-    /// [`Vm::paths_to_roots`] walks to.
-    pub fn live_handles(&self) -> Vec<u64> {
-        self.liveness
-            .iter()
-            .map(|object| object.handle.handle)
-            .collect()
     }
 
     /// Records that could not be decoded.
@@ -809,12 +823,14 @@ impl<S: Sink> Writer<S> {
             self.sweep(vm, self.gc_count, end)?;
         }
         let objects = self.old_objects_to_write();
-        let paths = match self.old_objects.as_ref().and_then(|o| o.roots) {
-            Some(limits) if !objects.is_empty() => {
+        // Asked for, the walk runs even with no old object: the VM says
+        // there is nothing to walk to.
+        let paths = match self.roots {
+            Some(limits) => {
                 let handles: Vec<u64> = objects.iter().map(|o| o.handle.handle).collect();
                 vm.paths_to_roots(&handles, &limits)
             }
-            _ => Vec::new(),
+            None => Vec::new(),
         };
         self.write_old_objects(vm, Ticks(end), &objects, &paths)?;
         let table = std::mem::take(&mut self.liveness);

@@ -13,7 +13,7 @@ use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath};
 use heapsampler_agent::writer::{
     ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
-use heapsampler_core::options::LiveMax;
+use heapsampler_core::options::{LiveMax, Options as AgentOptions};
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
 use jfr_writer::{Options, Recording};
@@ -158,19 +158,12 @@ fn record(
 /// on for every size, no rate limit: what a test changes is named where it
 /// uses them.
 fn settings(path: &Path) -> RecordingSettings {
-    RecordingSettings {
-        destination: path.display().to_string(),
-        flush_millis: 1000,
-        interval: 512 * 1024,
-        depth: 64,
-        live: true,
+    let options = AgentOptions {
+        file: path.to_owned(),
         live_max: LiveMax::Unlimited,
-        rate: None,
-        threads: None,
-        hidden_frames: false,
-        old_objects: 10_000,
-        roots: None,
-    }
+        ..AgentOptions::defaults(0)
+    };
+    RecordingSettings::of(&options)
 }
 
 /// Ends `writer`'s recording with `samples` taken and none lost, and

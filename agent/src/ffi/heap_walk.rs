@@ -57,8 +57,8 @@ pub fn paths_to_roots(
         log(
             options,
             LogLevel::Info,
-            "paths to roots: no sampled object is tracked as live (live=true tracks them), \
-             nothing to walk",
+            "paths to roots: no old object to find paths for (live=true and old_objects \
+             above 0 give them), nothing to walk",
         );
         return paths;
     }
