@@ -96,6 +96,17 @@ fn frames(stack: &Json) -> String {
     frame_list(stack, true).join(";")
 }
 
+/// A thread as the CSV names it: its Java name, else its OS name. The JDK
+/// samples threads that have no Java name yet (a thread still starting).
+fn thread_name(thread: &Json) -> String {
+    [&thread["javaName"], &thread["osName"]]
+        .into_iter()
+        .filter_map(Json::as_str)
+        .find(|name| !name.is_empty())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn json_events(recording: &Path, event: &str) -> Vec<Json> {
     // jfr print keeps 5 frames unless told otherwise.
     let output = Command::new("jfr")
@@ -145,10 +156,7 @@ fn allocation_samples_equal_jfr_print_json() {
             let values = &event["values"];
             vec![
                 values["startTime"].as_str().unwrap().to_owned(),
-                values["eventThread"]["javaName"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned(),
+                thread_name(&values["eventThread"]),
                 frames(&values["stackTrace"]),
                 java_class_name(values["objectClass"]["name"].as_str().unwrap()),
                 values["weight"].as_i64().unwrap().to_string(),
@@ -173,10 +181,7 @@ fn execution_samples_equal_jfr_print_json() {
             let values = &event["values"];
             vec![
                 values["startTime"].as_str().unwrap().to_owned(),
-                values["sampledThread"]["javaName"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned(),
+                thread_name(&values["sampledThread"]),
                 frames(&values["stackTrace"]),
                 values["state"].as_str().unwrap().to_owned(),
             ]
@@ -303,12 +308,7 @@ fn collapsed_execution_samples_count_like_jfr_print_json() {
 fn filters_on_a_jdk_recording_keep_what_jfr_print_json_says() {
     let recording = profile_recording();
     let jdk = json_events(recording, "jdk.ObjectAllocationSample");
-    let thread = |event: &Json| {
-        event["values"]["eventThread"]["javaName"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let thread = |event: &Json| thread_name(&event["values"]["eventThread"]);
     let time = |event: &Json| instant(event["values"]["startTime"].as_str().unwrap());
     // The workload allocates on worker-0 and worker-1.
     let on_worker_0: Vec<&Json> = jdk.iter().filter(|e| thread(e) == "worker-0").collect();
