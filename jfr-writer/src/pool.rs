@@ -12,17 +12,18 @@
 //!
 //! Keys start at 1: key 0 is the conventional null, written for a `None`.
 //!
-//! Stack traces can also be dropped between chunks
-//! ([`crate::Recording::retain_stack_traces`]): a long recording of recursive code sees
-//! new distinct stacks without end, and every chunk writes the ones it uses
-//! anyway. The refs of the stack traces kept stay valid.
+//! Values no chunk uses any more can be dropped
+//! ([`crate::Recording::drop_unused`]): a recording left running for days
+//! sees new stacks, classes and threads without end, and every chunk writes
+//! the values its events use anyway. A dropped value interned again gets a
+//! new key; the refs of the values kept stay valid.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
 use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashSet};
 
 use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
@@ -450,11 +451,12 @@ impl<V: Hash + Eq> Pool<V> {
         slot
     }
 
-    /// Drops every value not marked in `chunk` for which `keep` is false.
-    fn retain(&mut self, chunk: u32, mut keep: impl FnMut(u32) -> bool) {
+    /// Drops every value not marked in chunk `since` or later for which
+    /// `keep` is false.
+    fn retain(&mut self, since: u32, mut keep: impl FnMut(u32) -> bool) {
         let index = &mut self.index;
         self.entries.retain(
-            |slot, entry| entry.marked_in == chunk || keep(slot),
+            |slot, entry| entry.marked_in >= since || keep(slot),
             |slot, value| {
                 if let Ok(found) = index.find_entry(hash(value), |i| i.slot == slot) {
                     found.remove();
@@ -473,6 +475,12 @@ impl<V: Hash + Eq> Pool<V> {
         self.entries.len()
     }
 
+    /// The chunk the value in `slot` was last marked in (0: never), or
+    /// `None` if the pool does not hold it.
+    fn marked_in(&self, slot: u32) -> Option<u32> {
+        self.entries.get(slot).map(|entry| entry.marked_in)
+    }
+
     /// Marks a value for this chunk: whether it was not marked yet, or
     /// `None` if the pool does not hold it (one look-up for both).
     #[inline]
@@ -486,12 +494,11 @@ impl<V: Hash + Eq> Pool<V> {
         Some(true)
     }
 
-    /// Marks a value another value in the pools refers to; true if it was
-    /// not marked yet.
+    /// Marks a value another value in the pools refers to.
     #[inline]
-    fn mark(&mut self, index: u32, chunk: u32) -> bool {
-        self.try_mark(index, chunk)
-            .expect("a value in use is never dropped")
+    fn mark_held(&mut self, index: u32, chunk: u32) {
+        let held = self.try_mark(index, chunk);
+        debug_assert!(held.is_some(), "a value in use is never dropped");
     }
 
     fn get(&self, index: u32) -> &V {
@@ -524,6 +531,57 @@ impl<V: Hash + Eq> Pool<V> {
     }
 }
 
+/// What a pooled value refers to ([`Pools::referents`]).
+#[derive(Debug, Clone, Copy)]
+enum Referent {
+    Pooled(PoolRef),
+    Symbol(SymbolRef),
+    /// Frame types are written with the stack traces that use them.
+    FrameType(FrameType),
+}
+
+/// How many values each pool of a recording holds
+/// ([`crate::Recording::pool_sizes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolSizes {
+    /// Symbols: class, method and module names, descriptors.
+    pub symbols: usize,
+    /// Strings written by reference.
+    pub strings: usize,
+    /// Thread groups.
+    pub thread_groups: usize,
+    /// Threads.
+    pub threads: usize,
+    /// Modules.
+    pub modules: usize,
+    /// Packages.
+    pub packages: usize,
+    /// Class loaders.
+    pub class_loaders: usize,
+    /// Classes.
+    pub classes: usize,
+    /// Methods.
+    pub methods: usize,
+    /// Stack traces.
+    pub stack_traces: usize,
+}
+
+impl PoolSizes {
+    /// Every pool's values together.
+    pub fn total(&self) -> usize {
+        self.symbols
+            + self.strings
+            + self.thread_groups
+            + self.threads
+            + self.modules
+            + self.packages
+            + self.class_loaders
+            + self.classes
+            + self.methods
+            + self.stack_traces
+    }
+}
+
 /// Every pool of a recording.
 #[derive(Debug, Default)]
 pub(crate) struct Pools {
@@ -543,8 +601,8 @@ pub(crate) struct Pools {
     stack_traces: Pool<Box<[u8]>>,
     /// Reused to encode a stack trace before looking it up.
     stack_trace_scratch: Vec<u8>,
-    /// Reused for a stack trace's methods while marking it.
-    method_scratch: Vec<MethodRef>,
+    /// Reused for the values marking follows.
+    referent_scratch: Vec<Referent>,
     frame_types_marked_in: [u32; 5],
     constants: Constants,
 }
@@ -639,6 +697,8 @@ impl Pools {
     /// Starts a new chunk: everything must be marked (and written) again.
     pub(crate) fn start_chunk(&mut self) {
         self.chunk += 1;
+        // Constants live for their chunk.
+        self.constants.by_value = HashMap::new();
         debug_assert!(
             self.has_nothing_pending(),
             "a chunk ended with unwritten constants"
@@ -725,17 +785,164 @@ impl Pools {
         StackTraceRef(index)
     }
 
-    /// Drops the stack traces for which `keep` is false, except those
-    /// already used in the chunk being built; see
-    /// [`crate::Recording::retain_stack_traces`].
-    pub(crate) fn retain_stack_traces(&mut self, mut keep: impl FnMut(StackTraceRef) -> bool) {
-        self.stack_traces
-            .retain(self.chunk, |slot| keep(StackTraceRef(slot)));
+    /// Drops every value not marked in the chunk being built or the one
+    /// before it, unless `pinned` holds it or refers to it (through any
+    /// chain of values). See [`crate::Recording::drop_unused`].
+    pub(crate) fn drop_unused(&mut self, pinned: impl IntoIterator<Item = PoolRef>) {
+        // A value marked in a chunk has what it refers to marked in that
+        // chunk too, so only the pinned values not marked lately need their
+        // references followed.
+        let since = self.chunk.saturating_sub(1).max(1);
+        let mut pinned_old: FxHashSet<PoolRef> = FxHashSet::default();
+        let mut pinned_symbols: FxHashSet<u32> = FxHashSet::default();
+        let mut work: Vec<Referent> = pinned.into_iter().map(Referent::Pooled).collect();
+        let mut referents = Vec::new();
+        while let Some(next) = work.pop() {
+            match next {
+                Referent::Pooled(reference) => {
+                    let marked_in = self.marked_in(reference);
+                    // Not held (dropped before, or from another
+                    // recording), or kept anyway.
+                    if marked_in.is_none_or(|chunk| chunk >= since) {
+                        continue;
+                    }
+                    if pinned_old.insert(reference) {
+                        self.referents(reference, &mut referents);
+                        work.append(&mut referents);
+                    }
+                }
+                Referent::Symbol(symbol) => {
+                    if self.symbols.marked_in(symbol.0).is_some_and(|c| c < since) {
+                        pinned_symbols.insert(symbol.0);
+                    }
+                }
+                Referent::FrameType(_) => {}
+            }
+        }
+        let pinned = |slot_of: fn(PoolRef) -> Option<u32>| {
+            let slots: FxHashSet<u32> = pinned_old.iter().copied().filter_map(slot_of).collect();
+            move |slot: u32| slots.contains(&slot)
+        };
+        self.symbols
+            .retain(since, |slot| pinned_symbols.contains(&slot));
+        self.strings.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::String(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.thread_groups.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::ThreadGroup(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.threads.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Thread(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.modules.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Module(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.packages.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Package(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.class_loaders.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::ClassLoader(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.classes.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Class(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.methods.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Method(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.stack_traces.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::StackTrace(r) => Some(r.0),
+                _ => None,
+            }),
+        );
     }
 
-    /// How many stack traces are held.
-    pub(crate) fn stack_traces_held(&self) -> usize {
-        self.stack_traces.len()
+    /// Whether the pools hold `reference`'s value.
+    pub(crate) fn holds(&self, reference: PoolRef) -> bool {
+        self.marked_in(reference).is_some()
+    }
+
+    /// The chunk `reference`'s value was last marked in (0: never), or
+    /// `None` if the pools do not hold it.
+    fn marked_in(&self, reference: PoolRef) -> Option<u32> {
+        match reference {
+            PoolRef::String(r) => self.strings.marked_in(r.0),
+            PoolRef::Thread(r) => self.threads.marked_in(r.0),
+            PoolRef::Class(r) => self.classes.marked_in(r.0),
+            PoolRef::Method(r) => self.methods.marked_in(r.0),
+            PoolRef::StackTrace(r) => self.stack_traces.marked_in(r.0),
+            PoolRef::ThreadGroup(r) => self.thread_groups.marked_in(r.0),
+            PoolRef::ClassLoader(r) => self.class_loaders.marked_in(r.0),
+            PoolRef::Package(r) => self.packages.marked_in(r.0),
+            PoolRef::Module(r) => self.modules.marked_in(r.0),
+        }
+    }
+
+    /// Marks `reference`'s value for this chunk: whether it was not marked
+    /// yet, or `None` if the pools do not hold it.
+    #[inline]
+    fn try_mark(&mut self, reference: PoolRef) -> Option<bool> {
+        let chunk = self.chunk;
+        match reference {
+            PoolRef::String(r) => self.strings.try_mark(r.0, chunk),
+            PoolRef::Thread(r) => self.threads.try_mark(r.0, chunk),
+            PoolRef::Class(r) => self.classes.try_mark(r.0, chunk),
+            PoolRef::Method(r) => self.methods.try_mark(r.0, chunk),
+            PoolRef::StackTrace(r) => self.stack_traces.try_mark(r.0, chunk),
+            PoolRef::ThreadGroup(r) => self.thread_groups.try_mark(r.0, chunk),
+            PoolRef::ClassLoader(r) => self.class_loaders.try_mark(r.0, chunk),
+            PoolRef::Package(r) => self.packages.try_mark(r.0, chunk),
+            PoolRef::Module(r) => self.modules.try_mark(r.0, chunk),
+        }
+    }
+
+    /// How many values each pool holds.
+    pub(crate) fn sizes(&self) -> PoolSizes {
+        PoolSizes {
+            symbols: self.symbols.len(),
+            strings: self.strings.len(),
+            thread_groups: self.thread_groups.len(),
+            threads: self.threads.len(),
+            modules: self.modules.len(),
+            packages: self.packages.len(),
+            class_loaders: self.class_loaders.len(),
+            classes: self.classes.len(),
+            methods: self.methods.len(),
+            stack_traces: self.stack_traces.len(),
+        }
     }
 
     /// The chunk events now go to: 1, 2, ...
@@ -750,127 +957,95 @@ impl Pools {
     #[inline]
     pub(crate) fn mark(&mut self, reference: PoolRef) -> bool {
         let chunk = self.chunk;
-        let marked = match reference {
-            PoolRef::String(r) => self.strings.try_mark(r.0, chunk),
-            PoolRef::Thread(r) => self.threads.try_mark(r.0, chunk),
-            PoolRef::Class(r) => self.classes.try_mark(r.0, chunk),
-            PoolRef::Method(r) => self.methods.try_mark(r.0, chunk),
-            PoolRef::StackTrace(r) => self.stack_traces.try_mark(r.0, chunk),
-            PoolRef::ThreadGroup(r) => self.thread_groups.try_mark(r.0, chunk),
-            PoolRef::ClassLoader(r) => self.class_loaders.try_mark(r.0, chunk),
-            PoolRef::Package(r) => self.packages.try_mark(r.0, chunk),
-            PoolRef::Module(r) => self.modules.try_mark(r.0, chunk),
-        };
+        let marked = self.try_mark(reference);
         if marked == Some(true) {
-            // Newly marked: what it refers to is marked too.
-            match reference {
-                PoolRef::String(_) => {}
-                PoolRef::Thread(r) => self.mark_thread_refs(r),
-                PoolRef::Class(r) => self.mark_class_refs(r),
-                PoolRef::Method(r) => self.mark_method_refs(r),
-                PoolRef::StackTrace(r) => self.mark_stack_trace_refs(r),
-                PoolRef::ThreadGroup(r) => self.mark_thread_group_refs(r),
-                PoolRef::ClassLoader(r) => self.mark_class_loader_refs(r),
-                PoolRef::Package(r) => self.mark_package_refs(r),
-                PoolRef::Module(r) => self.mark_module_refs(r),
+            // Newly marked: what it refers to is marked too, and what that
+            // refers to, each value once per chunk.
+            let mut work = std::mem::take(&mut self.referent_scratch);
+            self.referents(reference, &mut work);
+            while let Some(next) = work.pop() {
+                match next {
+                    Referent::Pooled(held) => {
+                        let newly = self.try_mark(held);
+                        debug_assert!(newly.is_some(), "a value in use is never dropped");
+                        if newly == Some(true) {
+                            self.referents(held, &mut work);
+                        }
+                    }
+                    Referent::Symbol(symbol) => self.symbols.mark_held(symbol.0, chunk),
+                    Referent::FrameType(frame_type) => {
+                        self.frame_types_marked_in[frame_type.index()] = chunk;
+                    }
+                }
             }
+            self.referent_scratch = work;
         }
         marked.is_some()
     }
 
-    fn mark_symbol(&mut self, symbol: Option<SymbolRef>) {
-        if let Some(symbol) = symbol {
-            self.symbols.mark(symbol.0, self.chunk);
-        }
-    }
-
-    /// Marks a value another value in the pools refers to, and what it
-    /// refers to in turn (see [`Pools::mark`]).
-    fn mark_held(&mut self, reference: PoolRef) {
-        let held = self.mark(reference);
-        debug_assert!(held, "a value in use is never dropped");
-    }
-
-    // Each `mark_x_refs` marks what a value newly marked in this chunk
-    // refers to.
-
-    fn mark_thread_group_refs(&mut self, group: ThreadGroupRef) {
-        // Walk up the parents; each is marked once per chunk.
-        let mut next = self.thread_groups.get(group.0).parent;
-        while let Some(group) = next {
-            if !self.thread_groups.mark(group.0, self.chunk) {
-                return;
+    /// Appends what the value of `reference` refers to: the one definition
+    /// of the pools' reference graph, which marking and dropping follow.
+    fn referents(&self, reference: PoolRef, out: &mut Vec<Referent>) {
+        let pooled = |r: Option<PoolRef>| r.map(Referent::Pooled);
+        let symbol = |s: Option<SymbolRef>| s.map(Referent::Symbol);
+        match reference {
+            PoolRef::String(_) => {}
+            PoolRef::ThreadGroup(r) => {
+                let group = self.thread_groups.get(r.0);
+                out.extend(pooled(group.parent.map(PoolRef::ThreadGroup)));
             }
-            next = self.thread_groups.get(group.0).parent;
-        }
-    }
-
-    fn mark_thread_refs(&mut self, thread: ThreadRef) {
-        if let Some(group) = self.threads.get(thread.0).group {
-            self.mark_held(PoolRef::ThreadGroup(group));
-        }
-    }
-
-    fn mark_module_refs(&mut self, module: ModuleRef) {
-        let value = *self.modules.get(module.0);
-        self.mark_symbol(Some(value.name));
-        self.mark_symbol(value.version);
-        self.mark_symbol(value.location);
-        if let Some(loader) = value.class_loader {
-            self.mark_held(PoolRef::ClassLoader(loader));
-        }
-    }
-
-    fn mark_package_refs(&mut self, package: PackageRef) {
-        let value = *self.packages.get(package.0);
-        self.mark_symbol(Some(value.name));
-        if let Some(module) = value.module {
-            self.mark_held(PoolRef::Module(module));
-        }
-    }
-
-    fn mark_class_loader_refs(&mut self, loader: ClassLoaderRef) {
-        let value = *self.class_loaders.get(loader.0);
-        self.mark_symbol(value.name);
-        if let Some(class) = value.class {
-            self.mark_held(PoolRef::Class(class));
-        }
-    }
-
-    fn mark_class_refs(&mut self, class: ClassRef) {
-        let value = *self.classes.get(class.0);
-        self.mark_symbol(Some(value.name));
-        if let Some(loader) = value.class_loader {
-            self.mark_held(PoolRef::ClassLoader(loader));
-        }
-        if let Some(package) = value.package {
-            self.mark_held(PoolRef::Package(package));
-        }
-    }
-
-    fn mark_method_refs(&mut self, method: MethodRef) {
-        let value = *self.methods.get(method.0);
-        self.mark_held(PoolRef::Class(value.class));
-        self.mark_symbol(Some(value.name));
-        self.mark_symbol(Some(value.descriptor));
-    }
-
-    fn mark_stack_trace_refs(&mut self, trace: StackTraceRef) {
-        let mut methods = std::mem::take(&mut self.method_scratch);
-        methods.clear();
-        let encoded = self.stack_traces.get(trace.0);
-        for (method, frame_type) in EncodedStackTrace::methods_and_types(encoded) {
-            // A recursive stack repeats its methods frame after frame:
-            // each run is looked up once.
-            if methods.last() != Some(&method) {
-                methods.push(method);
+            PoolRef::Thread(r) => {
+                let thread = self.threads.get(r.0);
+                out.extend(pooled(thread.group.map(PoolRef::ThreadGroup)));
             }
-            self.frame_types_marked_in[frame_type.index()] = self.chunk;
+            PoolRef::Module(r) => {
+                let module = self.modules.get(r.0);
+                out.extend(symbol(Some(module.name)));
+                out.extend(symbol(module.version));
+                out.extend(symbol(module.location));
+                out.extend(pooled(module.class_loader.map(PoolRef::ClassLoader)));
+            }
+            PoolRef::Package(r) => {
+                let package = self.packages.get(r.0);
+                out.extend(symbol(Some(package.name)));
+                out.extend(pooled(package.module.map(PoolRef::Module)));
+            }
+            PoolRef::ClassLoader(r) => {
+                let loader = self.class_loaders.get(r.0);
+                out.extend(symbol(loader.name));
+                out.extend(pooled(loader.class.map(PoolRef::Class)));
+            }
+            PoolRef::Class(r) => {
+                let class = self.classes.get(r.0);
+                out.extend(symbol(Some(class.name)));
+                out.extend(pooled(class.class_loader.map(PoolRef::ClassLoader)));
+                out.extend(pooled(class.package.map(PoolRef::Package)));
+            }
+            PoolRef::Method(r) => {
+                let method = self.methods.get(r.0);
+                out.push(Referent::Pooled(PoolRef::Class(method.class)));
+                out.push(Referent::Symbol(method.name));
+                out.push(Referent::Symbol(method.descriptor));
+            }
+            PoolRef::StackTrace(r) => {
+                let encoded = self.stack_traces.get(r.0);
+                let mut last_method = None;
+                let mut frame_types = 0u8;
+                for (method, frame_type) in EncodedStackTrace::methods_and_types(encoded) {
+                    // A recursive stack repeats its methods frame after
+                    // frame: each run is listed once.
+                    if last_method != Some(method) {
+                        last_method = Some(method);
+                        out.push(Referent::Pooled(PoolRef::Method(method)));
+                    }
+                    let bit = 1 << frame_type.index();
+                    if frame_types & bit == 0 {
+                        frame_types |= bit;
+                        out.push(Referent::FrameType(frame_type));
+                    }
+                }
+            }
         }
-        for &method in &methods {
-            self.mark_held(PoolRef::Method(method));
-        }
-        self.method_scratch = methods;
     }
 
     fn has_nothing_pending(&self) -> bool {
@@ -1002,7 +1177,7 @@ impl Pools {
 }
 
 /// A reference to any pooled value, as an event field holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)] // Each variant holds the ref its name says.
 pub enum PoolRef {
     String(StringRef),
@@ -1015,6 +1190,28 @@ pub enum PoolRef {
     Package(PackageRef),
     Module(ModuleRef),
 }
+
+macro_rules! into_pool_ref {
+    ($($variant:ident($name:ident)),*) => {
+        $(impl From<$name> for PoolRef {
+            fn from(reference: $name) -> Self {
+                Self::$variant(reference)
+            }
+        })*
+    };
+}
+
+into_pool_ref!(
+    String(StringRef),
+    Thread(ThreadRef),
+    Class(ClassRef),
+    Method(MethodRef),
+    StackTrace(StackTraceRef),
+    ThreadGroup(ThreadGroupRef),
+    ClassLoader(ClassLoaderRef),
+    Package(PackageRef),
+    Module(ModuleRef)
+);
 
 impl PoolRef {
     /// The key written in the file.

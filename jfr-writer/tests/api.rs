@@ -173,8 +173,9 @@ fn a_dropped_stack_trace_is_refused_and_interned_again_under_a_new_key() {
             .long(1)
             .commit()
     };
-    recording.retain_stack_traces(|_| false);
-    assert_eq!(recording.stack_traces_held(), 0);
+    recording.drop_unused([]);
+    assert!(!recording.holds(dropped));
+    assert_eq!(recording.pool_sizes().stack_traces, 0);
     let result = sample(&mut recording, dropped);
     assert!(
         matches!(result, Err(Error::ForeignReference { ref field, .. }) if field == "stackTrace"),
