@@ -801,6 +801,7 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
         let now = self.recording.clock().now();
+        let held = self.recording.pool_sizes();
         let events = self.recording.events_written() as i64;
         let bytes = self.recording.bytes_written() as i64;
         AgentStatistics {
@@ -815,6 +816,9 @@ impl<S: Sink> Writer<S> {
             untracked_objects: self.untracked as i64,
             old_object_cap: self.old_objects.as_ref().map_or(0, |o| o.cap as i64),
             old_objects_left_out: self.old_objects.as_ref().map_or(0, |o| o.left_out as i64),
+            constants_held: held.total() as i64,
+            stack_traces_held: held.stack_traces as i64,
+            threads_held: held.threads as i64,
         }
         .write(&mut self.recording, &self.agent_statistics)
     }

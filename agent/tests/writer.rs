@@ -444,8 +444,8 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     assert_eq!(statistics.len(), 1);
     assert!(
         statistics[0].contains(" samples=5 ")
-            && statistics[0].ends_with(
-                "lostSamples=0 untrackedObjects=2 oldObjectCap=10000 oldObjectsLeftOut=0"
+            && statistics[0].contains(
+                " lostSamples=0 untrackedObjects=2 oldObjectCap=10000 oldObjectsLeftOut=0 "
             ),
         "{}",
         statistics[0]
@@ -905,7 +905,7 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
         statistics
             .last()
             .unwrap()
-            .ends_with("oldObjectCap=3 oldObjectsLeftOut=4"),
+            .contains(" oldObjectCap=3 oldObjectsLeftOut=4 "),
         "{statistics:#?}"
     );
 }
