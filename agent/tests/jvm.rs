@@ -991,9 +991,41 @@ fn scenario_without_agent(args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
+/// Every sample, lifetime and old object names its stack, thread and class
+/// as the JDK's parser reads it: none refers to a constant its chunk lacks
+/// (the parser reads such a key as null).
+fn assert_no_dangling_constants(events: &Events) {
+    for (name, fields) in [
+        (
+            "jdk.ObjectAllocationSample",
+            &["stackTrace", "eventThread", "objectClass"][..],
+        ),
+        (
+            "heapsampler.ObjectLifetime",
+            &["stackTrace", "eventThread", "objectClass"],
+        ),
+        (
+            "jdk.OldObjectSample",
+            &["stackTrace", "eventThread", "object"],
+        ),
+    ] {
+        for line in events.get(name).into_iter().flatten() {
+            for field in fields {
+                assert!(!line.contains(&format!(" {field}=null")), "{line}");
+            }
+        }
+    }
+}
+
 #[test]
 fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
-    let (stdout, events) = record("agent_unload", "interval=16k", &["unload", "10"]);
+    // One-second chunks: each chunk's end drops the methods of the guest
+    // classes unloaded since, and a new guest's are resolved afresh.
+    let (stdout, events) = record(
+        "agent_unload",
+        "interval=16k,chunk_age=1s,flush=100ms",
+        &["unload", "30", "100"],
+    );
     let unloaded: u64 = stdout
         .lines()
         .find_map(|l| l.strip_prefix("unloaded "))
@@ -1011,6 +1043,9 @@ fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
         })
         .count();
     assert!(guest > 100, "{guest} samples from the guest classes");
+    assert_no_dangling_constants(&events);
+    let chunks = events["jdk.JVMInformation"].len();
+    assert!(chunks >= 2, "{chunks} chunks");
 }
 
 #[test]
@@ -1506,6 +1541,7 @@ fn pools_stop_growing_when_stacks_never_repeat_and_threads_come_and_go() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    assert_no_dangling_constants(&events(&file));
     let threads: usize = stdout
         .split_whitespace()
         .nth(1)
