@@ -325,18 +325,23 @@ impl<V> Default for Pool<V> {
 }
 
 /// A pool's entries by slot. Slots are handed out in order and never
-/// reused, so the entries made since values were last dropped sit in a
-/// vector, at `slot - base`: one memory access reaches one, where a hash
-/// map takes two, and on recursive code a miss per frame is the writer's
-/// largest cost. Entries kept at a drop move to a map, so that dropped
-/// slots leave no holes.
+/// reused, so the entries made since the last compaction sit in a vector,
+/// at `slot - base`: one memory access reaches one, where a hash map takes
+/// two, and on recursive code a miss per frame is the writer's largest
+/// cost. A drop leaves a hole in the vector; once holes are the most of it,
+/// the entries left move to a map, so that memory follows the entries
+/// held, while a drop that keeps most entries (a program whose stacks
+/// repeat) leaves them where they are fastest to reach.
 #[derive(Debug)]
 struct Slots<V> {
-    /// The entries of slots `base..`, in order.
-    recent: Vec<Entry<V>>,
+    /// The entries of slots `base..`, in order; `None` where dropped.
+    recent: Vec<Option<Entry<V>>>,
     /// The slot of `recent[0]`.
     base: u32,
-    /// The entries kept at the last drops, by slot (all below `base`).
+    /// How many of `recent` are held.
+    recent_held: usize,
+    /// The entries moved out of `recent` at compactions, by slot (all
+    /// below `base`).
     kept: HashMap<u32, Entry<V>, FxBuildHasher>,
 }
 
@@ -345,6 +350,7 @@ impl<V> Default for Slots<V> {
         Self {
             recent: Vec::new(),
             base: 0,
+            recent_held: 0,
             kept: HashMap::default(),
         }
     }
@@ -354,7 +360,7 @@ impl<V> Slots<V> {
     #[inline]
     fn get(&self, slot: u32) -> Option<&Entry<V>> {
         match slot.checked_sub(self.base) {
-            Some(at) => self.recent.get(at as usize),
+            Some(at) => self.recent.get(at as usize)?.as_ref(),
             None => self.kept.get(&slot),
         }
     }
@@ -362,7 +368,7 @@ impl<V> Slots<V> {
     #[inline]
     fn get_mut(&mut self, slot: u32) -> Option<&mut Entry<V>> {
         match slot.checked_sub(self.base) {
-            Some(at) => self.recent.get_mut(at as usize),
+            Some(at) => self.recent.get_mut(at as usize)?.as_mut(),
             None => self.kept.get_mut(&slot),
         }
     }
@@ -375,12 +381,13 @@ impl<V> Slots<V> {
             .ok()
             .and_then(|len| self.base.checked_add(len))
             .expect("fewer than 2^32 values of one type in a recording");
-        self.recent.push(entry);
+        self.recent.push(Some(entry));
+        self.recent_held += 1;
         slot
     }
 
     fn len(&self) -> usize {
-        self.recent.len() + self.kept.len()
+        self.recent_held + self.kept.len()
     }
 
     /// Keeps the entries for which `keep` is true and hands the others'
@@ -397,16 +404,25 @@ impl<V> Slots<V> {
             }
             kept
         });
-        let base = self.base;
-        let recent = self.recent.len() as u32;
-        for (slot, entry) in (base..).zip(self.recent.drain(..)) {
-            if keep(slot, &entry) {
-                self.kept.insert(slot, entry);
-            } else {
+        for (slot, place) in (self.base..).zip(self.recent.iter_mut()) {
+            if place.as_ref().is_some_and(|entry| !keep(slot, entry)) {
+                let entry = place.take().expect("checked above");
                 dropped(slot, &entry.value);
+                self.recent_held -= 1;
             }
         }
-        self.base = base + recent;
+        if self.recent_held * 2 < self.recent.len() {
+            let base = self.base;
+            let recent = self.recent.len() as u32;
+            for (slot, entry) in (base..).zip(self.recent.drain(..)) {
+                if let Some(entry) = entry {
+                    self.kept.insert(slot, entry);
+                }
+            }
+            self.base = base + recent;
+            self.recent_held = 0;
+            self.recent.shrink_to(self.recent.capacity() / 4);
+        }
         // Give the memory back after a large drop.
         if self.kept.capacity() > 64 && self.kept.len() < self.kept.capacity() / 4 {
             self.kept.shrink_to(self.kept.len() * 2);
@@ -1242,38 +1258,50 @@ mod tests {
     }
 
     /// Slots come in order, survive drops when kept, and are never given
-    /// out twice: through three rounds of drops, some kept each time.
+    /// out twice: through three rounds of drops, some kept each time. A
+    /// drop keeping a third of the entries compacts them into the map; one
+    /// keeping four in five leaves holes where they were.
     #[test]
     fn slots_are_never_reused_and_kept_entries_stay_reachable() {
-        let mut slots = Slots::default();
-        let mut held = std::collections::BTreeMap::new();
-        let mut given = std::collections::BTreeSet::new();
-        for round in 0..3u32 {
-            for n in 0..50 {
-                let value = round * 1000 + n;
-                let slot = slots.push(entry(value));
-                assert!(given.insert(slot), "slot {slot} given twice");
-                held.insert(slot, value);
+        let keep_a_third: fn(u32) -> bool = |slot| slot % 3 == 0;
+        let keep_most: fn(u32) -> bool = |slot| slot % 5 != 0;
+        for keep in [keep_a_third, keep_most] {
+            let mut slots = Slots::default();
+            let mut held = std::collections::BTreeMap::new();
+            let mut given = std::collections::BTreeSet::new();
+            for round in 0..3u32 {
+                for n in 0..50 {
+                    let value = round * 1000 + n;
+                    let slot = slots.push(entry(value));
+                    assert!(given.insert(slot), "slot {slot} given twice");
+                    held.insert(slot, value);
+                }
+                let mut dropped = Vec::new();
+                slots.retain(
+                    |slot, _| keep(slot),
+                    |slot, value| dropped.push((slot, *value)),
+                );
+                for &(slot, value) in &dropped {
+                    assert_eq!(held.remove(&slot), Some(value));
+                }
+                assert_eq!(slots.len(), held.len());
+                for (&slot, &value) in &held {
+                    assert_eq!(slots.get(slot).map(|e| e.value), Some(value));
+                }
+                for &(slot, _) in &dropped {
+                    assert!(slots.get(slot).is_none(), "dropped slot {slot} still held");
+                }
             }
-            // Keep every third slot, and everything of the first round
-            // that was kept before (entries kept twice).
-            let mut dropped = Vec::new();
-            slots.retain(
-                |slot, _| slot % 3 == 0,
-                |slot, value| dropped.push((slot, *value)),
-            );
-            for &(slot, value) in &dropped {
-                assert_eq!(held.remove(&slot), Some(value));
-            }
-            assert_eq!(slots.len(), held.len());
-            for (&slot, &value) in &held {
-                assert_eq!(slots.get(slot).map(|e| e.value), Some(value));
-            }
-            for &(slot, _) in &dropped {
-                assert!(slots.get(slot).is_none(), "dropped slot {slot} still held");
-            }
+            assert_eq!(given.len(), 150);
+            assert_eq!(*given.iter().next_back().unwrap(), 149);
         }
-        assert_eq!(given.len(), 150);
-        assert_eq!(*given.iter().next_back().unwrap(), 149);
+        // Kept mostly: no compaction, every entry still in the vector.
+        let mut slots = Slots::default();
+        for n in 0..10 {
+            slots.push(entry(n));
+        }
+        slots.retain(|slot, _| slot != 3, |_, _| {});
+        assert!(slots.kept.is_empty() && slots.recent.len() == 10);
+        assert_eq!(slots.len(), 9);
     }
 }
