@@ -928,8 +928,9 @@ impl Pools {
     }
 
     /// Marks `reference`'s value for this chunk: whether it was not marked
-    /// yet, or `None` if the pools do not hold it.
-    #[inline]
+    /// yet, or `None` if the pools do not hold it. Inlined: every pooled
+    /// field of every event comes here.
+    #[inline(always)]
     fn try_mark(&mut self, reference: PoolRef) -> Option<bool> {
         let chunk = self.chunk;
         match reference {
