@@ -8,7 +8,8 @@
 #
 # Usage: bench/soak.sh [MINUTES] [THREADS_PER_SECOND]
 #   (JAVA=/path/to/java; default: Temurin 25 if installed, else java;
-#    AGENT=/path/to/libheapsampler.so; default: this checkout's release build)
+#    AGENT=/path/to/libheapsampler.so; default: this checkout's release build;
+#    OPTIONS=agent options; default: interval=32k,chunk_age=1m)
 # Defaults: 30 minutes, 556 threads/s (a million threads in 30 minutes).
 # Prints one line per minute and a summary: the agent's memory at 5 minutes,
 # its range after, and its peak.
@@ -35,7 +36,8 @@ run() {
 }
 run > "$work/base.out" &
 base=$!
-run "-agentpath:$agent=file=$work/soak.jfr,interval=32k,chunk_age=1m,log=quiet" > "$work/agent.out" &
+options=${OPTIONS:-interval=32k,chunk_age=1m}
+run "-agentpath:$agent=file=$work/soak.jfr,$options,log=quiet" > "$work/agent.out" &
 with=$!
 
 rss() { awk '/VmRSS/ { print int($2 / 1024) }' "/proc/$1/status" 2>/dev/null || echo 0; }
