@@ -795,10 +795,33 @@ impl Pools {
         EncodedStackTrace::encode(value, &mut encoded);
         let index = match self.stack_traces.find(encoded.as_slice()) {
             Some(index) => index,
-            None => self.stack_traces.intern(encoded.as_slice().into()),
+            None => {
+                let index = self.stack_traces.intern(encoded.as_slice().into());
+                self.mark_new_stack_trace(index, value);
+                index
+            }
         };
         self.stack_trace_scratch = encoded;
         StackTraceRef(index)
+    }
+
+    /// Marks a stack trace just interned, and its methods and frame types,
+    /// from its frames at hand: a new stack trace is interned for an event
+    /// about to use it, and marking it there would decode it again, a fifth
+    /// of a writer's work on recursive code where most stacks are new.
+    fn mark_new_stack_trace(&mut self, index: u32, value: &StackTrace) {
+        let chunk = self.chunk;
+        self.stack_traces.mark_held(index, chunk);
+        let mut last_method = None;
+        for frame in &value.frames {
+            // A recursive stack repeats its methods frame after frame.
+            if last_method != Some(frame.method) {
+                last_method = Some(frame.method);
+                let held = self.mark(PoolRef::Method(frame.method));
+                debug_assert!(held, "a stack trace's methods are in the pools");
+            }
+            self.frame_types_marked_in[frame.frame_type.index()] = chunk;
+        }
     }
 
     /// Drops every value not marked in the chunk being built or the one

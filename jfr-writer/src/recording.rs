@@ -891,7 +891,9 @@ impl<S: Sink> Recording<S> {
 
     /// Interns a stack trace. It is encoded at once, so it may be borrowed:
     /// a profiler that sees a new stack at almost every sample can build
-    /// each one in the same `StackTrace`.
+    /// each one in the same `StackTrace`. A stack trace new to the
+    /// recording is written in the chunk being built, as if an event used
+    /// it: one is interned for that.
     pub fn stack_trace(&mut self, trace: impl Borrow<StackTrace>) -> StackTraceRef {
         self.pools.stack_trace(trace.borrow())
     }
