@@ -733,8 +733,9 @@ impl<S: Sink> Writer<S> {
     /// When the chunk has reached its size or age limit, its end first
     /// writes a `jdk.OldObjectSample` for each tracked object (up to the
     /// cap), so that the chunk read alone shows the live set at its end;
-    /// then what recent chunks did not use is dropped
-    /// ([`Writer::drop_unused`]).
+    /// then what neither the ended chunk nor the new one used is dropped,
+    /// from the recording's pools and the writer's caches, except what the
+    /// tracked objects hold.
     pub fn flush(
         &mut self,
         vm: &mut impl Vm,
