@@ -25,9 +25,9 @@ struct Note {
     ends: Option<(Duration, u128)>,
 }
 
-/// The note's text: the path, then with a duration a last line
-/// `ends MILLIS SECONDS`.
 impl Note {
+    /// The note's text: the path, then with a duration a last line
+    /// `ends MILLIS SECONDS`.
     fn write(pid: u32, recording: &Path, duration: Option<Duration>) -> std::io::Result<()> {
         let mut text = recording.display().to_string();
         if let Some(duration) = duration {
