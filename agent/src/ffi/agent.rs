@@ -29,7 +29,7 @@ use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
-use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
+use super::jvm::{Jni, Jvmti, Vm, os_thread_id, release_free_memory};
 use super::management::Management;
 use super::sys::*;
 use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
@@ -443,6 +443,10 @@ fn stop(jni: Jni, only: Option<u64>) {
     COLLECTIONS.end();
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+    // The last reference (the writer's went with it): the session's memory
+    // is freed here, and given back.
+    drop(running);
+    release_free_memory();
 }
 
 unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
