@@ -49,12 +49,14 @@ pub enum Command {
     /// Start recording in a running JVM (JDK 11 or later), through jcmd.
     ///
     /// The JVM goes on; stop the recording with `heapsampler detach PID`,
-    /// which finishes the file. One recording at a time per JVM. The JVM
-    /// must run as your user and accept agents at run time (JDK 21 and later
-    /// print a warning unless started with -XX:+EnableDynamicAgentLoading).
+    /// which finishes the file, or give --duration and it stops by itself.
+    /// One recording at a time per JVM. The JVM must run as your user and
+    /// accept agents at run time (JDK 21 and later print a warning unless
+    /// started with -XX:+EnableDynamicAgentLoading).
     ///
     /// Example: heapsampler attach 4242 -o /tmp/service.jfr --interval 256k
-    /// Example: heapsampler attach 4242 --duration 10m
+    ///
+    /// Example, for ten minutes: heapsampler attach 4242 --duration 10m
     Attach {
         /// The JVM's process id (`jcmd` with no arguments lists them).
         pid: u32,
