@@ -21,8 +21,11 @@
 //!
 //! Everything outside `ffi` knows the JVM only through those traits, so it
 //! is tested with a fake VM (`tests/session.rs`, `tests/writer.rs`).
+//! - [`Allocator`]: the allocator libheapsampler.so installs (from `ffi`).
 
 mod ffi;
+
+pub use ffi::alloc::Allocator;
 pub mod heap;
 pub mod record;
 pub mod roots;

@@ -52,6 +52,12 @@ pub trait SessionVm: writer::Vm {
     /// Sets the JVM's mean sampling interval, in bytes: the rate limiter's
     /// lever.
     fn set_sampling_interval(&mut self, interval: u64);
+
+    /// The session's `duration=` is over: stop it the one way a recording
+    /// stops (stop sampling, wait for the callbacks in flight, close the
+    /// ring), from another thread, for the writer loop goes on draining the
+    /// ring until it is closed and then finishes the file. Called once.
+    fn duration_over(&mut self, session: &Session);
 }
 
 /// A garbage collection as the GC callbacks saw it.
@@ -318,6 +324,8 @@ fn write_recording<S: Sink>(
         .rate
         .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
     let mut samples_seen = 0;
+    // `None` once asked to stop, or without a duration.
+    let mut deadline = options.duration.map(|duration| Instant::now() + duration);
     loop {
         // The limiter first: draining a full ring takes milliseconds, in
         // which a burst goes on at the old interval.
@@ -356,6 +364,15 @@ fn write_recording<S: Sink>(
             writer.heap_statistics(vm)?;
             writer.flush(vm, session.statistics(), consumer.stats())?;
             next_flush = Instant::now() + options.flush;
+        }
+        if deadline.is_some_and(|end| Instant::now() >= end) {
+            deadline = None;
+            log(
+                options,
+                LogLevel::Info,
+                "the recording's duration is over; stopping",
+            );
+            vm.duration_over(session);
         }
         let wait = next_flush
             .saturating_duration_since(Instant::now())

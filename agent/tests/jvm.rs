@@ -883,6 +883,95 @@ fn attach_stop_and_attach_again_while_threads_allocate() {
     }
 }
 
+/// Waits up to a minute (generous, for a busy machine) until `file` is a
+/// finished recording, or the JVM `child` has died.
+fn wait_until_finished(file: &Path, child: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let finished = std::fs::read(file)
+            .ok()
+            .and_then(|bytes| jfr_writer::format::ChunkHeader::decode(&bytes))
+            .is_some_and(|header| {
+                header.generation == 0 && header.flags & jfr_writer::format::FLAG_FINAL_CHUNK != 0
+            });
+        if finished {
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the JVM died while {} was recorded",
+            file.display()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "{} not finished within a minute",
+            file.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_duration_stops_the_recording_by_itself_and_the_agent_attaches_again() {
+    let dir = support::temp_dir("agent_duration");
+    let stderr = dir.join("jvm.stderr");
+    let from_start = dir.join("from-start.jfr");
+    // From the JVM's start, with -agentpath.
+    let mut child = scenario(
+        &format!("file={},duration=2s,flush=100ms", from_start.display()),
+        &[],
+        &["run", "120", "4"],
+    )
+    .stdout(Stdio::null())
+    .stderr(std::fs::File::create(&stderr).unwrap())
+    .spawn()
+    .unwrap();
+    let pid = child.id();
+    // The JVM is killed and what it said shown, however the checks end.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until_finished(&from_start, &mut child);
+        assert!(
+            jcmd_load(pid, "stop").contains("return code: -1"),
+            "no recording runs after its duration"
+        );
+        // Attached, for a duration: stops by itself again.
+        let attached = dir.join("attached.jfr");
+        assert!(
+            jcmd_load(pid, &format!("file={},duration=1s", attached.display()))
+                .contains("return code: 0")
+        );
+        wait_until_finished(&attached, &mut child);
+        // Attached, stopped before its duration.
+        let stopped = dir.join("stopped.jfr");
+        assert!(
+            jcmd_load(pid, &format!("file={},duration=1h", stopped.display()))
+                .contains("return code: 0")
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(jcmd_load(pid, "stop").contains("return code: 0"));
+        assert!(child.try_wait().unwrap().is_none(), "the JVM runs on");
+        for file in [&from_start, &attached, &stopped] {
+            assert_finished(file, &file.display().to_string());
+        }
+    }));
+    let _ = child.kill();
+    let _ = child.wait();
+    if let Err(panic) = outcome {
+        eprintln!(
+            "the JVM's stderr:\n{}",
+            std::fs::read_to_string(&stderr).unwrap_or_default()
+        );
+        std::panic::resume_unwind(panic);
+    }
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert_eq!(
+        said.matches("the recording's duration is over; stopping")
+            .count(),
+        2,
+        "{said}"
+    );
+}
+
 /// Runs `System.gc()` in the JVM `pid`.
 fn jcmd_gc(pid: u32) {
     let output = Command::new("jcmd")

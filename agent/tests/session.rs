@@ -20,6 +20,8 @@ use jfr_writer::Recording;
 struct FakeVm {
     collected: HashSet<u64>,
     released: Vec<u64>,
+    /// How many times the writer said the session's duration was over.
+    durations_over: usize,
 }
 
 impl Vm for FakeVm {
@@ -61,6 +63,12 @@ impl Vm for FakeVm {
 
 impl SessionVm for FakeVm {
     fn set_sampling_interval(&mut self, _interval: u64) {}
+
+    /// As the agent's stop does, as far as the writer sees it.
+    fn duration_over(&mut self, session: &Session) {
+        self.durations_over += 1;
+        session.producer().close();
+    }
 }
 
 /// Options for a session writing `file`, flushed only at its end (the
@@ -214,6 +222,36 @@ fn the_ring_is_closed_when_the_writer_loop_ends() {
     sink.finish().unwrap();
     assert!(session.producer().is_closed());
     assert_eq!(session.statistics().samples, 0);
+}
+
+#[test]
+fn a_session_whose_duration_is_over_asks_once_to_be_stopped_and_finishes() {
+    let dir = support::temp_dir("session_duration");
+    let file = dir.join("timed.jfr");
+    let recording = Recording::create(&file, jfr_writer::Options::default()).unwrap();
+    let (producer, consumer) = ring_buffer(1 << 12);
+    let mut options = options(&file);
+    options.duration = Some(Duration::from_secs(1));
+    let session = Session::new(
+        options,
+        recording.clock(),
+        u64::MAX,
+        producer,
+        std::sync::Arc::new(Collections::default()),
+    );
+    let mut vm = FakeVm::default();
+    // Nothing closes the ring but the end of the duration.
+    let started = Instant::now();
+    let sink = session::run_writer(&session, recording, consumer, &mut vm).unwrap();
+    sink.finish().unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "not before its end"
+    );
+    assert_eq!(vm.durations_over, 1, "asked once");
+    assert!(session.producer().is_closed());
+    // Finished: the JDK reads it.
+    support::summary(&file);
 }
 
 #[test]

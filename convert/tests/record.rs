@@ -192,6 +192,119 @@ fn attach_and_detach_a_running_jvm() {
     );
 }
 
+/// Whether `file` is a finished recording: its (last) chunk's header says
+/// it is the final one and complete.
+fn finished(file: &Path) -> bool {
+    std::fs::read(file)
+        .ok()
+        .and_then(|bytes| jfr_writer::format::ChunkHeader::decode(&bytes))
+        .is_some_and(|header| {
+            header.generation == 0 && header.flags & jfr_writer::format::FLAG_FINAL_CHUNK != 0
+        })
+}
+
+/// Waits up to a minute (a generous bound on a busy machine) for `file` to
+/// be finished.
+fn wait_until_finished(file: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !finished(file) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} not finished within a minute",
+            file.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
+    let dir = support::temp_dir("convert_attach_duration");
+    let timed = dir.join("timed.jfr");
+    let mut jvm = running_jvm();
+    let pid = jvm.id().to_string();
+    let agent = agent();
+    let agent = agent.to_str().unwrap();
+    let timed_arg = timed.to_str().unwrap();
+
+    let (code, stderr) = heapsampler(&[
+        "attach",
+        &pid,
+        "-o",
+        timed_arg,
+        "--duration",
+        "2s",
+        "--interval",
+        "64k",
+        "--agent",
+        agent,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("recording JVM {pid} to {timed_arg} for 2 s")),
+        "{stderr}"
+    );
+    // This command is gone; the agent stops the recording by itself.
+    wait_until_finished(&timed);
+    assert!(jvm.try_wait().unwrap().is_none(), "the JVM runs on");
+    let summary = support::summary(&timed);
+    let samples = support::summary_count(&summary, "jdk.ObjectAllocationSample");
+    assert!(samples > 0, "{summary}");
+    assert_eq!(
+        support::summary_count(&summary, "heapsampler.ObjectLifetime"),
+        samples,
+        "finished: one lifetime per sample"
+    );
+    let (code, stderr) = heapsampler(&["summary", timed_arg]);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // Nothing left to stop, and detach says why.
+    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "JVM {pid} has no heapsampler recording running: the recording to {timed_arg} \
+             stopped by itself after its --duration of 2 s"
+        )),
+        "{stderr}"
+    );
+
+    // The agent takes the next attach; a detach before the duration stops it.
+    let next = dir.join("next.jfr");
+    let next_arg = next.to_str().unwrap();
+    let (code, stderr) = heapsampler(&[
+        "attach",
+        &pid,
+        "-o",
+        next_arg,
+        "--duration",
+        "1h",
+        "--agent",
+        agent,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stderr) = heapsampler(&["attach", &pid, "-o", next_arg, "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "a recording is already running in JVM {pid} (to {next_arg})"
+        )),
+        "{stderr}"
+    );
+    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("recording: {next_arg}")),
+        "{stderr}"
+    );
+    assert!(jvm.try_wait().unwrap().is_none(), "the JVM runs on");
+    jvm.kill().unwrap();
+    jvm.wait().unwrap();
+    assert!(finished(&next));
+    let summary = support::summary(&next);
+    assert!(support::summary_count(&summary, "jdk.ObjectAllocationSample") > 0);
+}
+
 #[test]
 fn attach_says_what_went_wrong() {
     let agent = agent();
@@ -206,6 +319,17 @@ fn attach_says_what_went_wrong() {
     let (code, stderr) = heapsampler(&["attach", "1", "--depth", "0", "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("bad option 'depth=0'"), "{stderr}");
+    for duration in ["0s", "10d", "2s,file=/tmp/elsewhere.jfr"] {
+        let (code, stderr) =
+            heapsampler(&["attach", "1", "--duration", duration, "--agent", agent]);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "bad option 'duration={duration}': expected a duration from 1s to 720h"
+            )),
+            "{stderr}"
+        );
+    }
     let (code, _) = heapsampler(&["attach", "not-a-pid"]);
     assert_eq!(code, Some(2));
 }

@@ -91,6 +91,9 @@ pub struct Options {
     /// end the live objects are written (`jdk.OldObjectSample`) and what
     /// recent chunks did not use is dropped from memory.
     pub chunk_age: Duration,
+    /// The recording stops by itself this long after it starts, as a
+    /// `stop` would stop it (`duration=`); `None` records until stopped.
+    pub duration: Option<Duration>,
 }
 
 /// Whether and how far the heap is walked at the end for the paths from GC
@@ -142,6 +145,7 @@ impl Options {
             roots: Roots::default(),
             chunk_size: 12 << 20,
             chunk_age: Duration::from_secs(3600),
+            duration: None,
         }
     }
 
@@ -269,6 +273,13 @@ impl Options {
                         })
                         .ok_or_else(|| bad(CHUNK_AGE))?
                 }
+                "duration" => {
+                    options.duration = Some(
+                        parse_duration(need(DURATION)?)
+                            .filter(|d| (MIN_DURATION..=MAX_DURATION).contains(d))
+                            .ok_or_else(|| bad(DURATION))?,
+                    )
+                }
                 "stop" if value.is_none() => options.stop = true,
                 "stop" => return Err(bad("stop takes no value")),
                 _ => {
@@ -315,8 +326,15 @@ const ROOTS_TIME: &str = "a duration from 10ms to 1h, such as 10s: the longest t
 const CHUNK_SIZE: &str = "a size from 1m to 1g, such as 12m";
 const CHUNK_AGE: &str = "a duration from 1s to 24h, such as 10m or 1h";
 
+/// What `duration=` accepts, for messages about it.
+pub const DURATION: &str = "a duration from 1s to 720h (30 days), such as 30s, 10m or 2h: the recording stops by itself after it";
+/// The shortest `duration=`.
+pub const MIN_DURATION: Duration = Duration::from_secs(1);
+/// The longest `duration=`: 30 days.
+pub const MAX_DURATION: Duration = Duration::from_secs(720 * 3600);
+
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, stop, roots, roots_depth, roots_time, chunk_size, chunk_age";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, stop, roots, roots_depth, roots_time, chunk_size, chunk_age, duration";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -401,6 +419,7 @@ mod tests {
         assert_eq!(options.roots.time, Duration::from_secs(10));
         assert_eq!(options.chunk_size, 12 << 20);
         assert_eq!(options.chunk_age, Duration::from_secs(3600));
+        assert_eq!(options.duration, None);
         assert_eq!(parse("").unwrap(), options);
         assert_eq!(parse("live=true,,").unwrap(), options);
     }
@@ -509,6 +528,42 @@ mod tests {
         ] {
             let error = parse(text).expect_err(text).to_string();
             assert!(error.starts_with(message), "{text}: got {error:?}");
+        }
+    }
+
+    #[test]
+    fn duration_stops_the_recording_after_it() {
+        for (text, seconds) in [
+            ("duration=30s", 30),
+            ("duration=10m", 600),
+            ("duration=2h", 7200),
+            ("duration=45", 45),
+            ("duration=1000ms", 1),
+            ("duration=720h", 720 * 3600),
+        ] {
+            assert_eq!(
+                parse(text).unwrap().duration,
+                Some(Duration::from_secs(seconds)),
+                "{text}"
+            );
+        }
+        for text in [
+            "duration=",
+            "duration",
+            "duration=0",
+            "duration=500ms",
+            "duration=721h",
+            "duration=10d",
+            "duration=-1s",
+            "duration=forever",
+        ] {
+            let error = parse(text).expect_err(text).to_string();
+            assert!(
+                error.starts_with(&format!(
+                    "bad option '{text}': expected a duration from 1s to 720h (30 days), such as 30s, 10m or 2h"
+                )),
+                "{text}: got {error:?}"
+            );
         }
     }
 

@@ -12,7 +12,7 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 12] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
     (
         "convert/src/diff.rs",
         "samples",
@@ -30,6 +30,11 @@ const OTHER_MEANINGS: [(&str, &str, &str); 12] = [
         "the agent option interval=512k",
     ),
     ("core/src/options.rs", "off", "a boolean option's value"),
+    (
+        "core/src/options.rs",
+        "duration",
+        "the agent option duration=10m",
+    ),
     (
         "agent/src/ffi/agent.rs",
         "off",

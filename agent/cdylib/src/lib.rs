@@ -2,6 +2,9 @@
 //! (`java -agentpath:/path/libheapsampler.so=...`). It holds no code of its
 //! own: linking `heapsampler_agent` in exports that crate's JVMTI entry
 //! points (`Agent_OnLoad`, `Agent_OnAttach`), which a shared library
-//! exports from every crate it links.
+//! exports from every crate it links. Its one item is the agent's
+//! allocator, which only a final artifact may choose.
 
-extern crate heapsampler_agent;
+/// See [`heapsampler_agent::Allocator`].
+#[global_allocator]
+static ALLOCATOR: heapsampler_agent::Allocator = heapsampler_agent::Allocator;

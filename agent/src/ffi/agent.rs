@@ -9,9 +9,10 @@
 //! `SampledObjectAlloc` takes the stack and a few handles and pushes one
 //! record into the ring (waiting if it is full, never dropping). The GC
 //! callbacks report to the running session's collections, if any.
-//! `VMDeath` (or `stop`) stops sampling, lets callbacks in flight finish,
-//! closes the ring, waits for the writer to drain it and finish the file,
-//! and ends the session's collections.
+//! `VMDeath` (or `stop`, or the end of `duration=`) stops sampling, lets
+//! callbacks in flight finish, closes the ring, waits for the writer to
+//! drain it and finish the file, and ends the session's collections: one
+//! stop path, [`stop`], whoever asks.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -28,7 +29,7 @@ use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
-use super::jvm::{Jni, Jvmti, Vm, os_thread_id};
+use super::jvm::{Jni, Jvmti, Vm, os_thread_id, release_free_memory};
 use super::management::Management;
 use super::sys::*;
 use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
@@ -57,6 +58,13 @@ static SESSION: RwLock<Option<Arc<JvmSession>>> = RwLock::new(None);
 static COLLECTIONS: RunningCollections = RunningCollections::new();
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+/// Held by whoever starts or stops a session (an attach, `VMInit`,
+/// `VMDeath`, the end of a `duration=`), so that those happen one at a time:
+/// a stop that comes late (a duration running out as a `stop` arrives)
+/// finds either its own session or none, never the next one half started.
+/// Never taken by the callbacks or the writer thread.
+static LIFECYCLE: Mutex<()> = Mutex::new(());
 
 /// A session and what the JVM side of it holds: the JVMTI environment, the
 /// session's key for tags, and the handles of the threads and classes seen.
@@ -255,6 +263,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
+    let _lifecycle = LIFECYCLE.lock();
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
         .map_err(|e| e.to_string())
         .and_then(|options| {
@@ -268,7 +277,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
                 .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
             match (options.stop, running) {
                 (true, Some(_)) => {
-                    stop(jni);
+                    stop(jni, None);
                     Ok(())
                 }
                 (true, None) => Err("no recording is running".to_owned()),
@@ -298,6 +307,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
 }
 
 unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jobject) {
+    let _lifecycle = LIFECYCLE.lock();
     if let Some(pending) = PENDING.lock().take() {
         if let Err(message) = start(pending, Jni::from_raw(jni)) {
             say(format_args!("{message}; not recording"));
@@ -306,7 +316,8 @@ unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thre
 }
 
 unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
-    stop(Jni::from_raw(jni));
+    let _lifecycle = LIFECYCLE.lock();
+    stop(Jni::from_raw(jni), None);
 }
 
 fn start(pending: Pending, jni: Jni) -> Result<(), String> {
@@ -411,11 +422,13 @@ unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, 
     }
 }
 
-/// Stops sampling and waits until the recording is finished.
-fn stop(jni: Jni) {
+/// Stops sampling and waits until the recording is finished: the running
+/// session, or only session `only` if it is still the one running. The
+/// caller holds [`LIFECYCLE`].
+fn stop(jni: Jni, only: Option<u64>) {
     let jvmti = match SESSION.read().as_ref() {
-        Some(running) => running.jvmti,
-        None => return,
+        Some(running) if only.is_none_or(|id| id == running.id) => running.jvmti,
+        _ => return,
     };
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
@@ -437,6 +450,10 @@ fn stop(jni: Jni) {
     COLLECTIONS.end();
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+    // The last reference (the writer's went with it): the session's memory
+    // is freed here, and given back.
+    drop(running);
+    release_free_memory();
 }
 
 unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
@@ -647,6 +664,37 @@ impl SessionVm for JvmtiVm<'_> {
     fn set_sampling_interval(&mut self, interval: u64) {
         let interval = interval.min(jint::MAX as u64) as jint;
         let _ = self.running.jvmti.set_heap_sampling_interval(interval);
+    }
+
+    fn duration_over(&mut self, session: &Session) {
+        // [`stop`] joins the writer, so the writer cannot run it itself: a
+        // short-lived thread does, and the writer drains the ring meanwhile.
+        let (id, vm) = (self.running.id, self.running.vm);
+        let spawned = std::thread::Builder::new()
+            .name("heapsampler-stop".into())
+            .spawn(move || {
+                LOCAL.with(|local| local.borrow_mut().agent_thread = true);
+                let _lifecycle = LIFECYCLE.lock();
+                // Stopped meanwhile (a `stop`, or VMDeath, when the JVM may be
+                // past attaching threads): nothing to do.
+                let running = SESSION.read().as_ref().is_some_and(|r| r.id == id);
+                if running {
+                    if let Some(jni) = vm.attach_daemon(c"heapsampler-stop") {
+                        stop(jni, Some(id));
+                        vm.detach();
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            // The file is still finished; the session is torn down by the
+            // next `stop` or at the JVM's exit. Samples from now on are
+            // counted as lost.
+            say(format_args!(
+                "cannot start the thread that stops the recording at its duration ({e}); \
+                 finishing the file now"
+            ));
+            session.producer().close();
+        }
     }
 }
 

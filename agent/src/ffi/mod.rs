@@ -5,6 +5,7 @@
 //! block of the agent lives here.
 
 pub mod agent;
+pub(crate) mod alloc;
 pub mod heap_walk;
 pub mod jvm;
 pub mod management;

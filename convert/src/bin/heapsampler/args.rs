@@ -49,17 +49,29 @@ pub enum Command {
     /// Start recording in a running JVM (JDK 11 or later), through jcmd.
     ///
     /// The JVM goes on; stop the recording with `heapsampler detach PID`,
-    /// which finishes the file. One recording at a time per JVM. The JVM
-    /// must run as your user and accept agents at run time (JDK 21 and later
-    /// print a warning unless started with -XX:+EnableDynamicAgentLoading).
+    /// which finishes the file, or give --duration and it stops by itself.
+    /// One recording at a time per JVM. The JVM must run as your user and
+    /// accept agents at run time (JDK 21 and later print a warning unless
+    /// started with -XX:+EnableDynamicAgentLoading).
     ///
     /// Example: heapsampler attach 4242 -o /tmp/service.jfr --interval 256k
+    ///
+    /// Example, for ten minutes: heapsampler attach 4242 --duration 10m
     Attach {
         /// The JVM's process id (`jcmd` with no arguments lists them).
         pid: u32,
         /// The recording to write (default: heapsampler-PID.jfr here).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Stop the recording by itself after this long, such as 30s, 10m or
+        /// 2h (1s to 720h).
+        ///
+        /// The agent in the JVM keeps the time, so the recording ends and
+        /// its file is finished even if this program, or the terminal it ran
+        /// in, is gone by then; the agent is then free for the next attach.
+        /// `heapsampler detach PID` still stops it sooner.
+        #[arg(long, value_name = "DURATION")]
+        duration: Option<String>,
         #[command(flatten)]
         sampling: Sampling,
         /// The jcmd to use (default: $JAVA_HOME/bin/jcmd, or the PATH's).

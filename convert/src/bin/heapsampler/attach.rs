@@ -4,33 +4,113 @@
 //! The agent's own messages go to the JVM's standard error, not back
 //! through jcmd, which only prints the agent's return code. So the options
 //! are checked here before attaching, and `attach` leaves a note (in the
-//! temporary directory, named after the pid) of where the recording goes,
-//! for `detach` to report it.
+//! temporary directory, named after the pid) of where the recording goes
+//! and, with `--duration`, when it stops by itself, for `detach` (and a
+//! refused `attach`) to say what happened.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Where `attach` notes the recording's path for `detach`.
+/// Where `attach` notes the recording for `detach`.
 fn note_path(pid: u32) -> PathBuf {
     std::env::temp_dir().join(format!("heapsampler-attach-{pid}"))
 }
 
+/// What `attach` noted: the recording's path and, for a recording with a
+/// duration, the duration and the time (ms since the epoch) by which the
+/// agent has stopped it by itself.
+struct Note {
+    recording: String,
+    ends: Option<(Duration, u128)>,
+}
+
+impl Note {
+    /// The note's text: the path, then with a duration a last line
+    /// `ends MILLIS SECONDS`.
+    fn write(pid: u32, recording: &Path, duration: Option<Duration>) -> std::io::Result<()> {
+        let mut text = recording.display().to_string();
+        if let Some(duration) = duration {
+            // The agent's clock starts before jcmd returns: by this time
+            // it has stopped.
+            let ends = now_millis() + duration.as_millis();
+            text.push_str(&format!("\nends {ends} {}", duration.as_secs()));
+        }
+        std::fs::write(note_path(pid), text)
+    }
+
+    fn read(pid: u32) -> Option<Self> {
+        let text = std::fs::read_to_string(note_path(pid)).ok()?;
+        let ends = text.rsplit_once('\n').and_then(|(recording, last)| {
+            let mut words = last.strip_prefix("ends ")?.split(' ');
+            let ends = words.next()?.parse().ok()?;
+            let seconds = words.next()?.parse().ok()?;
+            Some((recording, (Duration::from_secs(seconds), ends)))
+        });
+        Some(match ends {
+            Some((recording, ends)) => Self {
+                recording: recording.to_owned(),
+                ends: Some(ends),
+            },
+            None => Self {
+                recording: text,
+                ends: None,
+            },
+        })
+    }
+
+    /// The duration, if the recording has stopped by itself by now (within
+    /// a second's slack for the agent's own timing).
+    fn ended_by_itself(&self) -> Option<Duration> {
+        self.ends
+            .filter(|&(_, ends)| now_millis() + 1000 >= ends)
+            .map(|(duration, _)| duration)
+    }
+}
+
+fn now_millis() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis())
+}
+
+/// A duration as a person says it: `90 s`, `10 min`, `2 h`, `1 h 30 min`.
+pub fn describe(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let parts: Vec<String> = [(h, "h"), (m, "min"), (s, "s")]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, unit)| format!("{n} {unit}"))
+        .collect();
+    if parts.is_empty() {
+        "0 s".to_owned()
+    } else {
+        parts.join(" ")
+    }
+}
+
 /// Starts a recording in JVM `pid` with the agent's `options` (which name
-/// the file, absolute: the JVM's working directory is not ours).
+/// the file, absolute: the JVM's working directory is not ours, and the
+/// `duration`, if any, the options give).
 pub fn attach(
     jcmd: &Path,
     pid: u32,
     agent: &Path,
     options: &str,
     output: &Path,
+    duration: Option<Duration>,
 ) -> Result<(), String> {
+    // A recording that stopped by itself: its note is stale.
+    let running = Note::read(pid).filter(|note| note.ended_by_itself().is_none());
     load(jcmd, pid, agent, options).map_err(|refused| match refused {
-        Refusal::Agent => match std::fs::read_to_string(note_path(pid)) {
-            Ok(running) => format!(
-                "a recording is already running in JVM {pid} (to {running}); stop it first \
-                 with `heapsampler detach {pid}`"
+        Refusal::Agent => match running {
+            Some(running) => format!(
+                "a recording is already running in JVM {pid} (to {}); stop it first \
+                 with `heapsampler detach {pid}`",
+                running.recording
             ),
-            Err(_) => format!(
+            None => format!(
                 "JVM {pid} refused the agent: a recording started another way may be running, \
                  or the JVM forbids loading agents at run time (-XX:-EnableDynamicAgentLoading); \
                  the JVM's standard error says which"
@@ -38,7 +118,7 @@ pub fn attach(
         },
         Refusal::Jcmd(message) => message,
     })?;
-    std::fs::write(note_path(pid), output.display().to_string())
+    Note::write(pid, output, duration)
         .map_err(|e| format!("recording, but cannot note it for detach: {e}"))?;
     Ok(())
 }
@@ -46,14 +126,25 @@ pub fn attach(
 /// Stops the recording in JVM `pid`, which finishes its file before jcmd
 /// returns. Returns the recording's path when `attach` noted it.
 pub fn detach(jcmd: &Path, pid: u32, agent: &Path) -> Result<Option<PathBuf>, String> {
-    load(jcmd, pid, agent, "stop").map_err(|refused| match refused {
-        Refusal::Agent => format!("JVM {pid} has no heapsampler recording running"),
+    let note = Note::read(pid);
+    let stopped = load(jcmd, pid, agent, "stop");
+    // Stopped now or by itself before: either way the note is done with.
+    if !matches!(stopped, Err(Refusal::Jcmd(_))) {
+        let _ = std::fs::remove_file(note_path(pid));
+    }
+    stopped.map_err(|refused| match refused {
+        Refusal::Agent => match note.as_ref().and_then(|n| Some((n, n.ended_by_itself()?))) {
+            Some((note, duration)) => format!(
+                "JVM {pid} has no heapsampler recording running: the recording to {} \
+                 stopped by itself after its --duration of {}, and its file is finished",
+                note.recording,
+                describe(duration)
+            ),
+            None => format!("JVM {pid} has no heapsampler recording running"),
+        },
         Refusal::Jcmd(message) => message,
     })?;
-    let note = note_path(pid);
-    let output = std::fs::read_to_string(&note).ok().map(PathBuf::from);
-    let _ = std::fs::remove_file(note);
-    Ok(output)
+    Ok(note.map(|note| PathBuf::from(note.recording)))
 }
 
 /// Why a load failed.

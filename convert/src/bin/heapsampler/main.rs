@@ -101,9 +101,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Attach {
             pid,
             output,
+            duration,
             sampling,
             jcmd,
-        } => attach(pid, output, &sampling, jcmd.as_deref())?,
+        } => attach(pid, output, duration.as_deref(), &sampling, jcmd.as_deref())?,
         Command::Detach { pid, agent, jcmd } => detach(pid, agent.as_deref(), jcmd.as_deref())?,
         Command::Demo {
             dir,
@@ -183,6 +184,7 @@ fn record(output: &Path, sampling: &Sampling, program: &[String]) -> Result<Exit
 fn attach(
     pid: u32,
     output: Option<PathBuf>,
+    duration: Option<&str>,
     sampling: &Sampling,
     jcmd: Option<&Path>,
 ) -> Result<(), Failure> {
@@ -191,12 +193,20 @@ fn attach(
     let output = std::path::absolute(&output).map_err(|e| format!("{}: {e}", output.display()))?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
     let agent = record::find_agent(sampling.agent.as_deref())?;
-    let options = record::agent_options(sampling, &output)?;
-    attach::attach(&jcmd, pid, &agent, &options, &output)?;
-    say(format_args!(
-        "recording JVM {pid} to {}; stop with `heapsampler detach {pid}`",
-        output.display()
-    ));
+    let (options, duration) = record::attach_options(sampling, &output, duration)?;
+    attach::attach(&jcmd, pid, &agent, &options, &output, duration)?;
+    match duration {
+        Some(duration) => say(format_args!(
+            "recording JVM {pid} to {} for {}; it stops by itself then, or sooner with \
+             `heapsampler detach {pid}`",
+            output.display(),
+            attach::describe(duration)
+        )),
+        None => say(format_args!(
+            "recording JVM {pid} to {}; stop with `heapsampler detach {pid}`",
+            output.display()
+        )),
+    }
     Ok(())
 }
 

@@ -60,6 +60,30 @@ pub fn agent_options(sampling: &Sampling, output: &Path) -> Result<String, Strin
     Ok(options)
 }
 
+/// The agent's option string for `attach`: `sampling`'s options and, with
+/// `duration` (`--duration`), the agent's `duration=`, checked by the
+/// agent's own parser; and the duration as it parsed it.
+pub fn attach_options(
+    sampling: &Sampling,
+    output: &Path,
+    duration: Option<&str>,
+) -> Result<(String, Option<std::time::Duration>), String> {
+    let mut options = option_string(output, sampling);
+    if let Some(duration) = duration {
+        // A comma would smuggle in another option.
+        if duration.contains(',') {
+            return Err(format!(
+                "bad option 'duration={duration}': expected {}",
+                heapsampler_core::options::DURATION
+            ));
+        }
+        options.push_str(&format!(",duration={duration}"));
+    }
+    let parsed = heapsampler_core::options::Options::parse(Some(&options), std::process::id())
+        .map_err(|e| e.to_string())?;
+    Ok((options, parsed.duration))
+}
+
 /// The agent's option string for a recording.
 pub fn option_string(output: &Path, sampling: &Sampling) -> String {
     let mut options = format!(
