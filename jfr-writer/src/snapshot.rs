@@ -157,6 +157,14 @@ pub(crate) fn temporary_path(path: &Path, purpose: &str) -> PathBuf {
 /// The chunks of `from` that are complete as far as their headers say, in
 /// file order.
 fn find_chunks(from: &File) -> io::Result<Vec<Found>> {
+    let mut magic = [0u8; 4];
+    if from.read_exact_at(&mut magic, 0).is_ok() && magic != crate::format::MAGIC {
+        return Err(invalid(
+            "not an uncompressed JFR recording (no FLR magic at offset 0; \
+             a .zst recording cannot be snapshot)"
+                .to_owned(),
+        ));
+    }
     let mut chunks = Vec::new();
     let mut offset = 0u64;
     loop {
@@ -171,18 +179,6 @@ fn find_chunks(from: &File) -> io::Result<Vec<Found>> {
                     offset: offset - header.chunk_size,
                     header,
                 });
-            }
-            None if chunks.is_empty() && offset == 0 => {
-                let mut magic = [0u8; 4];
-                from.read_exact_at(&mut magic, 0)?;
-                if magic != crate::format::MAGIC {
-                    return Err(invalid(
-                        "not an uncompressed JFR recording (no FLR magic at offset 0; \
-                         a .zst recording cannot be snapshot)"
-                            .to_owned(),
-                    ));
-                }
-                break;
             }
             None => break,
         }
