@@ -93,8 +93,9 @@ pub enum Command {
     /// heapsampler command read it. A compressed (.zst) recording cannot be
     /// snapshot.
     ///
-    /// Examples: heapsampler dump 4242 -o /tmp/now.jfr
-    ///           heapsampler dump service.jfr -o /tmp/now.jfr
+    /// Example: heapsampler dump 4242 -o /tmp/now.jfr
+    ///
+    /// Example: heapsampler dump service.jfr -o /tmp/now.jfr
     Dump {
         /// A JVM's process id, or a recording's file (a name that exists as a
         /// file is taken as one).
@@ -514,8 +515,9 @@ pub struct Bounds {
     /// ones are copied to a new file renamed over the old, so a reader never
     /// sees half a file). Chunks are then an eighth of the size, and the
     /// chunk being written is always kept, so the file holds up to the size
-    /// plus one chunk; a size smaller than a chunk keeps the newest complete
-    /// chunk and the one being written.
+    /// plus one chunk. A chunk larger than the size (a chunk ends at a flush
+    /// past its limit, and with up to --old-objects events) is kept alone,
+    /// with the one being written; for a small size, lower --old-objects.
     #[arg(long, value_name = "SIZE")]
     pub max_size: Option<String>,
     /// Keep only the chunks that ended within this age, such as 30m, 6h or
