@@ -142,12 +142,15 @@ pub struct Options {
     /// Keep only the most recent whole chunks whose sizes add up to at most
     /// this many bytes (JFR's `maxsize`). Checked when a chunk ends, so the
     /// file holds at most this plus the chunk being written, and always the
-    /// newest complete chunk, however large. Chunks are then at most an
+    /// newest complete chunk, however large. Past the limit, the oldest
+    /// chunks are dropped down to three quarters of it, so the copy a
+    /// rotation makes comes once per quarter of the limit written. Chunks are then at most an
     /// eighth of it (`max_chunk_size` is lowered to that). Only a plain file
     /// made by [`Recording::create`] rotates.
     pub max_size: Option<u64>,
     /// Keep only the chunks that ended within this age (JFR's `maxage`),
     /// checked when a chunk ends; the newest complete chunk is always kept.
+    /// Once a chunk is past the age, those past three quarters of it go too.
     /// Chunks then last at most an eighth of it (`max_chunk_age` is lowered
     /// to that). Only a plain file made by [`Recording::create`] rotates.
     pub max_age: Option<Duration>,
@@ -344,6 +347,9 @@ pub struct JfrFile {
     rotations: u64,
 }
 
+/// How much of each limit a rotation keeps, in quarters of it.
+const RETAINED_PER_QUARTER: u64 = 3;
+
 /// A complete chunk of a [`JfrFile`].
 #[derive(Debug, Clone, Copy)]
 struct EndedChunk {
@@ -384,15 +390,28 @@ impl JfrFile {
     }
 
     /// How many of the oldest complete chunks the limits drop now: never
-    /// the newest.
+    /// the newest. Once the file is past a limit, chunks are dropped down to
+    /// [`RETAINED_PER_QUARTER`] quarters of each limit, so that a rotation,
+    /// which copies every kept byte, comes once per quarter of the limit
+    /// written rather than at every chunk's end.
     fn chunks_to_drop(&self, now: Instant) -> usize {
+        let age = |chunk: &EndedChunk| now.saturating_duration_since(chunk.ended);
+        let over_size = self.max_size.is_some_and(|max| self.len > max);
+        let over_age = self
+            .max_age
+            .is_some_and(|max| self.chunks.front().is_some_and(|c| age(c) > max));
+        if !(over_size || over_age) {
+            return 0;
+        }
+        let size_target = self.max_size.map(|max| max / 4 * RETAINED_PER_QUARTER);
+        let age_target = self
+            .max_age
+            .map(|max| max / 4 * RETAINED_PER_QUARTER as u32);
         let mut kept_size = self.len;
         let mut drop = 0;
         for chunk in self.chunks.iter().take(self.chunks.len().saturating_sub(1)) {
-            let too_big = self.max_size.is_some_and(|max| kept_size > max);
-            let too_old = self
-                .max_age
-                .is_some_and(|max| now.saturating_duration_since(chunk.ended) > max);
+            let too_big = size_target.is_some_and(|target| kept_size > target);
+            let too_old = age_target.is_some_and(|target| age(chunk) > target);
             if !(too_big || too_old) {
                 break;
             }

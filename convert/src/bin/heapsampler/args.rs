@@ -511,9 +511,9 @@ pub struct Bounds {
     /// (at least 1m).
     ///
     /// The recording stays one .jfr file that every tool reads: when a chunk
-    /// ends past the limit, the oldest whole chunks are dropped (the kept
-    /// ones are copied to a new file renamed over the old, so a reader never
-    /// sees half a file). Chunks are then an eighth of the size, and the
+    /// ends past the limit, the oldest whole chunks are dropped, down to
+    /// three quarters of it (the kept ones are copied to a new file renamed
+    /// over the old, so a reader never sees half a file). Chunks are then an eighth of the size, and the
     /// chunk being written is always kept, so the file holds up to the size
     /// plus one chunk. A chunk larger than the size (a chunk ends at a flush
     /// past its limit, and with up to --old-objects events) is kept alone,
@@ -523,7 +523,8 @@ pub struct Bounds {
     /// Keep only the chunks that ended within this age, such as 30m, 6h or
     /// 1d (at least 1s).
     ///
-    /// Chunks then last an eighth of the age at most; the newest complete
+    /// Once a chunk is past the age, those past three quarters of it are
+    /// dropped too. Chunks last an eighth of the age at most; the newest complete
     /// chunk and the one being written are always kept. With --max-size
     /// too, a chunk goes when it is past either limit.
     #[arg(long, value_name = "DURATION")]
