@@ -448,10 +448,14 @@ fn write_recording<S: Sink>(
     writer.finish(vm, session.statistics(), consumer.stats())
 }
 
-/// The recording options of the agent's `options`: how the file keeps
-/// only its recent chunks (`maxsize=`, `maxage=`).
+/// The recording options of the agent's `options`: where chunks end
+/// (`chunk_size=`, `chunk_age=`, lowered by the recording to a share of the
+/// limits) and how the file keeps only its recent chunks (`maxsize=`,
+/// `maxage=`).
 pub fn recording_options(options: &Options) -> jfr_writer::Options {
     jfr_writer::Options {
+        max_chunk_size: options.chunk_size,
+        max_chunk_age: Some(options.chunk_age),
         max_size: options.max_size,
         max_age: options.max_age,
         ..jfr_writer::Options::default()

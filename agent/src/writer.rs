@@ -12,11 +12,16 @@
 //! agent's `live_max` size) gets its `ObjectLifetime` at once, with
 //! `tracked = false`.
 //!
+//! At each chunk's end it drops what recent chunks did not use, from its
+//! caches and the recording's pools alike (the objects still tracked keep
+//! theirs), so that memory follows what the program does now, not all it
+//! ever did: a value seen again is resolved again.
+//!
 //! It knows the JVM only through [`Vm`], so it is tested with a fake one.
 
 use std::collections::hash_map::Entry;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::RingStats;
@@ -28,7 +33,8 @@ use jfr_writer::events::{
 use jfr_writer::format::names::{class_loader, setting};
 use jfr_writer::{
     Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, EventType, FrameType, Method,
-    MethodRef, Recording, Sink, StackFrame, StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
+    MethodRef, PoolRef, PoolSizes, Recording, Sink, StackFrame, StackTrace, StackTraceRef, Thread,
+    ThreadRef, Ticks,
 };
 
 use crate::heap::HeapContext;
@@ -85,7 +91,9 @@ pub trait Vm {
     fn method(&mut self, method: u64) -> Option<MethodInfo>;
     /// Describes a class from its key, or `None` if it is gone.
     fn class(&mut self, class: u64) -> Option<ClassInfo>;
-    /// Describes a thread from its key.
+    /// Describes a thread from its key. Asked again for a thread whose
+    /// pooled value was dropped: the VM keeps what it knows of a thread
+    /// until [`Vm::forget_gone`] finds it gone.
     fn thread(&mut self, thread: u64) -> ThreadInfo;
     /// Whether the object behind a liveness handle was collected.
     fn is_collected(&mut self, handle: u64) -> bool;
@@ -130,6 +138,10 @@ pub trait Vm {
     fn class_loading(&mut self) -> Option<crate::heap::ClassLoading> {
         None
     }
+    /// Forgets what the VM holds for threads and classes that are gone (a
+    /// thread collected, a class unloaded): their keys never come again.
+    /// Called at each chunk's end.
+    fn forget_gone(&mut self) {}
 }
 
 /// The JVM's internal name of a class signature, as JFR pools it:
@@ -247,17 +259,6 @@ impl RecordingSettings {
     }
 }
 
-/// Caches are cleared when they grow past this many entries, so a long run
-/// with endless distinct stacks stays bounded; what is still used is
-/// resolved again.
-const CACHE_LIMIT: usize = 1 << 20;
-
-/// How many distinct stack traces a recording keeps before it drops those
-/// not in use at a new chunk: about 16 MiB of them. Dropped stacks are
-/// resolved again when they come back, so a recording with fewer distinct
-/// stacks never pays for that.
-pub const STACKS_KEPT: usize = 1 << 16;
-
 /// What the liveness table holds per object: the JVM's handle, and the
 /// pooled values its `ObjectLifetime` event will need.
 #[derive(Debug, Clone, Copy)]
@@ -324,10 +325,6 @@ pub struct Writer<S: Sink> {
     stacks: FxHashMap<u128, StackTraceRef>,
     /// Where a new stack's frames are gathered (see [`Writer::stack`]).
     trace: StackTrace,
-    /// The chunk `stacks` was filled for.
-    stacks_chunk: u32,
-    /// See [`STACKS_KEPT`].
-    stacks_kept: usize,
     liveness: LivenessTable<Tracked>,
     gc_count: u64,
     /// Whether every sample gets an `ObjectLifetime`.
@@ -347,6 +344,13 @@ pub struct Writer<S: Sink> {
     roots: Option<RootLimits>,
     /// The heap's context: GC, heap and JVM events ([`crate::heap`]).
     heap: HeapContext,
+}
+
+/// Gives a map's memory back after a large drop.
+fn shrink<K: std::hash::Hash + Eq, V>(map: &mut FxHashMap<K, V>) {
+    if map.capacity() > 64 && map.len() < map.capacity() / 4 {
+        map.shrink_to(map.len() * 2);
+    }
 }
 
 /// The bootstrap loader as the JDK's recordings write it: named
@@ -559,8 +563,6 @@ impl<S: Sink> Writer<S> {
             threads: FxHashMap::default(),
             stacks: FxHashMap::default(),
             trace: StackTrace::default(),
-            stacks_chunk: 1,
-            stacks_kept: STACKS_KEPT,
             liveness: LivenessTable::new(),
             gc_count: 0,
             live: settings.live,
@@ -736,16 +738,12 @@ impl<S: Sink> Writer<S> {
 
     /// Writes `heapsampler.AgentStatistics` and flushes the recording.
     ///
-    /// When the flush began a new chunk and more than [`STACKS_KEPT`] (or
-    /// what [`Writer::set_stacks_kept`] says) stack
-    /// traces are held, drops those no tracked object holds, and the cache
-    /// of stacks: every chunk writes the stacks its events use anyway, and a
-    /// long recording of recursive code would otherwise keep every distinct
-    /// stack it ever saw.
-    ///
     /// When the chunk has reached its size or age limit, its end first
     /// writes a `jdk.OldObjectSample` for each tracked object (up to the
-    /// cap), so that the chunk read alone shows the live set at its end.
+    /// cap), so that the chunk read alone shows the live set at its end;
+    /// then what neither the ended chunk nor the new one used is dropped,
+    /// from the recording's pools and the writer's caches, except what the
+    /// tracked objects hold.
     pub fn flush(
         &mut self,
         vm: &mut impl Vm,
@@ -758,22 +756,10 @@ impl<S: Sink> Writer<S> {
             self.write_old_objects(vm, now, &objects, &[])?;
             self.write_statistics(statistics, ring)?;
             self.recording.end_chunk()?;
+            self.drop_unused(vm);
         } else {
             self.write_statistics(statistics, ring)?;
             self.recording.flush()?;
-        }
-        if self.recording.chunk_number() != self.stacks_chunk
-            && self.recording.stack_traces_held() > self.stacks_kept
-        {
-            self.stacks_chunk = self.recording.chunk_number();
-            self.stacks.clear();
-            let held: FxHashSet<StackTraceRef> = self
-                .liveness
-                .iter()
-                .map(|object| object.handle.stack)
-                .collect();
-            self.recording
-                .retain_stack_traces(|stack| held.contains(&stack));
         }
         Ok(())
     }
@@ -787,15 +773,44 @@ impl<S: Sink> Writer<S> {
         self.recording.snapshot(to)
     }
 
-    /// Sets how many distinct stack traces are kept before those not in use
-    /// are dropped at a new chunk (default [`STACKS_KEPT`]).
-    pub fn set_stacks_kept(&mut self, stacks: usize) {
-        self.stacks_kept = stacks;
+    /// Drops the values neither the chunk just ended nor the new one used,
+    /// from the recording's pools and the writer's caches, except those
+    /// the tracked objects hold; and has the VM forget the threads and
+    /// classes it holds that are gone. A value seen again is resolved
+    /// again, under a new key.
+    fn drop_unused(&mut self, vm: &mut impl Vm) {
+        let pinned = self.liveness.iter().flat_map(|object| {
+            let tracked = object.handle;
+            [
+                Some(PoolRef::from(tracked.thread)),
+                Some(tracked.stack.into()),
+                tracked.class.map(|c| c.class.into()),
+            ]
+            .into_iter()
+            .flatten()
+        });
+        self.recording.drop_unused(pinned);
+        let recording = &self.recording;
+        // A class or method the VM could not describe is asked again.
+        self.methods
+            .retain(|_, m| m.as_ref().is_some_and(|m| recording.holds(m.method)));
+        self.classes
+            .retain(|_, c| c.is_some_and(|c| recording.holds(c.class)));
+        self.threads.retain(|_, &mut t| recording.holds(t));
+        self.stacks.retain(|_, &mut s| recording.holds(s));
+        if self.boot_loader.is_some_and(|b| !recording.holds(b)) {
+            self.boot_loader = None;
+        }
+        shrink(&mut self.methods);
+        shrink(&mut self.classes);
+        shrink(&mut self.threads);
+        shrink(&mut self.stacks);
+        vm.forget_gone();
     }
 
-    /// Distinct stack traces held now.
-    pub fn stack_traces_held(&self) -> usize {
-        self.recording.stack_traces_held()
+    /// How many values the recording's pools hold now.
+    pub fn pool_sizes(&self) -> PoolSizes {
+        self.recording.pool_sizes()
     }
 
     fn write_statistics(
@@ -804,6 +819,7 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
         let now = self.recording.clock().now();
+        let held = self.recording.pool_sizes();
         let events = self.recording.events_written() as i64;
         let bytes = self.recording.bytes_written() as i64;
         AgentStatistics {
@@ -818,6 +834,9 @@ impl<S: Sink> Writer<S> {
             untracked_objects: self.untracked as i64,
             old_object_cap: self.old_objects.as_ref().map_or(0, |o| o.cap as i64),
             old_objects_left_out: self.old_objects.as_ref().map_or(0, |o| o.left_out as i64),
+            constants_held: held.total() as i64,
+            stack_traces_held: held.stack_traces as i64,
+            threads_held: held.threads as i64,
         }
         .write(&mut self.recording, &self.agent_statistics)
     }
@@ -977,9 +996,6 @@ impl<S: Sink> Writer<S> {
             class: class_named(&mut self.recording, &mut self.boot_loader, &info),
             array: info.signature.starts_with('['),
         });
-        if self.classes.len() >= CACHE_LIMIT {
-            self.classes.clear();
-        }
         self.classes.insert(key, class);
         class
     }
@@ -1028,9 +1044,6 @@ impl<S: Sink> Writer<S> {
         if let Some(&stack) = self.stacks.get(&key) {
             return stack;
         }
-        if self.methods.len() >= CACHE_LIMIT {
-            self.methods.clear();
-        }
         // Built in one `StackTrace` kept for the purpose: in recursive code
         // almost every sample's stack is new.
         let mut trace = std::mem::take(&mut self.trace);
@@ -1045,9 +1058,6 @@ impl<S: Sink> Writer<S> {
         }
         let stack = self.recording.stack_trace(&trace);
         self.trace = trace;
-        if self.stacks.len() >= CACHE_LIMIT {
-            self.stacks.clear();
-        }
         self.stacks.insert(key, stack);
         stack
     }

@@ -991,9 +991,41 @@ fn scenario_without_agent(args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
+/// Every sample, lifetime and old object names its stack, thread and class
+/// as the JDK's parser reads it: none refers to a constant its chunk lacks
+/// (the parser reads such a key as null).
+fn assert_no_dangling_constants(events: &Events) {
+    for (name, fields) in [
+        (
+            "jdk.ObjectAllocationSample",
+            &["stackTrace", "eventThread", "objectClass"][..],
+        ),
+        (
+            "heapsampler.ObjectLifetime",
+            &["stackTrace", "eventThread", "objectClass"],
+        ),
+        (
+            "jdk.OldObjectSample",
+            &["stackTrace", "eventThread", "object"],
+        ),
+    ] {
+        for line in events.get(name).into_iter().flatten() {
+            for field in fields {
+                assert!(!line.contains(&format!(" {field}=null")), "{line}");
+            }
+        }
+    }
+}
+
 #[test]
 fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
-    let (stdout, events) = record("agent_unload", "interval=16k", &["unload", "10"]);
+    // One-second chunks: each chunk's end drops the methods of the guest
+    // classes unloaded since, and a new guest's are resolved afresh.
+    let (stdout, events) = record(
+        "agent_unload",
+        "interval=16k,chunk_age=1s,flush=100ms",
+        &["unload", "30", "100"],
+    );
     let unloaded: u64 = stdout
         .lines()
         .find_map(|l| l.strip_prefix("unloaded "))
@@ -1011,6 +1043,9 @@ fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
         })
         .count();
     assert!(guest > 100, "{guest} samples from the guest classes");
+    assert_no_dangling_constants(&events);
+    let chunks = events["jdk.JVMInformation"].len();
+    assert!(chunks >= 2, "{chunks} chunks");
 }
 
 #[test]
@@ -1476,4 +1511,96 @@ fn roots_true_finds_the_same_paths_on_a_newer_jdk() {
     };
     let (paths, summary) = paths_to_roots("agent_roots_newer", &home.join("bin/java"));
     assert_gc_roots_paths(&format!("JDK {major}"), &paths, &summary);
+}
+
+#[test]
+fn pools_stop_growing_when_stacks_never_repeat_and_threads_come_and_go() {
+    // The soak benchmark in miniature (bench/soak.sh): stacks that never
+    // repeat and short-lived threads (virtual ones on JDK 21+), one-second
+    // chunks. Each chunk's end drops what the ended chunk and the new one
+    // did not use, so what the pools hold follows the last two chunks, not
+    // the recording's whole past.
+    const SECONDS: i64 = 14;
+    let file = support::temp_dir("agent_soak").join("soak.jfr");
+    let output = Command::new("java")
+        .arg(format!(
+            "-agentpath:{}=file={},interval=32k,chunk_age=1s,flush=250ms",
+            agent().display(),
+            file.display()
+        ))
+        // A small heap: collections every second or two free the sampled
+        // objects, and with them the stacks they hold.
+        .args(["-Xms64m", "-Xmx64m", "-cp"])
+        .arg(support::compiled_workload("Soak"))
+        .args(["Soak", &SECONDS.to_string(), "2000", "100", "64"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_no_dangling_constants(&events(&file));
+    let threads: usize = stdout
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no thread count in {stdout:?}"));
+    // (time, samples, objects tracked, stack traces held, threads held)
+    let statistics: Vec<(i64, i64, i64, i64, i64)> =
+        support::dump_types(&file, &["heapsampler.AgentStatistics"])
+            .iter()
+            .map(|line| {
+                let number = |name| field(line, name).parse::<i64>().unwrap();
+                (
+                    number("startTime"),
+                    number("samples"),
+                    number("trackedObjects"),
+                    number("stackTracesHeld"),
+                    number("threadsHeld"),
+                )
+            })
+            .collect();
+    let (first, last) = (statistics[0], *statistics.last().unwrap());
+    assert!(
+        last.0 - first.0 > (SECONDS - 2) * 1_000_000_000,
+        "{} statistics over {} ms",
+        statistics.len(),
+        (last.0 - first.0) / 1_000_000
+    );
+    // A chunk ends at the first flush a second after it began: two chunks
+    // span at most 2.5 s. The stacks held are those the events of the last
+    // two chunks used (samples, and the lifetimes and old objects of the
+    // objects tracked then) and those the objects tracked now hold: at most
+    // the stacks of the samples of the last 4 s and of the objects tracked
+    // 4 s ago. Without drops they would be almost every sample's.
+    const WINDOW: i64 = 4_000_000_000;
+    for &(at, samples, _, stacks_held, _) in &statistics {
+        let Some(&(_, samples_before, tracked_before, ..)) =
+            statistics.iter().rev().find(|s| s.0 <= at - WINDOW)
+        else {
+            continue;
+        };
+        let recent = samples - samples_before;
+        assert!(
+            stacks_held <= recent + tracked_before + 16,
+            "at {} ms: {stacks_held} stack traces held; {recent} samples in the last 4 s, \
+             {tracked_before} objects tracked 4 s before",
+            (at - first.0) / 1_000_000
+        );
+    }
+    assert!(
+        last.3 * 3 < last.1,
+        "{} of {} samples' stacks still held",
+        last.3,
+        last.1
+    );
+    // Each short-lived thread takes 64 paths (about 64 KiB, 2 samples at
+    // 32k): most are sampled, about 4 in 14 within the last two chunks.
+    assert!(
+        (last.4 as usize) * 2 < threads,
+        "{} threads held of {threads} started",
+        last.4
+    );
 }

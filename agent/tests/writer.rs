@@ -16,7 +16,7 @@ use heapsampler_agent::writer::{
 use heapsampler_core::options::{LiveMax, Options as AgentOptions};
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
-use jfr_writer::{Options, Recording};
+use jfr_writer::{Options, PoolSizes, Recording};
 
 #[derive(Default)]
 struct FakeVm {
@@ -30,6 +30,8 @@ struct FakeVm {
     walks: Vec<Vec<u64>>,
     /// The management interface, if the fake JVM has one.
     management: Option<FakeManagement>,
+    /// How many times the writer had the VM forget what is gone.
+    forget_gone_calls: usize,
 }
 
 /// What a fake JVM's management interface answers.
@@ -67,6 +69,9 @@ impl Vm for FakeVm {
     }
     fn is_collected(&mut self, handle: u64) -> bool {
         self.collected.contains(&handle)
+    }
+    fn forget_gone(&mut self) {
+        self.forget_gone_calls += 1;
     }
     fn release(&mut self, handle: u64) {
         self.released.push(handle);
@@ -439,8 +444,8 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     assert_eq!(statistics.len(), 1);
     assert!(
         statistics[0].contains(" samples=5 ")
-            && statistics[0].ends_with(
-                "lostSamples=0 untrackedObjects=2 oldObjectCap=10000 oldObjectsLeftOut=0"
+            && statistics[0].contains(
+                " lostSamples=0 untrackedObjects=2 oldObjectCap=10000 oldObjectsLeftOut=0 "
             ),
         "{}",
         statistics[0]
@@ -448,11 +453,13 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
 }
 
 #[test]
-fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
-    // A recording that keeps seeing new stacks (recursive code does) must
-    // not keep them all: at each new chunk the writer drops the stacks no
-    // tracked object holds. Every event must still name its own stack, as
-    // the JDK reads it, and so must the lifetimes written at the end.
+fn what_recent_chunks_did_not_use_is_dropped_but_not_what_tracked_objects_hold() {
+    // A recording that keeps seeing new stacks (recursive code does), new
+    // threads (virtual threads) and new classes must not keep them all: at
+    // each chunk's end the writer drops what recent chunks did not use,
+    // but not what a tracked object holds. Every event must still name its
+    // own stack, thread and class as the JDK reads them, and so must the
+    // lifetimes written at the end.
     let dir = support::temp_dir("agent_writer_chunks");
     let path = dir.join("chunks.jfr");
     let mut vm = FakeVm::default();
@@ -460,52 +467,82 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
         vm.methods
             .insert(m, method("LDeep;", &format!("level{m}"), "()V", &[], false));
     }
-    vm.classes.insert(100, class("[I"));
+    const CLASSES: u64 = 30;
+    for c in 0..CLASSES {
+        vm.classes.insert(100 + c, class(&format!("LItem{c};")));
+    }
     let settings = settings(&path);
     let options = Options {
         max_chunk_size: 16 * 1024,
         ..Options::default()
     };
     let mut writer = Writer::new(Recording::create(&path, options).unwrap(), &settings).unwrap();
-    // Fewer than the default, so that 3000 stacks are too many.
-    writer.set_stacks_kept(200);
     let t0 = writer.clock().now().0;
     const SAMPLES: u64 = 3000;
+    // A thread and a class for every 100 samples, never seen again.
+    let thread_of = |i: u64| 2 + i / 100;
+    let class_of = |i: u64| 100 + (i / 100) % CLASSES;
     let stack_of = |i: u64| {
         format!(
             "stackTrace=stack(false:Deep.level{}()V:-1:{i}:Unknown:1:false;Deep.level2()V:-1:0:Unknown:1:false)",
             1 + i % 50
         )
     };
-    let mut most_held = 0;
+    let mut most_held = PoolSizes::default();
+    let mut sizes_after_drops = Vec::new();
     for i in 0..SAMPLES {
         // Every 100th object stays live to the end; the others are not
         // tracked, so their lifetimes are written at once.
         let handle = if i % 100 == 0 { 10_000 + i } else { 0 };
         let bytes = record(
-            1,
+            thread_of(i),
             t0 + i as i64,
-            100,
+            class_of(i),
             24,
             handle,
             false,
             &[(1 + i % 50, i as i64), (2, 0)],
         );
         writer.sample(&mut vm, &bytes).unwrap();
-        most_held = most_held.max(writer.stack_traces_held());
-        if (i + 1) % 100 == 0 {
+        let held = writer.pool_sizes();
+        most_held.stack_traces = most_held.stack_traces.max(held.stack_traces);
+        most_held.threads = most_held.threads.max(held.threads);
+        most_held.classes = most_held.classes.max(held.classes);
+        if (i + 1) % 50 == 0 {
             let statistics = Statistics {
                 samples: i + 1,
                 lost_samples: 0,
             };
+            let forgotten = vm.forget_gone_calls;
             writer
                 .flush(&mut vm, statistics, RingStats::default())
                 .unwrap();
+            if vm.forget_gone_calls > forgotten {
+                sizes_after_drops.push(writer.pool_sizes());
+            }
         }
     }
+    // The recording's 30 threads and classes, and 3000 distinct stacks,
+    // are not all held at once: about two chunks' worth, and what the 30
+    // tracked objects hold.
     assert!(
-        most_held < SAMPLES as usize / 3,
-        "{most_held} of {SAMPLES} distinct stacks held at once"
+        sizes_after_drops.len() >= 5,
+        "16 KiB chunks: {} chunk ends",
+        sizes_after_drops.len()
+    );
+    assert!(
+        most_held.stack_traces < SAMPLES as usize / 3,
+        "{} of {SAMPLES} distinct stacks held at once",
+        most_held.stack_traces
+    );
+    // Pools stop growing: the last drop holds no more than the first,
+    // but for the objects tracked since (one per 100 samples, each holding
+    // a stack, a thread and a class).
+    let first = sizes_after_drops[0];
+    let last = *sizes_after_drops.last().unwrap();
+    assert!(
+        last.stack_traces <= first.stack_traces + 30 && last.threads <= first.threads + 30,
+        "first drop kept {first:?}, last {last:?}"
     );
     finish(writer, &mut vm, SAMPLES);
 
@@ -515,8 +552,18 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
         .filter(|l| l.starts_with("jdk.ObjectAllocationSample "))
         .collect();
     assert_eq!(samples.len(), SAMPLES as usize);
+    let thread_text = |i: u64| {
+        let key = thread_of(i);
+        format!("thread(\"worker-{key}\",{},", key * 10)
+    };
+    let class_text = |i: u64| format!("objectClass=class(Item{}", class_of(i) - 100);
     for (i, line) in samples.iter().enumerate() {
-        assert!(line.contains(&stack_of(i as u64)), "sample {i}: {line}");
+        let i = i as u64;
+        assert!(
+            line.contains(&stack_of(i)) && line.contains(&thread_text(i)),
+            "sample {i}: {line}"
+        );
+        assert!(line.contains(&class_text(i)), "sample {i}: {line}");
     }
     let live: Vec<&String> = lines
         .iter()
@@ -524,7 +571,12 @@ fn distinct_stacks_are_dropped_between_chunks_but_not_those_still_tracked() {
         .collect();
     assert_eq!(live.len(), (SAMPLES / 100) as usize);
     for (n, line) in live.iter().enumerate() {
-        assert!(line.contains(&stack_of(n as u64 * 100)), "live {n}: {line}");
+        let i = n as u64 * 100;
+        assert!(
+            line.contains(&stack_of(i)) && line.contains(&thread_text(i)),
+            "live {n}: {line}"
+        );
+        assert!(line.contains(&class_text(i)), "live {n}: {line}");
     }
 }
 
@@ -853,7 +905,7 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
         statistics
             .last()
             .unwrap()
-            .ends_with("oldObjectCap=3 oldObjectsLeftOut=4"),
+            .contains(" oldObjectCap=3 oldObjectsLeftOut=4 "),
         "{statistics:#?}"
     );
 }

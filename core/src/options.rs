@@ -93,6 +93,12 @@ pub struct Options {
     /// Paths to GC roots for the sampled objects still live at the end
     /// (`roots=`, `roots_depth=`, `roots_time=`).
     pub roots: Roots,
+    /// A chunk ends at the first flush after it grew past this many bytes.
+    pub chunk_size: u64,
+    /// A chunk ends at the first flush after it is this old. At a chunk's
+    /// end the live objects are written (`jdk.OldObjectSample`) and what
+    /// recent chunks did not use is dropped from memory.
+    pub chunk_age: Duration,
 }
 
 /// Whether and how far the heap is walked at the end for the paths from GC
@@ -145,6 +151,8 @@ impl Options {
             hidden_frames: false,
             old_objects: DEFAULT_OLD_OBJECTS,
             roots: Roots::default(),
+            chunk_size: 12 << 20,
+            chunk_age: Duration::from_secs(3600),
         }
     }
 
@@ -281,6 +289,18 @@ impl Options {
                             .ok_or_else(|| bad(DUMP))?,
                     )
                 }
+                "chunk_size" => {
+                    options.chunk_size = parse_size(need(CHUNK_SIZE)?)
+                        .filter(|bytes| (1 << 20..=1 << 30).contains(bytes))
+                        .ok_or_else(|| bad(CHUNK_SIZE))?
+                }
+                "chunk_age" => {
+                    options.chunk_age = parse_duration(need(CHUNK_AGE)?)
+                        .filter(|d| {
+                            *d >= Duration::from_secs(1) && *d <= Duration::from_secs(86400)
+                        })
+                        .ok_or_else(|| bad(CHUNK_AGE))?
+                }
                 "stop" if value.is_none() => options.stop = true,
                 "stop" => return Err(bad("stop takes no value")),
                 _ => {
@@ -347,8 +367,11 @@ const ROOTS_DEPTH: &str =
     "a number of references from a GC root, from 1 to 4096 (farther objects get no path)";
 const ROOTS_TIME: &str = "a duration from 10ms to 1h, such as 10s: the longest the walk for roots=true may pause the JVM";
 
+const CHUNK_SIZE: &str = "a size from 1m to 1g, such as 12m";
+const CHUNK_AGE: &str = "a duration from 1s to 24h, such as 10m or 1h";
+
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, roots, roots_depth, roots_time";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, roots, roots_depth, roots_time, chunk_size, chunk_age";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -438,6 +461,8 @@ mod tests {
         assert!(!options.roots.enabled);
         assert_eq!(options.roots.depth, 64);
         assert_eq!(options.roots.time, Duration::from_secs(10));
+        assert_eq!(options.chunk_size, 12 << 20);
+        assert_eq!(options.chunk_age, Duration::from_secs(3600));
         assert_eq!(parse("").unwrap(), options);
         assert_eq!(parse("live=true,,").unwrap(), options);
     }
@@ -473,6 +498,36 @@ mod tests {
         assert!(parse("old_objects=-1").is_err());
         assert!(parse("hidden=true").unwrap().hidden_frames);
         assert!(!parse("hidden=false").unwrap().hidden_frames);
+    }
+
+    #[test]
+    fn chunk_limits_parse_within_their_ranges() {
+        let options = parse("chunk_size=1m,chunk_age=1s").unwrap();
+        assert_eq!(
+            (options.chunk_size, options.chunk_age),
+            (1 << 20, Duration::from_secs(1))
+        );
+        let options = parse("chunk_size=1g,chunk_age=24h").unwrap();
+        assert_eq!(
+            (options.chunk_size, options.chunk_age),
+            (1 << 30, Duration::from_secs(86400))
+        );
+        for (text, message) in [
+            (
+                "chunk_size=512k",
+                "bad option 'chunk_size=512k': expected a size from 1m to 1g",
+            ),
+            ("chunk_size=2g", "bad option 'chunk_size=2g'"),
+            (
+                "chunk_age=500ms",
+                "bad option 'chunk_age=500ms': expected a duration from 1s to 24h",
+            ),
+            ("chunk_age=25h", "bad option 'chunk_age=25h'"),
+            ("chunk_age=", "bad option 'chunk_age=': expected"),
+        ] {
+            let error = parse(text).unwrap_err().to_string();
+            assert!(error.starts_with(message), "{text}: {error}");
+        }
     }
 
     #[test]

@@ -477,6 +477,12 @@ pub fn agent_statistics() -> EventTypeBuilder {
                  chunk ends so far",
             ),
         )
+        .field(count(field::CONSTANTS_HELD, "Constants Held").description(
+            "Stack traces, methods, classes, threads and symbols held in memory now: what \
+                 recent chunks used, and what the tracked objects hold",
+        ))
+        .field(count(field::STACK_TRACES_HELD, "Stack Traces Held"))
+        .field(count(field::THREADS_HELD, "Threads Held"))
 }
 
 /// A `heapsampler.AgentStatistics`: the agent's counters so far.
@@ -504,6 +510,12 @@ pub struct AgentStatistics {
     pub old_object_cap: i64,
     /// Live objects the cap left out of old-object events so far.
     pub old_objects_left_out: i64,
+    /// Values held in the recording's constant pools now.
+    pub constants_held: i64,
+    /// Stack traces held now.
+    pub stack_traces_held: i64,
+    /// Threads held now.
+    pub threads_held: i64,
 }
 
 impl AgentStatistics {
@@ -536,6 +548,12 @@ impl AgentStatistics {
             .long(self.old_object_cap)
             .field(field::OLD_OBJECTS_LEFT_OUT)
             .long(self.old_objects_left_out)
+            .field(field::CONSTANTS_HELD)
+            .long(self.constants_held)
+            .field(field::STACK_TRACES_HELD)
+            .long(self.stack_traces_held)
+            .field(field::THREADS_HELD)
+            .long(self.threads_held)
             .commit()
     }
 }

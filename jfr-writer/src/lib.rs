@@ -53,8 +53,8 @@ pub use event::{
 };
 pub use pool::{
     Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, FrameType, Method, MethodRef,
-    Module, ModuleRef, Package, PackageRef, StackFrame, StackTrace, StackTraceRef, StringRef,
-    SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
+    Module, ModuleRef, Package, PackageRef, PoolRef, PoolSizes, StackFrame, StackTrace,
+    StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
 };
 pub use recording::{
     Clock, FileSink, JfrFile, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND,

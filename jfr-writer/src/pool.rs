@@ -12,17 +12,18 @@
 //!
 //! Keys start at 1: key 0 is the conventional null, written for a `None`.
 //!
-//! Stack traces can also be dropped between chunks
-//! ([`crate::Recording::retain_stack_traces`]): a long recording of recursive code sees
-//! new distinct stacks without end, and every chunk writes the ones it uses
-//! anyway. The refs of the stack traces kept stay valid.
+//! Values no chunk uses any more can be dropped
+//! ([`crate::Recording::drop_unused`]): a recording left running for days
+//! sees new stacks, classes and threads without end, and every chunk writes
+//! the values its events use anyway. A dropped value interned again gets a
+//! new key; the refs of the values kept stay valid.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
 use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashSet};
 
 use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
@@ -324,18 +325,23 @@ impl<V> Default for Pool<V> {
 }
 
 /// A pool's entries by slot. Slots are handed out in order and never
-/// reused, so the entries made since values were last dropped sit in a
-/// vector, at `slot - base`: one memory access reaches one, where a hash
-/// map takes two, and on recursive code a miss per frame is the writer's
-/// largest cost. Entries kept at a drop move to a map, so that dropped
-/// slots leave no holes.
+/// reused, so the entries made since the last compaction sit in a vector,
+/// at `slot - base`: one memory access reaches one, where a hash map takes
+/// two, and on recursive code a miss per frame is the writer's largest
+/// cost. A drop leaves a hole in the vector; once holes are the most of it,
+/// the entries left move to a map, so that memory follows the entries
+/// held, while a drop that keeps most entries (a program whose stacks
+/// repeat) leaves them where they are fastest to reach.
 #[derive(Debug)]
 struct Slots<V> {
-    /// The entries of slots `base..`, in order.
-    recent: Vec<Entry<V>>,
+    /// The entries of slots `base..`, in order; `None` where dropped.
+    recent: Vec<Option<Entry<V>>>,
     /// The slot of `recent[0]`.
     base: u32,
-    /// The entries kept at the last drops, by slot (all below `base`).
+    /// How many of `recent` are held.
+    recent_held: usize,
+    /// The entries moved out of `recent` at compactions, by slot (all
+    /// below `base`).
     kept: HashMap<u32, Entry<V>, FxBuildHasher>,
 }
 
@@ -344,6 +350,7 @@ impl<V> Default for Slots<V> {
         Self {
             recent: Vec::new(),
             base: 0,
+            recent_held: 0,
             kept: HashMap::default(),
         }
     }
@@ -353,7 +360,7 @@ impl<V> Slots<V> {
     #[inline]
     fn get(&self, slot: u32) -> Option<&Entry<V>> {
         match slot.checked_sub(self.base) {
-            Some(at) => self.recent.get(at as usize),
+            Some(at) => self.recent.get(at as usize)?.as_ref(),
             None => self.kept.get(&slot),
         }
     }
@@ -361,7 +368,7 @@ impl<V> Slots<V> {
     #[inline]
     fn get_mut(&mut self, slot: u32) -> Option<&mut Entry<V>> {
         match slot.checked_sub(self.base) {
-            Some(at) => self.recent.get_mut(at as usize),
+            Some(at) => self.recent.get_mut(at as usize)?.as_mut(),
             None => self.kept.get_mut(&slot),
         }
     }
@@ -374,12 +381,13 @@ impl<V> Slots<V> {
             .ok()
             .and_then(|len| self.base.checked_add(len))
             .expect("fewer than 2^32 values of one type in a recording");
-        self.recent.push(entry);
+        self.recent.push(Some(entry));
+        self.recent_held += 1;
         slot
     }
 
     fn len(&self) -> usize {
-        self.recent.len() + self.kept.len()
+        self.recent_held + self.kept.len()
     }
 
     /// Keeps the entries for which `keep` is true and hands the others'
@@ -396,16 +404,25 @@ impl<V> Slots<V> {
             }
             kept
         });
-        let base = self.base;
-        let recent = self.recent.len() as u32;
-        for (slot, entry) in (base..).zip(self.recent.drain(..)) {
-            if keep(slot, &entry) {
-                self.kept.insert(slot, entry);
-            } else {
+        for (slot, place) in (self.base..).zip(self.recent.iter_mut()) {
+            if place.as_ref().is_some_and(|entry| !keep(slot, entry)) {
+                let entry = place.take().expect("checked above");
                 dropped(slot, &entry.value);
+                self.recent_held -= 1;
             }
         }
-        self.base = base + recent;
+        if self.recent_held * 2 < self.recent.len() {
+            let base = self.base;
+            let recent = self.recent.len() as u32;
+            for (slot, entry) in (base..).zip(self.recent.drain(..)) {
+                if let Some(entry) = entry {
+                    self.kept.insert(slot, entry);
+                }
+            }
+            self.base = base + recent;
+            self.recent_held = 0;
+            self.recent.shrink_to(self.recent.capacity() / 4);
+        }
         // Give the memory back after a large drop.
         if self.kept.capacity() > 64 && self.kept.len() < self.kept.capacity() / 4 {
             self.kept.shrink_to(self.kept.len() * 2);
@@ -450,11 +467,12 @@ impl<V: Hash + Eq> Pool<V> {
         slot
     }
 
-    /// Drops every value not marked in `chunk` for which `keep` is false.
-    fn retain(&mut self, chunk: u32, mut keep: impl FnMut(u32) -> bool) {
+    /// Drops every value not marked in chunk `since` or later for which
+    /// `keep` is false.
+    fn retain(&mut self, since: u32, mut keep: impl FnMut(u32) -> bool) {
         let index = &mut self.index;
         self.entries.retain(
-            |slot, entry| entry.marked_in == chunk || keep(slot),
+            |slot, entry| entry.marked_in >= since || keep(slot),
             |slot, value| {
                 if let Ok(found) = index.find_entry(hash(value), |i| i.slot == slot) {
                     found.remove();
@@ -473,6 +491,12 @@ impl<V: Hash + Eq> Pool<V> {
         self.entries.len()
     }
 
+    /// The chunk the value in `slot` was last marked in (0: never), or
+    /// `None` if the pool does not hold it.
+    fn marked_in(&self, slot: u32) -> Option<u32> {
+        self.entries.get(slot).map(|entry| entry.marked_in)
+    }
+
     /// Marks a value for this chunk: whether it was not marked yet, or
     /// `None` if the pool does not hold it (one look-up for both).
     #[inline]
@@ -486,12 +510,11 @@ impl<V: Hash + Eq> Pool<V> {
         Some(true)
     }
 
-    /// Marks a value another value in the pools refers to; true if it was
-    /// not marked yet.
+    /// Marks a value another value in the pools refers to.
     #[inline]
-    fn mark(&mut self, index: u32, chunk: u32) -> bool {
-        self.try_mark(index, chunk)
-            .expect("a value in use is never dropped")
+    fn mark_held(&mut self, index: u32, chunk: u32) {
+        let held = self.try_mark(index, chunk);
+        debug_assert!(held.is_some(), "a value in use is never dropped");
     }
 
     fn get(&self, index: u32) -> &V {
@@ -524,6 +547,57 @@ impl<V: Hash + Eq> Pool<V> {
     }
 }
 
+/// What a pooled value refers to ([`Pools::referents`]).
+#[derive(Debug, Clone, Copy)]
+enum Referent {
+    Pooled(PoolRef),
+    Symbol(SymbolRef),
+    /// Frame types are written with the stack traces that use them.
+    FrameType(FrameType),
+}
+
+/// How many values each pool of a recording holds
+/// ([`crate::Recording::pool_sizes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolSizes {
+    /// Symbols: class, method and module names, descriptors.
+    pub symbols: usize,
+    /// Strings written by reference.
+    pub strings: usize,
+    /// Thread groups.
+    pub thread_groups: usize,
+    /// Threads.
+    pub threads: usize,
+    /// Modules.
+    pub modules: usize,
+    /// Packages.
+    pub packages: usize,
+    /// Class loaders.
+    pub class_loaders: usize,
+    /// Classes.
+    pub classes: usize,
+    /// Methods.
+    pub methods: usize,
+    /// Stack traces.
+    pub stack_traces: usize,
+}
+
+impl PoolSizes {
+    /// Every pool's values together.
+    pub fn total(&self) -> usize {
+        self.symbols
+            + self.strings
+            + self.thread_groups
+            + self.threads
+            + self.modules
+            + self.packages
+            + self.class_loaders
+            + self.classes
+            + self.methods
+            + self.stack_traces
+    }
+}
+
 /// Every pool of a recording.
 #[derive(Debug, Default)]
 pub(crate) struct Pools {
@@ -543,8 +617,8 @@ pub(crate) struct Pools {
     stack_traces: Pool<Box<[u8]>>,
     /// Reused to encode a stack trace before looking it up.
     stack_trace_scratch: Vec<u8>,
-    /// Reused for a stack trace's methods while marking it.
-    method_scratch: Vec<MethodRef>,
+    /// Reused for the values marking follows.
+    referent_scratch: Vec<Referent>,
     frame_types_marked_in: [u32; 5],
     constants: Constants,
 }
@@ -639,6 +713,8 @@ impl Pools {
     /// Starts a new chunk: everything must be marked (and written) again.
     pub(crate) fn start_chunk(&mut self) {
         self.chunk += 1;
+        // Constants live for their chunk.
+        self.constants.by_value = HashMap::new();
         debug_assert!(
             self.has_nothing_pending(),
             "a chunk ended with unwritten constants"
@@ -719,23 +795,194 @@ impl Pools {
         EncodedStackTrace::encode(value, &mut encoded);
         let index = match self.stack_traces.find(encoded.as_slice()) {
             Some(index) => index,
-            None => self.stack_traces.intern(encoded.as_slice().into()),
+            None => {
+                let index = self.stack_traces.intern(encoded.as_slice().into());
+                self.mark_new_stack_trace(index, value);
+                index
+            }
         };
         self.stack_trace_scratch = encoded;
         StackTraceRef(index)
     }
 
-    /// Drops the stack traces for which `keep` is false, except those
-    /// already used in the chunk being built; see
-    /// [`crate::Recording::retain_stack_traces`].
-    pub(crate) fn retain_stack_traces(&mut self, mut keep: impl FnMut(StackTraceRef) -> bool) {
-        self.stack_traces
-            .retain(self.chunk, |slot| keep(StackTraceRef(slot)));
+    /// Marks a stack trace just interned, and its methods and frame types,
+    /// from its frames at hand: a new stack trace is interned for an event
+    /// about to use it, and marking it there would decode it again, a fifth
+    /// of a writer's work on recursive code where most stacks are new.
+    fn mark_new_stack_trace(&mut self, index: u32, value: &StackTrace) {
+        let chunk = self.chunk;
+        self.stack_traces.mark_held(index, chunk);
+        let mut last_method = None;
+        for frame in &value.frames {
+            // A recursive stack repeats its methods frame after frame.
+            if last_method != Some(frame.method) {
+                last_method = Some(frame.method);
+                let held = self.mark(PoolRef::Method(frame.method));
+                debug_assert!(held, "a stack trace's methods are in the pools");
+            }
+            self.frame_types_marked_in[frame.frame_type.index()] = chunk;
+        }
     }
 
-    /// How many stack traces are held.
-    pub(crate) fn stack_traces_held(&self) -> usize {
-        self.stack_traces.len()
+    /// Drops every value not marked in the chunk being built or the one
+    /// before it, unless `pinned` holds it or refers to it (through any
+    /// chain of values). See [`crate::Recording::drop_unused`].
+    pub(crate) fn drop_unused(&mut self, pinned: impl IntoIterator<Item = PoolRef>) {
+        // A value marked in a chunk has what it refers to marked in that
+        // chunk too, so only the pinned values not marked lately need their
+        // references followed.
+        let since = self.chunk.saturating_sub(1).max(1);
+        let mut pinned_old: FxHashSet<PoolRef> = FxHashSet::default();
+        let mut pinned_symbols: FxHashSet<u32> = FxHashSet::default();
+        let mut work: Vec<Referent> = pinned.into_iter().map(Referent::Pooled).collect();
+        let mut referents = Vec::new();
+        while let Some(next) = work.pop() {
+            match next {
+                Referent::Pooled(reference) => {
+                    let marked_in = self.marked_in(reference);
+                    // Not held (dropped before, or from another
+                    // recording), or kept anyway.
+                    if marked_in.is_none_or(|chunk| chunk >= since) {
+                        continue;
+                    }
+                    if pinned_old.insert(reference) {
+                        self.referents(reference, &mut referents);
+                        work.append(&mut referents);
+                    }
+                }
+                Referent::Symbol(symbol) => {
+                    if self.symbols.marked_in(symbol.0).is_some_and(|c| c < since) {
+                        pinned_symbols.insert(symbol.0);
+                    }
+                }
+                Referent::FrameType(_) => {}
+            }
+        }
+        let pinned = |slot_of: fn(PoolRef) -> Option<u32>| {
+            let slots: FxHashSet<u32> = pinned_old.iter().copied().filter_map(slot_of).collect();
+            move |slot: u32| slots.contains(&slot)
+        };
+        self.symbols
+            .retain(since, |slot| pinned_symbols.contains(&slot));
+        self.strings.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::String(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.thread_groups.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::ThreadGroup(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.threads.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Thread(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.modules.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Module(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.packages.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Package(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.class_loaders.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::ClassLoader(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.classes.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Class(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.methods.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::Method(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+        self.stack_traces.retain(
+            since,
+            pinned(|r| match r {
+                PoolRef::StackTrace(r) => Some(r.0),
+                _ => None,
+            }),
+        );
+    }
+
+    /// Whether the pools hold `reference`'s value.
+    pub(crate) fn holds(&self, reference: PoolRef) -> bool {
+        self.marked_in(reference).is_some()
+    }
+
+    /// The chunk `reference`'s value was last marked in (0: never), or
+    /// `None` if the pools do not hold it.
+    fn marked_in(&self, reference: PoolRef) -> Option<u32> {
+        match reference {
+            PoolRef::String(r) => self.strings.marked_in(r.0),
+            PoolRef::Thread(r) => self.threads.marked_in(r.0),
+            PoolRef::Class(r) => self.classes.marked_in(r.0),
+            PoolRef::Method(r) => self.methods.marked_in(r.0),
+            PoolRef::StackTrace(r) => self.stack_traces.marked_in(r.0),
+            PoolRef::ThreadGroup(r) => self.thread_groups.marked_in(r.0),
+            PoolRef::ClassLoader(r) => self.class_loaders.marked_in(r.0),
+            PoolRef::Package(r) => self.packages.marked_in(r.0),
+            PoolRef::Module(r) => self.modules.marked_in(r.0),
+        }
+    }
+
+    /// Marks `reference`'s value for this chunk: whether it was not marked
+    /// yet, or `None` if the pools do not hold it. Inlined: every pooled
+    /// field of every event comes here.
+    #[inline(always)]
+    fn try_mark(&mut self, reference: PoolRef) -> Option<bool> {
+        let chunk = self.chunk;
+        match reference {
+            PoolRef::String(r) => self.strings.try_mark(r.0, chunk),
+            PoolRef::Thread(r) => self.threads.try_mark(r.0, chunk),
+            PoolRef::Class(r) => self.classes.try_mark(r.0, chunk),
+            PoolRef::Method(r) => self.methods.try_mark(r.0, chunk),
+            PoolRef::StackTrace(r) => self.stack_traces.try_mark(r.0, chunk),
+            PoolRef::ThreadGroup(r) => self.thread_groups.try_mark(r.0, chunk),
+            PoolRef::ClassLoader(r) => self.class_loaders.try_mark(r.0, chunk),
+            PoolRef::Package(r) => self.packages.try_mark(r.0, chunk),
+            PoolRef::Module(r) => self.modules.try_mark(r.0, chunk),
+        }
+    }
+
+    /// How many values each pool holds.
+    pub(crate) fn sizes(&self) -> PoolSizes {
+        PoolSizes {
+            symbols: self.symbols.len(),
+            strings: self.strings.len(),
+            thread_groups: self.thread_groups.len(),
+            threads: self.threads.len(),
+            modules: self.modules.len(),
+            packages: self.packages.len(),
+            class_loaders: self.class_loaders.len(),
+            classes: self.classes.len(),
+            methods: self.methods.len(),
+            stack_traces: self.stack_traces.len(),
+        }
     }
 
     /// The chunk events now go to: 1, 2, ...
@@ -750,127 +997,95 @@ impl Pools {
     #[inline]
     pub(crate) fn mark(&mut self, reference: PoolRef) -> bool {
         let chunk = self.chunk;
-        let marked = match reference {
-            PoolRef::String(r) => self.strings.try_mark(r.0, chunk),
-            PoolRef::Thread(r) => self.threads.try_mark(r.0, chunk),
-            PoolRef::Class(r) => self.classes.try_mark(r.0, chunk),
-            PoolRef::Method(r) => self.methods.try_mark(r.0, chunk),
-            PoolRef::StackTrace(r) => self.stack_traces.try_mark(r.0, chunk),
-            PoolRef::ThreadGroup(r) => self.thread_groups.try_mark(r.0, chunk),
-            PoolRef::ClassLoader(r) => self.class_loaders.try_mark(r.0, chunk),
-            PoolRef::Package(r) => self.packages.try_mark(r.0, chunk),
-            PoolRef::Module(r) => self.modules.try_mark(r.0, chunk),
-        };
+        let marked = self.try_mark(reference);
         if marked == Some(true) {
-            // Newly marked: what it refers to is marked too.
-            match reference {
-                PoolRef::String(_) => {}
-                PoolRef::Thread(r) => self.mark_thread_refs(r),
-                PoolRef::Class(r) => self.mark_class_refs(r),
-                PoolRef::Method(r) => self.mark_method_refs(r),
-                PoolRef::StackTrace(r) => self.mark_stack_trace_refs(r),
-                PoolRef::ThreadGroup(r) => self.mark_thread_group_refs(r),
-                PoolRef::ClassLoader(r) => self.mark_class_loader_refs(r),
-                PoolRef::Package(r) => self.mark_package_refs(r),
-                PoolRef::Module(r) => self.mark_module_refs(r),
+            // Newly marked: what it refers to is marked too, and what that
+            // refers to, each value once per chunk.
+            let mut work = std::mem::take(&mut self.referent_scratch);
+            self.referents(reference, &mut work);
+            while let Some(next) = work.pop() {
+                match next {
+                    Referent::Pooled(held) => {
+                        let newly = self.try_mark(held);
+                        debug_assert!(newly.is_some(), "a value in use is never dropped");
+                        if newly == Some(true) {
+                            self.referents(held, &mut work);
+                        }
+                    }
+                    Referent::Symbol(symbol) => self.symbols.mark_held(symbol.0, chunk),
+                    Referent::FrameType(frame_type) => {
+                        self.frame_types_marked_in[frame_type.index()] = chunk;
+                    }
+                }
             }
+            self.referent_scratch = work;
         }
         marked.is_some()
     }
 
-    fn mark_symbol(&mut self, symbol: Option<SymbolRef>) {
-        if let Some(symbol) = symbol {
-            self.symbols.mark(symbol.0, self.chunk);
-        }
-    }
-
-    /// Marks a value another value in the pools refers to, and what it
-    /// refers to in turn (see [`Pools::mark`]).
-    fn mark_held(&mut self, reference: PoolRef) {
-        let held = self.mark(reference);
-        debug_assert!(held, "a value in use is never dropped");
-    }
-
-    // Each `mark_x_refs` marks what a value newly marked in this chunk
-    // refers to.
-
-    fn mark_thread_group_refs(&mut self, group: ThreadGroupRef) {
-        // Walk up the parents; each is marked once per chunk.
-        let mut next = self.thread_groups.get(group.0).parent;
-        while let Some(group) = next {
-            if !self.thread_groups.mark(group.0, self.chunk) {
-                return;
+    /// Appends what the value of `reference` refers to: the one definition
+    /// of the pools' reference graph, which marking and dropping follow.
+    fn referents(&self, reference: PoolRef, out: &mut Vec<Referent>) {
+        let pooled = |r: Option<PoolRef>| r.map(Referent::Pooled);
+        let symbol = |s: Option<SymbolRef>| s.map(Referent::Symbol);
+        match reference {
+            PoolRef::String(_) => {}
+            PoolRef::ThreadGroup(r) => {
+                let group = self.thread_groups.get(r.0);
+                out.extend(pooled(group.parent.map(PoolRef::ThreadGroup)));
             }
-            next = self.thread_groups.get(group.0).parent;
-        }
-    }
-
-    fn mark_thread_refs(&mut self, thread: ThreadRef) {
-        if let Some(group) = self.threads.get(thread.0).group {
-            self.mark_held(PoolRef::ThreadGroup(group));
-        }
-    }
-
-    fn mark_module_refs(&mut self, module: ModuleRef) {
-        let value = *self.modules.get(module.0);
-        self.mark_symbol(Some(value.name));
-        self.mark_symbol(value.version);
-        self.mark_symbol(value.location);
-        if let Some(loader) = value.class_loader {
-            self.mark_held(PoolRef::ClassLoader(loader));
-        }
-    }
-
-    fn mark_package_refs(&mut self, package: PackageRef) {
-        let value = *self.packages.get(package.0);
-        self.mark_symbol(Some(value.name));
-        if let Some(module) = value.module {
-            self.mark_held(PoolRef::Module(module));
-        }
-    }
-
-    fn mark_class_loader_refs(&mut self, loader: ClassLoaderRef) {
-        let value = *self.class_loaders.get(loader.0);
-        self.mark_symbol(value.name);
-        if let Some(class) = value.class {
-            self.mark_held(PoolRef::Class(class));
-        }
-    }
-
-    fn mark_class_refs(&mut self, class: ClassRef) {
-        let value = *self.classes.get(class.0);
-        self.mark_symbol(Some(value.name));
-        if let Some(loader) = value.class_loader {
-            self.mark_held(PoolRef::ClassLoader(loader));
-        }
-        if let Some(package) = value.package {
-            self.mark_held(PoolRef::Package(package));
-        }
-    }
-
-    fn mark_method_refs(&mut self, method: MethodRef) {
-        let value = *self.methods.get(method.0);
-        self.mark_held(PoolRef::Class(value.class));
-        self.mark_symbol(Some(value.name));
-        self.mark_symbol(Some(value.descriptor));
-    }
-
-    fn mark_stack_trace_refs(&mut self, trace: StackTraceRef) {
-        let mut methods = std::mem::take(&mut self.method_scratch);
-        methods.clear();
-        let encoded = self.stack_traces.get(trace.0);
-        for (method, frame_type) in EncodedStackTrace::methods_and_types(encoded) {
-            // A recursive stack repeats its methods frame after frame:
-            // each run is looked up once.
-            if methods.last() != Some(&method) {
-                methods.push(method);
+            PoolRef::Thread(r) => {
+                let thread = self.threads.get(r.0);
+                out.extend(pooled(thread.group.map(PoolRef::ThreadGroup)));
             }
-            self.frame_types_marked_in[frame_type.index()] = self.chunk;
+            PoolRef::Module(r) => {
+                let module = self.modules.get(r.0);
+                out.extend(symbol(Some(module.name)));
+                out.extend(symbol(module.version));
+                out.extend(symbol(module.location));
+                out.extend(pooled(module.class_loader.map(PoolRef::ClassLoader)));
+            }
+            PoolRef::Package(r) => {
+                let package = self.packages.get(r.0);
+                out.extend(symbol(Some(package.name)));
+                out.extend(pooled(package.module.map(PoolRef::Module)));
+            }
+            PoolRef::ClassLoader(r) => {
+                let loader = self.class_loaders.get(r.0);
+                out.extend(symbol(loader.name));
+                out.extend(pooled(loader.class.map(PoolRef::Class)));
+            }
+            PoolRef::Class(r) => {
+                let class = self.classes.get(r.0);
+                out.extend(symbol(Some(class.name)));
+                out.extend(pooled(class.class_loader.map(PoolRef::ClassLoader)));
+                out.extend(pooled(class.package.map(PoolRef::Package)));
+            }
+            PoolRef::Method(r) => {
+                let method = self.methods.get(r.0);
+                out.push(Referent::Pooled(PoolRef::Class(method.class)));
+                out.push(Referent::Symbol(method.name));
+                out.push(Referent::Symbol(method.descriptor));
+            }
+            PoolRef::StackTrace(r) => {
+                let encoded = self.stack_traces.get(r.0);
+                let mut last_method = None;
+                let mut frame_types = 0u8;
+                for (method, frame_type) in EncodedStackTrace::methods_and_types(encoded) {
+                    // A recursive stack repeats its methods frame after
+                    // frame: each run is listed once.
+                    if last_method != Some(method) {
+                        last_method = Some(method);
+                        out.push(Referent::Pooled(PoolRef::Method(method)));
+                    }
+                    let bit = 1 << frame_type.index();
+                    if frame_types & bit == 0 {
+                        frame_types |= bit;
+                        out.push(Referent::FrameType(frame_type));
+                    }
+                }
+            }
         }
-        for &method in &methods {
-            self.mark_held(PoolRef::Method(method));
-        }
-        self.method_scratch = methods;
     }
 
     fn has_nothing_pending(&self) -> bool {
@@ -1002,7 +1217,7 @@ impl Pools {
 }
 
 /// A reference to any pooled value, as an event field holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)] // Each variant holds the ref its name says.
 pub enum PoolRef {
     String(StringRef),
@@ -1015,6 +1230,28 @@ pub enum PoolRef {
     Package(PackageRef),
     Module(ModuleRef),
 }
+
+macro_rules! into_pool_ref {
+    ($($variant:ident($name:ident)),*) => {
+        $(impl From<$name> for PoolRef {
+            fn from(reference: $name) -> Self {
+                Self::$variant(reference)
+            }
+        })*
+    };
+}
+
+into_pool_ref!(
+    String(StringRef),
+    Thread(ThreadRef),
+    Class(ClassRef),
+    Method(MethodRef),
+    StackTrace(StackTraceRef),
+    ThreadGroup(ThreadGroupRef),
+    ClassLoader(ClassLoaderRef),
+    Package(PackageRef),
+    Module(ModuleRef)
+);
 
 impl PoolRef {
     /// The key written in the file.
@@ -1045,38 +1282,50 @@ mod tests {
     }
 
     /// Slots come in order, survive drops when kept, and are never given
-    /// out twice: through three rounds of drops, some kept each time.
+    /// out twice: through three rounds of drops, some kept each time. A
+    /// drop keeping a third of the entries compacts them into the map; one
+    /// keeping four in five leaves holes where they were.
     #[test]
     fn slots_are_never_reused_and_kept_entries_stay_reachable() {
-        let mut slots = Slots::default();
-        let mut held = std::collections::BTreeMap::new();
-        let mut given = std::collections::BTreeSet::new();
-        for round in 0..3u32 {
-            for n in 0..50 {
-                let value = round * 1000 + n;
-                let slot = slots.push(entry(value));
-                assert!(given.insert(slot), "slot {slot} given twice");
-                held.insert(slot, value);
+        let keep_a_third: fn(u32) -> bool = |slot| slot % 3 == 0;
+        let keep_most: fn(u32) -> bool = |slot| slot % 5 != 0;
+        for keep in [keep_a_third, keep_most] {
+            let mut slots = Slots::default();
+            let mut held = std::collections::BTreeMap::new();
+            let mut given = std::collections::BTreeSet::new();
+            for round in 0..3u32 {
+                for n in 0..50 {
+                    let value = round * 1000 + n;
+                    let slot = slots.push(entry(value));
+                    assert!(given.insert(slot), "slot {slot} given twice");
+                    held.insert(slot, value);
+                }
+                let mut dropped = Vec::new();
+                slots.retain(
+                    |slot, _| keep(slot),
+                    |slot, value| dropped.push((slot, *value)),
+                );
+                for &(slot, value) in &dropped {
+                    assert_eq!(held.remove(&slot), Some(value));
+                }
+                assert_eq!(slots.len(), held.len());
+                for (&slot, &value) in &held {
+                    assert_eq!(slots.get(slot).map(|e| e.value), Some(value));
+                }
+                for &(slot, _) in &dropped {
+                    assert!(slots.get(slot).is_none(), "dropped slot {slot} still held");
+                }
             }
-            // Keep every third slot, and everything of the first round
-            // that was kept before (entries kept twice).
-            let mut dropped = Vec::new();
-            slots.retain(
-                |slot, _| slot % 3 == 0,
-                |slot, value| dropped.push((slot, *value)),
-            );
-            for &(slot, value) in &dropped {
-                assert_eq!(held.remove(&slot), Some(value));
-            }
-            assert_eq!(slots.len(), held.len());
-            for (&slot, &value) in &held {
-                assert_eq!(slots.get(slot).map(|e| e.value), Some(value));
-            }
-            for &(slot, _) in &dropped {
-                assert!(slots.get(slot).is_none(), "dropped slot {slot} still held");
-            }
+            assert_eq!(given.len(), 150);
+            assert_eq!(*given.iter().next_back().unwrap(), 149);
         }
-        assert_eq!(given.len(), 150);
-        assert_eq!(*given.iter().next_back().unwrap(), 149);
+        // Kept mostly: no compaction, every entry still in the vector.
+        let mut slots = Slots::default();
+        for n in 0..10 {
+            slots.push(entry(n));
+        }
+        slots.retain(|slot, _| slot != 3, |_, _| {});
+        assert!(slots.kept.is_empty() && slots.recent.len() == 10);
+        assert_eq!(slots.len(), 9);
     }
 }

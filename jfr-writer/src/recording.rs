@@ -45,8 +45,8 @@ use crate::format::{
 use crate::metadata::{ClassId, FieldDecl, Metadata, SettingDecl};
 use crate::pool::{
     Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, Method, MethodRef, Module,
-    ModuleRef, Package, PackageRef, Pools, StackTrace, StackTraceRef, StringRef, SymbolRef, Thread,
-    ThreadGroup, ThreadGroupRef, ThreadRef,
+    ModuleRef, Package, PackageRef, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef,
+    StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
 };
 use crate::types::{StandardTypes, annotation, annotation_array, marker};
 
@@ -1162,29 +1162,39 @@ impl<S: Sink> Recording<S> {
 
     /// Interns a stack trace. It is encoded at once, so it may be borrowed:
     /// a profiler that sees a new stack at almost every sample can build
-    /// each one in the same `StackTrace`.
+    /// each one in the same `StackTrace`. A stack trace new to the
+    /// recording is written in the chunk being built, as if an event used
+    /// it: one is interned for that.
     pub fn stack_trace(&mut self, trace: impl Borrow<StackTrace>) -> StackTraceRef {
         self.pools.stack_trace(trace.borrow())
     }
 
-    /// Drops the pooled stack traces for which `keep` is false, to bound the
-    /// memory of a long recording that keeps seeing new stacks. Stack traces
-    /// already used in the chunk being built are kept whatever `keep` says.
+    /// Drops the pooled values that neither the chunk being built nor the
+    /// one before it used, except those `pinned` names and what they refer
+    /// to: a recording left running sees new stacks, classes and threads
+    /// without end, and this bounds its memory by what recent chunks use.
     ///
-    /// Best called when a new chunk has just begun ([`Recording::chunk_number`]
-    /// changed): every chunk writes the stack traces its events use, so
-    /// nothing is lost by interning a dropped one again later (under a new
-    /// key: keys are never reused). The refs of the stack traces kept stay
-    /// valid; a ref to a dropped one names nothing any more (an event given
-    /// it fails with [`Error::ForeignReference`]), so `keep` must say yes to
-    /// every ref its caller still holds.
-    pub fn retain_stack_traces(&mut self, keep: impl FnMut(StackTraceRef) -> bool) {
-        self.pools.retain_stack_traces(keep);
+    /// Best called right after a chunk ends ([`Recording::end_chunk`], or
+    /// [`Recording::chunk_number`] changed at a flush): every chunk writes
+    /// the values its events use, so nothing is lost by interning a dropped
+    /// value again later, under a new key (keys are never reused). The refs
+    /// of the values kept stay valid; a ref to a dropped one names nothing
+    /// any more ([`Recording::holds`] says so, and an event given it fails
+    /// with [`Error::ForeignReference`]): `pinned` must name every ref its
+    /// caller will use again without asking.
+    pub fn drop_unused(&mut self, pinned: impl IntoIterator<Item = PoolRef>) {
+        self.pools.drop_unused(pinned);
     }
 
-    /// How many distinct stack traces the recording holds now.
-    pub fn stack_traces_held(&self) -> usize {
-        self.pools.stack_traces_held()
+    /// Whether the recording holds the value `reference` names: false once
+    /// [`Recording::drop_unused`] dropped it.
+    pub fn holds(&self, reference: impl Into<PoolRef>) -> bool {
+        self.pools.holds(reference.into())
+    }
+
+    /// How many values each constant pool holds now.
+    pub fn pool_sizes(&self) -> PoolSizes {
+        self.pools.sizes()
     }
 
     /// The chunk that events committed now go to: 1 for the first, and one

@@ -161,26 +161,30 @@ fn a_dropped_stack_trace_is_refused_and_interned_again_under_a_new_key() {
         frames: Vec::new(),
     };
     let dropped = recording.stack_trace(trace());
-    // A new chunk, then the drop: nothing of the new chunk uses it yet.
-    recording.flush().unwrap();
     let start = recording.clock().now();
     let sample = |recording: &mut Recording<_>, stack| {
         recording
             .event(&alloc, start)
             .thread(None)
-            .stack_trace(Some(stack))
+            .stack_trace(stack)
             .class(None)
             .long(1)
             .commit()
     };
-    recording.retain_stack_traces(|_| false);
-    assert_eq!(recording.stack_traces_held(), 0);
-    let result = sample(&mut recording, dropped);
+    // Two chunks later, with no event of the last two using it.
+    for _ in 0..2 {
+        recording.end_chunk().unwrap();
+        sample(&mut recording, None).unwrap();
+    }
+    recording.drop_unused([]);
+    assert!(!recording.holds(dropped));
+    assert_eq!(recording.pool_sizes().stack_traces, 0);
+    let result = sample(&mut recording, Some(dropped));
     assert!(
         matches!(result, Err(Error::ForeignReference { ref field, .. }) if field == "stackTrace"),
         "{result:?}"
     );
     let again = recording.stack_trace(trace());
     assert_ne!(again, dropped, "keys are never reused");
-    sample(&mut recording, again).unwrap();
+    sample(&mut recording, Some(again)).unwrap();
 }

@@ -336,7 +336,18 @@ fn deep_stack<S: jfr_writer::Sink>(
     depth: usize,
     truncated: bool,
 ) -> (StackTraceRef, String) {
-    let name = recording.symbol("Recursive");
+    deep_stack_in(recording, "Recursive", depth, truncated)
+}
+
+/// A stack of `depth` frames of `class`'s `descend(I)V`, and its text as
+/// the dump prints it.
+fn deep_stack_in<S: jfr_writer::Sink>(
+    recording: &mut Recording<S>,
+    class_name: &str,
+    depth: usize,
+    truncated: bool,
+) -> (StackTraceRef, String) {
+    let name = recording.symbol(class_name);
     let class = recording.class(Class {
         class_loader: None,
         name,
@@ -373,7 +384,7 @@ fn deep_stack<S: jfr_writer::Sink>(
                 "Interpreted"
             };
             format!(
-                "Recursive.descend(I)V:{}:{}:{kind}:8:false",
+                "{class_name}.descend(I)V:{}:{}:{kind}:8:false",
                 f.line_number, f.bytecode_index
             )
         })
@@ -475,14 +486,15 @@ fn several_chunks_each_carry_their_constants() {
 }
 
 #[test]
-fn stack_traces_dropped_between_chunks_are_written_again() {
-    // A recording that drops its stack traces at each new chunk, as the
-    // agent does, but for one it holds throughout: every chunk must still
-    // carry each stack its events use, and a stack interned again after
-    // being dropped must not take the key of another (the JDK's parser
-    // reuses what a key meant in the previous chunk).
-    let dir = temp_dir("retain_stacks");
-    let path = dir.join("retain.jfr");
+fn values_dropped_between_chunks_are_written_again() {
+    // A recording that drops what recent chunks did not use at each new
+    // chunk, as the agent does, but for one stack it holds throughout.
+    // Threads, classes, methods and stacks come and go: every chunk must
+    // still carry each value its events use, and a value interned again
+    // after being dropped must not take the key of another (the JDK's
+    // parser reuses what a key meant in the previous chunk).
+    let dir = temp_dir("drop_unused");
+    let path = dir.join("drop.jfr");
     let options = Options {
         max_chunk_size: 8 * 1024,
         ..Options::default()
@@ -494,38 +506,80 @@ fn stack_traces_dropped_between_chunks_are_written_again() {
     let f = fixture(&mut recording, 1);
     let (held, held_text) = deep_stack(&mut recording, 3, true);
     let mut expected = Vec::new();
+    // Each stack and thread made, with the last chunk that used it.
+    let mut made: Vec<(jfr_writer::PoolRef, u32)> = Vec::new();
     let mut chunk = recording.chunk_number();
     let mut most_held = 0;
     for round in 0..12usize {
+        // Three classes in turn, a thread per round.
+        let class = format!("Recursive{}", round % 3);
+        let thread_name = format!("worker-{}", round % 4);
+        let system = recording.thread_group(ThreadGroup {
+            parent: None,
+            name: "system".into(),
+        });
+        let pool = recording.thread_group(ThreadGroup {
+            parent: Some(system),
+            name: format!("pool-{}", round % 2),
+        });
+        let thread = recording.thread(Thread {
+            os_name: thread_name.clone(),
+            os_thread_id: 100 + (round % 4) as i64,
+            java_name: thread_name.clone(),
+            java_thread_id: 10 + (round % 4) as i64,
+            group: Some(pool),
+        });
+        let thread_text = format!(
+            "thread({},{},{},{},\"pool-{}\"<\"system\")",
+            quote(Some(&thread_name)),
+            10 + round % 4,
+            quote(Some(&thread_name)),
+            100 + round % 4,
+            round % 2
+        );
         for depth in 1..=20 {
             // Depths cycle with a shift per round, so a stack comes back
             // after having been dropped, in another slot.
             let depth = (depth + round * 7) % 40 + 4;
-            let (stack, text) = deep_stack(&mut recording, depth, round % 2 == 0);
+            let (stack, text) = deep_stack_in(&mut recording, &class, depth, round % 2 == 0);
             for (stack, text) in [(stack, &text), (held, &held_text)] {
                 let at = recording.clock().now();
                 recording
                     .event(&event, at)
-                    .thread(f.thread)
+                    .thread(thread)
                     .stack_trace(stack)
                     .class(f.class)
                     .long(depth as i64)
                     .commit()
                     .unwrap();
+                made.push((stack.into(), recording.chunk_number()));
                 expected.push(format!(
-                    "jdk.ObjectAllocationSample startTime={} eventThread={} stackTrace={text} objectClass={} weight={depth}",
+                    "jdk.ObjectAllocationSample startTime={} eventThread={thread_text} stackTrace={text} objectClass={} weight={depth}",
                     recording.clock().epoch_nanos(at),
-                    f.thread_text,
                     f.class_text
                 ));
             }
-            most_held = most_held.max(recording.stack_traces_held());
+            made.push((thread.into(), recording.chunk_number()));
+            most_held = most_held.max(recording.pool_sizes().stack_traces);
         }
         recording.flush().unwrap();
         if recording.chunk_number() != chunk {
             chunk = recording.chunk_number();
-            recording.retain_stack_traces(|stack| stack == held);
-            assert_eq!(recording.stack_traces_held(), 1, "only the held stack");
+            recording.drop_unused([held.into()]);
+            // Kept: what the chunk just ended used, and the held stack.
+            let mut last_use = std::collections::HashMap::new();
+            for &(value, used_in) in &made {
+                let last = last_use.entry(value).or_insert(used_in);
+                *last = used_in.max(*last);
+            }
+            for (value, used_in) in last_use {
+                let kept = used_in + 1 >= chunk || value == held.into();
+                assert_eq!(
+                    recording.holds(value),
+                    kept,
+                    "{value:?} last used in chunk {used_in}, now {chunk}"
+                );
+            }
         }
     }
     recording.close().unwrap();
@@ -533,10 +587,14 @@ fn stack_traces_dropped_between_chunks_are_written_again() {
         chunk >= 6,
         "8 KiB chunks for 12 rounds of stacks: {chunk} chunks"
     );
-    // 40 distinct stacks were made (and the fixture's); a round holds at
-    // most its own 20, the held one, the fixture's, and those a flush
-    // before the rotation had not dropped.
-    assert!(most_held <= 43, "{most_held} stacks held at once");
+    // What is held is exactly what the last two chunks used (checked at
+    // each drop above): about four rounds' stacks of the twelve.
+    let distinct: std::collections::HashSet<_> = made.iter().map(|(value, _)| value).collect();
+    assert!(
+        most_held * 2 < distinct.len(),
+        "{most_held} stacks held at once, of {} distinct values",
+        distinct.len()
+    );
     let got = dump(&path);
     let first_difference = got.iter().zip(&expected).position(|(g, e)| g != e);
     if let Some(i) = first_difference {

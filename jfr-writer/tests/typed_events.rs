@@ -110,6 +110,9 @@ fn every_typed_event_commits_against_its_declaration() {
         untracked_objects: 7,
         old_object_cap: 8,
         old_objects_left_out: 9,
+        constants_held: 10,
+        stack_traces_held: 11,
+        threads_held: 12,
     }
     .write(&mut rec, &agent_statistics)
     .unwrap();

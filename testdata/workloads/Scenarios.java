@@ -12,9 +12,10 @@ import java.util.List;
  *   exit CODE          allocates, then System.exit(CODE)
  *   throw              allocates, then throws from main (uncaught)
  *   oom                allocates until OutOfMemoryError (uncaught)
- *   unload ROUNDS      each round defines Scenarios$Guest in a new class loader,
+ *   unload ROUNDS [MS] each round defines Scenarios$Guest in a new class loader,
  *                      allocates in it, drops it and collects, so the class
- *                      unloads while its samples may still be queued; prints
+ *                      unloads while its samples may still be queued, then
+ *                      sleeps MS milliseconds (default 0); prints
  *                      "unloaded N" (classes the JVM unloaded)
  *   measured MIB       a thread named "measured" allocates MIB of int[1] and
  *                      prints "allocated N": the bytes the JVM counted for it
@@ -53,7 +54,7 @@ public final class Scenarios {
                 throw new IllegalStateException("uncaught on purpose");
             }
             case "oom" -> oom();
-            case "unload" -> unload(Integer.parseInt(args[1]));
+            case "unload" -> unload(Integer.parseInt(args[1]), args.length > 2 ? Long.parseLong(args[2]) : 0);
             case "measured" -> measured(Long.parseLong(args[1]) << 20);
             case "humongous" -> humongous(Long.parseLong(args[1]));
             case "heap" -> heap(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
@@ -195,13 +196,14 @@ public final class Scenarios {
         }
     }
 
-    static void unload(int rounds) throws Exception {
+    static void unload(int rounds, long pauseMillis) throws Exception {
         for (int round = 0; round < rounds; round++) {
             Class<?> guest = new GuestLoader().loadClass("Scenarios$Guest");
             guest.getMethod("allocate", int.class).invoke(null, 20_000);
             guest = null;
             sink = null;
             System.gc();
+            Thread.sleep(pauseMillis);
         }
         System.out.println("unloaded " + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
     }

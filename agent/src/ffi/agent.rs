@@ -67,9 +67,11 @@ struct JvmSession {
     vm: Vm,
     next_thread: AtomicU64,
     next_class: AtomicU64,
-    /// Threads seen but not yet resolved by the writer, by key.
+    /// Threads seen, by key, until they are gone
+    /// ([`writer::Vm::forget_gone`]).
     threads: Mutex<HashMap<u64, SeenThread>>,
-    /// Class key -> weak global reference to the class.
+    /// Class key -> weak global reference to the class, until it is
+    /// unloaded ([`writer::Vm::forget_gone`]).
     classes: Mutex<HashMap<u64, usize>>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -561,6 +563,8 @@ struct SeenThread {
     weak: usize,
     /// The OS thread running it (for a virtual thread, its carrier).
     os_thread_id: i64,
+    /// Whether the writer has described it.
+    resolved: bool,
 }
 
 /// The interval this sample was drawn with: the one in force at the
@@ -605,6 +609,7 @@ fn thread_key(running: &JvmSession, jni: Jni, thread: jobject) -> u64 {
             name: running.jvmti.thread_name(jni, thread).unwrap_or_default(),
             weak: jni.new_weak_global_ref(thread) as usize,
             os_thread_id: os_thread_id(),
+            resolved: false,
         };
         running.threads.lock().insert(key, seen);
     }
@@ -749,27 +754,50 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn thread(&mut self, thread: u64) -> ThreadInfo {
-        let Some(seen) = self.running.threads.lock().remove(&thread) else {
+        let seen = self.running.threads.lock().get_mut(&thread).map(|seen| {
+            seen.resolved = true;
+            (seen.name.clone(), seen.weak, seen.os_thread_id)
+        });
+        let Some((java_name, weak, os_thread_id)) = seen else {
             return ThreadInfo {
                 java_name: format!("thread-{thread}"),
                 java_thread_id: -1,
                 os_thread_id: 0,
             };
         };
-        let weak = seen.weak as jobject;
-        let local = self.jni.new_local_ref(weak);
+        let local = self.jni.new_local_ref(weak as jobject);
         let java_thread_id = if local.is_null() {
             -1
         } else {
             self.jni.thread_id(local)
         };
         self.jni.delete_local_ref(local);
-        self.jni.delete_weak_global_ref(weak);
         ThreadInfo {
-            java_name: seen.name,
+            java_name,
             java_thread_id,
-            os_thread_id: seen.os_thread_id,
+            os_thread_id,
         }
+    }
+
+    fn forget_gone(&mut self) {
+        let jni = self.jni;
+        // The callback takes these locks for a new thread or class only.
+        // A thread gone before the writer resolved it is kept until it is:
+        // its samples are still on their way.
+        self.running.threads.lock().retain(|_, seen| {
+            let gone = seen.resolved && jni.is_cleared(seen.weak as jobject);
+            if gone {
+                jni.delete_weak_global_ref(seen.weak as jobject);
+            }
+            !gone
+        });
+        self.running.classes.lock().retain(|_, &mut weak| {
+            let gone = jni.is_cleared(weak as jobject);
+            if gone {
+                jni.delete_weak_global_ref(weak as jobject);
+            }
+            !gone
+        });
     }
 
     fn is_collected(&mut self, handle: u64) -> bool {

@@ -325,6 +325,12 @@ pub mod field {
     pub const OLD_OBJECT_CAP: &str = "oldObjectCap";
     /// Live objects the cap left out of old-object events.
     pub const OLD_OBJECTS_LEFT_OUT: &str = "oldObjectsLeftOut";
+    /// Values held in the recording's constant pools.
+    pub const CONSTANTS_HELD: &str = "constantsHeld";
+    /// Stack traces held in the recording's pool.
+    pub const STACK_TRACES_HELD: &str = "stackTracesHeld";
+    /// Threads held in the recording's pool.
+    pub const THREADS_HELD: &str = "threadsHeld";
 
     // `jdk.ActiveRecording` and `jdk.ActiveSetting`.
     /// A recording's id, or the id of the event type a setting is of.
