@@ -20,15 +20,21 @@
 //! - The ring is closed when the writer loop ends for any reason (a panic
 //!   included), so an allocating thread never waits for a writer that is
 //!   gone.
+//! - Every snapshot asked for ([`Session::request_dump`]) is answered: by
+//!   the writer, which owns the file, or, once its loop has ended, with an
+//!   error; none is accepted after that.
 
 use std::ffi::CStr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Options};
 use heapsampler_core::rate_limit::RateLimiter;
 use heapsampler_core::ring::{Consumer, Producer, WaitOutcome};
+use jfr_writer::snapshot::Snapshot;
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
@@ -168,6 +174,20 @@ pub struct Session {
     wake_writer_at: AtomicU64,
     /// Samples the ring refused (closed while they were taken).
     lost: AtomicU64,
+    /// Snapshots asked of the writer and not taken yet.
+    dumps: Mutex<Dumps>,
+}
+
+/// How a snapshot asked of the writer turned out: what it copied, or why
+/// it failed.
+pub type DumpOutcome = Result<Snapshot, String>;
+
+/// Snapshots waiting for the writer thread.
+#[derive(Debug, Default)]
+struct Dumps {
+    /// The writer loop has ended: no snapshot is taken any more.
+    closed: bool,
+    waiting: Vec<(PathBuf, mpsc::Sender<DumpOutcome>)>,
 }
 
 impl Session {
@@ -191,6 +211,40 @@ impl Session {
             samples: AtomicU64::new(0),
             wake_writer_at: AtomicU64::new(u64::MAX),
             lost: AtomicU64::new(0),
+            dumps: Mutex::new(Dumps::default()),
+        }
+    }
+
+    /// Asks the writer for a snapshot of the recording so far in the file
+    /// `to`, and wakes it; the answer comes on the returned receiver. Fails
+    /// if the recording has ended.
+    pub fn request_dump(&self, to: &Path) -> Result<mpsc::Receiver<DumpOutcome>, String> {
+        let (sender, receiver) = mpsc::channel();
+        {
+            let mut dumps = self.dumps.lock();
+            if dumps.closed {
+                return Err("the recording has ended".to_owned());
+            }
+            dumps.waiting.push((to.to_owned(), sender));
+        }
+        self.producer.wake_consumer();
+        Ok(receiver)
+    }
+
+    /// The snapshots asked for since the last call.
+    fn take_dumps(&self) -> Vec<(PathBuf, mpsc::Sender<DumpOutcome>)> {
+        std::mem::take(&mut self.dumps.lock().waiting)
+    }
+
+    /// Refuses snapshots from now on, and answers those still waiting.
+    fn close_dumps(&self) {
+        let waiting = {
+            let mut dumps = self.dumps.lock();
+            dumps.closed = true;
+            std::mem::take(&mut dumps.waiting)
+        };
+        for (_, answer) in waiting {
+            let _ = answer.send(Err("the recording ended before the snapshot".to_owned()));
         }
     }
 
@@ -258,12 +312,14 @@ impl Session {
 }
 
 /// Closes the ring when the writer loop ends for any reason (a panic
-/// included), so allocating threads never wait for a writer that is gone.
-struct CloseOnExit<'a>(&'a Producer);
+/// included), so allocating threads never wait for a writer that is gone,
+/// and answers the snapshots still asked for.
+struct CloseOnExit<'a>(&'a Session);
 
 impl Drop for CloseOnExit<'_> {
     fn drop(&mut self) {
-        self.0.close();
+        self.0.producer.close();
+        self.0.close_dumps();
     }
 }
 
@@ -277,7 +333,7 @@ pub fn run_writer<S: Sink>(
     mut consumer: Consumer,
     vm: &mut impl SessionVm,
 ) -> Result<S, jfr_writer::Error> {
-    let _close = CloseOnExit(&session.producer);
+    let _close = CloseOnExit(session);
     write_recording(session, recording, &mut consumer, vm)
 }
 
@@ -360,6 +416,17 @@ fn write_recording<S: Sink>(
             return Err(error);
         }
         write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
+        let dumps = session.take_dumps();
+        if !dumps.is_empty() {
+            // One flush makes the file hold every sample drained so far.
+            writer.heap_statistics(vm)?;
+            writer.flush(vm, session.statistics(), consumer.stats())?;
+            next_flush = Instant::now() + options.flush;
+            for (to, answer) in dumps {
+                let outcome = writer.snapshot(&to).map_err(|e| e.to_string());
+                let _ = answer.send(outcome);
+            }
+        }
         if Instant::now() >= next_flush {
             writer.heap_statistics(vm)?;
             writer.flush(vm, session.statistics(), consumer.stats())?;
@@ -396,6 +463,20 @@ fn write_recording<S: Sink>(
         );
     }
     writer.finish(vm, session.statistics(), consumer.stats())
+}
+
+/// The recording options of the agent's `options`: where chunks end
+/// (`chunk_size=`, `chunk_age=`, lowered by the recording to a share of the
+/// limits) and how the file keeps only its recent chunks (`maxsize=`,
+/// `maxage=`).
+pub fn recording_options(options: &Options) -> jfr_writer::Options {
+    jfr_writer::Options {
+        max_chunk_size: options.chunk_size,
+        max_chunk_age: Some(options.chunk_age),
+        max_size: options.max_size,
+        max_age: options.max_age,
+        ..jfr_writer::Options::default()
+    }
 }
 
 /// Writes the collections the GC callbacks reported, and sweeps after each;

@@ -227,6 +227,10 @@ pub struct RecordingSettings {
     /// Whether, and how far, the end of the recording walks the heap for
     /// the old objects' paths to GC roots.
     pub roots: Option<RootLimits>,
+    /// The most bytes of recent chunks kept (0: all).
+    pub max_size: u64,
+    /// The oldest chunks kept, in milliseconds (0: all).
+    pub max_age_millis: i64,
 }
 
 impl RecordingSettings {
@@ -247,6 +251,10 @@ impl RecordingSettings {
                 max_depth: options.roots.depth,
                 budget: options.roots.time,
             }),
+            max_size: options.max_size.unwrap_or(0),
+            max_age_millis: options
+                .max_age
+                .map_or(0, |age| age.as_millis().min(i64::MAX as u128) as i64),
         }
     }
 }
@@ -479,9 +487,9 @@ impl<S: Sink> Writer<S> {
             id: 1,
             name: Some("heapsampler"),
             destination: Some(&settings.destination),
-            max_age: 0,
+            max_age: settings.max_age_millis,
             flush_interval: settings.flush_millis,
-            max_size: 0,
+            max_size: settings.max_size as i64,
             recording_start: start_millis,
             recording_duration: 0,
         }
@@ -754,6 +762,15 @@ impl<S: Sink> Writer<S> {
             self.recording.flush()?;
         }
         Ok(())
+    }
+
+    /// Writes a snapshot of the recording as of its last flush to the file
+    /// `to`, the recording going on untouched ([`Recording::snapshot`]).
+    pub fn snapshot(
+        &mut self,
+        to: &std::path::Path,
+    ) -> Result<jfr_writer::snapshot::Snapshot, jfr_writer::Error> {
+        self.recording.snapshot(to)
     }
 
     /// Drops the values neither the chunk just ended nor the new one used,

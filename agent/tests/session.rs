@@ -279,3 +279,94 @@ fn liveness_stops_at_g1_humongous_size_unless_told_otherwise() {
     options.live_max = LiveMax::Unlimited;
     assert_eq!(auto(&options, Some("true"), Some("4194304")), u64::MAX);
 }
+
+/// A sample of `handle` taken now.
+fn sample(session: &Session, handle: u64) -> Vec<u8> {
+    SampleRecord {
+        header: SampleHeader {
+            thread: 1,
+            ticks: session.clock().now().0,
+            size: 24,
+            interval: 512 * 1024,
+            class: 1,
+            liveness_handle: handle,
+            truncated: false,
+        },
+        frames: vec![RawFrame {
+            method: 1,
+            location: 0,
+        }],
+    }
+    .encode()
+}
+
+#[test]
+fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
+    let dir = support::temp_dir("session_dump");
+    let file = dir.join("running.jfr");
+    let recording = Recording::create(&file, session::recording_options(&options(&file))).unwrap();
+    let (producer, consumer) = ring_buffer(1 << 16);
+    let running = RunningCollections::new();
+    let session = Session::new(
+        options(&file),
+        recording.clock(),
+        u64::MAX,
+        producer,
+        running.begin(),
+    );
+    let samples_in =
+        |path: &Path| support::summary_count(&support::summary(path), "jdk.ObjectAllocationSample");
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut vm = FakeVm::default();
+            session::run_writer(&session, recording, consumer, &mut vm)
+                .unwrap()
+                .finish()
+                .unwrap();
+        });
+        for handle in 1..=3 {
+            session.count_sample();
+            session.producer().push(&sample(&session, handle)).unwrap();
+        }
+        // The flush timer never fires here: the dump itself flushes.
+        let first = dir.join("first.jfr");
+        let taken = session
+            .request_dump(&first)
+            .unwrap()
+            .recv()
+            .unwrap()
+            .unwrap();
+        assert_eq!(taken.bytes, std::fs::metadata(&first).unwrap().len());
+        assert_eq!(samples_in(&first), 3);
+
+        for handle in 4..=5 {
+            session.count_sample();
+            session.producer().push(&sample(&session, handle)).unwrap();
+        }
+        let second = dir.join("second.jfr");
+        session
+            .request_dump(&second)
+            .unwrap()
+            .recv()
+            .unwrap()
+            .unwrap();
+        assert_eq!(samples_in(&second), 5);
+
+        // A snapshot that cannot be written says why; the recording goes on.
+        let error = session
+            .request_dump(&dir.join("no/such/dir/x.jfr"))
+            .unwrap()
+            .recv()
+            .unwrap()
+            .unwrap_err();
+        assert!(error.contains("No such file"), "{error}");
+
+        session.producer().close();
+        writer.join().unwrap();
+    });
+    let error = session.request_dump(&dir.join("late.jfr")).unwrap_err();
+    assert_eq!(error, "the recording has ended");
+    assert!(!dir.join("late.jfr").exists());
+    running.end();
+    assert_eq!(samples_in(&file), 5);
+}

@@ -75,6 +75,14 @@ pub struct Options {
     pub ring: usize,
     /// At attach: stop the running recording instead of starting one.
     pub stop: bool,
+    /// At attach: write a snapshot of the running recording to this file
+    /// (absolute), the recording going on untouched.
+    pub dump: Option<PathBuf>,
+    /// Keep only the most recent chunks within this many bytes (JFR's
+    /// `maxsize`); the chunk being written is always kept.
+    pub max_size: Option<u64>,
+    /// Keep only the chunks that ended within this age (JFR's `maxage`).
+    pub max_age: Option<Duration>,
     /// Keep the frames of hidden classes (lambda proxies, lambda forms),
     /// marked hidden; by default they are left out, as in the JDK's own
     /// recordings.
@@ -140,6 +148,9 @@ impl Options {
             log: LogLevel::Info,
             ring: 4 << 20,
             stop: false,
+            dump: None,
+            max_size: None,
+            max_age: None,
             hidden_frames: false,
             old_objects: DEFAULT_OLD_OBJECTS,
             roots: Roots::default(),
@@ -261,6 +272,27 @@ impl Options {
                         })
                         .ok_or_else(|| bad(ROOTS_TIME))?
                 }
+                "maxsize" => {
+                    options.max_size = Some(
+                        parse_size(need(MAX_SIZE)?)
+                            .filter(|&bytes| bytes >= MIN_MAX_SIZE)
+                            .ok_or_else(|| bad(MAX_SIZE))?,
+                    )
+                }
+                "maxage" => {
+                    options.max_age = Some(
+                        parse_duration(need(MAX_AGE)?)
+                            .filter(|d| *d >= Duration::from_secs(1))
+                            .ok_or_else(|| bad(MAX_AGE))?,
+                    )
+                }
+                "dump" => {
+                    options.dump = Some(
+                        Some(PathBuf::from(need(DUMP)?))
+                            .filter(|path| path.is_absolute())
+                            .ok_or_else(|| bad(DUMP))?,
+                    )
+                }
                 "chunk_size" => {
                     options.chunk_size = parse_size(need(CHUNK_SIZE)?)
                         .filter(|bytes| (1 << 20..=1 << 30).contains(bytes))
@@ -289,9 +321,32 @@ impl Options {
                 }
             }
         }
+        let compressed = options.file.extension().is_some_and(|e| e == "zst");
+        if compressed && (options.max_size.is_some() || options.max_age.is_some()) {
+            return Err(OptionError::Conflict {
+                message: format!(
+                    "maxsize and maxage need a plain .jfr file, not {}",
+                    options.file.display()
+                ),
+            });
+        }
+        if options.dump.is_some() && options.stop {
+            return Err(OptionError::Conflict {
+                message: "dump and stop cannot be given together".to_owned(),
+            });
+        }
         Ok(options)
     }
 }
+
+/// The smallest `maxsize=`: chunks are an eighth of it, and each carries its
+/// own metadata and constants (tens of KiB), so smaller chunks would hold
+/// little else.
+pub const MIN_MAX_SIZE: u64 = 1 << 20;
+
+const MAX_SIZE: &str = "a size of at least 1m such as 100m or 1g (the recording keeps its most recent chunks within it, plus the chunk being written)";
+const MAX_AGE: &str = "a duration of at least 1s such as 30m, 6h or 1d (the recording keeps the chunks that ended within it)";
+const DUMP: &str = "an absolute path such as /tmp/snapshot.jfr";
 
 const FILE: &str = "a file path such as alloc.jfr (alloc.jfr.zst writes zstd-compressed)";
 const INTERVAL: &str =
@@ -334,7 +389,7 @@ pub const MIN_DURATION: Duration = Duration::from_secs(1);
 pub const MAX_DURATION: Duration = Duration::from_secs(720 * 3600);
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, stop, roots, roots_depth, roots_time, chunk_size, chunk_age, duration";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, duration, roots, roots_depth, roots_time, chunk_size, chunk_age";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -352,6 +407,12 @@ pub enum OptionError {
         option: String,
         /// What it accepts.
         accepted: String,
+    },
+    /// Options that cannot be given together.
+    #[error("{message}")]
+    Conflict {
+        /// Which, and why.
+        message: String,
     },
 }
 
@@ -376,7 +437,7 @@ fn parse_bool(text: &str) -> Option<bool> {
     }
 }
 
-/// `500ms`, `1s`, `2m`, `1h`; a bare number is seconds.
+/// `500ms`, `1s`, `2m`, `1h`, `1d`; a bare number is seconds.
 fn parse_duration(text: &str) -> Option<Duration> {
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -388,6 +449,7 @@ fn parse_duration(text: &str) -> Option<Duration> {
         "" | "s" => Duration::from_secs(number),
         "m" => Duration::from_secs(number.checked_mul(60)?),
         "h" => Duration::from_secs(number.checked_mul(3600)?),
+        "d" => Duration::from_secs(number.checked_mul(86_400)?),
         _ => return None,
     })
 }
@@ -540,6 +602,7 @@ mod tests {
             ("duration=45", 45),
             ("duration=1000ms", 1),
             ("duration=720h", 720 * 3600),
+            ("duration=30d", 720 * 3600),
         ] {
             assert_eq!(
                 parse(text).unwrap().duration,
@@ -553,7 +616,7 @@ mod tests {
             "duration=0",
             "duration=500ms",
             "duration=721h",
-            "duration=10d",
+            "duration=31d",
             "duration=-1s",
             "duration=forever",
         ] {
@@ -564,6 +627,49 @@ mod tests {
                 )),
                 "{text}: got {error:?}"
             );
+        }
+    }
+
+    #[test]
+    fn rotation_and_dump_options_parse() {
+        let options = parse("maxsize=100m,maxage=1d").unwrap();
+        assert_eq!(options.max_size, Some(100 << 20));
+        assert_eq!(options.max_age, Some(Duration::from_secs(86_400)));
+        assert_eq!(
+            parse("maxage=30m").unwrap().max_age,
+            Some(Duration::from_secs(1800))
+        );
+        assert_eq!(parse("maxsize=1m").unwrap().max_size, Some(1 << 20));
+        assert_eq!(
+            parse("dump=/tmp/s.jfr").unwrap().dump,
+            Some(PathBuf::from("/tmp/s.jfr"))
+        );
+        for (text, message) in [
+            (
+                "maxsize=1023k",
+                "bad option 'maxsize=1023k': expected a size of at least 1m",
+            ),
+            ("maxsize=big", "bad option 'maxsize=big'"),
+            (
+                "maxage=0s",
+                "bad option 'maxage=0s': expected a duration of at least 1s",
+            ),
+            ("maxage=1w", "bad option 'maxage=1w'"),
+            (
+                "dump=s.jfr",
+                "bad option 'dump=s.jfr': expected an absolute path",
+            ),
+            (
+                "file=a.jfr.zst,maxsize=1m",
+                "maxsize and maxage need a plain .jfr file, not a.jfr.zst",
+            ),
+            (
+                "dump=/tmp/s.jfr,stop",
+                "dump and stop cannot be given together",
+            ),
+        ] {
+            let error = parse(text).expect_err(text).to_string();
+            assert!(error.starts_with(message), "{text}: got {error:?}");
         }
     }
 

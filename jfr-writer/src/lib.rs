@@ -30,7 +30,9 @@
 //!   declared exactly as JDK 17 declares them.
 //! - [`pool`]: constant pools (threads, classes, methods, stack traces, ...).
 //! - [`event`]: declaring event types and writing events.
-//! - [`recording`]: chunks, flushes and sinks.
+//! - [`recording`]: chunks, flushes and sinks, and files that keep only
+//!   their most recent chunks ([`Options::max_size`], [`Options::max_age`]).
+//! - [`snapshot`]: a complete copy of a recording still being written.
 //! - [`events`]: the standard event types heapsampler writes, ready to
 //!   register, each with a typed struct that writes it field by field.
 
@@ -40,6 +42,7 @@ pub mod format;
 pub mod metadata;
 pub mod pool;
 pub mod recording;
+pub mod snapshot;
 pub mod types;
 
 use std::path::PathBuf;
@@ -54,8 +57,8 @@ pub use pool::{
     StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
 };
 pub use recording::{
-    Clock, FileSink, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND, Ticks,
-    ZstdFile,
+    Clock, FileSink, JfrFile, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND,
+    Ticks, ZstdFile,
 };
 
 /// What can go wrong writing a recording.

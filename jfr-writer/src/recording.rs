@@ -24,9 +24,11 @@
 //! clock. [`Recording::close`] marks the last chunk final.
 
 use std::borrow::Borrow;
+use std::collections::VecDeque;
+use std::fs;
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -137,17 +139,54 @@ pub struct Options {
     /// [`Recording::chunk_is_due`] when the limits above are reached. By
     /// default a flush past a limit ends the chunk by itself.
     pub manual_chunk_ends: bool,
+    /// Keep only the most recent whole chunks whose sizes add up to at most
+    /// this many bytes (JFR's `maxsize`). Checked when a chunk ends, so the
+    /// file holds at most this plus the chunk being written, and always the
+    /// newest complete chunk, however large. Past the limit, the oldest
+    /// chunks are dropped down to three quarters of it, so the copy a
+    /// rotation makes comes once per quarter of the limit written. Chunks are then at most an
+    /// eighth of it (`max_chunk_size` is lowered to that). Only a plain file
+    /// made by [`Recording::create`] rotates.
+    pub max_size: Option<u64>,
+    /// Keep only the chunks that ended within this age (JFR's `maxage`),
+    /// checked when a chunk ends; the newest complete chunk is always kept.
+    /// Once a chunk is past the age, those past three quarters of it go too.
+    /// Chunks then last at most an eighth of it (`max_chunk_age` is lowered
+    /// to that). Only a plain file made by [`Recording::create`] rotates.
+    pub max_age: Option<Duration>,
+}
+
+/// How many chunks a `max_size` or `max_age` spans at least: chunks are cut
+/// to this fraction of the limit, so dropping the oldest keeps most of it.
+const CHUNKS_PER_LIMIT: u32 = 8;
+
+impl Options {
+    /// The chunk limits in force: `max_chunk_size` and `max_chunk_age`,
+    /// lowered to a fraction of `max_size` and `max_age`.
+    fn with_rotation_limits(mut self) -> Self {
+        if let Some(max_size) = self.max_size {
+            let size = (max_size / u64::from(CHUNKS_PER_LIMIT)).max(1);
+            self.max_chunk_size = self.max_chunk_size.min(size);
+        }
+        if let Some(max_age) = self.max_age {
+            let age = max_age / CHUNKS_PER_LIMIT;
+            self.max_chunk_age = Some(self.max_chunk_age.map_or(age, |a| a.min(age)));
+        }
+        self
+    }
 }
 
 impl Default for Options {
-    /// Chunks of up to 12 MiB (the JDK's default), no age limit, and at most
-    /// 1 MiB of unflushed events.
+    /// Chunks of up to 12 MiB (the JDK's default), no age limit, at most
+    /// 1 MiB of unflushed events, and every chunk kept.
     fn default() -> Self {
         Self {
             max_chunk_size: 12 << 20,
             max_chunk_age: None,
             max_buffered_bytes: 1 << 20,
             manual_chunk_ends: false,
+            max_size: None,
+            max_age: None,
         }
     }
 }
@@ -163,6 +202,16 @@ pub trait Sink {
     fn flush(&mut self) -> io::Result<()>;
     /// The current chunk is complete and will not be patched again.
     fn end_chunk(&mut self) -> io::Result<()>;
+    /// Writes a complete recording of everything flushed so far to the file
+    /// `to` ([`crate::snapshot`]), leaving the output as it is. By default
+    /// unsupported: only a file can be read back.
+    fn snapshot(&mut self, to: &Path) -> io::Result<crate::snapshot::Snapshot> {
+        let _ = to;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this recording's output cannot be read back for a snapshot",
+        ))
+    }
 }
 
 /// A sink for anything seekable (a file, a `Cursor<Vec<u8>>`): chunks are
@@ -268,9 +317,217 @@ impl<W: Write> Sink for StreamSink<W> {
 /// zstd-compressed stream for a name ending in `.zst`.
 pub enum FileSink {
     /// An uncompressed file, valid after every flush.
-    Plain(SeekableSink<BufWriter<File>>),
+    Plain(JfrFile),
     /// A zstd stream, written a whole chunk at a time.
     Zstd(StreamSink<ZstdFile>),
+}
+
+/// A plain `.jfr` file, written in place (chunks appended, headers patched)
+/// and, with a `max_size` or `max_age` ([`Options`]), rotated when a chunk
+/// ends: the oldest whole chunks are dropped by copying the kept ones to a
+/// temporary file beside it and renaming that over it. A reader sees the
+/// old file or the new one, never half of one, and a reader that opened the
+/// old one keeps reading it unchanged.
+///
+/// Offsets given to [`Sink::patch`] count from the start of the whole
+/// output, dropped chunks included.
+pub struct JfrFile {
+    path: PathBuf,
+    file: BufWriter<File>,
+    /// Bytes in the file.
+    len: u64,
+    /// Bytes of the output dropped from the front of the file.
+    dropped: u64,
+    max_size: Option<u64>,
+    max_age: Option<Duration>,
+    /// The complete chunks in the file, oldest first.
+    chunks: VecDeque<EndedChunk>,
+    /// When the last flush was made: the age of a chunk counts from its last.
+    last_flush: Instant,
+    rotations: u64,
+}
+
+/// How much of each limit a rotation keeps, in quarters of it.
+const RETAINED_PER_QUARTER: u64 = 3;
+
+/// A complete chunk of a [`JfrFile`].
+#[derive(Debug, Clone, Copy)]
+struct EndedChunk {
+    size: u64,
+    /// Its last flush.
+    ended: Instant,
+}
+
+impl JfrFile {
+    fn create(path: &Path, options: &Options) -> io::Result<Self> {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Self {
+            path: path.to_owned(),
+            file: BufWriter::with_capacity(256 * 1024, file),
+            len: 0,
+            dropped: 0,
+            max_size: options.max_size,
+            max_age: options.max_age,
+            chunks: VecDeque::new(),
+            last_flush: Instant::now(),
+            rotations: 0,
+        })
+    }
+
+    /// How many times old chunks were dropped.
+    pub fn rotations(&self) -> u64 {
+        self.rotations
+    }
+
+    /// Bytes dropped from the front of the output so far.
+    pub fn bytes_dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// How many of the oldest complete chunks the limits drop now: never
+    /// the newest. Once the file is past a limit, chunks are dropped down to
+    /// [`RETAINED_PER_QUARTER`] quarters of each limit, so that a rotation,
+    /// which copies every kept byte, comes once per quarter of the limit
+    /// written rather than at every chunk's end.
+    fn chunks_to_drop(&self, now: Instant) -> usize {
+        let age = |chunk: &EndedChunk| now.saturating_duration_since(chunk.ended);
+        let over_size = self.max_size.is_some_and(|max| self.len > max);
+        let over_age = self
+            .max_age
+            .is_some_and(|max| self.chunks.front().is_some_and(|c| age(c) > max));
+        if !(over_size || over_age) {
+            return 0;
+        }
+        let size_target = self.max_size.map(|max| max / 4 * RETAINED_PER_QUARTER);
+        let age_target = self
+            .max_age
+            .map(|max| max / 4 * RETAINED_PER_QUARTER as u32);
+        let mut kept_size = self.len;
+        let mut drop = 0;
+        for chunk in self.chunks.iter().take(self.chunks.len().saturating_sub(1)) {
+            let too_big = size_target.is_some_and(|target| kept_size > target);
+            let too_old = age_target.is_some_and(|target| age(chunk) > target);
+            if !(too_big || too_old) {
+                break;
+            }
+            kept_size -= chunk.size;
+            drop += 1;
+        }
+        drop
+    }
+
+    /// Drops the `count` oldest chunks: copies the rest to a temporary file
+    /// and renames it over the recording, then appends to that.
+    fn drop_oldest(&mut self, count: usize) -> io::Result<()> {
+        let dropped: u64 = self.chunks.iter().take(count).map(|c| c.size).sum();
+        let kept = self.len - dropped;
+        self.file.flush()?;
+        let temporary = crate::snapshot::temporary_path(&self.path, "rotate");
+        let copied = (|| {
+            let mut out = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&temporary)?;
+            let mut source = self.file.get_ref();
+            source.seek(SeekFrom::Start(dropped))?;
+            let copied = io::copy(&mut source.take(kept), &mut out)?;
+            if copied != kept {
+                return Err(io::Error::other(format!(
+                    "rotating {}: copied {copied} of {kept} bytes",
+                    self.path.display()
+                )));
+            }
+            // Durable before it replaces the recording.
+            out.sync_data()?;
+            fs::rename(&temporary, &self.path)?;
+            Ok(out)
+        })();
+        let out = match copied {
+            Ok(out) => out,
+            Err(e) => {
+                let _ = fs::remove_file(&temporary);
+                // The old file is intact; put its position back at its end.
+                self.file.get_ref().seek(SeekFrom::Start(self.len))?;
+                return Err(e);
+            }
+        };
+        // `out` is positioned at its end: appends go on there.
+        self.file = BufWriter::with_capacity(256 * 1024, out);
+        self.len = kept;
+        self.dropped += dropped;
+        self.chunks.drain(..count);
+        self.rotations += 1;
+        Ok(())
+    }
+
+    fn finish(self) -> io::Result<()> {
+        self.file
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .sync_all()
+    }
+}
+
+impl Sink for JfrFile {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let at = offset
+            .checked_sub(self.dropped)
+            .filter(|at| at + bytes.len() as u64 <= self.len)
+            .ok_or_else(|| io::Error::other("patch outside the file (in a dropped chunk)"))?;
+        self.file.seek(SeekFrom::Start(at))?;
+        self.file.write_all(bytes)?;
+        self.file.seek(SeekFrom::Start(self.len))?;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.last_flush = Instant::now();
+        self.file.flush()
+    }
+
+    fn end_chunk(&mut self) -> io::Result<()> {
+        let in_file: u64 = self.chunks.iter().map(|c| c.size).sum();
+        let size = self.len - in_file;
+        if size > 0 {
+            self.chunks.push_back(EndedChunk {
+                size,
+                ended: self.last_flush,
+            });
+        }
+        match self.chunks_to_drop(Instant::now()) {
+            0 => Ok(()),
+            count => self.drop_oldest(count),
+        }
+    }
+
+    fn snapshot(&mut self, to: &Path) -> io::Result<crate::snapshot::Snapshot> {
+        self.file.flush()?;
+        crate::snapshot::snapshot_file(self.file.get_ref(), to)
+    }
+}
+
+impl std::fmt::Debug for JfrFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JfrFile")
+            .field("path", &self.path)
+            .field("len", &self.len)
+            .field("dropped", &self.dropped)
+            .field("chunks", &self.chunks.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A zstd-compressed file whose frame is finished even if it is dropped
@@ -324,11 +581,7 @@ impl FileSink {
     /// ([`Recording::close`] does this; call it after [`Recording::finish`].)
     pub fn finish(self) -> io::Result<()> {
         match self {
-            Self::Plain(sink) => sink
-                .into_inner()
-                .into_inner()
-                .map_err(|e| e.into_error())?
-                .sync_all(),
+            Self::Plain(file) => file.finish(),
             Self::Zstd(sink) => sink.into_inner().finish(),
         }
     }
@@ -360,6 +613,16 @@ impl Sink for FileSink {
         match self {
             Self::Plain(sink) => sink.end_chunk(),
             Self::Zstd(sink) => sink.end_chunk(),
+        }
+    }
+
+    fn snapshot(&mut self, to: &Path) -> io::Result<crate::snapshot::Snapshot> {
+        match self {
+            Self::Plain(sink) => sink.snapshot(to),
+            Self::Zstd(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a snapshot needs a plain .jfr recording, not a zstd-compressed one",
+            )),
         }
     }
 }
@@ -420,17 +683,24 @@ impl Recording<FileSink> {
     /// `jfr` and Mission Control cannot read; `heapsampler convert` can).
     pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Self, Error> {
         let path = path.as_ref();
-        let file = File::create(path).map_err(|source| Error::Create {
+        let create_error = |source| Error::Create {
             path: path.to_owned(),
             source,
-        })?;
-        let file = BufWriter::with_capacity(256 * 1024, file);
+        };
         let sink = if path.extension().is_some_and(|e| e == "zst") {
+            if options.max_size.is_some() || options.max_age.is_some() {
+                return Err(create_error(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a maximum size or age needs a plain .jfr file, not a .zst one",
+                )));
+            }
+            let file = File::create(path).map_err(create_error)?;
+            let file = BufWriter::with_capacity(256 * 1024, file);
             FileSink::Zstd(StreamSink::new(ZstdFile {
                 encoder: Some(zstd::Encoder::new(file, 3)?),
             }))
         } else {
-            FileSink::Plain(SeekableSink::new(file))
+            FileSink::Plain(JfrFile::create(path, &options).map_err(create_error)?)
         };
         Ok(Self::new(sink, options))
     }
@@ -452,6 +722,7 @@ impl<W: Write + Seek> Recording<SeekableSink<W>> {
 impl<S: Sink> Recording<S> {
     /// A recording into `sink`. Nothing is written until the first flush.
     pub fn new(sink: S, options: Options) -> Self {
+        let options = options.with_rotation_limits();
         let mut metadata = Metadata::empty();
         let types = StandardTypes::declare(&mut metadata);
         let clock = Clock::new();
@@ -1132,6 +1403,15 @@ impl<S: Sink> Recording<S> {
             self.chunk = Some(chunk);
         }
         Ok(())
+    }
+
+    /// Flushes, then writes a snapshot of the recording so far to the file
+    /// `to` (written beside it and renamed, so never seen half written): a
+    /// complete recording, its last chunk final, while this one goes on
+    /// untouched. Fails for a sink that cannot be read back (a zstd stream).
+    pub fn snapshot(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+        self.flush()?;
+        Ok(self.sink().snapshot(to)?)
     }
 
     /// Flushes, marks the last chunk final and returns the sink.

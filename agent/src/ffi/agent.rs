@@ -184,12 +184,7 @@ fn prepare(vm: *mut JavaVM, options: Options) -> Result<Pending, String> {
     jvmti
         .set_heap_sampling_interval(options.interval as jint)
         .map_err(|e| format!("cannot set the sampling interval: {e}"))?;
-    let chunks = jfr_writer::Options {
-        max_chunk_size: options.chunk_size,
-        max_chunk_age: Some(options.chunk_age),
-        ..jfr_writer::Options::default()
-    };
-    let recording = Recording::create(&options.file, chunks)
+    let recording = Recording::create(&options.file, session::recording_options(&options))
         .map_err(|e| format!("{e} (set file=PATH to choose where the recording goes)"))?;
     Ok(Pending {
         options,
@@ -227,12 +222,12 @@ pub unsafe extern "system" fn Agent_OnLoad(
 ) -> jint {
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
         .map_err(|e| e.to_string())
-        .and_then(|options| match options.stop {
-            true => Err(
-                "option 'stop' applies to an agent attached to a running JVM, not at start"
+        .and_then(|options| match (options.stop, options.dump.is_some()) {
+            (false, false) => prepare(vm, options),
+            _ => Err(
+                "options 'stop' and 'dump' apply to an agent attached to a running JVM, not at start"
                     .to_owned(),
             ),
-            false => prepare(vm, options),
         })
         .and_then(|pending| {
             pending
@@ -267,6 +262,9 @@ pub unsafe extern "system" fn Agent_OnAttach(
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
         .map_err(|e| e.to_string())
         .and_then(|options| {
+            if let Some(to) = &options.dump {
+                return dump(to);
+            }
             let running = SESSION
                 .read()
                 .as_ref()
@@ -304,6 +302,35 @@ pub unsafe extern "system" fn Agent_OnAttach(
             JNI_ERR
         }
     }
+}
+
+/// `dump=PATH` at attach: asks the running recording's writer for a
+/// snapshot in `to` and waits until it is written (or has failed).
+fn dump(to: &std::path::Path) -> Result<(), String> {
+    // The session is held, not the lock: a `stop` meanwhile waits for the
+    // writer, which answers (or refuses) the request before it ends.
+    let running = SESSION
+        .read()
+        .clone()
+        .ok_or_else(|| "no recording is running".to_owned())?;
+    let answer = running.session.request_dump(to)?;
+    let outcome = answer
+        .recv()
+        .unwrap_or_else(|_| Err("the recording ended before the snapshot".to_owned()));
+    let snapshot =
+        outcome.map_err(|why| format!("cannot write a snapshot to {}: {why}", to.display()))?;
+    log(
+        running.session.options(),
+        LogLevel::Info,
+        format_args!(
+            "snapshot of {} written to {} ({} chunks, {} bytes)",
+            running.session.options().file.display(),
+            to.display(),
+            snapshot.chunks,
+            snapshot.bytes
+        ),
+    );
+    Ok(())
 }
 
 unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jobject) {

@@ -92,6 +92,36 @@ pub enum Command {
         #[arg(long)]
         jcmd: Option<PathBuf>,
     },
+    /// Write a snapshot of a recording so far, the recording going on
+    /// untouched (as `jcmd PID JFR.dump` does for JFR).
+    ///
+    /// Given a PID, asks the agent recording in that JVM (started by
+    /// `heapsampler attach`, or with -agentpath) to flush and copy its
+    /// recording; the snapshot is complete when dump returns. Given a file
+    /// (a recording being written, by the agent or by any JFR writer), copies
+    /// every chunk it holds as far as its last flush, without writing to it;
+    /// a recording that rotates (maxsize, maxage) may rotate meanwhile. The
+    /// snapshot is a complete recording: `jfr`, Mission Control and every
+    /// heapsampler command read it. A compressed (.zst) recording cannot be
+    /// snapshot.
+    ///
+    /// Example: heapsampler dump 4242 -o /tmp/now.jfr
+    ///
+    /// Example: heapsampler dump service.jfr -o /tmp/now.jfr
+    Dump {
+        /// A JVM's process id, or a recording's file (a name that exists as a
+        /// file is taken as one).
+        target: String,
+        /// Where the snapshot goes (a .jfr name, for the JDK's `jfr`).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
+        #[arg(long)]
+        agent: Option<PathBuf>,
+        /// The jcmd to use (default: $JAVA_HOME/bin/jcmd, or the PATH's).
+        #[arg(long)]
+        jcmd: Option<PathBuf>,
+    },
     /// Record a bundled example and show what heapsampler finds in it.
     ///
     /// Compiles and runs a small order service (a few seconds, 4 threads)
@@ -478,9 +508,39 @@ pub struct Sampling {
     pub old_objects: usize,
     #[command(flatten)]
     pub roots: Roots,
+    #[command(flatten)]
+    pub bounds: Bounds,
     /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
     #[arg(long)]
     pub agent: Option<PathBuf>,
+}
+
+/// How much of a long recording is kept: the agent's `maxsize=` and
+/// `maxage=`, as JFR's maxsize and maxage.
+#[derive(Debug, Default, clap::Args)]
+pub struct Bounds {
+    /// Keep only the most recent chunks within this size, such as 100m or 1g
+    /// (at least 1m).
+    ///
+    /// The recording stays one .jfr file that every tool reads: when a chunk
+    /// ends past the limit, the oldest whole chunks are dropped, down to
+    /// three quarters of it (the kept ones are copied to a new file renamed
+    /// over the old, so a reader never sees half a file). Chunks are then an eighth of the size, and the
+    /// chunk being written is always kept, so the file holds up to the size
+    /// plus one chunk. A chunk larger than the size (a chunk ends at a flush
+    /// past its limit, and with up to --old-objects events) is kept alone,
+    /// with the one being written; for a small size, lower --old-objects.
+    #[arg(long, value_name = "SIZE")]
+    pub max_size: Option<String>,
+    /// Keep only the chunks that ended within this age, such as 30m, 6h or
+    /// 1d (at least 1s).
+    ///
+    /// Once a chunk is past the age, those past three quarters of it are
+    /// dropped too. Chunks last an eighth of the age at most; the newest complete
+    /// chunk and the one being written are always kept. With --max-size
+    /// too, a chunk goes when it is past either limit.
+    #[arg(long, value_name = "DURATION")]
+    pub max_age: Option<String>,
 }
 
 /// The paths to GC roots: the agent's `roots=`, `roots_depth=` and

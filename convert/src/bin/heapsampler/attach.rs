@@ -1,5 +1,5 @@
-//! `heapsampler attach PID` and `heapsampler detach PID`: start and stop a
-//! recording in a running JVM with `jcmd PID JVMTI.agent_load`.
+//! `heapsampler attach PID`, `detach PID` and `dump PID`: start, stop and
+//! snapshot a recording in a running JVM with `jcmd PID JVMTI.agent_load`.
 //!
 //! The agent's own messages go to the JVM's standard error, not back
 //! through jcmd, which only prints the agent's return code. So the options
@@ -145,6 +145,21 @@ pub fn detach(jcmd: &Path, pid: u32, agent: &Path) -> Result<Option<PathBuf>, St
         Refusal::Jcmd(message) => message,
     })?;
     Ok(note.map(|note| PathBuf::from(note.recording)))
+}
+
+/// Asks the recording in JVM `pid` for a snapshot in `output` (absolute),
+/// which is written before jcmd returns.
+pub fn dump(jcmd: &Path, pid: u32, agent: &Path, output: &Path) -> Result<(), String> {
+    let options = format!("dump={}", output.display());
+    heapsampler_core::options::Options::parse(Some(&options), std::process::id())
+        .map_err(|e| e.to_string())?;
+    load(jcmd, pid, agent, &options).map_err(|refused| match refused {
+        Refusal::Agent => format!(
+            "JVM {pid} wrote no snapshot to {}: no heapsampler recording is running there,              or the snapshot failed; the JVM's standard error says which",
+            output.display()
+        ),
+        Refusal::Jcmd(message) => message,
+    })
 }
 
 /// Why a load failed.

@@ -166,6 +166,7 @@ fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, 
         keep_hidden_frames: false,
         old_objects: heapsampler_core::options::DEFAULT_OLD_OBJECTS,
         roots: Default::default(),
+        bounds: Default::default(),
         agent: None,
     };
     let options = record::option_string(&files.recording, &sampling) + ",log=quiet";

@@ -106,6 +106,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             jcmd,
         } => attach(pid, output, duration.as_deref(), &sampling, jcmd.as_deref())?,
         Command::Detach { pid, agent, jcmd } => detach(pid, agent.as_deref(), jcmd.as_deref())?,
+        Command::Dump {
+            target,
+            output,
+            agent,
+            jcmd,
+        } => dump(&target, &output, agent.as_deref(), jcmd.as_deref())?,
         Command::Demo {
             dir,
             seconds,
@@ -221,6 +227,49 @@ fn detach(pid: u32, agent: Option<&Path>, jcmd: Option<&Path>) -> Result<(), Fai
             )),
         },
         None => say(format_args!("stopped the recording in JVM {pid}")),
+    }
+    Ok(())
+}
+
+/// `dump TARGET -o OUTPUT`: a snapshot of a file being written, or of the
+/// recording in the JVM whose pid `target` is.
+fn dump(
+    target: &str,
+    output: &Path,
+    agent: Option<&Path>,
+    jcmd: Option<&Path>,
+) -> Result<(), Failure> {
+    let as_file = Path::new(target);
+    let pid = target.parse::<u32>().ok().filter(|_| !as_file.is_file());
+    let Some(pid) = pid else {
+        let snapshot =
+            jfr_writer::snapshot::write_snapshot(as_file, output).map_err(|e| e.to_string())?;
+        let mut line = format!(
+            "wrote {} ({} chunks, {} bytes) from {target}",
+            output.display(),
+            snapshot.chunks,
+            snapshot.bytes
+        );
+        if snapshot.left_out > 0 {
+            line.push_str(&format!(
+                "; left out {} bytes not flushed yet",
+                snapshot.left_out
+            ));
+        }
+        say(line);
+        return Ok(());
+    };
+    // The JVM has its own working directory: give it an absolute path.
+    let output = std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let jcmd = jdk::find_tool("jcmd", jcmd)?;
+    let agent = record::find_agent(agent)?;
+    attach::dump(&jcmd, pid, &agent, &output)?;
+    match record::report(&output) {
+        Ok(report) => report.lines().for_each(say),
+        Err(error) => say(format_args!(
+            "wrote {}, but it cannot be read: {error}",
+            output.display()
+        )),
     }
     Ok(())
 }

@@ -102,6 +102,12 @@ pub fn option_string(output: &Path, sampling: &Sampling) -> String {
     if sampling.old_objects != heapsampler_core::options::DEFAULT_OLD_OBJECTS {
         options.push_str(&format!(",old_objects={}", sampling.old_objects));
     }
+    if let Some(size) = &sampling.bounds.max_size {
+        options.push_str(&format!(",maxsize={size}"));
+    }
+    if let Some(age) = &sampling.bounds.max_age {
+        options.push_str(&format!(",maxage={age}"));
+    }
     let roots = &sampling.roots;
     if roots.roots {
         options.push_str(",roots=true");

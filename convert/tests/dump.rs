@@ -1,0 +1,308 @@
+//! `heapsampler dump` (of a running JVM's recording, and of a file being
+//! written) and recordings bounded by `--max-size`, with a real JVM and the
+//! real agent; every file checked by the JDK's own parser.
+
+use heapsampler_test_support as support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn agent() -> PathBuf {
+    support::agent_library()
+}
+
+fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A JVM allocating on 4 threads for up to a minute, started without the
+/// agent; returns once it says it is ready.
+// The caller kills and waits for the child.
+#[allow(clippy::zombie_processes)]
+fn running_jvm() -> std::process::Child {
+    use std::io::BufRead;
+    let scenarios =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/Scenarios.java");
+    let mut child = Command::new("java")
+        .arg(scenarios)
+        .args(["run", "60", "4"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    child
+}
+
+/// The allocation samples in `file`, by the JDK's `jfr summary` (which
+/// fails the test unless it reads the file), after checking that
+/// `heapsampler summary` reads it too.
+fn samples(file: &Path) -> u64 {
+    let (code, stderr) = heapsampler(&["summary", file.to_str().unwrap()]);
+    assert_eq!(
+        code,
+        Some(0),
+        "heapsampler summary {}: {stderr}",
+        file.display()
+    );
+    let summary = support::summary(file);
+    support::summary_count(&summary, "jdk.ObjectAllocationSample")
+}
+
+#[test]
+fn dump_a_running_jvm_and_a_file_being_written() {
+    let dir = support::temp_dir("convert_dump");
+    let file = dir.join("attached.jfr");
+    let first = dir.join("first.jfr");
+    let second = dir.join("second.jfr");
+    let from_file = dir.join("from-file.jfr");
+    let mut jvm = running_jvm();
+    let pid = jvm.id().to_string();
+    let agent = agent();
+    let agent = agent.to_str().unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+
+    let (code, stderr) = heapsampler(&["dump", &pid, "-o", &path(&first), "--agent", agent]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("JVM {pid} wrote no snapshot")),
+        "{stderr}"
+    );
+    assert!(!first.exists());
+
+    let (code, stderr) = heapsampler(&[
+        "attach",
+        &pid,
+        "-o",
+        &path(&file),
+        "--interval",
+        "64k",
+        "--agent",
+        agent,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // The snapshot is there, complete, when dump returns.
+    let (code, stderr) = heapsampler(&["dump", &pid, "-o", &path(&first), "--agent", agent]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("recording: {}", first.display())),
+        "{stderr}"
+    );
+    let first_samples = samples(&first);
+
+    // The recording goes on: a later snapshot has more.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let second_samples = loop {
+        let (code, stderr) = heapsampler(&["dump", &pid, "-o", &path(&second), "--agent", agent]);
+        assert_eq!(code, Some(0), "{stderr}");
+        let samples = samples(&second);
+        if samples > first_samples {
+            break samples;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no more samples than {first_samples} in a minute"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+
+    // A file being written, read without the agent's help.
+    let (code, stderr) = heapsampler(&["dump", &path(&file), "-o", &path(&from_file)]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("chunks"), "{stderr}");
+    let from_file_samples = samples(&from_file);
+    assert!(from_file_samples >= second_samples);
+
+    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
+    jvm.kill().unwrap();
+    jvm.wait().unwrap();
+    // The recording itself was left whole by the snapshots.
+    let all = samples(&file);
+    assert!(all >= from_file_samples, "{all} < {from_file_samples}");
+    assert_eq!(
+        support::summary_count(&support::summary(&file), "heapsampler.ObjectLifetime"),
+        all
+    );
+}
+
+#[test]
+fn dump_says_what_went_wrong() {
+    let dir = support::temp_dir("convert_dump_errors");
+    let text = dir.join("notes.jfr");
+    std::fs::write(
+        &text,
+        "not a recording, and longer than a chunk header would be",
+    )
+    .unwrap();
+    let out = dir.join("out.jfr");
+    let (code, stderr) =
+        heapsampler(&["dump", text.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not an uncompressed JFR recording"),
+        "{stderr}"
+    );
+    let (code, stderr) = heapsampler(&["dump", "/no/such/file.jfr", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("cannot open /no/such/file.jfr"), "{stderr}");
+    let (code, _) = heapsampler(&["dump", "4242"]);
+    assert_eq!(code, Some(2), "-o is required");
+    assert!(!out.exists());
+}
+
+#[test]
+fn record_with_max_size_keeps_the_file_bounded() {
+    let dir = support::temp_dir("convert_max_size");
+    let file = dir.join("bounded.jfr");
+    const MAX_SIZE: u64 = 1 << 20;
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &file,
+        &["--interval", "16k", "--max-size", "1m"],
+        "Scenarios",
+        // 2 threads allocating 1 GiB each: about 130,000 samples.
+        &["threads", "2", "1024"],
+    );
+    let size = std::fs::metadata(&file).unwrap().len();
+    let summary = support::summary(&file);
+    let chunks: u64 = summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Chunks: "))
+        .expect("jfr summary names the chunk count")
+        .parse()
+        .unwrap();
+    // The last rotation ran when the last chunk ended: the chunks kept fit
+    // in the limit, or the newest alone is kept (the recording's end writes
+    // a large one: an ObjectLifetime per object still tracked).
+    assert!(
+        chunks == 1 || size <= MAX_SIZE,
+        "{chunks} chunks in {size} bytes with --max-size 1m"
+    );
+    assert!(samples(&file) > 0);
+    // More was written than kept: the oldest chunks were dropped.
+    let document = support::print_json(&file);
+    let written = support::json_events(&document)
+        .iter()
+        .filter(|e| e["type"] == "heapsampler.AgentStatistics")
+        .filter_map(|e| e["values"]["bytesWritten"].as_i64())
+        .max()
+        .expect("statistics events");
+    assert!(
+        written as u64 > 2 * MAX_SIZE,
+        "the workload wrote only {written} bytes: nothing to drop"
+    );
+    let settings = support::json_events(&document)
+        .iter()
+        .find(|e| e["type"] == "jdk.ActiveRecording")
+        .map(|e| e["values"]["maxSize"].clone());
+    // The kept chunks each begin with the recording's settings only if the
+    // first is kept; when present, they say the limit.
+    if let Some(max_size) = settings {
+        assert_eq!(max_size.as_i64(), Some(MAX_SIZE as i64));
+    }
+}
+
+/// The sizes of the chunks of `file`, from their headers.
+fn chunk_sizes(file: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(file).unwrap();
+    let mut sizes = Vec::new();
+    let mut at = 0;
+    while at + 68 <= bytes.len() {
+        assert_eq!(&bytes[at..at + 4], b"FLR\0", "a chunk at {at}");
+        let size = u64::from_be_bytes(bytes[at + 8..at + 16].try_into().unwrap());
+        sizes.push(size);
+        at += size as usize;
+    }
+    assert_eq!(at, bytes.len(), "chunks end at the file's end");
+    sizes
+}
+
+#[test]
+fn an_attached_recording_with_max_size_rotates_while_it_runs() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = support::temp_dir("convert_attach_max_size");
+    let file = dir.join("bounded.jfr");
+    const MAX_SIZE: u64 = 1 << 20;
+    let mut jvm = running_jvm();
+    let pid = jvm.id().to_string();
+    let agent = agent();
+    let agent = agent.to_str().unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    let (code, stderr) = heapsampler(&[
+        "attach",
+        &pid,
+        "-o",
+        &path(&file),
+        "--interval",
+        "32k",
+        "--max-size",
+        "1m",
+        "--agent",
+        agent,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // A rotation renames a new file over the recording.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let first_inode = loop {
+        if let Ok(metadata) = std::fs::metadata(&file) {
+            break metadata.ino();
+        }
+        assert!(Instant::now() < deadline, "no recording file");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut snapshots_after_rotation = 0;
+    let mut snapshots = 0;
+    while snapshots_after_rotation < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the recording did not rotate in a minute"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let snapshot = dir.join(format!("snapshot-{snapshots}.jfr"));
+        let (code, stderr) = heapsampler(&["dump", &path(&file), "-o", &path(&snapshot)]);
+        if stderr.contains("no complete chunk yet") {
+            // Not flushed yet (the agent flushes every second).
+            continue;
+        }
+        assert_eq!(code, Some(0), "{stderr}");
+        snapshots += 1;
+        // Complete chunks within the limit (or the newest alone), then the
+        // chunk being written.
+        let sizes = chunk_sizes(&snapshot);
+        let complete = &sizes[..sizes.len() - 1];
+        assert!(
+            complete.len() <= 1 || complete.iter().sum::<u64>() <= MAX_SIZE,
+            "chunks {sizes:?} with --max-size 1m"
+        );
+        if std::fs::metadata(&file).unwrap().ino() != first_inode {
+            snapshots_after_rotation += 1;
+            if snapshots_after_rotation == 2 {
+                assert!(samples(&snapshot) > 0);
+            }
+        }
+    }
+    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    assert_eq!(code, Some(0), "{stderr}");
+    jvm.kill().unwrap();
+    jvm.wait().unwrap();
+    let sizes = chunk_sizes(&file);
+    assert!(
+        sizes.len() == 1 || sizes.iter().sum::<u64>() <= MAX_SIZE,
+        "chunks {sizes:?} with --max-size 1m"
+    );
+    assert!(samples(&file) > 0);
+}
