@@ -319,7 +319,7 @@ fn attach_says_what_went_wrong() {
     let (code, stderr) = heapsampler(&["attach", "1", "--depth", "0", "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("bad option 'depth=0'"), "{stderr}");
-    for duration in ["0s", "10d", "2s,file=/tmp/elsewhere.jfr"] {
+    for duration in ["0s", "31d", "2s,file=/tmp/elsewhere.jfr"] {
         let (code, stderr) =
             heapsampler(&["attach", "1", "--duration", duration, "--agent", agent]);
         assert_eq!(code, Some(1), "{stderr}");
