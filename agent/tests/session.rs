@@ -96,22 +96,7 @@ fn record_session(file: &PathBuf, running: &RunningCollections, vm: &mut FakeVm,
         running.begin(),
     );
     for &handle in handles {
-        let record = SampleRecord {
-            header: SampleHeader {
-                thread: 1,
-                ticks: session.clock().now().0,
-                size: 24,
-                interval: 512 * 1024,
-                class: 1,
-                liveness_handle: handle,
-                truncated: false,
-            },
-            frames: vec![RawFrame {
-                method: 1,
-                location: 0,
-            }],
-        }
-        .encode();
+        let record = sample(&session, handle);
         session.count_sample();
         session.producer().push(&record).unwrap();
     }

@@ -23,28 +23,6 @@ fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
-/// A JVM allocating on 4 threads for up to a minute, started without the
-/// agent; returns once it says it is ready.
-// The caller kills and waits for the child.
-#[allow(clippy::zombie_processes)]
-fn running_jvm() -> std::process::Child {
-    use std::io::BufRead;
-    let scenarios =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/workloads/Scenarios.java");
-    let mut child = Command::new("java")
-        .arg(scenarios)
-        .args(["run", "60", "4"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready");
-    child
-}
-
 /// The allocation samples in `file`, by the JDK's `jfr summary` (which
 /// fails the test unless it reads the file), after checking that
 /// `heapsampler summary` reads it too.
@@ -67,7 +45,7 @@ fn dump_a_running_jvm_and_a_file_being_written() {
     let first = dir.join("first.jfr");
     let second = dir.join("second.jfr");
     let from_file = dir.join("from-file.jfr");
-    let mut jvm = running_jvm();
+    let mut jvm = support::running_jvm();
     let pid = jvm.id().to_string();
     let agent = agent();
     let agent = agent.to_str().unwrap();
@@ -237,7 +215,7 @@ fn an_attached_recording_with_max_size_rotates_while_it_runs() {
     let dir = support::temp_dir("convert_attach_max_size");
     let file = dir.join("bounded.jfr");
     const MAX_SIZE: u64 = 1 << 20;
-    let mut jvm = running_jvm();
+    let mut jvm = support::running_jvm();
     let pid = jvm.id().to_string();
     let agent = agent();
     let agent = agent.to_str().unwrap();

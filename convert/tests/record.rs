@@ -111,31 +111,11 @@ fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
-/// A JVM allocating on 4 threads for up to a minute, started without the
-/// agent; returns once it says it is ready.
-// The caller kills and waits for the child.
-#[allow(clippy::zombie_processes)]
-fn running_jvm() -> std::process::Child {
-    use std::io::BufRead;
-    let mut child = Command::new("java")
-        .arg(scenarios())
-        .args(["run", "60", "4"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready");
-    child
-}
-
 #[test]
 fn attach_and_detach_a_running_jvm() {
     let dir = support::temp_dir("convert_attach");
     let file = dir.join("attached.jfr");
-    let mut jvm = running_jvm();
+    let mut jvm = support::running_jvm();
     let pid = jvm.id().to_string();
     let agent = agent();
     let agent = agent.to_str().unwrap();
@@ -221,7 +201,7 @@ fn wait_until_finished(file: &Path) {
 fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
     let dir = support::temp_dir("convert_attach_duration");
     let timed = dir.join("timed.jfr");
-    let mut jvm = running_jvm();
+    let mut jvm = support::running_jvm();
     let pid = jvm.id().to_string();
     let agent = agent();
     let agent = agent.to_str().unwrap();

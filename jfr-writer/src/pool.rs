@@ -858,75 +858,30 @@ impl Pools {
                 Referent::FrameType(_) => {}
             }
         }
-        let pinned = |slot_of: fn(PoolRef) -> Option<u32>| {
-            let slots: FxHashSet<u32> = pinned_old.iter().copied().filter_map(slot_of).collect();
-            move |slot: u32| slots.contains(&slot)
-        };
+        let pinned = |reference: PoolRef| pinned_old.contains(&reference);
         self.symbols
             .retain(since, |slot| pinned_symbols.contains(&slot));
-        self.strings.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::String(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.thread_groups.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::ThreadGroup(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.threads.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::Thread(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.modules.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::Module(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.packages.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::Package(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.class_loaders.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::ClassLoader(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.classes.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::Class(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.methods.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::Method(r) => Some(r.0),
-                _ => None,
-            }),
-        );
-        self.stack_traces.retain(
-            since,
-            pinned(|r| match r {
-                PoolRef::StackTrace(r) => Some(r.0),
-                _ => None,
-            }),
-        );
+        self.strings
+            .retain(since, |slot| pinned(PoolRef::String(StringRef(slot))));
+        self.thread_groups.retain(since, |slot| {
+            pinned(PoolRef::ThreadGroup(ThreadGroupRef(slot)))
+        });
+        self.threads
+            .retain(since, |slot| pinned(PoolRef::Thread(ThreadRef(slot))));
+        self.modules
+            .retain(since, |slot| pinned(PoolRef::Module(ModuleRef(slot))));
+        self.packages
+            .retain(since, |slot| pinned(PoolRef::Package(PackageRef(slot))));
+        self.class_loaders.retain(since, |slot| {
+            pinned(PoolRef::ClassLoader(ClassLoaderRef(slot)))
+        });
+        self.classes
+            .retain(since, |slot| pinned(PoolRef::Class(ClassRef(slot))));
+        self.methods
+            .retain(since, |slot| pinned(PoolRef::Method(MethodRef(slot))));
+        self.stack_traces.retain(since, |slot| {
+            pinned(PoolRef::StackTrace(StackTraceRef(slot)))
+        });
     }
 
     /// Whether the pools hold `reference`'s value.

@@ -219,6 +219,26 @@ pub fn workload(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../workloads/{name}.java"))
 }
 
+/// A JVM allocating on 4 threads for up to a minute (`Scenarios run 60
+/// 4`), started without the agent; returns once it says it is ready, for
+/// a test to attach to. The caller kills and waits for it.
+#[allow(clippy::zombie_processes)]
+pub fn running_jvm() -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = Command::new("java")
+        .arg(workload("Scenarios"))
+        .args(["run", "60", "4"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    child
+}
+
 /// A folder holding the bundled workload `name` compiled, made once per
 /// test binary: a JVM that runs it from there starts at once, where a
 /// source launch compiles it first, which takes a second or more on a busy
