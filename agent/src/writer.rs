@@ -344,6 +344,106 @@ pub struct Writer<S: Sink> {
     roots: Option<RootLimits>,
     /// The heap's context: GC, heap and JVM events ([`crate::heap`]).
     heap: HeapContext,
+    /// The recording's settings, written at every chunk's start.
+    active: ActiveSettings,
+}
+
+/// What a recording was started with, as the `jdk.ActiveRecording` and
+/// `jdk.ActiveSetting` events that say it. Every chunk starts with them, as
+/// in the JDK's recordings: a chunk read alone, or what a rotation
+/// (`maxsize=`, `maxage=`) kept, still tells its settings.
+struct ActiveSettings {
+    recording_type: EventType,
+    setting_type: EventType,
+    destination: String,
+    max_age_millis: i64,
+    flush_millis: i64,
+    max_size: i64,
+    start_millis: i64,
+    /// (the event type's id, the setting's name, its value)
+    settings: Vec<(i64, &'static str, String)>,
+}
+
+impl ActiveSettings {
+    /// Registers the event types, and says `settings` of the allocation
+    /// sample and lifetime event types `[sample, lifetime]`.
+    fn new<S: Sink>(
+        recording: &mut Recording<S>,
+        settings: &RecordingSettings,
+        [sample, lifetime]: [&EventType; 2],
+    ) -> Result<Self, jfr_writer::Error> {
+        let now = recording.clock().now();
+        let throttle = settings
+            .rate
+            .map_or(setting::THROTTLE_OFF.to_owned(), |rate| format!("{rate}/s"));
+        let live_max = match settings.live_max {
+            LiveMax::Auto => "auto".to_owned(),
+            LiveMax::Below(bytes) => format!("{bytes} bytes"),
+            LiveMax::Unlimited => "none".to_owned(),
+        };
+        let (sample, lifetime) = (sample.id().get() as i64, lifetime.id().get() as i64);
+        let settings_said = vec![
+            (sample, setting::ENABLED, "true".to_owned()),
+            (sample, setting::STACK_TRACE, "true".to_owned()),
+            (sample, setting::THROTTLE, throttle),
+            (
+                sample,
+                setting::SAMPLING_INTERVAL,
+                format!("{} bytes", settings.interval),
+            ),
+            (sample, "depth", settings.depth.to_string()),
+            (
+                sample,
+                "threads",
+                settings.threads.clone().unwrap_or_else(|| "*".to_owned()),
+            ),
+            (lifetime, setting::ENABLED, settings.live.to_string()),
+            (lifetime, "liveMax", live_max),
+        ];
+        Ok(Self {
+            recording_type: recording.register(events::active_recording())?,
+            setting_type: recording.register(events::active_setting())?,
+            destination: settings.destination.clone(),
+            max_age_millis: settings.max_age_millis,
+            flush_millis: settings.flush_millis,
+            max_size: settings.max_size as i64,
+            start_millis: recording.clock().epoch_nanos(now) / 1_000_000,
+            settings: settings_said,
+        })
+    }
+
+    /// Writes the events, as of now.
+    fn write<S: Sink>(&self, recording: &mut Recording<S>) -> Result<(), jfr_writer::Error> {
+        let now = recording.clock().now();
+        ActiveRecording {
+            start_time: now,
+            duration: 0,
+            event_thread: None,
+            stack_trace: None,
+            id: 1,
+            name: Some("heapsampler"),
+            destination: Some(&self.destination),
+            max_age: self.max_age_millis,
+            flush_interval: self.flush_millis,
+            max_size: self.max_size,
+            recording_start: self.start_millis,
+            recording_duration: 0,
+        }
+        .write(recording, &self.recording_type)?;
+        for (id, name, value) in &self.settings {
+            ActiveSetting {
+                start_time: now,
+                duration: 0,
+                event_thread: None,
+                stack_trace: None,
+                id: *id,
+                name: Some(name),
+                value: Some(value),
+            }
+            .write(recording, &self.setting_type)?;
+        }
+        Ok(())
+    }
 }
 
 /// Gives a map's memory back after a large drop.
@@ -475,71 +575,12 @@ impl<S: Sink> Writer<S> {
         recording.end_chunks_manually();
         let allocation_sample = recording.register(events::object_allocation_sample())?;
         let object_lifetime = recording.register(events::object_lifetime())?;
-        let active_recording = recording.register(events::active_recording())?;
-        let active_setting = recording.register(events::active_setting())?;
-        let now = recording.clock().now();
-        let start_millis = recording.clock().epoch_nanos(now) / 1_000_000;
-        ActiveRecording {
-            start_time: now,
-            duration: 0,
-            event_thread: None,
-            stack_trace: None,
-            id: 1,
-            name: Some("heapsampler"),
-            destination: Some(&settings.destination),
-            max_age: settings.max_age_millis,
-            flush_interval: settings.flush_millis,
-            max_size: settings.max_size as i64,
-            recording_start: start_millis,
-            recording_duration: 0,
-        }
-        .write(&mut recording, &active_recording)?;
-        let throttle = settings
-            .rate
-            .map_or(setting::THROTTLE_OFF.to_owned(), |rate| format!("{rate}/s"));
-        let sample_settings = [
-            (setting::ENABLED, "true".to_owned()),
-            (setting::STACK_TRACE, "true".to_owned()),
-            (setting::THROTTLE, throttle),
-            (
-                setting::SAMPLING_INTERVAL,
-                format!("{} bytes", settings.interval),
-            ),
-            ("depth", settings.depth.to_string()),
-            (
-                "threads",
-                settings.threads.clone().unwrap_or_else(|| "*".to_owned()),
-            ),
-        ];
-        let live_max = match settings.live_max {
-            LiveMax::Auto => "auto".to_owned(),
-            LiveMax::Below(bytes) => format!("{bytes} bytes"),
-            LiveMax::Unlimited => "none".to_owned(),
-        };
-        let lifetime_settings = [
-            (setting::ENABLED, settings.live.to_string()),
-            ("liveMax", live_max),
-        ];
-        for (event, name, value) in sample_settings
-            .iter()
-            .map(|(n, v)| (&allocation_sample, n, v))
-            .chain(
-                lifetime_settings
-                    .iter()
-                    .map(|(n, v)| (&object_lifetime, n, v)),
-            )
-        {
-            ActiveSetting {
-                start_time: now,
-                duration: 0,
-                event_thread: None,
-                stack_trace: None,
-                id: event.id().get() as i64,
-                name: Some(name),
-                value: Some(value),
-            }
-            .write(&mut recording, &active_setting)?;
-        }
+        let active = ActiveSettings::new(
+            &mut recording,
+            settings,
+            [&allocation_sample, &object_lifetime],
+        )?;
+        active.write(&mut recording)?;
         let old_objects = if settings.live && settings.old_objects > 0 {
             let types = OldObjectTypes::register(&mut recording)?;
             Some(OldObjects {
@@ -572,6 +613,7 @@ impl<S: Sink> Writer<S> {
             malformed: 0,
             old_objects,
             roots: settings.roots,
+            active,
         })
     }
 
@@ -743,7 +785,8 @@ impl<S: Sink> Writer<S> {
     /// cap), so that the chunk read alone shows the live set at its end;
     /// then what neither the ended chunk nor the new one used is dropped,
     /// from the recording's pools and the writer's caches, except what the
-    /// tracked objects hold.
+    /// tracked objects hold, and the new chunk starts with the recording's
+    /// settings.
     pub fn flush(
         &mut self,
         vm: &mut impl Vm,
@@ -757,6 +800,7 @@ impl<S: Sink> Writer<S> {
             self.write_statistics(statistics, ring)?;
             self.recording.end_chunk()?;
             self.drop_unused(vm);
+            self.active.write(&mut self.recording)?;
         } else {
             self.write_statistics(statistics, ring)?;
             self.recording.flush()?;

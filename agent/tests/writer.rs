@@ -1176,7 +1176,7 @@ fn without_the_management_interface_there_are_no_heap_events() {
 /// `jdk.JVMInformation` at each chunk's start, and so does the writer at
 /// the first flush of each chunk.
 #[test]
-fn every_chunk_carries_the_jvms_information() {
+fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
     let dir = support::temp_dir("agent_writer_heap_chunks");
     let path = dir.join("chunks.jfr");
     let options = Options {
@@ -1227,6 +1227,17 @@ fn every_chunk_carries_the_jvms_information() {
         support::summary_count(&summary, "jdk.JVMInformation"),
         chunks,
         "{summary}"
+    );
+    // The recording's settings too: a chunk a rotation kept says them.
+    assert_eq!(
+        support::summary_count(&summary, "jdk.ActiveRecording"),
+        chunks,
+        "{summary}"
+    );
+    assert_eq!(
+        support::summary_count(&summary, "jdk.ActiveSetting"),
+        8 * chunks,
+        "six of the allocation samples and two of the lifetimes: {summary}"
     );
     assert_eq!(
         support::summary_count(&summary, "jdk.ClassLoadingStatistics"),

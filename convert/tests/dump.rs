@@ -183,15 +183,26 @@ fn record_with_max_size_keeps_the_file_bounded() {
         written as u64 > 2 * MAX_SIZE,
         "the workload wrote only {written} bytes: nothing to drop"
     );
-    let settings = support::json_events(&document)
+    // Every chunk begins with the recording's settings, so what a rotation
+    // kept still says them, the limit among them.
+    let events = support::json_events(&document);
+    let recordings: Vec<&serde_json::Value> = events
         .iter()
-        .find(|e| e["type"] == "jdk.ActiveRecording")
-        .map(|e| e["values"]["maxSize"].clone());
-    // The kept chunks each begin with the recording's settings only if the
-    // first is kept; when present, they say the limit.
-    if let Some(max_size) = settings {
-        assert_eq!(max_size.as_i64(), Some(MAX_SIZE as i64));
+        .filter(|e| e["type"] == "jdk.ActiveRecording")
+        .collect();
+    assert_eq!(recordings.len() as u64, chunks, "one per chunk");
+    for recording in recordings {
+        assert_eq!(
+            recording["values"]["maxSize"].as_i64(),
+            Some(MAX_SIZE as i64)
+        );
     }
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "jdk.ActiveSetting" && e["values"]["name"] == "interval"),
+        "the kept chunks say the sampling interval"
+    );
 }
 
 /// The sizes of the chunks of `file`, from their headers.
