@@ -1313,12 +1313,15 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
         let at = words[5].parse::<i64>().unwrap() * 1_000_000;
         let collector = words[6];
         // The collection is placed at the JVM's own time for it (its
-        // start, in ms since the JVM's start), so it is found exactly.
+        // start, in ms since the JVM's start), so it is found exactly, by
+        // its collector: on JDK 25 a concurrent cycle ("G1 Concurrent GC")
+        // may start in the same millisecond.
         let collection = collections
             .iter()
-            .find(|l| field(l, "startTime") == at.to_string())
-            .unwrap_or_else(|| panic!("{step}: no collection at {at} in {collections:#?}"));
-        assert_eq!(text_field(collection, "name"), collector, "{collection}");
+            .find(|l| field(l, "startTime") == at.to_string() && text_field(l, "name") == collector)
+            .unwrap_or_else(|| {
+                panic!("{step}: no {collector} collection at {at} in {collections:#?}")
+            });
         let gc_id = field(collection, "gcId");
         let after = summary(gc_id, "After GC");
         assert!(summary(gc_id, "Before GC") > 0);
@@ -1662,9 +1665,12 @@ fn pools_stop_growing_when_stacks_never_repeat_and_threads_come_and_go() {
     // span at most 2.5 s. The stacks held are those the events of the last
     // two chunks used (samples, and the lifetimes and old objects of the
     // objects tracked then) and those the objects tracked now hold: at most
-    // the stacks of the samples of the last 4 s and of the objects tracked
-    // 4 s ago. Without drops they would be almost every sample's.
-    const WINDOW: i64 = 4_000_000_000;
+    // the stacks of the samples of the last 6 s and of the objects tracked
+    // 6 s ago. The 3.5 s more allow for the writer's lag behind the
+    // callbacks, which count samples as they are taken (a burst of new
+    // virtual threads on a busy machine). Without drops the stacks held
+    // would be almost every sample's.
+    const WINDOW: i64 = 6_000_000_000;
     for &(at, samples, _, stacks_held, _) in &statistics {
         let Some(&(_, samples_before, tracked_before, ..)) =
             statistics.iter().rev().find(|s| s.0 <= at - WINDOW)
@@ -1674,8 +1680,8 @@ fn pools_stop_growing_when_stacks_never_repeat_and_threads_come_and_go() {
         let recent = samples - samples_before;
         assert!(
             stacks_held <= recent + tracked_before + 16,
-            "at {} ms: {stacks_held} stack traces held; {recent} samples in the last 4 s, \
-             {tracked_before} objects tracked 4 s before",
+            "at {} ms: {stacks_held} stack traces held; {recent} samples in the last 6 s, \
+             {tracked_before} objects tracked 6 s before",
             (at - first.0) / 1_000_000
         );
     }
