@@ -54,7 +54,7 @@ pub fn find_agent(explicit: Option<&Path>) -> Result<PathBuf, String> {
 /// checked by the agent's own parser so that a bad value is reported here,
 /// not on the JVM's stderr.
 pub fn agent_options(sampling: &Sampling, output: &Path) -> Result<String, String> {
-    let options = option_string(output, sampling);
+    let options = option_string(output, sampling, &[])?;
     heapsampler_core::options::Options::parse(Some(&options), std::process::id())
         .map_err(|e| e.to_string())?;
     Ok(options)
@@ -68,57 +68,70 @@ pub fn attach_options(
     output: &Path,
     duration: Option<&str>,
 ) -> Result<(String, Option<std::time::Duration>), String> {
-    let mut options = option_string(output, sampling);
-    if let Some(duration) = duration {
-        // A comma would smuggle in another option.
-        if duration.contains(',') {
-            return Err(format!(
-                "bad option 'duration={duration}': expected {}",
-                heapsampler_core::options::DURATION
-            ));
-        }
-        options.push_str(&format!(",duration={duration}"));
-    }
+    let duration = duration.map(|d| ("duration", d.to_owned()));
+    let options = option_string(output, sampling, duration.as_slice())?;
     let parsed = heapsampler_core::options::Options::parse(Some(&options), std::process::id())
         .map_err(|e| e.to_string())?;
     Ok((options, parsed.duration))
 }
 
-/// The agent's option string for a recording.
-pub fn option_string(output: &Path, sampling: &Sampling) -> String {
-    let mut options = format!(
-        "file={},interval={},depth={},live={}",
-        output.display(),
-        sampling.interval,
-        sampling.depth,
-        !sampling.no_live
-    );
+/// The agent's option string for a recording of `sampling`'s options into
+/// `output`, and `more`. A value holding a comma is refused: the agent's
+/// options are separated by commas, so it would cut the value short and
+/// pass the rest as another option.
+pub fn option_string(
+    output: &Path,
+    sampling: &Sampling,
+    more: &[(&str, String)],
+) -> Result<String, String> {
+    let mut options = vec![
+        ("file", output.display().to_string()),
+        ("interval", sampling.interval.clone()),
+        ("depth", sampling.depth.to_string()),
+        ("live", (!sampling.no_live).to_string()),
+    ];
     if let Some(rate) = sampling.rate {
-        options.push_str(&format!(",rate={rate}"));
+        options.push(("rate", rate.to_string()));
     }
     if sampling.keep_hidden_frames {
-        options.push_str(",hidden=true");
+        options.push(("hidden", "true".to_owned()));
     }
     if sampling.old_objects != heapsampler_core::options::DEFAULT_OLD_OBJECTS {
-        options.push_str(&format!(",old_objects={}", sampling.old_objects));
+        options.push(("old_objects", sampling.old_objects.to_string()));
     }
     if let Some(size) = &sampling.bounds.max_size {
-        options.push_str(&format!(",maxsize={size}"));
+        options.push(("maxsize", size.clone()));
     }
     if let Some(age) = &sampling.bounds.max_age {
-        options.push_str(&format!(",maxage={age}"));
+        options.push(("maxage", age.clone()));
     }
     let roots = &sampling.roots;
     if roots.roots {
-        options.push_str(",roots=true");
+        options.push(("roots", "true".to_owned()));
         if let Some(depth) = roots.roots_depth {
-            options.push_str(&format!(",roots_depth={depth}"));
+            options.push(("roots_depth", depth.to_string()));
         }
         if let Some(time) = &roots.roots_time {
-            options.push_str(&format!(",roots_time={time}"));
+            options.push(("roots_time", time.clone()));
         }
     }
-    options
+    options.extend(more.iter().cloned());
+    if let Some((name, value)) = options.iter().find(|(_, value)| value.contains(',')) {
+        let what = if *name == "file" {
+            "the recording's path"
+        } else {
+            "a value"
+        };
+        return Err(format!(
+            "bad option '{name}={value}': {what} cannot hold a comma, which separates the \
+             agent's options"
+        ));
+    }
+    Ok(options
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect::<Vec<_>>()
+        .join(","))
 }
 
 /// Runs `program` (a `java` command line) with the agent; returns the
