@@ -180,24 +180,24 @@ impl Options {
             let need =
                 |accepted: &str| value.filter(|v| !v.is_empty()).ok_or_else(|| bad(accepted));
             match name {
-                "file" => options.file = PathBuf::from(need(FILE)?),
-                "interval" => {
+                name::FILE => options.file = PathBuf::from(need(FILE)?),
+                name::INTERVAL => {
                     options.interval = parse_size(need(INTERVAL)?)
                         .filter(|&bytes| bytes <= MAX_INTERVAL)
                         .ok_or_else(|| bad(INTERVAL))?
                 }
-                "depth" => {
+                name::DEPTH => {
                     options.depth = need(DEPTH)?
                         .parse()
                         .ok()
                         .filter(|d| (1..=MAX_DEPTH).contains(d))
                         .ok_or_else(|| bad(DEPTH))?
                 }
-                "live" => options.live = parse_bool(need(BOOL)?).ok_or_else(|| bad(BOOL))?,
-                "hidden" => {
+                name::LIVE => options.live = parse_bool(need(BOOL)?).ok_or_else(|| bad(BOOL))?,
+                name::HIDDEN => {
                     options.hidden_frames = parse_bool(need(HIDDEN)?).ok_or_else(|| bad(HIDDEN))?
                 }
-                "live_max" => {
+                name::LIVE_MAX => {
                     options.live_max = match need(LIVE_MAX)? {
                         "auto" => LiveMax::Auto,
                         "none" => LiveMax::Unlimited,
@@ -208,21 +208,21 @@ impl Options {
                         ),
                     }
                 }
-                "mode" => {
+                name::MODE => {
                     options.mode = match need(MODE)? {
                         "record" => Mode::Record,
                         "floor" => Mode::Floor,
                         _ => return Err(bad(MODE)),
                     }
                 }
-                "flush" => {
+                name::FLUSH => {
                     options.flush = parse_duration(need(FLUSH)?)
                         .filter(|d| {
                             *d >= Duration::from_millis(10) && *d <= Duration::from_secs(3600)
                         })
                         .ok_or_else(|| bad(FLUSH))?
                 }
-                "rate" => {
+                name::RATE => {
                     options.rate = Some(
                         need(RATE)?
                             .parse::<f64>()
@@ -231,11 +231,11 @@ impl Options {
                             .ok_or_else(|| bad(RATE))?,
                     )
                 }
-                "threads" => {
+                name::THREADS => {
                     options.threads =
                         Some(glob::Pattern::new(need(THREADS)?).map_err(|_| bad(THREADS))?)
                 }
-                "log" => {
+                name::LOG => {
                     options.log = match need(LOG)? {
                         "quiet" => LogLevel::Quiet,
                         "info" => LogLevel::Info,
@@ -243,77 +243,77 @@ impl Options {
                         _ => return Err(bad(LOG)),
                     }
                 }
-                "ring" => {
+                name::RING => {
                     options.ring = parse_size(need(RING)?)
                         .filter(|&bytes| (4096..=1 << 30).contains(&bytes))
                         .ok_or_else(|| bad(RING))? as usize
                 }
-                "old_objects" => {
+                name::OLD_OBJECTS => {
                     options.old_objects = need(OLD_OBJECTS)?
                         .parse()
                         .ok()
                         .filter(|&n| n <= MAX_OLD_OBJECTS)
                         .ok_or_else(|| bad(OLD_OBJECTS))?
                 }
-                "roots" => {
+                name::ROOTS => {
                     options.roots.enabled = parse_bool(need(ROOTS)?).ok_or_else(|| bad(ROOTS))?
                 }
-                "roots_depth" => {
+                name::ROOTS_DEPTH => {
                     options.roots.depth = need(ROOTS_DEPTH)?
                         .parse()
                         .ok()
                         .filter(|d| (1..=MAX_ROOTS_DEPTH).contains(d))
                         .ok_or_else(|| bad(ROOTS_DEPTH))?
                 }
-                "roots_time" => {
+                name::ROOTS_TIME => {
                     options.roots.time = parse_duration(need(ROOTS_TIME)?)
                         .filter(|d| {
                             *d >= Duration::from_millis(10) && *d <= Duration::from_secs(3600)
                         })
                         .ok_or_else(|| bad(ROOTS_TIME))?
                 }
-                "maxsize" => {
+                name::MAXSIZE => {
                     options.max_size = Some(
                         parse_size(need(MAX_SIZE)?)
                             .filter(|&bytes| bytes >= MIN_MAX_SIZE)
                             .ok_or_else(|| bad(MAX_SIZE))?,
                     )
                 }
-                "maxage" => {
+                name::MAXAGE => {
                     options.max_age = Some(
                         parse_duration(need(MAX_AGE)?)
                             .filter(|d| *d >= Duration::from_secs(1))
                             .ok_or_else(|| bad(MAX_AGE))?,
                     )
                 }
-                "dump" => {
+                name::DUMP => {
                     options.dump = Some(
                         Some(PathBuf::from(need(DUMP)?))
                             .filter(|path| path.is_absolute())
                             .ok_or_else(|| bad(DUMP))?,
                     )
                 }
-                "chunk_size" => {
+                name::CHUNK_SIZE => {
                     options.chunk_size = parse_size(need(CHUNK_SIZE)?)
                         .filter(|bytes| (1 << 20..=1 << 30).contains(bytes))
                         .ok_or_else(|| bad(CHUNK_SIZE))?
                 }
-                "chunk_age" => {
+                name::CHUNK_AGE => {
                     options.chunk_age = parse_duration(need(CHUNK_AGE)?)
                         .filter(|d| {
                             *d >= Duration::from_secs(1) && *d <= Duration::from_secs(86400)
                         })
                         .ok_or_else(|| bad(CHUNK_AGE))?
                 }
-                "duration" => {
+                name::DURATION => {
                     options.duration = Some(
                         parse_duration(need(DURATION)?)
                             .filter(|d| (MIN_DURATION..=MAX_DURATION).contains(d))
                             .ok_or_else(|| bad(DURATION))?,
                     )
                 }
-                "stop" if value.is_none() => options.stop = true,
-                "stop" => return Err(bad("stop takes no value")),
+                name::STOP if value.is_none() => options.stop = true,
+                name::STOP => return Err(bad("stop takes no value")),
                 _ => {
                     return Err(OptionError::Unknown {
                         option: name.to_owned(),
@@ -387,6 +387,35 @@ pub const DURATION: &str = "a duration from 1s to 720h (30 days), such as 30s, 1
 pub const MIN_DURATION: Duration = Duration::from_secs(1);
 /// The longest `duration=`: 30 days.
 pub const MAX_DURATION: Duration = Duration::from_secs(720 * 3600);
+
+/// The agent options' names, spelled once: the parser matches them, and
+/// the command line passes them.
+#[allow(missing_docs)] // Each constant is the option its name says.
+pub mod name {
+    pub const FILE: &str = "file";
+    pub const INTERVAL: &str = "interval";
+    pub const DEPTH: &str = "depth";
+    pub const LIVE: &str = "live";
+    pub const HIDDEN: &str = "hidden";
+    pub const LIVE_MAX: &str = "live_max";
+    pub const MODE: &str = "mode";
+    pub const FLUSH: &str = "flush";
+    pub const RATE: &str = "rate";
+    pub const THREADS: &str = "threads";
+    pub const LOG: &str = "log";
+    pub const RING: &str = "ring";
+    pub const OLD_OBJECTS: &str = "old_objects";
+    pub const ROOTS: &str = "roots";
+    pub const ROOTS_DEPTH: &str = "roots_depth";
+    pub const ROOTS_TIME: &str = "roots_time";
+    pub const MAXSIZE: &str = "maxsize";
+    pub const MAXAGE: &str = "maxage";
+    pub const DUMP: &str = "dump";
+    pub const CHUNK_SIZE: &str = "chunk_size";
+    pub const CHUNK_AGE: &str = "chunk_age";
+    pub const DURATION: &str = "duration";
+    pub const STOP: &str = "stop";
+}
 
 /// All the option names, for the message about an unknown one.
 pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, duration, roots, roots_depth, roots_time, chunk_size, chunk_age";

@@ -12,7 +12,7 @@ const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 17] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
     (
         "convert/src/diff.rs",
         "samples",
@@ -34,26 +34,6 @@ const OTHER_MEANINGS: [(&str, &str, &str); 17] = [
         "core/src/options.rs",
         "duration",
         "the agent option duration=10m",
-    ),
-    (
-        "convert/src/bin/heapsampler/record.rs",
-        "duration",
-        "the agent option duration=10m, as attach passes it",
-    ),
-    (
-        "convert/src/bin/heapsampler/record.rs",
-        "interval",
-        "the agent option interval=512k, as record and attach pass it",
-    ),
-    (
-        "convert/src/bin/heapsampler/record.rs",
-        "live",
-        "the agent option live=true, as record and attach pass it",
-    ),
-    (
-        "convert/src/bin/heapsampler/record.rs",
-        "hidden",
-        "the agent option hidden=true, as record and attach pass it",
     ),
     (
         "agent/src/ffi/agent.rs",

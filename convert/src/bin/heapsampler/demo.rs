@@ -169,7 +169,11 @@ fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, 
         bounds: Default::default(),
         agent: None,
     };
-    let options = record::option_string(&files.recording, &sampling, &[("log", "quiet".into())])?;
+    let options = record::option_string(
+        &files.recording,
+        &sampling,
+        &[(heapsampler_core::options::name::LOG, "quiet".into())],
+    )?;
     let output = Command::new(&java)
         .arg(format!("-agentpath:{}={options}", agent.display()))
         // A small heap, so that collections happen and liveness shows.

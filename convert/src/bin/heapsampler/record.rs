@@ -8,6 +8,8 @@ use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, GroupBy, Query};
 use jfr_writer::format::names::event;
 
+use heapsampler_core::options::name;
+
 use crate::args::Sampling;
 
 /// The agent library's file name.
@@ -68,7 +70,7 @@ pub fn attach_options(
     output: &Path,
     duration: Option<&str>,
 ) -> Result<(String, Option<std::time::Duration>), String> {
-    let duration = duration.map(|d| ("duration", d.to_owned()));
+    let duration = duration.map(|d| (name::DURATION, d.to_owned()));
     let options = option_string(output, sampling, duration.as_slice())?;
     let parsed = heapsampler_core::options::Options::parse(Some(&options), std::process::id())
         .map_err(|e| e.to_string())?;
@@ -85,45 +87,45 @@ pub fn option_string(
     more: &[(&str, String)],
 ) -> Result<String, String> {
     let mut options = vec![
-        ("file", output.display().to_string()),
-        ("interval", sampling.interval.clone()),
-        ("depth", sampling.depth.to_string()),
-        ("live", (!sampling.no_live).to_string()),
+        (name::FILE, output.display().to_string()),
+        (name::INTERVAL, sampling.interval.clone()),
+        (name::DEPTH, sampling.depth.to_string()),
+        (name::LIVE, (!sampling.no_live).to_string()),
     ];
     if let Some(rate) = sampling.rate {
-        options.push(("rate", rate.to_string()));
+        options.push((name::RATE, rate.to_string()));
     }
     if sampling.keep_hidden_frames {
-        options.push(("hidden", "true".to_owned()));
+        options.push((name::HIDDEN, "true".to_owned()));
     }
     if sampling.old_objects != heapsampler_core::options::DEFAULT_OLD_OBJECTS {
-        options.push(("old_objects", sampling.old_objects.to_string()));
+        options.push((name::OLD_OBJECTS, sampling.old_objects.to_string()));
     }
     if let Some(size) = &sampling.bounds.max_size {
-        options.push(("maxsize", size.clone()));
+        options.push((name::MAXSIZE, size.clone()));
     }
     if let Some(age) = &sampling.bounds.max_age {
-        options.push(("maxage", age.clone()));
+        options.push((name::MAXAGE, age.clone()));
     }
     let roots = &sampling.roots;
     if roots.roots {
-        options.push(("roots", "true".to_owned()));
+        options.push((name::ROOTS, "true".to_owned()));
         if let Some(depth) = roots.roots_depth {
-            options.push(("roots_depth", depth.to_string()));
+            options.push((name::ROOTS_DEPTH, depth.to_string()));
         }
         if let Some(time) = &roots.roots_time {
-            options.push(("roots_time", time.clone()));
+            options.push((name::ROOTS_TIME, time.clone()));
         }
     }
     options.extend(more.iter().cloned());
-    if let Some((name, value)) = options.iter().find(|(_, value)| value.contains(',')) {
-        let what = if *name == "file" {
+    if let Some((option, value)) = options.iter().find(|(_, value)| value.contains(',')) {
+        let what = if *option == name::FILE {
             "the recording's path"
         } else {
             "a value"
         };
         return Err(format!(
-            "bad option '{name}={value}': {what} cannot hold a comma, which separates the \
+            "bad option '{option}={value}': {what} cannot hold a comma, which separates the \
              agent's options"
         ));
     }
