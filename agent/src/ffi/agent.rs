@@ -29,7 +29,7 @@ use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
-use super::jvm::{Jni, Jvmti, Vm, os_thread_id, release_free_memory};
+use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, os_thread_id, release_free_memory};
 use super::management::Management;
 use super::sys::*;
 use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
@@ -75,6 +75,9 @@ struct JvmSession {
     vm: Vm,
     next_thread: AtomicU64,
     next_class: AtomicU64,
+    /// Whether the JVM may run virtual threads (JNI 19 or later), which
+    /// share their carrier's OS thread and so its [`Local`].
+    virtual_threads: bool,
     /// Threads seen, by key, until they are gone
     /// ([`writer::Vm::forget_gone`]).
     threads: Mutex<HashMap<u64, SeenThread>>,
@@ -98,6 +101,20 @@ struct Local {
     /// not for one the rate limiter set since.
     interval: u64,
     interval_session: u64,
+    /// The key of the platform thread this OS thread runs, in session
+    /// `thread_session` (0: none yet). Valid as long as that thread is
+    /// attached: a native thread that detaches and attaches again is a new
+    /// `Thread`, so `ThreadEnd` and `ThreadStart` clear it
+    /// ([`Local::forget_thread`]). Saves a JVMTI `GetTag`, which takes the
+    /// tag map's lock, on every sample.
+    thread_key: u64,
+    thread_session: u64,
+}
+
+impl Local {
+    fn forget_thread(&mut self) {
+        self.thread_session = 0;
+    }
 }
 
 thread_local! {
@@ -162,6 +179,7 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
         VMDeath: Some(vm_death),
         SampledObjectAlloc: Some(sampled_object_alloc),
         ThreadStart: Some(thread_start),
+        ThreadEnd: Some(thread_end),
         GarbageCollectionStart: Some(gc_start),
         GarbageCollectionFinish: Some(gc_finish),
         ..jvmtiEventCallbacks::default()
@@ -374,6 +392,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         vm,
         next_thread: AtomicU64::new(1),
         next_class: AtomicU64::new(1),
+        virtual_threads: jni.version() >= JNI_VERSION_19,
         threads: Mutex::new(HashMap::new()),
         classes: Mutex::new(HashMap::new()),
         writer: Mutex::new(None),
@@ -393,6 +412,9 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     jvmti
         .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
+        // Before sampling: they clear the thread keys cached per OS thread.
+        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
+        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
         .map_err(|e| format!("cannot start sampling: {e}"))?;
     let options = running.session.options();
     log(
@@ -416,9 +438,6 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         // Only matching threads: enabled one by one, so the others pay
         // nothing. Threads started later are checked as they start.
         Some(pattern) => {
-            jvmti
-                .set_event(true, JVMTI_EVENT_THREAD_START)
-                .map_err(|e| format!("cannot watch thread starts: {e}"))?;
             let threads = jvmti
                 .all_threads()
                 .map_err(|e| format!("cannot list threads: {e}"))?;
@@ -441,12 +460,26 @@ fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: j
 }
 
 unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jobject) {
+    forget_thread();
     let guard = SESSION.read();
     if let Some(running) = guard.as_ref() {
         if let Some(pattern) = &running.session.options().threads {
             enable_if_matching(running.jvmti, Jni::from_raw(jni), pattern, thread);
         }
     }
+}
+
+unsafe extern "system" fn thread_end(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _thread: jobject) {
+    forget_thread();
+}
+
+/// Clears this OS thread's cached thread key: its `Thread` starts or ends.
+fn forget_thread() {
+    let _ = LOCAL.try_with(|local| {
+        if let Ok(mut local) = local.try_borrow_mut() {
+            local.forget_thread();
+        }
+    });
 }
 
 /// Stops sampling and waits until the recording is finished: the running
@@ -458,6 +491,7 @@ fn stop(jni: Jni, only: Option<u64>) {
         _ => return,
     };
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
+    let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
     let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
     // Threads enabled one by one (threads=) are disabled one by one, so a
     // later recording starts clean.
@@ -539,7 +573,7 @@ fn sample(
         session.count_sample();
         return;
     }
-    let thread_key = thread_key(running, jni, thread);
+    let thread_key = thread_key(running, local, jni, thread);
     let class_key = class_key(running, jni, class);
     let size = size.max(0) as u64;
     let handle = if options.live && size < session.live_max() {
@@ -617,8 +651,13 @@ fn session_key(running: &JvmSession, object: jobject, counter: &AtomicU64) -> (u
 }
 
 /// The key of a thread. Keyed by the `Thread` object, not the OS thread, so
-/// each virtual thread is itself, not its carrier.
-fn thread_key(running: &JvmSession, jni: Jni, thread: jobject) -> u64 {
+/// each virtual thread is itself, not its carrier; a platform thread's key
+/// is cached in its [`Local`].
+fn thread_key(running: &JvmSession, local: &mut Local, jni: Jni, thread: jobject) -> u64 {
+    let is_virtual = running.virtual_threads && jni.is_virtual_thread(thread);
+    if local.thread_session == running.id && !is_virtual {
+        return local.thread_key;
+    }
     let (key, new) = session_key(running, thread, &running.next_thread);
     if new {
         // Once per thread: the one lookup the callback makes.
@@ -629,6 +668,10 @@ fn thread_key(running: &JvmSession, jni: Jni, thread: jobject) -> u64 {
             resolved: false,
         };
         running.threads.lock().insert(key, seen);
+    }
+    if !is_virtual {
+        local.thread_key = key;
+        local.thread_session = running.id;
     }
     key
 }

@@ -4,7 +4,7 @@
 use std::ffi::{CStr, c_char, c_void};
 use std::ptr;
 
-use jni::sys::{JNIEnv, JavaVM, jclass, jint, jlong, jmethodID, jobject, jvalue};
+use jni::sys::{JNIEnv, JavaVM, jboolean, jclass, jint, jlong, jmethodID, jobject, jvalue};
 
 use super::sys::*;
 
@@ -544,6 +544,10 @@ impl Jvmti {
     }
 }
 
+/// The JNI version of JDK 19, the first with virtual threads (a preview
+/// then) and `IsVirtualThread`.
+pub const JNI_VERSION_19: jint = 0x0013_0000;
+
 /// A thread's JNI environment: valid on that thread only, so not `Send`.
 #[derive(Debug, Clone, Copy)]
 pub struct Jni(*mut JNIEnv);
@@ -562,6 +566,32 @@ impl Jni {
     fn table(&self) -> &jni::sys::JNINativeInterface_ {
         // SAFETY: a valid JNIEnv points at its function table.
         unsafe { &**self.0 }
+    }
+
+    /// The JNI version the JVM implements (`0x0015_0000` for JNI 21).
+    pub fn version(self) -> jint {
+        // SAFETY: GetVersion takes only the environment.
+        unsafe { (self.table().GetVersion.expect("GetVersion"))(self.0) }
+    }
+
+    /// Whether `thread` is a virtual thread. Only on a JVM whose
+    /// [`version`](Self::version) is at least [`JNI_VERSION_19`]: older
+    /// tables end before the function.
+    pub fn is_virtual_thread(self, thread: jobject) -> bool {
+        type IsVirtualThread = unsafe extern "system" fn(*mut JNIEnv, jobject) -> jboolean;
+        let table = self.table();
+        // `IsVirtualThread` (JNI 19) follows `GetModule` (JNI 9), the last
+        // function the `jni` crate's table knows, as in `jni.h`.
+        let get_module: *const Option<IsVirtualThread> =
+            std::ptr::from_ref(&table.GetModule).cast();
+        // SAFETY: on a JNI 19 or later table (the caller checks the
+        // version) the next slot is `IsVirtualThread`, same size and
+        // nullable function pointer as every slot; `thread` is a live
+        // reference on this thread.
+        unsafe {
+            let is_virtual = (*get_module.add(1)).expect("IsVirtualThread");
+            is_virtual(self.0, thread) != 0
+        }
     }
 
     /// A weak global reference: does not keep the object alive.
