@@ -12,6 +12,7 @@
 //! recording's pools hand out; keys are never the caller's arithmetic.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::format::names::{field as field_name, setting as setting_name};
 use crate::format::{varint_len, write_string, write_varint, write_varint_i32};
@@ -504,6 +505,12 @@ pub struct EventType {
     /// Slots of the fields after `startTime`, in order.
     pub(crate) fields: Arc<[Slot]>,
     pub(crate) field_names: Arc<[String]>,
+    /// Per field after `startTime`: the address of a `&'static str` found
+    /// equal to its declared name (0: none yet). Static text never changes,
+    /// so a name at that address and of that length needs no comparing
+    /// again: [`EventWriter::field`] checks an event's names with a load
+    /// each instead of reading every declared name's bytes.
+    pub(crate) names_checked: Arc<[AtomicUsize]>,
     /// Which recording registered it, so another recording refuses it.
     pub(crate) recording_id: u64,
 }
@@ -681,11 +688,23 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         if self.failure.is_none() {
             // `field_names` starts with `startTime`; `fields` after it.
             let declared = self.event_type.field_names.get(self.next + 1);
-            if declared.is_none_or(|declared| declared != name) {
-                self.failure = Some(Failure::Misnamed {
-                    index: self.next,
-                    written: name,
-                });
+            let checked = self.event_type.names_checked.get(self.next);
+            let address = name.as_ptr() as usize;
+            match (declared, checked) {
+                // Relaxed: the address stands for text that never changes;
+                // a stale 0 only costs a comparison.
+                (Some(declared), Some(checked))
+                    if declared.len() == name.len()
+                        && checked.load(Ordering::Relaxed) == address => {}
+                (Some(declared), Some(checked)) if declared == name => {
+                    checked.store(address, Ordering::Relaxed);
+                }
+                _ => {
+                    self.failure = Some(Failure::Misnamed {
+                        index: self.next,
+                        written: name,
+                    });
+                }
             }
         }
         self

@@ -325,17 +325,23 @@ impl<V> Default for Pool<V> {
 }
 
 /// A pool's entries by slot. Slots are handed out in order and never
-/// reused, so the entries made since the last compaction sit in a vector,
+/// reused, so the entries made since the last compaction sit in vectors,
 /// at `slot - base`: one memory access reaches one, where a hash map takes
 /// two, and on recursive code a miss per frame is the writer's largest
-/// cost. A drop leaves a hole in the vector; once holes are the most of it,
-/// the entries left move to a map, so that memory follows the entries
-/// held, while a drop that keeps most entries (a program whose stacks
-/// repeat) leaves them where they are fastest to reach.
+/// cost. The chunks values were last marked in sit apart from the values,
+/// four bytes a slot: every pooled field of every event marks its value,
+/// and a dense vector of marks stays in cache where the values do not. A
+/// drop leaves a hole; once holes are the most of the vectors, the entries
+/// left move to a map, so that memory follows the entries held, while a
+/// drop that keeps most entries (a program whose stacks repeat) leaves
+/// them where they are fastest to reach.
 #[derive(Debug)]
 struct Slots<V> {
-    /// The entries of slots `base..`, in order; `None` where dropped.
-    recent: Vec<Option<Entry<V>>>,
+    /// The values of slots `base..`, in order; `None` where dropped.
+    recent: Vec<Option<V>>,
+    /// The chunk each of `recent` was last marked in (0: never), [`HOLE`]
+    /// where dropped.
+    recent_marks: Vec<u32>,
     /// The slot of `recent[0]`.
     base: u32,
     /// How many of `recent` are held.
@@ -345,10 +351,15 @@ struct Slots<V> {
     kept: HashMap<u32, Entry<V>, FxBuildHasher>,
 }
 
+/// The mark of a dropped slot in [`Slots::recent_marks`]: no chunk has
+/// that number (a chunk takes at least a flush).
+const HOLE: u32 = u32::MAX;
+
 impl<V> Default for Slots<V> {
     fn default() -> Self {
         Self {
             recent: Vec::new(),
+            recent_marks: Vec::new(),
             base: 0,
             recent_held: 0,
             kept: HashMap::default(),
@@ -358,30 +369,50 @@ impl<V> Default for Slots<V> {
 
 impl<V> Slots<V> {
     #[inline]
-    fn get(&self, slot: u32) -> Option<&Entry<V>> {
+    fn value(&self, slot: u32) -> Option<&V> {
         match slot.checked_sub(self.base) {
             Some(at) => self.recent.get(at as usize)?.as_ref(),
-            None => self.kept.get(&slot),
+            None => self.kept.get(&slot).map(|entry| &entry.value),
         }
     }
 
-    #[inline]
-    fn get_mut(&mut self, slot: u32) -> Option<&mut Entry<V>> {
+    /// The chunk the value in `slot` was last marked in, or `None` if the
+    /// slot is not held.
+    fn marked_in(&self, slot: u32) -> Option<u32> {
         match slot.checked_sub(self.base) {
-            Some(at) => self.recent.get_mut(at as usize)?.as_mut(),
-            None => self.kept.get_mut(&slot),
+            Some(at) => self
+                .recent_marks
+                .get(at as usize)
+                .copied()
+                .filter(|&mark| mark != HOLE),
+            None => self.kept.get(&slot).map(|entry| entry.marked_in),
         }
     }
 
-    /// Adds an entry under the next slot, and returns that slot.
-    fn push(&mut self, entry: Entry<V>) -> u32 {
+    /// The chunk the value in `slot` was last marked in, to read or set;
+    /// `None` if the slot is not held. Touches no value.
+    #[inline]
+    fn mark(&mut self, slot: u32) -> Option<&mut u32> {
+        match slot.checked_sub(self.base) {
+            Some(at) => self
+                .recent_marks
+                .get_mut(at as usize)
+                .filter(|mark| **mark != HOLE),
+            None => self.kept.get_mut(&slot).map(|entry| &mut entry.marked_in),
+        }
+    }
+
+    /// Adds a value, never marked, under the next slot, and returns that
+    /// slot.
+    fn push(&mut self, value: V) -> u32 {
         // Every value is written at least once, in at least 3 bytes: a
         // recording would need 12 GB of one type's constants first.
         let slot = u32::try_from(self.recent.len())
             .ok()
             .and_then(|len| self.base.checked_add(len))
             .expect("fewer than 2^32 values of one type in a recording");
-        self.recent.push(Some(entry));
+        self.recent.push(Some(value));
+        self.recent_marks.push(0);
         self.recent_held += 1;
         slot
     }
@@ -390,38 +421,40 @@ impl<V> Slots<V> {
         self.recent_held + self.kept.len()
     }
 
-    /// Keeps the entries for which `keep` is true and hands the others'
-    /// values to `dropped`. Their slots are not given out again.
-    fn retain(
-        &mut self,
-        mut keep: impl FnMut(u32, &Entry<V>) -> bool,
-        mut dropped: impl FnMut(u32, &V),
-    ) {
+    /// Keeps the entries for which `keep(slot, marked_in)` is true and
+    /// hands the others' values to `dropped`. Their slots are not given out
+    /// again.
+    fn retain(&mut self, mut keep: impl FnMut(u32, u32) -> bool, mut dropped: impl FnMut(u32, &V)) {
         self.kept.retain(|&slot, entry| {
-            let kept = keep(slot, entry);
+            let kept = keep(slot, entry.marked_in);
             if !kept {
                 dropped(slot, &entry.value);
             }
             kept
         });
-        for (slot, place) in (self.base..).zip(self.recent.iter_mut()) {
-            if place.as_ref().is_some_and(|entry| !keep(slot, entry)) {
-                let entry = place.take().expect("checked above");
-                dropped(slot, &entry.value);
+        let places = self.recent.iter_mut().zip(self.recent_marks.iter_mut());
+        for (slot, (place, mark)) in (self.base..).zip(places) {
+            if *mark != HOLE && !keep(slot, *mark) {
+                let value = place.take().expect("a slot not marked a hole is held");
+                dropped(slot, &value);
+                *mark = HOLE;
                 self.recent_held -= 1;
             }
         }
         if self.recent_held * 2 < self.recent.len() {
             let base = self.base;
             let recent = self.recent.len() as u32;
-            for (slot, entry) in (base..).zip(self.recent.drain(..)) {
-                if let Some(entry) = entry {
-                    self.kept.insert(slot, entry);
+            let places = self.recent.drain(..).zip(self.recent_marks.drain(..));
+            for (slot, (value, marked_in)) in (base..).zip(places) {
+                if let Some(value) = value {
+                    self.kept.insert(slot, Entry { value, marked_in });
                 }
             }
             self.base = base + recent;
             self.recent_held = 0;
             self.recent.shrink_to(self.recent.capacity() / 4);
+            self.recent_marks
+                .shrink_to(self.recent_marks.capacity() / 4);
         }
         // Give the memory back after a large drop.
         if self.kept.capacity() > 64 && self.kept.len() < self.kept.capacity() / 4 {
@@ -447,8 +480,8 @@ impl<V: Hash + Eq> Pool<V> {
             .find(hash, |indexed| {
                 indexed.hash == hash
                     && entries
-                        .get(indexed.slot)
-                        .is_some_and(|entry| entry.value.borrow() == value)
+                        .value(indexed.slot)
+                        .is_some_and(|held| held.borrow() == value)
             })
             .map(|indexed| indexed.slot)
     }
@@ -458,10 +491,7 @@ impl<V: Hash + Eq> Pool<V> {
             return slot;
         }
         let hash = hash(&value);
-        let slot = self.entries.push(Entry {
-            value,
-            marked_in: 0,
-        });
+        let slot = self.entries.push(value);
         self.index
             .insert_unique(hash, Indexed { hash, slot }, |indexed| indexed.hash);
         slot
@@ -472,7 +502,7 @@ impl<V: Hash + Eq> Pool<V> {
     fn retain(&mut self, since: u32, mut keep: impl FnMut(u32) -> bool) {
         let index = &mut self.index;
         self.entries.retain(
-            |slot, entry| entry.marked_in >= since || keep(slot),
+            |slot, marked_in| marked_in >= since || keep(slot),
             |slot, value| {
                 if let Ok(found) = index.find_entry(hash(value), |i| i.slot == slot) {
                     found.remove();
@@ -494,18 +524,18 @@ impl<V: Hash + Eq> Pool<V> {
     /// The chunk the value in `slot` was last marked in (0: never), or
     /// `None` if the pool does not hold it.
     fn marked_in(&self, slot: u32) -> Option<u32> {
-        self.entries.get(slot).map(|entry| entry.marked_in)
+        self.entries.marked_in(slot)
     }
 
     /// Marks a value for this chunk: whether it was not marked yet, or
     /// `None` if the pool does not hold it (one look-up for both).
     #[inline]
     fn try_mark(&mut self, index: u32, chunk: u32) -> Option<bool> {
-        let entry = self.entries.get_mut(index)?;
-        if entry.marked_in == chunk {
+        let mark = self.entries.mark(index)?;
+        if *mark == chunk {
             return Some(false);
         }
-        entry.marked_in = chunk;
+        *mark = chunk;
         self.pending.push(index);
         Some(true)
     }
@@ -518,11 +548,9 @@ impl<V: Hash + Eq> Pool<V> {
     }
 
     fn get(&self, index: u32) -> &V {
-        &self
-            .entries
-            .get(index)
+        self.entries
+            .value(index)
             .expect("a value in use is never dropped")
-            .value
     }
 
     /// Writes the pending values as one pool section (class id, count,
@@ -1227,14 +1255,7 @@ impl PoolRef {
 
 #[cfg(test)]
 mod tests {
-    use super::{Entry, Slots};
-
-    fn entry(value: u32) -> Entry<u32> {
-        Entry {
-            value,
-            marked_in: 0,
-        }
-    }
+    use super::Slots;
 
     /// Slots come in order, survive drops when kept, and are never given
     /// out twice: through three rounds of drops, some kept each time. A
@@ -1251,9 +1272,14 @@ mod tests {
             for round in 0..3u32 {
                 for n in 0..50 {
                     let value = round * 1000 + n;
-                    let slot = slots.push(entry(value));
+                    let slot = slots.push(value);
                     assert!(given.insert(slot), "slot {slot} given twice");
                     held.insert(slot, value);
+                }
+                // Marks live apart from values: they must follow them
+                // through drops and compactions.
+                for &slot in held.keys() {
+                    *slots.mark(slot).expect("held") = round + 1;
                 }
                 let mut dropped = Vec::new();
                 slots.retain(
@@ -1265,10 +1291,18 @@ mod tests {
                 }
                 assert_eq!(slots.len(), held.len());
                 for (&slot, &value) in &held {
-                    assert_eq!(slots.get(slot).map(|e| e.value), Some(value));
+                    assert_eq!(slots.value(slot), Some(&value));
+                    assert_eq!(slots.marked_in(slot), Some(round + 1));
                 }
                 for &(slot, _) in &dropped {
-                    assert!(slots.get(slot).is_none(), "dropped slot {slot} still held");
+                    assert!(
+                        slots.value(slot).is_none(),
+                        "dropped slot {slot} still held"
+                    );
+                    assert!(
+                        slots.marked_in(slot).is_none(),
+                        "dropped slot {slot} marked"
+                    );
                 }
             }
             assert_eq!(given.len(), 150);
@@ -1277,7 +1311,7 @@ mod tests {
         // Kept mostly: no compaction, every entry still in the vector.
         let mut slots = Slots::default();
         for n in 0..10 {
-            slots.push(entry(n));
+            slots.push(n);
         }
         slots.retain(|slot, _| slot != 3, |_, _| {});
         assert!(slots.kept.is_empty() && slots.recent.len() == 10);

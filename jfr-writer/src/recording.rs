@@ -29,7 +29,7 @@ use std::fs;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::Error;
@@ -859,6 +859,7 @@ impl<S: Sink> Recording<S> {
         Ok(EventType {
             id,
             name: builder.name.as_str().into(),
+            names_checked: layout[1..].iter().map(|_| AtomicUsize::new(0)).collect(),
             fields: layout[1..].into(),
             field_names: builder.field_names().into(),
             recording_id: self.id,

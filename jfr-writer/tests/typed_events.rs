@@ -201,38 +201,49 @@ fn a_field_written_in_the_place_of_another_of_its_type_fails_naming_both() {
     let active_recording = rec.register(events::active_recording()).unwrap();
     let at = Ticks(rec.clock().now().0);
     // `maxAge` and `flushInterval` are both longs: only their names tell a
-    // swap.
-    let swapped = rec
-        .event(&active_recording, at)
-        .field(field::DURATION)
-        .duration(0)
-        .field(field::EVENT_THREAD)
-        .thread(None)
-        .field(field::STACK_TRACE)
-        .stack_trace(None)
-        .field(field::ID)
-        .long(1)
-        .field(field::NAME)
-        .string(None)
-        .field(field::DESTINATION)
-        .string(None)
-        .field(field::FLUSH_INTERVAL)
-        .long(1000)
-        .field(field::MAX_AGE)
-        .long(0)
-        .field(field::MAX_SIZE)
-        .long(0)
-        .field(field::RECORDING_START)
-        .long(0)
-        .field(field::RECORDING_DURATION)
-        .long(0)
-        .commit();
+    // swap. Written right first, so that the check's memory of names
+    // already compared is tested too: a swap after a right write, and a
+    // name of the right length but other text, still fail.
+    let write = |rec: &mut jfr_writer::Recording<_>, eighth: &'static str, ninth: &'static str| {
+        rec.event(&active_recording, at)
+            .field(field::DURATION)
+            .duration(0)
+            .field(field::EVENT_THREAD)
+            .thread(None)
+            .field(field::STACK_TRACE)
+            .stack_trace(None)
+            .field(field::ID)
+            .long(1)
+            .field(field::NAME)
+            .string(None)
+            .field(field::DESTINATION)
+            .string(None)
+            .field(eighth)
+            .long(1000)
+            .field(ninth)
+            .long(0)
+            .field(field::MAX_SIZE)
+            .long(0)
+            .field(field::RECORDING_START)
+            .long(0)
+            .field(field::RECORDING_DURATION)
+            .long(0)
+            .commit()
+    };
+    write(&mut rec, field::MAX_AGE, field::FLUSH_INTERVAL).unwrap();
+    let swapped = write(&mut rec, field::FLUSH_INTERVAL, field::MAX_AGE);
     assert!(
         matches!(&swapped, Err(Error::FieldOrder { event, declared, written })
             if event == "jdk.ActiveRecording" && declared == "maxAge" && written == "flushInterval"),
         "{swapped:?}"
     );
-    assert_eq!(rec.events_written(), 0, "a refused event writes nothing");
+    let misspelt = write(&mut rec, "maxAgo", field::FLUSH_INTERVAL);
+    assert!(
+        matches!(&misspelt, Err(Error::FieldOrder { declared, written, .. })
+            if declared == "maxAge" && written == "maxAgo"),
+        "{misspelt:?}"
+    );
+    assert_eq!(rec.events_written(), 1, "a refused event writes nothing");
 
     // Naming a field past the last one fails too.
     let garbage_collection = rec.register(events::garbage_collection()).unwrap();
