@@ -703,7 +703,13 @@ impl<S: Sink> Writer<S> {
         if record.liveness_handle == 0 {
             // Not tracked: its lifetime is unknown, and said so now.
             self.untracked += 1;
-            return self.lifetime(&object, record.ticks, Fate::Untracked);
+            return write_lifetime(
+                &mut self.recording,
+                &self.object_lifetime,
+                &object,
+                record.ticks,
+                Fate::Untracked,
+            );
         }
         self.liveness.track(object);
         Ok(())
@@ -729,53 +735,37 @@ impl<S: Sink> Writer<S> {
     /// Writes the lifetime of each tracked object that collection `gc_id`
     /// (or one before it) freed, found so at `at`.
     fn sweep(&mut self, vm: &mut impl Vm, gc_id: u64, at: i64) -> Result<(), jfr_writer::Error> {
-        let mut dead = Vec::new();
-        self.liveness.sweep(
+        let Self {
+            liveness,
+            recording,
+            object_lifetime,
+            ..
+        } = self;
+        let mut written = Ok(());
+        // Each death is written as the sweep finds it: gathering them first
+        // would grow a vector as large as a young collection's die-off at
+        // every sweep. A handle found cleared is released at once; the
+        // sweep hands over each object it says is dead exactly once.
+        liveness.sweep(
             gc_id,
-            |tracked| vm.is_collected(tracked.handle),
-            |d| dead.push(d),
+            |tracked| {
+                let collected = vm.is_collected(tracked.handle);
+                if collected {
+                    vm.release(tracked.handle);
+                }
+                collected
+            },
+            |dead| {
+                if written.is_ok() {
+                    let fate = Fate::Freed {
+                        gcs_survived: dead.gcs_survived,
+                        gc_id: dead.found_dead_at_gc,
+                    };
+                    written = write_lifetime(recording, object_lifetime, &dead.object, at, fate);
+                }
+            },
         );
-        for object in dead {
-            vm.release(object.object.handle.handle);
-            let fate = Fate::Freed {
-                gcs_survived: object.gcs_survived,
-                gc_id: object.found_dead_at_gc,
-            };
-            self.lifetime(&object.object, at, fate)?;
-        }
-        Ok(())
-    }
-
-    fn lifetime(
-        &mut self,
-        object: &TrackedObject<Tracked>,
-        end: i64,
-        fate: Fate,
-    ) -> Result<(), jfr_writer::Error> {
-        let start = object.allocation_time as i64;
-        let pooled = object.handle;
-        let (live, gcs_survived, freed_by, tracked) = match fate {
-            Fate::Freed {
-                gcs_survived,
-                gc_id,
-            } => (false, gcs_survived, gc_id, true),
-            Fate::Live { gcs_survived } => (true, gcs_survived, 0, true),
-            Fate::Untracked => (false, 0, 0, false),
-        };
-        ObjectLifetime {
-            start_time: Ticks(start),
-            duration: (end - start).max(0),
-            event_thread: Some(pooled.thread),
-            stack_trace: Some(pooled.stack),
-            object_class: pooled.class.map(|c| c.class),
-            object_size: object.size as i64,
-            weight: object.weight as i64,
-            live,
-            gcs_survived: gcs_survived.min(i32::MAX as u64) as i32,
-            freed_by_gc_id: freed_by.min(i32::MAX as u64) as i32,
-            tracked,
-        }
-        .write(&mut self.recording, &self.object_lifetime)
+        written
     }
 
     /// Writes `heapsampler.AgentStatistics` and flushes the recording.
@@ -919,7 +909,13 @@ impl<S: Sink> Writer<S> {
             let fate = Fate::Live {
                 gcs_survived: live.gcs_survived,
             };
-            self.lifetime(&live.object, end, fate)?;
+            write_lifetime(
+                &mut self.recording,
+                &self.object_lifetime,
+                &live.object,
+                end,
+                fate,
+            )?;
         }
         self.write_statistics(statistics, ring)?;
         self.recording.finish()
@@ -1125,6 +1121,40 @@ impl<S: Sink> Writer<S> {
             hidden: false,
         })
     }
+}
+
+/// Writes an object's `heapsampler.ObjectLifetime`, ended at `end`.
+fn write_lifetime<S: Sink>(
+    recording: &mut Recording<S>,
+    event_type: &EventType,
+    object: &TrackedObject<Tracked>,
+    end: i64,
+    fate: Fate,
+) -> Result<(), jfr_writer::Error> {
+    let start = object.allocation_time as i64;
+    let pooled = object.handle;
+    let (live, gcs_survived, freed_by, tracked) = match fate {
+        Fate::Freed {
+            gcs_survived,
+            gc_id,
+        } => (false, gcs_survived, gc_id, true),
+        Fate::Live { gcs_survived } => (true, gcs_survived, 0, true),
+        Fate::Untracked => (false, 0, 0, false),
+    };
+    ObjectLifetime {
+        start_time: Ticks(start),
+        duration: (end - start).max(0),
+        event_thread: Some(pooled.thread),
+        stack_trace: Some(pooled.stack),
+        object_class: pooled.class.map(|c| c.class),
+        object_size: object.size as i64,
+        weight: object.weight as i64,
+        live,
+        gcs_survived: gcs_survived.min(i32::MAX as u64) as i32,
+        freed_by_gc_id: freed_by.min(i32::MAX as u64) as i32,
+        tracked,
+    }
+    .write(recording, event_type)
 }
 
 #[cfg(test)]

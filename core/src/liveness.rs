@@ -13,6 +13,12 @@
 //! the table holds and is reported by [`LivenessTable::memory_bytes`]; each
 //! entry is the owner's handle and the four numbers an object's lifetime
 //! needs, nothing the owner can keep in its handle.
+//!
+//! Memory follows what is held with a lag of a few sweeps: the table keeps
+//! room for the most it held at recent sweeps, a peak halved at each sweep
+//! since. Most objects die young, so a table fills between two collections
+//! and empties at each; giving its memory back at every sweep would fault
+//! the same pages in again before the next one.
 
 /// One sampled object being tracked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +68,9 @@ pub struct LivenessTable<H> {
     /// The collection id of the last sweep: objects still present then had
     /// outlived every collection up to it.
     last_sweep_gc: u64,
+    /// The most objects held at a sweep, halved at each sweep since: what
+    /// the table is likely to hold again before the next one.
+    recent_peak: usize,
 }
 
 impl<H> Default for LivenessTable<H> {
@@ -76,6 +85,7 @@ impl<H> LivenessTable<H> {
         Self {
             objects: Vec::new(),
             last_sweep_gc: 0,
+            recent_peak: 0,
         }
     }
 
@@ -94,6 +104,7 @@ impl<H> LivenessTable<H> {
         mut on_dead: impl FnMut(DeadObject<H>),
     ) -> usize {
         let outlived_up_to = self.last_sweep_gc;
+        self.recent_peak = (self.recent_peak / 2).max(self.objects.len());
         let mut dead = 0;
         for object in self
             .objects
@@ -108,9 +119,11 @@ impl<H> LivenessTable<H> {
             });
         }
         self.last_sweep_gc = self.last_sweep_gc.max(gc_id);
-        // Give memory back after a large die-off, so memory follows what is held.
-        if self.objects.capacity() > 64 && self.objects.len() < self.objects.capacity() / 4 {
-            self.objects.shrink_to(self.objects.len() * 2);
+        // Give memory back once neither what is held nor the recent peak
+        // needs it (see the module's doc).
+        let needed = self.objects.len().max(self.recent_peak);
+        if self.objects.capacity() > 64 && needed < self.objects.capacity() / 4 {
+            self.objects.shrink_to(needed * 2);
         }
         dead
     }
