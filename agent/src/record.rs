@@ -18,6 +18,9 @@ pub struct RawFrame {
     /// The `jmethodID`, as an integer.
     pub method: u64,
     /// The `jlocation`: the bytecode index, or -1 for a native method.
+    /// A record keeps -1 and the indexes a method's code can have (below
+    /// 65,535: the JVM limits code to 65,535 bytes); any other value comes
+    /// back as -1, a frame without a line.
     pub location: i64,
 }
 
@@ -52,8 +55,12 @@ pub struct SampleRecord {
 
 /// Bytes before the frames: six u64 fields, a flags byte, padding, a u32 count.
 const HEADER_LEN: usize = 6 * 8 + 4 + 4;
-/// Bytes per frame.
-const FRAME_LEN: usize = 16;
+/// Bytes per frame: the method id, then the location in two bytes. Deep
+/// stacks make records long, and every byte of them crosses the ring from
+/// the allocating thread's cache to the writer's.
+const FRAME_LEN: usize = 8 + 2;
+/// A frame's location in a record when it is -1 (or no bytecode index).
+const NO_LOCATION: u16 = u16::MAX;
 
 /// The largest record: a header and `MAX_DEPTH` frames.
 pub const MAX_RECORD_LEN: usize = HEADER_LEN + MAX_DEPTH * FRAME_LEN;
@@ -93,8 +100,12 @@ impl SampleRecord {
         out.extend_from_slice(&u32::from(header.truncated).to_le_bytes());
         out.extend_from_slice(&(frames.len() as u32).to_le_bytes());
         for frame in frames {
+            let location = u16::try_from(frame.location)
+                .ok()
+                .filter(|&index| index != NO_LOCATION)
+                .unwrap_or(NO_LOCATION);
             out.extend_from_slice(&frame.method.to_le_bytes());
-            out.extend_from_slice(&frame.location.to_le_bytes());
+            out.extend_from_slice(&location.to_le_bytes());
         }
     }
 
@@ -112,7 +123,7 @@ impl SampleRecord {
 pub struct SampleView<'a> {
     /// All but the frames.
     pub header: SampleHeader,
-    /// The encoded frames, 16 bytes each.
+    /// The encoded frames, [`FRAME_LEN`] bytes each.
     frames: &'a [u8],
 }
 
@@ -147,7 +158,10 @@ impl<'a> SampleView<'a> {
     pub fn frames(&self) -> impl ExactSizeIterator<Item = RawFrame> + 'a {
         self.frames.chunks_exact(FRAME_LEN).map(|frame| RawFrame {
             method: u64::from_le_bytes(frame[..8].try_into().expect("8 bytes")),
-            location: i64::from_le_bytes(frame[8..].try_into().expect("8 bytes")),
+            location: match u16::from_le_bytes(frame[8..].try_into().expect("2 bytes")) {
+                NO_LOCATION => -1,
+                index => i64::from(index),
+            },
         })
     }
 
@@ -198,6 +212,20 @@ mod tests {
             };
             assert_eq!(decoded, original);
         }
+    }
+
+    #[test]
+    fn locations_keep_every_bytecode_index_and_others_come_back_as_minus_one() {
+        let mut original = record(10);
+        let kept = [-1, 0, 1, 255, 256, 65_534];
+        let lost = [-2, 65_535, 65_536, i64::MAX];
+        for (frame, location) in original.frames.iter_mut().zip(kept.iter().chain(&lost)) {
+            frame.location = *location;
+        }
+        let bytes = original.encode();
+        let view = SampleView::decode(&bytes).unwrap();
+        let locations: Vec<i64> = view.frames().map(|frame| frame.location).collect();
+        assert_eq!(locations, [-1, 0, 1, 255, 256, 65_534, -1, -1, -1, -1]);
     }
 
     #[test]
