@@ -14,7 +14,8 @@
 //! - [`heap`]: the heap's context (GC, heap summary, JVM and class loading
 //!   events) from the JVM's management interface.
 //! - [`writer`]: turning one record or one collection into events, behind
-//!   the [`writer::Vm`] trait.
+//!   the [`writer::Vm`] trait; [`fingerprints`], its map from a stack's
+//!   fingerprint to the stack it pooled.
 //! - `ffi`: everything that touches the JVM (and every `unsafe` block): the
 //!   entry points and JVMTI callbacks, which forward into the session, and
 //!   the JVMTI implementation of the VM traits.
@@ -26,6 +27,7 @@
 mod ffi;
 
 pub use ffi::alloc::Allocator;
+pub mod fingerprints;
 pub mod heap;
 pub mod record;
 pub mod roots;

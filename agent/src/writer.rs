@@ -37,6 +37,7 @@ use jfr_writer::{
     ThreadRef, Ticks,
 };
 
+use crate::fingerprints::FingerprintMap;
 use crate::heap::HeapContext;
 use crate::record::{RawFrame, SampleView};
 use crate::roots::{Reference, RootLimits, RootPath};
@@ -322,7 +323,7 @@ pub struct Writer<S: Sink> {
     threads: FxHashMap<u64, ThreadRef>,
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
     /// stack trace.
-    stacks: FxHashMap<u128, StackTraceRef>,
+    stacks: FingerprintMap<StackTraceRef>,
     /// Where a new stack's frames are gathered (see [`Writer::stack`]).
     trace: StackTrace,
     liveness: LivenessTable<Tracked>,
@@ -602,7 +603,7 @@ impl<S: Sink> Writer<S> {
             methods: FxHashMap::default(),
             classes: FxHashMap::default(),
             threads: FxHashMap::default(),
-            stacks: FxHashMap::default(),
+            stacks: FingerprintMap::new(),
             trace: StackTrace::default(),
             liveness: LivenessTable::new(),
             gc_count: 0,
@@ -831,14 +832,13 @@ impl<S: Sink> Writer<S> {
         self.classes
             .retain(|_, c| c.is_some_and(|c| recording.holds(c.class)));
         self.threads.retain(|_, &mut t| recording.holds(t));
-        self.stacks.retain(|_, &mut s| recording.holds(s));
+        self.stacks.retain(|s| recording.holds(s));
         if self.boot_loader.is_some_and(|b| !recording.holds(b)) {
             self.boot_loader = None;
         }
         shrink(&mut self.methods);
         shrink(&mut self.classes);
         shrink(&mut self.threads);
-        shrink(&mut self.stacks);
         vm.forget_gone();
     }
 
@@ -1081,7 +1081,7 @@ impl<S: Sink> Writer<S> {
 
     fn stack(&mut self, vm: &mut impl Vm, view: &SampleView) -> StackTraceRef {
         let key = view.stack_fingerprint();
-        if let Some(&stack) = self.stacks.get(&key) {
+        if let Some(stack) = self.stacks.get(key) {
             return stack;
         }
         // Built in one `StackTrace` kept for the purpose: in recursive code
