@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Options};
 use heapsampler_core::rate_limit::RateLimiter;
-use heapsampler_core::ring::{Consumer, Producer, WaitOutcome};
+use heapsampler_core::ring::{CachePadded, Consumer, Producer, WaitOutcome};
 use jfr_writer::snapshot::Snapshot;
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
@@ -166,8 +166,11 @@ pub struct Session {
     live_max: u64,
     /// The sampling interval in force (the rate limiter raises it).
     interval: AtomicU64,
-    /// Samples the JVM handed the callbacks.
-    samples: AtomicU64,
+    /// Samples the JVM handed the callbacks. Every callback adds to it, so
+    /// it has a cache line of its own: next to what callbacks only read
+    /// (the interval, the options, the ring), each addition on another
+    /// core would make their next read a miss.
+    samples: CachePadded<AtomicU64>,
     /// When `samples` reaches this, the callback wakes the writer (which
     /// otherwise takes samples in batches): the rate limiter's window budget
     /// is spent. `u64::MAX` without a rate.
@@ -208,7 +211,7 @@ impl Session {
             producer,
             collections,
             live_max,
-            samples: AtomicU64::new(0),
+            samples: CachePadded(AtomicU64::new(0)),
             wake_writer_at: AtomicU64::new(u64::MAX),
             lost: AtomicU64::new(0),
             dumps: Mutex::new(Dumps::default()),
@@ -281,7 +284,7 @@ impl Session {
     /// Counts a sample; returns how many were taken, this one included.
     #[inline]
     pub fn count_sample(&self) -> u64 {
-        self.samples.fetch_add(1, Ordering::Relaxed) + 1
+        self.samples.0.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Counts a sample the ring refused.
@@ -300,7 +303,7 @@ impl Session {
     /// The counters `heapsampler.AgentStatistics` reports.
     pub fn statistics(&self) -> Statistics {
         Statistics {
-            samples: self.samples.load(Ordering::Relaxed),
+            samples: self.samples.0.load(Ordering::Relaxed),
             lost_samples: self.lost.load(Ordering::Relaxed),
         }
     }
@@ -387,7 +390,7 @@ fn write_recording<S: Sink>(
         // which a burst goes on at the old interval.
         if let Some(limiter) = limiter.as_mut() {
             // Samples taken, not yet written: the limit is on taking.
-            let samples = session.samples.load(Ordering::Relaxed);
+            let samples = session.samples.0.load(Ordering::Relaxed);
             let now = clock.now().0.max(0) as u64;
             if let Some(interval) = limiter.observe(samples - samples_seen, now) {
                 // Records carry the interval they were taken at, so weights

@@ -82,11 +82,13 @@ pub struct RingStats {
     pub high_water_bytes: u64,
 }
 
-/// Keeps a hot atomic on a cache line (pair) of its own, so that producers
-/// advancing `tail` do not slow the consumer's `head` and the reverse.
+/// Keeps a hot atomic on a cache line (pair) of its own: producers
+/// advancing `tail` do not slow the consumer's `head` and the reverse, and
+/// a counter every producer adds to does not slow the reads of what lies
+/// next to it.
 #[derive(Debug, Default)]
 #[repr(align(128))]
-struct CachePadded<T>(T);
+pub struct CachePadded<T>(pub T);
 
 #[derive(Debug)]
 struct Shared {
