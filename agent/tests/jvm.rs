@@ -450,11 +450,8 @@ fn a_leak_is_the_first_site_of_the_old_objects() {
     // 3 s at 24 MiB/s, and a quarter as much again kept
     // (Scenarios.Paced.leak): about 18 MiB live at the end, about 72
     // samples at 256k (a standard deviation of about 8.5). What the
-    // other sites allocate dies at once, but is known dead only after a
-    // collection: in a 64 MiB heap collections come every few seconds' worth of
-    // allocation, and what was allocated since the last one (at most
-    // the young generation, four fifths of it the other sites') is live
-    // as far as anyone knows.
+    // other sites allocate dies at once, and the workload ends with
+    // System.gc(), so none of it is an old object at the end.
     let (_, events) = record_in(
         "agent_leak_old_objects",
         "interval=256k",

@@ -82,7 +82,8 @@ fn the_same_workload_shows_no_change_and_a_leak_comes_first() {
 
     // The leak, switched on in one run only, allocates a quarter more from
     // its own site and keeps it: first and significant, as a rate and as
-    // live bytes.
+    // live bytes (the workload ends with a collection, so what the other
+    // sites allocated is dead by then in both runs).
     for args in [&["--by", "app-site"][..], &["--by", "app-site", "--live"]] {
         let text = diff(&base, &leak, args);
         let first = &rows(&text)[0];

@@ -34,7 +34,9 @@ import java.util.List;
  *                      allocates MIB MiB per second of wall time for SECONDS,
  *                      whatever the machine's load (it catches up on time, in
  *                      Paced.buffers and Paced.boxes); with "leak", also keeps
- *                      a quarter as much again reachable (Paced.leak)
+ *                      a quarter as much again reachable (Paced.leak); then
+ *                      System.gc(), so that what is live at the end is what
+ *                      is reachable, not what no collection has reached yet
  */
 public final class Scenarios {
     static volatile Object sink;
@@ -288,6 +290,7 @@ public final class Scenarios {
                 }
                 Thread.sleep(5);
             }
+            System.gc();
         }
 
         /** 16 KiB in 1 KiB arrays. */
