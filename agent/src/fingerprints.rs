@@ -52,16 +52,8 @@ impl<V: Copy> FingerprintMap<V> {
         if self.slots.is_empty() {
             return None;
         }
-        let mask = self.slots.len() - 1;
-        let mut at = fingerprint as usize & mask;
-        loop {
-            let slot = &self.slots[at];
-            match slot.value {
-                None => return None,
-                Some(value) if slot.fingerprint == fingerprint => return Some(value),
-                Some(_) => at = (at + 1) & mask,
-            }
-        }
+        let at = Self::probe(&self.slots, fingerprint).ok()?;
+        self.slots[at].value
     }
 
     /// Sets the value of `fingerprint`.
@@ -95,6 +87,7 @@ impl<V: Copy> FingerprintMap<V> {
             self.rebuild(self.len * 2);
         }
     }
+
     /// How many fingerprints the map holds.
     pub fn len(&self) -> usize {
         self.len
@@ -113,7 +106,7 @@ impl<V: Copy> FingerprintMap<V> {
     /// Moves the entries to a new array of at least `room` slots (none for
     /// an empty map).
     fn rebuild(&mut self, room: usize) {
-        let slots = if self.len == 0 && room == 0 {
+        let slots = if room == 0 {
             Vec::new()
         } else {
             let empty = Slot {
@@ -137,15 +130,12 @@ impl<V: Copy> FingerprintMap<V> {
     fn remove_at(&mut self, mut at: usize) {
         let mask = self.slots.len() - 1;
         let mut next = (at + 1) & mask;
-        while let Some(value) = self.slots[next].value {
+        while self.slots[next].value.is_some() {
             let home = self.slots[next].fingerprint as usize & mask;
             // Distances going forward, around the end: the entry may move
             // to `at` if `at` lies on its probe, from `home` to `next`.
             if (next.wrapping_sub(home) & mask) >= (next.wrapping_sub(at) & mask) {
-                self.slots[at] = Slot {
-                    fingerprint: self.slots[next].fingerprint,
-                    value: Some(value),
-                };
+                self.slots[at] = self.slots[next];
                 at = next;
             }
             next = (next + 1) & mask;
@@ -156,22 +146,26 @@ impl<V: Copy> FingerprintMap<V> {
     /// Puts the entry in its slot; returns whether it is new. `slots` has
     /// an empty slot.
     fn place(slots: &mut [Slot<V>], fingerprint: u128, value: V) -> bool {
+        let found = Self::probe(slots, fingerprint);
+        let (Ok(at) | Err(at)) = found;
+        slots[at] = Slot {
+            fingerprint,
+            value: Some(value),
+        };
+        found.is_err()
+    }
+
+    /// The slot holding `fingerprint` (`Ok`), or the empty slot its probe
+    /// ends at (`Err`). `slots` has an empty slot.
+    #[inline]
+    fn probe(slots: &[Slot<V>], fingerprint: u128) -> Result<usize, usize> {
         let mask = slots.len() - 1;
         let mut at = fingerprint as usize & mask;
         loop {
-            let slot = &mut slots[at];
+            let slot = &slots[at];
             match slot.value {
-                None => {
-                    *slot = Slot {
-                        fingerprint,
-                        value: Some(value),
-                    };
-                    return true;
-                }
-                Some(_) if slot.fingerprint == fingerprint => {
-                    slot.value = Some(value);
-                    return false;
-                }
+                None => return Err(at),
+                Some(_) if slot.fingerprint == fingerprint => return Ok(at),
                 Some(_) => at = (at + 1) & mask,
             }
         }

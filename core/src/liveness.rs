@@ -119,9 +119,9 @@ impl<H> LivenessTable<H> {
             });
         }
         self.last_sweep_gc = self.last_sweep_gc.max(gc_id);
-        // Give memory back once neither what is held nor the recent peak
-        // needs it (see the module's doc).
-        let needed = self.objects.len().max(self.recent_peak);
+        // Give memory back once the recent peak, never below what is held,
+        // does not need it (see the module's doc).
+        let needed = self.recent_peak;
         if self.objects.capacity() > 64 && needed < self.objects.capacity() / 4 {
             self.objects.shrink_to(needed * 2);
         }
