@@ -245,11 +245,6 @@ impl FrameType {
         }
     }
 
-    /// The frame type pooled under `key`, if any.
-    fn from_key(key: u64) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.key() == key)
-    }
-
     /// The position in [`FrameType::ALL`].
     fn index(self) -> usize {
         self as usize
@@ -645,6 +640,8 @@ pub(crate) struct Pools {
     stack_traces: Pool<Box<[u8]>>,
     /// Reused to encode a stack trace before looking it up.
     stack_trace_scratch: Vec<u8>,
+    /// Reused to list a stack trace's distinct methods.
+    stack_trace_methods: Vec<u32>,
     /// Reused for the values marking follows.
     referent_scratch: Vec<Referent>,
     frame_types_marked_in: [u32; 5],
@@ -686,16 +683,47 @@ struct Constants {
     last_key: u64,
 }
 
-/// A stack trace kept in its pool entry's encoding: the truncated flag, the
-/// frame count, then per frame the method key, line, bytecode index and
-/// frame type key ([`FrameType::key`]), all varints. A recording keeps the distinct stacks it
-/// sees until they are dropped, and profiles of recursive code see tens of
-/// thousands: this takes about a third of the memory of [`StackTrace`]'s
-/// frames, and a checkpoint writes it by copying.
+/// A stack trace kept as what it refers to, then its pool entry's encoding.
+///
+/// The head: the number of distinct methods, their slots (varints, in
+/// ascending order), and a byte with a bit per frame type used
+/// ([`FrameType::index`]). The entry: the truncated flag, the frame count,
+/// then per frame the method key, line, bytecode index and frame type key
+/// ([`FrameType::key`]), all varints. A stack trace used again in a later
+/// chunk is marked from its head, a few bytes, where following its frames
+/// would decode four varints a frame; a checkpoint writes the entry by
+/// copying. A recording keeps the distinct stacks it sees until they are
+/// dropped, and profiles of recursive code see tens of thousands: this
+/// takes about a third of the memory of [`StackTrace`]'s frames.
 struct EncodedStackTrace;
 
+/// [`EncodedStackTrace`]'s head, read.
+struct StackTraceHead<'a> {
+    /// The distinct methods' slots, as varints.
+    methods: &'a [u8],
+    /// A bit per frame type used.
+    frame_types: u8,
+}
+
 impl EncodedStackTrace {
-    fn encode(trace: &StackTrace, out: &mut Vec<u8>) {
+    /// Encodes `trace` into `out`; `methods` is scratch space.
+    fn encode(trace: &StackTrace, methods: &mut Vec<u32>, out: &mut Vec<u8>) {
+        methods.clear();
+        let mut frame_types = 0u8;
+        for frame in &trace.frames {
+            // A recursive stack repeats its methods frame after frame.
+            if methods.last() != Some(&frame.method.0) {
+                methods.push(frame.method.0);
+            }
+            frame_types |= 1 << frame.frame_type.index();
+        }
+        methods.sort_unstable();
+        methods.dedup();
+        write_varint(out, methods.len() as u64);
+        for &method in methods.iter() {
+            write_varint(out, method.into());
+        }
+        out.push(frame_types);
         out.push(trace.truncated as u8);
         write_varint(out, trace.frames.len() as u64);
         for frame in &trace.frames {
@@ -706,23 +734,37 @@ impl EncodedStackTrace {
         }
     }
 
-    /// Each frame's method and frame type.
-    fn methods_and_types(encoded: &[u8]) -> impl Iterator<Item = (MethodRef, FrameType)> + '_ {
-        let mut at = 1;
-        let mut next = move || {
-            // Only `encode` wrote these bytes.
-            let (value, len) = read_varint(&encoded[at..]).expect("an encoded stack trace");
-            at += len;
-            value
+    /// The head and the pool entry after it.
+    fn split(encoded: &[u8]) -> (StackTraceHead<'_>, &[u8]) {
+        // Only `encode` wrote these bytes.
+        let varint = |at: usize| read_varint(&encoded[at..]).expect("an encoded stack trace");
+        let (count, mut at) = varint(0);
+        let start = at;
+        for _ in 0..count {
+            at += varint(at).1;
+        }
+        let head = StackTraceHead {
+            methods: &encoded[start..at],
+            frame_types: encoded[at],
         };
-        let frames = next();
-        (0..frames).map(move |_| {
-            let method = MethodRef((next() - 1) as u32);
-            next(); // the line
-            next(); // the bytecode index
-            let frame_type = FrameType::from_key(next()).expect("a frame type key");
-            (method, frame_type)
+        (head, &encoded[at + 1..])
+    }
+}
+
+impl StackTraceHead<'_> {
+    fn methods(&self) -> impl Iterator<Item = MethodRef> + '_ {
+        let mut rest = self.methods;
+        std::iter::from_fn(move || {
+            let (slot, len) = read_varint(rest).ok()?;
+            rest = &rest[len..];
+            Some(MethodRef(slot as u32))
         })
+    }
+
+    fn frame_types(&self) -> impl Iterator<Item = FrameType> + '_ {
+        FrameType::ALL
+            .into_iter()
+            .filter(|t| self.frame_types & (1 << t.index()) != 0)
     }
 }
 
@@ -817,39 +859,22 @@ impl Pools {
         MethodRef(self.methods.intern(value))
     }
 
+    /// Interns a stack trace, and marks it for this chunk if it is new: a
+    /// new stack trace is interned for an event about to use it.
     pub(crate) fn stack_trace(&mut self, value: &StackTrace) -> StackTraceRef {
         let mut encoded = std::mem::take(&mut self.stack_trace_scratch);
         encoded.clear();
-        EncodedStackTrace::encode(value, &mut encoded);
-        let index = match self.stack_traces.find(encoded.as_slice()) {
-            Some(index) => index,
+        EncodedStackTrace::encode(value, &mut self.stack_trace_methods, &mut encoded);
+        let reference = match self.stack_traces.find(encoded.as_slice()) {
+            Some(index) => StackTraceRef(index),
             None => {
-                let index = self.stack_traces.intern(encoded.as_slice().into());
-                self.mark_new_stack_trace(index, value);
-                index
+                let reference = StackTraceRef(self.stack_traces.intern(encoded.as_slice().into()));
+                self.mark(PoolRef::StackTrace(reference));
+                reference
             }
         };
         self.stack_trace_scratch = encoded;
-        StackTraceRef(index)
-    }
-
-    /// Marks a stack trace just interned, and its methods and frame types,
-    /// from its frames at hand: a new stack trace is interned for an event
-    /// about to use it, and marking it there would decode it again, a fifth
-    /// of a writer's work on recursive code where most stacks are new.
-    fn mark_new_stack_trace(&mut self, index: u32, value: &StackTrace) {
-        let chunk = self.chunk;
-        self.stack_traces.mark_held(index, chunk);
-        let mut last_method = None;
-        for frame in &value.frames {
-            // A recursive stack repeats its methods frame after frame.
-            if last_method != Some(frame.method) {
-                last_method = Some(frame.method);
-                let held = self.mark(PoolRef::Method(frame.method));
-                debug_assert!(held, "a stack trace's methods are in the pools");
-            }
-            self.frame_types_marked_in[frame.frame_type.index()] = chunk;
-        }
+        reference
     }
 
     /// Drops every value not marked in the chunk being built or the one
@@ -1051,22 +1076,9 @@ impl Pools {
                 out.push(Referent::Symbol(method.descriptor));
             }
             PoolRef::StackTrace(r) => {
-                let encoded = self.stack_traces.get(r.0);
-                let mut last_method = None;
-                let mut frame_types = 0u8;
-                for (method, frame_type) in EncodedStackTrace::methods_and_types(encoded) {
-                    // A recursive stack repeats its methods frame after
-                    // frame: each run is listed once.
-                    if last_method != Some(method) {
-                        last_method = Some(method);
-                        out.push(Referent::Pooled(PoolRef::Method(method)));
-                    }
-                    let bit = 1 << frame_type.index();
-                    if frame_types & bit == 0 {
-                        frame_types |= bit;
-                        out.push(Referent::FrameType(frame_type));
-                    }
-                }
+                let (head, _) = EncodedStackTrace::split(self.stack_traces.get(r.0));
+                out.extend(head.methods().map(|m| Referent::Pooled(PoolRef::Method(m))));
+                out.extend(head.frame_types().map(Referent::FrameType));
             }
         }
     }
@@ -1168,7 +1180,7 @@ impl Pools {
         count(
             self.stack_traces
                 .write_pending(types.stack_trace, out, |encoded, out| {
-                    out.extend_from_slice(encoded)
+                    out.extend_from_slice(EncodedStackTrace::split(encoded).1)
                 }),
         );
 

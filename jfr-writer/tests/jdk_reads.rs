@@ -610,6 +610,107 @@ fn values_dropped_between_chunks_are_written_again() {
 }
 
 #[test]
+fn a_stack_used_again_chunks_later_brings_all_its_methods_and_frame_types() {
+    // Four methods of two classes, in runs and alternating as recursion
+    // and callbacks make them, in every frame type. The stack is used in
+    // the first chunk, held through a chunk where nothing uses it or its
+    // methods, and used again in the third: that chunk, read alone, must
+    // define each of its methods, classes and frame types again.
+    let dir = temp_dir("stack_used_again");
+    let path = dir.join("again.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let event = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let f = fixture(&mut recording, 1);
+    let mut method = |class_name: &str, name: &str| {
+        let class_symbol = recording.symbol(class_name);
+        let class = recording.class(Class {
+            class_loader: None,
+            name: class_symbol,
+            package: None,
+            modifiers: 0,
+            hidden: false,
+        });
+        let (name_symbol, descriptor) = (recording.symbol(name), recording.symbol("()V"));
+        let method = recording.method(Method {
+            class,
+            name: name_symbol,
+            descriptor,
+            modifiers: 1,
+            hidden: false,
+        });
+        (
+            method,
+            format!("{}.{name}()V", class_name.replace('/', ".")),
+        )
+    };
+    let methods = [
+        method("a/First", "x"),
+        method("a/First", "y"),
+        method("b/Second", "x"),
+        method("b/Second", "z"),
+    ];
+    let kinds = [
+        (FrameType::Interpreted, "Interpreted"),
+        (FrameType::JitCompiled, "JIT compiled"),
+        (FrameType::Inlined, "Inlined"),
+        (FrameType::Native, "Native"),
+    ];
+    let order = [0, 0, 1, 0, 2, 3, 3, 1, 0, 2];
+    let frames: Vec<StackFrame> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| StackFrame {
+            method: methods[m].0,
+            line_number: i as i32,
+            bytecode_index: 2 * i as i32,
+            frame_type: kinds[i % kinds.len()].0,
+        })
+        .collect();
+    let text = order
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| format!("{}:{i}:{}:{}:1:false", methods[m].1, 2 * i, kinds[i % 4].1))
+        .collect::<Vec<_>>()
+        .join(";");
+    let stack = recording.stack_trace(StackTrace {
+        truncated: false,
+        frames,
+    });
+    let mut expected = Vec::new();
+    for (chunk, used) in [(1, Some(stack)), (2, None), (3, Some(stack))] {
+        assert_eq!(recording.chunk_number(), chunk);
+        let at = recording.clock().now();
+        recording
+            .event(&event, at)
+            .thread(f.thread)
+            .stack_trace(used)
+            .class(f.class)
+            .long(chunk as i64)
+            .commit()
+            .unwrap();
+        let stack_text = match used {
+            Some(_) => format!("stack(false:{text})"),
+            None => "null".to_owned(),
+        };
+        expected.push(format!(
+            "jdk.ObjectAllocationSample startTime={} eventThread={} stackTrace={stack_text} objectClass={} weight={chunk}",
+            recording.clock().epoch_nanos(at),
+            f.thread_text,
+            f.class_text
+        ));
+        if chunk < 3 {
+            recording.end_chunk().unwrap();
+            recording.drop_unused([stack.into()]);
+        }
+    }
+    recording.close().unwrap();
+    assert_eq!(dump(&path), expected);
+    assert_chunks_stand_alone(&path, &expected);
+}
+
+#[test]
 fn a_chunk_starts_before_its_first_event_not_at_its_first_flush() {
     // A recording shorter than its flush interval is flushed once, at the
     // end: its chunk must still span its events, or readers that go by the
