@@ -154,6 +154,7 @@ pub fn ring_buffer(capacity_bytes: usize) -> (Producer, Consumer) {
             shared,
             head: 0,
             scratch: Vec::new(),
+            ends: Vec::new(),
         },
     )
 }
@@ -347,8 +348,39 @@ pub struct Consumer {
     shared: Arc<Shared>,
     /// The consumer's own copy of `shared.head`, published in batches.
     head: u64,
-    /// Records are copied out of the ring into this before the callback sees them.
+    /// Records are copied out of the ring into this, one after another,
+    /// before the callback sees them.
     scratch: Vec<u8>,
+    /// Where each record in `scratch` ends.
+    ends: Vec<usize>,
+}
+
+/// Records drained from the ring, in order ([`Consumer::drain_batches`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a> {
+    bytes: &'a [u8],
+    ends: &'a [usize],
+}
+
+impl<'a> Batch<'a> {
+    /// The records, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + Clone + 'a {
+        let bytes = self.bytes;
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends)
+            .map(move |(start, &end)| &bytes[start..end])
+    }
+
+    /// How many records.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none (never, as handed over).
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
 }
 
 /// Why [`Consumer::wait`] returned.
@@ -384,6 +416,19 @@ impl Consumer {
     /// them), and returns how many there were. Stops early at a record whose
     /// producer is still copying it in; the next call picks it up.
     pub fn drain(&mut self, mut on_record: impl FnMut(&[u8])) -> usize {
+        self.drain_batches(1, |batch| batch.iter().for_each(&mut on_record))
+    }
+
+    /// As [`Consumer::drain`], but hands the records over up to
+    /// `max_records` at a time, so that the consumer can look at a batch's
+    /// records before it handles them one by one (and start the memory
+    /// loads each needs together, say).
+    pub fn drain_batches(
+        &mut self,
+        max_records: usize,
+        mut on_batch: impl FnMut(&Batch<'_>),
+    ) -> usize {
+        let max_records = max_records.max(1);
         let shared = &*self.shared;
         let end = shared.tail.0.load(Ordering::Acquire) & !CLOSED;
         // Publish `head` at least every quarter of the ring, so producers
@@ -391,6 +436,8 @@ impl Consumer {
         let publish_every = (shared.capacity_words() / 4).max(1);
         let mut published = self.head;
         let (mut records, mut bytes) = (0usize, 0u64);
+        self.scratch.clear();
+        self.ends.clear();
         while self.head < end {
             let header = shared.word(self.head).load(Ordering::Acquire);
             if header & COMMITTED == 0 {
@@ -398,7 +445,7 @@ impl Consumer {
             }
             let len = (header & u32::MAX as u64) as usize;
             let payload_words = len.div_ceil(WORD) as u64;
-            self.scratch.clear();
+            let start = self.scratch.len();
             for position in self.head + 1..self.head + 1 + payload_words {
                 let word = shared.word(position);
                 self.scratch
@@ -406,18 +453,34 @@ impl Consumer {
                 word.store(0, Ordering::Relaxed);
             }
             shared.word(self.head).store(0, Ordering::Relaxed);
-            self.scratch.truncate(len);
+            self.scratch.truncate(start + len);
+            self.ends.push(self.scratch.len());
             self.head += 1 + payload_words;
             records += 1;
             bytes += len as u64;
-            on_record(&self.scratch);
+            // The batch's records are out of the ring: its room can go
+            // back before they are handled.
             if self.head - published >= publish_every {
                 self.publish_head();
                 published = self.head;
             }
+            if self.ends.len() == max_records {
+                on_batch(&Batch {
+                    bytes: &self.scratch,
+                    ends: &self.ends,
+                });
+                self.scratch.clear();
+                self.ends.clear();
+            }
         }
         if self.head != published {
             self.publish_head();
+        }
+        if !self.ends.is_empty() {
+            on_batch(&Batch {
+                bytes: &self.scratch,
+                ends: &self.ends,
+            });
         }
         shared.records.fetch_add(records as u64, Ordering::Relaxed);
         shared.bytes.fetch_add(bytes, Ordering::Relaxed);

@@ -271,3 +271,33 @@ fn drain_until(consumer: &mut Consumer, total: u64, mut on_record: impl FnMut(&[
         consumer.wait(Duration::from_secs(1));
     }
 }
+
+#[test]
+fn batches_hand_over_every_record_in_order_and_at_most_so_many_at_once() {
+    // Two producers through a ring of about 80 records, drained in
+    // batches of 1, 3 and 64: each producer's records come whole and in
+    // order, and no batch is empty or larger than asked.
+    for max in [1, 3, 64] {
+        const RECORDS: u64 = 20_000;
+        let (producer, mut consumer) = ring_buffer(4096);
+        let handles = spawn_producers(&producer, 2, RECORDS);
+        let mut next_seq = [0u64; 2];
+        let mut received = 0;
+        while received < 2 * RECORDS {
+            let drained = consumer.drain_batches(max, |batch| {
+                assert!(!batch.is_empty() && batch.len() <= max, "{}", batch.len());
+                assert_eq!(batch.iter().count(), batch.len());
+                for bytes in batch.iter() {
+                    let (id, seq) = check_record(bytes);
+                    assert_eq!(seq, next_seq[id as usize], "producer {id}");
+                    next_seq[id as usize] += 1;
+                }
+            });
+            received += drained as u64;
+        }
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(next_seq, [RECORDS; 2]);
+    }
+}
