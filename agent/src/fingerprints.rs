@@ -56,6 +56,23 @@ impl<V: Copy> FingerprintMap<V> {
         self.slots[at].value
     }
 
+    /// Reads the slot where each fingerprint's probe starts, so that
+    /// look-ups of them soon after find their slots in cache. The loads do
+    /// not depend on each other, so their misses overlap, where look-ups one
+    /// at a time, each waited for, take the misses in turn.
+    pub fn prefetch(&self, fingerprints: impl Iterator<Item = u128>) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let mask = self.slots.len() - 1;
+        let mut seen = 0;
+        for fingerprint in fingerprints {
+            seen ^= self.slots[fingerprint as usize & mask].fingerprint;
+        }
+        // Kept, so that the loads are made.
+        std::hint::black_box(seen);
+    }
+
     /// Sets the value of `fingerprint`.
     pub fn insert(&mut self, fingerprint: u128, value: V) {
         if (self.len + 1) * 2 > self.slots.len() {

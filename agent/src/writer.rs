@@ -324,6 +324,9 @@ pub struct Writer<S: Sink> {
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
     /// stack trace.
     stacks: FingerprintMap<StackTraceRef>,
+    /// Reused for the stack fingerprints of a batch of records
+    /// ([`Writer::samples`]).
+    fingerprints: Vec<Option<u128>>,
     /// Where a new stack's frames are gathered (see [`Writer::stack`]).
     trace: StackTrace,
     liveness: LivenessTable<Tracked>,
@@ -604,6 +607,7 @@ impl<S: Sink> Writer<S> {
             classes: FxHashMap::default(),
             threads: FxHashMap::default(),
             stacks: FingerprintMap::new(),
+            fingerprints: Vec::new(),
             trace: StackTrace::default(),
             liveness: LivenessTable::new(),
             gc_count: 0,
@@ -668,13 +672,54 @@ impl<S: Sink> Writer<S> {
 
     /// Writes one sample record from the ring.
     pub fn sample(&mut self, vm: &mut impl Vm, bytes: &[u8]) -> Result<(), jfr_writer::Error> {
-        let Ok(view) = SampleView::decode(bytes) else {
-            self.malformed += 1;
-            return Ok(());
-        };
+        self.samples(vm, std::iter::once(bytes))
+    }
+
+    /// Writes sample records from the ring, in order. The stack look-ups of
+    /// them all start first: when most stacks are new the map of them is
+    /// larger than the cache, and the records' loads of it, independent,
+    /// wait for their misses together, where one record at a time waits
+    /// for each.
+    pub fn samples<'r>(
+        &mut self,
+        vm: &mut impl Vm,
+        records: impl Iterator<Item = &'r [u8]> + Clone,
+    ) -> Result<(), jfr_writer::Error> {
+        let mut fingerprints = std::mem::take(&mut self.fingerprints);
+        fingerprints.clear();
+        fingerprints.extend(records.clone().map(|bytes| {
+            SampleView::decode(bytes)
+                .ok()
+                .map(|view| view.stack_fingerprint())
+        }));
+        self.stacks.prefetch(fingerprints.iter().flatten().copied());
+        let mut written = Ok(());
+        for (bytes, fingerprint) in records.zip(&fingerprints) {
+            written = match (SampleView::decode(bytes), fingerprint) {
+                (Ok(view), Some(fingerprint)) => self.decoded_sample(vm, &view, *fingerprint),
+                _ => {
+                    self.malformed += 1;
+                    Ok(())
+                }
+            };
+            if written.is_err() {
+                break;
+            }
+        }
+        self.fingerprints = fingerprints;
+        written
+    }
+
+    /// Writes one decoded sample record whose stack has `fingerprint`.
+    fn decoded_sample(
+        &mut self,
+        vm: &mut impl Vm,
+        view: &SampleView,
+        fingerprint: u128,
+    ) -> Result<(), jfr_writer::Error> {
         let record = view.header;
         let thread = self.thread(vm, record.thread);
-        let stack = self.stack(vm, &view);
+        let stack = self.stack(vm, view, fingerprint);
         let class = self.class(vm, record.class);
         let weight = bytes_weight(record.size, record.interval).round() as i64;
         ObjectAllocationSample {
@@ -1079,8 +1124,7 @@ impl<S: Sink> Writer<S> {
         })
     }
 
-    fn stack(&mut self, vm: &mut impl Vm, view: &SampleView) -> StackTraceRef {
-        let key = view.stack_fingerprint();
+    fn stack(&mut self, vm: &mut impl Vm, view: &SampleView, key: u128) -> StackTraceRef {
         if let Some(stack) = self.stacks.get(key) {
             return stack;
         }

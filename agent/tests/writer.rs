@@ -226,10 +226,15 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         // The first sample's stack again, untracked: at the live_max size.
         record(2, t0 + 40, 100, 1 << 20, 0, false, &[(2, 6), (1, 0)]),
     ];
-    for bytes in &samples {
-        writer.sample(&mut vm, bytes).unwrap();
-    }
-    writer.sample(&mut vm, b"garbage").unwrap();
+    // One batch, as the ring hands them over, with a malformed record
+    // among them: skipped and counted, the others written in order.
+    let (before, after) = samples.split_at(2);
+    let batch = before
+        .iter()
+        .map(Vec::as_slice)
+        .chain([b"garbage".as_slice()])
+        .chain(after.iter().map(Vec::as_slice));
+    writer.samples(&mut vm, batch).unwrap();
     assert_eq!(writer.malformed_records(), 1);
     let lookups = vm.lookups;
     writer.sample(&mut vm, &samples[3]).unwrap();
