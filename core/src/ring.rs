@@ -13,7 +13,9 @@
 //!   publishes the header with a release store.
 //! - The consumer reads records from `head` in reservation order while their
 //!   header is committed, zeroes the words it has read (so that a stale header
-//!   is never mistaken for a new one), and advances `head`.
+//!   is never mistaken for a new one), and advances `head`. It copies each
+//!   record out before handing it over, alone or in a batch of the next few
+//!   ([`Consumer::drain_batches`]).
 //! - A producer that finds no room waits on a condition variable; the consumer
 //!   wakes waiting producers after it advances `head`. A consumer with too
 //!   little to read waits likewise, and the producer whose record brings the
