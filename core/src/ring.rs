@@ -43,6 +43,8 @@ const CLOSED: u64 = 1 << 63;
 const COMMITTED: u64 = 1 << 63;
 /// Bytes per word.
 const WORD: usize = 8;
+/// Bytes per page of memory (the smallest on the machines the agent runs on).
+const PAGE: usize = 4096;
 /// Waits time out after this long and check again: not needed for
 /// correctness, but a cheap guard against a wake-up lost to a bug.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -128,10 +130,17 @@ struct Shared {
 /// A record takes its length rounded up to 8 bytes, plus an 8-byte header; the
 /// largest record is [`Producer::max_record_len`].
 pub fn ring_buffer(capacity_bytes: usize) -> (Producer, Consumer) {
-    let words = capacity_bytes.div_ceil(WORD).max(8).next_power_of_two();
+    let len = capacity_bytes.div_ceil(WORD).max(8).next_power_of_two();
+    let words: Box<[AtomicU64]> = (0..len).map(|_| AtomicU64::new(0)).collect();
+    // Written once now: a zeroed allocation this large is mapped a page at
+    // a time on first write, and the first pass of producers through the
+    // ring would take those page faults in their allocations.
+    for word in words.iter().step_by(PAGE / WORD) {
+        word.store(0, Ordering::Relaxed);
+    }
     let shared = Arc::new(Shared {
-        words: (0..words).map(|_| AtomicU64::new(0)).collect(),
-        mask: words as u64 - 1,
+        words,
+        mask: len as u64 - 1,
         tail: CachePadded::default(),
         head: CachePadded::default(),
         producers_waiting: AtomicU64::new(0),
