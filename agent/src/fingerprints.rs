@@ -105,21 +105,6 @@ impl<V: Copy> FingerprintMap<V> {
         }
     }
 
-    /// How many fingerprints the map holds.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the map holds nothing.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The memory the map's slots take, in bytes.
-    pub fn memory_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot<V>>()
-    }
-
     /// Moves the entries to a new array of at least `room` slots (none for
     /// an empty map).
     fn rebuild(&mut self, room: usize) {
@@ -219,7 +204,7 @@ mod tests {
                 expected.insert(fingerprint, i as u32 + 1);
             }
         }
-        assert_eq!(map.len(), expected.len());
+        assert_eq!(map.len, expected.len());
         for (&fingerprint, &value) in &expected {
             assert_eq!(map.get(fingerprint), Some(value), "{fingerprint:#x}");
         }
@@ -236,7 +221,7 @@ mod tests {
         for (i, &fingerprint) in all.iter().enumerate() {
             map.insert(fingerprint, i);
         }
-        let full = map.memory_bytes();
+        let full = map.slots.capacity();
         // Every tenth kept: entries whose probes passed over the dropped
         // ones must still be found.
         map.retain(|i| i % 10 == 0);
@@ -244,15 +229,15 @@ mod tests {
             let expected = (i % 10 == 0).then_some(i);
             assert_eq!(map.get(fingerprint), expected, "{fingerprint:#x}");
         }
-        assert_eq!(map.len(), all.len().div_ceil(10));
+        assert_eq!(map.len, all.len().div_ceil(10));
         assert!(
-            map.memory_bytes() * 4 <= full,
-            "{} of {full}",
-            map.memory_bytes()
+            map.slots.capacity() * 4 <= full,
+            "{} slots of {full}",
+            map.slots.capacity()
         );
         map.retain(|_| false);
-        assert!(map.is_empty());
-        assert_eq!(map.memory_bytes(), 0);
+        assert_eq!(map.len, 0);
+        assert_eq!(map.slots.capacity(), 0);
         assert_eq!(map.get(all[0]), None);
     }
 
@@ -285,7 +270,7 @@ mod tests {
             let share = next() % 4;
             map.retain(|value| value % 4 >= share);
             expected.retain(|_, value| *value % 4 >= share);
-            assert_eq!(map.len(), expected.len(), "round {round}");
+            assert_eq!(map.len, expected.len(), "round {round}");
             for (&fingerprint, &value) in &expected {
                 assert_eq!(map.get(fingerprint), Some(value), "round {round}");
             }
@@ -297,7 +282,7 @@ mod tests {
         let mut map = FingerprintMap::new();
         for (i, fingerprint) in fingerprints().into_iter().enumerate() {
             map.insert(fingerprint, i as u32);
-            assert!(map.len() * 2 <= map.slots.len());
+            assert!(map.len * 2 <= map.slots.len());
         }
         assert_eq!(std::mem::size_of::<Slot<u32>>(), 32);
         assert_eq!(std::mem::align_of::<Slot<u32>>(), 32);
