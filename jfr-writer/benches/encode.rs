@@ -1,5 +1,6 @@
 //! Encoding `jdk.ObjectAllocationSample` events whose threads, stacks and
-//! classes are already pooled: the writer's per-sample cost in the agent.
+//! classes are already pooled: the writer's per-sample cost in the agent;
+//! and pooling stack traces never seen before, its cost per new stack.
 //!
 //! Run with `cargo bench -p jfr-writer --bench encode`; results in BENCHMARKS.md.
 
@@ -8,16 +9,17 @@ use heapsampler_test_support as support;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, Throughput};
+use criterion::{BatchSize, Criterion, Throughput};
 use jfr_writer::events::ObjectAllocationSample;
 use jfr_writer::{
-    Class, ClassRef, FrameType, Method, Options, Recording, StackFrame, StackTrace, StackTraceRef,
-    Thread, ThreadRef, Ticks, events,
+    Class, ClassRef, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace,
+    StackTraceRef, Thread, ThreadRef, Ticks, events,
 };
 use support::Discard;
 
 struct Pooled {
     threads: Vec<ThreadRef>,
+    methods: Vec<MethodRef>,
     stacks: Vec<StackTraceRef>,
     classes: Vec<ClassRef>,
 }
@@ -80,6 +82,7 @@ fn pool<S: jfr_writer::Sink>(recording: &mut Recording<S>) -> Pooled {
         .collect();
     Pooled {
         threads,
+        methods,
         stacks,
         classes,
     }
@@ -127,6 +130,41 @@ fn encode(c: &mut Criterion) {
             black_box(recording.finish().unwrap());
             elapsed
         })
+    });
+    // Stacks never seen before, as on recursive code whose paths do not
+    // repeat: each is encoded, looked up, added and marked. 10,000 into a
+    // fresh recording each time, so that every measurement sees the same
+    // pool sizes.
+    const NEW_STACKS: usize = 10_000;
+    group.throughput(Throughput::Elements(NEW_STACKS as u64));
+    group.bench_function("new_stack_traces", |b| {
+        b.iter_batched(
+            || {
+                let mut recording = Recording::to_writer(Discard(0), Options::default());
+                let methods = pool(&mut recording).methods;
+                let stacks: Vec<StackTrace> = (0..NEW_STACKS)
+                    .map(|i| StackTrace {
+                        truncated: false,
+                        frames: (0..32)
+                            .map(|d| StackFrame {
+                                method: methods[(i >> (d % 16)) % 500],
+                                line_number: (i + d) as i32,
+                                bytecode_index: 0,
+                                frame_type: FrameType::JitCompiled,
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                (recording, stacks)
+            },
+            |(mut recording, stacks)| {
+                for stack in stacks {
+                    black_box(recording.stack_trace(stack));
+                }
+                recording
+            },
+            BatchSize::PerIteration,
+        )
     });
     group.finish();
 }
