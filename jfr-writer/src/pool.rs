@@ -22,7 +22,7 @@ use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::HashTable;
+use hashbrown::{HashTable, hash_table};
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
 use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
@@ -463,33 +463,34 @@ fn hash<Q: Hash + ?Sized>(value: &Q) -> u64 {
 }
 
 impl<V: Hash + Eq> Pool<V> {
-    /// The slot holding `value`, if any.
-    fn find<Q>(&self, value: &Q) -> Option<u32>
+    /// The slot holding `value`, and whether it is new: if the pool does
+    /// not hold it, `own(value)` is added under a new slot. One hash and one
+    /// probe of the index either way.
+    fn intern<Q>(&mut self, value: &Q, own: impl FnOnce(&Q) -> V) -> (u32, bool)
     where
         V: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let entries = &self.entries;
         let hash = hash(value);
-        self.index
-            .find(hash, |indexed| {
+        let entries = &self.entries;
+        let found = self.index.entry(
+            hash,
+            |indexed| {
                 indexed.hash == hash
                     && entries
                         .value(indexed.slot)
                         .is_some_and(|held| held.borrow() == value)
-            })
-            .map(|indexed| indexed.slot)
-    }
-
-    fn intern(&mut self, value: V) -> u32 {
-        if let Some(slot) = self.find(&value) {
-            return slot;
+            },
+            |indexed| indexed.hash,
+        );
+        match found {
+            hash_table::Entry::Occupied(held) => (held.get().slot, false),
+            hash_table::Entry::Vacant(place) => {
+                let slot = self.entries.push(own(value));
+                place.insert(Indexed { hash, slot });
+                (slot, true)
+            }
         }
-        let hash = hash(&value);
-        let slot = self.entries.push(value);
-        self.index
-            .insert_unique(hash, Indexed { hash, slot }, |indexed| indexed.hash);
-        slot
     }
 
     /// Drops every value not marked in chunk `since` or later for which
@@ -818,45 +819,39 @@ impl Pools {
     }
 
     pub(crate) fn symbol(&mut self, text: &str) -> SymbolRef {
-        match self.symbols.find(text) {
-            Some(index) => SymbolRef(index),
-            None => SymbolRef(self.symbols.intern(text.into())),
-        }
+        SymbolRef(self.symbols.intern(text, |text: &str| text.into()).0)
     }
 
     pub(crate) fn string(&mut self, text: &str) -> StringRef {
-        match self.strings.find(text) {
-            Some(index) => StringRef(index),
-            None => StringRef(self.strings.intern(text.into())),
-        }
+        StringRef(self.strings.intern(text, |text: &str| text.into()).0)
     }
 
     pub(crate) fn thread_group(&mut self, value: ThreadGroup) -> ThreadGroupRef {
-        ThreadGroupRef(self.thread_groups.intern(value))
+        ThreadGroupRef(self.thread_groups.intern(&value, Clone::clone).0)
     }
 
     pub(crate) fn thread(&mut self, value: Thread) -> ThreadRef {
-        ThreadRef(self.threads.intern(value))
+        ThreadRef(self.threads.intern(&value, Clone::clone).0)
     }
 
     pub(crate) fn module(&mut self, value: Module) -> ModuleRef {
-        ModuleRef(self.modules.intern(value))
+        ModuleRef(self.modules.intern(&value, Clone::clone).0)
     }
 
     pub(crate) fn package(&mut self, value: Package) -> PackageRef {
-        PackageRef(self.packages.intern(value))
+        PackageRef(self.packages.intern(&value, Clone::clone).0)
     }
 
     pub(crate) fn class_loader(&mut self, value: ClassLoader) -> ClassLoaderRef {
-        ClassLoaderRef(self.class_loaders.intern(value))
+        ClassLoaderRef(self.class_loaders.intern(&value, Clone::clone).0)
     }
 
     pub(crate) fn class(&mut self, value: Class) -> ClassRef {
-        ClassRef(self.classes.intern(value))
+        ClassRef(self.classes.intern(&value, Clone::clone).0)
     }
 
     pub(crate) fn method(&mut self, value: Method) -> MethodRef {
-        MethodRef(self.methods.intern(value))
+        MethodRef(self.methods.intern(&value, Clone::clone).0)
     }
 
     /// Interns a stack trace, and marks it for this chunk if it is new: a
@@ -865,14 +860,13 @@ impl Pools {
         let mut encoded = std::mem::take(&mut self.stack_trace_scratch);
         encoded.clear();
         EncodedStackTrace::encode(value, &mut self.stack_trace_methods, &mut encoded);
-        let reference = match self.stack_traces.find(encoded.as_slice()) {
-            Some(index) => StackTraceRef(index),
-            None => {
-                let reference = StackTraceRef(self.stack_traces.intern(encoded.as_slice().into()));
-                self.mark(PoolRef::StackTrace(reference));
-                reference
-            }
-        };
+        let (slot, new) = self
+            .stack_traces
+            .intern(encoded.as_slice(), |encoded: &[u8]| encoded.into());
+        let reference = StackTraceRef(slot);
+        if new {
+            self.mark(PoolRef::StackTrace(reference));
+        }
         self.stack_trace_scratch = encoded;
         reference
     }
