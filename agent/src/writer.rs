@@ -267,7 +267,7 @@ struct Tracked {
     handle: u64,
     thread: ThreadRef,
     stack: StackTraceRef,
-    class: Option<PooledClass>,
+    class: PooledClass,
 }
 
 /// A class as the writer pooled it.
@@ -319,7 +319,7 @@ pub struct Writer<S: Sink> {
     // Fx-hashed: the keys are the JVM's and the agent's own ids, not
     // chosen by an attacker, and a look-up per frame must be cheap.
     methods: FxHashMap<u64, Option<ResolvedMethod>>,
-    classes: FxHashMap<u64, Option<PooledClass>>,
+    classes: FxHashMap<u64, PooledClass>,
     threads: FxHashMap<u64, ThreadRef>,
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
     /// stack trace.
@@ -726,7 +726,7 @@ impl<S: Sink> Writer<S> {
             start_time: Ticks(record.ticks),
             event_thread: Some(thread),
             stack_trace: Some(stack),
-            object_class: class.map(|c| c.class),
+            object_class: Some(class.class),
             weight,
         }
         .write(&mut self.recording, &self.allocation_sample)?;
@@ -864,18 +864,17 @@ impl<S: Sink> Writer<S> {
             [
                 Some(PoolRef::from(tracked.thread)),
                 Some(tracked.stack.into()),
-                tracked.class.map(|c| c.class.into()),
+                Some(tracked.class.class.into()),
             ]
             .into_iter()
             .flatten()
         });
         self.recording.drop_unused(pinned);
         let recording = &self.recording;
-        // A class or method the VM could not describe is asked again.
+        // A method the VM could not describe is asked again.
         self.methods
             .retain(|_, m| m.as_ref().is_some_and(|m| recording.holds(m.method)));
-        self.classes
-            .retain(|_, c| c.is_some_and(|c| recording.holds(c.class)));
+        self.classes.retain(|_, c| recording.holds(c.class));
         self.threads.retain(|_, &mut t| recording.holds(t));
         self.stacks.retain(|s| recording.holds(s));
         if self.boot_loader.is_some_and(|b| !recording.holds(b)) {
@@ -1030,13 +1029,14 @@ impl<S: Sink> Writer<S> {
             let object_ref = old.types.old_object(
                 &mut self.recording,
                 tracked.handle,
-                tracked.class.map(|c| c.class),
+                Some(tracked.class.class),
                 None,
                 referrer,
             )?;
-            let array_elements = match tracked.class {
-                Some(class) if class.array => vm.array_length(tracked.handle),
-                _ => None,
+            let array_elements = if tracked.class.array {
+                vm.array_length(tracked.handle)
+            } else {
+                None
             };
             let allocation_time = object.allocation_time as i64;
             OldObjectSample {
@@ -1073,14 +1073,22 @@ impl<S: Sink> Writer<S> {
         thread
     }
 
-    fn class(&mut self, vm: &mut impl Vm, key: u64) -> Option<PooledClass> {
+    fn class(&mut self, vm: &mut impl Vm, key: u64) -> PooledClass {
         if let Some(&class) = self.classes.get(&key) {
             return class;
         }
-        let class = vm.class(key).map(|info| PooledClass {
-            class: class_named(&mut self.recording, &mut self.boot_loader, &info),
-            array: info.signature.starts_with('['),
-        });
+        let class = match vm.class(key) {
+            Some(info) => PooledClass {
+                class: class_named(&mut self.recording, &mut self.boot_loader, &info),
+                array: info.signature.starts_with('['),
+            },
+            // Unloaded before the writer saw it: named as a frame of an
+            // unloaded class is, not left null.
+            None => PooledClass {
+                class: self.unloaded_class(),
+                array: false,
+            },
+        };
         self.classes.insert(key, class);
         class
     }
@@ -1146,15 +1154,21 @@ impl<S: Sink> Writer<S> {
         stack
     }
 
-    /// The method shown for a frame whose class was unloaded before the
+    /// The class shown for a class, or a frame's, unloaded before the
     /// writer could resolve it.
-    fn unknown_method(&mut self) -> MethodRef {
+    fn unloaded_class(&mut self) -> ClassRef {
         let unloaded = ClassInfo {
             signature: "Lunknown/UnloadedClass;".to_owned(),
             hidden: false,
             boot_loader: false,
         };
-        let class = class_named(&mut self.recording, &mut self.boot_loader, &unloaded);
+        class_named(&mut self.recording, &mut self.boot_loader, &unloaded)
+    }
+
+    /// The method shown for a frame whose class was unloaded before the
+    /// writer could resolve it.
+    fn unknown_method(&mut self) -> MethodRef {
+        let class = self.unloaded_class();
         let name = self.recording.symbol("unknownMethod");
         let descriptor = self.recording.symbol("()V");
         self.recording.method(Method {
@@ -1190,7 +1204,7 @@ fn write_lifetime<S: Sink>(
         duration: (end - start).max(0),
         event_thread: Some(pooled.thread),
         stack_trace: Some(pooled.stack),
-        object_class: pooled.class.map(|c| c.class),
+        object_class: Some(pooled.class.class),
         object_size: object.size as i64,
         weight: object.weight as i64,
         live,

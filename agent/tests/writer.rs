@@ -309,7 +309,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
                 weight(40)
             ),
             format!(
-                "jdk.ObjectAllocationSample startTime={} eventThread={main} stackTrace=stack(false:unknown.UnloadedClass.unknownMethod()V:-1:3:Unknown:0:false;Main.allocate(I)V:10:0:Unknown:1:false) objectClass=null weight={}",
+                "jdk.ObjectAllocationSample startTime={} eventThread={main} stackTrace=stack(false:unknown.UnloadedClass.unknownMethod()V:-1:3:Unknown:0:false;Main.allocate(I)V:10:0:Unknown:1:false) objectClass=class(unknown.UnloadedClass,0,null) weight={}",
                 base + 30,
                 weight(16)
             ),
