@@ -10,6 +10,8 @@
 //!   the writer thread share (counters, the interval in force, the session's
 //!   own collections) and the writer thread's loop (ring draining, rate
 //!   limit, flushes, collections, the end), over a [`session::SessionVm`].
+//! - [`site_classes`]: the allocation callback's per-thread guess of an
+//!   allocation site's class, which saves a JVMTI call a sample.
 //! - [`roots`]: paths from GC roots to live sampled objects (`roots=true`).
 //! - [`heap`]: the heap's context (GC, heap summary, JVM and class loading
 //!   events) from the JVM's management interface.
@@ -32,4 +34,5 @@ pub mod heap;
 pub mod record;
 pub mod roots;
 pub mod session;
+pub mod site_classes;
 pub mod writer;

@@ -1106,7 +1106,9 @@ fn assert_no_dangling_constants(events: &Events) {
 #[test]
 fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
     // One-second chunks: each chunk's end drops the methods of the guest
-    // classes unloaded since, and a new guest's are resolved afresh.
+    // classes unloaded since, and a new guest's are resolved afresh. A
+    // class unloaded before the writer described it is named
+    // `unknown.UnloadedClass`, as its frames are.
     let (stdout, events) = record(
         "agent_unload",
         "interval=16k,chunk_age=1s,flush=100ms",
@@ -1129,6 +1131,22 @@ fn classes_unloaded_while_their_samples_are_queued_do_not_crash() {
         })
         .count();
     assert!(guest > 100, "{guest} samples from the guest classes");
+    // Each guest allocates arrays of its own class, unloaded with it: the
+    // agent's guess of a site's class is checked against the class and its
+    // references retired while allocation goes on. A wrong guess, or a
+    // reference deleted under a callback, would name another class here.
+    let guest_arrays = events["jdk.ObjectAllocationSample"]
+        .iter()
+        .filter(|l| l.contains("Scenarios$Guest.allocate(I)J:"))
+        .inspect(|l| {
+            assert!(
+                l.contains("objectClass=class([LScenarios$Guest;,")
+                    || l.contains("objectClass=class(unknown.UnloadedClass,"),
+                "{l}"
+            )
+        })
+        .count();
+    assert!(guest_arrays > 100, "{guest_arrays} samples of guest arrays");
     assert_no_dangling_constants(&events);
     let chunks = events["jdk.JVMInformation"].len();
     assert!(chunks >= 2, "{chunks} chunks");

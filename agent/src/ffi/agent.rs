@@ -20,7 +20,7 @@ use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use heapsampler_core::options::{LogLevel, Mode, Options};
 use heapsampler_core::ring::{Consumer, PushError, ring_buffer};
@@ -36,6 +36,7 @@ use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
 use crate::roots::{RootLimits, RootPath};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
+use crate::site_classes::SiteClasses;
 use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
@@ -84,6 +85,10 @@ struct JvmSession {
     /// Class key -> weak global reference to the class, until it is
     /// unloaded ([`writer::Vm::forget_gone`]).
     classes: Mutex<HashMap<u64, usize>>,
+    /// How many times the writer has retired class references: the
+    /// callbacks' [`SiteClasses`] hold references from `classes`, and empty
+    /// themselves when this changes ([`JvmtiVm::release_retired_classes`]).
+    class_epoch: AtomicU64,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -109,6 +114,9 @@ struct Local {
     /// tag map's lock, on every sample.
     thread_key: u64,
     thread_session: u64,
+    /// The class each allocation site last allocated, to find a class's
+    /// key without a `GetTag`.
+    site_classes: SiteClasses,
 }
 
 impl Local {
@@ -395,6 +403,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         virtual_threads: jni.version() >= JNI_VERSION_19,
         threads: Mutex::new(HashMap::new()),
         classes: Mutex::new(HashMap::new()),
+        class_epoch: AtomicU64::new(0),
         writer: Mutex::new(None),
     });
     let writer_session = Arc::clone(&running);
@@ -574,7 +583,10 @@ fn sample(
         return;
     }
     let thread_key = thread_key(running, local, jni, thread);
-    let class_key = class_key(running, jni, class);
+    let site = local.frames[..count.min(1)]
+        .first()
+        .map(|top| (top.method as u64, top.location));
+    let class_key = class_key(running, local, jni, class, site);
     let size = size.max(0) as u64;
     let handle = if options.live && size < session.live_max() {
         jni.new_weak_global_ref(object) as u64
@@ -677,11 +689,39 @@ fn thread_key(running: &JvmSession, local: &mut Local, jni: Jni, thread: jobject
 }
 
 /// The key of an object's class; the writer looks its name up later.
-fn class_key(running: &JvmSession, jni: Jni, class: jclass) -> u64 {
+/// `site` is the allocating frame's method and location, if it has one: the
+/// class allocated there last is checked first ([`SiteClasses`]).
+fn class_key(
+    running: &JvmSession,
+    local: &mut Local,
+    jni: Jni,
+    class: jclass,
+    site: Option<(u64, i64)>,
+) -> u64 {
+    // Relaxed: a callback that starts after retired references were
+    // deleted took this read lock after the writer's `try_write` released
+    // it, and so sees the epoch that retired them
+    // ([`JvmtiVm::release_retired_classes`]).
+    let epoch = running.class_epoch.load(Ordering::Relaxed);
+    local.site_classes.validate((running.id, epoch));
+    if let Some((method, location)) = site
+        && let Some((weak, key)) = local.site_classes.get(method, location)
+        && jni.is_same_object(class, weak as jobject)
+    {
+        return key;
+    }
     let (key, new) = session_key(running, class, &running.next_class);
-    if new {
-        let weak = jni.new_weak_global_ref(class);
-        running.classes.lock().insert(key, weak as usize);
+    let weak = if new {
+        let weak = jni.new_weak_global_ref(class) as usize;
+        running.classes.lock().insert(key, weak);
+        Some(weak)
+    } else {
+        running.classes.lock().get(&key).copied()
+    };
+    if let (Some((method, location)), Some(weak)) = (site, weak)
+        && weak != 0
+    {
+        local.site_classes.insert(method, location, weak, key);
     }
     key
 }
@@ -699,18 +739,34 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
         running: &running,
         jni,
         management: Lookup::NotYet,
+        retired_classes: Vec::new(),
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
         .and_then(|sink| Ok(sink.finish()?));
     session::report(&running.session, &outcome);
-    if let Lookup::Found(management) = vm.management {
+    if let Lookup::Found(management) = std::mem::replace(&mut vm.management, Lookup::NotYet) {
         management.release(jni);
     }
     for (_, seen) in running.threads.lock().drain() {
         jni.delete_weak_global_ref(seen.weak as jobject);
     }
-    for (_, class) in running.classes.lock().drain() {
-        jni.delete_weak_global_ref(class as jobject);
+    // The session may still be running (the writer failed), its callbacks
+    // checking classes against these references: they are deleted as any
+    // retired ones, once no callback is running. Callbacks that never pause
+    // for a second leave them undeleted, a few bytes each, rather than
+    // deleted under a callback.
+    let classes: Vec<usize> = running
+        .classes
+        .lock()
+        .drain()
+        .map(|(_, weak)| weak)
+        .collect();
+    vm.retire_classes(classes);
+    for _ in 0..1000 {
+        if vm.release_retired_classes() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
     running.vm.detach();
 }
@@ -721,6 +777,9 @@ struct JvmtiVm<'s> {
     jni: Jni,
     /// The management interface, looked up at its first use.
     management: Lookup,
+    /// Weak references to unloaded classes, not deleted yet: a callback
+    /// may be comparing a class with one.
+    retired_classes: Vec<usize>,
 }
 
 /// The management interface's beans, once looked for.
@@ -769,6 +828,39 @@ impl SessionVm for JvmtiVm<'_> {
 }
 
 impl JvmtiVm<'_> {
+    /// Takes the weak references of classes gone from the session's map,
+    /// to delete when no callback can hold them
+    /// ([`Self::release_retired_classes`]).
+    fn retire_classes(&mut self, classes: Vec<usize>) {
+        if classes.is_empty() {
+            return;
+        }
+        self.retired_classes.extend(classes);
+        // Relaxed: the `try_write` that comes before any deletion orders
+        // this store before every callback that starts after it.
+        self.running.class_epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Deletes the retired class references if no callback is running now;
+    /// returns whether none is left. Callbacks hold the session's read lock
+    /// throughout, so a `try_write` that succeeds is a moment with none: the
+    /// ones before it are done with the references, and the ones after it
+    /// see the epoch [`Self::retire_classes`] moved and empty their tables.
+    /// The writer never waits for the write lock: a callback holding the
+    /// read lock may be waiting for the writer to drain the ring.
+    fn release_retired_classes(&mut self) -> bool {
+        if self.retired_classes.is_empty() {
+            return true;
+        }
+        if SESSION.try_write().is_none() {
+            return false;
+        }
+        for weak in self.retired_classes.drain(..) {
+            self.jni.delete_weak_global_ref(weak as jobject);
+        }
+        true
+    }
+
     /// The management interface's beans, looked up the first time; `None`
     /// (said once, at log level debug) without them.
     fn management(&mut self) -> Option<&Management> {
@@ -882,13 +974,16 @@ impl writer::Vm for JvmtiVm<'_> {
             }
             !gone
         });
+        let mut unloaded = Vec::new();
         self.running.classes.lock().retain(|_, &mut weak| {
             let gone = jni.is_cleared(weak as jobject);
             if gone {
-                jni.delete_weak_global_ref(weak as jobject);
+                unloaded.push(weak);
             }
             !gone
         });
+        self.retire_classes(unloaded);
+        self.release_retired_classes();
     }
 
     fn is_collected(&mut self, handle: u64) -> bool {

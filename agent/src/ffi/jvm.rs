@@ -682,6 +682,12 @@ impl Jni {
         }
     }
 
+    /// Whether two references are to the same object.
+    pub fn is_same_object(self, a: jobject, b: jobject) -> bool {
+        // SAFETY: both are live or weak references.
+        unsafe { (self.table().IsSameObject.expect("IsSameObject"))(self.0, a, b) != 0 }
+    }
+
     /// Whether a weak reference's object was collected.
     pub fn is_cleared(self, weak: jobject) -> bool {
         // SAFETY: comparing a weak reference with null tells whether it was cleared.
