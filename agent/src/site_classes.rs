@@ -47,7 +47,7 @@ impl SiteClasses {
     #[inline]
     pub fn validate(&mut self, stamp: (u64, u64)) {
         if self.stamp != stamp {
-            self.slots.clear();
+            self.slots.fill(Site::default());
             self.stamp = stamp;
         }
     }

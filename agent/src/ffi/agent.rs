@@ -583,9 +583,7 @@ fn sample(
         return;
     }
     let thread_key = thread_key(running, local, jni, thread);
-    let site = local.frames[..count.min(1)]
-        .first()
-        .map(|top| (top.method as u64, top.location));
+    let site = (count > 0).then(|| (local.frames[0].method as u64, local.frames[0].location));
     let class_key = class_key(running, local, jni, class, site);
     let size = size.max(0) as u64;
     let handle = if options.live && size < session.live_max() {
