@@ -39,8 +39,8 @@ pub struct SiteClasses {
 }
 
 impl SiteClasses {
-    /// 8 KiB a thread that allocates; the workloads of `bench/` have tens of
-    /// sites a thread.
+    /// 8 KiB a thread that allocates. Not tuned: a thread allocating at
+    /// more sites than this shares slots, and pays a `GetTag` on a miss.
     pub const SLOTS: usize = 256;
 
     /// Empties the table unless its entries were made under `stamp`.
