@@ -862,12 +862,10 @@ impl<S: Sink> Writer<S> {
         let pinned = self.liveness.iter().flat_map(|object| {
             let tracked = object.handle;
             [
-                Some(PoolRef::from(tracked.thread)),
-                Some(tracked.stack.into()),
-                Some(tracked.class.class.into()),
+                PoolRef::from(tracked.thread),
+                tracked.stack.into(),
+                tracked.class.class.into(),
             ]
-            .into_iter()
-            .flatten()
         });
         self.recording.drop_unused(pinned);
         let recording = &self.recording;
