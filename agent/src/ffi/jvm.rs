@@ -682,18 +682,16 @@ impl Jni {
         }
     }
 
-    /// Whether two references are to the same object.
+    /// Whether two references are to the same object (null is the same as
+    /// a cleared weak reference).
     pub fn is_same_object(self, a: jobject, b: jobject) -> bool {
-        // SAFETY: both are live or weak references.
+        // SAFETY: both are live or weak references, or null.
         unsafe { (self.table().IsSameObject.expect("IsSameObject"))(self.0, a, b) != 0 }
     }
 
     /// Whether a weak reference's object was collected.
     pub fn is_cleared(self, weak: jobject) -> bool {
-        // SAFETY: comparing a weak reference with null tells whether it was cleared.
-        unsafe {
-            (self.table().IsSameObject.expect("IsSameObject"))(self.0, weak, ptr::null_mut()) != 0
-        }
+        self.is_same_object(weak, ptr::null_mut())
     }
 
     /// `thread.getId()`, or -1 if the call fails.

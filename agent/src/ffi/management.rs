@@ -225,8 +225,7 @@ impl Env {
     }
 
     fn same(self, a: jobject, b: jobject) -> bool {
-        // SAFETY: both are live references (or null).
-        unsafe { (self.table().IsSameObject.expect("IsSameObject"))(self.0, a, b) != 0 }
+        Jni::from_raw(self.0).is_same_object(a, b)
     }
 
     fn is_instance(self, object: jobject, class: jclass) -> bool {
