@@ -327,9 +327,10 @@ impl<V> Default for Pool<V> {
 /// four bytes a slot: every pooled field of every event marks its value,
 /// and a dense vector of marks stays in cache where the values do not. A
 /// drop leaves a hole; once holes are the most of the vectors, the entries
-/// left move to a map, so that memory follows the entries held, while a
-/// drop that keeps most entries (a program whose stacks repeat) leaves
-/// them where they are fastest to reach.
+/// held before their longest tail that is still half held move to a map,
+/// so that memory follows the entries held, while the newest entries, and
+/// all of them after a drop that keeps most (a program whose stacks
+/// repeat), stay where they are fastest to reach.
 #[derive(Debug)]
 struct Slots<V> {
     /// The values of slots `base..`, in order; `None` where dropped.
@@ -437,19 +438,34 @@ impl<V> Slots<V> {
             }
         }
         if self.recent_held * 2 < self.recent.len() {
+            // The longest tail still at least half held stays; what is held
+            // before it moves to the map. Values mostly die in the order
+            // they came, so the tail is the newest chunk's values, marked
+            // again soon, and the map gets the few long-lived ones.
+            let mut cut = self.recent.len();
+            let mut tail_held = 0;
+            let mut held_from = 0;
+            for (at, mark) in self.recent_marks.iter().enumerate().rev() {
+                tail_held += usize::from(*mark != HOLE);
+                if tail_held * 2 >= self.recent.len() - at {
+                    cut = at;
+                    held_from = tail_held;
+                }
+            }
             let base = self.base;
-            let recent = self.recent.len() as u32;
-            let places = self.recent.drain(..).zip(self.recent_marks.drain(..));
+            let places = self.recent.drain(..cut).zip(self.recent_marks.drain(..cut));
             for (slot, (value, marked_in)) in (base..).zip(places) {
                 if let Some(value) = value {
                     self.kept.insert(slot, Entry { value, marked_in });
                 }
             }
-            self.base = base + recent;
-            self.recent_held = 0;
-            self.recent.shrink_to(self.recent.capacity() / 4);
-            self.recent_marks
-                .shrink_to(self.recent_marks.capacity() / 4);
+            self.base = base + cut as u32;
+            self.recent_held = held_from;
+            if self.recent.capacity() > 4 * self.recent.len() {
+                self.recent.shrink_to(self.recent.capacity() / 4);
+                self.recent_marks
+                    .shrink_to(self.recent_marks.capacity() / 4);
+            }
         }
         // Give the memory back after a large drop.
         if self.kept.capacity() > 64 && self.kept.len() < self.kept.capacity() / 4 {
@@ -1322,5 +1338,29 @@ mod tests {
         slots.retain(|slot, _| slot != 3, |_, _| {});
         assert!(slots.kept.is_empty() && slots.recent.len() == 10);
         assert_eq!(slots.len(), 9);
+    }
+
+    /// A compaction moves the old survivors to the map and leaves the
+    /// newest entries in the vectors, at least half of them held: as when
+    /// a chunk's end drops most of the chunk before it and none of its own.
+    #[test]
+    fn a_compaction_leaves_the_newest_entries_in_the_vectors() {
+        let mut slots = Slots::default();
+        for n in 0..300 {
+            slots.push(n);
+        }
+        // The two older hundreds keep one entry in ten; the newest, all.
+        slots.retain(|slot, _| slot >= 200 || slot % 10 == 0, |_, _| {});
+        assert_eq!(slots.len(), 120);
+        assert!(slots.base > 0, "no compaction");
+        assert!(slots.base <= 200, "the newest entries moved to the map");
+        assert!(slots.recent.len() <= 2 * slots.recent_held);
+        assert_eq!(slots.kept.len() + slots.recent_held, 120);
+        assert!(slots.kept.keys().all(|&slot| slot < slots.base));
+        for slot in (0..300).filter(|slot| slot >= &200 || slot % 10 == 0) {
+            assert_eq!(slots.value(slot), Some(&slot));
+        }
+        // The next slot follows the last one given.
+        assert_eq!(slots.push(300), 300);
     }
 }
