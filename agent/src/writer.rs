@@ -1146,7 +1146,9 @@ impl<S: Sink> Writer<S> {
                 trace.frames.push(frame);
             }
         }
-        let stack = self.recording.stack_trace(&trace);
+        // Added, not interned: `stacks` asks the recording once per stack
+        // it holds, so the recording's own look-up would find nothing.
+        let stack = self.recording.add_stack_trace(&trace);
         self.trace = trace;
         self.stacks.insert(key, stack);
         stack

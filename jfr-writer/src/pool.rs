@@ -509,6 +509,12 @@ impl<V: Hash + Eq> Pool<V> {
         }
     }
 
+    /// Adds `value` under a new slot, not indexed: [`Pool::intern`] never
+    /// finds it.
+    fn add(&mut self, value: V) -> u32 {
+        self.entries.push(value)
+    }
+
     /// Drops every value not marked in chunk `since` or later for which
     /// `keep` is false.
     fn retain(&mut self, since: u32, mut keep: impl FnMut(u32) -> bool) {
@@ -516,6 +522,10 @@ impl<V: Hash + Eq> Pool<V> {
         self.entries.retain(
             |slot, marked_in| marked_in >= since || keep(slot),
             |slot, value| {
+                // A pool only added to has nothing to hash and look up.
+                if index.is_empty() {
+                    return;
+                }
                 if let Ok(found) = index.find_entry(hash(value), |i| i.slot == slot) {
                     found.remove();
                 }
@@ -873,12 +883,26 @@ impl Pools {
     /// Interns a stack trace, and marks it for this chunk if it is new: a
     /// new stack trace is interned for an event about to use it.
     pub(crate) fn stack_trace(&mut self, value: &StackTrace) -> StackTraceRef {
+        self.put_stack_trace(value, true)
+    }
+
+    /// Adds a stack trace under a new slot, unindexed, and marks it for
+    /// this chunk. See [`crate::Recording::add_stack_trace`].
+    pub(crate) fn add_stack_trace(&mut self, value: &StackTrace) -> StackTraceRef {
+        self.put_stack_trace(value, false)
+    }
+
+    /// Interns (`indexed`) or adds a stack trace, marking it if it is new.
+    fn put_stack_trace(&mut self, value: &StackTrace, indexed: bool) -> StackTraceRef {
         let mut encoded = std::mem::take(&mut self.stack_trace_scratch);
         encoded.clear();
         EncodedStackTrace::encode(value, &mut self.stack_trace_methods, &mut encoded);
-        let (slot, new) = self
-            .stack_traces
-            .intern(encoded.as_slice(), |encoded: &[u8]| encoded.into());
+        let (slot, new) = if indexed {
+            self.stack_traces
+                .intern(encoded.as_slice(), |encoded: &[u8]| encoded.into())
+        } else {
+            (self.stack_traces.add(encoded.as_slice().into()), true)
+        };
         let reference = StackTraceRef(slot);
         if new {
             self.mark(PoolRef::StackTrace(reference));

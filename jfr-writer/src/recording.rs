@@ -1170,6 +1170,17 @@ impl<S: Sink> Recording<S> {
         self.pools.stack_trace(trace.borrow())
     }
 
+    /// Adds a stack trace under a new key without looking for an equal one
+    /// held, and marks it for the chunk being built, as
+    /// [`Recording::stack_trace`] does a new one. For a profiler that maps
+    /// its own stacks to their refs, and so asks for each stack once: it
+    /// saves hashing the encoded trace and a look-up in a large table, at
+    /// its adding and again at its dropping. An equal trace added twice
+    /// gets two keys, two constants of the same value, which JFR allows.
+    pub fn add_stack_trace(&mut self, trace: impl Borrow<StackTrace>) -> StackTraceRef {
+        self.pools.add_stack_trace(trace.borrow())
+    }
+
     /// Drops the pooled values that neither the chunk being built nor the
     /// one before it used, except those `pinned` names and what they refer
     /// to: a recording left running sees new stacks, classes and threads

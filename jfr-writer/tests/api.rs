@@ -188,3 +188,38 @@ fn a_dropped_stack_trace_is_refused_and_interned_again_under_a_new_key() {
     assert_ne!(again, dropped, "keys are never reused");
     sample(&mut recording, Some(again)).unwrap();
 }
+
+#[test]
+fn a_stack_trace_added_twice_gets_two_keys_and_both_are_dropped() {
+    let mut recording = recording();
+    let trace = StackTrace {
+        truncated: false,
+        frames: Vec::new(),
+    };
+    let first = recording.add_stack_trace(&trace);
+    let second = recording.add_stack_trace(&trace);
+    assert_ne!(first, second);
+    assert!(recording.holds(first) && recording.holds(second));
+    assert_eq!(recording.pool_sizes().stack_traces, 2);
+    // Two chunks later (a chunk begins at its first event), neither used
+    // since.
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    for _ in 0..2 {
+        recording.end_chunk().unwrap();
+        let start = recording.clock().now();
+        recording
+            .event(&alloc, start)
+            .thread(None)
+            .stack_trace(None)
+            .class(None)
+            .long(1)
+            .commit()
+            .unwrap();
+    }
+    recording.drop_unused([second.into()]);
+    assert!(!recording.holds(first));
+    assert!(recording.holds(second));
+    assert_eq!(recording.pool_sizes().stack_traces, 1);
+}

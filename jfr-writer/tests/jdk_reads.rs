@@ -339,14 +339,25 @@ fn deep_stack<S: jfr_writer::Sink>(
     deep_stack_in(recording, "Recursive", depth, truncated)
 }
 
-/// A stack of `depth` frames of `class`'s `descend(I)V`, and its text as
-/// the dump prints it.
+/// A stack of `depth` frames of `class`'s `descend(I)V`, interned, and its
+/// text as the dump prints it.
 fn deep_stack_in<S: jfr_writer::Sink>(
     recording: &mut Recording<S>,
     class_name: &str,
     depth: usize,
     truncated: bool,
 ) -> (StackTraceRef, String) {
+    let (trace, text) = deep_trace_in(recording, class_name, depth, truncated);
+    (recording.stack_trace(trace), text)
+}
+
+/// The stack of [`deep_stack_in`], not yet in the recording.
+fn deep_trace_in<S: jfr_writer::Sink>(
+    recording: &mut Recording<S>,
+    class_name: &str,
+    depth: usize,
+    truncated: bool,
+) -> (StackTrace, String) {
     let name = recording.symbol(class_name);
     let class = recording.class(Class {
         class_loader: None,
@@ -390,8 +401,10 @@ fn deep_stack_in<S: jfr_writer::Sink>(
         })
         .collect::<Vec<_>>()
         .join(";");
-    let stack = recording.stack_trace(StackTrace { truncated, frames });
-    (stack, format!("stack({truncated}:{text})"))
+    (
+        StackTrace { truncated, frames },
+        format!("stack({truncated}:{text})"),
+    )
 }
 
 #[test]
@@ -488,7 +501,8 @@ fn several_chunks_each_carry_their_constants() {
 #[test]
 fn values_dropped_between_chunks_are_written_again() {
     // A recording that drops what recent chunks did not use at each new
-    // chunk, as the agent does, but for one stack it holds throughout.
+    // chunk, as the agent does, but for one stack it holds throughout;
+    // some stacks interned, some added.
     // Threads, classes, methods and stacks come and go: every chunk must
     // still carry each value its events use, and a value interned again
     // after being dropped must not take the key of another (the JDK's
@@ -541,7 +555,14 @@ fn values_dropped_between_chunks_are_written_again() {
             // Depths cycle with a shift per round, so a stack comes back
             // after having been dropped, in another slot.
             let depth = (depth + round * 7) % 40 + 4;
-            let (stack, text) = deep_stack_in(&mut recording, &class, depth, round % 2 == 0);
+            let (trace, text) = deep_trace_in(&mut recording, &class, depth, round % 2 == 0);
+            // Every third round adds its stacks unindexed, as the agent
+            // does: a stack seen again gets a key of its own.
+            let stack = if round % 3 == 2 {
+                recording.add_stack_trace(trace)
+            } else {
+                recording.stack_trace(trace)
+            };
             for (stack, text) in [(stack, &text), (held, &held_text)] {
                 let at = recording.clock().now();
                 recording
