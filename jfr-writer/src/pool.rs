@@ -444,12 +444,12 @@ impl<V> Slots<V> {
             // again soon, and the map gets the few long-lived ones.
             let mut cut = self.recent.len();
             let mut tail_held = 0;
-            let mut held_from = 0;
+            let mut held_after_cut = 0;
             for (at, mark) in self.recent_marks.iter().enumerate().rev() {
                 tail_held += usize::from(*mark != HOLE);
                 if tail_held * 2 >= self.recent.len() - at {
                     cut = at;
-                    held_from = tail_held;
+                    held_after_cut = tail_held;
                 }
             }
             let base = self.base;
@@ -460,7 +460,7 @@ impl<V> Slots<V> {
                 }
             }
             self.base = base + cut as u32;
-            self.recent_held = held_from;
+            self.recent_held = held_after_cut;
             if self.recent.capacity() > 4 * self.recent.len() {
                 self.recent.shrink_to(self.recent.capacity() / 4);
                 self.recent_marks
@@ -522,7 +522,7 @@ impl<V: Hash + Eq> Pool<V> {
         self.entries.retain(
             |slot, marked_in| marked_in >= since || keep(slot),
             |slot, value| {
-                // A pool only added to has nothing to hash and look up.
+                // An empty index (a pool only added to) has nothing to find.
                 if index.is_empty() {
                     return;
                 }
@@ -1381,7 +1381,7 @@ mod tests {
         assert!(slots.recent.len() <= 2 * slots.recent_held);
         assert_eq!(slots.kept.len() + slots.recent_held, 120);
         assert!(slots.kept.keys().all(|&slot| slot < slots.base));
-        for slot in (0..300).filter(|slot| slot >= &200 || slot % 10 == 0) {
+        for slot in (0..300).filter(|&slot| slot >= 200 || slot % 10 == 0) {
             assert_eq!(slots.value(slot), Some(&slot));
         }
         // The next slot follows the last one given.

@@ -190,7 +190,7 @@ fn a_dropped_stack_trace_is_refused_and_interned_again_under_a_new_key() {
 }
 
 #[test]
-fn a_stack_trace_added_twice_gets_two_keys_and_both_are_dropped() {
+fn a_stack_trace_added_twice_gets_two_keys_dropped_apart() {
     let mut recording = recording();
     let trace = StackTrace {
         truncated: false,
