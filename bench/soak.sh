@@ -25,7 +25,9 @@ java=${JAVA:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
 [ -x "$java" ] || java=java
 javac=$(dirname "$(command -v "$java")")/javac
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+# Stops the JVMs if the script is interrupted; with none left, kill's
+# failure must not end the trap (set -e) before the work directory goes.
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 "$javac" -d "$work/classes" testdata/workloads/Soak.java
 
 # 2 workers x 2000 paths/s of 0.5-1.5 KiB, and each thread 8 paths: about
