@@ -9,7 +9,9 @@
 # Usage: bench/soak.sh [MINUTES] [THREADS_PER_SECOND]
 #   (JAVA=/path/to/java; default: Temurin 25 if installed, else java;
 #    AGENT=/path/to/libheapsampler.so; default: this checkout's release build;
-#    OPTIONS=agent options; default: interval=32k,chunk_age=1m)
+#    OPTIONS=agent options; default: interval=32k,chunk_age=1m;
+#    KEEP=file: keep the recording there, e.g. to read the pools' sizes in
+#    its heapsampler.AgentStatistics events)
 # Defaults: 30 minutes, 556 threads/s (a million threads in 30 minutes).
 # Prints one line per minute and a summary: the agent's memory at 5 minutes,
 # its range after, and its peak.
@@ -63,3 +65,6 @@ awk -v from=300 '
         at5, lo, hi, hi - lo, peak }' "$work/diff"
 ls -l "$work/soak.jfr" | awk '{ printf "recording: %.0f MB\n", $5 / 1e6 }'
 jfr summary "$work/soak.jfr" | grep -E 'Chunks|ObjectAllocationSample'
+if [ -n "${KEEP:-}" ]; then
+  mv "$work/soak.jfr" "$KEEP"
+fi
