@@ -56,6 +56,16 @@ impl<V: Copy> FingerprintMap<V> {
         self.slots[at].value
     }
 
+    /// The value of `fingerprint`, to change in place.
+    #[inline]
+    pub fn get_mut(&mut self, fingerprint: u128) -> Option<&mut V> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let at = Self::probe(&self.slots, fingerprint).ok()?;
+        self.slots[at].value.as_mut()
+    }
+
     /// Reads the slot where each fingerprint's probe starts, so that
     /// look-ups of them soon after find their slots in cache. The loads do
     /// not depend on each other, so their misses overlap, where look-ups one
@@ -195,13 +205,18 @@ mod tests {
         let mut map = FingerprintMap::new();
         let mut expected = HashMap::new();
         assert_eq!(map.get(5), None, "an empty map holds nothing");
+        assert_eq!(map.get_mut(5), None);
         for (i, &fingerprint) in fingerprints().iter().enumerate() {
             map.insert(fingerprint, i as u32);
             expected.insert(fingerprint, i as u32);
-            // Inserting again replaces the value.
+            // Inserting again replaces the value, as does a change in
+            // place.
             if i % 7 == 0 {
                 map.insert(fingerprint, i as u32 + 1);
                 expected.insert(fingerprint, i as u32 + 1);
+            } else if i % 5 == 0 {
+                *map.get_mut(fingerprint).unwrap() += 2;
+                expected.insert(fingerprint, i as u32 + 2);
             }
         }
         assert_eq!(map.len, expected.len());
@@ -211,6 +226,7 @@ mod tests {
         for absent in [6, (41 << 64) | 5, u128::MAX, 0x1_0000_0000] {
             assert!(!expected.contains_key(&absent));
             assert_eq!(map.get(absent), None, "{absent:#x}");
+            assert_eq!(map.get_mut(absent), None, "{absent:#x}");
         }
     }
 

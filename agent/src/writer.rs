@@ -32,9 +32,9 @@ use jfr_writer::events::{
 };
 use jfr_writer::format::names::{class_loader, setting};
 use jfr_writer::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, EventType, FrameType, Method,
-    MethodRef, PoolRef, PoolSizes, Recording, Sink, StackFrame, StackTrace, StackTraceRef, Thread,
-    ThreadRef, Ticks,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, EventType, FrameType, Marked,
+    Method, MethodRef, PoolRef, PoolSizes, Recording, Sink, StackFrame, StackTrace, StackTraceRef,
+    Thread, ThreadRef, Ticks,
 };
 
 use crate::fingerprints::FingerprintMap;
@@ -266,7 +266,10 @@ impl RecordingSettings {
 struct Tracked {
     handle: u64,
     thread: ThreadRef,
-    stack: StackTraceRef,
+    /// The receipt of its stack's mark for the sample's event: its
+    /// lifetime's event in the same chunk writes the stack without a
+    /// look-up.
+    stack: Marked<StackTraceRef>,
     class: PooledClass,
 }
 
@@ -322,8 +325,10 @@ pub struct Writer<S: Sink> {
     classes: FxHashMap<u64, PooledClass>,
     threads: FxHashMap<u64, ThreadRef>,
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
-    /// stack trace.
-    stacks: FingerprintMap<StackTraceRef>,
+    /// stack trace, with the receipt of its latest mark: the first sample
+    /// of a stack in a chunk marks it, and the others write it without a
+    /// look-up.
+    stacks: FingerprintMap<Marked<StackTraceRef>>,
     /// Reused for the stack fingerprints of a batch of records
     /// ([`Writer::samples`]).
     fingerprints: Vec<Option<u128>>,
@@ -423,7 +428,7 @@ impl ActiveSettings {
             start_time: now,
             duration: 0,
             event_thread: None,
-            stack_trace: None,
+            stack_trace: None.into(),
             id: 1,
             name: Some("heapsampler"),
             destination: Some(&self.destination),
@@ -439,7 +444,7 @@ impl ActiveSettings {
                 start_time: now,
                 duration: 0,
                 event_thread: None,
-                stack_trace: None,
+                stack_trace: None.into(),
                 id: *id,
                 name: Some(name),
                 value: Some(value),
@@ -725,7 +730,7 @@ impl<S: Sink> Writer<S> {
         ObjectAllocationSample {
             start_time: Ticks(record.ticks),
             event_thread: Some(thread),
-            stack_trace: Some(stack),
+            stack_trace: stack.into(),
             object_class: Some(class.class),
             weight,
         }
@@ -863,7 +868,7 @@ impl<S: Sink> Writer<S> {
             let tracked = object.handle;
             [
                 PoolRef::from(tracked.thread),
-                tracked.stack.into(),
+                tracked.stack.reference().into(),
                 tracked.class.class.into(),
             ]
         });
@@ -874,7 +879,7 @@ impl<S: Sink> Writer<S> {
             .retain(|_, m| m.as_ref().is_some_and(|m| recording.holds(m.method)));
         self.classes.retain(|_, c| recording.holds(c.class));
         self.threads.retain(|_, &mut t| recording.holds(t));
-        self.stacks.retain(|s| recording.holds(s));
+        self.stacks.retain(|s| recording.holds(s.reference()));
         if self.boot_loader.is_some_and(|b| !recording.holds(b)) {
             self.boot_loader = None;
         }
@@ -1041,7 +1046,7 @@ impl<S: Sink> Writer<S> {
                 start_time: at,
                 duration: 0,
                 event_thread: Some(tracked.thread),
-                stack_trace: Some(tracked.stack),
+                stack_trace: tracked.stack.into(),
                 allocation_time: Ticks(allocation_time),
                 object_size: object.size as i64,
                 object_age: (at.0 - allocation_time).max(0),
@@ -1130,9 +1135,18 @@ impl<S: Sink> Writer<S> {
         })
     }
 
-    fn stack(&mut self, vm: &mut impl Vm, view: &SampleView, key: u128) -> StackTraceRef {
-        if let Some(stack) = self.stacks.get(key) {
-            return stack;
+    /// The stack trace of a record whose stack has fingerprint `key`,
+    /// added if new, with the receipt of its mark in this chunk.
+    fn stack(&mut self, vm: &mut impl Vm, view: &SampleView, key: u128) -> Marked<StackTraceRef> {
+        if let Some(stack) = self.stacks.get_mut(key) {
+            if self.recording.is_marked(*stack) {
+                return *stack;
+            }
+            // Held: `stacks` keeps only the stacks the recording holds.
+            if let Some(marked) = self.recording.mark_stack_trace(stack.reference()) {
+                *stack = marked;
+                return marked;
+            }
         }
         // Built in one `StackTrace` kept for the purpose: in recursive code
         // almost every sample's stack is new.
@@ -1203,7 +1217,7 @@ fn write_lifetime<S: Sink>(
         start_time: Ticks(start),
         duration: (end - start).max(0),
         event_thread: Some(pooled.thread),
-        stack_trace: Some(pooled.stack),
+        stack_trace: pooled.stack.into(),
         object_class: Some(pooled.class.class),
         object_size: object.size as i64,
         weight: object.weight as i64,

@@ -664,7 +664,7 @@ mod tests {
                     start_time: Ticks(0),
                     duration: 0,
                     event_thread: None,
-                    stack_trace: None,
+                    stack_trace: None.into(),
                     id: alloc.id().get() as i64,
                     name: Some(name),
                     value: Some(value),
@@ -737,7 +737,7 @@ mod tests {
             ObjectAllocationSample {
                 start_time: Ticks(at as i64),
                 event_thread: Some(event_thread),
-                stack_trace,
+                stack_trace: stack_trace.into(),
                 object_class: Some(object_class),
                 weight: weight(size),
             }
@@ -748,7 +748,7 @@ mod tests {
                     start_time: Ticks(at as i64),
                     duration: 1,
                     event_thread: Some(event_thread),
-                    stack_trace,
+                    stack_trace: stack_trace.into(),
                     object_class: Some(object_class),
                     object_size: size as i64,
                     weight: weight(size),

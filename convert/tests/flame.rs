@@ -143,7 +143,7 @@ fn known(path: &Path) {
             ObjectAllocationSample {
                 start_time: Ticks(1),
                 event_thread: Some(threads[stack]),
-                stack_trace: Some(stacks[stack]),
+                stack_trace: stacks[stack].into(),
                 object_class: Some(bytes),
                 weight,
             }
@@ -154,7 +154,7 @@ fn known(path: &Path) {
             start_time: Ticks(1),
             duration: 1,
             event_thread: Some(threads[stack]),
-            stack_trace: Some(stacks[stack]),
+            stack_trace: stacks[stack].into(),
             object_class: Some(bytes),
             object_size: 64,
             weight,

@@ -195,7 +195,7 @@ fn recording_with(path: &Path, old_objects: bool) {
                     start_time: Ticks(5),
                     duration: 0,
                     event_thread: Some(thread),
-                    stack_trace: Some(stack),
+                    stack_trace: Some(stack).into(),
                     allocation_time: Ticks(i),
                     object_size: 64,
                     object_age: 5 - i,

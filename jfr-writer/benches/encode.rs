@@ -101,7 +101,7 @@ fn write_sample<S: jfr_writer::Sink>(
     ObjectAllocationSample {
         start_time: Ticks(start + i as i64 * 997),
         event_thread: Some(pooled.threads[i % 64]),
-        stack_trace: Some(pooled.stacks[(i * 7) % 1000]),
+        stack_trace: pooled.stacks[(i * 7) % 1000].into(),
         object_class: Some(pooled.classes[(i * 13) % 200]),
         weight: 524_288 + (i as i64 & 0xffff),
     }

@@ -19,7 +19,7 @@ use crate::format::{varint_len, write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
 use crate::pool::{
     ClassLoaderRef, ClassRef, ConstantRef, MethodRef, ModuleRef, PackageRef, PoolRef, Pools,
-    StackTraceRef, StringRef, ThreadGroupRef, ThreadRef,
+    StackTraceField, StackTraceRef, StringRef, ThreadGroupRef, ThreadRef,
 };
 use crate::{Error, Recording, Sink, Ticks};
 
@@ -819,7 +819,26 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     /// A stack trace field; `None` is null.
     #[inline]
     pub fn stack_trace(self, value: impl Into<Option<StackTraceRef>>) -> Self {
-        self.pooled(FieldType::StackTrace, value.into().map(PoolRef::StackTrace))
+        self.stack_trace_field(value.into().into())
+    }
+
+    /// A stack trace field as typed events hold it: a ref with the receipt
+    /// of its mark in this chunk ([`crate::Marked`]) is written without a
+    /// look-up.
+    #[inline]
+    pub fn stack_trace_field(mut self, value: StackTraceField) -> Self {
+        match value.marked() {
+            Some(marked) if self.recording.pools.is_marked(marked) => {
+                if self.expect(FieldType::StackTrace) {
+                    write_varint(&mut self.recording.events, marked.reference().key());
+                }
+                self
+            }
+            _ => self.pooled(
+                FieldType::StackTrace,
+                value.reference().map(PoolRef::StackTrace),
+            ),
+        }
     }
 
     /// A class field; `None` is null.

@@ -25,7 +25,7 @@ use crate::event::{
     EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, ValueTypeBuilder,
 };
 use crate::format::names::{event, field, setting};
-use crate::pool::{ClassRef, StackTraceRef, ThreadRef};
+use crate::pool::{ClassRef, StackTraceField, ThreadRef};
 use crate::{Error, Recording, Sink, Ticks};
 
 /// A simple type of one string field, as the JDK declares its enumerations.
@@ -77,7 +77,7 @@ pub struct ObjectAllocationSample {
     /// The allocating thread.
     pub event_thread: Option<ThreadRef>,
     /// Where it was allocated.
-    pub stack_trace: Option<StackTraceRef>,
+    pub stack_trace: StackTraceField,
     /// The allocated object's class.
     pub object_class: Option<ClassRef>,
     /// The allocated bytes the sample stands for.
@@ -98,7 +98,7 @@ impl ObjectAllocationSample {
             .field(field::EVENT_THREAD)
             .thread(self.event_thread)
             .field(field::STACK_TRACE)
-            .stack_trace(self.stack_trace)
+            .stack_trace_field(self.stack_trace)
             .field(field::OBJECT_CLASS)
             .class(self.object_class)
             .field(field::WEIGHT)
@@ -158,7 +158,7 @@ pub struct ActiveRecording<'a> {
     /// The thread that wrote it, if any.
     pub event_thread: Option<ThreadRef>,
     /// Where it was written from, if recorded.
-    pub stack_trace: Option<StackTraceRef>,
+    pub stack_trace: StackTraceField,
     /// The recording's id.
     pub id: i64,
     /// The recording's name.
@@ -191,7 +191,7 @@ impl ActiveRecording<'_> {
             .field(field::EVENT_THREAD)
             .thread(self.event_thread)
             .field(field::STACK_TRACE)
-            .stack_trace(self.stack_trace)
+            .stack_trace_field(self.stack_trace)
             .field(field::ID)
             .long(self.id)
             .field(field::NAME)
@@ -239,7 +239,7 @@ pub struct ActiveSetting<'a> {
     /// The thread that wrote it, if any.
     pub event_thread: Option<ThreadRef>,
     /// Where it was written from, if recorded.
-    pub stack_trace: Option<StackTraceRef>,
+    pub stack_trace: StackTraceField,
     /// The id of the event type the setting is of ([`EventType::id`]).
     pub id: i64,
     /// The setting's name (`enabled`, `stackTrace`, ...).
@@ -262,7 +262,7 @@ impl ActiveSetting<'_> {
             .field(field::EVENT_THREAD)
             .thread(self.event_thread)
             .field(field::STACK_TRACE)
-            .stack_trace(self.stack_trace)
+            .stack_trace_field(self.stack_trace)
             .field(field::ID)
             .long(self.id)
             .field(field::NAME)
@@ -337,7 +337,7 @@ pub struct ObjectLifetime {
     /// The allocating thread.
     pub event_thread: Option<ThreadRef>,
     /// Where it was allocated.
-    pub stack_trace: Option<StackTraceRef>,
+    pub stack_trace: StackTraceField,
     /// Its class.
     pub object_class: Option<ClassRef>,
     /// Its size in bytes.
@@ -368,7 +368,7 @@ impl ObjectLifetime {
             .field(field::EVENT_THREAD)
             .thread(self.event_thread)
             .field(field::STACK_TRACE)
-            .stack_trace(self.stack_trace)
+            .stack_trace_field(self.stack_trace)
             .field(field::OBJECT_CLASS)
             .class(self.object_class)
             .field(field::OBJECT_SIZE)

@@ -52,9 +52,10 @@ pub use event::{
     ValueType, ValueTypeBuilder, ValueTypeId,
 };
 pub use pool::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, FrameType, Method, MethodRef,
-    Module, ModuleRef, Package, PackageRef, PoolRef, PoolSizes, StackFrame, StackTrace,
-    StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, FrameType, Marked, Method,
+    MethodRef, Module, ModuleRef, Package, PackageRef, PoolRef, PoolSizes, StackFrame, StackTrace,
+    StackTraceField, StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef,
+    ThreadRef,
 };
 pub use recording::{
     Clock, FileSink, JfrFile, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND,

@@ -10,6 +10,11 @@
 //! checkpoint writes every marked entry. Nothing is written twice in a chunk,
 //! and no pool is written empty.
 //!
+//! Marking looks the value up. A profiler that keeps a stack trace's ref
+//! can keep the receipt of its mark instead ([`Marked`]), and the events of
+//! the same chunk then write the key without the look-up, which in a pool
+//! of hundreds of thousands of stack traces is a cache miss.
+//!
 //! Keys start at 1: key 0 is the conventional null, written for a `None`.
 //!
 //! Values no chunk uses any more can be dropped
@@ -21,6 +26,7 @@
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use hashbrown::{HashTable, hash_table};
 use rustc_hash::{FxBuildHasher, FxHashSet};
@@ -654,6 +660,9 @@ pub(crate) struct Pools {
     /// The chunk being built (1, 2, ...); entries marked with it are in (or
     /// pending for) this chunk.
     chunk: u32,
+    /// The chunk's stamp ([`next_stamp`]), which its [`Marked`] receipts
+    /// hold.
+    stamp: u32,
     symbols: Pool<Box<str>>,
     strings: Pool<Box<str>>,
     thread_groups: Pool<ThreadGroup>,
@@ -803,6 +812,7 @@ impl Pools {
     pub(crate) fn new() -> Self {
         Self {
             chunk: 1,
+            stamp: next_stamp(),
             ..Self::default()
         }
     }
@@ -810,6 +820,7 @@ impl Pools {
     /// Starts a new chunk: everything must be marked (and written) again.
     pub(crate) fn start_chunk(&mut self) {
         self.chunk += 1;
+        self.stamp = next_stamp();
         // Constants live for their chunk.
         self.constants.by_value = HashMap::new();
         debug_assert!(
@@ -842,6 +853,25 @@ impl Pools {
     /// Whether `constant` was made in the chunk being built.
     pub(crate) fn is_current(&self, constant: ConstantRef) -> bool {
         constant.chunk == self.chunk
+    }
+
+    /// Marks `reference`'s value for this chunk, with a receipt; `None` if
+    /// the pools do not hold it.
+    pub(crate) fn mark_with_receipt<R: Into<PoolRef> + Copy>(
+        &mut self,
+        reference: R,
+    ) -> Option<Marked<R>> {
+        self.mark(reference.into()).then_some(Marked {
+            reference,
+            stamp: self.stamp,
+        })
+    }
+
+    /// Whether `marked` was marked in the chunk being built: its value is
+    /// held, marked and written in this chunk.
+    #[inline]
+    pub(crate) fn is_marked<R>(&self, marked: Marked<R>) -> bool {
+        marked.stamp != NO_STAMP && marked.stamp == self.stamp
     }
 
     pub(crate) fn symbol(&mut self, text: &str) -> SymbolRef {
@@ -888,8 +918,11 @@ impl Pools {
 
     /// Adds a stack trace under a new slot, unindexed, and marks it for
     /// this chunk. See [`crate::Recording::add_stack_trace`].
-    pub(crate) fn add_stack_trace(&mut self, value: &StackTrace) -> StackTraceRef {
-        self.put_stack_trace(value, false)
+    pub(crate) fn add_stack_trace(&mut self, value: &StackTrace) -> Marked<StackTraceRef> {
+        Marked {
+            reference: self.put_stack_trace(value, false),
+            stamp: self.stamp,
+        }
     }
 
     /// Interns (`indexed`) or adds a stack trace, marking it if it is new.
@@ -1243,6 +1276,89 @@ impl Pools {
         }
         sections
     }
+}
+
+/// A pooled value's ref with a receipt for its mark in one chunk
+/// ([`crate::Recording::mark_stack_trace`],
+/// [`crate::Recording::add_stack_trace`]): an event of that chunk given it
+/// writes the key without looking the value up, where a look-up of one
+/// value among hundreds of thousands (a profile of recursive code holds
+/// that many stack traces) is a cache miss. In a later chunk, or another
+/// recording, the value is marked again as a plain ref's is. Stack traces
+/// are the one pool that grows that large, and the one that takes receipts
+/// ([`StackTraceField`]).
+///
+/// Sound because a value marked in a chunk is written in that chunk and
+/// never dropped before it ends, and a receipt names its chunk by a stamp
+/// no other chunk of any recording in the process has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marked<R> {
+    reference: R,
+    stamp: u32,
+}
+
+impl<R: Copy> Marked<R> {
+    /// The ref.
+    pub fn reference(self) -> R {
+        self.reference
+    }
+}
+
+/// The value of a stack trace field: null, a ref, or a ref with the
+/// receipt of its mark ([`Marked`]). Made from any of these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StackTraceField(Option<Marked<StackTraceRef>>);
+
+impl StackTraceField {
+    /// The stack trace, or `None` for null.
+    pub fn reference(self) -> Option<StackTraceRef> {
+        self.0.map(Marked::reference)
+    }
+
+    /// The receipt, if it carries one for a chunk.
+    pub(crate) fn marked(self) -> Option<Marked<StackTraceRef>> {
+        self.0.filter(|marked| marked.stamp != NO_STAMP)
+    }
+}
+
+impl From<Marked<StackTraceRef>> for StackTraceField {
+    fn from(marked: Marked<StackTraceRef>) -> Self {
+        Self(Some(marked))
+    }
+}
+
+impl From<Option<StackTraceRef>> for StackTraceField {
+    fn from(reference: Option<StackTraceRef>) -> Self {
+        Self(reference.map(|reference| Marked {
+            reference,
+            stamp: NO_STAMP,
+        }))
+    }
+}
+
+impl From<StackTraceRef> for StackTraceField {
+    fn from(reference: StackTraceRef) -> Self {
+        Some(reference).into()
+    }
+}
+
+/// The stamp no chunk has: the stamps ran out.
+const NO_STAMP: u32 = 0;
+
+/// The stamp of the next chunk any recording in the process starts.
+static NEXT_STAMP: AtomicU32 = AtomicU32::new(1);
+
+/// A stamp for a new chunk, unique in the process: receipts from one
+/// recording are never taken for another's. After 2^32 - 2 chunks,
+/// [`NO_STAMP`], for which no receipt holds, so events mark every value as
+/// they would without one.
+fn next_stamp() -> u32 {
+    // Relaxed: only uniqueness matters, which the atomic update gives.
+    NEXT_STAMP
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |stamp| {
+            stamp.checked_add(1)
+        })
+        .unwrap_or(NO_STAMP)
 }
 
 /// A reference to any pooled value, as an event field holds it.

@@ -44,7 +44,7 @@ use crate::format::{
 };
 use crate::metadata::{ClassId, FieldDecl, Metadata, SettingDecl};
 use crate::pool::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, Method, MethodRef, Module,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, Marked, Method, MethodRef, Module,
     ModuleRef, Package, PackageRef, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef,
     StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
 };
@@ -1172,13 +1172,29 @@ impl<S: Sink> Recording<S> {
 
     /// Adds a stack trace under a new key without looking for an equal one
     /// held, and marks it for the chunk being built, as
-    /// [`Recording::stack_trace`] does a new one. For a profiler that maps
-    /// its own stacks to their refs, and so asks for each stack once: it
-    /// saves hashing the encoded trace and a look-up in a large table, at
-    /// its adding and again at its dropping. An equal trace added twice
-    /// gets two keys, two constants of the same value, which JFR allows.
-    pub fn add_stack_trace(&mut self, trace: impl Borrow<StackTrace>) -> StackTraceRef {
+    /// [`Recording::stack_trace`] does a new one: the receipt says so. For a
+    /// profiler that maps its own stacks to their refs, and so asks for
+    /// each stack once: it saves hashing the encoded trace and a look-up in
+    /// a large table, at its adding and again at its dropping. An equal
+    /// trace added twice gets two keys, two constants of the same value,
+    /// which JFR allows.
+    pub fn add_stack_trace(&mut self, trace: impl Borrow<StackTrace>) -> Marked<StackTraceRef> {
         self.pools.add_stack_trace(trace.borrow())
+    }
+
+    /// Marks a stack trace for the chunk being built, as an event using it
+    /// would, and returns the receipt ([`Marked`]): events of this chunk
+    /// given it ([`crate::StackTraceField`]) write the key without looking
+    /// the stack trace up. `None` if the recording does not hold it.
+    pub fn mark_stack_trace(&mut self, reference: StackTraceRef) -> Option<Marked<StackTraceRef>> {
+        self.pools.mark_with_receipt(reference)
+    }
+
+    /// Whether `marked` is a receipt for the chunk being built: if not, a
+    /// profiler that keeps receipts marks the value again
+    /// ([`Recording::mark_stack_trace`]) for the next events to use.
+    pub fn is_marked<R>(&self, marked: Marked<R>) -> bool {
+        self.pools.is_marked(marked)
     }
 
     /// Drops the pooled values that neither the chunk being built nor the

@@ -196,8 +196,8 @@ fn a_stack_trace_added_twice_gets_two_keys_dropped_apart() {
         truncated: false,
         frames: Vec::new(),
     };
-    let first = recording.add_stack_trace(&trace);
-    let second = recording.add_stack_trace(&trace);
+    let first = recording.add_stack_trace(&trace).reference();
+    let second = recording.add_stack_trace(&trace).reference();
     assert_ne!(first, second);
     assert!(recording.holds(first) && recording.holds(second));
     assert_eq!(recording.pool_sizes().stack_traces, 2);
@@ -222,4 +222,81 @@ fn a_stack_trace_added_twice_gets_two_keys_dropped_apart() {
     assert!(!recording.holds(first));
     assert!(recording.holds(second));
     assert_eq!(recording.pool_sizes().stack_traces, 1);
+}
+
+#[test]
+fn a_receipt_holds_for_its_own_chunk_and_recording_only() {
+    let mut recording = recording();
+    let alloc = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let sample = |recording: &mut Recording<_>, stack: jfr_writer::StackTraceField| {
+        let start = recording.clock().now();
+        recording
+            .event(&alloc, start)
+            .thread(None)
+            .stack_trace_field(stack)
+            .class(None)
+            .long(1)
+            .commit()
+    };
+    let trace = |truncated| StackTrace {
+        truncated,
+        frames: Vec::new(),
+    };
+    let added = recording.add_stack_trace(trace(false));
+    assert!(recording.is_marked(added));
+    let kept = recording.stack_trace(trace(true));
+    let kept_marked = recording.mark_stack_trace(kept).unwrap();
+    sample(&mut recording, added.into()).unwrap();
+    // Another recording's receipt names a chunk of that recording, never
+    // one of this: its ref is marked here as any ref is.
+    let mut other = self::recording();
+    let foreign = other.add_stack_trace(trace(false));
+    assert_eq!(foreign.reference(), added.reference(), "the same slot");
+    assert!(!recording.is_marked(foreign));
+    // Two chunks later, the stale receipt marks its stack again each
+    // time, so the drop keeps it; the other stack is not used since.
+    for _ in 0..2 {
+        recording.end_chunk().unwrap();
+        assert!(
+            !recording.is_marked(kept_marked),
+            "a receipt of an ended chunk"
+        );
+        sample(&mut recording, kept_marked.into()).unwrap();
+    }
+    recording.drop_unused([]);
+    assert!(recording.holds(kept));
+    assert!(!recording.holds(added.reference()));
+    // A receipt for a value dropped since fails as its ref would, rather
+    // than write a key that nothing in the chunk defines; so does the
+    // other recording's receipt for the same slot, current there in a
+    // chunk of the same number.
+    let other_alloc = other.register(events::object_allocation_sample()).unwrap();
+    while other.chunk_number() < recording.chunk_number() {
+        let start = other.clock().now();
+        let event = other.event(&other_alloc, start).thread(None);
+        event
+            .stack_trace(None)
+            .class(None)
+            .long(1)
+            .commit()
+            .unwrap();
+        other.end_chunk().unwrap();
+    }
+    assert_eq!(other.chunk_number(), recording.chunk_number());
+    for stack in [added, other.mark_stack_trace(foreign.reference()).unwrap()] {
+        let refused = sample(&mut recording, stack.into());
+        assert!(
+            matches!(refused, Err(Error::ForeignReference { ref field, .. }) if field == "stackTrace"),
+            "{refused:?}"
+        );
+    }
+    assert_eq!(
+        count_events(
+            recording.finish().unwrap().into_inner().into_inner(),
+            "jdk.ObjectAllocationSample"
+        ),
+        3
+    );
 }

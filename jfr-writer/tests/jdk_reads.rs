@@ -519,6 +519,9 @@ fn values_dropped_between_chunks_are_written_again() {
         .unwrap();
     let f = fixture(&mut recording, 1);
     let (held, held_text) = deep_stack(&mut recording, 3, true);
+    // A receipt for the first chunk, given in every chunk: in the later
+    // ones the stack is marked as a plain ref is.
+    let held_marked = recording.mark_stack_trace(held).unwrap();
     let mut expected = Vec::new();
     // Each stack and thread made, with the last chunk that used it.
     let mut made: Vec<(jfr_writer::PoolRef, u32)> = Vec::new();
@@ -557,22 +560,24 @@ fn values_dropped_between_chunks_are_written_again() {
             let depth = (depth + round * 7) % 40 + 4;
             let (trace, text) = deep_trace_in(&mut recording, &class, depth, round % 2 == 0);
             // Every third round adds its stacks unindexed, as the agent
-            // does: a stack seen again gets a key of its own.
+            // does (a stack seen again gets a key of its own), and writes
+            // them by their receipts.
             let stack = if round % 3 == 2 {
-                recording.add_stack_trace(trace)
+                recording.add_stack_trace(trace).into()
             } else {
-                recording.stack_trace(trace)
+                recording.stack_trace(trace).into()
             };
-            for (stack, text) in [(stack, &text), (held, &held_text)] {
+            for (stack, text) in [(stack, &text), (held_marked.into(), &held_text)] {
                 let at = recording.clock().now();
                 recording
                     .event(&event, at)
                     .thread(thread)
-                    .stack_trace(stack)
+                    .stack_trace_field(stack)
                     .class(f.class)
                     .long(depth as i64)
                     .commit()
                     .unwrap();
+                let stack = stack.reference().unwrap();
                 made.push((stack.into(), recording.chunk_number()));
                 expected.push(format!(
                     "jdk.ObjectAllocationSample startTime={} eventThread={thread_text} stackTrace={text} objectClass={} weight={depth}",

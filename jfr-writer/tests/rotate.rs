@@ -35,7 +35,7 @@ fn write(recording: &mut Recording<FileSink>, alloc: &EventType, thread: ThreadR
     let sample = ObjectAllocationSample {
         start_time: recording.clock().now(),
         event_thread: Some(thread),
-        stack_trace: None,
+        stack_trace: None.into(),
         object_class: None,
         weight: n,
     };

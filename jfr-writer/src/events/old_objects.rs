@@ -12,7 +12,7 @@ use crate::event::{
     ValueTypeBuilder,
 };
 use crate::format::names::{class, event, field};
-use crate::pool::{ClassRef, ConstantRef, StackTraceRef, ThreadRef};
+use crate::pool::{ClassRef, ConstantRef, StackTraceField, ThreadRef};
 use crate::{Error, Recording, Sink, Ticks};
 
 /// The value types of `jdk.OldObjectSample`, registered with one recording.
@@ -315,7 +315,7 @@ pub struct OldObjectSample {
     /// The allocating thread.
     pub event_thread: Option<ThreadRef>,
     /// Where the object was allocated.
-    pub stack_trace: Option<StackTraceRef>,
+    pub stack_trace: StackTraceField,
     /// When it was allocated.
     pub allocation_time: Ticks,
     /// Its size in bytes.
@@ -347,7 +347,7 @@ impl OldObjectSample {
             .field(field::EVENT_THREAD)
             .thread(self.event_thread)
             .field(field::STACK_TRACE)
-            .stack_trace(self.stack_trace)
+            .stack_trace_field(self.stack_trace)
             .field(field::ALLOCATION_TIME)
             .long(self.allocation_time.0)
             .field(field::OBJECT_SIZE)

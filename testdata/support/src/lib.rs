@@ -343,7 +343,7 @@ pub fn write_allocation_samples(path: &Path, count: i64, flush_every: i64, max_c
         let sample = ObjectAllocationSample {
             start_time: Ticks(i),
             event_thread: Some(thread),
-            stack_trace: None,
+            stack_trace: None.into(),
             object_class: None,
             weight: i,
         };
