@@ -4,12 +4,15 @@
 //! flushes as the agent makes them. The VM is a fake that answers at once,
 //! so what is measured is the writer's own work.
 //!
-//! Two stack mixes:
+//! Three stack mixes:
 //! - `repeated_stacks`: 1,000 stacks of depth 32 over and over, as in most
 //!   applications; every stack after the first round is a cache hit.
 //! - `recursive_stacks`: stacks of a recursive tree builder, as in the
 //!   binary-trees workload: each level calls itself from one of two sites,
 //!   so most stacks are new (the case that costs the writer most).
+//! - `mutual_recursion`: stacks cut at 64 frames of eight methods calling
+//!   each other, as in the deep-recursion workload: most are new too, each
+//!   naming a few methods many times.
 //!
 //! Run with `cargo bench -p heapsampler-agent --bench writer`; results in
 //! BENCHMARKS.md.
@@ -111,6 +114,18 @@ fn recursive_stack(random: &mut Random, _: usize, frames: &mut Vec<RawFrame>) {
     });
 }
 
+/// A stack cut at the depth limit, 64 frames, of recursion through eight
+/// methods that call each other in turn, each from one of two sites, as in
+/// the deep-recursion workload: most stacks are new, each naming eight
+/// methods over and over.
+fn mutual_recursion(random: &mut Random, _: usize, frames: &mut Vec<RawFrame>) {
+    let bits = random.next();
+    frames.extend((0..64).map(|level| RawFrame {
+        method: 10 + level % 8,
+        location: if bits >> level & 1 == 0 { 7 } else { 15 },
+    }));
+}
+
 const SAMPLES_PER_GC: usize = 500;
 const SAMPLES_PER_FLUSH: usize = 16_000;
 
@@ -187,9 +202,10 @@ fn writer(c: &mut Criterion) {
     let mut group = c.benchmark_group("agent_writer");
     group.throughput(Throughput::Elements(1));
     group.measurement_time(Duration::from_secs(10));
-    let mixes: [(&str, StackMaker); 2] = [
+    let mixes: [(&str, StackMaker); 3] = [
         ("repeated_stacks", repeated_stack),
         ("recursive_stacks", recursive_stack),
+        ("mutual_recursion", mutual_recursion),
     ];
     for (name, make_stack) in mixes {
         group.bench_function(name, |b| {
@@ -205,6 +221,7 @@ fn main() {
     if let Some(at) = args.iter().position(|a| a == "--profile-once") {
         let make_stack: StackMaker = match args.get(at + 1).map(String::as_str) {
             Some("repeated_stacks") => repeated_stack,
+            Some("mutual_recursion") => mutual_recursion,
             _ => recursive_stack,
         };
         let samples = args

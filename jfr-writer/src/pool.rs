@@ -409,10 +409,12 @@ impl<V> Slots<V> {
     fn push(&mut self, value: V) -> u32 {
         // Every value is written at least once, in at least 3 bytes: a
         // recording would need 12 GB of one type's constants first.
+        // `u32::MAX` is never a slot: stack trace encoding takes it for none.
         let slot = u32::try_from(self.recent.len())
             .ok()
             .and_then(|len| self.base.checked_add(len))
-            .expect("fewer than 2^32 values of one type in a recording");
+            .filter(|&slot| slot != u32::MAX)
+            .expect("fewer than 2^32 - 1 values of one type in a recording");
         self.recent.push(Some(value));
         self.recent_marks.push(0);
         self.recent_held += 1;
@@ -721,8 +723,9 @@ struct Constants {
 
 /// A stack trace kept as what it refers to, then its pool entry's encoding.
 ///
-/// The head: the number of distinct methods, their slots (varints, in
-/// ascending order), and a byte with a bit per frame type used
+/// The head: the number of distinct methods, their slots (varints, in the
+/// order they first appear, or ascending in a stack deeper than
+/// [`SEEN_PLACES`] frames), and a byte with a bit per frame type used
 /// ([`FrameType::index`]). The entry: the truncated flag, the frame count,
 /// then per frame the method key, line, bytecode index and frame type key
 /// ([`FrameType::key`]), all varints. A stack trace used again in a later
@@ -732,6 +735,11 @@ struct Constants {
 /// dropped, and profiles of recursive code see tens of thousands: this
 /// takes about a third of the memory of [`StackTrace`]'s frames.
 struct EncodedStackTrace;
+
+/// The places [`EncodedStackTrace::encode`] finds a stack's methods in
+/// when it has at most this many frames: the agent's and JFR's default
+/// depth limit.
+const SEEN_PLACES: usize = 64;
 
 /// [`EncodedStackTrace`]'s head, read.
 struct StackTraceHead<'a> {
@@ -747,14 +755,38 @@ impl EncodedStackTrace {
         methods.clear();
         let mut frame_types = 0u8;
         for frame in &trace.frames {
-            // A recursive stack repeats its methods frame after frame.
-            if methods.last() != Some(&frame.method.0) {
-                methods.push(frame.method.0);
-            }
             frame_types |= 1 << frame.frame_type.index();
         }
-        methods.sort_unstable();
-        methods.dedup();
+        if trace.frames.len() <= SEEN_PLACES {
+            // Recursion repeats a few methods for many frames. Each place
+            // holds a method seen, the one whose slot's low bits name it
+            // (`u32::MAX`, a slot no value gets, when none has): a frame's
+            // method is found seen in one look, or, when two of the
+            // stack's methods share a place, by a scan of the few seen.
+            let mut seen = [u32::MAX; SEEN_PLACES];
+            for frame in &trace.frames {
+                let method = frame.method.0;
+                let place = &mut seen[method as usize % SEEN_PLACES];
+                if *place != method {
+                    if *place == u32::MAX {
+                        *place = method;
+                        methods.push(method);
+                    } else if !methods.contains(&method) {
+                        methods.push(method);
+                    }
+                }
+            }
+        } else {
+            // Deeper than the default limit: sorting bounds the work where
+            // scans of hundreds of methods would not.
+            for frame in &trace.frames {
+                if methods.last() != Some(&frame.method.0) {
+                    methods.push(frame.method.0);
+                }
+            }
+            methods.sort_unstable();
+            methods.dedup();
+        }
         write_varint(out, methods.len() as u64);
         for &method in methods.iter() {
             write_varint(out, method.into());
@@ -1417,7 +1449,86 @@ impl PoolRef {
 
 #[cfg(test)]
 mod tests {
-    use super::Slots;
+    use super::{EncodedStackTrace, FrameType, MethodRef, Slots, StackFrame, StackTrace};
+
+    /// The head lists each of a stack's methods once, in the order they
+    /// first appear, whatever their slots: recursion through a few, slots
+    /// sharing their low bits, as many methods as frames.
+    #[test]
+    fn a_stack_traces_head_lists_each_method_once_in_order_of_appearance() {
+        let recursion = [7, 3, 7, 3, 3, 9, 7, 9];
+        let colliding = [5, 69, 133, 5, 69, 1, 133, 197, 197, 5];
+        let many: Vec<u32> = (0..64).map(|i| (i * 37) % 150).collect();
+        let slot_zero = [0, 64, 0, 128, 64];
+        let colliding_64: Vec<u32> = (0..64).map(|i| (i % 5) * 64 + 3).collect();
+        let stacks: [&[u32]; 6] = [
+            &recursion,
+            &colliding,
+            &colliding_64,
+            &slot_zero,
+            &many,
+            &[],
+        ];
+        for slots in stacks {
+            let trace = StackTrace {
+                truncated: false,
+                frames: slots
+                    .iter()
+                    .map(|&slot| StackFrame {
+                        method: MethodRef(slot),
+                        line_number: 1,
+                        bytecode_index: 2,
+                        frame_type: FrameType::Inlined,
+                    })
+                    .collect(),
+            };
+            let mut encoded = Vec::new();
+            EncodedStackTrace::encode(&trace, &mut Vec::new(), &mut encoded);
+            let (head, entry) = EncodedStackTrace::split(&encoded);
+            let mut expected: Vec<u32> = Vec::new();
+            for &slot in slots {
+                if !expected.contains(&slot) {
+                    expected.push(slot);
+                }
+            }
+            assert!(slots.len() <= super::SEEN_PLACES);
+            let listed: Vec<u32> = head.methods().map(|method| method.0).collect();
+            assert_eq!(listed, expected, "{slots:?}");
+            let types: Vec<FrameType> = head.frame_types().collect();
+            let used = if slots.is_empty() {
+                vec![]
+            } else {
+                vec![FrameType::Inlined]
+            };
+            assert_eq!(types, used);
+            // The entry follows: first, not truncated.
+            assert_eq!(entry[0], 0);
+        }
+    }
+
+    /// A deeper stack lists each method once too, in ascending order.
+    #[test]
+    fn a_deep_stack_traces_head_lists_each_method_once_in_ascending_order() {
+        let slots: Vec<u32> = (0..2048).map(|i| (i * 37) % 300).collect();
+        let trace = StackTrace {
+            truncated: true,
+            frames: slots
+                .iter()
+                .map(|&slot| StackFrame {
+                    method: MethodRef(slot),
+                    line_number: -1,
+                    bytecode_index: 0,
+                    frame_type: FrameType::Unknown,
+                })
+                .collect(),
+        };
+        let mut encoded = Vec::new();
+        EncodedStackTrace::encode(&trace, &mut Vec::new(), &mut encoded);
+        let (head, entry) = EncodedStackTrace::split(&encoded);
+        let listed: Vec<u32> = head.methods().map(|method| method.0).collect();
+        assert_eq!(listed, (0..300).collect::<Vec<u32>>());
+        assert_eq!(entry[0], 1, "truncated");
+    }
 
     /// Slots come in order, survive drops when kept, and are never given
     /// out twice: through three rounds of drops, some kept each time. A
