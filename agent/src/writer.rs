@@ -178,6 +178,62 @@ impl LineTable {
     }
 }
 
+/// The frames resolved lately, by method and location: recursion makes
+/// new stacks out of a few call sites, so a new stack's frames are mostly
+/// frames seen before, and a look-up here is one probe of a table in
+/// cache, where resolving a frame probes the method map and searches the
+/// method's line table. Direct-mapped: a frame takes the place of the one
+/// it shares its place with. Emptied when pooled methods are dropped, since
+/// a frame holds its method's ref.
+struct FrameCache {
+    /// `FRAME_CACHE_PLACES` places.
+    places: Box<[Option<ResolvedFrame>]>,
+}
+
+/// A frame as the ring holds it, and what it resolved to.
+#[derive(Debug, Clone, Copy)]
+struct ResolvedFrame {
+    raw: RawFrame,
+    /// `None`: left out, a hidden frame.
+    frame: Option<StackFrame>,
+}
+
+/// A power of two; 16 KiB of places.
+const FRAME_CACHE_PLACES: usize = 512;
+
+impl FrameCache {
+    fn new() -> Self {
+        Self {
+            places: vec![None; FRAME_CACHE_PLACES].into_boxed_slice(),
+        }
+    }
+
+    fn place(raw: RawFrame) -> usize {
+        // Fibonacci hashing of both words: method ids are aligned
+        // pointers, locations small.
+        let mixed = (raw.method ^ (raw.location as u64).rotate_left(32))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (mixed >> (64 - FRAME_CACHE_PLACES.trailing_zeros())) as usize
+    }
+
+    /// What `raw` resolved to, if it is here.
+    #[inline]
+    fn get(&self, raw: RawFrame) -> Option<Option<StackFrame>> {
+        match self.places[Self::place(raw)] {
+            Some(held) if held.raw == raw => Some(held.frame),
+            _ => None,
+        }
+    }
+
+    fn insert(&mut self, raw: RawFrame, frame: Option<StackFrame>) {
+        self.places[Self::place(raw)] = Some(ResolvedFrame { raw, frame });
+    }
+
+    fn clear(&mut self) {
+        self.places.fill(None);
+    }
+}
+
 /// A garbage collection the agent saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GcRecord {
@@ -322,6 +378,8 @@ pub struct Writer<S: Sink> {
     // Fx-hashed: the keys are the JVM's and the agent's own ids, not
     // chosen by an attacker, and a look-up per frame must be cheap.
     methods: FxHashMap<u64, Option<ResolvedMethod>>,
+    /// Frames resolved lately ([`FrameCache`]).
+    frames: FrameCache,
     classes: FxHashMap<u64, PooledClass>,
     threads: FxHashMap<u64, ThreadRef>,
     /// Stack fingerprint ([`SampleView::stack_fingerprint`]) -> its pooled
@@ -609,6 +667,7 @@ impl<S: Sink> Writer<S> {
             heap: HeapContext::register(&mut recording)?,
             recording,
             methods: FxHashMap::default(),
+            frames: FrameCache::new(),
             classes: FxHashMap::default(),
             threads: FxHashMap::default(),
             stacks: FingerprintMap::new(),
@@ -877,6 +936,7 @@ impl<S: Sink> Writer<S> {
         // A method the VM could not describe is asked again.
         self.methods
             .retain(|_, m| m.as_ref().is_some_and(|m| recording.holds(m.method)));
+        self.frames.clear();
         self.classes.retain(|_, c| recording.holds(c.class));
         self.threads.retain(|_, &mut t| recording.holds(t));
         self.stacks.retain(|s| recording.holds(s.reference()));
@@ -1156,7 +1216,12 @@ impl<S: Sink> Writer<S> {
         // Frames of hidden classes left out may leave no frame at all: the
         // sample still gets its (empty) stack trace.
         for raw in view.frames() {
-            if let Some(frame) = self.frame(vm, raw) {
+            let resolved = self.frames.get(raw).unwrap_or_else(|| {
+                let resolved = self.frame(vm, raw);
+                self.frames.insert(raw, resolved);
+                resolved
+            });
+            if let Some(frame) = resolved {
                 trace.frames.push(frame);
             }
         }

@@ -458,6 +458,73 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
 }
 
 #[test]
+fn a_frame_whose_method_was_dropped_is_resolved_again() {
+    // The writer keeps the frames it resolved lately. A chunk's end that
+    // drops a method must drop its frames too: a stack made of them later
+    // would name a method no chunk defines any more.
+    let dir = support::temp_dir("agent_writer_frames");
+    let path = dir.join("frames.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LOld;", "gone", "()V", &[(0, 10)], false));
+    vm.methods
+        .insert(2, method("LBusy;", "work", "()V", &[(0, 20)], false));
+    vm.classes.insert(100, class("LItem;"));
+    let options = Options {
+        max_chunk_size: 16 * 1024,
+        ..Options::default()
+    };
+    let mut writer =
+        Writer::new(Recording::create(&path, options).unwrap(), &settings(&path)).unwrap();
+    let t0 = writer.clock().now().0;
+    const SAMPLES: u64 = 1000;
+    let mut chunk_ends = 0;
+    for i in 0..SAMPLES {
+        // Method 1's one frame first and last; method 2's between, at a
+        // few locations, which leave method 1's frame where the writer
+        // keeps it.
+        let last = i == SAMPLES - 1;
+        let frames = if i == 0 || last {
+            [(1, 5)]
+        } else {
+            [(2, (i % 3) as i64)]
+        };
+        let lookups = vm.lookups;
+        let bytes = record(1, t0 + i as i64, 100, 24, 0, false, &frames);
+        writer.sample(&mut vm, &bytes).unwrap();
+        if last {
+            assert_eq!(vm.lookups, lookups + 1, "method 1 asked of the VM again");
+        }
+        if (i + 1) % 50 == 0 {
+            let forgotten = vm.forget_gone_calls;
+            let statistics = Statistics {
+                samples: i + 1,
+                lost_samples: 0,
+            };
+            writer
+                .flush(&mut vm, statistics, RingStats::default())
+                .unwrap();
+            chunk_ends += vm.forget_gone_calls - forgotten;
+        }
+    }
+    assert!(chunk_ends >= 3, "16 KiB chunks: {chunk_ends} chunk ends");
+    finish(writer, &mut vm, SAMPLES);
+    let lines = support::dump(&path);
+    let samples: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("jdk.ObjectAllocationSample "))
+        .collect();
+    assert_eq!(samples.len(), SAMPLES as usize);
+    for at in [0, SAMPLES as usize - 1] {
+        assert!(
+            samples[at].contains("stackTrace=stack(false:Old.gone()V:10:5:Unknown:1:false)"),
+            "{}",
+            samples[at]
+        );
+    }
+}
+
+#[test]
 fn what_recent_chunks_did_not_use_is_dropped_but_not_what_tracked_objects_hold() {
     // A recording that keeps seeing new stacks (recursive code does), new
     // threads (virtual threads) and new classes must not keep them all: at
