@@ -1451,6 +1451,29 @@ impl PoolRef {
 mod tests {
     use super::{EncodedStackTrace, FrameType, MethodRef, Slots, StackFrame, StackTrace};
 
+    /// What the encoding of a stack whose frames are of the methods in
+    /// `slots` says: its head's methods and frame types, and the first
+    /// byte of its entry (the truncated flag).
+    fn encoded(slots: &[u32], truncated: bool) -> (Vec<u32>, Vec<FrameType>, u8) {
+        let trace = StackTrace {
+            truncated,
+            frames: slots
+                .iter()
+                .map(|&slot| StackFrame {
+                    method: MethodRef(slot),
+                    line_number: 1,
+                    bytecode_index: 2,
+                    frame_type: FrameType::Inlined,
+                })
+                .collect(),
+        };
+        let mut encoded = Vec::new();
+        EncodedStackTrace::encode(&trace, &mut Vec::new(), &mut encoded);
+        let (head, entry) = EncodedStackTrace::split(&encoded);
+        let methods = head.methods().map(|method| method.0).collect();
+        (methods, head.frame_types().collect(), entry[0])
+    }
+
     /// The head lists each of a stack's methods once, in the order they
     /// first appear, whatever their slots: recursion through a few, slots
     /// sharing their low bits, as many methods as frames.
@@ -1470,39 +1493,22 @@ mod tests {
             &[],
         ];
         for slots in stacks {
-            let trace = StackTrace {
-                truncated: false,
-                frames: slots
-                    .iter()
-                    .map(|&slot| StackFrame {
-                        method: MethodRef(slot),
-                        line_number: 1,
-                        bytecode_index: 2,
-                        frame_type: FrameType::Inlined,
-                    })
-                    .collect(),
-            };
-            let mut encoded = Vec::new();
-            EncodedStackTrace::encode(&trace, &mut Vec::new(), &mut encoded);
-            let (head, entry) = EncodedStackTrace::split(&encoded);
+            assert!(slots.len() <= super::SEEN_PLACES);
             let mut expected: Vec<u32> = Vec::new();
             for &slot in slots {
                 if !expected.contains(&slot) {
                     expected.push(slot);
                 }
             }
-            assert!(slots.len() <= super::SEEN_PLACES);
-            let listed: Vec<u32> = head.methods().map(|method| method.0).collect();
-            assert_eq!(listed, expected, "{slots:?}");
-            let types: Vec<FrameType> = head.frame_types().collect();
-            let used = if slots.is_empty() {
-                vec![]
+            let (methods, frame_types, truncated) = encoded(slots, false);
+            assert_eq!(methods, expected, "{slots:?}");
+            let used: &[FrameType] = if slots.is_empty() {
+                &[]
             } else {
-                vec![FrameType::Inlined]
+                &[FrameType::Inlined]
             };
-            assert_eq!(types, used);
-            // The entry follows: first, not truncated.
-            assert_eq!(entry[0], 0);
+            assert_eq!(frame_types, used);
+            assert_eq!(truncated, 0);
         }
     }
 
@@ -1510,24 +1516,9 @@ mod tests {
     #[test]
     fn a_deep_stack_traces_head_lists_each_method_once_in_ascending_order() {
         let slots: Vec<u32> = (0..2048).map(|i| (i * 37) % 300).collect();
-        let trace = StackTrace {
-            truncated: true,
-            frames: slots
-                .iter()
-                .map(|&slot| StackFrame {
-                    method: MethodRef(slot),
-                    line_number: -1,
-                    bytecode_index: 0,
-                    frame_type: FrameType::Unknown,
-                })
-                .collect(),
-        };
-        let mut encoded = Vec::new();
-        EncodedStackTrace::encode(&trace, &mut Vec::new(), &mut encoded);
-        let (head, entry) = EncodedStackTrace::split(&encoded);
-        let listed: Vec<u32> = head.methods().map(|method| method.0).collect();
-        assert_eq!(listed, (0..300).collect::<Vec<u32>>());
-        assert_eq!(entry[0], 1, "truncated");
+        let (methods, _, truncated) = encoded(&slots, true);
+        assert_eq!(methods, (0..300).collect::<Vec<u32>>());
+        assert_eq!(truncated, 1);
     }
 
     /// Slots come in order, survive drops when kept, and are never given
