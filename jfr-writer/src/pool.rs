@@ -887,13 +887,13 @@ impl Pools {
         constant.chunk == self.chunk
     }
 
-    /// Marks `reference`'s value for this chunk, with a receipt; `None` if
-    /// the pools do not hold it.
-    pub(crate) fn mark_with_receipt<R: Into<PoolRef> + Copy>(
+    /// Marks a stack trace for this chunk, with a receipt; `None` if the
+    /// pools do not hold it.
+    pub(crate) fn mark_stack_trace(
         &mut self,
-        reference: R,
-    ) -> Option<Marked<R>> {
-        self.mark(reference.into()).then_some(Marked {
+        reference: StackTraceRef,
+    ) -> Option<Marked<StackTraceRef>> {
+        self.mark(PoolRef::StackTrace(reference)).then_some(Marked {
             reference,
             stamp: self.stamp,
         })
@@ -1347,9 +1347,9 @@ impl StackTraceField {
         self.0.map(Marked::reference)
     }
 
-    /// The receipt, if it carries one for a chunk.
+    /// The ref with its receipt; a plain ref's holds for no chunk.
     pub(crate) fn marked(self) -> Option<Marked<StackTraceRef>> {
-        self.0.filter(|marked| marked.stamp != NO_STAMP)
+        self.0
     }
 }
 

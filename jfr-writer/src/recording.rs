@@ -1187,7 +1187,7 @@ impl<S: Sink> Recording<S> {
     /// given it ([`crate::StackTraceField`]) write the key without looking
     /// the stack trace up. `None` if the recording does not hold it.
     pub fn mark_stack_trace(&mut self, reference: StackTraceRef) -> Option<Marked<StackTraceRef>> {
-        self.pools.mark_with_receipt(reference)
+        self.pools.mark_stack_trace(reference)
     }
 
     /// Whether `marked` is a receipt for the chunk being built: if not, a
