@@ -511,6 +511,10 @@ pub struct EventType {
     /// again: [`EventWriter::field`] checks an event's names with a load
     /// each instead of reading every declared name's bytes.
     pub(crate) names_checked: Arc<[AtomicUsize]>,
+    /// The typed write ([`crate::Recording::typed_event`]'s call site, by
+    /// address) found to write every field of this type in order, by name
+    /// and type (0: none yet). Its later events skip those checks.
+    pub(crate) typed_site: Arc<AtomicUsize>,
     /// Which recording registered it, so another recording refuses it.
     pub(crate) recording_id: u64,
 }
@@ -575,15 +579,23 @@ pub struct EventWriter<'r, S: Sink> {
     start: usize,
     /// The index in `event_type.fields` of the next field.
     next: usize,
+    /// Whether the fields' names and types are known right: the event is
+    /// written by a typed write that wrote this event type right before.
+    layout_known: bool,
+    /// The typed write's call site, by address (0: not a typed write).
+    typed_site: usize,
     failure: Option<Failure>,
     committed: bool,
 }
 
 impl<'r, S: Sink> EventWriter<'r, S> {
+    /// `typed_site` is the address of a typed write's call site, or 0.
+    #[inline(always)]
     pub(crate) fn new(
         recording: &'r mut Recording<S>,
         event_type: &'r EventType,
         start_time: Ticks,
+        typed_site: usize,
     ) -> Self {
         let start = recording.events.len();
         let failure =
@@ -592,11 +604,18 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         buffer.push(0); // size placeholder, patched at commit
         write_varint(buffer, event_type.id.get());
         write_varint(buffer, start_time.0 as u64);
+        // Relaxed: the address stands for code that never changes; a stale
+        // 0 only costs the checks.
+        let layout_known = typed_site != 0
+            && failure.is_none()
+            && event_type.typed_site.load(Ordering::Relaxed) == typed_site;
         Self {
             recording,
             event_type,
             start,
             next: 0,
+            layout_known,
+            typed_site,
             failure,
             committed: false,
         }
@@ -604,8 +623,12 @@ impl<'r, S: Sink> EventWriter<'r, S> {
 
     /// Checks that the next field is a single value of type `expected`; on a
     /// mismatch records the first failure and returns false.
-    #[inline]
+    #[inline(always)]
     fn expect(&mut self, expected: FieldType) -> bool {
+        if self.layout_known {
+            self.next += 1;
+            return true;
+        }
         if self.failure.is_none()
             && self.event_type.fields.get(self.next) == Some(&Slot::one(expected))
         {
@@ -660,7 +683,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn pooled(mut self, expected: FieldType, reference: Option<PoolRef>) -> Self {
         if self.expect(expected) {
             match reference {
@@ -683,9 +706,9 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     /// [`Error::FieldOrder`], naming both. Typed events (see
     /// [`crate::events`]) name every field, so that two fields of one type
     /// written in each other's place fail instead of swapping silently.
-    #[inline]
+    #[inline(always)]
     pub fn field(mut self, name: &'static str) -> Self {
-        if self.failure.is_none() {
+        if !self.layout_known && self.failure.is_none() {
             // `field_names` starts with `startTime`; `fields` after it.
             let declared = self.event_type.field_names.get(self.next + 1);
             let checked = self.event_type.names_checked.get(self.next);
@@ -711,12 +734,13 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     }
 
     /// The `duration` field, in ticks.
+    #[inline(always)]
     pub fn duration(self, ticks: i64) -> Self {
         self.long(ticks)
     }
 
     /// A `long` field.
-    #[inline]
+    #[inline(always)]
     pub fn long(mut self, value: i64) -> Self {
         if self.expect(FieldType::Long) {
             write_varint(&mut self.recording.events, value as u64);
@@ -725,6 +749,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     }
 
     /// An `int` field.
+    #[inline(always)]
     pub fn int(mut self, value: i32) -> Self {
         if self.expect(FieldType::Int) {
             write_varint_i32(&mut self.recording.events, value);
@@ -757,6 +782,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     }
 
     /// A `boolean` field.
+    #[inline(always)]
     pub fn boolean(mut self, value: bool) -> Self {
         if self.expect(FieldType::Boolean) {
             self.recording.events.push(value as u8);
@@ -811,7 +837,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     }
 
     /// A thread field (`eventThread` or another); `None` is null.
-    #[inline]
+    #[inline(always)]
     pub fn thread(self, value: impl Into<Option<ThreadRef>>) -> Self {
         self.pooled(FieldType::Thread, value.into().map(PoolRef::Thread))
     }
@@ -825,7 +851,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     /// A stack trace field as typed events hold it: a ref with the receipt
     /// of its mark in this chunk ([`crate::Marked`]) is written without a
     /// look-up.
-    #[inline]
+    #[inline(always)]
     pub fn stack_trace_field(mut self, value: StackTraceField) -> Self {
         match value.marked() {
             Some(marked) if self.recording.pools.is_marked(marked) => {
@@ -842,7 +868,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     }
 
     /// A class field; `None` is null.
-    #[inline]
+    #[inline(always)]
     pub fn class(self, value: impl Into<Option<ClassRef>>) -> Self {
         self.pooled(FieldType::Class, value.into().map(PoolRef::Class))
     }
@@ -933,6 +959,13 @@ impl<'r, S: Sink> EventWriter<'r, S> {
             });
         }
         self.committed = true;
+        if self.typed_site != 0 && !self.layout_known {
+            // Every field was checked, by name and type: the typed write
+            // writes this event type right, every time.
+            self.event_type
+                .typed_site
+                .store(self.typed_site, Ordering::Relaxed);
+        }
         let buffer = &mut self.recording.events;
         let body_len = buffer.len() - self.start - 1;
         let size = sized_len(body_len);

@@ -5,9 +5,12 @@
 //! Each event type has a declaration (a function returning its
 //! [`EventTypeBuilder`], to register) and, right after it, a typed struct
 //! whose fields are the event's in declaration order and whose `write`
-//! names every field it writes ([`EventWriter::field`]). Writing two fields
-//! of one type in the wrong order is then a failed commit naming both
-//! fields, not a silent swap; a test writes every typed event once.
+//! names every field it writes ([`EventWriter::field`]), in one chain of
+//! calls. Writing two fields of one type in the wrong order is then a
+//! failed commit naming both fields, not a silent swap; a test writes every
+//! typed event once. A typed write's first event of a type is checked so;
+//! once one commits, its later ones (the same chain) skip the checks of
+//! names and types.
 //!
 //! [`EventWriter::field`]: crate::EventWriter::field
 
@@ -94,7 +97,7 @@ impl ObjectAllocationSample {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::EVENT_THREAD)
             .thread(self.event_thread)
             .field(field::STACK_TRACE)
@@ -185,7 +188,7 @@ impl ActiveRecording<'_> {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::DURATION)
             .duration(self.duration)
             .field(field::EVENT_THREAD)
@@ -256,7 +259,7 @@ impl ActiveSetting<'_> {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::DURATION)
             .duration(self.duration)
             .field(field::EVENT_THREAD)
@@ -362,7 +365,7 @@ impl ObjectLifetime {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::DURATION)
             .duration(self.duration)
             .field(field::EVENT_THREAD)
@@ -423,7 +426,7 @@ impl GarbageCollection {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::DURATION)
             .duration(self.duration)
             .field(field::GC_ID)
@@ -527,7 +530,7 @@ impl AgentStatistics {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::SAMPLES)
             .long(self.samples)
             .field(field::EVENTS_WRITTEN)

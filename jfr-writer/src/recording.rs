@@ -860,6 +860,7 @@ impl<S: Sink> Recording<S> {
             id,
             name: builder.name.as_str().into(),
             names_checked: layout[1..].iter().map(|_| AtomicUsize::new(0)).collect(),
+            typed_site: std::sync::Arc::new(AtomicUsize::new(0)),
             fields: layout[1..].into(),
             field_names: builder.field_names().into(),
             recording_id: self.id,
@@ -1113,7 +1114,27 @@ impl<S: Sink> Recording<S> {
         event_type: &'r EventType,
         start_time: Ticks,
     ) -> EventWriter<'r, S> {
-        EventWriter::new(self, event_type, start_time)
+        EventWriter::new(self, event_type, start_time, 0)
+    }
+
+    /// Starts an event as [`Recording::event`] does, for a typed event's
+    /// write ([`crate::events`]): one chain of calls from here to the
+    /// commit, naming every field, the same fields in the same order each
+    /// time. Its first event of a type is checked field by field, as any
+    /// event is; once one commits, the chain is known to write that type
+    /// right, and its later events of the type skip the names' and types'
+    /// checks, which cost more than writing the values. Values are still
+    /// checked: refs of another recording or of dropped values, stale
+    /// constants.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn typed_event<'r>(
+        &'r mut self,
+        event_type: &'r EventType,
+        start_time: Ticks,
+    ) -> EventWriter<'r, S> {
+        let site = std::panic::Location::caller() as *const _ as usize;
+        EventWriter::new(self, event_type, start_time, site)
     }
 
     /// Interns a symbol (a class, method or package name, a descriptor).

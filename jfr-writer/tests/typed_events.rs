@@ -259,3 +259,63 @@ fn a_field_written_in_the_place_of_another_of_its_type_fails_naming_both() {
         "{extra:?}"
     );
 }
+
+#[test]
+fn a_typed_write_keeps_checking_what_it_has_not_written_right() {
+    let mut rec = recording();
+    let at = rec.clock().now();
+    let sample = |event_thread| ObjectAllocationSample {
+        start_time: at,
+        event_thread,
+        stack_trace: None.into(),
+        object_class: None,
+        weight: 512,
+    };
+    // Given another type, the typed write fails every time: a failed event
+    // does not make the write known right for the type.
+    let other_type = rec.register(events::garbage_collection()).unwrap();
+    for _ in 0..2 {
+        let refused = sample(None).write(&mut rec, &other_type);
+        assert!(
+            matches!(
+                refused,
+                Err(Error::FieldOrder { .. } | Error::FieldMismatch { .. })
+            ),
+            "{refused:?}"
+        );
+    }
+    // Once one event of its own type committed, its later events skip the
+    // names' and types' checks, but not the values': another recording's
+    // thread is still refused.
+    let allocation_sample = rec.register(events::object_allocation_sample()).unwrap();
+    sample(None).write(&mut rec, &allocation_sample).unwrap();
+    let mut other = recording();
+    let foreign = other.thread(Thread {
+        os_name: "other".into(),
+        os_thread_id: 2,
+        java_name: "other".into(),
+        java_thread_id: 2,
+        group: None,
+    });
+    let refused = sample(Some(foreign)).write(&mut rec, &allocation_sample);
+    assert!(
+        matches!(&refused, Err(Error::ForeignReference { field, .. }) if field == "eventThread"),
+        "{refused:?}"
+    );
+    sample(None).write(&mut rec, &allocation_sample).unwrap();
+    // Events of the type written otherwise are checked as before.
+    let swapped = rec
+        .event(&allocation_sample, at)
+        .field(field::STACK_TRACE)
+        .thread(None)
+        .stack_trace(None)
+        .class(None)
+        .long(1)
+        .commit();
+    assert!(
+        matches!(&swapped, Err(Error::FieldOrder { declared, written, .. })
+            if declared == "eventThread" && written == "stackTrace"),
+        "{swapped:?}"
+    );
+    assert_eq!(rec.events_written(), 2, "a refused event writes nothing");
+}

@@ -188,7 +188,7 @@ impl GcHeapSummary {
             Value::Long(self.reserved_size),
         ];
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::GC_ID)
             .int(self.gc_id)
             .field(field::WHEN)
@@ -269,7 +269,7 @@ impl JdkGarbageCollection {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::DURATION)
             .duration(self.duration)
             .field(field::GC_ID)
@@ -337,7 +337,7 @@ impl JvmInformation<'_> {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::JVM_NAME)
             .string(self.jvm_name)
             .field(field::JVM_VERSION)
@@ -396,7 +396,7 @@ impl ClassLoadingStatistics {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::LOADED_CLASS_COUNT)
             .long(self.loaded_class_count)
             .field(field::UNLOADED_CLASS_COUNT)

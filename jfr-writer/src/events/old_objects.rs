@@ -341,7 +341,7 @@ impl OldObjectSample {
         event_type: &EventType,
     ) -> Result<(), Error> {
         recording
-            .event(event_type, self.start_time)
+            .typed_event(event_type, self.start_time)
             .field(field::DURATION)
             .duration(self.duration)
             .field(field::EVENT_THREAD)
