@@ -13,14 +13,22 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// `target/tmp`: the target directory is the first one up from the running
-/// binary that holds cargo's `CACHEDIR.TAG`.
+/// binary that holds cargo's `CACHEDIR.TAG`, or else the one holding the
+/// binary's profile directory (`target/release/deps/test-hash`). Cargo
+/// writes the tag only into a target directory it creates, so `target`
+/// lacks it when a build with `CARGO_TARGET_DIR=target/other` made it.
 fn target_tmp() -> PathBuf {
     static TMP: OnceLock<PathBuf> = OnceLock::new();
     TMP.get_or_init(|| {
         let exe = std::env::current_exe().expect("the test binary's path");
+        let above_profile = || {
+            let deps = exe.parent().filter(|dir| dir.ends_with("deps"))?;
+            deps.parent()?.parent()
+        };
         let target = exe
             .ancestors()
             .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+            .or_else(above_profile)
             .unwrap_or_else(|| panic!("{} is not under a cargo target directory", exe.display()));
         let tmp = target.join("tmp");
         std::fs::create_dir_all(&tmp).unwrap();
