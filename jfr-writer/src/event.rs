@@ -588,6 +588,9 @@ pub struct EventWriter<'r, S: Sink> {
     committed: bool,
 }
 
+// The writer moves by value through each call of a chain; the writers of
+// single fields are inlined always, so that a chain keeps it in registers
+// instead of copying it through every call.
 impl<'r, S: Sink> EventWriter<'r, S> {
     /// `typed_site` is the address of a typed write's call site, or 0.
     #[inline(always)]
