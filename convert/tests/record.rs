@@ -633,3 +633,60 @@ fn record_passes_the_roots_options_to_the_agent() {
         .unwrap();
     assert_eq!(alone.status.code(), Some(2), "clap's usage error");
 }
+
+/// The chunk count `jfr summary` (the JDK's parser) reads in `file`.
+fn chunk_count(file: &Path) -> u64 {
+    support::summary(file)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Chunks: "))
+        .expect("jfr summary names the chunk count")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn record_cuts_chunks_at_the_size_and_age_given() {
+    let dir = support::temp_dir("convert_record_chunks");
+    // By age: 4 seconds at 512k write far less than a chunk's default
+    // 12 MB, and the default age is an hour, so without the flag this is
+    // one chunk.
+    let by_age = dir.join("age.jfr");
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &by_age,
+        &["--chunk-age", "1s"],
+        "Scenarios",
+        &["run", "4", "1"],
+    );
+    let chunks = chunk_count(&by_age);
+    assert!(chunks >= 2, "{chunks} chunks of at most 1s in 4s");
+    // By size: a chunk ends at the first flush (each second) past 1 MB;
+    // 3 seconds write a few.
+    let by_size = dir.join("size.jfr");
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &by_size,
+        &["--chunk-size", "1m"],
+        "Scenarios",
+        &["run", "3", "2"],
+    );
+    let size = std::fs::metadata(&by_size).unwrap().len();
+    assert!(size >= 2 << 20, "only {size} bytes written: nothing to cut");
+    let chunks = chunk_count(&by_size);
+    assert!(
+        chunks >= 2,
+        "{chunks} chunks in {size} bytes with --chunk-size 1m"
+    );
+    // Out of range: refused by the agent's own parser before java starts.
+    let (code, stderr) = heapsampler(&[
+        "record",
+        "--chunk-age",
+        "0s",
+        "--agent",
+        agent().to_str().unwrap(),
+        "--",
+        "/no/such/java",
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("bad option 'chunk_age=0s'"), "{stderr}");
+}

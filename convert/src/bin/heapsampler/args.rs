@@ -515,8 +515,9 @@ pub struct Sampling {
     pub agent: Option<PathBuf>,
 }
 
-/// How much of a long recording is kept: the agent's `maxsize=` and
-/// `maxage=`, as JFR's maxsize and maxage.
+/// How much of a long recording is kept, and how it is cut in chunks: the
+/// agent's `maxsize=` and `maxage=` (as JFR's maxsize and maxage),
+/// `chunk_size=` and `chunk_age=`.
 #[derive(Debug, Default, clap::Args)]
 pub struct Bounds {
     /// Keep only the most recent chunks within this size, such as 100m or 1g
@@ -541,6 +542,21 @@ pub struct Bounds {
     /// too, a chunk goes when it is past either limit.
     #[arg(long, value_name = "DURATION")]
     pub max_age: Option<String>,
+    /// A chunk ends at the first flush past this size (1m to 1g; default
+    /// 12m; with --max-size, at most an eighth of it).
+    #[arg(long, value_name = "SIZE")]
+    pub chunk_size: Option<String>,
+    /// A chunk ends at the first flush past this age, such as 1m or 10m (1s
+    /// to 24h; default 1h; with --max-age, at most an eighth of it).
+    ///
+    /// Each chunk's end writes the sampled objects still live
+    /// (jdk.OldObjectSample, for Mission Control's Memory Leak page) and
+    /// forgets the stacks, methods, classes and threads that recent chunks
+    /// did not use, so the agent's memory follows what the program does
+    /// now. A shorter age shows the live set more often in a recording left
+    /// running for days, at the cost of writing each chunk's stacks again.
+    #[arg(long, value_name = "DURATION")]
+    pub chunk_age: Option<String>,
 }
 
 /// The paths to GC roots: the agent's `roots=`, `roots_depth=` and

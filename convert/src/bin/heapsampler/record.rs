@@ -107,6 +107,12 @@ pub fn option_string(
     if let Some(age) = &sampling.bounds.max_age {
         options.push((name::MAXAGE, age.clone()));
     }
+    if let Some(size) = &sampling.bounds.chunk_size {
+        options.push((name::CHUNK_SIZE, size.clone()));
+    }
+    if let Some(age) = &sampling.bounds.chunk_age {
+        options.push((name::CHUNK_AGE, age.clone()));
+    }
     let roots = &sampling.roots;
     if roots.roots {
         options.push((name::ROOTS, "true".to_owned()));
