@@ -1279,12 +1279,7 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
     writer.heap_statistics(&mut vm).unwrap();
     finish(writer, &mut vm, 2000);
     let summary = support::summary(&path);
-    let chunks: u64 = summary
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Chunks: "))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let chunks = support::summary_chunks(&summary);
     assert!(chunks > 2, "{summary}");
     assert_eq!(
         support::summary_count(&summary, "jdk.JVMInformation"),

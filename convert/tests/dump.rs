@@ -156,13 +156,7 @@ fn record_with_max_size_keeps_the_file_bounded() {
         &["threads", "2", "1024"],
     );
     let size = std::fs::metadata(&file).unwrap().len();
-    let summary = support::summary(&file);
-    let chunks: u64 = summary
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Chunks: "))
-        .expect("jfr summary names the chunk count")
-        .parse()
-        .unwrap();
+    let chunks = support::summary_chunks(&support::summary(&file));
     // The last rotation ran when the last chunk ended: the chunks kept fit
     // in the limit, or the newest alone is kept (the recording's end writes
     // a large one: an ObjectLifetime per object still tracked).

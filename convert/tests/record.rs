@@ -634,16 +634,6 @@ fn record_passes_the_roots_options_to_the_agent() {
     assert_eq!(alone.status.code(), Some(2), "clap's usage error");
 }
 
-/// The chunk count `jfr summary` (the JDK's parser) reads in `file`.
-fn chunk_count(file: &Path) -> u64 {
-    support::summary(file)
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Chunks: "))
-        .expect("jfr summary names the chunk count")
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn record_cuts_chunks_at_the_size_and_age_given() {
     let dir = support::temp_dir("convert_record_chunks");
@@ -658,7 +648,7 @@ fn record_cuts_chunks_at_the_size_and_age_given() {
         "Scenarios",
         &["run", "4", "1"],
     );
-    let chunks = chunk_count(&by_age);
+    let chunks = support::summary_chunks(&support::summary(&by_age));
     assert!(chunks >= 2, "{chunks} chunks of at most 1s in 4s");
     // By size: a chunk ends at the first flush (each second) past 1 MB;
     // 3 seconds write a few.
@@ -672,7 +662,7 @@ fn record_cuts_chunks_at_the_size_and_age_given() {
     );
     let size = std::fs::metadata(&by_size).unwrap().len();
     assert!(size >= 2 << 20, "only {size} bytes written: nothing to cut");
-    let chunks = chunk_count(&by_size);
+    let chunks = support::summary_chunks(&support::summary(&by_size));
     assert!(
         chunks >= 2,
         "{chunks} chunks in {size} bytes with --chunk-size 1m"

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use heapsampler_test_support::{json_events, print_json, summary, summary_count, temp_dir};
+use heapsampler_test_support::{
+    json_events, print_json, summary, summary_chunks, summary_count, temp_dir,
+};
 use jfr_writer::events::{self, ObjectAllocationSample};
 use jfr_writer::snapshot::write_snapshot;
 use jfr_writer::{EventType, FileSink, Options, Recording, Thread, ThreadRef};
@@ -51,15 +53,6 @@ fn weights(path: &Path) -> Vec<i64> {
         .filter(|e| e["type"] == "jdk.ObjectAllocationSample")
         .map(|e| e["values"]["weight"].as_i64().expect("a weight"))
         .collect()
-}
-
-fn chunks(summary: &str) -> u64 {
-    summary
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Chunks: "))
-        .expect("jfr summary names the chunk count")
-        .parse()
-        .unwrap()
 }
 
 /// Asserts that `weights` is `first..end` for some `first`: a contiguous
@@ -124,7 +117,7 @@ fn max_size_keeps_the_most_recent_whole_chunks() {
     );
 
     let summary = summary(&path);
-    assert!(chunks(&summary) >= 4, "{summary}");
+    assert!(summary_chunks(&summary) >= 4, "{summary}");
     let weights = weights(&path);
     assert_eq!(
         summary_count(&summary, "jdk.ObjectAllocationSample"),
@@ -155,7 +148,7 @@ fn max_size_smaller_than_a_chunk_keeps_the_newest_chunks() {
     let summary = summary(&path);
     // The newest complete chunk survives every rotation: at the end, the
     // last chunk is it.
-    assert_eq!(chunks(&summary), 1, "{summary}");
+    assert_eq!(summary_chunks(&summary), 1, "{summary}");
     let first = assert_most_recent_run(&weights(&path), count);
     assert!(first > count / 2, "{first}");
 }

@@ -97,6 +97,16 @@ pub fn summary_count(summary: &str, event_type: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The chunk count `jfr summary` gives.
+pub fn summary_chunks(summary: &str) -> u64 {
+    summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Chunks: "))
+        .expect("jfr summary names the chunk count")
+        .parse()
+        .unwrap()
+}
+
 /// `jfr print --json FILE`, parsed.
 pub fn print_json(path: &Path) -> serde_json::Value {
     let text = run(Command::new("jfr").args(["print", "--json"]).arg(path));
