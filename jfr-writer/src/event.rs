@@ -505,12 +505,6 @@ pub struct EventType {
     /// Slots of the fields after `startTime`, in order.
     pub(crate) fields: Arc<[Slot]>,
     pub(crate) field_names: Arc<[String]>,
-    /// Per field after `startTime`: the address of a `&'static str` found
-    /// equal to its declared name (0: none yet). Static text never changes,
-    /// so a name at that address and of that length needs no comparing
-    /// again: [`EventWriter::field`] checks an event's names with a load
-    /// each instead of reading every declared name's bytes.
-    pub(crate) names_checked: Arc<[AtomicUsize]>,
     /// The typed write ([`crate::Recording::typed_event`]'s call site, by
     /// address) found to write every field of this type in order, by name
     /// and type (0: none yet). Its later events skip those checks.
@@ -711,27 +705,20 @@ impl<'r, S: Sink> EventWriter<'r, S> {
     /// written in each other's place fail instead of swapping silently.
     #[inline(always)]
     pub fn field(mut self, name: &'static str) -> Self {
-        if !self.layout_known && self.failure.is_none() {
-            // `field_names` starts with `startTime`; `fields` after it.
-            let declared = self.event_type.field_names.get(self.next + 1);
-            let checked = self.event_type.names_checked.get(self.next);
-            let address = name.as_ptr() as usize;
-            match (declared, checked) {
-                // Relaxed: the address stands for text that never changes;
-                // a stale 0 only costs a comparison.
-                (Some(declared), Some(checked))
-                    if declared.len() == name.len()
-                        && checked.load(Ordering::Relaxed) == address => {}
-                (Some(declared), Some(checked)) if declared == name => {
-                    checked.store(address, Ordering::Relaxed);
-                }
-                _ => {
-                    self.failure = Some(Failure::Misnamed {
-                        index: self.next,
-                        written: name,
-                    });
-                }
-            }
+        // `field_names` starts with `startTime`; `fields` after it.
+        if !self.layout_known
+            && self.failure.is_none()
+            && self
+                .event_type
+                .field_names
+                .get(self.next + 1)
+                .map(String::as_str)
+                != Some(name)
+        {
+            self.failure = Some(Failure::Misnamed {
+                index: self.next,
+                written: name,
+            });
         }
         self
     }

@@ -859,7 +859,6 @@ impl<S: Sink> Recording<S> {
         Ok(EventType {
             id,
             name: builder.name.as_str().into(),
-            names_checked: layout[1..].iter().map(|_| AtomicUsize::new(0)).collect(),
             typed_site: std::sync::Arc::new(AtomicUsize::new(0)),
             fields: layout[1..].into(),
             field_names: builder.field_names().into(),

@@ -201,9 +201,8 @@ fn a_field_written_in_the_place_of_another_of_its_type_fails_naming_both() {
     let active_recording = rec.register(events::active_recording()).unwrap();
     let at = Ticks(rec.clock().now().0);
     // `maxAge` and `flushInterval` are both longs: only their names tell a
-    // swap. Written right first, so that the check's memory of names
-    // already compared is tested too: a swap after a right write, and a
-    // name of the right length but other text, still fail.
+    // swap. Written right first: a swap after a right write, and a name of
+    // the right length but other text, still fail.
     let write = |rec: &mut jfr_writer::Recording<_>, eighth: &'static str, ninth: &'static str| {
         rec.event(&active_recording, at)
             .field(field::DURATION)
