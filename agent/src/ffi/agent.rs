@@ -30,7 +30,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
 use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, os_thread_id, release_free_memory};
-use super::management::Management;
+use super::management::{self, Management};
 use super::sys::*;
 use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
@@ -386,7 +386,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     // The writer wakes for a quarter of the ring, or on its timer: once per
     // sample, the context switches would cost more than writing the sample.
     consumer.set_batch(ring_bytes / 4);
-    let live_max = session::live_max(&options, |flag| jni.vm_option(flag));
+    let live_max = session::live_max(&options, |flag| management::vm_option(jni, flag));
     let running = Arc::new(JvmSession {
         session: Session::new(
             options,

@@ -1,6 +1,7 @@
 //! The JVM's management interface (`java.lang.management` and
-//! `com.sun.management`) over JNI, for the writer thread: the figures of
-//! [`crate::heap`].
+//! `com.sun.management`) over JNI: for the writer thread, the figures of
+//! [`crate::heap`]; at a session's start, the HotSpot flags
+//! ([`vm_option`]) that set which objects are tracked.
 //!
 //! [`Management::new`] looks the beans, classes and methods up once and
 //! keeps them (global references, method ids), so that a poll is a few
@@ -152,6 +153,18 @@ impl Env {
         self.checked(value)
     }
 
+    /// A new object of `class` made by its no-argument constructor
+    /// `init`: a local reference.
+    fn new_object(self, class: jclass, init: jmethodID) -> Option<jobject> {
+        let args: [jvalue; 0] = [];
+        // SAFETY: `init` is the no-argument constructor of `class`, a
+        // live, concrete class reference.
+        let object = unsafe {
+            (self.table().NewObjectA.expect("NewObjectA"))(self.0, class, init, args.as_ptr())
+        };
+        self.checked(object)
+    }
+
     /// Calls a no-argument method of `object` returning a `long`.
     fn long(self, object: jobject, method: jmethodID) -> Option<i64> {
         let args: [jvalue; 0] = [];
@@ -286,6 +299,87 @@ struct ClassBean {
     unloaded: jmethodID,
 }
 
+/// Loads jdk.management's native library by initialising the module's
+/// bean provider, as `ManagementFactory` does before it hands out any of
+/// the module's beans: without it, the collectors' `getLastGcInfo()` and
+/// `HotSpotDiagnostic`'s calls throw `UnsatisfiedLinkError`. `None` if the
+/// provider is missing or its initialiser throws.
+fn load_management_ext(env: Env) -> Option<()> {
+    let provider = env.class(c"com/sun/management/internal/PlatformMBeanProviderImpl")?;
+    // Looking a method up initialises its class.
+    env.method(provider, c"<init>", c"()V")?;
+    Some(())
+}
+
+/// The class whose static getters give the platform beans: a local
+/// reference.
+///
+/// `java.lang.management.ManagementFactory`'s getters forward to
+/// `sun.management.ManagementFactoryHelper`'s, of the same names and
+/// signatures, after a set-up of their own (the platform bean providers
+/// found by `ServiceLoader`, streams and their lambdas) that costs more
+/// CPU than the beans (BENCHMARKS.md, "The management interface's
+/// one-time cost"). So the helper is asked directly: its package is not
+/// exported, but JNI is not bound by module exports. A JDK without the
+/// internal classes gets the public factory.
+fn platform_factory(env: Env) -> Option<jclass> {
+    let internal = || {
+        load_management_ext(env)?;
+        env.class(c"sun/management/ManagementFactoryHelper")
+    };
+    internal().or_else(|| env.class(c"java/lang/management/ManagementFactory"))
+}
+
+/// The `HotSpotDiagnosticMXBean`: a local reference. jdk.management's
+/// implementation, `com.sun.management.internal.HotSpotDiagnostic`, is
+/// made directly for the reason of [`platform_factory`]; a JDK without it
+/// gets the bean from `ManagementFactory.getPlatformMXBean`.
+fn diagnostic_bean(env: Env) -> Option<jobject> {
+    let internal = || {
+        load_management_ext(env)?;
+        let class = env.class(c"com/sun/management/internal/HotSpotDiagnostic")?;
+        let init = env.method(class, c"<init>", c"()V")?;
+        env.new_object(class, init)
+    };
+    internal().or_else(|| {
+        let factory = env.class(c"java/lang/management/ManagementFactory")?;
+        let getter = env.static_method(
+            factory,
+            c"getPlatformMXBean",
+            c"(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;",
+        )?;
+        let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
+        env.static_object(factory, getter, &[jvalue { l: interface }])
+    })
+}
+
+/// A HotSpot flag's value as text (`"true"`, `"4194304"`), from
+/// `HotSpotDiagnosticMXBean.getVMOption`; `None` when the management
+/// classes are missing (a jlinked runtime) or a call throws. The first
+/// call loads management classes, some milliseconds once.
+pub fn vm_option(jni: Jni, name: &CStr) -> Option<String> {
+    let env = Env(jni.raw());
+    env.frame(16, || {
+        let bean = diagnostic_bean(env)?;
+        let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
+        let get_option = env.method(
+            interface,
+            c"getVMOption",
+            c"(Ljava/lang/String;)Lcom/sun/management/VMOption;",
+        )?;
+        let option_class = env.class(c"com/sun/management/VMOption")?;
+        let get_value = env.method(option_class, c"getValue", c"()Ljava/lang/String;")?;
+        let option = env.object(
+            bean,
+            get_option,
+            &[jvalue {
+                l: env.string(name)?,
+            }],
+        )?;
+        env.text(env.object(option, get_value, &[])?)
+    })
+}
+
 /// The management interface's beans and methods, looked up once on the
 /// writer thread. Its global references are deleted by
 /// [`Management::release`].
@@ -301,7 +395,7 @@ pub struct Management {
 impl Management {
     /// Looks the beans up through `ManagementFactory`; an error says why
     /// there are none (the management classes missing, say). Loads the
-    /// management classes, some tens of milliseconds once.
+    /// management classes, some milliseconds once.
     pub fn new(jni: Jni) -> Result<Self, String> {
         let env = Env(jni.raw());
         let mut management = Self {
@@ -311,7 +405,7 @@ impl Management {
             globals: Vec::new(),
         };
         let found = env.frame(64, || {
-            let factory = env.class(c"java/lang/management/ManagementFactory")?;
+            let factory = platform_factory(env)?;
             let list = ListMethods::new(env)?;
             management.gc = management.gc_beans(env, factory, &list);
             management.classes = management.class_bean(env, factory);
