@@ -44,6 +44,10 @@ def main():
     parser.add_argument("--heap", default="1g", help="the fixed heap, -Xms = -Xmx (default 1g)")
     parser.add_argument("--workloads", default="binary-trees,deep-recursion",
                         help="comma-separated, from bench/overhead.py's (default binary-trees,deep-recursion)")
+    parser.add_argument("--perf-hz", type=int, default=overhead.PERF_HZ,
+                        help=f"perf's samples per CPU second (default {overhead.PERF_HZ}; "
+                        "9999 to tell builds apart at 512k, where a run's agent work is "
+                        "tens of milliseconds)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="heapsampler-ab-") as work:
@@ -62,12 +66,12 @@ def main():
                     data = os.path.join(work, "perf.data")
                     java = overhead.command(run_args, name, args.config, agent, classes,
                                             os.path.join(work, "recording.jfr"))
-                    cmd = ["perf", "record", "-q", "-g", "-F", str(overhead.PERF_HZ), "-o", data, "--"] + java
+                    cmd = overhead.perf_record(data, args.perf_hz) + java
                     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-                    groups = overhead.perf_groups(data)
+                    groups = overhead.perf_groups(data, args.perf_hz)
                     results.setdefault((name, build), []).append(groups)
-                    print(f"{name} {build}: writer {groups['writer']:.2f} s, callback {groups['callback']:.2f} s, "
-                          f"stack walk {groups['stack_walk']:.2f} s", flush=True)
+                    print(f"{name} {build}: writer {groups['writer']:.3f} s, callback {groups['callback']:.3f} s, "
+                          f"stack walk {groups['stack_walk']:.3f} s", flush=True)
         print()
         print("| workload | build | writer s | callback (without the stack walk) s | stack walk s |")
         print("|---|---|---|---|---|")
@@ -75,7 +79,7 @@ def main():
             cells = []
             for group in ("writer", "callback", "stack_walk"):
                 values = sorted(r[group] for r in runs)
-                cells.append(f"{statistics.median(values):.2f} ({values[0]:.2f} to {values[-1]:.2f})")
+                cells.append(f"{statistics.median(values):.3f} ({values[0]:.3f} to {values[-1]:.3f})")
             print(f"| {name} | {build} | " + " | ".join(cells) + " |")
         print(f"\nCPU seconds, medians over {args.rounds} runs each (range), {args.config}")
 
