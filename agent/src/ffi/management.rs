@@ -321,7 +321,9 @@ fn load_management_ext(env: Env) -> Option<()> {
 /// CPU than the beans (BENCHMARKS.md, "The management interface's
 /// one-time cost"). So the helper is asked directly: its package is not
 /// exported, but JNI is not bound by module exports. A JDK without the
-/// internal classes gets the public factory.
+/// internal classes gets the public factory, as a runtime without
+/// jdk.management does in the JVM test
+/// `a_runtime_without_the_management_modules_records_without_their_events`.
 fn platform_factory(env: Env) -> Option<jclass> {
     let internal = || {
         load_management_ext(env)?;
@@ -393,7 +395,7 @@ pub struct Management {
 }
 
 impl Management {
-    /// Looks the beans up through `ManagementFactory`; an error says why
+    /// Looks the beans up through [`platform_factory`]; an error says why
     /// there are none (the management classes missing, say). Loads the
     /// management classes, some milliseconds once.
     pub fn new(jni: Jni) -> Result<Self, String> {
