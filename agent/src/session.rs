@@ -32,7 +32,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Options};
-use heapsampler_core::rate_limit::RateLimiter;
+use heapsampler_core::rate_limit::{DEFAULT_WINDOW, RateLimiter};
 use heapsampler_core::ring::{CachePadded, Consumer, Producer, WaitOutcome};
 use jfr_writer::snapshot::Snapshot;
 use jfr_writer::{Clock, Recording, Sink};
@@ -80,7 +80,16 @@ pub struct Collection {
 /// run at a safepoint and must never wait for a thread that might itself be
 /// waiting for the safepoint to end.
 #[derive(Debug, Default)]
-pub struct Collections(Mutex<CollectionLog>);
+pub struct Collections {
+    log: Mutex<CollectionLog>,
+    /// The session's ring, whose consumer (the writer) each collection's
+    /// end wakes, so that it sweeps and reads the collection's figures at
+    /// once and otherwise sleeps until samples or a flush are due. `None`
+    /// for a writer driven by hand. The wake takes the ring's own lock,
+    /// which no thread holds across a JNI call, so never waits for the
+    /// safepoint to end either.
+    writer: Option<Producer>,
+}
 
 #[derive(Debug, Default)]
 struct CollectionLog {
@@ -90,21 +99,34 @@ struct CollectionLog {
 }
 
 impl Collections {
-    /// A collection started at `at`.
-    pub fn started(&self, at: Instant) {
-        self.0.lock().started = Some(at);
+    /// Collections whose ends wake the consumer of `writer`'s ring.
+    pub fn waking(writer: Producer) -> Self {
+        Self {
+            log: Mutex::default(),
+            writer: Some(writer),
+        }
     }
 
-    /// A collection finished at `at`.
+    /// A collection started at `at`.
+    pub fn started(&self, at: Instant) {
+        self.log.lock().started = Some(at);
+    }
+
+    /// A collection finished at `at`; wakes the writer.
     pub fn finished(&self, at: Instant) {
-        let mut log = self.0.lock();
-        let start = log.started.take().unwrap_or(at);
-        log.finished.push(Collection { start, end: at });
+        {
+            let mut log = self.log.lock();
+            let start = log.started.take().unwrap_or(at);
+            log.finished.push(Collection { start, end: at });
+        }
+        if let Some(writer) = &self.writer {
+            writer.wake_consumer();
+        }
     }
 
     /// The finished collections not taken yet, oldest first.
     pub fn take(&self) -> Vec<Collection> {
-        std::mem::take(&mut self.0.lock().finished)
+        std::mem::take(&mut self.log.lock().finished)
     }
 }
 
@@ -122,9 +144,10 @@ impl RunningCollections {
     }
 
     /// A new session's collections, which the GC callbacks report to from
-    /// now until [`RunningCollections::end`].
-    pub fn begin(&self) -> Arc<Collections> {
-        let collections = Arc::new(Collections::default());
+    /// now until [`RunningCollections::end`], each end waking the consumer
+    /// of `writer`'s ring.
+    pub fn begin(&self, writer: Producer) -> Arc<Collections> {
+        let collections = Arc::new(Collections::waking(writer));
         *self.0.lock() = Some(Arc::clone(&collections));
         collections
     }
@@ -331,6 +354,10 @@ impl Drop for CloseOnExit<'_> {
 /// default depth) and the slots they look up stay in cache until written.
 const SAMPLE_BATCH: usize = 32;
 
+/// How often the writer looks at the rate limiter at least: a quarter of
+/// its window, so that a burst raises the interval within the window.
+const RATE_LIMIT_TICK: Duration = Duration::from_nanos((DEFAULT_WINDOW.as_nanos() / 4) as u64);
+
 /// The writer thread's loop: writes `session`'s samples from `consumer` and
 /// its collections into `recording` until the ring is closed and drained,
 /// then finishes the recording and returns its sink. The ring is closed
@@ -449,9 +476,19 @@ fn write_recording<S: Sink>(
             );
             vm.duration_over(session);
         }
-        let wait = next_flush
-            .saturating_duration_since(Instant::now())
-            .min(Duration::from_millis(50));
+        // Asleep until a batch of samples, a collection's end, a snapshot
+        // or the stop wakes it, or a flush or the duration's end is due. A
+        // collection is read as it ends, not on a timer that a collector
+        // running again can beat (its management bean keeps only its last
+        // collection). A rate limit needs its windows watched.
+        let mut wake_at = next_flush;
+        if let Some(end) = deadline {
+            wake_at = wake_at.min(end);
+        }
+        let mut wait = wake_at.saturating_duration_since(Instant::now());
+        if limiter.is_some() {
+            wait = wait.min(RATE_LIMIT_TICK);
+        }
         if consumer.wait(wait) == WaitOutcome::Finished {
             break;
         }

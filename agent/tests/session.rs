@@ -13,7 +13,7 @@ use heapsampler_agent::session::{
 };
 use heapsampler_agent::writer::{ClassInfo, MethodInfo, ThreadInfo, Vm};
 use heapsampler_core::options::{LiveMax, Options};
-use heapsampler_core::ring::ring_buffer;
+use heapsampler_core::ring::{WaitOutcome, ring_buffer};
 use jfr_writer::Recording;
 
 #[derive(Default)]
@@ -88,12 +88,13 @@ fn options(file: &Path) -> Options {
 fn record_session(file: &PathBuf, running: &RunningCollections, vm: &mut FakeVm, handles: &[u64]) {
     let recording = Recording::create(file, jfr_writer::Options::default()).unwrap();
     let (producer, consumer) = ring_buffer(1 << 16);
+    let collections = running.begin(producer.clone());
     let session = Session::new(
         options(file),
         recording.clock(),
         u64::MAX,
         producer,
-        running.begin(),
+        collections,
     );
     for &handle in handles {
         let record = sample(&session, handle);
@@ -186,6 +187,22 @@ fn a_collection_whose_start_was_not_seen_starts_when_it_ends() {
         ]
     );
     assert!(collections.take().is_empty(), "taken once");
+}
+
+/// The writer sleeps until samples or a flush are due, so a collection's
+/// end must wake it: it sweeps and reads the collection's figures then.
+#[test]
+fn a_collections_end_wakes_the_writer() {
+    let (producer, mut consumer) = ring_buffer(1 << 12);
+    let collections = Collections::waking(producer);
+    std::thread::scope(|scope| {
+        // A minute: without the wake, the wait times out and the test fails.
+        let writer = scope.spawn(move || consumer.wait(Duration::from_secs(60)));
+        collections.started(Instant::now());
+        collections.finished(Instant::now());
+        assert_eq!(writer.join().unwrap(), WaitOutcome::Woken);
+    });
+    assert_eq!(collections.take().len(), 1);
 }
 
 #[test]
@@ -292,12 +309,13 @@ fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
     let recording = Recording::create(&file, session::recording_options(&options(&file))).unwrap();
     let (producer, consumer) = ring_buffer(1 << 16);
     let running = RunningCollections::new();
+    let collections = running.begin(producer.clone());
     let session = Session::new(
         options(&file),
         recording.clock(),
         u64::MAX,
         producer,
-        running.begin(),
+        collections,
     );
     let samples_in =
         |path: &Path| support::summary_count(&support::summary(path), "jdk.ObjectAllocationSample");

@@ -383,18 +383,14 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     // Room for two of the largest records at least, so a push never waits forever.
     let ring_bytes = options.ring.max(2 * max_record_len(options.depth));
     let (producer, mut consumer) = ring_buffer(ring_bytes);
-    // The writer wakes for a quarter of the ring, or on its timer: once per
-    // sample, the context switches would cost more than writing the sample.
+    // The writer wakes for a quarter of the ring, a collection's end, or
+    // its timer: once per sample, the context switches would cost more than
+    // writing the sample.
     consumer.set_batch(ring_bytes / 4);
     let live_max = session::live_max(&options, |flag| management::vm_option(jni, flag));
+    let collections = COLLECTIONS.begin(producer.clone());
     let running = Arc::new(JvmSession {
-        session: Session::new(
-            options,
-            recording.clock(),
-            live_max,
-            producer,
-            COLLECTIONS.begin(),
-        ),
+        session: Session::new(options, recording.clock(), live_max, producer, collections),
         id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
         jvmti,
         vm,
