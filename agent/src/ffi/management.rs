@@ -332,11 +332,12 @@ fn platform_factory(env: Env) -> Option<jclass> {
     internal().or_else(|| env.class(c"java/lang/management/ManagementFactory"))
 }
 
-/// The `HotSpotDiagnosticMXBean`: a local reference. jdk.management's
-/// implementation, `com.sun.management.internal.HotSpotDiagnostic`, is
-/// made directly for the reason of [`platform_factory`]; a JDK without it
-/// gets the bean from `ManagementFactory.getPlatformMXBean`.
-fn diagnostic_bean(env: Env) -> Option<jobject> {
+/// A `HotSpotDiagnosticMXBean` (`interface`): a local reference.
+/// jdk.management's implementation,
+/// `com.sun.management.internal.HotSpotDiagnostic`, is made directly for
+/// the reason of [`platform_factory`]; a JDK without it gets the bean from
+/// `ManagementFactory.getPlatformMXBean`.
+fn diagnostic_bean(env: Env, interface: jclass) -> Option<jobject> {
     let internal = || {
         load_management_ext(env)?;
         let class = env.class(c"com/sun/management/internal/HotSpotDiagnostic")?;
@@ -350,7 +351,6 @@ fn diagnostic_bean(env: Env) -> Option<jobject> {
             c"getPlatformMXBean",
             c"(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;",
         )?;
-        let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
         env.static_object(factory, getter, &[jvalue { l: interface }])
     })
 }
@@ -362,8 +362,8 @@ fn diagnostic_bean(env: Env) -> Option<jobject> {
 pub fn vm_option(jni: Jni, name: &CStr) -> Option<String> {
     let env = Env(jni.raw());
     env.frame(16, || {
-        let bean = diagnostic_bean(env)?;
         let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
+        let bean = diagnostic_bean(env, interface)?;
         let get_option = env.method(
             interface,
             c"getVMOption",
