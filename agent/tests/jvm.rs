@@ -704,15 +704,7 @@ fn start_and_wait_for_samples(file: &Path) -> std::process::Child {
 }
 
 fn assert_finished(file: &Path, name: &str) {
-    let bytes = std::fs::read(file).unwrap();
-    let header = jfr_writer::format::ChunkHeader::decode(&bytes)
-        .unwrap_or_else(|| panic!("{name}: no header"));
-    assert_eq!(header.generation, 0, "{name}: finished");
-    assert_ne!(
-        header.flags & jfr_writer::format::FLAG_FINAL_CHUNK,
-        0,
-        "{name}: final chunk"
-    );
+    assert!(support::is_finished(file), "{name}: not finished");
     let events = events(file);
     assert_complete(&events);
 }
@@ -885,13 +877,7 @@ fn attach_stop_and_attach_again_while_threads_allocate() {
 fn wait_until_finished(file: &Path, child: &mut std::process::Child) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let finished = std::fs::read(file)
-            .ok()
-            .and_then(|bytes| jfr_writer::format::ChunkHeader::decode(&bytes))
-            .is_some_and(|header| {
-                header.generation == 0 && header.flags & jfr_writer::format::FLAG_FINAL_CHUNK != 0
-            });
-        if finished {
+        if support::is_finished(file) {
             return;
         }
         assert!(

@@ -172,22 +172,11 @@ fn attach_and_detach_a_running_jvm() {
     );
 }
 
-/// Whether `file` is a finished recording: its (last) chunk's header says
-/// it is the final one and complete.
-fn finished(file: &Path) -> bool {
-    std::fs::read(file)
-        .ok()
-        .and_then(|bytes| jfr_writer::format::ChunkHeader::decode(&bytes))
-        .is_some_and(|header| {
-            header.generation == 0 && header.flags & jfr_writer::format::FLAG_FINAL_CHUNK != 0
-        })
-}
-
 /// Waits up to a minute (a generous bound on a busy machine) for `file` to
 /// be finished.
 fn wait_until_finished(file: &Path) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !finished(file) {
+    while !support::is_finished(file) {
         assert!(
             std::time::Instant::now() < deadline,
             "{} not finished within a minute",
@@ -280,7 +269,7 @@ fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
     assert!(jvm.try_wait().unwrap().is_none(), "the JVM runs on");
     jvm.kill().unwrap();
     jvm.wait().unwrap();
-    assert!(finished(&next));
+    assert!(support::is_finished(&next));
     let summary = support::summary(&next);
     assert!(support::summary_count(&summary, "jdk.ObjectAllocationSample") > 0);
 }

@@ -56,6 +56,28 @@ pub fn agent_library() -> PathBuf {
     built
 }
 
+/// Whether `file` is a finished recording: its last chunk's header says
+/// the chunk is complete and the recording's final one. A recording of
+/// several chunks is finished only when its last is, whatever the first
+/// says.
+pub fn is_finished(file: &Path) -> bool {
+    use jfr_writer::format::{ChunkHeader, FLAG_FINAL_CHUNK, GENERATION_FINISHED};
+    let Ok(bytes) = std::fs::read(file) else {
+        return false;
+    };
+    let mut at = 0usize;
+    while let Some(header) = bytes.get(at..).and_then(ChunkHeader::decode) {
+        if header.generation != GENERATION_FINISHED || header.chunk_size == 0 {
+            return false;
+        }
+        if header.flags & FLAG_FINAL_CHUNK != 0 {
+            return true;
+        }
+        at = at.saturating_add(header.chunk_size as usize);
+    }
+    false
+}
+
 /// A fresh temporary directory for one test's files.
 pub fn temp_dir(test: &str) -> PathBuf {
     let dir = target_tmp().join("heapsampler-tests").join(test);
