@@ -617,6 +617,29 @@ fn samples_carry_each_threads_name() {
 }
 
 #[test]
+fn threads_allocating_other_classes_at_one_site_each_get_their_own() {
+    // One site, a class per thread: a thread's first guess at the site is
+    // another thread's class, and must be checked, not taken.
+    let (stdout, events) = record("agent_one_site", "interval=16k", &["one-site", "5", "8"]);
+    let mut checked = 0;
+    for line in stdout.lines().filter(|l| l.starts_with("worker-")) {
+        let (thread, class) = line.split_once(' ').unwrap();
+        let name = format!("eventThread=thread(\"{thread}\",");
+        let samples: Vec<_> = events["jdk.ObjectAllocationSample"]
+            .iter()
+            .filter(|l| l.contains(&name))
+            .collect();
+        // 8 MiB at 16 KiB: about 512 samples each.
+        assert!(samples.len() > 100, "{thread}: {} samples", samples.len());
+        let own = format!("objectClass=class({class},");
+        let other: Vec<_> = samples.iter().filter(|l| !l.contains(&own)).collect();
+        assert!(other.is_empty(), "{thread} allocates {class} only: {other:?}");
+        checked += 1;
+    }
+    assert_eq!(checked, 5, "{stdout}");
+}
+
+#[test]
 fn every_ending_leaves_a_finished_readable_file() {
     let dir = support::temp_dir("agent_endings");
     let cases: [(&str, &[&str], &[&str], i32); 3] = [

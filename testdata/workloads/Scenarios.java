@@ -8,6 +8,10 @@ import java.util.List;
  *
  *   exact              new int[5][5] x 1000 in one method (6000 objects)
  *   threads N MIB      N threads named worker-0.. each allocating MIB of int[]
+ *   one-site N MIB     N threads named worker-0.. each allocating MIB of arrays
+ *                      of its own class, all through Array.newInstance: one
+ *                      allocation site, a class per thread; prints
+ *                      "worker-T CLASS" for each (the array class's name)
  *   liveness           keeps 1000 byte[4096] reachable, drops 1000, System.gc()
  *   exit CODE          allocates, then System.exit(CODE)
  *   throw              allocates, then throws from main (uncaught)
@@ -46,6 +50,7 @@ public final class Scenarios {
         switch (args[0]) {
             case "exact" -> exact();
             case "threads" -> threads(Integer.parseInt(args[1]), Long.parseLong(args[2]) << 20);
+            case "one-site" -> oneSite(Integer.parseInt(args[1]), Long.parseLong(args[2]) << 20);
             case "liveness" -> liveness();
             case "exit" -> {
                 churn(64 << 20);
@@ -95,6 +100,27 @@ public final class Scenarios {
         for (int t = 0; t < count; t++) {
             Thread worker = new Thread(() -> churn(bytes), "worker-" + t);
             workers.add(worker);
+            worker.start();
+        }
+        for (Thread worker : workers) {
+            worker.join();
+        }
+    }
+
+    static void oneSite(int count, long bytes) throws InterruptedException {
+        Class<?>[] types = {String.class, Integer.class, Long.class, Thread.class, Object.class};
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < count; t++) {
+            Class<?> type = types[t % types.length];
+            Thread worker = new Thread(() -> {
+                for (long done = 0; done < bytes; done += 16 + 4 * 64) {
+                    sink = java.lang.reflect.Array.newInstance(type, 64);
+                }
+            }, "worker-" + t);
+            System.out.println(worker.getName() + " " + type.arrayType().getName());
+            workers.add(worker);
+        }
+        for (Thread worker : workers) {
             worker.start();
         }
         for (Thread worker : workers) {

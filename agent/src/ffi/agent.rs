@@ -82,14 +82,34 @@ struct JvmSession {
     /// Threads seen, by key, until they are gone
     /// ([`writer::Vm::forget_gone`]).
     threads: Mutex<HashMap<u64, SeenThread>>,
-    /// Class key -> weak global reference to the class, until it is
-    /// unloaded ([`writer::Vm::forget_gone`]).
-    classes: Mutex<HashMap<u64, usize>>,
+    classes: Mutex<Classes>,
     /// How many times the writer has retired class references: the
     /// callbacks' [`SiteClasses`] hold references from `classes`, and empty
     /// themselves when this changes ([`JvmtiVm::release_retired_classes`]).
     class_epoch: AtomicU64,
     writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The classes a session has keys for.
+#[derive(Default)]
+struct Classes {
+    /// Class key -> weak global reference to the class, until it is
+    /// unloaded ([`writer::Vm::forget_gone`]).
+    weak: HashMap<u64, usize>,
+    /// Allocation site -> the key of the class any thread last allocated
+    /// there: a thread's first sample at a site checks it before asking
+    /// JVMTI `GetTag`, which takes the tag map's lock. Emptied at each
+    /// chunk's end ([`writer::Vm::forget_gone`]), so that the sites of
+    /// unloaded code do not pile up in a recording that runs for days.
+    by_site: HashMap<(u64, i64), u64>,
+}
+
+impl Classes {
+    /// The weak reference and key of the class last allocated at `site`.
+    fn at_site(&self, site: (u64, i64)) -> Option<(usize, u64)> {
+        let key = *self.by_site.get(&site)?;
+        Some((*self.weak.get(&key)?, key))
+    }
 }
 
 /// Per-thread state of the allocation callback.
@@ -398,7 +418,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         next_class: AtomicU64::new(1),
         virtual_threads: jni.version() >= JNI_VERSION_19,
         threads: Mutex::new(HashMap::new()),
-        classes: Mutex::new(HashMap::new()),
+        classes: Mutex::new(Classes::default()),
         class_epoch: AtomicU64::new(0),
         writer: Mutex::new(None),
     });
@@ -705,7 +725,8 @@ fn thread_key(running: &JvmSession, local: &mut Local, jni: Jni, thread: jobject
 
 /// The key of an object's class; the writer looks its name up later.
 /// `site` is the allocating frame's method and location, if it has one: the
-/// class allocated there last is checked first ([`SiteClasses`]).
+/// class this thread allocated there last is checked first
+/// ([`SiteClasses`]), then the one any thread did ([`Classes::by_site`]).
 fn class_key(
     running: &JvmSession,
     local: &mut Local,
@@ -719,19 +740,33 @@ fn class_key(
     // ([`JvmtiVm::release_retired_classes`]).
     let epoch = running.class_epoch.load(Ordering::Relaxed);
     local.site_classes.validate((running.id, epoch));
-    if let Some((method, location)) = site
-        && let Some((weak, key)) = local.site_classes.get(method, location)
-        && jni.is_same_object(class, weak as jobject)
-    {
-        return key;
+    if let Some((method, location)) = site {
+        if let Some((weak, key)) = local.site_classes.get(method, location)
+            && jni.is_same_object(class, weak as jobject)
+        {
+            return key;
+        }
+        // The reference is checked outside the lock. It cannot be deleted
+        // meanwhile: retired references wait for callbacks in flight.
+        let shared = running.classes.lock().at_site((method, location));
+        if let Some((weak, key)) = shared
+            && jni.is_same_object(class, weak as jobject)
+        {
+            local.site_classes.insert(method, location, weak, key);
+            return key;
+        }
     }
     let (key, new) = session_key(running, class, &running.next_class);
-    let weak = if new {
-        let weak = jni.new_weak_global_ref(class) as usize;
-        running.classes.lock().insert(key, weak);
-        Some(weak)
-    } else {
-        running.classes.lock().get(&key).copied()
+    let fresh = new.then(|| jni.new_weak_global_ref(class) as usize);
+    let weak = {
+        let mut classes = running.classes.lock();
+        if let Some(weak) = fresh {
+            classes.weak.insert(key, weak);
+        }
+        if let Some(site) = site {
+            classes.by_site.insert(site, key);
+        }
+        classes.weak.get(&key).copied()
     };
     if let (Some((method, location)), Some(weak)) = (site, weak)
         && weak != 0
@@ -770,12 +805,11 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
     // retired ones, once no callback is running. Callbacks that never pause
     // for a second leave them undeleted, a few bytes each, rather than
     // deleted under a callback.
-    let classes: Vec<usize> = running
-        .classes
-        .lock()
-        .drain()
-        .map(|(_, weak)| weak)
-        .collect();
+    let classes: Vec<usize> = {
+        let mut classes = running.classes.lock();
+        classes.by_site.clear();
+        classes.weak.drain().map(|(_, weak)| weak).collect()
+    };
     vm.retire_classes(classes);
     for _ in 0..1000 {
         if vm.release_retired_classes() {
@@ -941,7 +975,7 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn class(&mut self, class: u64) -> Option<ClassInfo> {
-        let weak = *self.running.classes.lock().get(&class)? as jobject;
+        let weak = *self.running.classes.lock().weak.get(&class)? as jobject;
         let local = self.jni.new_local_ref(weak);
         if local.is_null() {
             return None;
@@ -979,9 +1013,10 @@ impl writer::Vm for JvmtiVm<'_> {
 
     fn forget_gone(&mut self) {
         let jni = self.jni;
-        // The callback takes these locks for a new thread or class only.
-        // A thread gone before the writer resolved it is kept until it is:
-        // its samples are still on their way.
+        // The callback takes these locks for a new thread, and for a class
+        // its own sites do not know. A thread gone before the writer
+        // resolved it is kept until it is: its samples are still on their
+        // way.
         self.running.threads.lock().retain(|_, seen| {
             let gone = seen.resolved && jni.is_cleared(seen.weak as jobject);
             if gone {
@@ -990,13 +1025,17 @@ impl writer::Vm for JvmtiVm<'_> {
             !gone
         });
         let mut unloaded = Vec::new();
-        self.running.classes.lock().retain(|_, &mut weak| {
-            let gone = jni.is_cleared(weak as jobject);
-            if gone {
-                unloaded.push(weak);
-            }
-            !gone
-        });
+        {
+            let mut classes = self.running.classes.lock();
+            classes.weak.retain(|_, &mut weak| {
+                let gone = jni.is_cleared(weak as jobject);
+                if gone {
+                    unloaded.push(weak);
+                }
+                !gone
+            });
+            classes.by_site.clear();
+        }
         self.retire_classes(unloaded);
         self.release_retired_classes();
     }
