@@ -741,19 +741,23 @@ fn class_key(
     let epoch = running.class_epoch.load(Ordering::Relaxed);
     local.site_classes.validate((running.id, epoch));
     if let Some((method, location)) = site {
-        if let Some((weak, key)) = local.site_classes.get(method, location)
-            && jni.is_same_object(class, weak as jobject)
-        {
-            return key;
-        }
-        // The reference is checked outside the lock. It cannot be deleted
-        // meanwhile: retired references wait for callbacks in flight.
-        let shared = running.classes.lock().at_site((method, location));
-        if let Some((weak, key)) = shared
-            && jni.is_same_object(class, weak as jobject)
-        {
-            local.site_classes.insert(method, location, weak, key);
-            return key;
+        match local.site_classes.get(method, location) {
+            Some((weak, key)) if jni.is_same_object(class, weak as jobject) => return key,
+            // A site that allocates several classes: another thread's
+            // guess is no better than this thread's.
+            Some(_) => {}
+            None => {
+                // The reference is checked outside the lock. It cannot be
+                // deleted meanwhile: retired references wait for callbacks
+                // in flight.
+                let shared = running.classes.lock().at_site((method, location));
+                if let Some((weak, key)) = shared
+                    && jni.is_same_object(class, weak as jobject)
+                {
+                    local.site_classes.insert(method, location, weak, key);
+                    return key;
+                }
+            }
         }
     }
     let (key, new) = session_key(running, class, &running.next_class);
