@@ -633,7 +633,10 @@ fn threads_allocating_other_classes_at_one_site_each_get_their_own() {
         assert!(samples.len() > 100, "{thread}: {} samples", samples.len());
         let own = format!("objectClass=class({class},");
         let other: Vec<_> = samples.iter().filter(|l| !l.contains(&own)).collect();
-        assert!(other.is_empty(), "{thread} allocates {class} only: {other:?}");
+        assert!(
+            other.is_empty(),
+            "{thread} allocates {class} only: {other:?}"
+        );
         checked += 1;
     }
     assert_eq!(checked, 5, "{stdout}");
