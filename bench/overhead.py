@@ -80,6 +80,8 @@ CONFIGS = {
                        ["-agentpath:{agent}=file={file},interval=512k,live=false,log=quiet"]),
     "hs-32k": ("heapsampler interval=32k",
                ["-agentpath:{agent}=file={file},interval=32k,log=quiet"]),
+    "hs-32k-nolive": ("heapsampler interval=32k live=false",
+                      ["-agentpath:{agent}=file={file},interval=32k,live=false,log=quiet"]),
     "floor-512k": ("floor: heapsampler mode=floor interval=512k",
                    ["-agentpath:{agent}=file={file},interval=512k,mode=floor,log=quiet"]),
     "floor-32k": ("floor: heapsampler mode=floor interval=32k",
@@ -93,6 +95,7 @@ FLOOR_OF = {
     "hs-512k": "floor-512k",
     "hs-512k-nolive": "floor-512k",
     "hs-32k": "floor-32k",
+    "hs-32k-nolive": "floor-32k",
 }
 
 
