@@ -154,6 +154,10 @@ def parse_args():
                         "rows ten times finer, at some cost to every run's caches")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the commands of the first round and stop")
+    parser.add_argument("--from-results", metavar="CSV",
+                        help="run nothing: print the tables of an earlier run's results.csv "
+                        "(with --perf if it was a --perf run; --workloads and --configs "
+                        "choose the rows, as for a run)")
     args = parser.parse_args()
     args.workloads = [w for w in args.workloads.split(",") if w]
     args.configs = [c for c in args.configs.split(",") if c]
@@ -407,8 +411,68 @@ def report_perf(args, rows):
     return "\n".join(out)
 
 
+def report_per_sample(args, rows):
+    """Issue 18's measure: the agent's own CPU (its callback without the
+    stack walk, and its writer) beyond the floor's at the same interval,
+    per sample, from each round's pair of runs; the median over rounds.
+    The rounds are shown too: on 2 cores they spread by more than the
+    targets' margins."""
+    out = ["\n#### The agent's own CPU a sample beyond the floor's\n",
+           "| workload | configuration | samples | µs a sample (rounds) | callback's share "
+           "| writer's share |",
+           "|---|---|---|---|---|---|"]
+    for workload in args.workloads:
+        runs = {(r["config"], r["round"]): r for r in rows
+                if r["status"] == 0 and r["workload"] == workload}
+        for config in args.configs:
+            floor = FLOOR_OF.get(config)
+            if not config.startswith("hs-") or floor is None:
+                continue
+            pairs = [(hs, runs[(floor, round_)]) for (name, round_), hs in sorted(runs.items())
+                     if name == config and (floor, round_) in runs and hs["samples"]]
+            if not pairs:
+                continue
+
+            def beyond(group, hs, fl):
+                return (hs["cpu_" + group] - fl["cpu_" + group]) / hs["samples"] * 1e6
+
+            totals = [beyond("callback", hs, fl) + beyond("writer", hs, fl) for hs, fl in pairs]
+            out.append(f"| {workload} | {config} | {median([hs['samples'] for hs, _ in pairs]):,.0f} "
+                       f"| {median(totals):.2f} ({', '.join(f'{t:.2f}' for t in totals)}) "
+                       f"| {median([beyond('callback', hs, fl) for hs, fl in pairs]):.2f} "
+                       f"| {median([beyond('writer', hs, fl) for hs, fl in pairs]):.2f} |")
+    if len(out) == 3:
+        return ""
+    out.append("\nµs a sample: per round, (callback's rest + writer) of the configuration minus "
+               "the same of its floor, over the configuration's samples; the median over rounds "
+               "(each round's figure in brackets). The shares are the medians of each part alone.")
+    return "\n".join(out)
+
+
+def read_results(path):
+    """The rows of a results.csv, typed as a run makes them."""
+    rows = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            typed = {}
+            for key, value in row.items():
+                if key in ("workload", "config"):
+                    typed[key] = value
+                elif key in ("round", "status", "samples", "file_bytes"):
+                    typed[key] = int(value) if value else None
+                else:
+                    typed[key] = float(value) if value else None
+            rows.append(typed)
+    return rows
+
+
 def main():
     args = parse_args()
+    if args.from_results:
+        rows = read_results(args.from_results)
+        print(report_perf(args, rows) + report_per_sample(args, rows) if args.perf
+              else report(args, rows))
+        return
     temporary = args.out is None
     work = tempfile.mkdtemp(prefix="heapsampler-overhead-") if temporary else os.path.abspath(args.out)
     os.makedirs(work, exist_ok=True)
@@ -483,7 +547,8 @@ def main():
               "CPU overhead: as overhead, of user + system CPU time; "
               "samples/s: samples recorded (floor: taken) per second of wall time; "
               "RSS over none: median over rounds of peak RSS - the same round's no-agent peak RSS")
-        print(report_perf(args, rows) if args.perf else report(args, rows))
+        print(report_perf(args, rows) + report_per_sample(args, rows) if args.perf
+              else report(args, rows))
         for config, seen in sorted(types.items()):
             if seen:
                 print(f"\nevent types in {config} recordings: {', '.join(sorted(seen))}", end="")
