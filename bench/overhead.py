@@ -469,7 +469,15 @@ def read_results(path):
 def main():
     args = parse_args()
     if args.from_results:
-        rows = read_results(args.from_results)
+        try:
+            rows = read_results(args.from_results)
+        except (OSError, ValueError, csv.Error) as error:
+            sys.exit(f"bench/overhead.sh: cannot read {args.from_results}: {error}")
+        if not rows:
+            sys.exit(f"bench/overhead.sh: {args.from_results} has no runs")
+        if args.perf and "cpu_writer" not in rows[0]:
+            sys.exit(f"bench/overhead.sh: {args.from_results} is not from a --perf run: "
+                     "leave --perf out")
         print(report_perf(args, rows) + report_per_sample(args, rows) if args.perf
               else report(args, rows))
         return

@@ -7,8 +7,9 @@
 //! reference to the class) and the class's key. The callback checks the
 //! guess with JNI `IsSameObject` against the weak reference, a call without
 //! the tag map's lock, and asks JVMTI only when the guess is wrong or
-//! missing. A site is only a hint: a wrong entry costs a look-up, never a
-//! wrong key.
+//! missing (for a site the thread has not seen, the agent first tries the
+//! class another thread saw there, checked the same way). A site is only
+//! a hint: a wrong entry costs a look-up, never a wrong key.
 //!
 //! The table is direct-mapped, [`SiteClasses::SLOTS`] slots indexed by a
 //! hash of the site: no probing, a site that collides takes the slot.

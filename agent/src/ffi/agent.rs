@@ -82,6 +82,7 @@ struct JvmSession {
     /// Threads seen, by key, until they are gone
     /// ([`writer::Vm::forget_gone`]).
     threads: Mutex<HashMap<u64, SeenThread>>,
+    /// The classes seen, and the class each allocation site last made.
     classes: Mutex<Classes>,
     /// How many times the writer has retired class references: the
     /// callbacks' [`SiteClasses`] hold references from `classes`, and empty
