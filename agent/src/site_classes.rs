@@ -61,16 +61,6 @@ impl SiteClasses {
             .then_some((site.class, site.key))
     }
 
-    /// The slot a site's entry lives in, for a prefetch: the callback asks
-    /// for it as soon as it knows the site, and does other work while the
-    /// slot, cold after a thread's last sample, comes into cache.
-    #[inline]
-    pub fn slot_address(&self, method: u64, location: i64) -> Option<*const u8> {
-        self.slots
-            .get(slot(method, location))
-            .map(|site| std::ptr::from_ref(site).cast())
-    }
-
     /// Remembers `class` (a weak reference, not 0) and its key for the
     /// site, in place of whatever shared its slot.
     pub fn insert(&mut self, method: u64, location: i64, class: usize, key: u64) {

@@ -599,20 +599,15 @@ fn sample(
         session.count_sample();
         return;
     }
-    let site = (count > 0).then(|| (local.frames[0].method as u64, local.frames[0].location));
-    if let Some((method, location)) = site
-        && let Some(slot) = local.site_classes.slot_address(method, location)
-    {
-        prefetch(slot);
-    }
     let thread_key = thread_key(running, local, jni, thread);
+    let site = (count > 0).then(|| (local.frames[0].method as u64, local.frames[0].location));
+    let class_key = class_key(running, local, jni, class, site);
     let size = size.max(0) as u64;
     let handle = if options.live && size < session.live_max() {
         jni.new_weak_global_ref(object) as u64
     } else {
         0
     };
-    let class_key = class_key(running, local, jni, class, site);
     let header = SampleHeader {
         thread: thread_key,
         ticks: ticks.0,
@@ -636,22 +631,6 @@ fn sample(
     if session.wakes_writer(taken) {
         session.producer().wake_consumer();
     }
-}
-
-/// Asks for the cache line at `address` without waiting for it. A load
-/// that misses would hold up the next JNI or JVMTI call, whose thread state
-/// change is a full fence; a prefetch is not ordered by fences, so the line
-/// arrives while the call runs.
-#[inline(always)]
-fn prefetch(address: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it neither faults nor changes memory,
-    // whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
 }
 
 /// What the callback learns of a thread the first time it samples it.
