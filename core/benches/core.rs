@@ -31,10 +31,10 @@ fn sampling(c: &mut Criterion) {
     group.finish();
 }
 
-/// Pushes `records` 64-byte records from `producers` threads through a
-/// 256 KiB ring to a consumer on this thread; returns the time from the start
-/// signal until the consumer has them all.
-fn ring_run(producers: u64, records: u64) -> Duration {
+/// Pushes `records` records of `LEN` bytes from `producers` threads through
+/// a 256 KiB ring to a consumer on this thread; returns the time from the
+/// start signal until the consumer has them all.
+fn ring_run<const LEN: usize>(producers: u64, records: u64) -> Duration {
     let (producer, mut consumer) = ring_buffer(256 * 1024);
     let start = Barrier::new(producers as usize + 1);
     thread::scope(|scope| {
@@ -42,7 +42,7 @@ fn ring_run(producers: u64, records: u64) -> Duration {
             let (producer, start) = (producer.clone(), &start);
             let count = records / producers + u64::from(p < records % producers);
             scope.spawn(move || {
-                let mut record = [0u8; 64];
+                let mut record = [0u8; LEN];
                 start.wait();
                 for seq in 0..count {
                     record[..8].copy_from_slice(&seq.to_le_bytes());
@@ -69,9 +69,40 @@ fn ring(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     for producers in [1, 2, 4] {
         group.bench_function(format!("{producers}_producers"), |b| {
-            b.iter_custom(|iters| ring_run(producers, iters))
+            b.iter_custom(|iters| ring_run::<64>(producers, iters))
         });
     }
+    group.finish();
+    // The agent's record of a 64-frame stack (a 56-byte header, 10 bytes a
+    // frame): most of its cost is copying words out of the ring.
+    let mut group = c.benchmark_group("ring_696B_records");
+    group.measurement_time(Duration::from_secs(10));
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("1_producers", |b| {
+        b.iter_custom(|iters| ring_run::<696>(1, iters))
+    });
+    group.finish();
+    // The consumer alone, as the agent's writer drains: a 4 MiB ring filled
+    // with 696-byte records (not timed), drained in batches of 64.
+    const RECORDS: u64 = 5_000;
+    let mut group = c.benchmark_group("ring_drain_696B_records");
+    group.throughput(Throughput::Elements(RECORDS));
+    group.bench_function("batches_of_64", |b| {
+        let (producer, mut consumer) = ring_buffer(4 << 20);
+        let record = [7u8; 696];
+        b.iter_batched(
+            || (0..RECORDS).for_each(|_| producer.push(&record).unwrap()),
+            |()| {
+                let mut checksum = 0u64;
+                let drained = consumer.drain_batches(64, |batch| {
+                    batch.iter().for_each(|r| checksum += r[695] as u64)
+                });
+                assert_eq!(drained as u64, RECORDS);
+                checksum
+            },
+            BatchSize::PerIteration,
+        )
+    });
     group.finish();
 }
 

@@ -179,6 +179,14 @@ impl Shared {
         &self.words[(position & self.mask) as usize]
     }
 
+    /// The `count` words from `position` on, at most the whole ring: the
+    /// run up to the array's end, then the rest from its start.
+    fn words_from(&self, position: u64, count: usize) -> (&[AtomicU64], &[AtomicU64]) {
+        let (wrapped, run) = self.words.split_at((position & self.mask) as usize);
+        let in_run = count.min(run.len());
+        (&run[..in_run], &wrapped[..count - in_run])
+    }
+
     fn close(&self) {
         self.tail.0.fetch_or(CLOSED, Ordering::SeqCst);
         // Take each lock before notifying so a waiter between its check and
@@ -457,10 +465,12 @@ impl Consumer {
             let len = (header & u32::MAX as u64) as usize;
             let payload_words = len.div_ceil(WORD) as u64;
             let start = self.scratch.len();
-            for position in self.head + 1..self.head + 1 + payload_words {
-                let word = shared.word(position);
-                self.scratch
-                    .extend_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+            self.scratch
+                .resize(start + payload_words as usize * WORD, 0);
+            let (run, wrapped) = shared.words_from(self.head + 1, payload_words as usize);
+            let copied = self.scratch[start..].chunks_exact_mut(WORD);
+            for (bytes, word) in copied.zip(run.iter().chain(wrapped)) {
+                bytes.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
                 word.store(0, Ordering::Relaxed);
             }
             shared.word(self.head).store(0, Ordering::Relaxed);
