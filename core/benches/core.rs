@@ -73,8 +73,8 @@ fn ring(c: &mut Criterion) {
         });
     }
     group.finish();
-    // The agent's record of a 64-frame stack (a 56-byte header, 10 bytes a
-    // frame): most of its cost is copying words out of the ring.
+    // The agent's record of a 64-frame stack: a 56-byte header, 10 bytes
+    // a frame.
     let mut group = c.benchmark_group("ring_696B_records");
     group.measurement_time(Duration::from_secs(10));
     group.throughput(Throughput::Elements(1));

@@ -179,8 +179,9 @@ impl Shared {
         &self.words[(position & self.mask) as usize]
     }
 
-    /// The `count` words from `position` on, at most the whole ring: the
-    /// run up to the array's end, then the rest from its start.
+    /// The `count` words from `position` on (`count` at most the ring's
+    /// capacity): the run up to the array's end, then the rest from its
+    /// start.
     fn words_from(&self, position: u64, count: usize) -> (&[AtomicU64], &[AtomicU64]) {
         let (wrapped, run) = self.words.split_at((position & self.mask) as usize);
         let in_run = count.min(run.len());
