@@ -621,25 +621,39 @@ fn threads_allocating_other_classes_at_one_site_each_get_their_own() {
     // One site, a class per thread: a thread's first guess at the site is
     // another thread's class, and must be checked, not taken.
     let (stdout, events) = record("agent_one_site", "interval=16k", &["one-site", "5", "8"]);
-    let mut checked = 0;
-    for line in stdout.lines().filter(|l| l.starts_with("worker-")) {
-        let (thread, class) = line.split_once(' ').unwrap();
+    let workers: Vec<(&str, &str)> = stdout
+        .lines()
+        .filter(|l| l.starts_with("worker-"))
+        .map(|l| l.split_once(' ').unwrap())
+        .collect();
+    assert_eq!(workers.len(), 5, "{stdout}");
+    for &(thread, class) in &workers {
         let name = format!("eventThread=thread(\"{thread}\",");
         let samples: Vec<_> = events["jdk.ObjectAllocationSample"]
             .iter()
             .filter(|l| l.contains(&name))
             .collect();
-        // 8 MiB at 16 KiB: about 512 samples each.
-        assert!(samples.len() > 100, "{thread}: {} samples", samples.len());
         let own = format!("objectClass=class({class},");
-        let other: Vec<_> = samples.iter().filter(|l| !l.contains(&own)).collect();
+        // 8 MiB at 16 KiB: about 512 samples each.
+        let owned = samples.iter().filter(|l| l.contains(&own)).count();
+        assert!(owned > 100, "{thread}: {owned} samples of {class}");
+        // Another worker's class would be a guess taken unchecked. The JVM
+        // itself now and then allocates something else with the loop's
+        // back edge on top (a 24-byte byte[] in one run of six on JDK 25:
+        // its size, not only its class, differs from the worker's arrays).
+        let others: Vec<_> = samples
+            .iter()
+            .filter(|l| {
+                workers.iter().any(|&(other, class)| {
+                    other != thread && l.contains(&format!("objectClass=class({class},"))
+                })
+            })
+            .collect();
         assert!(
-            other.is_empty(),
-            "{thread} allocates {class} only: {other:?}"
+            others.is_empty(),
+            "{thread} allocates {class}, no other worker's class: {others:?}"
         );
-        checked += 1;
     }
-    assert_eq!(checked, 5, "{stdout}");
 }
 
 #[test]
