@@ -644,8 +644,8 @@ fn threads_allocating_other_classes_at_one_site_each_get_their_own() {
         let others: Vec<_> = samples
             .iter()
             .filter(|l| {
-                workers.iter().any(|&(other, class)| {
-                    other != thread && l.contains(&format!("objectClass=class({class},"))
+                workers.iter().any(|&(other, other_class)| {
+                    other != thread && l.contains(&format!("objectClass=class({other_class},"))
                 })
             })
             .collect();
