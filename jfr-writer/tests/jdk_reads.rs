@@ -850,14 +850,11 @@ fn manual_chunk_ends_end_chunks_only_when_asked() {
 /// fill gaps from the previous chunk and hide them).
 fn assert_chunks_stand_alone(path: &Path, expected: &[String]) {
     let bytes = fs::read(path).unwrap();
-    let mut offset = 0;
     let mut lines = Vec::new();
-    let mut index = 0;
-    while offset < bytes.len() {
-        let header =
-            jfr_writer::format::ChunkHeader::decode(&bytes[offset..]).expect("a chunk header");
+    let mut end = 0;
+    for (index, (offset, header)) in support::chunks(&bytes).enumerate() {
         assert_eq!(header.generation, 0, "chunk {index} is finished");
-        let end = offset + header.chunk_size as usize;
+        end = offset + header.chunk_size as usize;
         let last = end == bytes.len();
         assert_eq!(
             header.flags & jfr_writer::format::FLAG_FINAL_CHUNK != 0,
@@ -867,9 +864,8 @@ fn assert_chunks_stand_alone(path: &Path, expected: &[String]) {
         let single = path.with_extension(format!("chunk{index}.jfr"));
         fs::write(&single, &bytes[offset..end]).unwrap();
         lines.extend(dump(&single));
-        offset = end;
-        index += 1;
     }
+    assert_eq!(end, bytes.len(), "the chunks cover the recording");
     assert_eq!(lines, expected, "the chunks read one by one");
 }
 

@@ -14,14 +14,11 @@ use crate::support;
 
 /// The chunks of a well-formed recording: (offset, size).
 pub fn chunks(data: &[u8]) -> Vec<(usize, usize)> {
-    let mut chunks = Vec::new();
-    let mut offset = 0;
-    while offset < data.len() {
-        let header = jfr_writer::format::ChunkHeader::decode(&data[offset..]).unwrap();
-        let size = header.chunk_size as usize;
-        chunks.push((offset, size));
-        offset += size;
-    }
+    let chunks: Vec<(usize, usize)> = support::chunks(data)
+        .map(|(offset, header)| (offset, header.chunk_size as usize))
+        .collect();
+    let end = chunks.last().map_or(0, |&(offset, size)| offset + size);
+    assert_eq!(end, data.len(), "the chunks cover the recording");
     chunks
 }
 

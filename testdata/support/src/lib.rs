@@ -56,24 +56,38 @@ pub fn agent_library() -> PathBuf {
     built
 }
 
+/// The chunks of a recording, in order: each one's offset and header. Stops
+/// at the first header that does not decode or claims no bytes (a chunk
+/// still being written), so a file caught mid-write yields what is whole.
+pub fn chunks(bytes: &[u8]) -> impl Iterator<Item = (usize, jfr_writer::format::ChunkHeader)> + '_ {
+    let mut at = 0usize;
+    std::iter::from_fn(move || {
+        let header = jfr_writer::format::ChunkHeader::decode(bytes.get(at..)?)?;
+        if header.chunk_size == 0 {
+            return None;
+        }
+        let offset = at;
+        at = at.saturating_add(header.chunk_size as usize);
+        Some((offset, header))
+    })
+}
+
 /// Whether `file` is a finished recording: its last chunk's header says
 /// the chunk is complete and the recording's final one. A recording of
 /// several chunks is finished only when its last is, whatever the first
 /// says.
 pub fn is_finished(file: &Path) -> bool {
-    use jfr_writer::format::{ChunkHeader, FLAG_FINAL_CHUNK, GENERATION_FINISHED};
+    use jfr_writer::format::{FLAG_FINAL_CHUNK, GENERATION_FINISHED};
     let Ok(bytes) = std::fs::read(file) else {
         return false;
     };
-    let mut at = 0usize;
-    while let Some(header) = bytes.get(at..).and_then(ChunkHeader::decode) {
-        if header.generation != GENERATION_FINISHED || header.chunk_size == 0 {
+    for (_, header) in chunks(&bytes) {
+        if header.generation != GENERATION_FINISHED {
             return false;
         }
         if header.flags & FLAG_FINAL_CHUNK != 0 {
             return true;
         }
-        at = at.saturating_add(header.chunk_size as usize);
     }
     false
 }
