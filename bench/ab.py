@@ -68,7 +68,7 @@ def main():
                                             os.path.join(work, "recording.jfr"))
                     cmd = overhead.perf_record(data, args.perf_hz) + java
                     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-                    groups = overhead.perf_groups(data, args.perf_hz)
+                    groups = overhead.perf_groups(data, args.perf_hz, agent)
                     results.setdefault((name, build), []).append(groups)
                     print(f"{name} {build}: writer {groups['writer']:.3f} s, callback {groups['callback']:.3f} s, "
                           f"stack walk {groups['stack_walk']:.3f} s", flush=True)

@@ -28,11 +28,13 @@ With --perf, every run is recorded with `perf record` (cpu-clock samples,
 with call graphs; the agent is built with frame pointers for it) and the
 tables give CPU seconds by thread group instead: the application's threads,
 GC, JIT, the rest of the JVM (and JFR's threads), and heapsampler's writer
-thread; the application threads' time inside the agent's allocation
-callback is split out, into the stack walk (JVMTI GetStackTrace, which the
-floor pays too) and the rest. The agent's own work (the writer, and the
-callback without the stack walk) is so measured directly, and stays
-readable when the machine is too busy for wall times to be.
+thread; the JVM's threads' time inside the agent's code is split out:
+the stack walk (JVMTI GetStackTrace under the allocation callback, which
+the floor pays too), and the rest ("callback": the allocation callback's
+own work, and the agent's start on the main thread, which loads the
+management interface's classes). The agent's own work (the writer, and
+that rest) is so measured directly, and stays readable when the machine is
+too busy for wall times to be.
 
 Run it as bench/overhead.sh (which calls this file); --help for options.
 """
@@ -252,14 +254,19 @@ def perf_record(perf_data, hz):
     return ["perf", "record", "-q", "-g", "-F", str(hz), "-o", perf_data, "--"]
 
 
-def perf_groups(perf_data, hz):
+def perf_groups(perf_data, hz, agent):
     """CPU seconds per thread group in a perf recording of cpu-clock samples
-    with call graphs; an application thread's sample inside the agent's
-    allocation callback counts as "stack_walk" under JVMTI GetStackTrace, as
-    "callback" elsewhere in it."""
-    out = subprocess.run(["perf", "script", "-F", "comm,ip,sym", "-i", perf_data],
+    with call graphs. A sample of a thread other than the writer with a
+    frame in the agent's library (at path `agent`) counts as "stack_walk" under JVMTI
+    GetStackTrace, as "callback" otherwise: the allocation callback's own
+    work, its other callbacks, and its start (`Agent_OnLoad`, `VMInit`) on
+    the main thread, which both the floor and heapsampler pay but not equally (with
+    liveness on, the start loads the management interface's classes that
+    the writer otherwise loads)."""
+    out = subprocess.run(["perf", "script", "-F", "comm,ip,sym,dso", "-i", perf_data],
                          capture_output=True, text=True).stdout
     seconds = dict.fromkeys(GROUPS, 0.0)
+    in_agent = f"({os.path.abspath(agent)})"
     # A sample: its thread's name on a line, its frames indented below,
     # then an empty line.
     for sample in out.split("\n\n"):
@@ -268,7 +275,7 @@ def perf_groups(perf_data, hz):
             continue
         group = group_of(lines[0].strip())
         frames = "\n".join(lines[1:])
-        if group == "app" and "sampled_object_alloc" in frames:
+        if group != "writer" and in_agent in frames:
             group = "stack_walk" if "GetStackTrace" in frames else "callback"
         seconds[group] += 1 / hz
     return seconds
@@ -517,7 +524,7 @@ def main():
                                                         args.perf_hz)
                     groups = {}
                     if perf_data:
-                        groups = {"cpu_" + g: s for g, s in perf_groups(perf_data, args.perf_hz).items()}
+                        groups = {"cpu_" + g: s for g, s in perf_groups(perf_data, args.perf_hz, agent).items()}
                         if not args.keep:
                             os.remove(perf_data)
                     samples, seen = recorded(cli, file)
