@@ -6,6 +6,9 @@ configuration: no agent; JFR's jdk.ObjectAllocationSample alone at its
 default throttle (150/s) and unthrottled; heapsampler at interval 512k and
 32k; heapsampler live=false at 512k; and the floor, heapsampler mode=floor
 (the JVM's sampling plus GetStackTrace, nothing recorded) at 512k and 32k.
+On request, heapsampler mode=discard at 512k: the callback's whole work,
+each sample handed to the writer and dropped unwritten, which tells what
+handing samples over costs from what writing them costs.
 Runs are interleaved: every round runs every workload under every
 configuration in turn, so machine noise falls on all of them alike, and in
 an order shuffled for each workload and round (the same on every run of
@@ -84,11 +87,16 @@ CONFIGS = {
                ["-agentpath:{agent}=file={file},interval=32k,log=quiet"]),
     "hs-32k-nolive": ("heapsampler interval=32k live=false",
                       ["-agentpath:{agent}=file={file},interval=32k,live=false,log=quiet"]),
+    "hs-512k-discard": ("heapsampler interval=512k mode=discard: handed over, not written",
+                        ["-agentpath:{agent}=file={file},interval=512k,mode=discard,log=quiet"]),
     "floor-512k": ("floor: heapsampler mode=floor interval=512k",
                    ["-agentpath:{agent}=file={file},interval=512k,mode=floor,log=quiet"]),
     "floor-32k": ("floor: heapsampler mode=floor interval=32k",
                   ["-agentpath:{agent}=file={file},interval=32k,mode=floor,log=quiet"]),
 }
+
+# Run only when --configs names them.
+ON_REQUEST = {"hs-512k-discard"}
 
 # Which floor each configuration is compared with.
 FLOOR_OF = {
@@ -96,6 +104,7 @@ FLOOR_OF = {
     "jfr-unthrottled": "floor-512k",
     "hs-512k": "floor-512k",
     "hs-512k-nolive": "floor-512k",
+    "hs-512k-discard": "floor-512k",
     "hs-32k": "floor-32k",
     "hs-32k-nolive": "floor-32k",
 }
@@ -118,7 +127,8 @@ def parse_args():
         "workloads, interleaved over several rounds. With the defaults it "
         "takes about 11 minutes on 2 quiet cores, 20 or more on busy ones.",
         epilog="Workloads: " + ", ".join(WORKLOADS) + ". Configurations: "
-        + ", ".join(CONFIGS) + ". Example (a quick smoke run): "
+        + ", ".join(CONFIGS) + " (" + ", ".join(sorted(ON_REQUEST))
+        + " only when --configs names it). Example (a quick smoke run): "
         "bench/overhead.sh --rounds 1 --scale 0.2",
     )
     parser.add_argument("--rounds", type=int, default=3,
@@ -128,7 +138,7 @@ def parse_args():
                         "(4 to 7 s each without an agent on 2 quiet cores; default 1.0)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help="comma-separated subset of the workloads")
-    parser.add_argument("--configs", default=",".join(CONFIGS),
+    parser.add_argument("--configs", default=",".join(c for c in CONFIGS if c not in ON_REQUEST),
                         help="comma-separated subset of the configurations "
                         "(none is always run: it is the base)")
     parser.add_argument("--heap", default="1g",

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Options};
+use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
 use heapsampler_core::rate_limit::{DEFAULT_WINDOW, RateLimiter};
 use heapsampler_core::ring::{CachePadded, Consumer, Producer, WaitOutcome};
 use jfr_writer::snapshot::Snapshot;
@@ -443,7 +443,9 @@ fn write_recording<S: Sink>(
         }
         let mut failed = None;
         consumer.drain_batches(SAMPLE_BATCH, |batch| {
-            if failed.is_none() {
+            if options.mode == Mode::Discard {
+                writer.discard_samples(vm, batch.iter());
+            } else if failed.is_none() {
                 failed = writer.samples(vm, batch.iter()).err();
             }
         });

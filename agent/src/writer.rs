@@ -774,6 +774,25 @@ impl<S: Sink> Writer<S> {
         written
     }
 
+    /// Drops sample records from the ring unwritten, releasing their
+    /// liveness handles: `mode=discard`, which measures handing samples to
+    /// the writer apart from writing them.
+    pub fn discard_samples<'r>(
+        &mut self,
+        vm: &mut impl Vm,
+        records: impl Iterator<Item = &'r [u8]>,
+    ) {
+        for bytes in records {
+            match SampleView::decode(bytes) {
+                Ok(view) if view.header.liveness_handle != 0 => {
+                    vm.release(view.header.liveness_handle)
+                }
+                Ok(_) => {}
+                Err(_) => self.malformed += 1,
+            }
+        }
+    }
+
     /// Writes one decoded sample record whose stack has `fingerprint`.
     fn decoded_sample(
         &mut self,

@@ -574,32 +574,35 @@ fn g1_humongous_objects_are_not_tracked_unless_asked() {
     assert_eq!(tracked(&explicit), 0);
 }
 
-/// The diagnostic floor mode takes every sample's stack and writes none:
-/// the file holds the agent's count of samples and no sample events.
+/// The diagnostic modes (floor: every sample's stack taken; discard: every
+/// sample handed to the writer) write no samples: the file holds the
+/// agent's count of samples and no sample events.
 #[test]
-fn floor_mode_counts_samples_and_writes_none() {
-    let file = support::temp_dir("agent_floor").join("floor.jfr");
-    let output = scenario(
-        &format!("file={},mode=floor,interval=64k", file.display()),
-        &[],
-        &["threads", "2", "16"],
-    )
-    .output()
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let events = events(&file);
-    assert_eq!(count(&events, "jdk.ObjectAllocationSample"), 0);
-    assert_eq!(count(&events, "heapsampler.ObjectLifetime"), 0);
-    let last = events["heapsampler.AgentStatistics"].last().unwrap();
-    // 2 threads x 16 MiB at 64 KiB: about 512 samples; 256 would be 11
-    // standard deviations short.
-    let samples: u64 = field(last, "samples").parse().unwrap();
-    assert!(samples > 256, "{last}");
-    assert_eq!(field(last, "lostSamples"), "0");
+fn diagnostic_modes_count_samples_and_write_none() {
+    for mode in ["floor", "discard"] {
+        let file = support::temp_dir(&format!("agent_{mode}")).join(format!("{mode}.jfr"));
+        let output = scenario(
+            &format!("file={},mode={mode},interval=64k", file.display()),
+            &[],
+            &["threads", "2", "16"],
+        )
+        .output()
+        .unwrap();
+        assert!(
+            output.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let events = events(&file);
+        assert_eq!(count(&events, "jdk.ObjectAllocationSample"), 0, "{mode}");
+        assert_eq!(count(&events, "heapsampler.ObjectLifetime"), 0, "{mode}");
+        let last = events["heapsampler.AgentStatistics"].last().unwrap();
+        // 2 threads x 16 MiB at 64 KiB: about 512 samples; 256 would be 11
+        // standard deviations short.
+        let samples: u64 = field(last, "samples").parse().unwrap();
+        assert!(samples > 256, "{mode}: {last}");
+        assert_eq!(field(last, "lostSamples"), "0", "{mode}");
+    }
 }
 
 #[test]

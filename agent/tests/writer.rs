@@ -769,6 +769,44 @@ fn boot_classes_name_the_bootstrap_loader_as_the_jdk_does() {
 /// The ring may hand the writer an object after the collection that freed
 /// it has been swept (sampled just before a System.gc() at exit, say):
 /// the recording's end sweeps once more, and finds it freed, not live.
+/// `mode=discard`, the overhead benchmark's diagnostic: the writer drops
+/// records unread but for their liveness handles, each released once.
+#[test]
+fn discarded_samples_release_their_handles_and_write_nothing() {
+    let dir = support::temp_dir("agent_writer_discard");
+    let path = dir.join("discard.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LMain;", "run", "()V", &[], false));
+    vm.classes.insert(100, class("[B"));
+    let settings = settings(&path);
+    let mut writer = Writer::new(
+        Recording::create(&path, Options::default()).unwrap(),
+        &settings,
+    )
+    .unwrap();
+    let t0 = writer.clock().now().0;
+    let records = [
+        record(1, t0 + 10, 100, 4112, 7, false, &[(1, 0)]),
+        // Not tracked: no handle to release.
+        record(1, t0 + 20, 100, 24, 0, false, &[(1, 0)]),
+        record(2, t0 + 30, 100, 4112, 9, true, &[(1, 0), (1, 3)]),
+    ];
+    writer.discard_samples(&mut vm, records.iter().map(Vec::as_slice));
+    finish(writer, &mut vm, 3);
+
+    assert_eq!(vm.released, [7, 9]);
+    assert_eq!(vm.lookups, 0, "no method, class or thread resolved");
+    let written: Vec<String> = support::dump(&path)
+        .into_iter()
+        .filter(|l| {
+            l.starts_with("jdk.ObjectAllocationSample ")
+                || l.starts_with("heapsampler.ObjectLifetime ")
+        })
+        .collect();
+    assert!(written.is_empty(), "{written:#?}");
+}
+
 #[test]
 fn an_object_freed_before_the_writer_saw_it_is_not_called_live() {
     let dir = support::temp_dir("agent_writer_late");

@@ -32,6 +32,11 @@ pub enum Mode {
     /// remains is the cost no agent can remove (the JVM's sampling plus
     /// `GetStackTrace`), the floor the overhead benchmark compares against.
     Floor,
+    /// Diagnostic: the callback does all its work and pushes the record;
+    /// the writer takes it from the ring and drops it unwritten, releasing
+    /// its weak reference. What handing samples to the writer costs, apart
+    /// from what writing them costs.
+    Discard,
 }
 
 /// Which sampled objects are tracked for liveness, by size.
@@ -212,6 +217,7 @@ impl Options {
                     options.mode = match need(MODE)? {
                         "record" => Mode::Record,
                         "floor" => Mode::Floor,
+                        "discard" => Mode::Discard,
                         _ => return Err(bad(MODE)),
                     }
                 }
@@ -356,7 +362,7 @@ const BOOL: &str = "true or false";
 const HIDDEN: &str = "true (keep frames of hidden classes such as lambda proxies, marked hidden) or false (leave them out, as JFR does)";
 const LIVE_MAX: &str =
     "auto (below G1's humongous size), none (every object), or a size such as 1m";
-const MODE: &str = "record, or floor (diagnostic: take stacks, write no samples)";
+const MODE: &str = "record, floor (diagnostic: take stacks, write no samples) or discard (diagnostic: hand samples to the writer, write none)";
 const FLUSH: &str = "a duration from 10ms to 1h, such as 500ms, 1s or 2m";
 const RATE: &str = "a positive number of samples per second";
 const THREADS: &str = "a glob of Java thread names, such as http-* or worker-?";
@@ -539,6 +545,7 @@ mod tests {
         assert_eq!(parse("live_max=none").unwrap().live_max, LiveMax::Unlimited);
         assert_eq!(parse("live_max=auto").unwrap().live_max, LiveMax::Auto);
         assert_eq!(parse("mode=floor").unwrap().mode, Mode::Floor);
+        assert_eq!(parse("mode=discard").unwrap().mode, Mode::Discard);
         assert_eq!(parse("mode=record").unwrap().mode, Mode::Record);
         assert_eq!(parse("old_objects=0").unwrap().old_objects, 0);
         assert_eq!(parse("old_objects=1000000").unwrap().old_objects, 1_000_000);
@@ -756,7 +763,7 @@ mod tests {
             ("live_max=big", "bad option 'live_max=big'"),
             (
                 "mode=fast",
-                "bad option 'mode=fast': expected record, or floor",
+                "bad option 'mode=fast': expected record, floor (diagnostic",
             ),
             ("stop=now", "bad option 'stop=now'"),
             (
