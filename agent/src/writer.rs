@@ -145,6 +145,17 @@ pub trait Vm {
     fn forget_gone(&mut self) {}
 }
 
+/// Whether a class signature from JVMTI `GetClassSignature` is a hidden
+/// class's: since JDK 15 the JVM gives a hidden class the signature
+/// `L` + its name + `.` + a suffix + `;`, and no other class signature has
+/// a `.` outside an array's element type (an array of hidden classes is not
+/// hidden, as `Class.isHidden()` says of it). Before JDK 15 there are no
+/// hidden classes, and the anonymous classes of lambdas are named with a
+/// `/`: not hidden, as there.
+pub fn is_hidden_signature(signature: &str) -> bool {
+    signature.starts_with('L') && signature.contains('.')
+}
+
 /// The JVM's internal name of a class signature, as JFR pools it:
 /// `Ljava/lang/String;` -> `java/lang/String`; arrays and primitives keep
 /// their descriptor form (`[I`, `[Ljava/lang/String;`), which the JDK's tools
@@ -1315,7 +1326,29 @@ fn write_lifetime<S: Sink>(
 
 #[cfg(test)]
 mod tests {
-    use super::LineTable;
+    use super::{LineTable, is_hidden_signature};
+
+    /// As JDK 17's JVMTI signs them, and `Class.isHidden()` answers
+    /// (the JVM test `hidden_true_keeps_lambda_proxy_frames_marked_hidden`
+    /// checks the same end to end).
+    #[test]
+    fn hidden_classes_are_told_by_their_signature() {
+        for (signature, hidden) in [
+            ("LMain$$Lambda$14.0x0000000800c03000;", true),
+            ("Ljava/lang/invoke/LambdaForm$MH.0x0000000800c04400;", true),
+            ("LMain;", false),
+            ("Ljava/lang/String;", false),
+            ("LMain$Inner;", false),
+            // An array of a hidden class is not hidden.
+            ("[LMain$$Lambda$14.0x0000000800c03000;", false),
+            ("[I", false),
+            ("I", false),
+            // JDK 11's lambda proxies are VM anonymous classes, not hidden.
+            ("LMain$$Lambda$14/0x0000000800c03000;", false),
+        ] {
+            assert_eq!(is_hidden_signature(signature), hidden, "{signature}");
+        }
+    }
 
     /// The definition: the entry with the largest start at or before the
     /// location, the last such entry on a tie; -1 when there is none.

@@ -930,9 +930,10 @@ impl JvmtiVm<'_> {
     /// the writer resolves, never per sample.
     fn class_info(&self, class: jclass) -> Option<ClassInfo> {
         let jvmti = self.running.jvmti;
+        let signature = jvmti.class_signature(class).ok()?;
         Some(ClassInfo {
-            signature: jvmti.class_signature(class).ok()?,
-            hidden: self.jni.class_is_hidden(class),
+            hidden: writer::is_hidden_signature(&signature),
+            signature,
             boot_loader: jvmti
                 .defined_by_boot_loader(self.jni, class)
                 .unwrap_or(false),

@@ -729,44 +729,6 @@ impl Jni {
             id
         }
     }
-
-    /// `Class.isHidden()` of a live class reference; false where the JVM
-    /// has no hidden classes (before JDK 15: no such method).
-    pub fn class_is_hidden(self, class: jclass) -> bool {
-        // SAFETY: standard JNI lookups and a call of a public no-argument
-        // method on a live Class reference; a pending exception (the
-        // method missing before JDK 15) is cleared.
-        unsafe {
-            let table = self.table();
-            let class_class = (table.GetObjectClass.expect("GetObjectClass"))(self.0, class);
-            let method = if class_class.is_null() {
-                ptr::null_mut()
-            } else {
-                (table.GetMethodID.expect("GetMethodID"))(
-                    self.0,
-                    class_class,
-                    c"isHidden".as_ptr(),
-                    c"()Z".as_ptr(),
-                )
-            };
-            let hidden = !method.is_null() && {
-                let args: [jvalue; 0] = [];
-                (table.CallBooleanMethodA.expect("CallBooleanMethodA"))(
-                    self.0,
-                    class,
-                    method,
-                    args.as_ptr(),
-                ) != 0
-            };
-            if (table.ExceptionCheck.expect("ExceptionCheck"))(self.0) != 0 {
-                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
-            }
-            if !class_class.is_null() {
-                (table.DeleteLocalRef.expect("DeleteLocalRef"))(self.0, class_class);
-            }
-            hidden
-        }
-    }
 }
 
 /// The operating system's id of the calling thread.
