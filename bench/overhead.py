@@ -267,12 +267,13 @@ def perf_record(perf_data, hz):
 def perf_groups(perf_data, hz, agent):
     """CPU seconds per thread group in a perf recording of cpu-clock samples
     with call graphs. A sample of a thread other than the writer with a
-    frame in the agent's library (at path `agent`) counts as "stack_walk" under JVMTI
-    GetStackTrace, as "callback" otherwise: the allocation callback's own
-    work, its other callbacks, and its start (`Agent_OnLoad`, `VMInit`) on
-    the main thread, which both the floor and heapsampler pay but not equally (with
-    liveness on, the start loads the management interface's classes that
-    the writer otherwise loads)."""
+    frame in the agent's library (at path `agent`) counts as "stack_walk"
+    under JVMTI GetStackTrace, as "callback" otherwise: the allocation
+    callback's own work, the agent's other callbacks, and its start
+    (`Agent_OnLoad`, `VMInit`) on the main thread, which the floor and
+    heapsampler both pay, but not alike (with liveness on the start loads
+    the management interface's classes, which the writer loads
+    otherwise)."""
     out = subprocess.run(["perf", "script", "-F", "comm,ip,sym,dso", "-i", perf_data],
                          capture_output=True, text=True).stdout
     seconds = dict.fromkeys(GROUPS, 0.0)

@@ -171,6 +171,15 @@ fn settings(path: &Path) -> RecordingSettings {
     RecordingSettings::of(&options)
 }
 
+/// A writer into a new recording at `path`.
+fn new_writer(path: &Path, settings: &RecordingSettings) -> Writer<jfr_writer::FileSink> {
+    Writer::new(
+        Recording::create(path, Options::default()).unwrap(),
+        settings,
+    )
+    .unwrap()
+}
+
 /// Ends `writer`'s recording with `samples` taken and none lost, and
 /// finishes its file.
 fn finish(writer: Writer<jfr_writer::FileSink>, vm: &mut FakeVm, samples: u64) {
@@ -212,11 +221,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         rate: Some(200.0),
         ..settings(&path)
     };
-    let mut writer = Writer::new(
-        Recording::create(&path, Options::default()).unwrap(),
-        &settings,
-    )
-    .unwrap();
+    let mut writer = new_writer(&path, &settings);
     let t0 = writer.clock().now().0;
     let samples = [
         record(1, t0 + 10, 100, 24, 1001, false, &[(2, 6), (1, 0)]),
@@ -672,11 +677,7 @@ fn record_through_a_lambda_proxy(name: &str, hidden_frames: bool) -> std::path::
         hidden_frames,
         ..settings(&path)
     };
-    let mut writer = Writer::new(
-        Recording::create(&path, Options::default()).unwrap(),
-        &settings,
-    )
-    .unwrap();
+    let mut writer = new_writer(&path, &settings);
     let t0 = writer.clock().now().0;
     for bytes in [
         record(1, t0 + 10, 100, 64, 0, false, &[(1, 3), (2, 1), (3, 4)]),
@@ -766,9 +767,6 @@ fn boot_classes_name_the_bootstrap_loader_as_the_jdk_does() {
     );
 }
 
-/// The ring may hand the writer an object after the collection that freed
-/// it has been swept (sampled just before a System.gc() at exit, say):
-/// the recording's end sweeps once more, and finds it freed, not live.
 /// `mode=discard`, the overhead benchmark's diagnostic: the writer drops
 /// records unread but for their liveness handles, each released once.
 #[test]
@@ -776,15 +774,7 @@ fn discarded_samples_release_their_handles_and_write_nothing() {
     let dir = support::temp_dir("agent_writer_discard");
     let path = dir.join("discard.jfr");
     let mut vm = FakeVm::default();
-    vm.methods
-        .insert(1, method("LMain;", "run", "()V", &[], false));
-    vm.classes.insert(100, class("[B"));
-    let settings = settings(&path);
-    let mut writer = Writer::new(
-        Recording::create(&path, Options::default()).unwrap(),
-        &settings,
-    )
-    .unwrap();
+    let mut writer = new_writer(&path, &settings(&path));
     let t0 = writer.clock().now().0;
     let records = [
         record(1, t0 + 10, 100, 4112, 7, false, &[(1, 0)]),
@@ -807,6 +797,9 @@ fn discarded_samples_release_their_handles_and_write_nothing() {
     assert!(written.is_empty(), "{written:#?}");
 }
 
+/// The ring may hand the writer an object after the collection that freed
+/// it has been swept (sampled just before a System.gc() at exit, say):
+/// the recording's end sweeps once more, and finds it freed, not live.
 #[test]
 fn an_object_freed_before_the_writer_saw_it_is_not_called_live() {
     let dir = support::temp_dir("agent_writer_late");
@@ -816,11 +809,7 @@ fn an_object_freed_before_the_writer_saw_it_is_not_called_live() {
         .insert(1, method("LMain;", "drop", "()[B", &[], false));
     vm.classes.insert(100, class("[B"));
     let settings = settings(&path);
-    let mut writer = Writer::new(
-        Recording::create(&path, Options::default()).unwrap(),
-        &settings,
-    )
-    .unwrap();
+    let mut writer = new_writer(&path, &settings);
     let t0 = writer.clock().now().0;
     writer
         .sample(&mut vm, &record(1, t0 + 10, 100, 4112, 7, false, &[(1, 0)]))
@@ -1123,11 +1112,7 @@ fn jdk_collection(at: i64, millis: i64, gc_id: u32, name: &str) -> String {
 fn collections_from_the_jvms_management_interface_as_the_jdk_reads_them() {
     let dir = support::temp_dir("agent_writer_heap");
     let path = dir.join("heap.jfr");
-    let mut writer = Writer::new(
-        Recording::create(&path, Options::default()).unwrap(),
-        &settings(&path),
-    )
-    .unwrap();
+    let mut writer = new_writer(&path, &settings(&path));
     let mut jvm = g1(&writer, 10_000);
     // Before the recording: four young collections, one full one; the
     // young one ended last.
@@ -1225,11 +1210,7 @@ fn collections_from_the_jvms_management_interface_as_the_jdk_reads_them() {
 fn collections_before_the_first_poll_of_a_recording_from_the_jvms_start_are_written() {
     let dir = support::temp_dir("agent_writer_heap_start");
     let path = dir.join("start.jfr");
-    let mut writer = Writer::new(
-        Recording::create(&path, Options::default()).unwrap(),
-        &settings(&path),
-    )
-    .unwrap();
+    let mut writer = new_writer(&path, &settings(&path));
     let mut jvm = g1(&writer, -5);
     jvm.counts = vec![3, 0];
     jvm.last = vec![collection(3, 100, 104, 24, 8), None];
@@ -1259,11 +1240,7 @@ fn collections_before_the_first_poll_of_a_recording_from_the_jvms_start_are_writ
 fn without_the_management_interface_there_are_no_heap_events() {
     let dir = support::temp_dir("agent_writer_heap_none");
     let path = dir.join("none.jfr");
-    let mut writer = Writer::new(
-        Recording::create(&path, Options::default()).unwrap(),
-        &settings(&path),
-    )
-    .unwrap();
+    let mut writer = new_writer(&path, &settings(&path));
     let mut vm = FakeVm::default();
     assert!(!writer.begin_heap_context(&mut vm).unwrap());
     writer.poll_collections(&mut vm).unwrap();
