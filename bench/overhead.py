@@ -430,8 +430,8 @@ def report_perf(args, rows):
 
 
 def report_per_sample(args, rows):
-    """Issue 18's measure: the agent's own CPU (its callback without the
-    stack walk, and its writer) beyond the floor's at the same interval,
+    """Issue 18's measure: the agent's own CPU (its work on the JVM's
+    threads without the stack walk, and its writer) beyond the floor's at the same interval,
     per sample, from each round's pair of runs; the median over rounds.
     The rounds are shown too: on 2 cores they spread by more than the
     targets' margins."""
@@ -467,6 +467,12 @@ def report_per_sample(args, rows):
     return "\n".join(out)
 
 
+def tables(args, rows):
+    """The report of a run's rows: CPU by thread group and per sample for a
+    --perf run, wall time and memory otherwise."""
+    return report_perf(args, rows) + report_per_sample(args, rows) if args.perf else report(args, rows)
+
+
 def read_results(path):
     """The rows of a results.csv, typed as a run makes them."""
     rows = []
@@ -496,8 +502,7 @@ def main():
         if args.perf and "cpu_writer" not in rows[0]:
             sys.exit(f"bench/overhead.sh: {args.from_results} is not from a --perf run: "
                      "leave --perf out")
-        print(report_perf(args, rows) + report_per_sample(args, rows) if args.perf
-              else report(args, rows))
+        print(tables(args, rows))
         return
     temporary = args.out is None
     work = tempfile.mkdtemp(prefix="heapsampler-overhead-") if temporary else os.path.abspath(args.out)
@@ -573,8 +578,7 @@ def main():
               "CPU overhead: as overhead, of user + system CPU time; "
               "samples/s: samples recorded (floor: taken) per second of wall time; "
               "RSS over none: median over rounds of peak RSS - the same round's no-agent peak RSS")
-        print(report_perf(args, rows) + report_per_sample(args, rows) if args.perf
-              else report(args, rows))
+        print(tables(args, rows))
         for config, seen in sorted(types.items()):
             if seen:
                 print(f"\nevent types in {config} recordings: {', '.join(sorted(seen))}", end="")
