@@ -12,6 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod process;
+
+pub use process::{DEADLINE, Deadline, Watched};
+
 /// `target/tmp`: the target directory is the first one up from the running
 /// binary that holds cargo's `CACHEDIR.TAG`, or else the one holding the
 /// binary's profile directory (`target/release/deps/test-hash`). Cargo
@@ -101,9 +105,7 @@ pub fn temp_dir(test: &str) -> PathBuf {
 }
 
 fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let output = command.output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
@@ -275,16 +277,14 @@ pub fn workload(name: &str) -> PathBuf {
 
 /// A JVM allocating on 4 threads for up to a minute (`Scenarios run 60
 /// 4`), started without the agent; returns once it says it is ready, for
-/// a test to attach to. The caller kills and waits for it.
-#[allow(clippy::zombie_processes)]
-pub fn running_jvm() -> std::process::Child {
+/// a test to attach to. Killed when dropped, or after [`DEADLINE`].
+pub fn running_jvm() -> Watched {
     use std::io::BufRead;
     let mut child = Command::new("java")
         .arg(workload("Scenarios"))
         .args(["run", "60", "4"])
         .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_within(DEADLINE);
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.as_mut().unwrap())
         .read_line(&mut line)
@@ -338,8 +338,7 @@ pub fn record_with_agent(
         .arg(compiled_workload(name))
         .arg(name)
         .args(args)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         output.status.success(),
         "heapsampler record {flags:?} -- java {name} {args:?}: {}",
@@ -437,7 +436,7 @@ pub fn metadata_of(path: Option<&Path>) -> String {
     let mut command = Command::new("jfr");
     command.arg("metadata");
     command.args(path);
-    let output = command.output().unwrap();
+    let output = command.output_in_time();
     assert!(
         output.status.success(),
         "{}",
