@@ -8,11 +8,12 @@
 //! prints the figures BENCHMARKS.md quotes.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::io::{BufRead, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Attach/stop cycles, and the cycle whose RSS is the baseline: by then the
@@ -33,15 +34,9 @@ const RSS_TOLERANCE: u64 = 16 << 20;
 /// longer than this is a hang.
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The JVM under test; killed and reaped however the test ends.
-struct Jvm(Child);
-
-impl Drop for Jvm {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+/// The JVM's whole run: a hundred cycles take a minute or two on a loaded
+/// machine; this only ends a hang.
+const JVM_DEADLINE: Duration = Duration::from_secs(1200);
 
 /// `VmRSS` or `Threads` of `/proc/PID/status`, in bytes for sizes.
 fn status(pid: u32, key: &str) -> u64 {
@@ -69,9 +64,8 @@ fn attach_socket(pid: u32) -> PathBuf {
         std::fs::write(&trigger, b"").unwrap();
         let sent = Command::new("kill")
             .args(["-QUIT", &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
+            .output_in_time();
+        assert!(sent.status.success());
         let deadline = Instant::now() + TIMEOUT;
         while !socket.exists() {
             assert!(
@@ -137,15 +131,15 @@ fn a_hundred_attach_stop_cycles_neither_crash_nor_leak() {
         .args(["Scenarios", "run", "3600", "8"])
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
+        .spawn_within(JVM_DEADLINE);
     let mut ready = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut ready)
         .unwrap();
     assert_eq!(ready.trim(), "ready");
-    let mut jvm = Jvm(child);
-    let pid = jvm.0.id();
+    // Killed and reaped however the test ends.
+    let mut jvm = child;
+    let pid = jvm.id();
     // The JVM's own warm-up (C2 compiling the workload, its arenas) grows
     // its RSS by several MiB in the first seconds, agent or not: the cycles
     // start once it has settled, so that cycles 10 to 100 measure the agent.
@@ -188,7 +182,7 @@ fn a_hundred_attach_stop_cycles_neither_crash_nor_leak() {
         );
         cycle_times.push(began.elapsed());
         assert!(
-            jvm.0.try_wait().unwrap().is_none(),
+            jvm.try_wait().unwrap().is_none(),
             "cycle {cycle}: the JVM died:\n{}",
             jvm_said()
         );

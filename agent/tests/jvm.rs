@@ -2,6 +2,7 @@
 //! JDK's own parser.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -24,8 +25,7 @@ fn java(options: &str, workload_name: &str, args: &[&str]) -> Output {
         .arg("-Xmx512m")
         .arg(workload(workload_name))
         .args(args)
-        .output()
-        .expect("java runs")
+        .output_in_time()
 }
 
 /// The 1-based line of `text` in a workload's source: what the stack frame's
@@ -170,8 +170,7 @@ fn bad_options_stop_the_jvm_with_one_line_naming_them() {
         let output = Command::new("java")
             .arg(format!("-agentpath:{}={options}", agent().display()))
             .arg("-version")
-            .output()
-            .unwrap();
+            .output_in_time();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
             !output.status.success(),
@@ -294,9 +293,7 @@ fn record(test: &str, options: &str, args: &[&str]) -> (String, Events) {
 fn record_in(test: &str, options: &str, jvm_args: &[&str], args: &[&str]) -> (String, Events) {
     let file = support::temp_dir(test).join("recording.jfr");
     let options = format!("file={},{options}", file.display());
-    let output = scenario(options.trim_end_matches(','), jvm_args, args)
-        .output()
-        .unwrap();
+    let output = scenario(options.trim_end_matches(','), jvm_args, args).output_in_time();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
@@ -490,9 +487,7 @@ fn a_leak_is_the_first_site_of_the_old_objects() {
 fn humongous_lifetimes(test: &str, options: &str, jvm_args: &[&str]) -> (Vec<String>, String) {
     let file = support::temp_dir(test).join("recording.jfr");
     let options = format!("file={},{options}", file.display());
-    let output = scenario(&options, jvm_args, &["humongous", "64"])
-        .output()
-        .unwrap();
+    let output = scenario(&options, jvm_args, &["humongous", "64"]).output_in_time();
     assert!(
         output.status.success(),
         "{test}: {}",
@@ -586,8 +581,7 @@ fn diagnostic_modes_count_samples_and_write_none() {
             &[],
             &["threads", "2", "16"],
         )
-        .output()
-        .unwrap();
+        .output_in_time();
         assert!(
             output.status.success(),
             "{mode}: {}",
@@ -669,9 +663,7 @@ fn every_ending_leaves_a_finished_readable_file() {
     ];
     for (name, jvm_args, args, code) in cases {
         let file = dir.join(format!("{name}.jfr"));
-        let output = scenario(&format!("file={}", file.display()), jvm_args, args)
-            .output()
-            .unwrap();
+        let output = scenario(&format!("file={}", file.display()), jvm_args, args).output_in_time();
         assert_eq!(
             output.status.code(),
             Some(code),
@@ -687,9 +679,8 @@ fn every_ending_leaves_a_finished_readable_file() {
     Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+        .output_in_time();
+    let output = child.wait_with_output();
     assert_eq!(
         output.status.code(),
         Some(143),
@@ -717,14 +708,12 @@ fn after_kill_9_the_file_is_readable_up_to_the_last_flush() {
 /// has put samples in the file.
 // The child is returned to the caller, which waits for it (and this function
 // kills and reaps it before failing).
-#[allow(clippy::zombie_processes)]
-fn start_and_wait_for_samples(file: &Path) -> std::process::Child {
+fn start_and_wait_for_samples(file: &Path) -> support::Watched {
     let options = format!("file={},flush=100ms", file.display());
     let mut child = scenario(&options, &[], &["run", "60"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_within(support::DEADLINE);
     let deadline = Instant::now() + Duration::from_secs(60);
     // A flushed file with samples holds a checkpoint and the events: wait
     // until the header says the chunk is finished and has grown past the
@@ -789,16 +778,14 @@ fn virtual_threads_on_a_newer_jdk_are_sampled_as_themselves() {
         ))
         .arg(workload("VirtualThreads.java"))
         .arg("200")
-        .output()
-        .unwrap();
+        .output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "JDK {major}: {stderr}");
     // Read with the newer JDK's own parser too.
     let summary = Command::new(home.join("bin/jfr"))
         .arg("summary")
         .arg(&file)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         summary.status.success(),
         "JDK {major} jfr summary: {}",
@@ -858,8 +845,7 @@ fn jcmd_load(pid: u32, options: &str) -> String {
         .arg("JVMTI.agent_load")
         .arg(agent())
         .arg(format!("\"{options}\""))
-        .output()
-        .expect("jcmd runs");
+        .output_in_time();
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -917,7 +903,7 @@ fn attach_stop_and_attach_again_while_threads_allocate() {
 
 /// Waits up to a minute (generous, for a busy machine) until `file` is a
 /// finished recording, or the JVM `child` has died.
-fn wait_until_finished(file: &Path, child: &mut std::process::Child) {
+fn wait_until_finished(file: &Path, child: &mut support::Watched) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if support::is_finished(file) {
@@ -950,8 +936,7 @@ fn a_duration_stops_the_recording_by_itself_and_the_agent_attaches_again() {
     )
     .stdout(Stdio::null())
     .stderr(std::fs::File::create(&stderr).unwrap())
-    .spawn()
-    .unwrap();
+    .spawn_within(support::DEADLINE);
     let pid = child.id();
     // The JVM is killed and what it said shown, however the checks end.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -1003,8 +988,7 @@ fn jcmd_gc(pid: u32) {
     let output = Command::new("jcmd")
         .arg(pid.to_string())
         .arg("GC.run")
-        .output()
-        .expect("jcmd runs");
+        .output_in_time();
     assert!(output.status.success(), "{output:?}");
 }
 
@@ -1080,10 +1064,9 @@ fn a_collection_between_two_attaches_is_in_neither_recording() {
 
 /// Starts the scenario without the agent, stdout piped.
 // The caller kills and waits for the child.
-#[allow(clippy::zombie_processes)]
 /// A JVM whose 8 threads allocate for up to a minute, without the agent,
 /// once it says it is ready; and its pid.
-fn allocating_without_agent() -> (std::process::Child, u32) {
+fn allocating_without_agent() -> (support::Watched, u32) {
     use std::io::BufRead;
     let mut child = scenario_without_agent(&["run", "60", "8"]);
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
@@ -1094,7 +1077,7 @@ fn allocating_without_agent() -> (std::process::Child, u32) {
     (child, pid)
 }
 
-fn scenario_without_agent(args: &[&str]) -> std::process::Child {
+fn scenario_without_agent(args: &[&str]) -> support::Watched {
     Command::new("java")
         .arg("-cp")
         .arg(classes())
@@ -1102,8 +1085,7 @@ fn scenario_without_agent(args: &[&str]) -> std::process::Child {
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .spawn_within(support::DEADLINE)
 }
 
 /// Every sample, lifetime and old object names its stack, thread and class
@@ -1191,9 +1173,7 @@ fn sample_counts_and_weights_match_the_bytes_the_jvm_counted() {
     for (interval, mib) in [(1024u64, 32u64), (8192, 128)] {
         let file = dir.join(format!("rate-{interval}.jfr"));
         let options = format!("file={},interval={interval},live=false", file.display());
-        let output = scenario(&options, &[], &["measured", &mib.to_string()])
-            .output()
-            .unwrap();
+        let output = scenario(&options, &[], &["measured", &mib.to_string()]).output_in_time();
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),
@@ -1307,10 +1287,9 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
     )
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    .spawn_within(support::DEADLINE);
     let pid = child.id();
-    let output = child.wait_with_output().unwrap();
+    let output = child.wait_with_output();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
@@ -1433,8 +1412,7 @@ fn a_runtime_without_the_management_modules_records_without_their_events() {
         let linked = Command::new("jlink")
             .args(["--add-modules", modules, "--output"])
             .arg(&image)
-            .output()
-            .expect("jlink runs");
+            .output_in_time();
         assert!(
             linked.status.success(),
             "jlink {modules}: {}",
@@ -1451,8 +1429,7 @@ fn a_runtime_without_the_management_modules_records_without_their_events() {
             .arg("-cp")
             .arg(support::compiled_workload("KnownAllocations"))
             .args(["KnownAllocations", "2", "32"])
-            .output()
-            .unwrap();
+            .output_in_time();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{modules}: {stderr}");
         assert!(
@@ -1503,8 +1480,7 @@ fn paths_to_roots(test: &str, java: &Path) -> (Vec<(String, String)>, String) {
         .arg(support::compiled_workload("GcRoots"))
         .arg("GcRoots")
         .arg("4")
-        .output()
-        .unwrap();
+        .output_in_time();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -1673,8 +1649,7 @@ fn pools_stop_growing_when_stacks_never_repeat_and_threads_come_and_go() {
         .args(["-Xms64m", "-Xmx64m", "-cp"])
         .arg(support::compiled_workload("Soak"))
         .args(["Soak", &SECONDS.to_string(), "2000", "100", "64"])
-        .output()
-        .unwrap();
+        .output_in_time();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),

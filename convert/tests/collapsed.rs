@@ -3,6 +3,7 @@
 //! lines and sums, exactly the expected events kept, usage errors exit 2.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -202,8 +203,7 @@ fn heapsampler(args: &[&str]) -> Output {
         .arg("convert")
         .arg(&recording().0)
         .args(args)
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// Standard output of a conversion that must succeed silently: no
@@ -279,8 +279,7 @@ fn collapsed_writes_a_file_next_to_the_recording_by_default() {
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["convert", "--format", "collapsed"])
         .arg(path)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(output.status.success());
     let written = std::fs::read_to_string(path.with_file_name("known.collapsed")).unwrap();
     assert_eq!(
@@ -498,8 +497,7 @@ fn stacks_the_recorder_cut_start_with_the_truncated_marker() {
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["convert", "--format", "collapsed", "-o", "-"])
         .arg(&path)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(output.status.success());
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),

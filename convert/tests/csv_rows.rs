@@ -8,6 +8,7 @@
 //! chunk the same way.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 mod recordings;
 
@@ -389,8 +390,7 @@ fn heapsampler(file: &Path, args: &[&str]) -> Output {
         .arg("convert")
         .arg(file)
         .args(args)
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// Every file in `dir`, by name.

@@ -2,6 +2,7 @@
 //! steady rate of wall time (`Scenarios paced`), with and without a leak.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,8 +35,7 @@ fn diff(base: &Path, new: &Path, args: &[&str]) -> String {
         .arg("diff")
         .args([base, new])
         .args(args)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         output.status.success(),
         "{}",
@@ -106,8 +106,7 @@ fn a_recording_without_what_diff_compares_says_so() {
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["diff", "--live"])
         .args([jdk, jdk])
-        .output()
-        .unwrap();
+        .output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(

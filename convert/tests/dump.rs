@@ -3,6 +3,7 @@
 //! real agent; every file checked by the JDK's own parser.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,8 +16,7 @@ fn agent() -> PathBuf {
 fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(args)
-        .output()
-        .unwrap();
+        .output_in_time();
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stderr).into_owned(),

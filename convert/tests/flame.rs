@@ -6,6 +6,7 @@
 //! frame's details, a click zooms, and its search finds a known method.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -19,8 +20,7 @@ use jfr_writer::{FrameType, MethodRef, Options, Recording, StackFrame, StackTrac
 fn heapsampler(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(args)
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// Standard output of `heapsampler ARGS...`, which must succeed.

@@ -6,6 +6,7 @@
 //! `convert/proto/profile.proto`.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -18,8 +19,7 @@ use heapsampler_convert::top::{self, Entry, GroupBy, Query, Table};
 fn heapsampler(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(args)
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// Standard error of `heapsampler ARGS...`, which must succeed.
@@ -33,10 +33,7 @@ fn succeed(args: &[&str]) -> String {
 /// Whether `go` runs; without it a test is skipped (it says so), but on
 /// CI (CI=true) it fails: .ci/run installs Go.
 fn have_go(test: &str) -> bool {
-    let found = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let found = support::on_path("go").is_some();
     if !found {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
@@ -53,8 +50,7 @@ fn pprof(args: &[&str], profile: &Path) -> String {
         .args(["tool", "pprof"])
         .args(args)
         .arg(profile)
-        .output()
-        .unwrap();
+        .output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "go tool pprof {args:?}: {stderr}");
     String::from_utf8(output.stdout).unwrap()

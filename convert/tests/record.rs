@@ -1,6 +1,7 @@
 //! `heapsampler record -- java ...` with a real JVM and the real agent.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,8 +27,7 @@ fn records_passes_the_exit_code_through_and_reports() {
         .arg("java")
         .arg(scenarios())
         .args(["exit", "3"])
-        .output()
-        .unwrap();
+        .output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
         output.status.code(),
@@ -69,8 +69,7 @@ fn a_missing_agent_or_program_is_said_clearly() {
             "java",
             "-version",
         ])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert_eq!(missing.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&missing.stderr)
@@ -78,8 +77,7 @@ fn a_missing_agent_or_program_is_said_clearly() {
     );
     let no_program = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["record"])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert_eq!(no_program.status.code(), Some(2));
 }
 
@@ -90,8 +88,7 @@ fn bad_sampling_options_are_refused_before_java_starts() {
         .arg(agent())
         // Would fail loudly if it ran.
         .args(["--", "/no/such/java"])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -103,8 +100,7 @@ fn bad_sampling_options_are_refused_before_java_starts() {
 fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(args)
-        .output()
-        .unwrap();
+        .output_in_time();
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -336,8 +332,7 @@ fn demo_records_checks_converts_and_shows_the_top_sites() {
         .arg(&dir)
         .arg("--agent")
         .arg(agent())
-        .output()
-        .unwrap();
+        .output_in_time();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -475,8 +470,7 @@ fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
     let top = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["top", "--by", "site"])
         .arg(&file)
-        .output()
-        .unwrap();
+        .output_in_time();
     let stdout = String::from_utf8_lossy(&top.stdout);
     assert_eq!(
         top.status.code(),
@@ -539,8 +533,7 @@ fn the_old_object_cap_is_kept_and_what_it_left_out_is_said() {
     let summary = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .arg("summary")
         .arg(&file)
-        .output()
-        .unwrap();
+        .output_in_time();
     let text = String::from_utf8_lossy(&summary.stdout);
     assert!(
         text.contains(&format!(
@@ -571,8 +564,7 @@ fn record_passes_the_roots_options_to_the_agent() {
         .args(["--", "java", "-cp"])
         .arg(support::compiled_workload("GcRoots"))
         .args(["GcRoots", "2"])
-        .output()
-        .unwrap();
+        .output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     // The agent walked (its summary at log level info), within the depth
@@ -587,8 +579,7 @@ fn record_passes_the_roots_options_to_the_agent() {
     let top = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["top", "--live", "--by", "class"])
         .arg(&file)
-        .output()
-        .unwrap();
+        .output_in_time();
     let table = String::from_utf8_lossy(&top.stdout);
     let mut lines = table.lines();
     lines
@@ -610,16 +601,14 @@ fn record_passes_the_roots_options_to_the_agent() {
         .arg("--agent")
         .arg(agent())
         .args(["--", "java", "-version"])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert_eq!(refused.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("bad option 'roots_time=1d'"), "{stderr}");
     // --roots-depth and --roots-time mean nothing without --roots.
     let alone = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["record", "--roots-depth", "8", "--", "java", "-version"])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert_eq!(alone.status.code(), Some(2), "clap's usage error");
 }
 

@@ -2,6 +2,7 @@
 //! compressed and truncated recordings.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::io::Write;
 use std::path::Path;
@@ -10,8 +11,7 @@ use std::process::{Command, Output};
 fn heapsampler(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(args)
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// `Event Type  Count  Size` rows of either tool's summary, for the types

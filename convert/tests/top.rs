@@ -2,6 +2,7 @@
 //! and shares, by site, class and thread, and for what is still live.
 
 use heapsampler_test_support as support;
+use heapsampler_test_support::Deadline;
 
 use std::path::Path;
 use std::process::Command;
@@ -15,8 +16,7 @@ fn run_top(path: &Path, args: &[&str]) -> std::process::Output {
         .arg("top")
         .arg(path)
         .args(args)
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// The table `heapsampler top PATH ARGS...` prints; it must succeed.
@@ -333,8 +333,7 @@ fn live_sites_say_what_holds_most_of_their_objects() {
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["convert", "--events", "jdk.OldObjectSample", "-o", "-"])
         .arg(&path)
-        .output()
-        .unwrap();
+        .output_in_time();
     let csv = String::from_utf8(output.stdout).unwrap();
     let mut rows = csv::Reader::from_reader(csv.as_bytes());
     let headers = rows.headers().unwrap().clone();

@@ -96,6 +96,15 @@ pub fn is_finished(file: &Path) -> bool {
     false
 }
 
+/// The program `name` where the `PATH` has it: for the tests that skip
+/// without a tool a developer may lack (never on CI, which installs them).
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|program| program.is_file())
+}
+
 /// A fresh temporary directory for one test's files.
 pub fn temp_dir(test: &str) -> PathBuf {
     let dir = target_tmp().join("heapsampler-tests").join(test);

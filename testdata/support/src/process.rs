@@ -48,20 +48,7 @@ impl Deadline for Command {
         self.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let watched = self.spawn_within(limit);
-        let description = format!("{self:?}");
-        let (killed, output) = watched
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("cannot wait for {description}: {e}"));
-        if killed {
-            panic!(
-                "{description} was still running after {limit:?}: killed.\n\
-                 It printed on stderr:\n{}\nand on stdout:\n{}",
-                String::from_utf8_lossy(&output.stderr),
-                String::from_utf8_lossy(&output.stdout),
-            );
-        }
-        output
+        self.spawn_within(limit).wait_with_output()
     }
 
     fn spawn_within(&mut self, limit: Duration) -> Watched {
@@ -73,18 +60,21 @@ impl Deadline for Command {
         let killed = Arc::new(AtomicBool::new(false));
         let group = child.id();
         let description = format!("{self:?}");
+        let watchdog_description = description.clone();
         let watchdog_killed = Arc::clone(&killed);
         std::thread::spawn(move || {
             // Nothing is ever sent: the sender's drop (the child reaped or
             // abandoned) ends the wait early.
             if cancelled.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
                 watchdog_killed.store(true, Ordering::SeqCst);
-                eprintln!("{description} still running after {limit:?}: killing it");
+                eprintln!("{watchdog_description} still running after {limit:?}: killing it");
                 kill_group(group);
             }
         });
         Watched {
             child,
+            description,
+            limit,
             killed,
             _cancel: cancel,
         }
@@ -104,6 +94,9 @@ fn kill_group(group: u32) {
 /// half-way leaves no JVM behind). Derefs to the [`Child`].
 pub struct Watched {
     child: Child,
+    /// The command, for messages.
+    description: String,
+    limit: Duration,
     killed: Arc<AtomicBool>,
     // Dropped with this: stops the watchdog.
     _cancel: mpsc::Sender<()>,
@@ -115,9 +108,10 @@ impl Watched {
         self.killed.load(Ordering::SeqCst)
     }
 
-    /// Reads what the child prints to its end, waits for it, and returns
-    /// whether the watchdog killed it with its output.
-    pub fn wait_with_output(mut self) -> std::io::Result<(bool, Output)> {
+    /// Reads what the child prints to its end and waits for it, as
+    /// [`Child::wait_with_output`]; panics if it was killed at its deadline,
+    /// with what it printed.
+    pub fn wait_with_output(mut self) -> Output {
         fn read_all(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<Vec<u8>> {
             std::thread::spawn(move || {
                 let mut bytes = Vec::new();
@@ -129,13 +123,25 @@ impl Watched {
         }
         let stdout = read_all(self.stdout.take());
         let stderr = read_all(self.stderr.take());
-        let status = self.wait()?;
+        let status = self
+            .wait()
+            .unwrap_or_else(|e| panic!("cannot wait for {}: {e}", self.description));
         let output = Output {
             status,
             stdout: stdout.join().expect("the reader does not panic"),
             stderr: stderr.join().expect("the reader does not panic"),
         };
-        Ok((self.was_killed(), output))
+        if self.was_killed() {
+            panic!(
+                "{} was still running after {:?}: killed.\n\
+                 It printed on stderr:\n{}\nand on stdout:\n{}",
+                self.description,
+                self.limit,
+                String::from_utf8_lossy(&output.stderr),
+                String::from_utf8_lossy(&output.stdout),
+            );
+        }
+        output
     }
 }
 
