@@ -324,85 +324,35 @@ fn attach_says_what_went_wrong() {
     assert_eq!(code, Some(2));
 }
 
+/// The demo at its default length is the README's test (`readme.rs`);
+/// here, its deadline. With no grace past its 2 seconds, the JVM (which
+/// needs more than that from its start) is killed as hung: the demo says
+/// so, shows what the recording holds so far, and exits 1.
 #[test]
-fn demo_records_checks_converts_and_shows_the_top_sites() {
-    let dir = support::temp_dir("convert_demo").join("demo");
+fn demo_kills_a_jvm_still_running_past_its_deadline() {
+    let dir = support::temp_dir("convert_demo_deadline").join("demo");
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["demo", "--seconds", "2", "--dir"])
+        .args(["demo", "--seconds", "2", "--grace", "0", "--dir"])
         .arg(&dir)
         .arg("--agent")
         .arg(agent())
         .output_in_time();
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        stdout.contains("had not exited 0 s after its 2 s were up: killed it"),
+        "{stdout}"
     );
-    let recording = dir.join("demo.jfr");
-    let csv = dir.join("demo-samples.csv");
-    // The JDK's parser agrees with the demo's own count of samples.
-    let samples =
-        support::summary_count(&support::summary(&recording), "jdk.ObjectAllocationSample");
-    assert!(samples > 0);
-    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
-    assert_eq!(rows as u64, samples, "one CSV row per sample");
-    // The flame graph's root counts every sample (1,234: as titles write it).
-    let svg = std::fs::read_to_string(dir.join("demo.svg")).unwrap();
-    let digits = samples.to_string();
-    let mut groups: Vec<&str> = digits
-        .as_bytes()
-        .rchunks(3)
-        .map(|group| std::str::from_utf8(group).unwrap())
-        .collect();
-    groups.reverse();
-    let root = format!(", 100.00%, {} samples)</title>", groups.join(","));
-    assert!(svg.contains(&root), "{root} in the flame graph");
-    for expected in [
-        "the JDK's `jfr summary` reads it:".to_owned(),
-        format!("samples as CSV: {} ({samples} rows)", csv.display()),
-        format!("flame graph: {}", dir.join("demo.svg").display()),
-        "Where the bytes were allocated".to_owned(),
-        "Still live at the end".to_owned(),
-        format!("open {} in JDK Mission Control", recording.display()),
-    ] {
-        assert!(stdout.contains(&expected), "{expected:?} in {stdout}");
-    }
-    // Both tables name the program's own code, past the JDK's frames; the
-    // leak (a cache that only grows, 4 KiB a session) is what stays live.
-    let (allocated, live) = stdout
-        .split_once("Where the bytes were allocated")
-        .and_then(|(_, rest)| rest.split_once("Still live at the end"))
-        .unwrap();
-    let first = allocated
-        .lines()
-        .find(|l| l.trim_start().starts_with('1'))
-        .unwrap();
-    assert!(first.contains("Demo"), "the program's own code: {first}");
-    // The summary's headline names the table's first site, share and all.
-    let headline = stdout
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("top allocation site: "))
-        .unwrap_or_else(|| panic!("a headline in {stdout}"));
-    let (site, rest) = headline.split_once(" (").unwrap();
-    let share: f64 = rest.split_once('%').unwrap().0.parse().unwrap();
-    // `#, bytes, interval, share, objects, interval, samples, where`:
-    // cells apart by two spaces or more.
-    let row: Vec<&str> = first
-        .split("  ")
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .collect();
-    let row_share: f64 = row[3].trim_end_matches('%').parse().unwrap();
-    assert_eq!(site, *row.last().unwrap(), "{headline} against {first}");
-    // The headline rounds to a whole percent, the table to a tenth.
+    // What the file holds by its last flush, or that it holds nothing yet
+    // (a JVM slow to start on a loaded machine may not have flushed).
     assert!(
-        (share - row_share).abs() <= 0.55,
-        "{headline} against {first}"
+        stdout.contains("allocation samples: about") || stdout.contains("nothing readable yet"),
+        "{stdout}"
     );
     assert!(
-        live.contains("Demo$SessionCache.remember"),
-        "the leak: {live}"
+        stderr.contains("heapsampler: the demo's JVM hung (killed after 2 s)"),
+        "{stderr}"
     );
 }
 

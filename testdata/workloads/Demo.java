@@ -14,10 +14,15 @@ import java.util.concurrent.TimeUnit;
  *   <li>Allocation pressure: every request is parsed into tokens, priced with
  *       boxed numbers and answered with a freshly built report, all garbage a
  *       moment later. {@code Report.render} allocates the most.
- *   <li>A leak: {@code SessionCache.remember} keeps a 4 KiB buffer per order
- *       and never evicts it, so its objects are still live at the end and
- *       have outlived many collections.
+ *   <li>A leak: {@code SessionCache.remember} keeps a 4 KiB buffer for some
+ *       orders and never evicts it, so its objects are still live at the end
+ *       and have outlived many collections.
  * </ul>
+ *
+ * The leak is paced by the clock, not by how fast orders are served: it
+ * keeps {@link SessionCache#BUDGET} over the run, whatever its length and
+ * the machine's speed, so the demo never outgrows its heap (a fast machine
+ * serves a million orders in 5 s; one leak per order would fill 256 MiB).
  *
  * Usage: java Demo [SECONDS] (default 5), on 4 worker threads.
  */
@@ -30,7 +35,7 @@ public final class Demo {
             thread.setName("order-worker-" + thread.getId());
             return thread;
         });
-        SessionCache cache = new SessionCache();
+        SessionCache cache = new SessionCache(TimeUnit.SECONDS.toNanos(seconds));
         List<java.util.concurrent.Future<Long>> workers = new ArrayList<>();
         for (int w = 0; w < 4; w++) {
             int seed = w;
@@ -42,7 +47,7 @@ public final class Demo {
         }
         pool.shutdown();
         System.out.printf("served %d orders; %d sessions cached (%d MiB never freed)%n",
-                orders, cache.size(), cache.size() * SessionCache.BUFFER / (1 << 20));
+                orders, cache.size(), (long) cache.size() * SessionCache.BUFFER / (1 << 20));
     }
 
     static long serve(int seed, long end, SessionCache cache) {
@@ -59,7 +64,7 @@ public final class Demo {
             if (response.isEmpty()) {
                 throw new IllegalStateException();
             }
-            // One order in 8 opens a session that is never closed.
+            // Some orders open a session that is never closed.
             if (orders % 8 == 0) {
                 cache.remember(order.customer);
             }
@@ -99,9 +104,22 @@ public final class Demo {
 
     static final class SessionCache {
         static final int BUFFER = 4 << 10;
+        /** What the cache keeps by the end of the run, however long. */
+        static final long BUDGET = 32L << 20;
         private final Map<String, byte[]> sessions = new HashMap<>();
+        private final long start = System.nanoTime();
+        /** Nanoseconds between two sessions kept: the run's length over BUDGET's buffers. */
+        private final long period;
 
+        SessionCache(long runNanos) {
+            period = Math.max(1, runNanos / (BUDGET / BUFFER));
+        }
+
+        /** Keeps a buffer for the customer when the clock says one more is due. */
         synchronized void remember(String customer) {
+            if (System.nanoTime() - start < sessions.size() * period) {
+                return;
+            }
             sessions.put(customer, new byte[BUFFER]);
         }
 

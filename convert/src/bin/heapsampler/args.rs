@@ -138,6 +138,11 @@ pub enum Command {
         /// How long the example runs.
         #[arg(long, default_value_t = 5)]
         seconds: u32,
+        /// Seconds the example's JVM may run past --seconds before the demo
+        /// kills it as hung: its start and the agent finishing the file take
+        /// a few seconds on a loaded machine. Hidden: for the demo's tests.
+        #[arg(long, hide = true, default_value_t = 60)]
+        grace: u64,
         /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
         #[arg(long)]
         agent: Option<PathBuf>,

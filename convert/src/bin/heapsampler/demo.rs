@@ -4,8 +4,10 @@
 //! and a flame graph in one folder. The source is built into this program, so the demo needs
 //! only a JDK and the agent.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use heapsampler_convert::conversion::{self, Format};
 use heapsampler_convert::filter::Filter;
@@ -45,17 +47,45 @@ impl Files {
     }
 }
 
+/// How the workload's run ended.
+enum Ended {
+    /// It exited by itself: what it printed.
+    Exited(String),
+    /// It was still running at its deadline, and was killed.
+    Killed,
+}
+
 /// `heapsampler demo`: records the workload into `dir` for `seconds`, has
 /// the JDK check the recording, converts its samples and prints what
-/// heapsampler finds in it.
-pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String> {
+/// heapsampler finds in it. A workload still running `grace` after its
+/// seconds is killed, and what its recording holds so far is shown.
+pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> Result<(), String> {
     let files = Files::in_dir(dir);
     let agent = record::find_agent(agent)?;
     println!(
         "Recording a small order service for {seconds} s with the agent ({})...",
         agent.display()
     );
-    let said = record_workload(&files, &agent, seconds)?;
+    let deadline = Duration::from_secs(seconds.into()) + grace;
+    let said = match record_workload(&files, &agent, seconds, deadline)? {
+        Ended::Exited(said) => said,
+        Ended::Killed => {
+            println!(
+                "  the service had not exited {} s after its {seconds} s were up: killed it. \
+                 What its recording holds so far:",
+                grace.as_secs()
+            );
+            match record::report(&files.recording) {
+                Ok(report) => report.lines().for_each(|line| println!("  {line}")),
+                Err(message) => println!("  nothing readable yet ({message})"),
+            }
+            return Err(format!(
+                "the demo's JVM hung (killed after {} s); its recording is {}",
+                deadline.as_secs(),
+                files.recording.display()
+            ));
+        }
+    };
     println!("  the service said: {said}");
     let report = record::report(&files.recording)
         .map_err(|message| format!("the recording cannot be read: {message}"))?;
@@ -132,8 +162,13 @@ pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String>
 
 /// Writes the workload's source into `files.dir`, compiles it there and
 /// runs it for `seconds` under the agent with the launcher's default
-/// options. Returns what the workload printed.
-fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, String> {
+/// options, killing it if it still runs at `deadline` from its start.
+fn record_workload(
+    files: &Files,
+    agent: &Path,
+    seconds: u32,
+    deadline: Duration,
+) -> Result<Ended, String> {
     let javac = find_tool("javac", None)?;
     let java = find_tool("java", None)?;
     std::fs::create_dir_all(&files.dir)
@@ -174,23 +209,54 @@ fn record_workload(files: &Files, agent: &Path, seconds: u32) -> Result<String, 
         &sampling,
         &[(heapsampler_core::options::name::LOG, "quiet".into())],
     )?;
-    let output = Command::new(&java)
+    let mut child = Command::new(&java)
         .arg(format!("-agentpath:{}={options}", agent.display()))
         // A small heap, so that collections happen and liveness shows.
         .args(["-Xmx256m", "-cp"])
         .arg(&classes)
         .arg("Demo")
         .arg(seconds.to_string())
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("cannot run {}: {e}", java.display()))?;
-    if !output.status.success() {
+    // Read as it comes, so that a full pipe never stops the JVM.
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let until = Instant::now() + deadline;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(Ended::Killed);
+            }
+            Err(e) => return Err(format!("cannot wait for {}: {e}", java.display())),
+        }
+    };
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    if !status.success() {
         return Err(format!(
-            "the demo workload failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
+            "the demo workload failed ({status}): {}",
+            stderr.trim()
         ));
     }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    Ok(Ended::Exited(stdout.trim().to_owned()))
 }
 
 /// What the JDK's `jfr summary` says of the recording: `Ok(events)`, the

@@ -115,8 +115,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Demo {
             dir,
             seconds,
+            grace,
             agent,
-        } => demo::run(&dir, seconds, agent.as_deref())?,
+        } => demo::run(
+            &dir,
+            seconds,
+            std::time::Duration::from_secs(grace),
+            agent.as_deref(),
+        )?,
         Command::Summary { file } => summary(&file)?,
         Command::Top {
             file,
