@@ -578,15 +578,18 @@ fn record_cuts_chunks_at_the_size_and_age_given() {
     );
     let chunks = support::summary_chunks(&support::summary(&by_age));
     assert!(chunks >= 2, "{chunks} chunks of at most 1s in 4s");
-    // By size: a chunk ends at the first flush (each second) past 1 MB;
-    // 3 seconds write a few.
+    // By size: a chunk ends at the first flush (each second) past 1 MB.
+    // Fixed work, paced: 128 MiB a second for 5 s at 8k is about 80,000
+    // samples, some 3 MB at about 38 bytes a sample (measured: 3.2 MB,
+    // 2 chunks), spread over 5 flushes whatever the machine's load; the
+    // count of samples varies by well under 1%, so 2 MB leaves a third.
     let by_size = dir.join("size.jfr");
     support::record_with_agent(
         env!("CARGO_BIN_EXE_heapsampler"),
         &by_size,
-        &["--chunk-size", "1m"],
+        &["--chunk-size", "1m", "--interval", "8k"],
         "Scenarios",
-        &["run", "3", "2"],
+        &["paced", "5", "128"],
     );
     let size = std::fs::metadata(&by_size).unwrap().len();
     assert!(size >= 2 << 20, "only {size} bytes written: nothing to cut");
