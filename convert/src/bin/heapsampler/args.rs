@@ -164,9 +164,11 @@ pub enum Command {
     /// allocations, so only one is added; the output says which. With
     /// --live, from heapsampler.ObjectLifetime events still live at the end:
     /// what the heap held, and who allocated it. When the recording has
-    /// paths to GC roots (the agent's roots=true), a line under each live
-    /// row says what holds most of its objects: the chain of referrers,
-    /// nearest first, and the root.
+    /// paths to GC roots (record --roots, the agent's roots=true), a line
+    /// under each live row says what holds most of its objects: the chain
+    /// of referrers, nearest first, and the root, and how many of the
+    /// row's objects (after --min-gcs) it holds, of those with a path.
+    /// Without paths, the table ends by saying none was recorded.
     ///
     /// Each estimate (bytes and objects) comes with its 95% interval: the
     /// range that holds the true figure in 95 recordings out of 100, from
