@@ -69,13 +69,15 @@ fn instant(text: &str) -> i64 {
 
 /// A stack's first 64 frames from the JDK's JSON, top first, as
 /// `pkg.Class.method`, followed by `(line)` when `lines` and known (none
-/// when the stack is null).
+/// when the stack is null). Frames whose method the JDK marks hidden (lambda
+/// forms, lambda proxies) are left out, as `jfr print` leaves them out.
 fn frame_list(stack: &Json, lines: bool) -> Vec<String> {
     let Some(frames) = stack["frames"].as_array() else {
         return Vec::new();
     };
     frames
         .iter()
+        .filter(|frame| frame["method"]["hidden"] != true)
         .take(64)
         .map(|frame| {
             let method = &frame["method"];
@@ -150,7 +152,16 @@ fn allocation_samples_equal_jfr_print_json() {
         ]
     );
     assert!(rows.len() > 20, "{} samples", rows.len());
-    let jdk = json_events(recording, "jdk.ObjectAllocationSample")
+    let events = json_events(recording, "jdk.ObjectAllocationSample");
+    // The JDK marks the workers' lambda proxy frames hidden: stacks here
+    // leave them out, as `jfr print` does.
+    let hidden = |event: &Json| {
+        event["values"]["stackTrace"]["frames"]
+            .as_array()
+            .is_some_and(|frames| frames.iter().any(|f| f["method"]["hidden"] == true))
+    };
+    assert!(events.iter().any(hidden), "no hidden frame to leave out");
+    let jdk = events
         .iter()
         .map(|event| {
             let values = &event["values"];

@@ -495,10 +495,13 @@ pub struct Sampling {
     #[arg(long)]
     pub rate: Option<f64>,
     /// Keep the frames of hidden classes (lambda proxies such as
-    /// Main$$Lambda$14.0x...run(), lambda forms), marked hidden.
+    /// Main$$Lambda$14.0x...run(), lambda forms) in the file, marked hidden.
     ///
-    /// By default they are left out of stack traces, as in the JDK's own
-    /// recordings, so that stacks read as the source does.
+    /// By default the agent leaves them out of stack traces, so that stacks
+    /// read as the source does. The JDK's own recordings keep them, marked
+    /// hidden; `jfr print` and every heapsampler command that reads stacks
+    /// (top, flame, convert) leave frames marked hidden out, in any
+    /// recording: keep them for tools that show them.
     #[arg(long)]
     pub keep_hidden_frames: bool,
     /// The most live sampled objects each chunk's end reports as
