@@ -27,7 +27,9 @@ use std::path::{Path, PathBuf};
 use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
 
 use crate::allocation::{ALLOCATIONS, Source};
-use crate::collapsed::{Fold, FoldedStacks, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME};
+use crate::collapsed::{
+    Fold, FoldedStacks, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME, class_of_frame,
+};
 use crate::conversion::{
     ConvertError, FoldJob, Folded, Outcome, beside, create, fold_recording, progress,
 };
@@ -74,11 +76,15 @@ pub struct Options {
     pub filter: Filter,
     /// Threads folding chunks; 0: one per core.
     pub threads: usize,
+    /// Each stack ends with a box of the allocated class
+    /// ([`Fold::class_frame`]), in its own colour.
+    pub class_frame: bool,
 }
 
 impl Default for Options {
     /// Next to the recording, 64 frames a stack (the agent's and JFR's
-    /// depth), by bytes, everything allocated, on every core.
+    /// depth), by bytes, everything allocated, on every core, with class
+    /// boxes.
     fn default() -> Self {
         Self {
             output: None,
@@ -87,6 +93,7 @@ impl Default for Options {
             live: None,
             filter: Filter::default(),
             threads: 0,
+            class_frame: true,
         }
     }
 }
@@ -155,6 +162,7 @@ pub fn flame(file: &Path, options: &Options) -> Result<Drawn, ConvertError> {
         fold: Fold {
             stack_depth: options.stack_depth,
             live: options.live,
+            class_frame: options.class_frame,
         },
         filter: &options.filter,
         threads: options.threads,
@@ -262,8 +270,14 @@ fn subtitle(folded: &Folded, options: &Options) -> String {
     } else {
         ", filtered"
     };
+    let classes = if options.class_frame {
+        ", green: the class allocated"
+    } else {
+        ""
+    };
     format!(
-        "{} {what} (estimated from {} samples of {}{filtered}); warm: application code, blue: the JDK's",
+        "{} {what} (estimated from {} samples of {}{filtered}); warm: application code, blue: the \
+         JDK's{classes}",
         human_bytes(totals.value as f64),
         thousands(totals.events),
         folded.types.join(" and ")
@@ -278,6 +292,9 @@ pub enum Origin {
     /// The JDK's ([`is_jdk_frame`]: `java.`, `javax.`, `jdk.`, `sun.`,
     /// `com.sun.`).
     Jdk,
+    /// No code: the class allocated, on top of its stack
+    /// ([`class_of_frame`]).
+    Class,
     /// No code: the graph's root, [`TRUNCATED_FRAME`] or [`UNKNOWN_FRAME`].
     Marker,
 }
@@ -286,6 +303,8 @@ pub enum Origin {
 pub fn origin(frame: &str) -> Origin {
     if frame.is_empty() || frame == TRUNCATED_FRAME || frame == UNKNOWN_FRAME {
         Origin::Marker
+    } else if class_of_frame(frame).is_some() {
+        Origin::Class
     } else if is_jdk_frame(frame) {
         Origin::Jdk
     } else {
@@ -315,6 +334,12 @@ fn colour(frame: &str) -> Color {
             r: scale(100, 60, 0),
             g: scale(155, 60, 0),
             b: scale(215, 40, 1),
+        },
+        // Light greens, apart from both.
+        Origin::Class => Color {
+            r: scale(110, 50, 0),
+            g: scale(200, 40, 1),
+            b: scale(90, 50, 0),
         },
         // The root lighter than the markers, which stand in for frames.
         Origin::Marker if frame.is_empty() => Color {

@@ -266,7 +266,8 @@ fn collapsed(recording: &Path, event: &str, args: &[&str]) -> BTreeMap<String, i
 
 /// The JDK's events folded the same way: root first, `[unknown]` for no
 /// stack, `[truncated]` first for a stack the JDK cut (at its depth, 64 by
-/// default, which the conversion keeps too), summing `value` of each event.
+/// default, which the conversion keeps too), the allocated class last
+/// (`byte[]_[k]`) for an event with one, summing `value` of each event.
 fn jdk_folded(events: &[&Json], value: impl Fn(&Json) -> i64) -> BTreeMap<String, i64> {
     let mut folded = BTreeMap::new();
     for event in events {
@@ -276,11 +277,13 @@ fn jdk_folded(events: &[&Json], value: impl Fn(&Json) -> i64) -> BTreeMap<String
         if stack["truncated"] == true && !frames.is_empty() {
             frames.insert(0, "[truncated]".to_owned());
         }
-        let stack = if frames.is_empty() {
-            "[unknown]".to_owned()
-        } else {
-            frames.join(";")
-        };
+        if frames.is_empty() {
+            frames.push("[unknown]".to_owned());
+        }
+        if let Some(class) = event["values"]["objectClass"]["name"].as_str() {
+            frames.push(format!("{}_[k]", java_class_name(class)));
+        }
+        let stack = frames.join(";");
         *folded.entry(stack).or_insert(0) += value(event);
     }
     folded

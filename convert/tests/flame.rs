@@ -222,21 +222,37 @@ fn frames_show_bytes_share_and_samples() {
         text.contains(">4.5 kB allocated (estimated from 3 samples of jdk.ObjectAllocationSample)"),
         "the subtitle"
     );
+    assert!(
+        text.contains("blue: the JDK&apos;s, green: the class allocated<"),
+        "the colours' legend"
+    );
     let frames = frames(&text);
     let titles: Vec<&str> = frames.iter().map(|f| f.title.as_str()).collect();
-    // Root first, sorted: [truncated] (500) before app.Main.main (4000).
+    // Root first, sorted: [truncated] (500) before app.Main.main (4000);
+    // the allocated class on top of each stack.
     for expected in [
         "all (4.5 kB, 100.00%, 3 samples)",
         "[truncated] (500 B, 11.11%, 1 sample)",
         "app.Main.main (500 B, 11.11%, 1 sample)",
         "app.Parser.token (500 B, 11.11%, 1 sample)",
         "java.util.Arrays.copyOf (500 B, 11.11%, 1 sample)",
+        "byte[] (500 B, 11.11%, 1 sample)",
         "app.Main.main (4.0 kB, 88.89%, 2 samples)",
         "app.Cache.fill (4.0 kB, 88.89%, 2 samples)",
+        "byte[] (4.0 kB, 88.89%, 2 samples)",
     ] {
         assert!(titles.contains(&expected), "{expected} in {titles:#?}");
     }
-    assert_eq!(frames.len(), 7, "{titles:#?}");
+    assert_eq!(frames.len(), 9, "{titles:#?}");
+    let top = |name: &str, x: u64| frames.iter().find(|f| f.name() == name && f.x == x);
+    assert_eq!(
+        top("byte[]", 0).unwrap().y + 16 * 5,
+        top("all", 0).unwrap().y
+    );
+    assert_eq!(
+        top("byte[]", 500).unwrap().y + 16 * 3,
+        top("all", 0).unwrap().y
+    );
     assert_eq!(
         root_children(&frames),
         [
@@ -251,14 +267,32 @@ fn frames_show_bytes_share_and_samples() {
     assert!(b >= 215 && r < 160, "blue: {r} {b}");
     let (r, _, b) = fill("app.Cache.fill");
     assert!(r >= 205 && b <= 55, "warm: {r} {b}");
+    for class in frames.iter().filter(|f| f.name() == "byte[]") {
+        let (r, g, b) = rgb(&class.fill);
+        assert!(g >= 200 && r <= 160 && b <= 140, "green: {}", class.fill);
+    }
     // The folded stacks say the same.
     assert_eq!(
         collapsed(&path, "64"),
         [
-            (CUT.to_owned(), 500),
-            ("app.Main.main;app.Cache.fill".to_owned(), 4000)
+            (format!("{CUT};byte[]_[k]"), 500),
+            ("app.Main.main;app.Cache.fill;byte[]_[k]".to_owned(), 4000)
         ]
     );
+    // Without the classes: the methods alone, and no green in the legend.
+    let plain = path.with_extension("plain.svg");
+    succeed(&[
+        "flame",
+        path.to_str().unwrap(),
+        "--no-class-frame",
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    let plain = std::fs::read_to_string(&plain).unwrap();
+    assert!(!plain.contains("green"));
+    let methods = crate::frames(&plain);
+    assert_eq!(methods.len(), 7, "{methods:#?}");
+    assert!(methods.iter().all(|f| f.name() != "byte[]"), "{methods:#?}");
 }
 
 #[test]

@@ -261,6 +261,10 @@ Examples:
         /// the same with any number.
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
+        /// Leave out the box of the allocated class at the top of each
+        /// stack: the graph of methods only.
+        #[arg(long)]
+        no_class_frame: bool,
     },
     /// Convert events to CSV, to folded stacks for flame graphs, or to a
     /// heap profile for go tool pprof.
@@ -283,7 +287,13 @@ Examples:
     /// in a recording without those, both TLAB events, as top does. Events
     /// without a stack count under the frame [unknown]; a stack cut at the
     /// recorder's depth or at --stack-depth starts with the frame
-    /// [truncated], where its missing frames would be. Lines are sorted by
+    /// [truncated], where its missing frames would be. Events of a type
+    /// with an objectClass field (allocations) end with a frame of that
+    /// class, suffixed as async-profiler writes it: byte[]_[k] (_[i] for
+    /// jdk.ObjectAllocationInNewTLAB), which flamegraph.pl and
+    /// inferno-flamegraph colour apart and take off the label
+    /// (--no-class-frame: without). Frames the recording marks hidden are
+    /// left out, in every format, as `jfr print` does. Lines are sorted by
     /// stack.
     /// The input of flamegraph.pl, inferno-flamegraph and speedscope.
     ///
@@ -352,6 +362,10 @@ Examples:
         /// one thread. Example: --threads 1
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
+        /// With --format collapsed: leave out the frame of the allocated
+        /// class at the top of each stack.
+        #[arg(long)]
+        no_class_frame: bool,
     },
 }
 

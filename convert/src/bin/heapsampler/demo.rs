@@ -76,6 +76,7 @@ pub fn run(dir: &Path, seconds: u32, agent: Option<&Path>) -> Result<(), String>
         format: Format::Csv,
         filter: Filter::default(),
         threads: 0,
+        class_frame: true,
     };
     let outcome = conversion::convert(&files.recording, &csv).map_err(|e| e.to_string())?;
     println!(

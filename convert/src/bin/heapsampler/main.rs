@@ -137,6 +137,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             format,
             filters,
             threads,
+            no_class_frame,
         } => {
             let options = conversion::Options {
                 output,
@@ -145,6 +146,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 format: format.into(),
                 filter: filters.into(),
                 threads,
+                class_frame: !no_class_frame,
             };
             convert(&file, &options)?
         }
@@ -157,6 +159,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             depth,
             filters,
             threads,
+            no_class_frame,
         } => {
             let options = flame::Options {
                 output,
@@ -169,6 +172,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 live: live.then_some(min_gcs),
                 filter: filters.into(),
                 threads,
+                class_frame: !no_class_frame,
             };
             flame(&file, &options)?
         }
