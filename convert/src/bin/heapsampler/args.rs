@@ -213,16 +213,21 @@ pub enum Command {
     /// Writes one SVG file that any browser opens, offline. Each box is a
     /// method (pkg.Class.method), stacked on its caller from the root up,
     /// and as wide as the bytes allocated under it, estimated from the
-    /// samples' weights (--samples: as the number of samples). Hover over a
-    /// box for its bytes, share and samples; click it to zoom in; Search
-    /// (or Ctrl-F) highlights the methods a regular expression matches and
-    /// says what share they hold.
+    /// samples' weights (--samples: as the number of samples); the top box
+    /// of each stack is the class allocated there (byte[],
+    /// java.lang.String), as async-profiler draws allocations. A name too
+    /// long for its box drops its package (HashMap.putVal) before it is
+    /// cut. Hover over a box for its full name, bytes, share and samples;
+    /// click it to zoom in; Search (or Ctrl-F) highlights the methods a
+    /// regular expression matches and says what share they hold. Frames
+    /// the recording marks hidden (lambda forms, the JDK's
+    /// Main$$Lambda$14+0x...run) are left out, as `jfr print` does.
     ///
     /// Your code is drawn in red to yellow, the JDK's (java., javax., jdk.,
-    /// sun., com.sun.) in blue. A stack cut at the recording's depth (the
-    /// agent's depth=, JFR's stackdepth) or at --depth starts with a grey
-    /// [truncated] box, where its missing frames would be; samples without
-    /// a stack count under [unknown].
+    /// sun., com.sun.) in blue, the allocated classes in green. A stack cut
+    /// at the recording's depth (the agent's depth=, JFR's stackdepth) or
+    /// at --depth starts with a grey [truncated] box, where its missing
+    /// frames would be; samples without a stack count under [unknown].
     ///
     /// Reads jdk.ObjectAllocationSample (any recording, ours or the JDK's),
     /// or in a recording without those, the JDK's TLAB events, as top does.
