@@ -13,7 +13,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
-use jfr_writer::format::names::event;
 
 use crate::allocation::{ALLOCATIONS, Source};
 use crate::export::Flattener;
@@ -212,23 +211,19 @@ struct Grouping {
 /// a group's paths are those of the objects its samples count, after
 /// `--min-gcs` as they are.
 ///
-/// The agent writes one `jdk.OldObjectSample` per tracked object at a
-/// chunk's end and, at the recording's end, one
-/// `heapsampler.ObjectLifetime` with `live = true` per object still
-/// tracked: both in the last chunk, both with the object's allocation time
-/// (`allocationTime`, `startTime`), thread, stack trace and class, under
-/// the same pool keys within a chunk. An object is matched by those, in
-/// its chunk; old objects of earlier chunks (the live set then) match no
-/// live sample, and count nowhere.
+/// The agent ends the recording with one `jdk.OldObjectSample` per tracked
+/// object (up to its cap), then one `heapsampler.ObjectLifetime` with
+/// `live = true` per object still tracked (`Writer::finish`): in one chunk,
+/// the old objects first, both with the object's allocation time
+/// (`allocationTime`, `startTime`), thread, stack trace and class under the
+/// same pool keys. A live sample is matched as it comes, by those, to an
+/// old object of its chunk read before it; old objects of earlier chunks
+/// (the live set at their end) match nothing, and count nowhere.
 #[derive(Default)]
 struct Held {
-    /// Whether this chunk declares `jdk.OldObjectSample`: without, its
-    /// live samples are not kept for matching.
-    has_old_objects: bool,
-    /// This chunk's old objects with a path, by their allocation.
+    /// This chunk's old objects with a path not matched yet, by their
+    /// allocation.
     paths: HashMap<Allocation, Vec<String>>,
-    /// This chunk's samples counted as live, and their groups.
-    live: Vec<(Allocation, usize)>,
     /// Per group, how many of its objects each path holds.
     by_group: HashMap<usize, HashMap<String, u64>>,
     /// Old objects with a path in the whole recording, matched or not.
@@ -255,23 +250,18 @@ fn pool_key(field: &Field<'_>) -> Option<(u64, u64)> {
 }
 
 impl Held {
-    /// Adds this chunk's matches to the groups, and forgets the chunk.
-    fn end_chunk(&mut self) {
-        for (allocation, group) in self.live.drain(..) {
-            let Some(paths) = self.paths.get_mut(&allocation) else {
-                continue;
-            };
-            let Some(path) = paths.pop() else {
-                continue;
-            };
-            *self
-                .by_group
-                .entry(group)
-                .or_default()
-                .entry(path)
-                .or_default() += 1;
-        }
-        self.paths.clear();
+    /// Counts the path of the old object of `allocation`, if this chunk
+    /// has one, for `group`.
+    fn sample(&mut self, allocation: Allocation, group: usize) {
+        let Some(path) = self.paths.get_mut(&allocation).and_then(Vec::pop) else {
+            return;
+        };
+        *self
+            .by_group
+            .entry(group)
+            .or_default()
+            .entry(path)
+            .or_default() += 1;
     }
 
     /// The path most of `group`'s matched objects share.
@@ -306,13 +296,9 @@ impl Grouping {
 }
 
 impl SampleVisitor for Grouping {
-    fn begin_chunk(&mut self, chunk: &Chunk<'_>) {
+    fn begin_chunk(&mut self, _chunk: &Chunk<'_>) {
         self.keys.clear();
-        self.held.has_old_objects = self.query.live
-            && chunk
-                .metadata
-                .class_named(event::OLD_OBJECT_SAMPLE)
-                .is_some();
+        self.held.paths.clear();
     }
 
     fn wants_old_objects(&self) -> bool {
@@ -373,24 +359,20 @@ impl SampleVisitor for Grouping {
             },
             ref other => self.group_of(text.text(&other.clone().into_value())),
         };
-        if self.held.has_old_objects {
+        if !self.held.paths.is_empty() {
             let allocation = Allocation {
                 time: sample.start_time,
                 thread: pool_key(&sample.event_thread),
                 stack_trace: pool_key(&sample.stack_trace),
                 class: pool_key(&sample.object_class),
             };
-            self.held.live.push((allocation, group));
+            self.held.sample(allocation, group);
         }
         let groups = &mut self.tallies[kind.source].groups;
         if groups.len() <= group {
             groups.resize(group + 1, Estimate::new());
         }
         groups[group].add_weighted(sample.weight, sample.size);
-    }
-
-    fn end_chunk(&mut self, _stored_end: u64) {
-        self.held.end_chunk();
     }
 }
 

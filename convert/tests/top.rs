@@ -129,29 +129,8 @@ fn recording_with(path: &Path, old_objects: bool) {
         });
         // Weights 6, 3 and 1.5 MB: each sample three times.
         for i in 0..3 {
-            recording
-                .event(&alloc, Ticks(i))
-                .thread(thread)
-                .stack_trace(stack)
-                .class(class)
-                .long(weight)
-                .commit()
-                .unwrap();
-            recording
-                .event(&lifetime, Ticks(i))
-                .duration(1)
-                .thread(thread)
-                .stack_trace(stack)
-                .class(class)
-                .long(64)
-                .long(weight)
-                .boolean(live)
-                .int(if n == 0 && i == 2 { 0 } else { gcs })
-                .int(if live { 0 } else { 1 })
-                // The last Log.line object was too large to track.
-                .boolean(!(n == 2 && i == 2))
-                .commit()
-                .unwrap();
+            // The old object first, as the agent writes a chunk's old
+            // objects before the lifetimes of the objects still live.
             if let (Some((types, event)), true) = (&old, live) {
                 let object =
                     |recording: &mut Recording<_>, name| support::class_of(recording, name);
@@ -207,6 +186,29 @@ fn recording_with(path: &Path, old_objects: bool) {
                 .write(&mut recording, event)
                 .unwrap();
             }
+            recording
+                .event(&alloc, Ticks(i))
+                .thread(thread)
+                .stack_trace(stack)
+                .class(class)
+                .long(weight)
+                .commit()
+                .unwrap();
+            recording
+                .event(&lifetime, Ticks(i))
+                .duration(1)
+                .thread(thread)
+                .stack_trace(stack)
+                .class(class)
+                .long(64)
+                .long(weight)
+                .boolean(live)
+                .int(if n == 0 && i == 2 { 0 } else { gcs })
+                .int(if live { 0 } else { 1 })
+                // The last Log.line object was too large to track.
+                .boolean(!(n == 2 && i == 2))
+                .commit()
+                .unwrap();
         }
     }
     recording.close().unwrap();
