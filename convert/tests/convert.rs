@@ -3,6 +3,7 @@
 //! recording equals, value by value, what the JDK says about the same event.
 
 use heapsampler_test_support as support;
+use support::Deadline as _;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,8 +40,7 @@ fn rows(recording: &Path, event: &str) -> (Vec<String>, Vec<Vec<String>>) {
             "-o",
             "-",
         ])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         output.status.success(),
         "{}",
@@ -114,8 +114,7 @@ fn json_events(recording: &Path, event: &str) -> Vec<Json> {
     let output = Command::new("jfr")
         .args(["print", "--json", "--stack-depth", "64", "--events", event])
         .arg(recording)
-        .output()
-        .unwrap();
+        .output_in_time();
     let document: Json = serde_json::from_slice(&output.stdout).unwrap();
     document["recording"]["events"].as_array().unwrap().clone()
 }
@@ -213,8 +212,7 @@ fn several_types_go_to_a_folder_one_file_each() {
             "-o",
         ])
         .arg(&dir)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         output.status.success(),
         "{}",
@@ -232,8 +230,7 @@ fn several_types_go_to_a_folder_one_file_each() {
     // Several types cannot share standard output: bad usage.
     let refused = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(["convert", profile_recording().to_str().unwrap(), "-o", "-"])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert_eq!(refused.status.code(), Some(2));
 }
 
@@ -244,8 +241,7 @@ fn collapsed(recording: &Path, event: &str, args: &[&str]) -> BTreeMap<String, i
         .args(["convert", recording.to_str().unwrap()])
         .args(["--format", "collapsed", "--events", event, "-o", "-"])
         .args(args)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         output.status.success(),
         "{}",
@@ -382,8 +378,7 @@ fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, Vec<String>) {
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .current_dir(dir)
         .args(args)
-        .output()
-        .unwrap();
+        .output_in_time();
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -5,6 +5,7 @@
 //! values and against the weights written.
 
 use heapsampler_test_support as support;
+use support::Deadline as _;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,8 +21,7 @@ use jfr_writer::{
 fn heapsampler(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_heapsampler"))
         .args(args)
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// Standard output and error of `heapsampler ARGS...`, which must succeed.
