@@ -15,6 +15,13 @@
 //! root, so its line starts with [`TRUNCATED_FRAME`]: the graph shows the
 //! cut rather than a root that is not one.
 //!
+//! An event of an allocated object (a type with an `objectClass` field)
+//! ends its stack with a frame of the class, as async-profiler draws
+//! allocations: `app.Main.main;java.util.Arrays.copyOf;byte[]_[k] 4096`.
+//! The suffix is async-profiler's ([`class_frame_suffix`]), which
+//! flamegraph.pl and inferno read as a kind of frame, colour so, and take
+//! off the label. [`Fold::class_frame`] turns it off.
+//!
 //! Each stack also counts its events, beside their summed value: a flame
 //! graph shows both.
 //!
@@ -26,7 +33,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 
-use jfr_writer::format::names::field;
+use jfr_writer::format::names::{event, field};
 
 use crate::allocation::weight_field;
 use crate::export::Flattener;
@@ -44,6 +51,26 @@ pub const UNKNOWN_FRAME: &str = "[unknown]";
 /// The frame at the root end of a stack that was cut, where its missing
 /// frames would be.
 pub const TRUNCATED_FRAME: &str = "[truncated]";
+
+/// The suffix of an allocated class's frame ([`Fold::class_frame`]), as
+/// async-profiler writes it: `_[i]` (its "inlined" kind, drawn in its own
+/// colour) for an allocation in a new TLAB, `_[k]` (its "kernel" kind) for
+/// one outside a TLAB and for a sampled one, whose TLAB is not known.
+pub fn class_frame_suffix(event_type: &str) -> &'static str {
+    if event_type == event::OBJECT_ALLOCATION_IN_NEW_TLAB {
+        "_[i]"
+    } else {
+        "_[k]"
+    }
+}
+
+/// The class of a folded frame that is an allocated class's
+/// ([`class_frame_suffix`]): `byte[]` of `byte[]_[k]`.
+pub fn class_of_frame(frame: &str) -> Option<&str> {
+    frame
+        .strip_suffix("_[k]")
+        .or_else(|| frame.strip_suffix("_[i]"))
+}
 
 /// What the events folded into one stack add up to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -87,6 +114,9 @@ pub struct Fold {
     /// collections (`gcsSurvived`), as `top --live` counts them. An event
     /// without a `live` field is not live.
     pub live: Option<u64>,
+    /// End the stack of an event of a type with an `objectClass` field
+    /// with a frame of that class (see the module's doc).
+    pub class_frame: bool,
 }
 
 /// What is done with the events of one type in a chunk.
@@ -100,16 +130,18 @@ struct TypeFold<'c> {
     live: Option<usize>,
     tracked: Option<usize>,
     gcs_survived: Option<usize>,
+    /// With [`Fold::class_frame`]: the `objectClass` field, and the suffix
+    /// of its frame.
+    class: Option<(usize, &'static str)>,
 }
 
+/// What a line of one chunk is made of: the pool keys of its stack trace
+/// (`None`: the event has none) and of its class frame's class, with the
+/// frame's suffix (`None`: no class frame).
+type LineKey = (Option<(u64, u64)>, Option<((u64, u64), &'static str)>);
+
 /// One chunk's sums for one set of stacks, before their lines are made.
-#[derive(Default)]
-struct ChunkSums {
-    /// By the stack trace's pool key.
-    pooled: IdMap<(u64, u64), Totals>,
-    /// Events without a stack trace.
-    unknown: Totals,
-}
+type ChunkSums = IdMap<LineKey, Totals>;
 
 impl FoldedStacks {
     /// No stacks yet.
@@ -119,7 +151,7 @@ impl FoldedStacks {
 
     /// Adds the events of `chunk` whose type `wanted` accepts and that
     /// `filter` keeps, keeping the `stack_depth` frames nearest the top of
-    /// each stack; returns how many were added.
+    /// each stack, with their class frames; returns how many were added.
     pub fn add_chunk(
         &mut self,
         chunk: &Chunk<'_>,
@@ -131,6 +163,7 @@ impl FoldedStacks {
         let fold = Fold {
             stack_depth,
             live: None,
+            class_frame: true,
         };
         fold_chunk(
             chunk,
@@ -266,6 +299,10 @@ pub fn fold_chunk<'a>(
                 live: plan.field_index(field::LIVE),
                 tracked: plan.field_index(field::TRACKED),
                 gcs_survived: plan.field_index(field::GCS_SURVIVED),
+                class: plan
+                    .field_index(field::OBJECT_CLASS)
+                    .filter(|_| fold.class_frame)
+                    .map(|index| (index, class_frame_suffix(name))),
                 plan,
             })
         }) else {
@@ -277,6 +314,7 @@ pub fn fold_chunk<'a>(
         };
         let mut check = filter.check(raw.type_id);
         let mut stack = Field::Null;
+        let mut class = None;
         let mut value = 1;
         let (mut live, mut tracked, mut gcs_survived) = (false, true, 0);
         fold_type
@@ -293,6 +331,12 @@ pub fn fold_chunk<'a>(
                     tracked = field != Field::Boolean(false);
                 } else if Some(index) == fold_type.gcs_survived {
                     gcs_survived = field.count().unwrap_or(0);
+                } else if let Some((_, suffix)) = fold_type.class.filter(|&(at, _)| at == index) {
+                    // A class outside the pool (never seen) has no frame.
+                    class = match field {
+                        Field::Pooled { class_id, key } => Some(((class_id, key), suffix)),
+                        _ => None,
+                    };
                 }
             })?;
         stacks[at].read += 1;
@@ -310,28 +354,47 @@ pub fn fold_chunk<'a>(
                 }
             }
         }
-        let sums = &mut sums[at];
-        match stack {
-            Field::Pooled { class_id, key } => {
-                sums.pooled.entry((class_id, key)).or_default().add(totals);
-            }
-            Field::Null => sums.unknown.add(totals),
+        let stack = match stack {
+            Field::Pooled { class_id, key } => Some((class_id, key)),
+            Field::Null => None,
             // Not pooled: rare enough to fold as it comes.
-            inline => stacks[at].add_owned(fold_stack(&flattener, &inline.into_value()), totals),
-        }
+            inline => {
+                let line = fold_stack(&flattener, &inline.into_value());
+                stacks[at].add_owned(with_class(&flattener, line, class), totals);
+                continue;
+            }
+        };
+        sums[at].entry((stack, class)).or_default().add(totals);
     }
     for (stacks, sums) in stacks.iter_mut().zip(sums) {
-        for ((class_id, key), totals) in sums.pooled {
-            stacks.add_owned(
-                fold_stack(&flattener, &Value::Ref { class_id, key }),
-                totals,
-            );
-        }
-        if sums.unknown.events > 0 {
-            stacks.add(UNKNOWN_FRAME, sums.unknown);
+        for ((stack, class), totals) in sums {
+            let line = match stack {
+                Some((class_id, key)) => fold_stack(&flattener, &Value::Ref { class_id, key }),
+                None => UNKNOWN_FRAME.to_owned(),
+            };
+            stacks.add_owned(with_class(&flattener, line, class), totals);
         }
     }
     Ok(())
+}
+
+/// `line` ended with the frame of `class` (its pool key and the frame's
+/// suffix), if there is one and the pool names it.
+fn with_class(
+    flattener: &Flattener<'_, '_>,
+    mut line: String,
+    class: Option<((u64, u64), &'static str)>,
+) -> String {
+    let Some(((class_id, key), suffix)) = class else {
+        return line;
+    };
+    let name = flattener.text(&Value::Ref { class_id, key });
+    if !name.is_empty() {
+        line.push(';');
+        line.push_str(&frame_name(&name));
+        line.push_str(suffix);
+    }
+    line
 }
 
 /// A stack trace as one line: root first, frames joined with `;`, after

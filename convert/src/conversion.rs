@@ -44,7 +44,7 @@ pub enum Format {
 }
 
 /// How to convert.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Where to write; `-` is standard output; `None`: next to the recording.
     pub output: Option<PathBuf>,
@@ -63,6 +63,26 @@ pub struct Options {
     /// everything happens on the calling thread. The output is the same
     /// either way.
     pub threads: usize,
+    /// Folded stacks of allocations end with a frame of the allocated
+    /// class ([`Fold::class_frame`]); only `false` with [`Format::Collapsed`].
+    pub class_frame: bool,
+}
+
+impl Default for Options {
+    /// Next to the recording, every type as CSV, no frames kept (set
+    /// [`stack_depth`](Self::stack_depth)), everything, on every core, with
+    /// class frames.
+    fn default() -> Self {
+        Self {
+            output: None,
+            events: Vec::new(),
+            stack_depth: 0,
+            format: Format::Csv,
+            filter: Filter::default(),
+            threads: 0,
+            class_frame: true,
+        }
+    }
 }
 
 /// Why a conversion failed.
@@ -172,8 +192,16 @@ impl Options {
         }
     }
 
-    /// Refuses a window that is empty, before any recording is read.
-    fn check_window(&self) -> Result<(), ConvertError> {
+    /// Refuses a window that is empty, and class frames left out of what
+    /// has none, before any recording is read.
+    fn check(&self) -> Result<(), ConvertError> {
+        if !self.class_frame && self.format != Format::Collapsed {
+            return Err(ConvertError::Usage(
+                "--no-class-frame leaves the allocated class's frame out of folded stacks: it \
+                 goes with --format collapsed"
+                    .to_owned(),
+            ));
+        }
         self.filter.check_window().map_err(ConvertError::Usage)
     }
 }
@@ -1204,6 +1232,7 @@ fn convert_collapsed(
         fold: Fold {
             stack_depth: options.stack_depth,
             live: None,
+            class_frame: options.class_frame,
         },
         filter: &options.filter,
         threads: options.threads,
@@ -1238,7 +1267,7 @@ pub(crate) fn progress(file: &Path, output: Option<&Path>) -> Progress {
 /// Converts the recording `file` as `options` say.
 pub fn convert(file: &Path, options: &Options) -> Result<Outcome, ConvertError> {
     let types = options.types()?;
-    options.check_window()?;
+    options.check()?;
     let failed = |e: FileError| ConvertError::Failed(e.to_string());
     let mut recording = RecordingFile::open(file).map_err(failed)?;
     let mut progress = progress(file, options.output.as_deref());

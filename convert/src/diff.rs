@@ -242,6 +242,7 @@ mod tests {
             events: total.samples(),
             left_out: Vec::new(),
             seconds,
+            paths_to_roots: None,
         }
     }
 

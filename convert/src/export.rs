@@ -6,7 +6,12 @@
 //! - a thread is its Java name (the OS name when it has none);
 //! - a class is its Java name: `java.lang.String`, `int[]`;
 //! - a stack trace is its frames, top first, `pkg.Class.method(line)` joined
-//!   with `;` (at most `stack_depth` of them);
+//!   with `;` (at most `stack_depth` of them), without the frames whose
+//!   method the recording marks hidden (`jdk.types.Method`'s `hidden`: the
+//!   JDK marks lambda forms and the frames of hidden classes so, such as
+//!   `Main$$Lambda$14+0x...run`), as `jfr print` leaves them out; every
+//!   output reads stacks so (CSV, `top`, folded stacks, flame graphs,
+//!   pprof);
 //! - a method is `pkg.Class.method`; simple types (symbols, frame types)
 //!   are their text; other pooled types their `name` field when they have one;
 //! - a `@Timestamp` is ISO-8601 UTC with nanoseconds, a `@Timespan` is
@@ -72,6 +77,8 @@ pub struct Flattener<'c, 'a> {
     /// The text of each pooled value met so far: a stack trace, thread or
     /// class is flattened once per chunk, not once per event.
     texts: RefCell<IdMap<(u64, u64), String>>,
+    /// Whether each pooled method met so far is marked hidden.
+    hidden: RefCell<IdMap<(u64, u64), bool>>,
     /// How deep `text` is in references to pooled values: a corrupt file
     /// can chain them (or loop, which the cache's placeholder stops).
     depth: Cell<usize>,
@@ -92,6 +99,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
             chunk,
             stack_depth,
             texts: RefCell::default(),
+            hidden: RefCell::default(),
             depth: Cell::new(0),
             units: RefCell::default(),
             clock: RefCell::default(),
@@ -408,9 +416,10 @@ impl<'c, 'a> Flattener<'c, 'a> {
         }
     }
 
-    /// The frames of a stack trace value, top first, at most `stack_depth`
-    /// of them: `pkg.Class.method`, followed by `(line)` when `lines` is set
-    /// and the line is known. Empty for a null stack trace.
+    /// The frames of a stack trace value, top first, hidden ones left out,
+    /// at most `stack_depth` of them: `pkg.Class.method`, followed by
+    /// `(line)` when `lines` is set and the line is known. Empty for a null
+    /// stack trace.
     pub fn frames(&self, stack_trace: &Value, lines: bool) -> Vec<String> {
         match self.chunk.resolve(stack_trace) {
             Value::Object { class_id, fields } => match self.chunk.metadata.class(*class_id) {
@@ -423,9 +432,10 @@ impl<'c, 'a> Flattener<'c, 'a> {
         }
     }
 
-    /// A stack trace value's frames, top first, at most `stack_depth` of
-    /// them, each with its method and line, and whether frames beyond them
-    /// are missing. Empty for a null stack trace.
+    /// A stack trace value's frames, top first, hidden ones left out, at
+    /// most `stack_depth` of them, each with its method and line, and
+    /// whether frames beyond them are missing. Empty for a null stack
+    /// trace.
     pub fn stack_parts(&self, stack_trace: &Value) -> Stack {
         let Value::Object { class_id, fields } = self.chunk.resolve(stack_trace) else {
             return Stack::default();
@@ -436,19 +446,21 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return Stack::default();
         };
+        let shown: Vec<&Value> = self.shown(frames).collect();
         Stack {
-            frames: frames
+            frames: shown
                 .iter()
                 .take(self.stack_depth)
                 .map(|frame| self.frame_parts(frame))
                 .collect(),
-            truncated: self.is_cut(class, fields, frames.len()),
+            truncated: self.is_cut(class, fields, shown.len()),
         }
     }
 
-    /// Whether a stack trace of `frames` frames is cut, frames nearest the
-    /// root missing: the recorder cut it at its depth (its `truncated`
-    /// field), or it has more than the `stack_depth` frames kept.
+    /// Whether a stack trace of `frames` frames shown is cut, frames
+    /// nearest the root missing: the recorder cut it at its depth (its
+    /// `truncated` field), or it has more than the `stack_depth` frames
+    /// kept.
     fn is_cut(&self, class: &ClassInfo, fields: &[Value], frames: usize) -> bool {
         frames > self.stack_depth
             || matches!(
@@ -501,11 +513,55 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return Vec::new();
         };
-        frames
-            .iter()
+        self.shown(frames)
             .take(self.stack_depth)
             .map(|frame| self.frame(frame, lines))
             .collect()
+    }
+
+    /// The frames of a stack trace's `frames` that stacks show, top first:
+    /// those whose method is not marked hidden.
+    fn shown<'v>(&'v self, frames: &'v [Value]) -> impl Iterator<Item = &'v Value> + 'v {
+        frames.iter().filter(|frame| !self.is_hidden(frame))
+    }
+
+    /// Whether a frame's method is marked hidden (its `hidden` field is
+    /// true), looked up once per pooled method.
+    fn is_hidden(&self, frame: &Value) -> bool {
+        let Value::Object { class_id, fields } = self.chunk.resolve(frame) else {
+            return false;
+        };
+        let Some(method) = self
+            .chunk
+            .metadata
+            .class(*class_id)
+            .and_then(|class| class.fields.iter().position(|f| f.name == field::METHOD))
+            .and_then(|index| fields.get(index))
+        else {
+            return false;
+        };
+        let key = match *method {
+            Value::Ref { class_id, key } => Some((class_id, key)),
+            _ => None,
+        };
+        if let Some(hidden) = key.and_then(|key| self.hidden.borrow().get(&key).copied()) {
+            return hidden;
+        }
+        let hidden = match self.chunk.resolve(method) {
+            Value::Object { class_id, fields } => {
+                self.chunk.metadata.class(*class_id).is_some_and(|class| {
+                    matches!(
+                        self.field(class, fields, field::HIDDEN),
+                        Some((Value::Boolean(true), _))
+                    )
+                })
+            }
+            _ => false,
+        };
+        if let Some(key) = key {
+            self.hidden.borrow_mut().insert(key, hidden);
+        }
+        hidden
     }
 
     /// Hands the frames of a stack trace value to `frame` root first: the
@@ -514,7 +570,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
     /// of them). An unreadable frame is handed over as empty. Returns
     /// whether the stack is cut, frames nearest the root missing: the
     /// recorder cut it at its depth (its `truncated` field), or it has more
-    /// than `stack_depth` frames.
+    /// than `stack_depth` frames shown.
     pub fn frames_root_first(&self, stack_trace: &Value, frame: &mut dyn FnMut(&str)) -> bool {
         let metadata = &self.chunk.metadata;
         let Value::Object { class_id, fields } = self.chunk.resolve(stack_trace) else {
@@ -529,10 +585,11 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return self.is_cut(class, fields, 0);
         };
+        let shown: Vec<&Value> = self.shown(frames).collect();
         // Every frame of a stack is of one class: its method field is
         // looked up once.
         let mut method_field: Option<(u64, Option<usize>)> = None;
-        for value in frames[..frames.len().min(self.stack_depth)].iter().rev() {
+        for value in shown[..shown.len().min(self.stack_depth)].iter().rev() {
             let Value::Object { class_id, fields } = self.chunk.resolve(value) else {
                 frame("");
                 continue;
@@ -559,7 +616,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
                 None => frame(""),
             }
         }
-        self.is_cut(class, fields, frames.len())
+        self.is_cut(class, fields, shown.len())
     }
 
     /// Appends a stack trace's text: what [`stack_frames`](Self::stack_frames)
@@ -569,7 +626,7 @@ impl<'c, 'a> Flattener<'c, 'a> {
         let Some((Value::Array(frames), _)) = self.field(class, fields, field::FRAMES) else {
             return;
         };
-        for (i, frame) in frames.iter().take(self.stack_depth).enumerate() {
+        for (i, frame) in self.shown(frames).take(self.stack_depth).enumerate() {
             if i > 0 {
                 out.push(';');
             }

@@ -15,9 +15,16 @@
 //! same sorted stacks give both here and in inferno; a frame found at a
 //! position with another width is an error, never a wrong title.
 //!
-//! Application frames are drawn in warm colours, the JDK's in blue
-//! ([`origin`]), and the markers [`TRUNCATED_FRAME`] and [`UNKNOWN_FRAME`]
-//! in grey.
+//! Application frames are drawn in warm colours, the JDK's in blue, the
+//! allocated classes on top of the stacks in green ([`origin`]), and the
+//! markers [`TRUNCATED_FRAME`] and [`UNKNOWN_FRAME`] in grey.
+//!
+//! A name too long for its box drops its package before it is cut
+//! ([`label`]): `HashMap.putVal`, then `HashMap.pu..`, never inferno's
+//! `..hMap.putVal`. The SVG's labels are laid out so for the graph's width,
+//! and a script added after inferno's lays them out again as the browser
+//! draws and zooms (inferno's own would cut the full name): each box's
+//! group carries its short name in `data-short`, its title the full name.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -27,7 +34,9 @@ use std::path::{Path, PathBuf};
 use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
 
 use crate::allocation::{ALLOCATIONS, Source};
-use crate::collapsed::{Fold, FoldedStacks, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME};
+use crate::collapsed::{
+    Fold, FoldedStacks, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME, class_of_frame,
+};
 use crate::conversion::{
     ConvertError, FoldJob, Folded, Outcome, beside, create, fold_recording, progress,
 };
@@ -74,11 +83,15 @@ pub struct Options {
     pub filter: Filter,
     /// Threads folding chunks; 0: one per core.
     pub threads: usize,
+    /// Each stack ends with a box of the allocated class
+    /// ([`Fold::class_frame`]), in its own colour.
+    pub class_frame: bool,
 }
 
 impl Default for Options {
     /// Next to the recording, 64 frames a stack (the agent's and JFR's
-    /// depth), by bytes, everything allocated, on every core.
+    /// depth), by bytes, everything allocated, on every core, with class
+    /// boxes.
     fn default() -> Self {
         Self {
             output: None,
@@ -87,6 +100,7 @@ impl Default for Options {
             live: None,
             filter: Filter::default(),
             threads: 0,
+            class_frame: true,
         }
     }
 }
@@ -155,6 +169,7 @@ pub fn flame(file: &Path, options: &Options) -> Result<Drawn, ConvertError> {
         fold: Fold {
             stack_depth: options.stack_depth,
             live: options.live,
+            class_frame: options.class_frame,
         },
         filter: &options.filter,
         threads: options.threads,
@@ -262,8 +277,14 @@ fn subtitle(folded: &Folded, options: &Options) -> String {
     } else {
         ", filtered"
     };
+    let classes = if options.class_frame {
+        ", green: the class allocated"
+    } else {
+        ""
+    };
     format!(
-        "{} {what} (estimated from {} samples of {}{filtered}); warm: application code, blue: the JDK's",
+        "{} {what} (estimated from {} samples of {}{filtered}); warm: application code, blue: the \
+         JDK's{classes}",
         human_bytes(totals.value as f64),
         thousands(totals.events),
         folded.types.join(" and ")
@@ -278,6 +299,9 @@ pub enum Origin {
     /// The JDK's ([`is_jdk_frame`]: `java.`, `javax.`, `jdk.`, `sun.`,
     /// `com.sun.`).
     Jdk,
+    /// No code: the class allocated, on top of its stack
+    /// ([`class_of_frame`]).
+    Class,
     /// No code: the graph's root, [`TRUNCATED_FRAME`] or [`UNKNOWN_FRAME`].
     Marker,
 }
@@ -286,6 +310,8 @@ pub enum Origin {
 pub fn origin(frame: &str) -> Origin {
     if frame.is_empty() || frame == TRUNCATED_FRAME || frame == UNKNOWN_FRAME {
         Origin::Marker
+    } else if class_of_frame(frame).is_some() {
+        Origin::Class
     } else if is_jdk_frame(frame) {
         Origin::Jdk
     } else {
@@ -315,6 +341,12 @@ fn colour(frame: &str) -> Color {
             r: scale(100, 60, 0),
             g: scale(155, 60, 0),
             b: scale(215, 40, 1),
+        },
+        // Light greens, apart from both.
+        Origin::Class => Color {
+            r: scale(110, 50, 0),
+            g: scale(200, 40, 1),
+            b: scale(90, 50, 0),
         },
         // The root lighter than the markers, which stand in for frames.
         Origin::Marker if frame.is_empty() => Color {
@@ -378,12 +410,13 @@ pub fn render(
     options.deterministic = true;
     // Sorted already, as the frame table was made.
     options.no_sort = true;
+    let char_width = options.font_size as f64 * options.font_width;
     let mut svg = Vec::new();
     let text = lines.iter().map(|(line, _)| line.as_str());
     inferno::flamegraph::from_lines(&mut options, text, &mut svg)
         .map_err(|e| format!("drawing the flame graph: {e}"))?;
     let svg = String::from_utf8(svg).map_err(|e| format!("drawing the flame graph: {e}"))?;
-    rewrite_titles(&svg, &table, weight, stacks.totals())
+    rewrite_frames(&svg, &table, weight, stacks.totals(), char_width)
 }
 
 /// Frames narrower than this share of the graph, in percent, are not
@@ -461,30 +494,63 @@ fn frame_table<'l>(lines: &'l [(String, Totals)], weight: Weight) -> FrameTable<
     table
 }
 
-/// One frame as inferno drew it: where its title's text is, and its box.
+/// One frame as inferno drew it: where its group's start tag, its
+/// title's text and its label are, and its box.
 struct DrawnFrame {
+    group: std::ops::Range<usize>,
     title: std::ops::Range<usize>,
+    label: std::ops::Range<usize>,
     y: usize,
     x: u64,
     width: u64,
 }
 
 /// `svg` with each frame's title text replaced by its name, bytes, share
-/// and samples, from `table`; `total` is the root's.
-fn rewrite_titles(
+/// and samples, from `table` (`total` is the root's); its group given its
+/// short name (`data-short`, where it has one) and its label laid out by
+/// [`label`] for the graph's width, at `char_width` pixels a character; and
+/// [`LABEL_SCRIPT`] after inferno's script.
+fn rewrite_frames(
     svg: &str,
     table: &FrameTable<'_>,
     weight: Weight,
     total: Totals,
+    char_width: f64,
 ) -> Result<String, String> {
     let broken = |what: &str| format!("the flame graph inferno drew has no {what}");
     let frames_at = svg
         .find("<svg id=\"frames\"")
         .ok_or_else(|| broken("frames element"))?;
+    let number = |tag: &str, name: &str| -> Result<u64, String> {
+        let key = format!(" {name}=\"");
+        let value = tag
+            .find(&key)
+            .map(|i| &tag[i + key.len()..])
+            .and_then(|v| v.split('"').next())
+            .ok_or_else(|| broken(name))?;
+        value.parse().map_err(|_| broken(name))
+    };
+    let frames_tag = &svg[frames_at..frames_at + svg[frames_at..].find('>').unwrap_or(0)];
+    let frames_width = number(frames_tag, "width")? as f64;
+    let script_end = svg[..frames_at]
+        .rfind("</script>")
+        .ok_or_else(|| broken("script"))?
+        + "</script>".len();
     let mut drawn = Vec::new();
     let mut at = frames_at;
     while let Some(found) = svg[at..].find("<title>") {
         let start = at + found + "<title>".len();
+        // The group's start tag, right before the title (`<g>` as
+        // inferno writes it).
+        let title_tag = start - "<title>".len();
+        let group = svg[..title_tag]
+            .rfind("<g")
+            .filter(|&g| {
+                let tag = &svg[g..title_tag];
+                tag.ends_with('>') && !tag[1..].contains('<')
+            })
+            .map(|g| g..title_tag)
+            .ok_or_else(|| broken("frame group"))?;
         let end = start
             + svg[start..]
                 .find("</title>")
@@ -493,23 +559,26 @@ fn rewrite_titles(
             + svg[end..]
                 .find("<rect ")
                 .ok_or_else(|| broken("frame box"))?;
-        let rect = &svg[rect..rect + svg[rect..].find("/>").ok_or_else(|| broken("box's end"))?];
-        let number = |name: &str| -> Result<u64, String> {
-            let key = format!(" {name}=\"");
-            let value = rect
-                .find(&key)
-                .map(|i| &rect[i + key.len()..])
-                .and_then(|v| v.split('"').next())
-                .ok_or_else(|| broken(name))?;
-            value.parse().map_err(|_| broken(name))
-        };
+        let rect_end = rect + svg[rect..].find("/>").ok_or_else(|| broken("box's end"))?;
+        let tag = &svg[rect..rect_end];
+        let text = rect_end
+            + svg[rect_end..]
+                .find("<text ")
+                .ok_or_else(|| broken("label"))?;
+        let label_start = text + svg[text..].find('>').ok_or_else(|| broken("label"))? + 1;
+        let label_end = label_start
+            + svg[label_start..]
+                .find("</text>")
+                .ok_or_else(|| broken("label's end"))?;
         drawn.push(DrawnFrame {
+            group,
             title: start..end,
-            y: number("y")? as usize,
-            x: number("fg:x")?,
-            width: number("fg:w")?,
+            label: label_start..label_end,
+            y: number(tag, "y")? as usize,
+            x: number(tag, "fg:x")?,
+            width: number(tag, "fg:w")?,
         });
-        at = end;
+        at = label_end;
     }
     // The root is the lowest row, and rows are FRAME_HEIGHT apart.
     let root_y = drawn
@@ -517,8 +586,10 @@ fn rewrite_titles(
         .map(|f| f.y)
         .max()
         .ok_or_else(|| broken("frame"))?;
-    let mut out = String::with_capacity(svg.len() + drawn.len() * 32);
-    let mut copied = 0;
+    let mut out = String::with_capacity(svg.len() + LABEL_SCRIPT.len() + drawn.len() * 64);
+    out.push_str(&svg[..script_end]);
+    out.push_str(LABEL_SCRIPT);
+    let mut copied = script_end;
     let whole = weight.of(total).max(1) as f64;
     for frame in &drawn {
         let depth = (root_y - frame.y) / FRAME_HEIGHT;
@@ -531,12 +602,22 @@ fn rewrite_titles(
                     frame.x
                 )
             })?;
+        let name = shown_name(found.name);
+        let short = short_name(found.name);
+        out.push_str(&svg[copied..frame.group.start]);
+        if short == name {
+            out.push_str("<g>");
+        } else {
+            out.push_str("<g data-short=\"");
+            escape_xml(short, &mut out);
+            out.push_str("\">");
+        }
         // inferno's title: `name (count unit, share%)`; the name is kept,
         // escaped as inferno wrote it.
+        out.push_str(&svg[frame.group.end..frame.title.start]);
         let old = &svg[frame.title.clone()];
-        let name = old.rfind(" (").map_or(old, |i| &old[..i]);
-        out.push_str(&svg[copied..frame.title.start]);
-        out.push_str(name);
+        let title_name = old.rfind(" (").map_or(old, |i| &old[..i]);
+        out.push_str(title_name);
         out.push_str(" (");
         out.push_str(&details(
             found.totals,
@@ -544,11 +625,124 @@ fn rewrite_titles(
             weight.of(found.totals) as f64 / whole,
         ));
         out.push(')');
-        copied = frame.title.end;
+        out.push_str(&svg[frame.title.end..frame.label.start]);
+        // The room inferno's script gives a label: the box less 3 pixels.
+        let room = frame.width as f64 / whole * frames_width - 3.0;
+        let fit = (room / char_width).max(0.0) as usize;
+        escape_xml(&label(name, short, fit), &mut out);
+        copied = frame.label.end;
     }
     out.push_str(&svg[copied..]);
     Ok(out)
 }
+
+/// The name a frame is shown by: the class of a class frame, without its
+/// suffix; `all` for the root.
+fn shown_name(frame: &str) -> &str {
+    if frame.is_empty() {
+        return "all";
+    }
+    class_of_frame(frame).unwrap_or(frame)
+}
+
+/// A name without its package: `HashMap.putVal` of
+/// `java.util.HashMap.putVal` (a method: its class and itself), `String`
+/// of the class `java.lang.String`; a name without one is itself.
+/// `is_class`: the name is a class's, not a method's.
+fn short_of(name: &str, is_class: bool) -> &str {
+    let owner_end = if is_class {
+        Some(name.len())
+    } else {
+        name.rfind('.')
+    };
+    match owner_end.and_then(|end| name[..end].rfind('.')) {
+        Some(dot) => &name[dot + 1..],
+        None => name,
+    }
+}
+
+/// The short name of a folded frame: a class frame's simple class name, a
+/// method's class and name ([`short_of`]); the root and markers as shown.
+fn short_name(frame: &str) -> &str {
+    match class_of_frame(frame) {
+        Some(class) => short_of(class, true),
+        None => short_of(shown_name(frame), false),
+    }
+}
+
+/// A frame's label in `fit` characters, as inferno lays them out (a name
+/// shorter than `fit` is whole, `..` marks a cut, under 3 characters none):
+/// the name as `shown` if it fits, else its `short` name, else the short
+/// name cut at the right.
+pub fn label(shown: &str, short: &str, fit: usize) -> String {
+    if fit < 3 {
+        return String::new();
+    }
+    for candidate in [shown, short] {
+        if candidate.chars().count() < fit {
+            return candidate.to_owned();
+        }
+    }
+    let mut cut: String = short.chars().take(fit - 2).collect();
+    cut.push_str("..");
+    cut
+}
+
+/// Appends `text` escaped for XML text and attribute values.
+fn escape_xml(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The label layout as [`label`] does it, for the browser: defined after
+/// inferno's script, its two functions replace inferno's, which every
+/// redraw (load, resize, zoom, unzoom) calls. A box's name is its title
+/// without the details; its short name, its group's `data-short`.
+const LABEL_SCRIPT: &str = r#"<script type="text/ecmascript"><![CDATA[
+function update_text_for_elements(elements) {
+    var fw = frames.attributes.width.value;
+    var laid = [];
+    for (var i = 0; i < elements.length; i++) {
+        var e = elements[i];
+        var r = find_child(e, "rect");
+        var w = parseFloat(r.attributes.width.value) * fw / 100 - 3;
+        var x = format_percent(parseFloat(r.attributes.x.value) + (100 * 3 / fw));
+        laid.push([x, w]);
+    }
+    for (var i = 0; i < elements.length; i++) {
+        var t = find_child(elements[i], "text");
+        t.attributes.x.value = laid[i][0];
+        t.textContent = fitted_label(elements[i], t, laid[i][1]);
+    }
+}
+function update_text(e) {
+    update_text_for_elements([e]);
+}
+function fitted_label(e, t, w) {
+    if (w < 2 * fontsize * fontwidth) return "";
+    var width = function (text) {
+        if (known_font_width > 0) return text.length * known_font_width;
+        t.textContent = text;
+        return t.getComputedTextLength();
+    };
+    var name = find_child(e, "title").textContent.replace(/ \([^(]*\)$/, "");
+    if (width(name) < w) return name;
+    var short = e.getAttribute("data-short") || name;
+    if (width(short) < w) return short;
+    for (var n = short.length - 1; n > 0; n--) {
+        var cut = short.substring(0, n) + "..";
+        if (width(cut) <= w) return cut;
+    }
+    return "";
+}
+]]></script>"#;
 
 /// A frame's details, the measure that sets its width first: `12.3 MB,
 /// 45.67%, 1,234 samples`, or `1,234 samples, 45.67%, 12.3 MB`. No
@@ -748,7 +942,7 @@ mod tests {
         let stacks = stacks();
         let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
         let table = FrameTable::default();
-        let error = rewrite_titles(&svg, &table, Weight::Bytes, stacks.totals()).unwrap_err();
+        let error = rewrite_frames(&svg, &table, Weight::Bytes, stacks.totals(), 7.0).unwrap_err();
         assert!(error.contains("is not one folded"), "{error}");
     }
 
@@ -770,6 +964,98 @@ mod tests {
             title_of(&frames, "k.T.two\u{a0}3", 0),
             "k.T.two\u{a0}3 (5 B, 100.00%, 1 sample)"
         );
+    }
+
+    #[test]
+    fn short_names_drop_the_package() {
+        assert_eq!(short_name("java.util.HashMap.putVal"), "HashMap.putVal");
+        assert_eq!(
+            short_name("java.util.HashMap$TreeNode.<init>"),
+            "HashMap$TreeNode.<init>"
+        );
+        // A class of the unnamed package, and a marker, have none.
+        assert_eq!(short_name("Main.lambda$main$0"), "Main.lambda$main$0");
+        assert_eq!(short_name(TRUNCATED_FRAME), TRUNCATED_FRAME);
+        assert_eq!(short_name(""), "all");
+        // A class frame is its class's simple name, arrays and all.
+        assert_eq!(short_name("java.lang.String_[k]"), "String");
+        assert_eq!(short_name("java.util.HashMap$Node[]_[i]"), "HashMap$Node[]");
+        assert_eq!(short_name("byte[]_[k]"), "byte[]");
+        assert_eq!(shown_name("byte[]_[k]"), "byte[]");
+    }
+
+    #[test]
+    fn labels_drop_the_package_before_they_cut() {
+        let name = "java.util.HashMap.putVal";
+        let short = short_name(name);
+        let label = |fit| label(name, short, fit);
+        // Whole where it fits (shorter than the room, as inferno counts).
+        assert_eq!(label(25), name);
+        assert_eq!(label(24), "HashMap.putVal");
+        assert_eq!(label(15), "HashMap.putVal");
+        // Then the short name, cut at the right to the room.
+        assert_eq!(label(14), "HashMap.putV..");
+        assert_eq!(label(3), "H..");
+        assert_eq!(label(2), "");
+        // Never the full name cut in the middle of a word.
+        for fit in 0..40 {
+            let label = label(fit);
+            assert!(!label.starts_with(".."), "{fit}: {label}");
+            assert!(label.len() <= fit, "{fit}: {label}");
+            assert!(
+                label == name || short.starts_with(label.trim_end_matches("..")),
+                "{fit}: {label}"
+            );
+        }
+    }
+
+    #[test]
+    fn labels_in_the_svg_fit_their_boxes() {
+        let mut stacks = FoldedStacks::new();
+        for (line, value) in [
+            (
+                "app.Main.main;java.util.HashMap.putVal;java.lang.String_[k]",
+                11,
+            ),
+            ("app.Main.main;app.Other.run", 89),
+        ] {
+            stacks.add(line, Totals { value, events: 1 });
+        }
+        let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
+        // 11% of 1180 pixels less 3, at 7.08 a character: 17 characters,
+        // too few for the 24 of the name, enough for its 14 without the
+        // package.
+        let group = svg
+            .split("<g")
+            .find(|g| g.contains("<title>java.util.HashMap.putVal ("))
+            .unwrap();
+        assert!(
+            group.starts_with(" data-short=\"HashMap.putVal\">"),
+            "{group}"
+        );
+        assert!(group.contains(">HashMap.putVal</text>"), "{group}");
+        let class = svg
+            .split("<g")
+            .find(|g| g.contains("<title>java.lang.String ("))
+            .unwrap();
+        assert!(class.starts_with(" data-short=\"String\">"), "{class}");
+        assert!(class.contains(">java.lang.String</text>"), "{class}");
+        // The script that lays labels out so in the browser follows
+        // inferno's.
+        let inferno = svg.find("function update_text(").unwrap();
+        let ours = svg.find(LABEL_SCRIPT).unwrap();
+        assert!(inferno < ours && ours < svg.find("<svg id=\"frames\"").unwrap());
+    }
+
+    #[test]
+    fn allocated_classes_are_green() {
+        assert_eq!(origin("byte[]_[k]"), Origin::Class);
+        assert_eq!(origin("java.lang.String_[i]"), Origin::Class);
+        assert_eq!(origin("java.lang.String.<init>"), Origin::Jdk);
+        for class in ["byte[]_[k]", "java.lang.String_[i]", "app.Order_[k]"] {
+            let Color { r, g, b } = colour(class);
+            assert!(g >= 200 && r <= 160 && b <= 140, "{class}: {r} {g} {b}");
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::filter::{ChunkFilter, Filter, Window};
 use crate::read::chunk::{Chunk, MetadataCache};
 use crate::read::event::{EventPlan, Field, RawEvent, TypeMap};
 use crate::read::file::{FileError, RecordingFile};
+use crate::read::value::Value;
 use crate::read::{IdMap, ReadError};
 
 /// HotSpot aligns every object to 8 bytes (`ObjectAlignmentInBytes` is at
@@ -33,6 +34,9 @@ const OBJECT_ALIGNMENT: u64 = 8;
 /// One allocation sample, as its event says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample<'a> {
+    /// When the event starts, in the chunk's ticks: for
+    /// `heapsampler.ObjectLifetime`, when the object was allocated.
+    pub start_time: Option<i64>,
     /// The allocation's stack trace ([`Field::Null`] if the event has none).
     pub stack_trace: Field<'a>,
     /// The allocated object's class.
@@ -92,12 +96,17 @@ impl Sample<'_> {
 /// still live, what holds it, and the root that holds that.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OldObject<'a> {
+    /// When the object was allocated, in the chunk's ticks.
+    pub allocation_time: Option<i64>,
     /// The allocation's stack trace.
     pub stack_trace: Field<'a>,
     /// The allocating thread.
     pub event_thread: Field<'a>,
     /// The object (`jdk.types.OldObject`), with its chain of referrers.
     pub object: Field<'a>,
+    /// The object's class: the `type` of [`object`](Self::object), a
+    /// reference into the same pool as the samples' `objectClass`.
+    pub object_class: Value,
     /// The root (`jdk.types.OldObjectGcRoot`).
     pub root: Field<'a>,
 }
@@ -129,8 +138,10 @@ pub trait SampleVisitor {
         false
     }
 
-    /// An old object whose path to a GC root the recording has (the
-    /// filter does not apply).
+    /// An old object whose path to a GC root the recording has: its root
+    /// names a value (the agent writes a null root for an object the heap
+    /// walk did not reach, or when no walk was asked for). The filter does
+    /// not apply.
     fn old_object(&mut self, text: &Flattener<'_, '_>, old: &OldObject<'_>) {
         let _ = (text, old);
     }
@@ -187,6 +198,7 @@ impl SamplesRead {
 /// Where an event type keeps what a [`Sample`] holds: indexes into its
 /// fields.
 struct Columns {
+    start_time: Option<usize>,
     stack_trace: Option<usize>,
     object_class: Option<usize>,
     event_thread: Option<usize>,
@@ -203,6 +215,7 @@ enum Reading {
     Samples(Kind, Columns),
     /// `jdk.OldObjectSample`: read for paths to GC roots, at these fields.
     OldObjects {
+        allocation_time: Option<usize>,
         stack_trace: Option<usize>,
         event_thread: Option<usize>,
         object: usize,
@@ -343,18 +356,27 @@ pub fn read_samples(
                     }
                 }
                 Reading::OldObjects {
+                    allocation_time,
                     stack_trace,
                     event_thread,
                     object,
                     root,
                 } => {
                     let old = read_old_object(
+                        &chunk,
                         plan,
                         &mut raw,
-                        [*stack_trace, *event_thread, Some(*object), Some(*root)],
+                        [
+                            *allocation_time,
+                            *stack_trace,
+                            *event_thread,
+                            Some(*object),
+                            Some(*root),
+                        ],
                     )
                     .map_err(malformed)?;
-                    if old.root != Field::Null {
+                    let root = old.root.clone().into_value();
+                    if *chunk.resolve(&root) != Value::Null {
                         visitor.old_object(&text, &old);
                     }
                 }
@@ -375,6 +397,7 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
     if old_objects && class.name == event::OLD_OBJECT_SAMPLE {
         return match (index(field::OBJECT), index(field::ROOT)) {
             (Some(object), Some(root)) => Reading::OldObjects {
+                allocation_time: index(field::ALLOCATION_TIME),
                 stack_trace: index(field::STACK_TRACE),
                 event_thread: index(field::EVENT_THREAD),
                 object,
@@ -400,6 +423,7 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
         return Reading::Skipped;
     };
     let columns = Columns {
+        start_time: index(field::START_TIME),
         stack_trace: index(field::STACK_TRACE),
         object_class: index(field::OBJECT_CLASS),
         event_thread: index(field::EVENT_THREAD),
@@ -424,6 +448,7 @@ fn read_sample<'a>(
     see: &mut dyn FnMut(usize, &Field<'a>),
 ) -> Result<Sample<'a>, ReadError> {
     let mut sample = Sample {
+        start_time: None,
         stack_trace: Field::Null,
         object_class: Field::Null,
         event_thread: Field::Null,
@@ -437,6 +462,8 @@ fn read_sample<'a>(
         see(index, &field);
         if index == columns.weight {
             sample.weight = field.number().unwrap_or(0.0);
+        } else if Some(index) == columns.start_time {
+            sample.start_time = field.integer();
         } else if Some(index) == columns.stack_trace {
             sample.stack_trace = field;
         } else if Some(index) == columns.object_class {
@@ -456,24 +483,44 @@ fn read_sample<'a>(
     Ok(sample)
 }
 
-/// Reads an old object's fields at `columns`: stack trace, thread, object
-/// and root.
+/// Reads an old object's fields at `columns`: allocation time, stack
+/// trace, thread, object and root; and the object's class from the
+/// object's pooled value in `chunk`.
 fn read_old_object<'a>(
+    chunk: &Chunk<'_>,
     plan: &EventPlan<'_>,
     raw: &mut RawEvent<'a>,
-    columns: [Option<usize>; 4],
+    columns: [Option<usize>; 5],
 ) -> Result<OldObject<'a>, ReadError> {
-    let mut fields = [Field::Null, Field::Null, Field::Null, Field::Null];
+    let mut fields = [
+        Field::Null,
+        Field::Null,
+        Field::Null,
+        Field::Null,
+        Field::Null,
+    ];
     plan.read(raw, &mut |index: usize, field: Field<'a>| {
         if let Some(at) = columns.iter().position(|&c| c == Some(index)) {
             fields[at] = field;
         }
     })?;
-    let [stack_trace, event_thread, object, root] = fields;
+    let [allocation_time, stack_trace, event_thread, object, root] = fields;
+    let object_class = match chunk.resolve(&object.clone().into_value()) {
+        Value::Object { class_id, fields } => chunk
+            .metadata
+            .class(*class_id)
+            .and_then(|class| class.fields.iter().position(|f| f.name == field::TYPE))
+            .and_then(|index| fields.get(index))
+            .cloned()
+            .unwrap_or(Value::Null),
+        _ => Value::Null,
+    };
     Ok(OldObject {
+        allocation_time: allocation_time.integer(),
         stack_trace,
         event_thread,
         object,
+        object_class,
         root,
     })
 }

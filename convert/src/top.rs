@@ -13,7 +13,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
-use jfr_writer::format::names::field;
 
 use crate::allocation::{ALLOCATIONS, Source};
 use crate::export::Flattener;
@@ -72,8 +71,8 @@ pub struct Entry {
     pub key: String,
     /// What its samples estimate: bytes and objects, with their intervals.
     pub estimate: Estimate,
-    /// With `live`, when the recording has paths to GC roots: what holds
-    /// most of its live objects.
+    /// With `live`, when the recording has paths to GC roots for some of
+    /// the objects counted: what holds most of them.
     pub held_by: Option<HeldBy>,
 }
 
@@ -83,9 +82,11 @@ pub struct HeldBy {
     /// The referrers, nearest first, and the root:
     /// `java.util.HashMap$Node.value <- ... <- root Universe: Global Handle`.
     pub path: String,
-    /// The group's old objects held so.
+    /// The group's objects held so.
     pub objects: u64,
-    /// The group's old objects with a path.
+    /// The group's objects with a path: of the objects its samples count
+    /// (after `--min-gcs`), those whose old object has one. At most the
+    /// group's samples.
     pub of: u64,
 }
 
@@ -135,6 +136,9 @@ pub struct Table {
     pub left_out: Vec<(Source, u64)>,
     /// The recording's length in seconds.
     pub seconds: f64,
+    /// With `live`: how many old objects of the recording have a path to
+    /// a GC root (none without the agent's `roots=true`).
+    pub paths_to_roots: Option<u64>,
 }
 
 impl Query {
@@ -198,9 +202,78 @@ struct Grouping {
     line_index: HashMap<String, usize>,
     /// The group of each pool key of this chunk.
     keys: IdMap<(u64, u64), usize>,
-    /// With `live`: per group, how many of its old objects each path to a
-    /// GC root holds.
-    paths: HashMap<usize, HashMap<String, u64>>,
+    /// With `live`: the paths to GC roots of the objects counted.
+    held: Held,
+}
+
+/// With `live`, what holds the objects counted: each old object with a
+/// path to a GC root is matched to the sample of the same object, so that
+/// a group's paths are those of the objects its samples count, after
+/// `--min-gcs` as they are.
+///
+/// The agent ends the recording with one `jdk.OldObjectSample` per tracked
+/// object (up to its cap), then one `heapsampler.ObjectLifetime` with
+/// `live = true` per object still tracked (`Writer::finish`): in one chunk,
+/// the old objects first, both with the object's allocation time
+/// (`allocationTime`, `startTime`), thread, stack trace and class under the
+/// same pool keys. A live sample is matched as it comes, by those, to an
+/// old object of its chunk read before it; old objects of earlier chunks
+/// (the live set at their end) match nothing, and count nowhere.
+#[derive(Default)]
+struct Held {
+    /// This chunk's old objects with a path not matched yet, by their
+    /// allocation.
+    paths: HashMap<Allocation, Vec<String>>,
+    /// Per group, how many of its objects each path holds.
+    by_group: HashMap<usize, HashMap<String, u64>>,
+    /// Old objects with a path in the whole recording, matched or not.
+    recorded: u64,
+}
+
+/// One allocation as an old object and its sample both name it, in one
+/// chunk: its time in ticks, and the pool keys of its thread, stack trace
+/// and class (`None`: absent, or not pooled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Allocation {
+    time: Option<i64>,
+    thread: Option<(u64, u64)>,
+    stack_trace: Option<(u64, u64)>,
+    class: Option<(u64, u64)>,
+}
+
+/// The pool key a field refers to.
+fn pool_key(field: &Field<'_>) -> Option<(u64, u64)> {
+    match *field {
+        Field::Pooled { class_id, key } => Some((class_id, key)),
+        _ => None,
+    }
+}
+
+impl Held {
+    /// Counts the path of the old object of `allocation`, if this chunk
+    /// has one, for `group`.
+    fn sample(&mut self, allocation: Allocation, group: usize) {
+        let Some(path) = self.paths.get_mut(&allocation).and_then(Vec::pop) else {
+            return;
+        };
+        *self
+            .by_group
+            .entry(group)
+            .or_default()
+            .entry(path)
+            .or_default() += 1;
+    }
+
+    /// The path most of `group`'s matched objects share.
+    fn of(&mut self, group: usize) -> Option<HeldBy> {
+        let paths = self.by_group.remove(&group)?;
+        let of = paths.values().sum();
+        // The most objects; of equal counts, the first by text.
+        let (path, objects) = paths
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
+        Some(HeldBy { path, objects, of })
+    }
 }
 
 impl Grouping {
@@ -225,6 +298,7 @@ impl Grouping {
 impl SampleVisitor for Grouping {
     fn begin_chunk(&mut self, _chunk: &Chunk<'_>) {
         self.keys.clear();
+        self.held.paths.clear();
     }
 
     fn wants_old_objects(&self) -> bool {
@@ -233,12 +307,6 @@ impl SampleVisitor for Grouping {
 
     fn old_object(&mut self, text: &Flattener<'_, '_>, old: &OldObject<'_>) {
         let value = |field: &Field<'_>| field.clone().into_value();
-        let key = match self.query.by {
-            GroupBy::Site | GroupBy::AppSite => text.text(&value(&old.stack_trace)),
-            GroupBy::Class => text.field_text_of(&value(&old.object), field::TYPE),
-            GroupBy::Thread => text.text(&value(&old.event_thread)),
-        };
-        let group = self.group_of(key);
         // Without array indexes: the values of one map share its path.
         let chain = without_indexes(&text.text(&value(&old.object)));
         // The object itself is the row's: what holds it follows.
@@ -249,12 +317,18 @@ impl SampleVisitor for Grouping {
         } else {
             format!("{holders} <- root {root}")
         };
-        *self
-            .paths
-            .entry(group)
-            .or_default()
-            .entry(path)
-            .or_default() += 1;
+        let class = match old.object_class {
+            Value::Ref { class_id, key } => Some((class_id, key)),
+            _ => None,
+        };
+        let allocation = Allocation {
+            time: old.allocation_time,
+            thread: pool_key(&old.event_thread),
+            stack_trace: pool_key(&old.stack_trace),
+            class,
+        };
+        self.held.paths.entry(allocation).or_default().push(path);
+        self.held.recorded += 1;
     }
 
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
@@ -285,6 +359,15 @@ impl SampleVisitor for Grouping {
             },
             ref other => self.group_of(text.text(&other.clone().into_value())),
         };
+        if !self.held.paths.is_empty() {
+            let allocation = Allocation {
+                time: sample.start_time,
+                thread: pool_key(&sample.event_thread),
+                stack_trace: pool_key(&sample.stack_trace),
+                class: pool_key(&sample.object_class),
+            };
+            self.held.sample(allocation, group);
+        }
         let groups = &mut self.tallies[kind.source].groups;
         if groups.len() <= group {
             groups.resize(group + 1, Estimate::new());
@@ -304,7 +387,7 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         lines: Vec::new(),
         line_index: HashMap::new(),
         keys: IdMap::default(),
-        paths: HashMap::new(),
+        held: Held::default(),
     };
     // The top frame is the allocation site; the program's own may be
     // deeper.
@@ -319,7 +402,7 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         .collect();
     let tally = grouping.tallies.swap_remove(chosen);
     let mut total = Estimate::new();
-    let mut paths = grouping.paths;
+    let mut held = grouping.held;
     let mut entries: Vec<Entry> = grouping
         .lines
         .into_iter()
@@ -328,18 +411,10 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         .filter(|(_, (_, estimate))| estimate.samples() > 0)
         .map(|(group, (key, estimate))| {
             total.merge(&estimate);
-            let held_by = paths.remove(&group).and_then(|paths| {
-                let of = paths.values().sum();
-                // The most objects; of equal counts, the first by text.
-                let (path, objects) = paths
-                    .into_iter()
-                    .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
-                Some(HeldBy { path, objects, of })
-            });
             Entry {
                 key,
                 estimate,
-                held_by,
+                held_by: held.of(group),
             }
         })
         .collect();
@@ -357,6 +432,7 @@ pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError>
         events: read.events_of(chosen),
         left_out,
         seconds: read.seconds(),
+        paths_to_roots: query.live.then_some(held.recorded),
     })
 }
 
@@ -529,6 +605,12 @@ impl Table {
                 out,
                 "not added: {events} {} events, which record the same allocations",
                 source.names()
+            );
+        }
+        if self.paths_to_roots == Some(0) && self.total.samples() > 0 {
+            let _ = writeln!(
+                out,
+                "no paths to GC roots recorded: record with --roots to see what holds these objects"
             );
         }
         if self.untracked.samples() > 0 {

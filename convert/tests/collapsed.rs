@@ -223,6 +223,13 @@ fn collapsed(args: &[&str]) -> Vec<String> {
     stdout(&all).lines().map(str::to_owned).collect()
 }
 
+/// [`collapsed`] without the class frames: the stacks of methods.
+fn methods(args: &[&str]) -> Vec<String> {
+    let mut all = vec!["--no-class-frame"];
+    all.extend(args);
+    collapsed(&all)
+}
+
 const MAIN_STACK: &str = "app.Main.main;app.Service.handle;app.Alloc.make";
 const WORKER_STACK: &str = "app.Worker.run;app.Alloc.make";
 
@@ -233,10 +240,22 @@ fn lines(expected: &[(&str, i64)]) -> Vec<String> {
 #[test]
 fn folds_stacks_root_first_and_sums_weights() {
     // Stacks 0 and 1 differ only in lines: one flame-graph stack. The
-    // sample without a stack counts as [unknown]. Sorted by stack, in byte
-    // order ('[' before 'a').
+    // sample without a stack counts as [unknown]. Each stack ends with the
+    // allocated class, as async-profiler writes it. Sorted by stack, in
+    // byte order ('[' before 'a').
     assert_eq!(
         collapsed(&[]),
+        lines(&[
+            ("[unknown];java.lang.String_[k]", 5),
+            (&format!("{MAIN_STACK};byte[]_[k]"), 1000 + 600),
+            (&format!("{MAIN_STACK};java.lang.String_[k]"), 200),
+            (&format!("{WORKER_STACK};byte[]_[k]"), 4000),
+            (&format!("{WORKER_STACK};int[]_[k]"), 30),
+        ])
+    );
+    // Without the classes, the stacks of methods.
+    assert_eq!(
+        methods(&[]),
         lines(&[
             ("[unknown]", 5),
             (MAIN_STACK, 1000 + 200 + 600),
@@ -251,12 +270,12 @@ fn folds_stacks_root_first_and_sums_weights() {
     // The top frame only: the stacks cut below it start with a marker
     // where their missing frames would be, so that no root is made up.
     assert_eq!(
-        collapsed(&["--stack-depth", "1"]),
+        methods(&["--stack-depth", "1"]),
         lines(&[("[truncated];app.Alloc.make", 5830), ("[unknown]", 5)])
     );
     // A depth that keeps every frame of stack 2 but cuts stacks 0 and 1.
     assert_eq!(
-        collapsed(&["--stack-depth", "2"]),
+        methods(&["--stack-depth", "2"]),
         lines(&[
             ("[truncated];app.Service.handle;app.Alloc.make", 1800),
             ("[unknown]", 5),
@@ -267,6 +286,7 @@ fn folds_stacks_root_first_and_sums_weights() {
 
 #[test]
 fn types_without_a_weight_count_events() {
+    // Nor a class: no class frame.
     assert_eq!(
         collapsed(&["--events", "test.Tick"]),
         lines(&[(MAIN_STACK, 2), (WORKER_STACK, 1)])
@@ -277,7 +297,7 @@ fn types_without_a_weight_count_events() {
 fn collapsed_writes_a_file_next_to_the_recording_by_default() {
     let (path, _) = recording();
     let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["convert", "--format", "collapsed"])
+        .args(["convert", "--format", "collapsed", "--no-class-frame"])
         .arg(path)
         .output_in_time();
     assert!(output.status.success());
@@ -291,36 +311,33 @@ fn collapsed_writes_a_file_next_to_the_recording_by_default() {
 #[test]
 fn filters_select_by_thread_class_and_time() {
     assert_eq!(
-        collapsed(&["--thread", "^worker-"]),
+        methods(&["--thread", "^worker-"]),
         lines(&[("[unknown]", 5), (WORKER_STACK, 4030)])
     );
     assert_eq!(
-        collapsed(&["--thread", "^worker-2$"]),
+        methods(&["--thread", "^worker-2$"]),
         lines(&[(WORKER_STACK, 30)])
     );
     assert_eq!(
-        collapsed(&["--class", r"^byte\[\]$"]),
+        methods(&["--class", r"^byte\[\]$"]),
         lines(&[(MAIN_STACK, 1600), (WORKER_STACK, 4000)])
     );
     assert_eq!(
-        collapsed(&["--class", "String"]),
+        methods(&["--class", "String"]),
         lines(&[("[unknown]", 5), (MAIN_STACK, 200)])
     );
     // Offsets from the start: samples 2, 3 and 4 start at 2.5, 3.5 and 4.5 s
     // (give or take the moment between the recording's start and its clock's
     // first reading, far below half a second).
     assert_eq!(
-        collapsed(&["--from", "2s", "--to", "5s"]),
+        methods(&["--from", "2s", "--to", "5s"]),
         lines(&[("[unknown]", 5), (WORKER_STACK, 4030)])
     );
-    assert_eq!(
-        collapsed(&["--from", "5000ms"]),
-        lines(&[(MAIN_STACK, 600)])
-    );
-    assert_eq!(collapsed(&["--to", "0.9s"]), lines(&[(MAIN_STACK, 1000)]));
+    assert_eq!(methods(&["--from", "5000ms"]), lines(&[(MAIN_STACK, 600)]));
+    assert_eq!(methods(&["--to", "0.9s"]), lines(&[(MAIN_STACK, 1000)]));
     // Every filter at once: sample 1 alone.
     assert_eq!(
-        collapsed(&["--from", "1s", "--to", "3s", "--thread", "main"]),
+        methods(&["--from", "1s", "--to", "3s", "--thread", "main"]),
         lines(&[(MAIN_STACK, 200)])
     );
     // Nothing passes: empty output and a warning, not an error.
@@ -346,13 +363,13 @@ fn absolute_times_make_a_half_open_window() {
     // [time of sample 1, time of sample 3): samples 1 and 2, to the nanosecond.
     let (from, to) = (rfc3339(times[1]), rfc3339(times[3]));
     assert_eq!(
-        collapsed(&["--from", &from, "--to", &to]),
+        methods(&["--from", &from, "--to", &to]),
         lines(&[(MAIN_STACK, 200), (WORKER_STACK, 4000)])
     );
     // One nanosecond later at both ends: samples 2 and 3.
     let (from, to) = (rfc3339(times[1] + 1), rfc3339(times[3] + 1));
     assert_eq!(
-        collapsed(&["--from", &from, "--to", &to]),
+        methods(&["--from", &from, "--to", &to]),
         lines(&[(WORKER_STACK, 4030)])
     );
     // The same instant in another zone.
@@ -360,7 +377,7 @@ fn absolute_times_make_a_half_open_window() {
         .with_timezone(&chrono::FixedOffset::east_opt(2 * 3600).unwrap())
         .to_rfc3339_opts(chrono::SecondsFormat::Nanos, false);
     assert!(local.ends_with("+02:00"), "{local}");
-    assert_eq!(collapsed(&["--from", &local]), lines(&[(MAIN_STACK, 600)]));
+    assert_eq!(methods(&["--from", &local]), lines(&[(MAIN_STACK, 600)]));
 }
 
 #[test]
@@ -455,6 +472,13 @@ fn bad_values_are_usage_errors_that_name_them() {
         &["-o", "-"],
         "several event types cannot go to standard output",
     );
+    // Only folded stacks have class frames to leave out.
+    for format in ["csv", "pprof"] {
+        usage_error(
+            &["--format", format, "--no-class-frame", "-o", "-"],
+            "--no-class-frame leaves the allocated class's frame out of folded stacks",
+        );
+    }
 }
 
 #[test]
@@ -499,8 +523,9 @@ fn stacks_the_recorder_cut_start_with_the_truncated_marker() {
         .arg(&path)
         .output_in_time();
     assert!(output.status.success());
+    // The class frame tops the stack, cut or not.
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
-        "[truncated];app.Alloc.make 100\napp.Alloc.make 20\n"
+        "[truncated];app.Alloc.make;app.Alloc_[k] 100\napp.Alloc.make;app.Alloc_[k] 20\n"
     );
 }

@@ -69,13 +69,15 @@ fn instant(text: &str) -> i64 {
 
 /// A stack's first 64 frames from the JDK's JSON, top first, as
 /// `pkg.Class.method`, followed by `(line)` when `lines` and known (none
-/// when the stack is null).
+/// when the stack is null). Frames whose method the JDK marks hidden (lambda
+/// forms, lambda proxies) are left out, as `jfr print` leaves them out.
 fn frame_list(stack: &Json, lines: bool) -> Vec<String> {
     let Some(frames) = stack["frames"].as_array() else {
         return Vec::new();
     };
     frames
         .iter()
+        .filter(|frame| frame["method"]["hidden"] != true)
         .take(64)
         .map(|frame| {
             let method = &frame["method"];
@@ -149,7 +151,16 @@ fn allocation_samples_equal_jfr_print_json() {
         ]
     );
     assert!(rows.len() > 20, "{} samples", rows.len());
-    let jdk = json_events(recording, "jdk.ObjectAllocationSample")
+    let events = json_events(recording, "jdk.ObjectAllocationSample");
+    // The JDK marks the workers' lambda proxy frames hidden: stacks here
+    // leave them out, as `jfr print` does.
+    let hidden = |event: &Json| {
+        event["values"]["stackTrace"]["frames"]
+            .as_array()
+            .is_some_and(|frames| frames.iter().any(|f| f["method"]["hidden"] == true))
+    };
+    assert!(events.iter().any(hidden), "no hidden frame to leave out");
+    let jdk = events
         .iter()
         .map(|event| {
             let values = &event["values"];
@@ -251,7 +262,8 @@ fn collapsed(recording: &Path, event: &str, args: &[&str]) -> BTreeMap<String, i
 
 /// The JDK's events folded the same way: root first, `[unknown]` for no
 /// stack, `[truncated]` first for a stack the JDK cut (at its depth, 64 by
-/// default, which the conversion keeps too), summing `value` of each event.
+/// default, which the conversion keeps too), the allocated class last
+/// (`byte[]_[k]`) for an event with one, summing `value` of each event.
 fn jdk_folded(events: &[&Json], value: impl Fn(&Json) -> i64) -> BTreeMap<String, i64> {
     let mut folded = BTreeMap::new();
     for event in events {
@@ -261,11 +273,13 @@ fn jdk_folded(events: &[&Json], value: impl Fn(&Json) -> i64) -> BTreeMap<String
         if stack["truncated"] == true && !frames.is_empty() {
             frames.insert(0, "[truncated]".to_owned());
         }
-        let stack = if frames.is_empty() {
-            "[unknown]".to_owned()
-        } else {
-            frames.join(";")
-        };
+        if frames.is_empty() {
+            frames.push("[unknown]".to_owned());
+        }
+        if let Some(class) = event["values"]["objectClass"]["name"].as_str() {
+            frames.push(format!("{}_[k]", java_class_name(class)));
+        }
+        let stack = frames.join(";");
         *folded.entry(stack).or_insert(0) += value(event);
     }
     folded

@@ -10,8 +10,8 @@ use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
+use heapsampler_convert::export::java_class_name;
 use heapsampler_convert::top::human_bytes;
 use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};
 use jfr_writer::{FrameType, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks};
@@ -222,21 +222,37 @@ fn frames_show_bytes_share_and_samples() {
         text.contains(">4.5 kB allocated (estimated from 3 samples of jdk.ObjectAllocationSample)"),
         "the subtitle"
     );
+    assert!(
+        text.contains("blue: the JDK&apos;s, green: the class allocated<"),
+        "the colours' legend"
+    );
     let frames = frames(&text);
     let titles: Vec<&str> = frames.iter().map(|f| f.title.as_str()).collect();
-    // Root first, sorted: [truncated] (500) before app.Main.main (4000).
+    // Root first, sorted: [truncated] (500) before app.Main.main (4000);
+    // the allocated class on top of each stack.
     for expected in [
         "all (4.5 kB, 100.00%, 3 samples)",
         "[truncated] (500 B, 11.11%, 1 sample)",
         "app.Main.main (500 B, 11.11%, 1 sample)",
         "app.Parser.token (500 B, 11.11%, 1 sample)",
         "java.util.Arrays.copyOf (500 B, 11.11%, 1 sample)",
+        "byte[] (500 B, 11.11%, 1 sample)",
         "app.Main.main (4.0 kB, 88.89%, 2 samples)",
         "app.Cache.fill (4.0 kB, 88.89%, 2 samples)",
+        "byte[] (4.0 kB, 88.89%, 2 samples)",
     ] {
         assert!(titles.contains(&expected), "{expected} in {titles:#?}");
     }
-    assert_eq!(frames.len(), 7, "{titles:#?}");
+    assert_eq!(frames.len(), 9, "{titles:#?}");
+    let top = |name: &str, x: u64| frames.iter().find(|f| f.name() == name && f.x == x);
+    assert_eq!(
+        top("byte[]", 0).unwrap().y + 16 * 5,
+        top("all", 0).unwrap().y
+    );
+    assert_eq!(
+        top("byte[]", 500).unwrap().y + 16 * 3,
+        top("all", 0).unwrap().y
+    );
     assert_eq!(
         root_children(&frames),
         [
@@ -251,14 +267,32 @@ fn frames_show_bytes_share_and_samples() {
     assert!(b >= 215 && r < 160, "blue: {r} {b}");
     let (r, _, b) = fill("app.Cache.fill");
     assert!(r >= 205 && b <= 55, "warm: {r} {b}");
+    for class in frames.iter().filter(|f| f.name() == "byte[]") {
+        let (r, g, b) = rgb(&class.fill);
+        assert!(g >= 200 && r <= 160 && b <= 140, "green: {}", class.fill);
+    }
     // The folded stacks say the same.
     assert_eq!(
         collapsed(&path, "64"),
         [
-            (CUT.to_owned(), 500),
-            ("app.Main.main;app.Cache.fill".to_owned(), 4000)
+            (format!("{CUT};byte[]_[k]"), 500),
+            ("app.Main.main;app.Cache.fill;byte[]_[k]".to_owned(), 4000)
         ]
     );
+    // Without the classes: the methods alone, and no green in the legend.
+    let plain = path.with_extension("plain.svg");
+    succeed(&[
+        "flame",
+        path.to_str().unwrap(),
+        "--no-class-frame",
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    let plain = std::fs::read_to_string(&plain).unwrap();
+    assert!(!plain.contains("green"));
+    let methods = crate::frames(&plain);
+    assert_eq!(methods.len(), 7, "{methods:#?}");
+    assert!(methods.iter().all(|f| f.name() != "byte[]"), "{methods:#?}");
 }
 
 #[test]
@@ -520,83 +554,11 @@ window.addEventListener("load", function () { setTimeout(function () {
 /// and returns what the check saw, searching for `term` (a JavaScript
 /// regular expression).
 fn browse(chromium: &Path, svg: &Path, term: &str) -> Browsed {
-    let text = std::fs::read_to_string(svg).unwrap();
-    let root = text.find("<svg ").unwrap();
-    let opened = root + text[root..].find('>').unwrap() + 1;
-    let closed = text.rfind("</svg>").unwrap();
     let check = CHECK.replace("SEARCH_TERM", &serde_json::to_string(term).unwrap());
-    let checked = svg.with_extension("checked.svg");
-    std::fs::write(
-        &checked,
-        [
-            &text[..opened],
-            CATCH_ERRORS,
-            &text[opened..closed],
-            &check,
-            &text[closed..],
-        ]
-        .concat(),
-    )
-    .unwrap();
-    let profile = svg.with_extension("chromium-profile");
-    // The document goes to a file: a pipe nobody reads while the browser
-    // runs would fill, and stop it.
-    let dumped = svg.with_extension("dom.txt");
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--no-first-run",
-            "--mute-audio",
-            // Timers run in virtual time, which waits for the page: no
-            // wall-clock race on a busy machine.
-            "--virtual-time-budget=10000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", checked.display()))
-        .stdout(std::fs::File::create(&dumped).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Not a timed test: a guard against a browser that never returns.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium did not finish with {}", checked.display());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let dom = std::fs::read_to_string(&dumped).unwrap();
-    let encoded = dom
-        .split("id=\"heapsampler-check\">")
-        .nth(1)
-        .and_then(|rest| rest.split('<').next())
-        .unwrap_or_else(|| {
-            panic!(
-                "no check result from chromium ({status}): {}",
-                dom.chars().take(500).collect::<String>()
-            )
-        });
-    let json: serde_json::Value = serde_json::from_str(&percent_decode(encoded)).unwrap();
+    let json = run_in_browser(chromium, svg, &check);
     let text = |key: &str| json[key].as_str().unwrap_or_default().to_owned();
     Browsed {
-        errors: json["errors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e.as_str().unwrap().to_owned())
-            .collect(),
+        errors: errors(&json),
         total: json["total"].as_u64(),
         frames: json["frames"]
             .as_array()
@@ -620,6 +582,84 @@ fn browse(chromium: &Path, svg: &Path, term: &str) -> Browsed {
         matched: text("matched"),
         highlighted: json["highlighted"].as_u64().unwrap_or(0),
     }
+}
+
+/// The errors a check script's result lists.
+fn errors(json: &serde_json::Value) -> Vec<String> {
+    json["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Opens a copy of `svg` with [`CATCH_ERRORS`] first and `check` last in
+/// headless Chromium, 1400 by 900 pixels, and returns the JSON the check
+/// wrote into the document (as [`CHECK`] does), `errors` among it.
+fn run_in_browser(chromium: &Path, svg: &Path, check: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(svg).unwrap();
+    let root = text.find("<svg ").unwrap();
+    let opened = root + text[root..].find('>').unwrap() + 1;
+    let closed = text.rfind("</svg>").unwrap();
+    let checked = svg.with_extension("checked.svg");
+    std::fs::write(
+        &checked,
+        [
+            &text[..opened],
+            CATCH_ERRORS,
+            &text[opened..closed],
+            check,
+            &text[closed..],
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let profile = svg.with_extension("chromium-profile");
+    // The document goes to a file: a pipe nobody reads while the browser
+    // runs would fill, and stop it.
+    let dumped = svg.with_extension("dom.txt");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--no-first-run",
+            "--mute-audio",
+            "--window-size=1400,900",
+            // Timers run in virtual time, which waits for the page: no
+            // wall-clock race on a busy machine.
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", checked.display()))
+        .stdout(std::fs::File::create(&dumped).unwrap())
+        .stderr(Stdio::null())
+        .spawn_within(support::DEADLINE);
+    let status = child.wait().unwrap();
+    assert!(
+        !child.was_killed(),
+        "chromium did not finish with {}",
+        checked.display()
+    );
+    let dom = std::fs::read_to_string(&dumped).unwrap();
+    let encoded = dom
+        .split("id=\"heapsampler-check\">")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .unwrap_or_else(|| {
+            panic!(
+                "no check result from chromium ({status}): {}",
+                dom.chars().take(500).collect::<String>()
+            )
+        });
+    serde_json::from_str(&percent_decode(encoded)).unwrap()
 }
 
 /// `%E2%9C%93` to its bytes, as `decodeURIComponent` does.
@@ -781,6 +821,310 @@ fn a_jdk_recording_draws_and_works_in_a_browser() {
     // The source launcher's compiler runs deeper than 16 frames; the
     // workers' stacks do not.
     check_in_browser(&chromium, &recording, "16", "AllocationMix.work");
+}
+
+/// A recording of three stacks under `app.Main.main` whose boxes are
+/// 77%, 20% and 3% of the graph: `app.Other.run` allocating `byte[]`, and
+/// `com.example.service.internal.OrderRepository`'s `findAll` (an
+/// `ArrayList`) and `save` (an `Order`): names too long for their boxes.
+fn long_names(path: &Path) {
+    let mut recording = Recording::create(path, Options::default()).unwrap();
+    let samples = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let repository = "com/example/service/internal/OrderRepository";
+    let main = support::method_of(&mut recording, "app/Main", "main");
+    let methods = [
+        support::method_of(&mut recording, "app/Other", "run"),
+        support::method_of(&mut recording, repository, "findAll"),
+        support::method_of(&mut recording, repository, "save"),
+    ];
+    let classes = [
+        "[B",
+        "java/util/ArrayList",
+        "com/example/service/internal/Order",
+    ];
+    for ((method, class), weight) in methods.into_iter().zip(classes).zip([77, 20, 3]) {
+        let frames = [method, main]
+            .into_iter()
+            .map(|method| StackFrame {
+                method,
+                line_number: 1,
+                bytecode_index: 0,
+                frame_type: FrameType::Interpreted,
+            })
+            .collect();
+        let stack = recording.stack_trace(StackTrace {
+            truncated: false,
+            frames,
+        });
+        let class = support::class_of(&mut recording, class);
+        ObjectAllocationSample {
+            start_time: Ticks(1),
+            event_thread: None,
+            stack_trace: stack.into(),
+            object_class: Some(class),
+            weight: weight * 1000,
+        }
+        .write(&mut recording, &samples)
+        .unwrap();
+    }
+    recording.close().unwrap();
+}
+
+/// The check for labels: each box's name, short name, label and room (the
+/// pixels inferno's script gives a label), and the widths the browser
+/// draws the name and short name at; after load, and after a zoom on the
+/// narrowest box.
+const LABELS: &str = r##"<script type="text/ecmascript"><![CDATA[
+window.addEventListener("load", function () { setTimeout(function () {
+    var out = { errors: window.heapsamplerErrors };
+    try {
+        var frames = document.getElementById("frames");
+        var groups = frames.children;
+        var read = function () {
+            var all = [];
+            for (var i = 0; i < groups.length; i++) {
+                var g = groups[i];
+                if (g.classList.contains("hide")) continue;
+                var t = g.querySelector("text");
+                var r = g.querySelector("rect");
+                var name = g.querySelector("title").textContent.replace(/ \([^(]*\)$/, "");
+                var label = t.textContent;
+                var measure = function (text) {
+                    t.textContent = text;
+                    return t.getComputedTextLength();
+                };
+                var f = {
+                    name: name,
+                    short: g.getAttribute("data-short") || name,
+                    label: label,
+                    room: parseFloat(r.getAttribute("width")) * frames.attributes.width.value / 100 - 3
+                };
+                f.name_width = measure(f.name);
+                f.short_width = measure(f.short);
+                t.textContent = label;
+                all.push(f);
+            }
+            return all;
+        };
+        out.loaded = read();
+        for (var i = 0; i < groups.length; i++) {
+            if (groups[i].querySelector("title").textContent.indexOf("com.example.service.internal.OrderRepository.save (") === 0) {
+                zoom(groups[i]);
+            }
+        }
+        out.zoomed = read();
+    } catch (e) {
+        out.errors.push("the check: " + e);
+    }
+    var node = document.createElementNS("http://www.w3.org/2000/svg", "text");
+    node.setAttribute("id", "heapsampler-check");
+    node.textContent = encodeURIComponent(JSON.stringify(out));
+    document.documentElement.appendChild(node);
+}, 100); });
+]]></script>"##;
+
+/// A box's label as the browser laid it out, with what decides it.
+#[derive(Debug)]
+struct Label {
+    name: String,
+    short: String,
+    label: String,
+    room: f64,
+    name_width: f64,
+    short_width: f64,
+}
+
+impl Label {
+    /// The labels the check wrote under `key`.
+    fn read(json: &serde_json::Value, key: &str) -> Vec<Label> {
+        let text = |l: &serde_json::Value, key: &str| l[key].as_str().unwrap().to_owned();
+        let number = |l: &serde_json::Value, key: &str| l[key].as_f64().unwrap();
+        json[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {key}: {json}"))
+            .iter()
+            .map(|l| Label {
+                name: text(l, "name"),
+                short: text(l, "short"),
+                label: text(l, "label"),
+                room: number(l, "room"),
+                name_width: number(l, "name_width"),
+                short_width: number(l, "short_width"),
+            })
+            .collect()
+    }
+
+    /// The label is the whole name if it fits its room, else the short
+    /// name if that fits, else the short name cut at the right (or none):
+    /// never the name cut in the middle of a word.
+    fn check(&self) {
+        let fits = |width: f64| width < self.room;
+        if self.label == self.name {
+            assert!(fits(self.name_width), "{self:?}");
+        } else if self.label == self.short {
+            assert!(!fits(self.name_width) && fits(self.short_width), "{self:?}");
+        } else if let Some(cut) = self.label.strip_suffix("..") {
+            assert!(!fits(self.short_width), "{self:?}");
+            assert!(!cut.is_empty() && self.short.starts_with(cut), "{self:?}");
+        } else {
+            assert_eq!(self.label, "", "{self:?}");
+        }
+    }
+}
+
+#[test]
+fn labels_drop_the_package_before_they_are_cut_in_a_browser() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let dir = support::temp_dir("flame_labels_browser");
+    let recording = dir.join("long.jfr");
+    long_names(&recording);
+    let svg = dir.join("long.svg");
+    succeed(&[
+        "flame",
+        recording.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let json = run_in_browser(&chromium, &svg, LABELS);
+    assert_eq!(errors(&json), Vec::<String>::new(), "script errors");
+    let (loaded, zoomed) = (Label::read(&json, "loaded"), Label::read(&json, "zoomed"));
+    // The whole graph, then the zoomed box, its callers and itself.
+    assert_eq!(loaded.len(), 8, "{loaded:#?}");
+    assert_eq!(zoomed.len(), 4, "{zoomed:#?}");
+    for label in loaded.iter().chain(&zoomed) {
+        label.check();
+    }
+    let label_of = |labels: &[Label], name: &str| {
+        labels
+            .iter()
+            .find(|l| l.name == name)
+            .unwrap_or_else(|| panic!("{name}: {labels:#?}"))
+            .label
+            .clone()
+    };
+    // 20% of about 1380 pixels: room for the class and method, not for
+    // the package (some 160 and 330 pixels in a 12 px font).
+    let find_all = "com.example.service.internal.OrderRepository.findAll";
+    assert_eq!(label_of(&loaded, find_all), "OrderRepository.findAll");
+    assert_eq!(
+        label_of(&loaded, "java.util.ArrayList"),
+        "java.util.ArrayList"
+    );
+    // 3%: the short name cut; zoomed to the whole width, the full name.
+    let save = "com.example.service.internal.OrderRepository.save";
+    assert!(label_of(&loaded, save).starts_with("Ord"), "{loaded:#?}");
+    assert_eq!(label_of(&zoomed, save), save);
+    assert_eq!(
+        label_of(&zoomed, "com.example.service.internal.Order"),
+        "com.example.service.internal.Order"
+    );
+}
+
+/// The methods the frames of `recording` mark hidden, as `pkg.Class.method`
+/// (from `jfr print --json`, which shows every frame).
+fn hidden_methods(recording: &Path) -> Vec<String> {
+    let document = support::print_json(recording);
+    let mut hidden: Vec<String> = support::json_events(&document)
+        .iter()
+        .filter_map(|event| event["values"]["stackTrace"]["frames"].as_array())
+        .flatten()
+        .map(|frame| &frame["method"])
+        .filter(|method| method["hidden"] == true)
+        .map(|method| {
+            let class = method["type"]["name"].as_str().unwrap();
+            format!(
+                "{}.{}",
+                java_class_name(class),
+                method["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    hidden.sort();
+    hidden.dedup();
+    hidden
+}
+
+/// The JDK's recorder keeps the frames of lambda proxies and lambda forms,
+/// marked hidden, and so does the agent with --keep-hidden-frames: the
+/// flame graph, the folded stacks and the CSV leave them out, as `jfr
+/// print` does, and the lambda's body sits on the frame that called the
+/// proxy.
+#[test]
+fn frames_the_recording_marks_hidden_are_left_out() {
+    let dir = support::temp_dir("flame_hidden");
+    let workload = support::compiled_workload("AllocationMix");
+    let jdk = dir.join("jdk.jfr");
+    let settings = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/jfc/allocation-sample-unthrottled.jfc");
+    support::record_with_jfr(
+        &jdk,
+        &[&format!("settings={}", settings.display())],
+        &["-cp", workload.to_str().unwrap(), "AllocationMix", "1", "2"],
+    );
+    let agent = dir.join("agent.jfr");
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &agent,
+        &["--keep-hidden-frames", "--interval", "64k"],
+        "AllocationMix",
+        &["1", "2"],
+    );
+    for recording in [&jdk, &agent] {
+        let hidden = hidden_methods(recording);
+        // The workers' Runnable: AllocationMix$$Lambda$N+0x....run.
+        assert!(
+            hidden
+                .iter()
+                .any(|m| m.starts_with("AllocationMix$$Lambda")),
+            "{}: {hidden:?}",
+            recording.display()
+        );
+        let svg = recording.with_extension("svg");
+        succeed(&[
+            "flame",
+            recording.to_str().unwrap(),
+            "-o",
+            svg.to_str().unwrap(),
+        ]);
+        let frames = frames(&std::fs::read_to_string(&svg).unwrap());
+        for frame in &frames {
+            assert!(
+                !hidden.iter().any(|m| m == frame.name()) && !frame.name().contains("$$Lambda"),
+                "{}: {}",
+                recording.display(),
+                frame.title
+            );
+        }
+        let body = frames
+            .iter()
+            .find(|f| f.name() == "AllocationMix.lambda$main$0")
+            .unwrap_or_else(|| panic!("{frames:#?}"));
+        assert!(
+            frames.iter().any(|f| f.name() == "java.lang.Thread.run"
+                && f.y == body.y + 16
+                && (f.x..f.x + f.width).contains(&body.x)),
+            "the lambda's body on Thread.run: {frames:#?}"
+        );
+        let folded = collapsed(recording, "64");
+        assert!(
+            folded.iter().all(|(stack, _)| !stack.contains("$$Lambda")),
+            "{folded:?}"
+        );
+        let csv = succeed(&[
+            "convert",
+            recording.to_str().unwrap(),
+            "--events",
+            "jdk.ObjectAllocationSample",
+            "-o",
+            "-",
+        ]);
+        assert!(csv.contains("AllocationMix.lambda$main$0("), "{csv}");
+        assert!(!csv.contains("$$Lambda"), "{csv}");
+    }
 }
 
 /// `1234567` as `1,234,567`, as the titles write counts.

@@ -167,6 +167,28 @@ fn a_jdk_recording_of_tlab_events_is_ranked_by_tlab_and_allocation_size() {
         collapsed_total(&path, &["--events", "jdk.ObjectAllocationOutsideTLAB"]).0,
         outside_bytes
     );
+    // Each stack ends with the allocated class, marked as async-profiler
+    // marks it: _[i] in a new TLAB, _[k] outside one.
+    for (event, suffix) in [
+        ("jdk.ObjectAllocationInNewTLAB", "_[i]"),
+        ("jdk.ObjectAllocationOutsideTLAB", "_[k]"),
+    ] {
+        let (stdout, _) = succeed(&[
+            "convert",
+            path.to_str().unwrap(),
+            "--format",
+            "collapsed",
+            "--events",
+            event,
+            "-o",
+            "-",
+        ]);
+        assert!(!stdout.is_empty(), "{event}");
+        for line in stdout.lines() {
+            let stack = line.rsplit_once(' ').unwrap().0;
+            assert!(stack.ends_with(suffix), "{event}: {line}");
+        }
+    }
     // No file left beside the recording: the output went to stdout.
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

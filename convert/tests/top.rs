@@ -58,16 +58,16 @@ fn lines(table: &str) -> Vec<(String, String, String, String)> {
 
 /// Samples of three sites, classes and threads with weights 6, 3 and 1 MB
 /// (each site on its own class and thread), plus lifetimes: the first
-/// site's objects live after 5 collections, the second's live after 1,
-/// the third's freed but for one not tracked.
+/// site's objects live, two after 5 collections and the last after none,
+/// the second's live after 1, the third's freed but for one not tracked.
 fn recording(path: &Path) {
     recording_with(path, false)
 }
 
 /// [`recording`], and with `old_objects` the paths to GC roots the agent's
-/// `roots=true` writes: of the three live `Cache.fill` arrays, two held by
-/// a map's node in a static field, one by a thread's stack; `Parser.token`'s
-/// strings without a path.
+/// `roots=true` writes: of the three live `Cache.fill` arrays, the two
+/// that outlived 5 collections held by a map's node in a static field, the
+/// young one by a thread's stack; `Parser.token`'s strings without a path.
 fn recording_with(path: &Path, old_objects: bool) {
     let mut recording = Recording::create(path, Options::default()).unwrap();
     let old = old_objects.then(|| {
@@ -129,29 +129,8 @@ fn recording_with(path: &Path, old_objects: bool) {
         });
         // Weights 6, 3 and 1.5 MB: each sample three times.
         for i in 0..3 {
-            recording
-                .event(&alloc, Ticks(i))
-                .thread(thread)
-                .stack_trace(stack)
-                .class(class)
-                .long(weight)
-                .commit()
-                .unwrap();
-            recording
-                .event(&lifetime, Ticks(i))
-                .duration(1)
-                .thread(thread)
-                .stack_trace(stack)
-                .class(class)
-                .long(64)
-                .long(weight)
-                .boolean(live)
-                .int(gcs)
-                .int(if live { 0 } else { 1 })
-                // The last Log.line object was too large to track.
-                .boolean(!(n == 2 && i == 2))
-                .commit()
-                .unwrap();
+            // The old object first, as the agent writes a chunk's old
+            // objects before the lifetimes of the objects still live.
             if let (Some((types, event)), true) = (&old, live) {
                 let object =
                     |recording: &mut Recording<_>, name| support::class_of(recording, name);
@@ -207,6 +186,29 @@ fn recording_with(path: &Path, old_objects: bool) {
                 .write(&mut recording, event)
                 .unwrap();
             }
+            recording
+                .event(&alloc, Ticks(i))
+                .thread(thread)
+                .stack_trace(stack)
+                .class(class)
+                .long(weight)
+                .commit()
+                .unwrap();
+            recording
+                .event(&lifetime, Ticks(i))
+                .duration(1)
+                .thread(thread)
+                .stack_trace(stack)
+                .class(class)
+                .long(64)
+                .long(weight)
+                .boolean(live)
+                .int(if n == 0 && i == 2 { 0 } else { gcs })
+                .int(if live { 0 } else { 1 })
+                // The last Log.line object was too large to track.
+                .boolean(!(n == 2 && i == 2))
+                .commit()
+                .unwrap();
         }
     }
     recording.close().unwrap();
@@ -309,6 +311,66 @@ fn live_objects_and_the_collections_they_outlived() {
     assert_eq!(usage.status.code(), Some(2));
 }
 
+/// A table's row, as [`held_rows`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    samples: u64,
+    key: String,
+    held: Option<HeldBy>,
+}
+
+/// A row's held-by line: the path, and how many of how many objects.
+#[derive(Debug, Clone, PartialEq)]
+struct HeldBy {
+    path: String,
+    objects: u64,
+    of: u64,
+}
+
+impl HeldBy {
+    fn new(path: &str, objects: u64, of: u64) -> Self {
+        let path = path.to_owned();
+        Self { path, objects, of }
+    }
+}
+
+/// A table's rows, each with its samples, its key, and its held-by line,
+/// if it has one.
+fn held_rows(table: &str) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for line in table.lines().skip(1) {
+        if line.starts_with("total") {
+            break;
+        }
+        if let Some(held) = line.trim().strip_prefix("held by ") {
+            let (path, counts) = held.rsplit_once("  (").unwrap();
+            let counts = counts
+                .strip_suffix(" old objects with a path)")
+                .unwrap_or_else(|| panic!("{line}"));
+            let (objects, of) = counts.split_once(" of ").unwrap();
+            let row = rows.last_mut().unwrap_or_else(|| panic!("{table}"));
+            assert!(row.held.is_none(), "two held-by lines for a row: {table}");
+            row.held = Some(HeldBy::new(
+                path,
+                objects.parse().unwrap(),
+                of.parse().unwrap(),
+            ));
+        } else {
+            let cells: Vec<&str> = line
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            rows.push(Row {
+                samples: cells[6].parse().unwrap(),
+                key: cells[7].to_owned(),
+                held: None,
+            });
+        }
+    }
+    rows
+}
+
 #[test]
 fn live_sites_say_what_holds_most_of_their_objects() {
     let dir = support::temp_dir("convert_top_roots");
@@ -316,16 +378,25 @@ fn live_sites_say_what_holds_most_of_their_objects() {
     recording_with(&path, true);
     let summary = support::summary(&path);
     assert_eq!(support::summary_count(&summary, "jdk.OldObjectSample"), 6);
-    let held = "held by java.util.HashMap$Node.value <- root Universe: Global Handle \
-                (Cache.entries)  (2 of 3 old objects with a path)";
+    let map = "java.util.HashMap$Node.value <- root Universe: Global Handle (Cache.entries)";
     for by in ["app-site", "class", "thread"] {
         let table = top(&path, &["--live", "--by", by]);
-        let rows: Vec<&str> = table.lines().skip(1).take(3).collect();
-        assert_eq!(rows[1].trim(), held, "--by {by}:\n{table}");
-        assert!(
-            !rows[2].contains("held by"),
-            "no path for Parser.token: {table}"
+        let rows = held_rows(&table);
+        assert_eq!(rows.len(), 2, "--by {by}:\n{table}");
+        assert_eq!(
+            rows[0].held,
+            Some(HeldBy::new(map, 2, 3)),
+            "--by {by}:\n{table}"
         );
+        assert_eq!(rows[1].held, None, "no path for Parser.token: {table}");
+        assert!(!table.contains("no paths to GC roots"), "{table}");
+        // The young array is no longer counted, nor is its path: the row
+        // and its held-by line count the same objects.
+        let table = top(&path, &["--live", "--min-gcs", "2", "--by", by]);
+        let rows = held_rows(&table);
+        assert_eq!(rows.len(), 1, "--by {by} --min-gcs 2:\n{table}");
+        assert_eq!(rows[0].samples, 2, "{table}");
+        assert_eq!(rows[0].held, Some(HeldBy::new(map, 2, 2)), "{table}");
     }
     // Without --live the table is of allocations: no paths.
     assert!(!top(&path, &[]).contains("held by"));
@@ -361,6 +432,108 @@ fn live_sites_say_what_holds_most_of_their_objects() {
         ]
     );
     assert_eq!(cells[3], ("java.lang.String".to_owned(), String::new()));
+}
+
+/// A real recording with paths to GC roots, of several chunks: each
+/// chunk's end writes the live set then as old objects, so the file holds
+/// more old objects than objects live at the end; and the leak's objects
+/// outlived different numbers of collections. Whatever `--min-gcs` and
+/// grouping, a row's held-by line counts only objects the row counts.
+#[test]
+fn held_by_lines_count_only_the_objects_their_row_counts() {
+    let dir = support::temp_dir("convert_top_held_real");
+    let path = dir.join("paced.jfr");
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &path,
+        &["--interval", "64k", "--roots", "--chunk-age", "1s"],
+        "Scenarios",
+        &["paced", "3", "16", "leak"],
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(
+        support::chunks(&bytes).count() >= 2,
+        "3 s at a chunk age of 1 s"
+    );
+    let old_objects = support::summary_count(&support::summary(&path), "jdk.OldObjectSample");
+    let live = held_rows(&top(&path, &["--live", "--by", "class", "-n", "1000"]));
+    let live_samples: u64 = live.iter().map(|row| row.samples).sum();
+    // What the count of every old object in the file would exceed.
+    assert!(
+        old_objects > live_samples,
+        "{old_objects} old objects, {live_samples} live"
+    );
+    // The leak (Paced.leak, a static list's byte arrays) is found held.
+    let leak = live
+        .iter()
+        .find(|row| row.key == "byte[]")
+        .unwrap_or_else(|| panic!("{live:?}"));
+    let held = leak.held.as_ref().unwrap_or_else(|| panic!("{live:?}"));
+    assert!(held.path.contains("Scenarios"), "{held:?}");
+    assert!(held.of > 0 && held.of <= leak.samples, "{leak:?}");
+    let mut leak_at = Vec::new();
+    for min_gcs in ["0", "1", "2", "3", "4"] {
+        for by in ["site", "app-site", "class", "thread"] {
+            let table = top(
+                &path,
+                &["--live", "--min-gcs", min_gcs, "--by", by, "-n", "1000"],
+            );
+            assert!(!table.contains("no paths to GC roots"), "{table}");
+            let rows = held_rows(&table);
+            for row in &rows {
+                if let Some(held) = &row.held {
+                    assert!(
+                        held.objects <= held.of && held.of <= row.samples,
+                        "--min-gcs {min_gcs} --by {by}: {row:?}"
+                    );
+                    // A root with no text is no root.
+                    assert!(!held.path.trim_end().ends_with("root"), "{table}");
+                }
+            }
+            if by == "class" {
+                let leak = rows.iter().find(|r| r.key == "byte[]");
+                leak_at.push(
+                    leak.map_or((0, 0), |r| (r.samples, r.held.as_ref().map_or(0, |h| h.of))),
+                );
+            }
+        }
+    }
+    // A higher --min-gcs counts no more objects, and no more paths.
+    assert!(
+        leak_at
+            .windows(2)
+            .all(|w| w[1].0 <= w[0].0 && w[1].1 <= w[0].1),
+        "byte[] (samples, paths) by --min-gcs 0 to 4: {leak_at:?}"
+    );
+}
+
+/// Without `--roots`, no path to a GC root was recorded: no held-by line,
+/// and under a live table, how to record them.
+#[test]
+fn without_roots_no_row_says_what_holds_it() {
+    let dir = support::temp_dir("convert_top_no_roots");
+    let path = dir.join("paced.jfr");
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &path,
+        &["--interval", "64k"],
+        "Scenarios",
+        &["paced", "1", "16", "leak"],
+    );
+    // The old objects are there, with a null root.
+    assert!(support::summary_count(&support::summary(&path), "jdk.OldObjectSample") > 0);
+    let note = "no paths to GC roots recorded: record with --roots";
+    for by in ["site", "class", "thread"] {
+        let table = top(&path, &["--live", "--by", by]);
+        assert!(!table.contains("held by"), "{table}");
+        assert!(table.contains(note), "{table}");
+        assert!(!held_rows(&table).is_empty(), "{table}");
+        let table = top(&path, &["--by", by]);
+        assert!(
+            !table.contains(note) && !table.contains("held by"),
+            "{table}"
+        );
+    }
 }
 
 #[test]

@@ -169,9 +169,11 @@ pub enum Command {
     /// allocations, so only one is added; the output says which. With
     /// --live, from heapsampler.ObjectLifetime events still live at the end:
     /// what the heap held, and who allocated it. When the recording has
-    /// paths to GC roots (the agent's roots=true), a line under each live
-    /// row says what holds most of its objects: the chain of referrers,
-    /// nearest first, and the root.
+    /// paths to GC roots (record --roots, the agent's roots=true), a line
+    /// under each live row says what holds most of its objects: the chain
+    /// of referrers, nearest first, and the root, and how many of the
+    /// row's objects (after --min-gcs) it holds, of those with a path.
+    /// Without paths, the table ends by saying none was recorded.
     ///
     /// Each estimate (bytes and objects) comes with its 95% interval: the
     /// range that holds the true figure in 95 recordings out of 100, from
@@ -216,16 +218,21 @@ pub enum Command {
     /// Writes one SVG file that any browser opens, offline. Each box is a
     /// method (pkg.Class.method), stacked on its caller from the root up,
     /// and as wide as the bytes allocated under it, estimated from the
-    /// samples' weights (--samples: as the number of samples). Hover over a
-    /// box for its bytes, share and samples; click it to zoom in; Search
-    /// (or Ctrl-F) highlights the methods a regular expression matches and
-    /// says what share they hold.
+    /// samples' weights (--samples: as the number of samples); the top box
+    /// of each stack is the class allocated there (byte[],
+    /// java.lang.String), as async-profiler draws allocations. A name too
+    /// long for its box drops its package (HashMap.putVal) before it is
+    /// cut. Hover over a box for its full name, bytes, share and samples;
+    /// click it to zoom in; Search (or Ctrl-F) highlights the methods a
+    /// regular expression matches and says what share they hold. Frames
+    /// the recording marks hidden (lambda forms, the JDK's
+    /// Main$$Lambda$14+0x...run) are left out, as `jfr print` does.
     ///
     /// Your code is drawn in red to yellow, the JDK's (java., javax., jdk.,
-    /// sun., com.sun.) in blue. A stack cut at the recording's depth (the
-    /// agent's depth=, JFR's stackdepth) or at --depth starts with a grey
-    /// [truncated] box, where its missing frames would be; samples without
-    /// a stack count under [unknown].
+    /// sun., com.sun.) in blue, the allocated classes in green. A stack cut
+    /// at the recording's depth (the agent's depth=, JFR's stackdepth) or
+    /// at --depth starts with a grey [truncated] box, where its missing
+    /// frames would be; samples without a stack count under [unknown].
     ///
     /// Reads jdk.ObjectAllocationSample (any recording, ours or the JDK's),
     /// or in a recording without those, the JDK's TLAB events, as top does.
@@ -264,6 +271,10 @@ Examples:
         /// the same with any number.
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
+        /// Leave out the box of the allocated class at the top of each
+        /// stack: the graph of methods only.
+        #[arg(long)]
+        no_class_frame: bool,
     },
     /// Convert events to CSV, to folded stacks for flame graphs, or to a
     /// heap profile for go tool pprof.
@@ -286,7 +297,13 @@ Examples:
     /// in a recording without those, both TLAB events, as top does. Events
     /// without a stack count under the frame [unknown]; a stack cut at the
     /// recorder's depth or at --stack-depth starts with the frame
-    /// [truncated], where its missing frames would be. Lines are sorted by
+    /// [truncated], where its missing frames would be. Events of a type
+    /// with an objectClass field (allocations) end with a frame of that
+    /// class, suffixed as async-profiler writes it: byte[]_[k] (_[i] for
+    /// jdk.ObjectAllocationInNewTLAB), which flamegraph.pl and
+    /// inferno-flamegraph colour apart and take off the label
+    /// (--no-class-frame: without). Frames the recording marks hidden are
+    /// left out, in every format, as `jfr print` does. Lines are sorted by
     /// stack.
     /// The input of flamegraph.pl, inferno-flamegraph and speedscope.
     ///
@@ -355,6 +372,10 @@ Examples:
         /// one thread. Example: --threads 1
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
+        /// With --format collapsed: leave out the frame of the allocated
+        /// class at the top of each stack.
+        #[arg(long)]
+        no_class_frame: bool,
     },
 }
 
@@ -498,10 +519,13 @@ pub struct Sampling {
     #[arg(long)]
     pub rate: Option<f64>,
     /// Keep the frames of hidden classes (lambda proxies such as
-    /// Main$$Lambda$14.0x...run(), lambda forms), marked hidden.
+    /// Main$$Lambda$14.0x...run(), lambda forms) in the file, marked hidden.
     ///
-    /// By default they are left out of stack traces, as in the JDK's own
-    /// recordings, so that stacks read as the source does.
+    /// By default the agent leaves them out of stack traces, so that stacks
+    /// read as the source does. The JDK's own recordings keep them, marked
+    /// hidden; `jfr print` and every heapsampler command that reads stacks
+    /// (top, flame, convert) leave frames marked hidden out, in any
+    /// recording: keep them for tools that show them.
     #[arg(long)]
     pub keep_hidden_frames: bool,
     /// The most live sampled objects each chunk's end reports as

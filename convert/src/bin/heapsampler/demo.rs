@@ -106,6 +106,7 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
         format: Format::Csv,
         filter: Filter::default(),
         threads: 0,
+        class_frame: true,
     };
     let outcome = conversion::convert(&files.recording, &csv).map_err(|e| e.to_string())?;
     println!(

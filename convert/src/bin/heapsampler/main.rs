@@ -143,6 +143,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             format,
             filters,
             threads,
+            no_class_frame,
         } => {
             let options = conversion::Options {
                 output,
@@ -151,6 +152,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 format: format.into(),
                 filter: filters.into(),
                 threads,
+                class_frame: !no_class_frame,
             };
             convert(&file, &options)?
         }
@@ -163,6 +165,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             depth,
             filters,
             threads,
+            no_class_frame,
         } => {
             let options = flame::Options {
                 output,
@@ -175,6 +178,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 live: live.then_some(min_gcs),
                 filter: filters.into(),
                 threads,
+                class_frame: !no_class_frame,
             };
             flame(&file, &options)?
         }
