@@ -445,11 +445,9 @@ fn collapsed(recording: &Path, depth: &str) -> Vec<(String, u64)> {
 /// Chromium, if the machine has it. In CI (CI=true), which installs it,
 /// its absence fails the test; elsewhere the test is skipped, and says so.
 fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
     let found = ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-        .find(|path| path.is_file());
+        .into_iter()
+        .find_map(support::on_path);
     if found.is_none() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
