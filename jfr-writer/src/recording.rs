@@ -672,9 +672,10 @@ pub struct Recording<S: Sink> {
     /// Output offset where the next chunk starts.
     output_end: u64,
     events_written: u64,
-    /// Events are being written for a snapshot's tail
-    /// ([`Recording::snapshot_with`]): they stay buffered, however many.
-    holding_events: bool,
+    /// While events are held for a snapshot's tail
+    /// ([`Recording::begin_snapshot_tail`]): how many were written before.
+    /// They stay buffered, however many.
+    tail_from: Option<u64>,
     /// Value types reserved by name and not registered yet.
     reserved: Vec<ClassId>,
     /// Where a constant is encoded before it is looked up.
@@ -744,7 +745,7 @@ impl<S: Sink> Recording<S> {
             chunk: None,
             output_end: 0,
             events_written: 0,
-            holding_events: false,
+            tail_from: None,
             reserved: Vec::new(),
             constant_scratch: Vec::new(),
         }
@@ -1258,7 +1259,7 @@ impl<S: Sink> Recording<S> {
 
     pub(crate) fn event_committed(&mut self) -> Result<(), Error> {
         self.events_written += 1;
-        if self.events.len() >= self.options.max_buffered_bytes && !self.holding_events {
+        if self.events.len() >= self.options.max_buffered_bytes && self.tail_from.is_none() {
             self.flush()?;
         }
         Ok(())
@@ -1277,6 +1278,10 @@ impl<S: Sink> Recording<S> {
     }
 
     fn flush_chunk(&mut self, last: bool) -> Result<(), Error> {
+        debug_assert!(
+            self.tail_from.is_none(),
+            "a snapshot's tail is held: ended or abandoned before a flush"
+        );
         // A full chunk takes no more events, but a flush without any still
         // finishes it (it may be the last).
         if self.chunk.is_none() || !self.events.is_empty() {
@@ -1479,30 +1484,64 @@ impl<S: Sink> Recording<S> {
 
     /// As [`snapshot`](Self::snapshot), with the events `write_tail`
     /// commits at the snapshot's end and nowhere else: what a recording's
-    /// end would add, in a copy of a recording that goes on. The constants
-    /// those events use are written to this recording too (a checkpoint no
-    /// event of its refers to), so that its pools stay as their marks say;
-    /// [`events_written`](Self::events_written) leaves the tail's events
-    /// out. When `write_tail` fails, no snapshot is written.
+    /// end would add, in a copy of a recording that goes on
+    /// ([`begin_snapshot_tail`](Self::begin_snapshot_tail)). When
+    /// `write_tail` fails, no snapshot is written.
     pub fn snapshot_with(
         &mut self,
         to: &Path,
         write_tail: impl FnOnce(&mut Self) -> Result<(), Error>,
     ) -> Result<crate::snapshot::Snapshot, Error> {
+        self.begin_snapshot_tail()?;
+        match write_tail(self) {
+            Ok(()) => self.end_snapshot_tail(to),
+            Err(error) => {
+                self.abandon_snapshot_tail()?;
+                Err(error)
+            }
+        }
+    }
+
+    /// Flushes, then holds the events committed from now on for a
+    /// snapshot's tail: [`end_snapshot_tail`](Self::end_snapshot_tail)
+    /// writes them at the end of a snapshot and nowhere else, and
+    /// [`abandon_snapshot_tail`](Self::abandon_snapshot_tail) drops them.
+    /// The constants they use are written to this recording too (a
+    /// checkpoint no event of its refers to), so that its pools stay as
+    /// their marks say; [`events_written`](Self::events_written) leaves
+    /// them out.
+    pub fn begin_snapshot_tail(&mut self) -> Result<(), Error> {
         self.flush()?;
         // The tail joins the chunk the file ends with, which must take
         // events: its pools mark constants for it.
         self.open_chunk()?;
-        let events_written = self.events_written;
-        self.holding_events = true;
-        let written = write_tail(self);
-        self.holding_events = false;
-        self.events_written = events_written;
-        let tail = std::mem::take(&mut self.events);
-        let flushed = self.flush();
-        written?;
-        flushed?;
+        self.tail_from = Some(self.events_written);
+        Ok(())
+    }
+
+    /// Writes a snapshot of the recording so far ([`snapshot`](Self::snapshot))
+    /// ending with the events held since
+    /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
+    pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+        let tail = self.take_tail()?;
         Ok(self.sink().snapshot(to, &tail)?)
+    }
+
+    /// Drops the events held since
+    /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
+    pub fn abandon_snapshot_tail(&mut self) -> Result<(), Error> {
+        self.take_tail().map(drop)
+    }
+
+    /// The events held for a snapshot's tail, taken out of the recording,
+    /// whose constants are then written.
+    fn take_tail(&mut self) -> Result<Vec<u8>, Error> {
+        if let Some(events_written) = self.tail_from.take() {
+            self.events_written = events_written;
+        }
+        let tail = std::mem::take(&mut self.events);
+        self.flush()?;
+        Ok(tail)
     }
 
     /// Flushes, marks the last chunk final and returns the sink.
