@@ -580,7 +580,9 @@ pub fn heap_exhausted() -> EventTypeBuilder {
         .field(
             FieldSpec::new(field::MESSAGE, FieldType::String)
                 .label("Message")
-                .description("What the JVM said ran out: Java heap space, GC overhead limit exceeded"),
+                .description(
+                    "What the JVM said ran out: Java heap space, GC overhead limit exceeded",
+                ),
         )
         .field(
             FieldSpec::new(field::OLD_OBJECTS, FieldType::Long)
@@ -660,7 +662,9 @@ pub fn live_set() -> EventTypeBuilder {
         .field(
             FieldSpec::new(field::COLLECTIONS, FieldType::Long)
                 .label("Collections")
-                .description("Collections the agent saw during the recording, the forced one included")
+                .description(
+                    "Collections the agent saw during the recording, the forced one included",
+                )
                 .unsigned(),
         )
         .field(

@@ -276,7 +276,11 @@ fn a_snapshots_tail_is_in_the_snapshot_only() {
         .map(|e| e["values"]["objectClass"]["name"].to_string())
         .collect();
     assert_eq!(tail_classes, ["\"pkg/OnlyInTheTail\""; 3]);
-    assert_eq!(recording.events_written(), 100, "the tail is not the recording's");
+    assert_eq!(
+        recording.events_written(),
+        100,
+        "the tail is not the recording's"
+    );
 
     // The recording goes on without the tail; a class the tail used first
     // is written for the recording's own events too.

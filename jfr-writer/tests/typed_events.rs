@@ -7,9 +7,8 @@ use std::io::Cursor;
 
 use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, ClassLoadingStatistics,
-    GarbageCollection, GcHeapSummary, GcTypes, HeapExhausted, JdkGarbageCollection,
-    JvmInformation, LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample,
-    OldObjectTypes,
+    GarbageCollection, GcHeapSummary, GcTypes, HeapExhausted, JdkGarbageCollection, JvmInformation,
+    LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes,
 };
 use jfr_writer::format::names::field;
 use jfr_writer::{Error, Options, Recording, SeekableSink, Thread, Ticks};
