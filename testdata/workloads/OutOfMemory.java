@@ -2,25 +2,25 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Leaks into its heap until the heap runs out: keeps 64 KiB byte arrays
+ * Leaks into its heap until the heap runs out: keeps 64 KiB long[] arrays
  * from one method (Leak.keep) in a static list, while another
- * (Churn.garbage) makes twice as many bytes of 4 KiB arrays that die at
- * once. Fixed work per step, and the steps go on until an OutOfMemoryError:
+ * (Churn.garbage) makes twice as many bytes of 4 KiB byte[] arrays that die
+ * at once. Fixed work per step, and the steps go on until an OutOfMemoryError:
  * run it with a small heap (-Xmx64m), which sets how far it gets.
  *
- * Usage: java -Xmx64m OutOfMemory.java [exit|sleep SECONDS|throw]
+ * Usage: java -Xmx64m OutOfMemory.java [exit|sleep SECONDS]
  *   exit (default): catches the error, prints "oom MIB" (the MiB kept) and
  *     returns from main, the leak still reachable;
- *   sleep SECONDS: as exit, then sleeps (a test kills it meanwhile);
- *   throw: lets the error end main uncaught.
+ *   sleep SECONDS: as exit, then sleeps (a test kills it meanwhile).
  */
 public final class OutOfMemory {
-    static final int LEAKED_BYTES = 64 * 1024;
+    static final int LEAKED_LONGS = 8 * 1024;
+    static final int LEAKED_BYTES = 8 * LEAKED_LONGS;
     static final int GARBAGE_BYTES = 4 * 1024;
     /** Churn's bytes per step: twice Leak's. */
     static final int GARBAGE_PER_STEP = 2 * LEAKED_BYTES / GARBAGE_BYTES;
 
-    static final List<byte[]> KEPT = new ArrayList<>();
+    static final List<long[]> KEPT = new ArrayList<>();
     static volatile byte[] sink;
     /** Given back once the heap is full, so that the lines after it can be printed. */
     static byte[] reserve = new byte[256 * 1024];
@@ -34,9 +34,6 @@ public final class OutOfMemory {
             }
         } catch (OutOfMemoryError e) {
             reserve = null;
-            if (after.equals("throw")) {
-                throw e;
-            }
         }
         System.out.println("oom " + (long) KEPT.size() * LEAKED_BYTES / (1 << 20));
         System.out.flush();
@@ -47,7 +44,7 @@ public final class OutOfMemory {
 
     static final class Leak {
         static void keep() {
-            KEPT.add(new byte[LEAKED_BYTES]);
+            KEPT.add(new long[LEAKED_LONGS]);
         }
     }
 

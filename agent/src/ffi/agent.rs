@@ -942,6 +942,7 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
         running: &running,
         jni,
         management: Lookup::NotYet,
+        gc_info: Backoff::default(),
         retired_classes: Vec::new(),
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
@@ -979,9 +980,44 @@ struct JvmtiVm<'s> {
     jni: Jni,
     /// The management interface, looked up at its first use.
     management: Lookup,
+    /// When a collection's figures may be asked for again after a failure.
+    gc_info: Backoff,
     /// Weak references to unloaded classes, not deleted yet: a callback
     /// may be comparing a class with one.
     retired_classes: Vec<usize>,
+}
+
+/// A pause after each failure of a call, doubling from a second to a
+/// minute while it fails, ended by a success. A collection's figures
+/// (`GcInfo`) are Java objects: in a heap that is full they fail to be
+/// allocated, and each attempt costs the JVM a full collection before it
+/// gives up (and a line of its log: the agent hears of its own
+/// `OutOfMemoryError` too). While the heap stays full, the poll tries now
+/// and then rather than at every collection.
+#[derive(Debug, Default)]
+struct Backoff {
+    /// Until when calls are not made, and the pause after the next failure.
+    until: Option<(Instant, Duration)>,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_secs(1);
+    const LONGEST: Duration = Duration::from_secs(60);
+
+    /// Whether a call may be made now.
+    fn allows(&self) -> bool {
+        self.until.is_none_or(|(until, _)| Instant::now() >= until)
+    }
+
+    /// A call was made and `succeeded`, or not.
+    fn made(&mut self, succeeded: bool) {
+        self.until = if succeeded {
+            None
+        } else {
+            let pause = self.until.map_or(Self::FIRST, |(_, pause)| pause);
+            Some((Instant::now() + pause, (pause * 2).min(Self::LONGEST)))
+        };
+    }
 }
 
 /// The management interface's beans, once looked for.
@@ -1222,8 +1258,13 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
+        if !self.gc_info.allows() {
+            return None;
+        }
         let jni = self.jni;
-        self.management()?.last_collection(jni, collector)
+        let last = self.management()?.last_collection(jni, collector);
+        self.gc_info.made(last.is_some());
+        last
     }
 
     fn class_loading(&mut self) -> Option<ClassLoading> {
