@@ -176,8 +176,8 @@ impl Ending {
                 .to_owned();
         }
         format!(
-            "live: not collected yet: includes garbage made since the last collection (at \
-             {:.2} s, {:.2} s before the end)",
+            "live: not collected yet: includes garbage no collection has freed (the last \
+             ended at {:.2} s, {:.2} s before the end)",
             self.seconds_in(live.last_collection_nanos),
             live.at_nanos.saturating_sub(live.last_collection_nanos) as f64 / 1e9
         )
@@ -242,8 +242,8 @@ mod tests {
         );
         assert_eq!(
             ending(Some(live_set(false, 3))).live_statement(),
-            "live: not collected yet: includes garbage made since the last collection (at \
-             2.25 s, 1.25 s before the end)"
+            "live: not collected yet: includes garbage no collection has freed (the last \
+             ended at 2.25 s, 1.25 s before the end)"
         );
         assert!(
             ending(Some(live_set(false, 0)))

@@ -124,7 +124,10 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert!(output.status.success(), "{stderr}");
     // HotSpot logs each exhaustion it reports to an agent, on stdout.
-    assert!(stdout.lines().any(|line| line.starts_with("oom ")), "{stdout}");
+    assert!(
+        stdout.lines().any(|line| line.starts_with("oom ")),
+        "{stdout}"
+    );
     assert!(
         stderr.contains("heapsampler: the JVM ran out of memory (Java heap space) at "),
         "{stderr}"
@@ -141,7 +144,8 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("heapsampler: live: reachable at the end (collected before the final sweep)"),
+        stderr
+            .contains("heapsampler: live: reachable at the end (collected before the final sweep)"),
         "{stderr}"
     );
     assert_holds_the_exhaustion(&recording);

@@ -99,8 +99,9 @@ pub enum Command {
     /// The agent finishes the file before detach returns. The objects it
     /// writes as live at the end (what top --live and flame --live show)
     /// are those no collection had freed yet: garbage made since the last
-    /// collection counts as live, and the outputs say so ("live: not
-    /// collected yet"). With --collect they are the reachable ones.
+    /// collection, and what young collections left in the old generation,
+    /// counts as live, and the outputs say so ("live: not collected yet").
+    /// With --collect they are the reachable ones.
     ///
     /// Example: heapsampler detach 4242
     ///
@@ -139,8 +140,8 @@ pub enum Command {
     ///
     /// A snapshot asked of a JVM ends as the recording would end now: with
     /// the sampled objects still live (top --live, flame --live), those no
-    /// collection had freed yet, garbage made since the last one included
-    /// ("live: not collected yet"); with --collect, the reachable ones. A
+    /// collection had freed yet, garbage included ("live: not collected
+    /// yet"); with --collect, the reachable ones. A
     /// snapshot of a file has no live objects: it did not end.
     ///
     /// Example: heapsampler dump 4242 -o /tmp/now.jfr
@@ -294,8 +295,7 @@ Examples:
         /// `record` ran) is collected right before, so live means reachable. A
         /// recording stopped in a running JVM (`detach`, --duration) or a
         /// snapshot of one (`dump PID`) counts what no collection had freed
-        /// yet, garbage made since the last one included, unless taken with
-        /// --collect. A recording that did not end (its JVM killed) has none.
+        /// yet, garbage included, unless taken with --collect. A recording that did not end (its JVM killed) has none.
         #[arg(long)]
         live: bool,
         /// With --live: only objects that outlived at least this many collections.
@@ -420,8 +420,7 @@ pub struct Question {
     /// `record` ran) is collected right before, so live means reachable. A
     /// recording stopped in a running JVM (`detach`, --duration) or a
     /// snapshot of one (`dump PID`) counts what no collection had freed
-    /// yet, garbage made since the last one included, unless taken with
-    /// --collect. A recording that did not end (its JVM killed) has none.
+    /// yet, garbage included, unless taken with --collect. A recording that did not end (its JVM killed) has none.
     #[arg(long)]
     pub live: bool,
     /// With --live: only objects that outlived at least this many collections.

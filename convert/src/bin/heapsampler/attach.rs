@@ -135,7 +135,12 @@ pub fn detach(
     collect: bool,
 ) -> Result<Option<PathBuf>, String> {
     let note = Note::read(pid);
-    let stopped = load(jcmd, pid, agent, &with_collect(name::STOP.to_owned(), collect));
+    let stopped = load(
+        jcmd,
+        pid,
+        agent,
+        &with_collect(name::STOP.to_owned(), collect),
+    );
     // Stopped now or by itself before: either way the note is done with.
     if !matches!(stopped, Err(Refusal::Jcmd(_))) {
         let _ = std::fs::remove_file(note_path(pid));
