@@ -211,3 +211,47 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     );
     assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 1);
 }
+
+/// Every collector's JVM exits with its recording finished: G1, Parallel
+/// and Serial collect at the exit; ZGC and Shenandoah cannot once VMDeath
+/// has come (their threads have stopped, and a collection asked of them
+/// then waits forever), so their recordings say their live objects were
+/// not collected. A collector this JDK lacks is skipped.
+#[test]
+fn every_collector_exits_and_says_whether_it_collected() {
+    let dir = support::temp_dir("convert_live_collectors");
+    let workload = support::compiled_workload("LiveAtExit");
+    for (flag, collects) in [
+        ("-XX:+UseG1GC", true),
+        ("-XX:+UseParallelGC", true),
+        ("-XX:+UseSerialGC", true),
+        ("-XX:+UseShenandoahGC", false),
+        ("-XX:+UseZGC", false),
+    ] {
+        let offered = Command::new("java")
+            .args([flag, "-version"])
+            .output_in_time();
+        if !offered.status.success() {
+            eprintln!("skipped: this JDK has no {flag}");
+            continue;
+        }
+        let recording = dir.join(format!("{}.jfr", flag.trim_start_matches("-XX:+Use")));
+        let output = Command::new("java")
+            .arg(format!(
+                "-agentpath:{}=file={},interval=64k",
+                support::agent_library().display(),
+                recording.display()
+            ))
+            .args([flag, "-Xmx1g", "-Xmn512m", "-cp"])
+            .arg(&workload)
+            .args(["LiveAtExit", "8", "64"])
+            .output_in_time();
+        assert!(output.status.success(), "{flag}: {}", text(&output.stderr));
+        let (_, statement) = live_total(&recording);
+        assert_eq!(
+            statement.starts_with("live: reachable at the end"),
+            collects,
+            "{flag}: {statement}"
+        );
+    }
+}

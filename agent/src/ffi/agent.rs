@@ -587,13 +587,12 @@ fn stop(jni: Jni, only: Option<u64>, at: LiveSetAt, collect: Option<bool>) {
 /// may decline: Shenandoah at the JVM's exit, Epsilon always).
 fn force_collection(running: &JvmSession, jni: Jni, at: LiveSetAt) -> bool {
     let options = running.session.options();
-    // ZGC's driver thread has stopped when VMDeath comes: a collection
-    // asked of it then would wait for an answer forever.
-    if at == LiveSetAt::Exit && management::vm_option(jni, c"UseZGC").as_deref() == Some("true") {
+    if at == LiveSetAt::Exit && !collects_at_exit(jni) {
         log(
             options,
-            LogLevel::Debug,
-            "no collection at the JVM's exit under ZGC: its threads have stopped by then",
+            LogLevel::Info,
+            "no collection at the JVM's exit under this collector (only G1, Parallel and \
+             Serial collect then): the objects written as live include garbage",
         );
         return false;
     }
@@ -619,6 +618,17 @@ fn force_collection(running: &JvmSession, jni: Jni, at: LiveSetAt) -> bool {
         ),
     );
     collected
+}
+
+/// Whether the JVM's collector can collect once VMDeath has come. Its
+/// concurrent threads have stopped by then (HotSpot's `before_exit` stops
+/// them before it posts VMDeath): G1, Parallel and Serial collect on the VM
+/// thread and answer; ZGC and Shenandoah wait for a collector thread that
+/// is gone, forever; Epsilon never collects.
+fn collects_at_exit(jni: Jni) -> bool {
+    [c"UseG1GC", c"UseParallelGC", c"UseSerialGC"]
+        .iter()
+        .any(|flag| management::vm_option(jni, flag).as_deref() == Some("true"))
 }
 
 /// How long a thread whose allocation exhausted the heap waits for the
