@@ -1570,6 +1570,11 @@ impl<S: Sink> Drop for Recording<S> {
     /// here, errors ignored, so that the output is readable.
     fn drop(&mut self) {
         if self.sink.is_some() {
+            // A snapshot's tail left held (a panic while writing it) is not
+            // the recording's.
+            if self.tail_from.is_some() {
+                let _ = self.abandon_snapshot_tail();
+            }
             let _ = self.flush_chunk(true);
             let _ = self.sink().end_chunk();
         }
