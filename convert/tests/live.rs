@@ -104,11 +104,12 @@ fn live_at_the_exit_is_what_the_program_keeps() {
         .output_in_time();
     assert!(output.status.success(), "{}", text(&output.stderr));
     let (garbage_too, statement) = live_total(&uncollected);
+    // (No collection ran, unless the JVM's start asked for one.)
     assert!(
-        statement.starts_with("live: not collected yet: no collection ran during the recording"),
+        statement.starts_with("live: not collected yet"),
         "{statement}"
     );
-    // 288 MiB allocated, none of it collected.
+    // 288 MiB allocated after the JVM's start, none of it collected.
     assert!(
         garbage_too > 6.0 * kept,
         "{garbage_too} bytes live without the collection, {kept} kept"
