@@ -36,7 +36,10 @@ pub enum Command {
     ///
     /// When the program exits, the agent forces a garbage collection before
     /// it writes the sampled objects still live, so that live (top --live,
-    /// flame --live) means reachable at the end. A program run from source
+    /// flame --live) means reachable at the end: under G1, Parallel and
+    /// Serial, the collectors that can collect while the JVM exits (under
+    /// ZGC and Shenandoah the output says the live objects were not
+    /// collected). A program run from source
     /// (`java Main.java`) is loaded by a class loader the launcher lets go
     /// when main returns: its static fields are no longer reachable then,
     /// so compile it (`javac -d classes Main.java`, `java -cp classes Main`)
@@ -50,8 +53,9 @@ pub enum Command {
     /// ends before any agent hears of it: the recording holds what its last
     /// flush wrote, a second or less before, and no live objects.
     ///
-    /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
     /// The program's exit code is passed through.
+    ///
+    /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
     Record {
         /// The recording to write.
         #[arg(short, long, default_value = "heapsampler.jfr")]
@@ -292,7 +296,8 @@ Examples:
         ///
         /// What live means depends on how the recording ended, and the output
         /// says which in a line starting "live:". A JVM that exited (a program
-        /// `record` ran) is collected right before, so live means reachable. A
+        /// `record` ran) is collected right before under G1, Parallel and
+        /// Serial, so live means reachable. A
         /// recording stopped in a running JVM (`detach`, --duration) or a
         /// snapshot of one (`dump PID`) counts what no collection had freed
         /// yet, garbage included, unless taken with --collect. A recording that did not end (its JVM killed) has none.
@@ -417,7 +422,8 @@ pub struct Question {
     ///
     /// What live means depends on how the recording ended, and the output
     /// says which in a line starting "live:". A JVM that exited (a program
-    /// `record` ran) is collected right before, so live means reachable. A
+    /// `record` ran) is collected right before under G1, Parallel and
+    /// Serial, so live means reachable. A
     /// recording stopped in a running JVM (`detach`, --duration) or a
     /// snapshot of one (`dump PID`) counts what no collection had freed
     /// yet, garbage included, unless taken with --collect. A recording that did not end (its JVM killed) has none.
