@@ -192,7 +192,7 @@ fn write_samples(samples: u64, make_stack: StackMaker) -> Duration {
     };
     black_box(
         writer
-            .finish(&mut vm, statistics, RingStats::default())
+            .finish(&mut vm, statistics, RingStats::default(), false)
             .unwrap(),
     );
     began.elapsed()

@@ -20,14 +20,15 @@
 //! - The ring is closed when the writer loop ends for any reason (a panic
 //!   included), so an allocating thread never waits for a writer that is
 //!   gone.
-//! - Every snapshot asked for ([`Session::request_dump`]) is answered: by
+//! - Every snapshot asked for ([`Session::request_dump`]) and every heap
+//!   exhaustion reported ([`Session::report_exhaustion`]) is answered: by
 //!   the writer, which owns the file, or, once its loop has ended, with an
 //!   error; none is accepted after that.
 
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,7 @@ use jfr_writer::snapshot::Snapshot;
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
-use crate::writer::{self, GcRecord, RecordingSettings, Statistics, Writer};
+use crate::writer::{self, Exhaustion, GcRecord, RecordingSettings, Statistics, Writer};
 
 /// Writes `message` on stderr if the options' log level is `level` or more.
 pub fn log(options: &Options, level: LogLevel, message: impl std::fmt::Display) {
@@ -82,6 +83,8 @@ pub struct Collection {
 #[derive(Debug, Default)]
 pub struct Collections {
     log: Mutex<CollectionLog>,
+    /// Collections finished so far: whether one ran between two moments.
+    finished: AtomicU64,
     /// The session's ring, whose consumer (the writer) each collection's
     /// end wakes, so that it sweeps and reads the collection's figures at
     /// once and otherwise sleeps until samples or a flush are due. `None`
@@ -102,8 +105,8 @@ impl Collections {
     /// Collections whose ends wake the consumer of `writer`'s ring.
     pub fn waking(writer: Producer) -> Self {
         Self {
-            log: Mutex::default(),
             writer: Some(writer),
+            ..Self::default()
         }
     }
 
@@ -119,9 +122,15 @@ impl Collections {
             let start = log.started.take().unwrap_or(at);
             log.finished.push(Collection { start, end: at });
         }
+        self.finished.fetch_add(1, Ordering::Release);
         if let Some(writer) = &self.writer {
             writer.wake_consumer();
         }
+    }
+
+    /// How many collections finished so far.
+    pub fn finished_count(&self) -> u64 {
+        self.finished.load(Ordering::Acquire)
     }
 
     /// The finished collections not taken yet, oldest first.
@@ -200,21 +209,41 @@ pub struct Session {
     wake_writer_at: AtomicU64,
     /// Samples the ring refused (closed while they were taken).
     lost: AtomicU64,
-    /// Snapshots asked of the writer and not taken yet.
-    dumps: Mutex<Dumps>,
+    /// Whether a collection was forced right before the ring closed: the
+    /// live objects the recording's end writes are then the reachable ones.
+    collected_at_end: AtomicBool,
+    /// Snapshots and heap exhaustions for the writer, not taken yet.
+    requests: Mutex<Requests>,
 }
 
 /// How a snapshot asked of the writer turned out: what it copied, or why
 /// it failed.
 pub type DumpOutcome = Result<Snapshot, String>;
 
-/// Snapshots waiting for the writer thread.
-#[derive(Debug, Default)]
-struct Dumps {
-    /// The writer loop has ended: no snapshot is taken any more.
-    closed: bool,
-    waiting: Vec<(PathBuf, mpsc::Sender<DumpOutcome>)>,
+/// A snapshot asked of the writer.
+#[derive(Debug)]
+struct DumpRequest {
+    to: PathBuf,
+    /// Whether a collection was forced right before it was asked for.
+    collected: bool,
+    answer: mpsc::Sender<DumpOutcome>,
 }
+
+/// What waits for the writer thread.
+#[derive(Debug, Default)]
+struct Requests {
+    /// The writer loop has ended: nothing is taken any more.
+    closed: bool,
+    dumps: Vec<DumpRequest>,
+    /// Each answered once written (and flushed) or given up.
+    exhaustions: Vec<(Exhaustion, mpsc::Sender<Result<(), String>>)>,
+}
+
+/// How long the old objects written at a heap exhaustion stand for the
+/// exhaustions that follow: a program that catches `OutOfMemoryError` and
+/// goes on may exhaust the heap in a loop, on every thread, and each write
+/// of the old objects ends a chunk. Each exhaustion still gets its marker.
+pub const OLD_OBJECTS_AT_EXHAUSTION_EVERY: Duration = Duration::from_secs(60);
 
 impl Session {
     /// A session recording with `options` on `clock` (the recording's),
@@ -237,41 +266,100 @@ impl Session {
             samples: CachePadded(AtomicU64::new(0)),
             wake_writer_at: AtomicU64::new(u64::MAX),
             lost: AtomicU64::new(0),
-            dumps: Mutex::new(Dumps::default()),
+            collected_at_end: AtomicBool::new(false),
+            requests: Mutex::new(Requests::default()),
         }
     }
 
     /// Asks the writer for a snapshot of the recording so far in the file
-    /// `to`, and wakes it; the answer comes on the returned receiver. Fails
-    /// if the recording has ended.
-    pub fn request_dump(&self, to: &Path) -> Result<mpsc::Receiver<DumpOutcome>, String> {
-        let (sender, receiver) = mpsc::channel();
-        {
-            let mut dumps = self.dumps.lock();
-            if dumps.closed {
-                return Err("the recording has ended".to_owned());
-            }
-            dumps.waiting.push((to.to_owned(), sender));
-        }
-        self.producer.wake_consumer();
+    /// `to`, as if the recording ended now (its live objects at its end),
+    /// and wakes it; the answer comes on the returned receiver. `collected`:
+    /// a collection was forced right before. Fails if the recording has
+    /// ended.
+    pub fn request_dump(
+        &self,
+        to: &Path,
+        collected: bool,
+    ) -> Result<mpsc::Receiver<DumpOutcome>, String> {
+        let (answer, receiver) = mpsc::channel();
+        self.request(|requests| {
+            requests.dumps.push(DumpRequest {
+                to: to.to_owned(),
+                collected,
+                answer,
+            })
+        })?;
         Ok(receiver)
     }
 
-    /// The snapshots asked for since the last call.
-    fn take_dumps(&self) -> Vec<(PathBuf, mpsc::Sender<DumpOutcome>)> {
-        std::mem::take(&mut self.dumps.lock().waiting)
+    /// Reports a Java heap exhaustion to the writer, which writes its marker
+    /// (and the old objects, at most every
+    /// [`OLD_OBJECTS_AT_EXHAUSTION_EVERY`]) and flushes; the answer comes
+    /// on the returned receiver once the file holds them. Fails if the
+    /// recording has ended.
+    pub fn report_exhaustion(
+        &self,
+        exhaustion: Exhaustion,
+    ) -> Result<mpsc::Receiver<Result<(), String>>, String> {
+        let (answer, receiver) = mpsc::channel();
+        self.request(|requests| requests.exhaustions.push((exhaustion, answer)))?;
+        Ok(receiver)
     }
 
-    /// Refuses snapshots from now on, and answers those still waiting.
-    fn close_dumps(&self) {
-        let waiting = {
-            let mut dumps = self.dumps.lock();
-            dumps.closed = true;
-            std::mem::take(&mut dumps.waiting)
-        };
-        for (_, answer) in waiting {
-            let _ = answer.send(Err("the recording ended before the snapshot".to_owned()));
+    /// Adds a request, unless the writer loop has ended, and wakes the
+    /// writer.
+    fn request(&self, add: impl FnOnce(&mut Requests)) -> Result<(), String> {
+        {
+            let mut requests = self.requests.lock();
+            if requests.closed {
+                return Err("the recording has ended".to_owned());
+            }
+            add(&mut requests);
         }
+        self.producer.wake_consumer();
+        Ok(())
+    }
+
+    /// The snapshots asked for since the last call.
+    fn take_dumps(&self) -> Vec<DumpRequest> {
+        std::mem::take(&mut self.requests.lock().dumps)
+    }
+
+    /// The heap exhaustions reported since the last call.
+    fn take_exhaustions(&self) -> Vec<(Exhaustion, mpsc::Sender<Result<(), String>>)> {
+        std::mem::take(&mut self.requests.lock().exhaustions)
+    }
+
+    /// Refuses requests from now on, and answers those still waiting.
+    fn close_requests(&self) {
+        let (dumps, exhaustions) = {
+            let mut requests = self.requests.lock();
+            requests.closed = true;
+            (
+                std::mem::take(&mut requests.dumps),
+                std::mem::take(&mut requests.exhaustions),
+            )
+        };
+        for dump in dumps {
+            let _ = dump
+                .answer
+                .send(Err("the recording ended before the snapshot".to_owned()));
+        }
+        for (_, answer) in exhaustions {
+            let _ = answer.send(Err("the recording has ended".to_owned()));
+        }
+    }
+
+    /// Says whether a collection was forced right before the recording's
+    /// end (the ring's closing), for its live set ([`writer::Writer::finish`]).
+    pub fn set_collected_at_end(&self, collected: bool) {
+        self.collected_at_end.store(collected, Ordering::Relaxed);
+    }
+
+    /// The session's collections, as the GC callbacks report them.
+    #[inline]
+    pub fn collections(&self) -> &Collections {
+        &self.collections
     }
 
     /// The options the session was started with.
@@ -339,13 +427,13 @@ impl Session {
 
 /// Closes the ring when the writer loop ends for any reason (a panic
 /// included), so allocating threads never wait for a writer that is gone,
-/// and answers the snapshots still asked for.
+/// and answers the requests still waiting.
 struct CloseOnExit<'a>(&'a Session);
 
 impl Drop for CloseOnExit<'_> {
     fn drop(&mut self) {
         self.0.producer.close();
-        self.0.close_dumps();
+        self.0.close_requests();
     }
 }
 
@@ -415,6 +503,7 @@ fn write_recording<S: Sink>(
         .rate
         .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
     let mut samples_seen = 0;
+    let mut old_objects_at_exhaustion: Option<Instant> = None;
     // `None` once asked to stop, or without a duration.
     let mut deadline = options.duration.map(|duration| Instant::now() + duration);
     loop {
@@ -453,15 +542,41 @@ fn write_recording<S: Sink>(
             return Err(error);
         }
         write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
+        // After the collections: the JVM collected before it gave up, and
+        // the old objects are what that collection left.
+        let exhaustions = session.take_exhaustions();
+        if !exhaustions.is_empty() {
+            let with_old_objects = old_objects_at_exhaustion
+                .is_none_or(|at| at.elapsed() >= OLD_OBJECTS_AT_EXHAUSTION_EVERY);
+            if with_old_objects {
+                old_objects_at_exhaustion = Some(Instant::now());
+            }
+            let (reported, answers): (Vec<Exhaustion>, Vec<_>) = exhaustions.into_iter().unzip();
+            let written = writer.heap_exhausted(
+                vm,
+                &reported,
+                with_old_objects,
+                session.statistics(),
+                consumer.stats(),
+            );
+            next_flush = Instant::now() + options.flush;
+            let outcome = written.as_ref().map(|_| ()).map_err(|e| e.to_string());
+            for answer in answers {
+                let _ = answer.send(outcome.clone());
+            }
+            written?;
+        }
         let dumps = session.take_dumps();
         if !dumps.is_empty() {
             // One flush makes the file hold every sample drained so far.
             writer.heap_statistics(vm)?;
             writer.flush(vm, session.statistics(), consumer.stats())?;
             next_flush = Instant::now() + options.flush;
-            for (to, answer) in dumps {
-                let outcome = writer.snapshot(&to).map_err(|e| e.to_string());
-                let _ = answer.send(outcome);
+            for dump in dumps {
+                let outcome = writer
+                    .snapshot(vm, &dump.to, dump.collected)
+                    .map_err(|e| e.to_string());
+                let _ = dump.answer.send(outcome);
             }
         }
         if Instant::now() >= next_flush {
@@ -509,7 +624,8 @@ fn write_recording<S: Sink>(
             ),
         );
     }
-    writer.finish(vm, session.statistics(), consumer.stats())
+    let collected = session.collected_at_end.load(Ordering::Relaxed);
+    writer.finish(vm, session.statistics(), consumer.stats(), collected)
 }
 
 /// The recording options of the agent's `options`: where chunks end

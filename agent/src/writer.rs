@@ -27,8 +27,9 @@ use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
 use jfr_writer::events::{
-    self, ActiveRecording, ActiveSetting, AgentStatistics, GarbageCollection,
-    ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes, ReferenceHolder,
+    self, ActiveRecording, ActiveSetting, AgentStatistics, GarbageCollection, HeapExhausted,
+    LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes,
+    ReferenceHolder,
 };
 use jfr_writer::format::names::{class_loader, setting};
 use jfr_writer::{
@@ -256,6 +257,17 @@ pub struct GcRecord {
     pub end: i64,
 }
 
+/// A Java heap exhaustion, as the thread whose allocation failed reported
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exhaustion {
+    /// A sample record ([`crate::record::SampleRecord`]) of no object: the
+    /// failing thread's key, when it failed, and its stack.
+    pub record: Vec<u8>,
+    /// What the JVM said ran out: `Java heap space`.
+    pub message: String,
+}
+
 /// The counters `heapsampler.AgentStatistics` reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Statistics {
@@ -386,6 +398,8 @@ pub struct Writer<S: Sink> {
     object_lifetime: EventType,
     garbage_collection: EventType,
     agent_statistics: EventType,
+    heap_exhausted: EventType,
+    live_set: EventType,
     // Fx-hashed: the keys are the JVM's and the agent's own ids, not
     // chosen by an attacker, and a look-up per frame must be cheap.
     methods: FxHashMap<u64, Option<ResolvedMethod>>,
@@ -405,6 +419,9 @@ pub struct Writer<S: Sink> {
     trace: StackTrace,
     liveness: LivenessTable<Tracked>,
     gc_count: u64,
+    /// When the last collection written ended (0, the recording's start,
+    /// before any).
+    last_gc_end: i64,
     /// Whether every sample gets an `ObjectLifetime`.
     live: bool,
     /// Whether frames of hidden classes are kept.
@@ -675,6 +692,8 @@ impl<S: Sink> Writer<S> {
             object_lifetime,
             garbage_collection: recording.register(events::garbage_collection())?,
             agent_statistics: recording.register(events::agent_statistics())?,
+            heap_exhausted: recording.register(events::heap_exhausted())?,
+            live_set: recording.register(events::live_set())?,
             heap: HeapContext::register(&mut recording)?,
             recording,
             methods: FxHashMap::default(),
@@ -686,6 +705,7 @@ impl<S: Sink> Writer<S> {
             trace: StackTrace::default(),
             liveness: LivenessTable::new(),
             gc_count: 0,
+            last_gc_end: 0,
             live: settings.live,
             hidden_frames: settings.hidden_frames,
             boot_loader: None,
@@ -863,6 +883,7 @@ impl<S: Sink> Writer<S> {
         gc: GcRecord,
     ) -> Result<(), jfr_writer::Error> {
         self.gc_count = self.gc_count.max(gc.id);
+        self.last_gc_end = self.last_gc_end.max(gc.end);
         GarbageCollection {
             start_time: Ticks(gc.start),
             duration: gc.end - gc.start,
@@ -924,27 +945,156 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
         if self.recording.chunk_is_due() {
-            let now = self.recording.clock().now();
             let objects = self.old_objects_to_write();
-            self.write_old_objects(vm, now, &objects, &[])?;
-            self.write_statistics(statistics, ring)?;
-            self.recording.end_chunk()?;
-            self.drop_unused(vm);
-            self.active.write(&mut self.recording)?;
+            self.end_chunk(vm, &objects, statistics, ring)
         } else {
             self.write_statistics(statistics, ring)?;
-            self.recording.flush()?;
+            self.recording.flush()
         }
-        Ok(())
     }
 
-    /// Writes a snapshot of the recording as of its last flush to the file
-    /// `to`, the recording going on untouched ([`Recording::snapshot`]).
+    /// Ends the chunk: `objects` as old objects, the statistics, then what
+    /// neither the ended chunk nor the new one used is dropped (see
+    /// [`Writer::flush`]), and the new chunk starts with the recording's
+    /// settings.
+    fn end_chunk(
+        &mut self,
+        vm: &mut impl Vm,
+        objects: &[TrackedObject<Tracked>],
+        statistics: Statistics,
+        ring: RingStats,
+    ) -> Result<(), jfr_writer::Error> {
+        let now = self.recording.clock().now();
+        self.write_old_objects(vm, now, objects, &[])?;
+        self.write_statistics(statistics, ring)?;
+        self.recording.end_chunk()?;
+        self.drop_unused(vm);
+        self.active.write(&mut self.recording)
+    }
+
+    /// Writes Java heap exhaustions: the collections the JVM reports since
+    /// the last poll (it collected before it gave up: `jdk.GCHeapSummary`
+    /// says what that left), a `heapsampler.HeapExhausted` for each, and,
+    /// `with_old_objects`, the sampled objects still live as old objects,
+    /// ending the chunk as a chunk's end does. Then the file holds them all
+    /// (flushed), whatever becomes of the JVM next.
+    pub fn heap_exhausted(
+        &mut self,
+        vm: &mut impl Vm,
+        exhaustions: &[Exhaustion],
+        with_old_objects: bool,
+        statistics: Statistics,
+        ring: RingStats,
+    ) -> Result<(), jfr_writer::Error> {
+        self.heap.poll(&mut self.recording, vm)?;
+        let objects = if with_old_objects && self.old_objects.is_some() {
+            Some(self.old_objects_to_write())
+        } else {
+            None
+        };
+        let mut old_objects = objects.as_ref().map_or(0, Vec::len) as i64;
+        for exhaustion in exhaustions {
+            let Ok(view) = SampleView::decode(&exhaustion.record) else {
+                self.malformed += 1;
+                continue;
+            };
+            let thread = self.thread(vm, view.header.thread);
+            let stack = self.stack(vm, &view, view.stack_fingerprint());
+            HeapExhausted {
+                start_time: Ticks(view.header.ticks),
+                event_thread: Some(thread),
+                stack_trace: stack.into(),
+                message: Some(&exhaustion.message),
+                // The first of a burst carries them.
+                old_objects: std::mem::take(&mut old_objects),
+            }
+            .write(&mut self.recording, &self.heap_exhausted)?;
+        }
+        match objects {
+            Some(objects) => self.end_chunk(vm, &objects, statistics, ring),
+            None => {
+                self.write_statistics(statistics, ring)?;
+                self.recording.flush()
+            }
+        }
+    }
+
+    /// Writes a snapshot of the recording so far to the file `to`, the
+    /// recording going on untouched ([`Recording::snapshot`]), ended as the
+    /// recording's end would end it: a last sweep (in the recording), then,
+    /// in the snapshot only, the old objects, an `ObjectLifetime` with
+    /// `live = true` for every object still tracked, and the live set
+    /// (`collected`: a collection was forced right before).
     pub fn snapshot(
         &mut self,
+        vm: &mut impl Vm,
         to: &std::path::Path,
+        collected: bool,
     ) -> Result<jfr_writer::snapshot::Snapshot, jfr_writer::Error> {
-        self.recording.snapshot(to)
+        let now = self.recording.clock().now().0;
+        // As at the end (see `finish`).
+        if self.gc_count > 0 {
+            self.sweep(vm, self.gc_count, now)?;
+        }
+        self.recording.begin_snapshot_tail()?;
+        match self.write_snapshot_tail(vm, now, collected) {
+            Ok(()) => self.recording.end_snapshot_tail(to),
+            Err(error) => {
+                self.recording.abandon_snapshot_tail()?;
+                Err(error)
+            }
+        }
+    }
+
+    /// What a snapshot ends with ([`Writer::snapshot`]), as of `end`.
+    fn write_snapshot_tail(
+        &mut self,
+        vm: &mut impl Vm,
+        end: i64,
+        collected: bool,
+    ) -> Result<(), jfr_writer::Error> {
+        if !self.live {
+            return Ok(());
+        }
+        // The recording's count of objects the cap left out is its own.
+        let left_out = self.old_objects.as_ref().map(|old| old.left_out);
+        let objects = self.old_objects_to_write();
+        if let (Some(old), Some(left_out)) = (self.old_objects.as_mut(), left_out) {
+            old.left_out = left_out;
+        }
+        self.write_old_objects(vm, Ticks(end), &objects, &[])?;
+        let Self {
+            liveness,
+            recording,
+            object_lifetime,
+            gc_count,
+            ..
+        } = self;
+        for object in liveness.iter() {
+            let fate = Fate::Live {
+                gcs_survived: gc_count.saturating_sub(object.gc_count_at_allocation),
+            };
+            write_lifetime(recording, object_lifetime, object, end, fate)?;
+        }
+        self.write_live_set(end, collected, self.liveness.len())
+    }
+
+    /// Writes `heapsampler.LiveSet`: how the `live_objects` objects live at
+    /// `at` were found.
+    fn write_live_set(
+        &mut self,
+        at: i64,
+        collected: bool,
+        live_objects: usize,
+    ) -> Result<(), jfr_writer::Error> {
+        LiveSet {
+            start_time: Ticks(at),
+            collected,
+            last_collection: Ticks(self.last_gc_end),
+            collections: self.gc_count.min(i64::MAX as u64) as i64,
+            live_objects: live_objects as i64,
+        }
+        .write(&mut self.recording, &self.live_set)
     }
 
     /// Drops the values neither the chunk just ended nor the new one used,
@@ -1014,13 +1164,15 @@ impl<S: Sink> Writer<S> {
 
     /// Ends the recording: a last sweep, the old objects (with their paths
     /// to GC roots when asked), an `ObjectLifetime` with `live = true` for
-    /// every object still tracked, the final statistics; then the file is
-    /// closed. Returns the recording's sink.
+    /// every object still tracked, the live set (`collected`: a collection
+    /// was forced right before, so that live means reachable), the final
+    /// statistics; then the file is closed. Returns the recording's sink.
     pub fn finish(
         mut self,
         vm: &mut impl Vm,
         statistics: Statistics,
         ring: RingStats,
+        collected: bool,
     ) -> Result<S, jfr_writer::Error> {
         let end = self.recording.clock().now().0;
         // An object the ring handed over after the collection that freed
@@ -1041,6 +1193,7 @@ impl<S: Sink> Writer<S> {
         };
         self.write_old_objects(vm, Ticks(end), &objects, &paths)?;
         let table = std::mem::take(&mut self.liveness);
+        let live_objects = table.len();
         for live in table.finish() {
             vm.release(live.object.handle.handle);
             let fate = Fate::Live {
@@ -1053,6 +1206,9 @@ impl<S: Sink> Writer<S> {
                 end,
                 fate,
             )?;
+        }
+        if self.live {
+            self.write_live_set(end, collected, live_objects)?;
         }
         self.write_statistics(statistics, ring)?;
         self.recording.finish()

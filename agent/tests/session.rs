@@ -11,7 +11,7 @@ use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::session::{
     self, Collection, Collections, RunningCollections, Session, SessionVm,
 };
-use heapsampler_agent::writer::{ClassInfo, MethodInfo, ThreadInfo, Vm};
+use heapsampler_agent::writer::{ClassInfo, Exhaustion, MethodInfo, ThreadInfo, Vm};
 use heapsampler_core::options::{LiveMax, Options};
 use heapsampler_core::ring::{WaitOutcome, ring_buffer};
 use jfr_writer::Recording;
@@ -334,13 +334,33 @@ fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
         // The flush timer never fires here: the dump itself flushes.
         let first = dir.join("first.jfr");
         let taken = session
-            .request_dump(&first)
+            .request_dump(&first, false)
             .unwrap()
             .recv()
             .unwrap()
             .unwrap();
         assert_eq!(taken.bytes, std::fs::metadata(&first).unwrap().len());
         assert_eq!(samples_in(&first), 3);
+        // Ended as the recording would end now: each sample's lifetime, the
+        // objects still tracked live, and how that was found.
+        let summary = support::summary(&first);
+        assert_eq!(
+            support::summary_count(&summary, "heapsampler.ObjectLifetime"),
+            3
+        );
+        assert_eq!(support::summary_count(&summary, "jdk.OldObjectSample"), 3);
+        let live_set = |path: &Path| {
+            let events = support::json_events(&support::print_json(path)).clone();
+            let sets: Vec<_> = events
+                .into_iter()
+                .filter(|e| e["type"] == "heapsampler.LiveSet")
+                .collect();
+            assert_eq!(sets.len(), 1, "one live set in {}", path.display());
+            sets[0]["values"].clone()
+        };
+        let values = live_set(&first);
+        assert_eq!(values["collected"], false);
+        assert_eq!(values["liveObjects"], 3);
 
         for handle in 4..=5 {
             session.count_sample();
@@ -348,16 +368,17 @@ fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
         }
         let second = dir.join("second.jfr");
         session
-            .request_dump(&second)
+            .request_dump(&second, true)
             .unwrap()
             .recv()
             .unwrap()
             .unwrap();
         assert_eq!(samples_in(&second), 5);
+        assert_eq!(live_set(&second)["collected"], true);
 
         // A snapshot that cannot be written says why; the recording goes on.
         let error = session
-            .request_dump(&dir.join("no/such/dir/x.jfr"))
+            .request_dump(&dir.join("no/such/dir/x.jfr"), false)
             .unwrap()
             .recv()
             .unwrap()
@@ -367,9 +388,128 @@ fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
         session.producer().close();
         writer.join().unwrap();
     });
-    let error = session.request_dump(&dir.join("late.jfr")).unwrap_err();
+    let error = session
+        .request_dump(&dir.join("late.jfr"), false)
+        .unwrap_err();
     assert_eq!(error, "the recording has ended");
     assert!(!dir.join("late.jfr").exists());
     running.end();
     assert_eq!(samples_in(&file), 5);
+    // The snapshots' tails are theirs: the recording has each lifetime once.
+    let summary = support::summary(&file);
+    assert_eq!(
+        support::summary_count(&summary, "heapsampler.ObjectLifetime"),
+        5
+    );
+    assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 1);
+}
+
+/// A heap exhaustion's record: thread 7, now, the stack of one frame.
+fn exhaustion(session: &Session) -> Exhaustion {
+    let record = SampleRecord {
+        header: SampleHeader {
+            thread: 7,
+            ticks: session.clock().now().0,
+            size: 0,
+            interval: 0,
+            class: 0,
+            liveness_handle: 0,
+            truncated: false,
+        },
+        frames: vec![RawFrame {
+            method: 1,
+            location: 3,
+        }],
+    };
+    Exhaustion {
+        record: record.encode(),
+        message: "Java heap space".to_owned(),
+    }
+}
+
+/// Each heap exhaustion is written and flushed before it is answered; the
+/// first ends its chunk with the old objects, those soon after only mark
+/// themselves; after the end, none is taken.
+#[test]
+fn heap_exhaustions_are_written_before_they_are_answered() {
+    let dir = support::temp_dir("session_exhausted");
+    let file = dir.join("running.jfr");
+    let recording = Recording::create(&file, session::recording_options(&options(&file))).unwrap();
+    let (producer, consumer) = ring_buffer(1 << 16);
+    let running = RunningCollections::new();
+    let collections = running.begin(producer.clone());
+    let session = Session::new(
+        options(&file),
+        recording.clock(),
+        u64::MAX,
+        producer,
+        collections,
+    );
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut vm = FakeVm::default();
+            session::run_writer(&session, recording, consumer, &mut vm)
+                .unwrap()
+                .finish()
+                .unwrap();
+        });
+        for handle in 1..=4 {
+            session.count_sample();
+            session.producer().push(&sample(&session, handle)).unwrap();
+        }
+        // Two threads at once, then one more: answered once the file holds
+        // them (the flush timer never fires here).
+        let answers: Vec<_> = (0..2)
+            .map(|_| session.report_exhaustion(exhaustion(&session)).unwrap())
+            .collect();
+        for answer in answers {
+            answer.recv().unwrap().unwrap();
+        }
+        let summary = support::summary(&file);
+        assert_eq!(
+            support::summary_count(&summary, "heapsampler.HeapExhausted"),
+            2
+        );
+        assert_eq!(support::summary_count(&summary, "jdk.OldObjectSample"), 4);
+        assert_eq!(support::summary_chunks(&summary), 1, "the chunk ended");
+        session
+            .report_exhaustion(exhaustion(&session))
+            .unwrap()
+            .recv()
+            .unwrap()
+            .unwrap();
+        let summary = support::summary(&file);
+        assert_eq!(
+            support::summary_count(&summary, "heapsampler.HeapExhausted"),
+            3
+        );
+        assert_eq!(
+            support::summary_count(&summary, "jdk.OldObjectSample"),
+            4,
+            "written again only a minute later"
+        );
+        session.producer().close();
+        writer.join().unwrap();
+    });
+    let error = session.report_exhaustion(exhaustion(&session)).unwrap_err();
+    assert_eq!(error, "the recording has ended");
+    running.end();
+    let markers: Vec<serde_json::Value> = support::json_events(&support::print_json(&file))
+        .iter()
+        .filter(|e| e["type"] == "heapsampler.HeapExhausted")
+        .map(|e| e["values"].clone())
+        .collect();
+    let old_objects: Vec<i64> = markers
+        .iter()
+        .map(|m| m["oldObjects"].as_i64().unwrap())
+        .collect();
+    assert_eq!(old_objects, [4, 0, 0]);
+    for marker in &markers {
+        assert_eq!(marker["message"], "Java heap space");
+        assert_eq!(marker["eventThread"]["javaName"], "worker-7");
+        assert_eq!(
+            marker["stackTrace"]["frames"][0]["method"]["name"],
+            "allocate"
+        );
+    }
 }

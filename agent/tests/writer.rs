@@ -188,7 +188,7 @@ fn finish(writer: Writer<jfr_writer::FileSink>, vm: &mut FakeVm, samples: u64) {
         lost_samples: 0,
     };
     writer
-        .finish(vm, statistics, RingStats::default())
+        .finish(vm, statistics, RingStats::default(), false)
         .unwrap()
         .finish()
         .unwrap();

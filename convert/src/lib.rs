@@ -32,6 +32,8 @@
 //!   events through.
 //! - [`allocation`]: which events stand for allocated bytes, by which field.
 //! - [`summary`]: `heapsampler summary`.
+//! - [`liveness`]: what "live" means in a recording (collected first or
+//!   not), and whether its JVM ran out of heap.
 //! - [`conversion`]: `heapsampler convert`, from reading to writing.
 //! - [`export`]: the text of values, as every output shows them.
 //! - [`rows`]: CSV rows, made as the event decoder reads the fields.
@@ -56,6 +58,7 @@ pub mod diff;
 pub mod export;
 pub mod filter;
 pub mod flame;
+pub mod liveness;
 pub mod pprof;
 pub mod progress;
 pub mod read;

@@ -107,6 +107,23 @@ pub struct Options {
     /// The recording stops by itself this long after it starts, as a
     /// `stop` would stop it (`duration=`); `None` records until stopped.
     pub duration: Option<Duration>,
+    /// Whether a garbage collection is forced right before the live
+    /// objects are written (`collect=`), so that "live" means reachable:
+    /// at the recording's end, or, given with `stop` or `dump=`, at that
+    /// stop or in that snapshot. `None`: each case's default
+    /// ([`Options::collects_at`]).
+    pub collect: Option<bool>,
+}
+
+/// What writes a recording's live objects, for [`Options::collects_at`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveSetAt {
+    /// The JVM's exit.
+    Exit,
+    /// A `stop`, or the end of `duration=`, in a JVM that runs on.
+    Stop,
+    /// A snapshot (`dump=`) of a recording that goes on.
+    Snapshot,
 }
 
 /// Whether and how far the heap is walked at the end for the paths from GC
@@ -162,7 +179,16 @@ impl Options {
             chunk_size: 12 << 20,
             chunk_age: Duration::from_secs(3600),
             duration: None,
+            collect: None,
         }
+    }
+
+    /// Whether a collection is forced before the live objects are written
+    /// `at`: as `collect=` says, or by default only at the JVM's exit, which
+    /// a collection cannot slow down. A running service is not made to
+    /// collect (a full collection pauses it) unless asked.
+    pub fn collects_at(&self, at: LiveSetAt) -> bool {
+        self.collect.unwrap_or(at == LiveSetAt::Exit)
     }
 
     /// Parses the agent's option string (`None` or empty: all defaults).
@@ -318,6 +344,9 @@ impl Options {
                             .ok_or_else(|| bad(DURATION))?,
                     )
                 }
+                name::COLLECT => {
+                    options.collect = Some(parse_bool(need(COLLECT)?).ok_or_else(|| bad(COLLECT))?)
+                }
                 name::STOP if value.is_none() => options.stop = true,
                 name::STOP => return Err(bad("stop takes no value")),
                 _ => {
@@ -368,6 +397,7 @@ const RATE: &str = "a positive number of samples per second";
 const THREADS: &str = "a glob of Java thread names, such as http-* or worker-?";
 const LOG: &str = "quiet, info or debug";
 const RING: &str = "a size from 4k to 1g, such as 4m";
+const COLLECT: &str = "true (force a garbage collection right before the live objects are written, so that live means reachable) or false; by default true at the JVM's exit, false at stop, at the end of duration= and for dump=";
 const OLD_OBJECTS: &str =
     "a number of objects from 0 to 1000000 (0 writes no jdk.OldObjectSample events)";
 
@@ -420,11 +450,12 @@ pub mod name {
     pub const CHUNK_SIZE: &str = "chunk_size";
     pub const CHUNK_AGE: &str = "chunk_age";
     pub const DURATION: &str = "duration";
+    pub const COLLECT: &str = "collect";
     pub const STOP: &str = "stop";
 }
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, duration, roots, roots_depth, roots_time, chunk_size, chunk_age";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -517,6 +548,7 @@ mod tests {
         assert_eq!(options.chunk_size, 12 << 20);
         assert_eq!(options.chunk_age, Duration::from_secs(3600));
         assert_eq!(options.duration, None);
+        assert_eq!(options.collect, None);
         assert_eq!(parse("").unwrap(), options);
         assert_eq!(parse("live=true,,").unwrap(), options);
     }
@@ -660,6 +692,36 @@ mod tests {
             assert!(
                 error.starts_with(&format!(
                     "bad option '{text}': expected a duration from 1s to 720h (30 days), such as 30s, 10m or 2h"
+                )),
+                "{text}: got {error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn collect_forces_a_collection_at_the_exit_only_unless_told() {
+        let default = parse("").unwrap();
+        assert!(default.collects_at(LiveSetAt::Exit));
+        assert!(!default.collects_at(LiveSetAt::Stop));
+        assert!(!default.collects_at(LiveSetAt::Snapshot));
+        for (text, collect) in [("collect=true", true), ("collect=false", false)] {
+            let options = parse(text).unwrap();
+            assert_eq!(options.collect, Some(collect));
+            for at in [LiveSetAt::Exit, LiveSetAt::Stop, LiveSetAt::Snapshot] {
+                assert_eq!(options.collects_at(at), collect, "{text} at {at:?}");
+            }
+        }
+        // Given with the stop or the snapshot it is for.
+        assert_eq!(parse("stop,collect=true").unwrap().collect, Some(true));
+        assert_eq!(
+            parse("dump=/tmp/s.jfr,collect=yes").unwrap().collect,
+            Some(true)
+        );
+        for text in ["collect", "collect=", "collect=maybe"] {
+            let error = parse(text).expect_err(text).to_string();
+            assert!(
+                error.starts_with(&format!(
+                    "bad option '{text}': expected true (force a garbage collection right before"
                 )),
                 "{text}: got {error:?}"
             );

@@ -560,3 +560,154 @@ impl AgentStatistics {
             .commit()
     }
 }
+
+/// `heapsampler.HeapExhausted`: the Java heap ran out (a Java heap
+/// `OutOfMemoryError`, as JVMTI's `ResourceExhausted` reports it), on the
+/// thread whose allocation failed.
+pub fn heap_exhausted() -> EventTypeBuilder {
+    EventTypeBuilder::new(event::HEAP_EXHAUSTED)
+        .label("Heap Exhausted")
+        .description(
+            "The Java heap was exhausted: an allocation failed and the JVM threw \
+             OutOfMemoryError. The live objects then are the jdk.OldObjectSample events that \
+             end the chunk",
+        )
+        .category(&["Java Application", "heapsampler"])
+        .setting(Setting::Enabled, "true")
+        .setting(Setting::StackTrace, "true")
+        .with_thread()
+        .with_stack_trace()
+        .field(
+            FieldSpec::new(field::MESSAGE, FieldType::String)
+                .label("Message")
+                .description(
+                    "What the JVM said ran out: Java heap space, GC overhead limit exceeded",
+                ),
+        )
+        .field(
+            FieldSpec::new(field::OLD_OBJECTS, FieldType::Long)
+                .label("Old Objects")
+                .description(
+                    "jdk.OldObjectSample events written with it: the sampled objects live then, \
+                     largest first; 0 when an exhaustion less than a minute before wrote them",
+                )
+                .unsigned(),
+        )
+}
+
+/// A `heapsampler.HeapExhausted`: the Java heap ran out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeapExhausted<'a> {
+    /// When the allocation failed.
+    pub start_time: Ticks,
+    /// The thread whose allocation failed.
+    pub event_thread: Option<ThreadRef>,
+    /// Where it failed.
+    pub stack_trace: StackTraceField,
+    /// What the JVM said ran out.
+    pub message: Option<&'a str>,
+    /// Old-object events written with it.
+    pub old_objects: i64,
+}
+
+impl HeapExhausted<'_> {
+    /// Writes the event as `event_type`, registered from
+    /// [`heap_exhausted`].
+    pub fn write<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        event_type: &EventType,
+    ) -> Result<(), Error> {
+        recording
+            .typed_event(event_type, self.start_time)
+            .field(field::EVENT_THREAD)
+            .thread(self.event_thread)
+            .field(field::STACK_TRACE)
+            .stack_trace_field(self.stack_trace)
+            .field(field::MESSAGE)
+            .string(self.message)
+            .field(field::OLD_OBJECTS)
+            .long(self.old_objects)
+            .commit()
+    }
+}
+
+/// `heapsampler.LiveSet`: how the live objects a recording's end writes
+/// (`heapsampler.ObjectLifetime` with `live = true`) were found. Written
+/// once, with them: at the recording's end, or in a snapshot.
+pub fn live_set() -> EventTypeBuilder {
+    EventTypeBuilder::new(event::LIVE_SET)
+        .label("Live Set")
+        .description(
+            "How the objects still live at the recording's end were found: right after a \
+             collection forced for the purpose (live means reachable), or as of the last \
+             collection (live includes garbage made since)",
+        )
+        .category(&["Java Application", "heapsampler"])
+        .setting(Setting::Enabled, "true")
+        .field(
+            FieldSpec::new(field::COLLECTED, FieldType::Boolean)
+                .label("Collected")
+                .description("Whether a collection was forced right before the live set was taken"),
+        )
+        .field(
+            FieldSpec::new(field::LAST_COLLECTION, FieldType::Long)
+                .label("Last Collection")
+                .description(
+                    "When the last collection the agent saw before the live set ended; the \
+                     recording's start if none",
+                )
+                .unit(Unit::TimestampTicks),
+        )
+        .field(
+            FieldSpec::new(field::COLLECTIONS, FieldType::Long)
+                .label("Collections")
+                .description(
+                    "Collections the agent saw during the recording, the forced one included",
+                )
+                .unsigned(),
+        )
+        .field(
+            FieldSpec::new(field::LIVE_OBJECTS, FieldType::Long)
+                .label("Live Objects")
+                .description("Sampled objects found live, tracked for liveness")
+                .unsigned(),
+        )
+}
+
+/// A `heapsampler.LiveSet`: how a recording's live objects were found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveSet {
+    /// When the live set was taken.
+    pub start_time: Ticks,
+    /// Whether a collection was forced right before.
+    pub collected: bool,
+    /// When the last collection before it ended (the recording's start if
+    /// none).
+    pub last_collection: Ticks,
+    /// Collections seen during the recording.
+    pub collections: i64,
+    /// Sampled objects found live.
+    pub live_objects: i64,
+}
+
+impl LiveSet {
+    /// Writes the event as `event_type`, registered from [`live_set`].
+    pub fn write<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        event_type: &EventType,
+    ) -> Result<(), Error> {
+        recording
+            .typed_event(event_type, self.start_time)
+            .field(field::COLLECTED)
+            .boolean(self.collected)
+            .field(field::LAST_COLLECTION)
+            .long(self.last_collection.0)
+            .field(field::COLLECTIONS)
+            .long(self.collections)
+            .field(field::LIVE_OBJECTS)
+            .long(self.live_objects)
+            .commit()
+    }
+}

@@ -203,10 +203,11 @@ pub trait Sink {
     /// The current chunk is complete and will not be patched again.
     fn end_chunk(&mut self) -> io::Result<()>;
     /// Writes a complete recording of everything flushed so far to the file
-    /// `to` ([`crate::snapshot`]), leaving the output as it is. By default
-    /// unsupported: only a file can be read back.
-    fn snapshot(&mut self, to: &Path) -> io::Result<crate::snapshot::Snapshot> {
-        let _ = to;
+    /// `to` ([`crate::snapshot`]), with `tail` (encoded events) appended to
+    /// its last chunk, leaving the output as it is. By default unsupported:
+    /// only a file can be read back.
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
+        let _ = (to, tail);
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "this recording's output cannot be read back for a snapshot",
@@ -513,9 +514,9 @@ impl Sink for JfrFile {
         }
     }
 
-    fn snapshot(&mut self, to: &Path) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
         self.file.flush()?;
-        crate::snapshot::snapshot_file(self.file.get_ref(), to)
+        crate::snapshot::snapshot_file(self.file.get_ref(), to, tail)
     }
 }
 
@@ -616,9 +617,9 @@ impl Sink for FileSink {
         }
     }
 
-    fn snapshot(&mut self, to: &Path) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
         match self {
-            Self::Plain(sink) => sink.snapshot(to),
+            Self::Plain(sink) => sink.snapshot(to, tail),
             Self::Zstd(_) => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "a snapshot needs a plain .jfr recording, not a zstd-compressed one",
@@ -671,6 +672,10 @@ pub struct Recording<S: Sink> {
     /// Output offset where the next chunk starts.
     output_end: u64,
     events_written: u64,
+    /// While events are held for a snapshot's tail
+    /// ([`Recording::begin_snapshot_tail`]): how many were written before.
+    /// They stay buffered, however many.
+    tail_from: Option<u64>,
     /// Value types reserved by name and not registered yet.
     reserved: Vec<ClassId>,
     /// Where a constant is encoded before it is looked up.
@@ -740,6 +745,7 @@ impl<S: Sink> Recording<S> {
             chunk: None,
             output_end: 0,
             events_written: 0,
+            tail_from: None,
             reserved: Vec::new(),
             constant_scratch: Vec::new(),
         }
@@ -1253,7 +1259,7 @@ impl<S: Sink> Recording<S> {
 
     pub(crate) fn event_committed(&mut self) -> Result<(), Error> {
         self.events_written += 1;
-        if self.events.len() >= self.options.max_buffered_bytes {
+        if self.events.len() >= self.options.max_buffered_bytes && self.tail_from.is_none() {
             self.flush()?;
         }
         Ok(())
@@ -1272,21 +1278,36 @@ impl<S: Sink> Recording<S> {
     }
 
     fn flush_chunk(&mut self, last: bool) -> Result<(), Error> {
-        let mut previous_start = None;
-        if self.chunk.as_ref().is_some_and(|c| c.full) && !self.events.is_empty() {
-            self.sink().end_chunk()?;
-            let previous = self.chunk.take().expect("checked above");
-            self.output_end = previous.start + previous.size;
-            previous_start = Some(previous.header.start_ticks);
-        }
-        if self.chunk.is_none() {
-            self.start_chunk(previous_start)?;
+        debug_assert!(
+            self.tail_from.is_none(),
+            "a snapshot's tail is held: ended or abandoned before a flush"
+        );
+        // A full chunk takes no more events, but a flush without any still
+        // finishes it (it may be the last).
+        if self.chunk.is_none() || !self.events.is_empty() {
+            self.open_chunk()?;
         }
         let now = self.clock.now();
         let mut chunk = self.chunk.take().expect("a chunk was just started");
         let result = self.append_to_chunk(&mut chunk, now, last);
         self.chunk = Some(chunk);
         result
+    }
+
+    /// Makes the chunk being written one that takes events: the first one,
+    /// or the next when this one is full.
+    fn open_chunk(&mut self) -> Result<(), Error> {
+        let previous = match &self.chunk {
+            Some(chunk) if !chunk.full => return Ok(()),
+            Some(full) => Some((full.start + full.size, full.header.start_ticks)),
+            None => None,
+        };
+        if let Some((end, _)) = previous {
+            self.sink().end_chunk()?;
+            self.chunk = None;
+            self.output_end = end;
+        }
+        self.start_chunk(previous.map(|(_, start_ticks)| start_ticks))
     }
 
     fn start_chunk(&mut self, previous_start_ticks: Option<i64>) -> Result<(), Error> {
@@ -1458,8 +1479,69 @@ impl<S: Sink> Recording<S> {
     /// complete recording, its last chunk final, while this one goes on
     /// untouched. Fails for a sink that cannot be read back (a zstd stream).
     pub fn snapshot(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+        self.snapshot_with(to, |_| Ok(()))
+    }
+
+    /// As [`snapshot`](Self::snapshot), with the events `write_tail`
+    /// commits at the snapshot's end and nowhere else: what a recording's
+    /// end would add, in a copy of a recording that goes on
+    /// ([`begin_snapshot_tail`](Self::begin_snapshot_tail)). When
+    /// `write_tail` fails, no snapshot is written.
+    pub fn snapshot_with(
+        &mut self,
+        to: &Path,
+        write_tail: impl FnOnce(&mut Self) -> Result<(), Error>,
+    ) -> Result<crate::snapshot::Snapshot, Error> {
+        self.begin_snapshot_tail()?;
+        match write_tail(self) {
+            Ok(()) => self.end_snapshot_tail(to),
+            Err(error) => {
+                self.abandon_snapshot_tail()?;
+                Err(error)
+            }
+        }
+    }
+
+    /// Flushes, then holds the events committed from now on for a
+    /// snapshot's tail: [`end_snapshot_tail`](Self::end_snapshot_tail)
+    /// writes them at the end of a snapshot and nowhere else, and
+    /// [`abandon_snapshot_tail`](Self::abandon_snapshot_tail) drops them.
+    /// The constants they use are written to this recording too (a
+    /// checkpoint no event of its refers to), so that its pools stay as
+    /// their marks say; [`events_written`](Self::events_written) leaves
+    /// them out.
+    pub fn begin_snapshot_tail(&mut self) -> Result<(), Error> {
         self.flush()?;
-        Ok(self.sink().snapshot(to)?)
+        // The tail joins the chunk the file ends with, which must take
+        // events: its pools mark constants for it.
+        self.open_chunk()?;
+        self.tail_from = Some(self.events_written);
+        Ok(())
+    }
+
+    /// Writes a snapshot of the recording so far ([`snapshot`](Self::snapshot))
+    /// ending with the events held since
+    /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
+    pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+        let tail = self.take_tail()?;
+        Ok(self.sink().snapshot(to, &tail)?)
+    }
+
+    /// Drops the events held since
+    /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
+    pub fn abandon_snapshot_tail(&mut self) -> Result<(), Error> {
+        self.take_tail().map(drop)
+    }
+
+    /// The events held for a snapshot's tail, taken out of the recording,
+    /// whose constants are then written.
+    fn take_tail(&mut self) -> Result<Vec<u8>, Error> {
+        if let Some(events_written) = self.tail_from.take() {
+            self.events_written = events_written;
+        }
+        let tail = std::mem::take(&mut self.events);
+        self.flush()?;
+        Ok(tail)
     }
 
     /// Flushes, marks the last chunk final and returns the sink.
@@ -1488,6 +1570,11 @@ impl<S: Sink> Drop for Recording<S> {
     /// here, errors ignored, so that the output is readable.
     fn drop(&mut self) {
         if self.sink.is_some() {
+            // A snapshot's tail left held (a panic while writing it) is not
+            // the recording's.
+            if self.tail_from.is_some() {
+                let _ = self.abandon_snapshot_tail();
+            }
             let _ = self.flush_chunk(true);
             let _ = self.sink().end_chunk();
         }

@@ -64,6 +64,12 @@ fn invalid(message: String) -> io::Error {
 /// Fails if `from` is not a plain (uncompressed) JFR file or holds no
 /// complete chunk yet.
 pub fn copy_complete(from: &File, to: &mut impl Write) -> io::Result<Snapshot> {
+    copy_with_tail(from, to, &[])
+}
+
+/// As [`copy_complete`], with `tail` (encoded events, whose constants the
+/// last chunk's pools hold) appended to the last chunk.
+fn copy_with_tail(from: &File, to: &mut impl Write, tail: &[u8]) -> io::Result<Snapshot> {
     let chunks = find_chunks(from)?;
     let source_len = from.metadata()?.len();
     let Some(last) = chunks.last() else {
@@ -77,19 +83,24 @@ pub fn copy_complete(from: &File, to: &mut impl Write) -> io::Result<Snapshot> {
     for (index, chunk) in chunks.iter().enumerate() {
         let mut header = chunk.header;
         header.generation = GENERATION_FINISHED;
-        if index + 1 == chunks.len() {
+        let last = index + 1 == chunks.len();
+        if last {
             header.flags |= FLAG_FINAL_CHUNK;
+            header.chunk_size += tail.len() as u64;
         } else {
             header.flags &= !FLAG_FINAL_CHUNK;
         }
         to.write_all(&header.encode())?;
         let mut at = chunk.offset + HEADER_SIZE as u64;
-        let end = chunk.offset + header.chunk_size;
+        let end = chunk.offset + chunk.header.chunk_size;
         while at < end {
             let want = buffer.len().min((end - at) as usize);
             from.read_exact_at(&mut buffer[..want], at)?;
             to.write_all(&buffer[..want])?;
             at += want as u64;
+        }
+        if last {
+            to.write_all(tail)?;
         }
         bytes += header.chunk_size;
     }
@@ -108,7 +119,7 @@ pub fn copy_complete(from: &File, to: &mut impl Write) -> io::Result<Snapshot> {
 pub fn write_snapshot(from: &Path, to: &Path) -> io::Result<Snapshot> {
     let source = File::open(from)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot open {}: {e}", from.display())))?;
-    snapshot_file(&source, to).map_err(|e| {
+    snapshot_file(&source, to, &[]).map_err(|e| {
         io::Error::new(
             e.kind(),
             format!("snapshot of {} to {}: {e}", from.display(), to.display()),
@@ -118,7 +129,7 @@ pub fn write_snapshot(from: &Path, to: &Path) -> io::Result<Snapshot> {
 
 /// Writes a snapshot of the open recording `from` to the file `to`, as
 /// [`write_snapshot`] does.
-pub fn snapshot_file(from: &File, to: &Path) -> io::Result<Snapshot> {
+pub fn snapshot_file(from: &File, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
     if let Ok(existing) = fs::metadata(to) {
         use std::os::unix::fs::MetadataExt;
         let source = from.metadata()?;
@@ -132,7 +143,7 @@ pub fn snapshot_file(from: &File, to: &Path) -> io::Result<Snapshot> {
     let temporary = temporary_path(to, "snapshot");
     let result = (|| {
         let mut out = File::create(&temporary)?;
-        let snapshot = copy_complete(from, &mut out)?;
+        let snapshot = copy_with_tail(from, &mut out, tail)?;
         out.sync_all()?;
         fs::rename(&temporary, to)?;
         Ok(snapshot)

@@ -1035,6 +1035,8 @@ fn the_standard_events_are_declared_as_the_jdk_declares_them() {
         events::object_lifetime(),
         events::garbage_collection(),
         events::agent_statistics(),
+        events::heap_exhausted(),
+        events::live_set(),
     ] {
         recording.register(builder).unwrap();
     }

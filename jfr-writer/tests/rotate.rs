@@ -12,7 +12,7 @@ use heapsampler_test_support::{
 };
 use jfr_writer::events::{self, ObjectAllocationSample};
 use jfr_writer::snapshot::write_snapshot;
-use jfr_writer::{EventType, FileSink, Options, Recording, Thread, ThreadRef};
+use jfr_writer::{Class, EventType, FileSink, Options, Recording, Thread, ThreadRef};
 
 fn allocation_recording(
     path: &Path,
@@ -227,6 +227,77 @@ fn a_snapshot_is_everything_flushed_so_far() {
     }
     recording.close().unwrap();
     assert_eq!(weights(&path), (0..3_000).collect::<Vec<_>>());
+}
+
+/// A snapshot's tail: events in the snapshot only, whose constants (a
+/// class first used there) the snapshot's pools hold, while the recording
+/// goes on without the events and with pools that still say everything its
+/// own later events use.
+#[test]
+fn a_snapshots_tail_is_in_the_snapshot_only() {
+    let dir = temp_dir("snapshot_tail");
+    let path = dir.join("running.jfr");
+    let (mut recording, alloc, thread) = allocation_recording(&path, Options::default());
+    for n in 0..100 {
+        write(&mut recording, &alloc, thread, n);
+    }
+    let class_named = |recording: &mut Recording<FileSink>, name: &str| {
+        let name = recording.symbol(name);
+        recording.class(Class {
+            class_loader: None,
+            name,
+            package: None,
+            modifiers: 0,
+            hidden: false,
+        })
+    };
+    let with_tail = dir.join("with-tail.jfr");
+    let written = recording
+        .snapshot_with(&with_tail, |recording| {
+            let class = class_named(recording, "pkg/OnlyInTheTail");
+            for n in 100..103 {
+                ObjectAllocationSample {
+                    start_time: recording.clock().now(),
+                    event_thread: Some(thread),
+                    stack_trace: None.into(),
+                    object_class: Some(class),
+                    weight: n,
+                }
+                .write(recording, &alloc)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(written.bytes, std::fs::metadata(&with_tail).unwrap().len());
+    assert_eq!(weights(&with_tail), (0..103).collect::<Vec<_>>());
+    let tail_classes: Vec<String> = json_events(&print_json(&with_tail))
+        .iter()
+        .filter(|e| e["values"]["weight"].as_i64() >= Some(100))
+        .map(|e| e["values"]["objectClass"]["name"].to_string())
+        .collect();
+    assert_eq!(tail_classes, ["\"pkg/OnlyInTheTail\""; 3]);
+    assert_eq!(
+        recording.events_written(),
+        100,
+        "the tail is not the recording's"
+    );
+
+    // The recording goes on without the tail; a class the tail used first
+    // is written for the recording's own events too.
+    let class = class_named(&mut recording, "pkg/OnlyInTheTail");
+    ObjectAllocationSample {
+        start_time: recording.clock().now(),
+        event_thread: Some(thread),
+        stack_trace: None.into(),
+        object_class: Some(class),
+        weight: 100,
+    }
+    .write(&mut recording, &alloc)
+    .unwrap();
+    recording.close().unwrap();
+    assert_eq!(weights(&path), (0..101).collect::<Vec<_>>());
+    let last = json_events(&print_json(&path)).last().cloned().unwrap();
+    assert_eq!(last["values"]["objectClass"]["name"], "pkg/OnlyInTheTail");
 }
 
 #[test]

@@ -7,8 +7,8 @@ use std::io::Cursor;
 
 use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, ClassLoadingStatistics,
-    GarbageCollection, GcHeapSummary, GcTypes, JdkGarbageCollection, JvmInformation,
-    ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes,
+    GarbageCollection, GcHeapSummary, GcTypes, HeapExhausted, JdkGarbageCollection, JvmInformation,
+    LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes,
 };
 use jfr_writer::format::names::field;
 use jfr_writer::{Error, Options, Recording, SeekableSink, Thread, Ticks};
@@ -191,8 +191,28 @@ fn every_typed_event_commits_against_its_declaration() {
     }
     .write(&mut rec, &class_loading)
     .unwrap();
+    let heap_exhausted = rec.register(events::heap_exhausted()).unwrap();
+    HeapExhausted {
+        start_time: at,
+        event_thread: Some(thread),
+        stack_trace: None.into(),
+        message: Some("Java heap space"),
+        old_objects: 1,
+    }
+    .write(&mut rec, &heap_exhausted)
+    .unwrap();
+    let live_set = rec.register(events::live_set()).unwrap();
+    LiveSet {
+        start_time: at,
+        collected: true,
+        last_collection: at,
+        collections: 2,
+        live_objects: 3,
+    }
+    .write(&mut rec, &live_set)
+    .unwrap();
 
-    assert_eq!(rec.events_written(), 11);
+    assert_eq!(rec.events_written(), 13);
 }
 
 #[test]

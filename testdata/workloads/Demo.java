@@ -27,6 +27,9 @@ import java.util.concurrent.TimeUnit;
  * Usage: java Demo [SECONDS] (default 5), on 4 worker threads.
  */
 public final class Demo {
+    /** Held for the service's life, as a real cache is: reachable at its exit. */
+    static SessionCache sessions;
+
     public static void main(String[] args) throws Exception {
         long seconds = args.length > 0 ? Long.parseLong(args[0]) : 5;
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
@@ -36,6 +39,7 @@ public final class Demo {
             return thread;
         });
         SessionCache cache = new SessionCache(TimeUnit.SECONDS.toNanos(seconds));
+        sessions = cache;
         List<java.util.concurrent.Future<Long>> workers = new ArrayList<>();
         for (int w = 0; w < 4; w++) {
             int seed = w;

@@ -8,11 +8,15 @@
 //! the session's collections, the writer thread, and sampling. Each
 //! `SampledObjectAlloc` takes the stack and a few handles and pushes one
 //! record into the ring (waiting if it is full, never dropping). The GC
-//! callbacks report to the running session's collections, if any.
-//! `VMDeath` (or `stop`, or the end of `duration=`) stops sampling, lets
-//! callbacks in flight finish, closes the ring, waits for the writer to
-//! drain it and finish the file, and ends the session's collections: one
-//! stop path, [`stop`], whoever asks.
+//! callbacks report to the running session's collections, if any. A Java
+//! heap `OutOfMemoryError` (`ResourceExhausted`) is handed to the writer,
+//! which writes what filled the heap while the failing thread waits, a
+//! while at most ([`heap_exhausted`]).
+//! `VMDeath` (or `stop`, or the end of `duration=`) stops sampling, forces
+//! a collection if the live set is to be the reachable one, lets callbacks
+//! in flight finish, closes the ring, waits for the writer to drain it and
+//! finish the file, and ends the session's collections: one stop path,
+//! [`stop`], whoever asks.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use heapsampler_core::options::{LogLevel, Mode, Options};
+use heapsampler_core::options::{LiveSetAt, LogLevel, Mode, Options};
 use heapsampler_core::ring::{Consumer, PushError, ring_buffer};
 use jfr_writer::{FileSink, Recording};
 use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
@@ -37,7 +41,7 @@ use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_re
 use crate::roots::{RootLimits, RootPath};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
 use crate::site_classes::SiteClasses;
-use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
+use crate::writer::{self, ClassInfo, Exhaustion, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -144,6 +148,15 @@ impl Local {
     fn forget_thread(&mut self) {
         self.thread_session = 0;
     }
+
+    /// Makes the buffers fit stacks of `depth` frames.
+    #[inline]
+    fn size_for(&mut self, depth: usize) {
+        if self.frames.len() != depth + 1 {
+            self.frames = vec![jvmtiFrameInfo::default(); depth + 1];
+            self.record = Vec::with_capacity(MAX_RECORD_LEN);
+        }
+    }
 }
 
 thread_local! {
@@ -189,6 +202,11 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
                 .to_owned(),
         );
     }
+    let mut wanted = wanted;
+    // Without it, no marker of an OutOfMemoryError: the recording goes on.
+    if potential.has(CAN_GENERATE_RESOURCE_EXHAUSTION_HEAP_EVENTS) {
+        wanted.set(CAN_GENERATE_RESOURCE_EXHAUSTION_HEAP_EVENTS);
+    }
     let missing: Vec<&str> = potential
         .missing(&wanted)
         .iter_bits()
@@ -211,6 +229,7 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
         ThreadEnd: Some(thread_end),
         GarbageCollectionStart: Some(gc_start),
         GarbageCollectionFinish: Some(gc_finish),
+        ResourceExhausted: Some(resource_exhausted),
         ..jvmtiEventCallbacks::default()
     };
     jvmti
@@ -310,7 +329,10 @@ pub unsafe extern "system" fn Agent_OnAttach(
         .map_err(|e| e.to_string())
         .and_then(|options| {
             if let Some(to) = &options.dump {
-                return dump(to);
+                let jni = Vm::new(vm)
+                    .jni()
+                    .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
+                return dump(to, options.collects_at(LiveSetAt::Snapshot), jni);
             }
             let running = SESSION
                 .read()
@@ -322,7 +344,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
                 .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
             match (options.stop, running) {
                 (true, Some(_)) => {
-                    stop(jni, None);
+                    stop(jni, None, LiveSetAt::Stop, options.collect);
                     Ok(())
                 }
                 (true, None) => Err("no recording is running".to_owned()),
@@ -352,15 +374,18 @@ pub unsafe extern "system" fn Agent_OnAttach(
 }
 
 /// `dump=PATH` at attach: asks the running recording's writer for a
-/// snapshot in `to` and waits until it is written (or has failed).
-fn dump(to: &std::path::Path) -> Result<(), String> {
+/// snapshot in `to` and waits until it is written (or has failed); with
+/// `collect`, after a forced collection, so that the snapshot's live
+/// objects are the reachable ones.
+fn dump(to: &std::path::Path, collect: bool, jni: Jni) -> Result<(), String> {
     // The session is held, not the lock: a `stop` meanwhile waits for the
     // writer, which answers (or refuses) the request before it ends.
     let running = SESSION
         .read()
         .clone()
         .ok_or_else(|| "no recording is running".to_owned())?;
-    let answer = running.session.request_dump(to)?;
+    let collected = collect && force_collection(&running, jni, LiveSetAt::Snapshot);
+    let answer = running.session.request_dump(to, collected)?;
     let outcome = answer
         .recv()
         .unwrap_or_else(|_| Err("the recording ended before the snapshot".to_owned()));
@@ -391,7 +416,7 @@ unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thre
 
 unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
     let _lifecycle = LIFECYCLE.lock();
-    stop(Jni::from_raw(jni), None);
+    stop(Jni::from_raw(jni), None, LiveSetAt::Exit, None);
 }
 
 fn start(pending: Pending, jni: Jni) -> Result<(), String> {
@@ -442,6 +467,8 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
         .map_err(|e| format!("cannot start sampling: {e}"))?;
+    // Refused without the capability (see `environment`): no marker then.
+    let _ = jvmti.set_event(true, JVMTI_EVENT_RESOURCE_EXHAUSTED);
     let options = running.session.options();
     log(
         options,
@@ -509,13 +536,17 @@ fn forget_thread() {
 }
 
 /// Stops sampling and waits until the recording is finished: the running
-/// session, or only session `only` if it is still the one running. The
-/// caller holds [`LIFECYCLE`].
-fn stop(jni: Jni, only: Option<u64>) {
-    let jvmti = match SESSION.read().as_ref() {
-        Some(running) if only.is_none_or(|id| id == running.id) => running.jvmti,
+/// session, or only session `only` if it is still the one running. What
+/// ends it is `at`: a collection is forced first if `collect` says so, or
+/// if not given, if the session's options do for `at`. The caller holds
+/// [`LIFECYCLE`].
+fn stop(jni: Jni, only: Option<u64>, at: LiveSetAt, collect: Option<bool>) {
+    let running = match SESSION.read().as_ref() {
+        Some(running) if only.is_none_or(|id| id == running.id) => Arc::clone(running),
         _ => return,
     };
+    let jvmti = running.jvmti;
+    let _ = jvmti.set_event(false, JVMTI_EVENT_RESOURCE_EXHAUSTED);
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
     let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
@@ -525,6 +556,14 @@ fn stop(jni: Jni, only: Option<u64>) {
         let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
         jni.delete_local_ref(thread);
     }
+    // Before the ring closes, while the writer runs: it sweeps after the
+    // collection, and once more at the end for the objects still in the
+    // ring then.
+    if collect.unwrap_or_else(|| running.session.options().collects_at(at)) {
+        let collected = force_collection(&running, jni, at);
+        running.session.set_collected_at_end(collected);
+    }
+    drop(running);
     // The write lock waits for callbacks in flight; none start after this.
     let Some(running) = SESSION.write().take() else {
         return;
@@ -541,6 +580,149 @@ fn stop(jni: Jni, only: Option<u64>) {
     // is freed here, and given back.
     drop(running);
     release_free_memory();
+}
+
+/// Forces a garbage collection before a live set is taken `at`; returns
+/// whether one finished meanwhile, as the GC callbacks saw it (a collector
+/// may decline: Shenandoah at the JVM's exit, Epsilon always).
+fn force_collection(running: &JvmSession, jni: Jni, at: LiveSetAt) -> bool {
+    let options = running.session.options();
+    if at == LiveSetAt::Exit && !collects_at_exit(jni) {
+        log(
+            options,
+            LogLevel::Info,
+            "no collection at the JVM's exit under this collector (only G1, Parallel and \
+             Serial collect then): the objects written as live include garbage",
+        );
+        return false;
+    }
+    let collections = running.session.collections();
+    let before = collections.finished_count();
+    let started = Instant::now();
+    if let Err(e) = running.jvmti.force_garbage_collection() {
+        say(format_args!("cannot force a garbage collection: {e}"));
+        return false;
+    }
+    let collected = collections.finished_count() > before;
+    log(
+        options,
+        LogLevel::Debug,
+        format_args!(
+            "forced a collection for the live set in {:.1} ms{}",
+            started.elapsed().as_secs_f64() * 1e3,
+            if collected {
+                ""
+            } else {
+                ", but the collector ran none"
+            }
+        ),
+    );
+    collected
+}
+
+/// Whether the JVM's collector can collect once VMDeath has come. Its
+/// concurrent threads have stopped by then (HotSpot's `before_exit` stops
+/// them before it posts VMDeath): G1, Parallel and Serial collect on the VM
+/// thread and answer; ZGC and Shenandoah wait for a collector thread that
+/// is gone, forever; Epsilon never collects.
+fn collects_at_exit(jni: Jni) -> bool {
+    [c"UseG1GC", c"UseParallelGC", c"UseSerialGC"]
+        .iter()
+        .any(|flag| management::vm_option(jni, flag).as_deref() == Some("true"))
+}
+
+/// How long a thread whose allocation exhausted the heap waits for the
+/// writer to have the file hold what filled it: the writer answers within
+/// milliseconds (a flush, or a chunk's end with the old objects), so the
+/// bound only keeps a writer stuck elsewhere from holding the thread, which
+/// then throws its `OutOfMemoryError` anyway.
+const EXHAUSTION_WAIT: Duration = Duration::from_secs(10);
+
+unsafe extern "system" fn resource_exhausted(
+    _jvmti: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    flags: jint,
+    _reserved: *const c_void,
+    description: *const c_char,
+) {
+    // Metaspace, the array size limit, threads: not the heap's content.
+    if flags & JVMTI_RESOURCE_EXHAUSTED_JAVA_HEAP == 0 {
+        return;
+    }
+    let message = if description.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the JVM passes a NUL-terminated description (null is
+        // checked).
+        unsafe { CStr::from_ptr(description) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let jni = Jni::from_raw(jni);
+    let _ = LOCAL.try_with(|local| {
+        let Ok(mut local) = local.try_borrow_mut() else {
+            return;
+        };
+        // The writer's own JNI calls may find the heap full: it never waits
+        // for itself.
+        if local.agent_thread {
+            return;
+        }
+        // Held, not the lock: a stop meanwhile waits for the writer, which
+        // answers before it ends.
+        let Some(running) = SESSION.read().clone() else {
+            return;
+        };
+        heap_exhausted(&running, &mut local, jni, message);
+    });
+}
+
+/// Hands a Java heap exhaustion on this thread to the writer, with the
+/// thread and its stack, and waits until the file holds it (at most
+/// [`EXHAUSTION_WAIT`]): once the `OutOfMemoryError` is thrown the JVM may
+/// exit or be killed. Takes no Java object: the heap is full.
+fn heap_exhausted(running: &JvmSession, local: &mut Local, jni: Jni, message: String) {
+    let session = &running.session;
+    let ticks = session.clock().now();
+    let depth = session.options().depth;
+    local.size_for(depth);
+    let count = running.jvmti.current_stack(&mut local.frames).unwrap_or(0);
+    let thread_key = match running.jvmti.current_thread() {
+        Ok(thread) if !thread.is_null() => {
+            let key = thread_key(running, local, jni, thread);
+            jni.delete_local_ref(thread);
+            key
+        }
+        _ => 0,
+    };
+    let header = SampleHeader {
+        thread: thread_key,
+        ticks: ticks.0,
+        size: 0,
+        interval: 0,
+        class: 0,
+        liveness_handle: 0,
+        truncated: count > depth,
+    };
+    let frames = local.frames[..count.min(depth)].iter().map(|f| RawFrame {
+        method: f.method as u64,
+        location: f.location,
+    });
+    let mut record = Vec::new();
+    SampleRecord::encode_into(&mut record, &header, frames);
+    let Ok(answer) = session.report_exhaustion(Exhaustion { record, message }) else {
+        return;
+    };
+    match answer.recv_timeout(EXHAUSTION_WAIT) {
+        Ok(Ok(())) => {}
+        Ok(Err(why)) => say(format_args!(
+            "the heap ran out, but what filled it was not written: {why}"
+        )),
+        Err(_) => say(format_args!(
+            "the heap ran out; what filled it is not written yet after {} s",
+            EXHAUSTION_WAIT.as_secs()
+        )),
+    }
 }
 
 unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
@@ -589,10 +771,7 @@ fn sample(
     let ticks = session.clock().now();
     let options = session.options();
     let depth = options.depth;
-    if local.frames.len() != depth + 1 {
-        local.frames = vec![jvmtiFrameInfo::default(); depth + 1];
-        local.record = Vec::with_capacity(MAX_RECORD_LEN);
-    }
+    local.size_for(depth);
     let count = running.jvmti.current_stack(&mut local.frames).unwrap_or(0);
     if options.mode == Mode::Floor {
         // Diagnostic: the cost so far is what no agent can avoid.
@@ -773,6 +952,7 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
         running: &running,
         jni,
         management: Lookup::NotYet,
+        gc_info: Backoff::default(),
         retired_classes: Vec::new(),
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
@@ -810,9 +990,44 @@ struct JvmtiVm<'s> {
     jni: Jni,
     /// The management interface, looked up at its first use.
     management: Lookup,
+    /// When a collection's figures may be asked for again after a failure.
+    gc_info: Backoff,
     /// Weak references to unloaded classes, not deleted yet: a callback
     /// may be comparing a class with one.
     retired_classes: Vec<usize>,
+}
+
+/// A pause after each failure of a call, doubling from a second to a
+/// minute while it fails, ended by a success. A collection's figures
+/// (`GcInfo`) are Java objects: in a heap that is full they fail to be
+/// allocated, and each attempt costs the JVM a full collection before it
+/// gives up (and a line of its log: the agent hears of its own
+/// `OutOfMemoryError` too). While the heap stays full, the poll tries now
+/// and then rather than at every collection.
+#[derive(Debug, Default)]
+struct Backoff {
+    /// Until when calls are not made, and the pause after the next failure.
+    until: Option<(Instant, Duration)>,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_secs(1);
+    const LONGEST: Duration = Duration::from_secs(60);
+
+    /// Whether a call may be made now.
+    fn allows(&self) -> bool {
+        self.until.is_none_or(|(until, _)| Instant::now() >= until)
+    }
+
+    /// A call was made and `succeeded`, or not.
+    fn made(&mut self, succeeded: bool) {
+        self.until = if succeeded {
+            None
+        } else {
+            let pause = self.until.map_or(Self::FIRST, |(_, pause)| pause);
+            Some((Instant::now() + pause, (pause * 2).min(Self::LONGEST)))
+        };
+    }
 }
 
 /// The management interface's beans, once looked for.
@@ -842,7 +1057,7 @@ impl SessionVm for JvmtiVm<'_> {
                 let running = SESSION.read().as_ref().is_some_and(|r| r.id == id);
                 if running {
                     if let Some(jni) = vm.attach_daemon(c"heapsampler-stop") {
-                        stop(jni, Some(id));
+                        stop(jni, Some(id), LiveSetAt::Stop, None);
                         vm.detach();
                     }
                 }
@@ -1053,8 +1268,13 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
+        if !self.gc_info.allows() {
+            return None;
+        }
         let jni = self.jni;
-        self.management()?.last_collection(jni, collector)
+        let last = self.management()?.last_collection(jni, collector);
+        self.gc_info.made(last.is_some());
+        last
     }
 
     fn class_loading(&mut self) -> Option<ClassLoading> {

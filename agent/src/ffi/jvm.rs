@@ -243,6 +243,29 @@ impl Jvmti {
         Ok(count.max(0) as usize)
     }
 
+    /// The current thread: a local reference the caller deletes.
+    pub fn current_thread(&self) -> Result<jobject, JvmtiError> {
+        let mut thread: jthread = ptr::null_mut();
+        // SAFETY: the JVM writes one thread reference.
+        check(unsafe {
+            (self.table().GetCurrentThread.expect("GetCurrentThread"))(self.0, &mut thread)
+        })?;
+        Ok(thread)
+    }
+
+    /// Forces a garbage collection and returns when it is over (JVMTI
+    /// `ForceGarbageCollection`, live phase only). Weak references to
+    /// objects it found unreachable are cleared then.
+    pub fn force_garbage_collection(&self) -> Result<(), JvmtiError> {
+        // SAFETY: takes no argument.
+        check(unsafe {
+            (self
+                .table()
+                .ForceGarbageCollection
+                .expect("ForceGarbageCollection"))(self.0)
+        })
+    }
+
     /// The tag of an object (0: none).
     #[inline]
     pub fn tag(&self, object: jobject) -> Result<jlong, JvmtiError> {

@@ -291,6 +291,13 @@ pub const JVMTI_EVENT_MONITOR_CONTENDED_ENTER: jvmtiEvent = 75;
 pub const JVMTI_EVENT_MONITOR_CONTENDED_ENTERED: jvmtiEvent = 76;
 /// `JVMTI_EVENT_RESOURCE_EXHAUSTED` (80), delivered to `jvmtiEventCallbacks::ResourceExhausted`.
 pub const JVMTI_EVENT_RESOURCE_EXHAUSTED: jvmtiEvent = 80;
+/// `JVMTI_RESOURCE_EXHAUSTED_OOM_ERROR`: an `OutOfMemoryError` will be thrown
+/// (a flag of the `ResourceExhausted` event).
+pub const JVMTI_RESOURCE_EXHAUSTED_OOM_ERROR: jint = 0x0001;
+/// `JVMTI_RESOURCE_EXHAUSTED_JAVA_HEAP`: the Java heap is what ran out.
+pub const JVMTI_RESOURCE_EXHAUSTED_JAVA_HEAP: jint = 0x0002;
+/// `JVMTI_RESOURCE_EXHAUSTED_THREADS`: no more threads could be created.
+pub const JVMTI_RESOURCE_EXHAUSTED_THREADS: jint = 0x0004;
 /// `JVMTI_EVENT_GARBAGE_COLLECTION_START` (81), delivered to `jvmtiEventCallbacks::GarbageCollectionStart`.
 pub const JVMTI_EVENT_GARBAGE_COLLECTION_START: jvmtiEvent = 81;
 /// `JVMTI_EVENT_GARBAGE_COLLECTION_FINISH` (82), delivered to `jvmtiEventCallbacks::GarbageCollectionFinish`.

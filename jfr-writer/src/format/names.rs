@@ -266,6 +266,11 @@ pub mod event {
     pub const GARBAGE_COLLECTION: &str = "heapsampler.GarbageCollection";
     /// Ours: the agent's counters.
     pub const AGENT_STATISTICS: &str = "heapsampler.AgentStatistics";
+    /// Ours: the Java heap was exhausted (an `OutOfMemoryError`).
+    pub const HEAP_EXHAUSTED: &str = "heapsampler.HeapExhausted";
+    /// Ours: how the live objects written at a recording's end (or in a
+    /// snapshot) were found: right after a collection, or not.
+    pub const LIVE_SET: &str = "heapsampler.LiveSet";
 }
 
 /// Field names, of events and of the constant-pool types.
@@ -331,6 +336,20 @@ pub mod field {
     pub const STACK_TRACES_HELD: &str = "stackTracesHeld";
     /// Threads held in the recording's pool.
     pub const THREADS_HELD: &str = "threadsHeld";
+
+    // `heapsampler.HeapExhausted` and `heapsampler.LiveSet`.
+    /// What the JVM said ran out: `Java heap space`.
+    pub const MESSAGE: &str = "message";
+    /// Old-object events written with an event.
+    pub const OLD_OBJECTS: &str = "oldObjects";
+    /// Whether a collection was forced right before the live set was taken.
+    pub const COLLECTED: &str = "collected";
+    /// When the last collection before the live set ended.
+    pub const LAST_COLLECTION: &str = "lastCollection";
+    /// Collections seen.
+    pub const COLLECTIONS: &str = "collections";
+    /// Objects found live.
+    pub const LIVE_OBJECTS: &str = "liveObjects";
 
     // `jdk.ActiveRecording` and `jdk.ActiveSetting`.
     /// A recording's id, or the id of the event type a setting is of.

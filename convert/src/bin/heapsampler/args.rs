@@ -34,8 +34,28 @@ pub struct Cli {
 pub enum Command {
     /// Run a Java program with the agent, then say where the recording is.
     ///
-    /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
+    /// When the program exits, the agent forces a garbage collection before
+    /// it writes the sampled objects still live, so that live (top --live,
+    /// flame --live) means reachable at the end: under G1, Parallel and
+    /// Serial, the collectors that can collect while the JVM exits (under
+    /// ZGC and Shenandoah the output says the live objects were not
+    /// collected). A program run from source
+    /// (`java Main.java`) is loaded by a class loader the launcher lets go
+    /// when main returns: its static fields are no longer reachable then,
+    /// so compile it (`javac -d classes Main.java`, `java -cp classes Main`)
+    /// to see what they hold.
+    ///
+    /// When the Java heap runs out (OutOfMemoryError), the recording gets a
+    /// heapsampler.HeapExhausted event and the objects live then
+    /// (jdk.OldObjectSample, for Mission Control's Memory Leak page),
+    /// flushed before the error is thrown, and the report says so. With
+    /// -XX:+ExitOnOutOfMemoryError or -XX:+CrashOnOutOfMemoryError the JVM
+    /// ends before any agent hears of it: the recording holds what its last
+    /// flush wrote, a second or less before, and no live objects.
+    ///
     /// The program's exit code is passed through.
+    ///
+    /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
     Record {
         /// The recording to write.
         #[arg(short, long, default_value = "heapsampler.jfr")]
@@ -80,11 +100,28 @@ pub enum Command {
     },
     /// Stop the recording `heapsampler attach` started, and summarise it.
     ///
-    /// The agent finishes the file before detach returns.
+    /// The agent finishes the file before detach returns. The objects it
+    /// writes as live at the end (what top --live and flame --live show)
+    /// are those no collection had freed yet: garbage made since the last
+    /// collection, and what young collections left in the old generation,
+    /// counts as live, and the outputs say so ("live: not collected yet").
+    /// With --collect they are the reachable ones.
+    ///
     /// Example: heapsampler detach 4242
+    ///
+    /// Example, live meaning reachable: heapsampler detach 4242 --collect
     Detach {
         /// The JVM's process id.
         pid: u32,
+        /// Force a garbage collection first, so that the objects written as
+        /// live at the end are the reachable ones ("live: reachable at the
+        /// end").
+        ///
+        /// The service pauses for the collection, as for `jcmd PID GC.run`
+        /// (a full collection under G1, Parallel and Serial; a concurrent
+        /// one under ZGC and Shenandoah).
+        #[arg(long)]
+        collect: bool,
         /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
         #[arg(long)]
         agent: Option<PathBuf>,
@@ -105,6 +142,12 @@ pub enum Command {
     /// heapsampler command read it. A compressed (.zst) recording cannot be
     /// snapshot.
     ///
+    /// A snapshot asked of a JVM ends as the recording would end now: with
+    /// the sampled objects still live (top --live, flame --live), those no
+    /// collection had freed yet, garbage included ("live: not collected
+    /// yet"); with --collect, the reachable ones. A
+    /// snapshot of a file has no live objects: it did not end.
+    ///
     /// Example: heapsampler dump 4242 -o /tmp/now.jfr
     ///
     /// Example: heapsampler dump service.jfr -o /tmp/now.jfr
@@ -115,6 +158,12 @@ pub enum Command {
         /// Where the snapshot goes (a .jfr name, for the JDK's `jfr`).
         #[arg(short, long)]
         output: PathBuf,
+        /// Of a JVM: force a garbage collection first, so that the
+        /// snapshot's live objects are the reachable ones ("live: reachable
+        /// at the end"). The service pauses for the collection, as for `jcmd
+        /// PID GC.run`.
+        #[arg(long)]
+        collect: bool,
         /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
         #[arg(long)]
         agent: Option<PathBuf>,
@@ -256,6 +305,14 @@ Examples:
         #[arg(long)]
         samples: bool,
         /// Only objects still live when the recording ended.
+        ///
+        /// What live means depends on how the recording ended, and the output
+        /// says which in a line starting "live:". A JVM that exited (a program
+        /// `record` ran) is collected right before under G1, Parallel and
+        /// Serial, so live means reachable. A
+        /// recording stopped in a running JVM (`detach`, --duration) or a
+        /// snapshot of one (`dump PID`) counts what no collection had freed
+        /// yet, garbage included, unless taken with --collect. A recording that did not end (its JVM killed) has none.
         #[arg(long)]
         live: bool,
         /// With --live: only objects that outlived at least this many collections.
@@ -388,6 +445,14 @@ pub struct Question {
     #[arg(long, value_enum, default_value_t = ByArg::Site)]
     pub by: ByArg,
     /// Only objects still live when the recording ended.
+    ///
+    /// What live means depends on how the recording ended, and the output
+    /// says which in a line starting "live:". A JVM that exited (a program
+    /// `record` ran) is collected right before under G1, Parallel and
+    /// Serial, so live means reachable. A
+    /// recording stopped in a running JVM (`detach`, --duration) or a
+    /// snapshot of one (`dump PID`) counts what no collection had freed
+    /// yet, garbage included, unless taken with --collect. A recording that did not end (its JVM killed) has none.
     #[arg(long)]
     pub live: bool,
     /// With --live: only objects that outlived at least this many collections.

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use heapsampler_core::options::name;
+
 /// Where `attach` notes the recording for `detach`.
 fn note_path(pid: u32) -> PathBuf {
     std::env::temp_dir().join(format!("heapsampler-attach-{pid}"))
@@ -124,10 +126,21 @@ pub fn attach(
 }
 
 /// Stops the recording in JVM `pid`, which finishes its file before jcmd
-/// returns. Returns the recording's path when `attach` noted it.
-pub fn detach(jcmd: &Path, pid: u32, agent: &Path) -> Result<Option<PathBuf>, String> {
+/// returns; with `collect`, after a forced collection. Returns the
+/// recording's path when `attach` noted it.
+pub fn detach(
+    jcmd: &Path,
+    pid: u32,
+    agent: &Path,
+    collect: bool,
+) -> Result<Option<PathBuf>, String> {
     let note = Note::read(pid);
-    let stopped = load(jcmd, pid, agent, "stop");
+    let stopped = load(
+        jcmd,
+        pid,
+        agent,
+        &with_collect(name::STOP.to_owned(), collect),
+    );
     // Stopped now or by itself before: either way the note is done with.
     if !matches!(stopped, Err(Refusal::Jcmd(_))) {
         let _ = std::fs::remove_file(note_path(pid));
@@ -148,18 +161,36 @@ pub fn detach(jcmd: &Path, pid: u32, agent: &Path) -> Result<Option<PathBuf>, St
 }
 
 /// Asks the recording in JVM `pid` for a snapshot in `output` (absolute),
-/// which is written before jcmd returns.
-pub fn dump(jcmd: &Path, pid: u32, agent: &Path, output: &Path) -> Result<(), String> {
-    let options = format!("dump={}", output.display());
+/// which is written before jcmd returns; with `collect`, after a forced
+/// collection.
+pub fn dump(
+    jcmd: &Path,
+    pid: u32,
+    agent: &Path,
+    output: &Path,
+    collect: bool,
+) -> Result<(), String> {
+    let options = with_collect(format!("{}={}", name::DUMP, output.display()), collect);
     heapsampler_core::options::Options::parse(Some(&options), std::process::id())
         .map_err(|e| e.to_string())?;
     load(jcmd, pid, agent, &options).map_err(|refused| match refused {
         Refusal::Agent => format!(
-            "JVM {pid} wrote no snapshot to {}: no heapsampler recording is running there,              or the snapshot failed; the JVM's standard error says which",
+            "JVM {pid} wrote no snapshot to {}: no heapsampler recording is running there, \
+             or the snapshot failed; the JVM's standard error says which",
             output.display()
         ),
         Refusal::Jcmd(message) => message,
     })
+}
+
+/// The agent's `options`, with `collect=true` when asked for (left out
+/// otherwise: the agent's own default then holds).
+fn with_collect(options: String, collect: bool) -> String {
+    if collect {
+        format!("{options},{}=true", name::COLLECT)
+    } else {
+        options
+    }
 }
 
 /// Why a load failed.

@@ -29,6 +29,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use heapsampler_convert::conversion::{self, ConvertError};
 use heapsampler_convert::flame::{self, Weight};
+use heapsampler_convert::liveness;
 use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, Query};
 
@@ -105,13 +106,19 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             sampling,
             jcmd,
         } => attach(pid, output, duration.as_deref(), &sampling, jcmd.as_deref())?,
-        Command::Detach { pid, agent, jcmd } => detach(pid, agent.as_deref(), jcmd.as_deref())?,
+        Command::Detach {
+            pid,
+            collect,
+            agent,
+            jcmd,
+        } => detach(pid, collect, agent.as_deref(), jcmd.as_deref())?,
         Command::Dump {
             target,
             output,
+            collect,
             agent,
             jcmd,
-        } => dump(&target, &output, agent.as_deref(), jcmd.as_deref())?,
+        } => dump(&target, &output, collect, agent.as_deref(), jcmd.as_deref())?,
         Command::Demo {
             dir,
             seconds,
@@ -226,10 +233,15 @@ fn attach(
     Ok(())
 }
 
-fn detach(pid: u32, agent: Option<&Path>, jcmd: Option<&Path>) -> Result<(), Failure> {
+fn detach(
+    pid: u32,
+    collect: bool,
+    agent: Option<&Path>,
+    jcmd: Option<&Path>,
+) -> Result<(), Failure> {
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
     let agent = record::find_agent(agent)?;
-    match attach::detach(&jcmd, pid, &agent)? {
+    match attach::detach(&jcmd, pid, &agent, collect)? {
         Some(recording) => match record::report(&recording) {
             Ok(report) => report.lines().for_each(say),
             Err(error) => say(format_args!(
@@ -242,16 +254,23 @@ fn detach(pid: u32, agent: Option<&Path>, jcmd: Option<&Path>) -> Result<(), Fai
 }
 
 /// `dump TARGET -o OUTPUT`: a snapshot of a file being written, or of the
-/// recording in the JVM whose pid `target` is.
+/// recording in the JVM whose pid `target` is (`collect`: after a forced
+/// collection).
 fn dump(
     target: &str,
     output: &Path,
+    collect: bool,
     agent: Option<&Path>,
     jcmd: Option<&Path>,
 ) -> Result<(), Failure> {
     let as_file = Path::new(target);
     let pid = target.parse::<u32>().ok().filter(|_| !as_file.is_file());
     let Some(pid) = pid else {
+        if collect {
+            return Err(Failure::Usage(format!(
+                "--collect asks a running JVM to collect: give its pid, not a file ({target})"
+            )));
+        }
         let snapshot =
             jfr_writer::snapshot::write_snapshot(as_file, output).map_err(|e| e.to_string())?;
         let mut line = format!(
@@ -273,7 +292,7 @@ fn dump(
     let output = std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
     let agent = record::find_agent(agent)?;
-    attach::dump(&jcmd, pid, &agent, &output)?;
+    attach::dump(&jcmd, pid, &agent, &output, collect)?;
     match record::report(&output) {
         Ok(report) => report.lines().for_each(say),
         Err(error) => say(format_args!(
@@ -314,7 +333,16 @@ fn table(file: &Path, query: Query) -> Result<top::Table, Failure> {
 
 fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
     print!("{}", table(file, query)?.render(limit));
+    if query.live {
+        println!("{}", live_statement(file)?);
+    }
     Ok(())
+}
+
+/// What "live" means in the recording `file` ([`liveness::Ending::live_statement`]).
+fn live_statement(file: &Path) -> Result<String, Failure> {
+    let ending = liveness::ending(file).map_err(|e| e.to_string())?;
+    Ok(ending.live_statement())
 }
 
 fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failure> {
@@ -349,6 +377,11 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
     }
     let diff = heapsampler_convert::diff::diff(&base_table, &new_table, !query.live);
     print!("{}", diff.render(limit));
+    if query.live {
+        for file in [base, new] {
+            println!("{}: {}", file.display(), live_statement(file)?);
+        }
+    }
     Ok(())
 }
 
@@ -356,6 +389,9 @@ fn flame(file: &Path, options: &flame::Options) -> Result<(), Failure> {
     let drawn = flame::flame(file, options)?;
     for warning in drawn.warnings(file) {
         say(warning);
+    }
+    if options.live.is_some() {
+        say(live_statement(file)?);
     }
     // Where it went, unless to standard output.
     if drawn.output.as_os_str() != "-" {

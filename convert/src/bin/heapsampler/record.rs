@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use heapsampler_convert::liveness;
 use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, GroupBy, Query};
 use jfr_writer::format::names::event;
@@ -11,6 +12,9 @@ use jfr_writer::format::names::event;
 use heapsampler_core::options::name;
 
 use crate::args::Sampling;
+
+/// The live sites a report shows for a JVM that ran out of heap.
+const EXHAUSTED_LIVE_ROWS: usize = 5;
 
 /// The agent library's file name.
 const AGENT_FILE: &str = "libheapsampler.so";
@@ -159,9 +163,10 @@ pub fn run(agent: &Path, options: &str, program: &[String]) -> Result<i32, Strin
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
 
-/// Three lines about a finished recording: where, how much, and the top
-/// site, named as `top --by app-site` and the demo's table name it: the
-/// first frame outside the JDK.
+/// Lines about a finished recording: where, how much, the top site (named
+/// as `top --by app-site` and the demo's table name it: the first frame
+/// outside the JDK), and what live means in it. When its JVM ran out of
+/// heap, a line that says so and the top live sites.
 pub fn report(path: &Path) -> Result<String, String> {
     let summary = summarize(path).map_err(|e| e.to_string())?;
     let samples = summary
@@ -179,10 +184,9 @@ pub fn report(path: &Path) -> Result<String, String> {
     };
     let sites = top::top(path, query(false)).map_err(|e| e.to_string())?;
     let allocated = sites.total.bytes();
-    let live = top::top(path, query(true))
-        .map_err(|e| e.to_string())?
-        .total
-        .bytes();
+    let live_sites = top::top(path, query(true)).map_err(|e| e.to_string())?;
+    let live = live_sites.total.bytes();
+    let ending = liveness::ending(path).map_err(|e| e.to_string())?;
     let mut lines = vec![
         format!(
             "recording: {} ({:.1} s, {} chunk(s))",
@@ -208,5 +212,23 @@ pub fn report(path: &Path) -> Result<String, String> {
         }
         _ => "no allocation was sampled".to_owned(),
     });
+    if let Some(exhausted) = ending.exhaustion_statement() {
+        lines.push(exhausted);
+        lines.push(format!(
+            "still live at the end, by the first frame outside the JDK (`heapsampler top {} \
+             --live --by app-site`):",
+            path.display()
+        ));
+        lines.extend(
+            live_sites
+                .render(EXHAUSTED_LIVE_ROWS)
+                .lines()
+                .map(str::to_owned),
+        );
+    }
+    // A recording without liveness (--no-live) has nothing live to explain.
+    if live_sites.events > 0 {
+        lines.push(ending.live_statement());
+    }
     Ok(lines.join("\n"))
 }

@@ -1,0 +1,258 @@
+//! "Live" means reachable, or the output says it is not: a JVM that exits
+//! is collected before the recording's final sweep; a running JVM's
+//! `detach` and `dump` collect only with `--collect`; `top --live` and the
+//! reports say which, with real JVMs and the real agent.
+
+use heapsampler_test_support::{self as support, Deadline};
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn heapsampler(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .args(args)
+        .output_in_time()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The bytes `top --live` estimates live in `recording`, and the line that
+/// says what live means there.
+fn live_total(recording: &Path) -> (f64, String) {
+    let top = heapsampler(&["top", recording.to_str().unwrap(), "--live"]);
+    let out = text(&top.stdout);
+    assert!(top.status.success(), "{}", text(&top.stderr));
+    let total = out
+        .lines()
+        .find_map(|line| line.strip_prefix("total: "))
+        .and_then(|total| total.split(" estimated").next())
+        .unwrap_or_else(|| panic!("no total in {out}"));
+    let (number, unit) = total.split_once(' ').unwrap_or((total, "B"));
+    let scale = match unit {
+        "B" => 1.0,
+        "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        other => panic!("unit {other} in {out}"),
+    };
+    let statement = out
+        .lines()
+        .find(|line| line.starts_with("live: "))
+        .unwrap_or_else(|| panic!("no live: line in {out}"))
+        .to_owned();
+    (number.parse::<f64>().unwrap() * scale, statement)
+}
+
+/// `LiveAtExit 32 256` keeps 32 MiB of int[] and then makes 256 MiB of
+/// garbage, in a young generation of 512 MiB: no collection runs before it
+/// exits. The exit's collection leaves what it keeps live; without it
+/// (`collect=false`, as every recording was before) the garbage counts as
+/// live, and the output says so.
+#[test]
+fn live_at_the_exit_is_what_the_program_keeps() {
+    let dir = support::temp_dir("convert_live_at_exit");
+    let workload = support::compiled_workload("LiveAtExit");
+    let jvm = ["-Xmx1g", "-Xmn512m", "-cp"];
+    let collected = dir.join("collected.jfr");
+    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
+        .arg("record")
+        .arg("-o")
+        .arg(&collected)
+        .args(["--interval", "64k", "--agent"])
+        .arg(support::agent_library())
+        .args(["--", "java"])
+        .args(jvm)
+        .arg(&workload)
+        .args(["LiveAtExit", "32", "256"])
+        .output_in_time();
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let kept: f64 = text(&output.stdout)
+        .trim()
+        .strip_prefix("kept ")
+        .and_then(|bytes| bytes.parse().ok())
+        .unwrap_or_else(|| panic!("{}", text(&output.stdout)));
+    assert!(
+        stderr
+            .contains("heapsampler: live: reachable at the end (collected before the final sweep)"),
+        "{stderr}"
+    );
+    let (live, statement) = live_total(&collected);
+    assert_eq!(
+        statement,
+        "live: reachable at the end (collected before the final sweep)"
+    );
+    // About 480 samples of the kept arrays: a 95% interval of about 9%,
+    // and the JVM's own few live objects besides.
+    assert!(
+        (0.8 * kept..1.2 * kept).contains(&live),
+        "{live} bytes live for {kept} kept"
+    );
+
+    let uncollected = dir.join("uncollected.jfr");
+    let output = Command::new("java")
+        .arg(format!(
+            "-agentpath:{}=file={},interval=64k,collect=false",
+            support::agent_library().display(),
+            uncollected.display()
+        ))
+        .args(jvm)
+        .arg(&workload)
+        .args(["LiveAtExit", "32", "256"])
+        .output_in_time();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let (garbage_too, statement) = live_total(&uncollected);
+    // (No collection ran, unless the JVM's start asked for one.)
+    assert!(
+        statement.starts_with("live: not collected yet"),
+        "{statement}"
+    );
+    // 288 MiB allocated after the JVM's start, none of it collected.
+    assert!(
+        garbage_too > 6.0 * kept,
+        "{garbage_too} bytes live without the collection, {kept} kept"
+    );
+}
+
+/// A running JVM (`Scenarios run`, which keeps nothing for long): a dump
+/// counts what no collection has freed yet unless asked to collect, and
+/// says so; so does detach. Each snapshot ends as a
+/// recording does: one lifetime per sample, the still live ones among
+/// them.
+#[test]
+fn dumps_and_detach_say_whether_live_was_collected() {
+    let dir = support::temp_dir("convert_live_dumps");
+    let recording = dir.join("service.jfr");
+    let mut jvm = support::running_jvm();
+    let pid = jvm.id().to_string();
+    let agent = support::agent_library();
+    let agent = agent.to_str().unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let attached = heapsampler(&[
+        "attach",
+        &pid,
+        "-o",
+        recording.to_str().unwrap(),
+        "--interval",
+        "64k",
+        "--agent",
+        agent,
+    ]);
+    assert!(attached.status.success(), "{}", text(&attached.stderr));
+
+    let dumped = heapsampler(&["dump", &pid, "-o", &path("now.jfr"), "--agent", agent]);
+    let said = text(&dumped.stderr);
+    assert!(dumped.status.success(), "{said}");
+    assert!(
+        said.contains("heapsampler: live: not collected yet"),
+        "{said}"
+    );
+    let (live, statement) = live_total(Path::new(&path("now.jfr")));
+    assert!(
+        statement.starts_with("live: not collected yet"),
+        "{statement}"
+    );
+    assert!(live > 0.0, "the snapshot has live objects");
+
+    let dumped = heapsampler(&[
+        "dump",
+        &pid,
+        "-o",
+        &path("collected.jfr"),
+        "--collect",
+        "--agent",
+        agent,
+    ]);
+    let said = text(&dumped.stderr);
+    assert!(dumped.status.success(), "{said}");
+    // The service keeps nothing for long: what is live after the
+    // collection is what it allocated since, a little or nothing.
+    let (_, statement) = live_total(Path::new(&path("collected.jfr")));
+    assert_eq!(
+        statement,
+        "live: reachable at the end (collected before the final sweep)"
+    );
+    for snapshot in ["now.jfr", "collected.jfr"] {
+        let summary = support::summary(Path::new(&path(snapshot)));
+        assert_eq!(
+            support::summary_count(&summary, "heapsampler.ObjectLifetime"),
+            support::summary_count(&summary, "jdk.ObjectAllocationSample"),
+            "one lifetime per sample in {snapshot}"
+        );
+        assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 1);
+    }
+
+    // --collect asks a JVM: a file has none.
+    let refused = heapsampler(&[
+        "dump",
+        recording.to_str().unwrap(),
+        "-o",
+        &path("copy.jfr"),
+        "--collect",
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+
+    let detached = heapsampler(&["detach", &pid, "--collect", "--agent", agent]);
+    let said = text(&detached.stderr);
+    assert!(detached.status.success(), "{said}");
+    assert!(
+        said.contains("heapsampler: live: reachable at the end (collected before the final sweep)"),
+        "{said}"
+    );
+    assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
+    drop(jvm);
+    // The snapshots' live objects were theirs alone: the recording has
+    // each lifetime once, and one live set, its own.
+    let summary = support::summary(&recording);
+    assert_eq!(
+        support::summary_count(&summary, "heapsampler.ObjectLifetime"),
+        support::summary_count(&summary, "jdk.ObjectAllocationSample")
+    );
+    assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 1);
+}
+
+/// Every collector's JVM exits with its recording finished: G1, Parallel
+/// and Serial collect at the exit; ZGC and Shenandoah cannot once VMDeath
+/// has come (their threads have stopped, and a collection asked of them
+/// then waits forever), so their recordings say their live objects were
+/// not collected. A collector this JDK lacks is skipped.
+#[test]
+fn every_collector_exits_and_says_whether_it_collected() {
+    let dir = support::temp_dir("convert_live_collectors");
+    let workload = support::compiled_workload("LiveAtExit");
+    for (flag, collects) in [
+        ("-XX:+UseG1GC", true),
+        ("-XX:+UseParallelGC", true),
+        ("-XX:+UseSerialGC", true),
+        ("-XX:+UseShenandoahGC", false),
+        ("-XX:+UseZGC", false),
+    ] {
+        let offered = Command::new("java")
+            .args([flag, "-version"])
+            .output_in_time();
+        if !offered.status.success() {
+            eprintln!("skipped: this JDK has no {flag}");
+            continue;
+        }
+        let recording = dir.join(format!("{}.jfr", flag.trim_start_matches("-XX:+Use")));
+        let output = Command::new("java")
+            .arg(format!(
+                "-agentpath:{}=file={},interval=64k",
+                support::agent_library().display(),
+                recording.display()
+            ))
+            .args([flag, "-Xmx1g", "-Xmn512m", "-cp"])
+            .arg(&workload)
+            .args(["LiveAtExit", "8", "64"])
+            .output_in_time();
+        assert!(output.status.success(), "{flag}: {}", text(&output.stderr));
+        let (_, statement) = live_total(&recording);
+        assert_eq!(
+            statement.starts_with("live: reachable at the end"),
+            collects,
+            "{flag}: {statement}"
+        );
+    }
+}

@@ -1,0 +1,58 @@
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Leaks into its heap until the heap runs out: keeps 64 KiB long[] arrays
+ * from one method (Leak.keep) in a static list, while another
+ * (Churn.garbage) makes twice as many bytes of 4 KiB byte[] arrays that die
+ * at once. Fixed work per step, and the steps go on until an OutOfMemoryError:
+ * run it with a small heap (-Xmx64m), which sets how far it gets.
+ *
+ * Usage: java -Xmx64m OutOfMemory.java [exit|sleep SECONDS]
+ *   exit (default): catches the error, prints "oom MIB" (the MiB kept) and
+ *     returns from main, the leak still reachable;
+ *   sleep SECONDS: as exit, then sleeps (a test kills it meanwhile).
+ */
+public final class OutOfMemory {
+    static final int LEAKED_LONGS = 8 * 1024;
+    static final int LEAKED_BYTES = 8 * LEAKED_LONGS;
+    static final int GARBAGE_BYTES = 4 * 1024;
+    /** Churn's bytes per step: twice Leak's. */
+    static final int GARBAGE_PER_STEP = 2 * LEAKED_BYTES / GARBAGE_BYTES;
+
+    static final List<long[]> KEPT = new ArrayList<>();
+    static volatile byte[] sink;
+    /** Given back once the heap is full, so that the lines after it can be printed. */
+    static byte[] reserve = new byte[256 * 1024];
+
+    public static void main(String[] args) throws Exception {
+        String after = args.length > 0 ? args[0] : "exit";
+        try {
+            while (true) {
+                Leak.keep();
+                Churn.garbage();
+            }
+        } catch (OutOfMemoryError e) {
+            reserve = null;
+        }
+        System.out.println("oom " + (long) KEPT.size() * LEAKED_BYTES / (1 << 20));
+        System.out.flush();
+        if (after.equals("sleep")) {
+            Thread.sleep(Long.parseLong(args[1]) * 1000);
+        }
+    }
+
+    static final class Leak {
+        static void keep() {
+            KEPT.add(new long[LEAKED_LONGS]);
+        }
+    }
+
+    static final class Churn {
+        static void garbage() {
+            for (int i = 0; i < GARBAGE_PER_STEP; i++) {
+                sink = new byte[GARBAGE_BYTES];
+            }
+        }
+    }
+}
