@@ -208,6 +208,13 @@ fn check_demo(dir: &Path, stdout: &str) {
         first_row(live).contains("Demo$SessionCache.remember"),
         "the leak first: {live}"
     );
+    // ...and among the first lines, before any table.
+    let leak = stdout
+        .lines()
+        .take(8)
+        .find_map(|l| l.trim().strip_prefix("top live site: "))
+        .unwrap_or_else(|| panic!("the leak in the first lines of {stdout}"));
+    assert!(leak.starts_with("Demo$SessionCache.remember"), "{leak}");
     // The summary's headline names the table's first site, share and all.
     let headline = stdout
         .lines()

@@ -125,24 +125,22 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
         files.flame.display(),
         drawn.stacks
     );
-    // Objects that outlived two collections: recent garbage not yet
-    // collected is "live" too, and would hide the leak.
-    for (live, min_gcs, title) in [
+    // The JVM's exit is collected before the final sweep: what is live is
+    // what the program still reaches, the leak among it.
+    for (live, title) in [
         (
             false,
-            0,
             "Where the bytes were allocated (the first frame outside the JDK, estimated bytes):",
         ),
         (
             true,
-            2,
-            "Still live at the end after outliving 2 or more collections (a leak shows here):",
+            "Still live at the end, reachable after the exit's collection (a leak shows here):",
         ),
     ] {
         let query = Query {
             by: GroupBy::AppSite,
             live,
-            min_gcs,
+            min_gcs: 0,
         };
         let table = top::top(&files.recording, query).map_err(|e| e.to_string())?;
         println!("\n{title}");
@@ -154,7 +152,7 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
          heapsampler top {recording} --by site    (the top frame, JDK code included)\n  \
          heapsampler top {recording} --by class\n  \
          heapsampler top {recording} --live\n  \
-         heapsampler flame {recording} --live --min-gcs 2 -o {dir}/demo-live.svg\n  \
+         heapsampler flame {recording} --live -o {dir}/demo-live.svg\n  \
          heapsampler convert {recording} --format collapsed -o {dir}/demo.collapsed",
         dir = files.dir.display()
     );

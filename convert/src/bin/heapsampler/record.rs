@@ -212,6 +212,17 @@ pub fn report(path: &Path) -> Result<String, String> {
         }
         _ => "no allocation was sampled".to_owned(),
     });
+    // Where a leak shows first: the site that holds the most of what is live.
+    if let Some(site) = live_sites.entries.first().filter(|_| live > 0.0) {
+        lines.push(format!(
+            "top live site: {} ({}, {:.0}% of the live bytes); more with `heapsampler top {} \
+             --live --by app-site`",
+            site.key,
+            top::human_bytes(site.bytes()),
+            100.0 * site.bytes() / live,
+            path.display()
+        ));
+    }
     if let Some(exhausted) = ending.exhaustion_statement() {
         lines.push(exhausted);
         lines.push(format!(
