@@ -22,11 +22,22 @@ public final class OutOfMemory {
 
     static final List<long[]> KEPT = new ArrayList<>();
     static volatile byte[] sink;
-    /** Given back once the heap is full, so that the lines after it can be printed. */
-    static byte[] reserve = new byte[256 * 1024];
+    /**
+     * Given back once the heap is full, so that what follows has room: the
+     * lines printed, and whatever other threads (the JIT's, the agent's)
+     * allocate meanwhile on a busy machine. A quarter of a MiB was too little
+     * there: the print ran out of heap in its turn.
+     */
+    static byte[] reserve = new byte[4 << 20];
 
     public static void main(String[] args) throws Exception {
         String after = args.length > 0 ? args[0] : "exit";
+        // A collection while the heap is empty, and time for the agent's
+        // writer to read its figures (Java objects: once the heap is full
+        // there is no room for them), so that the recording holds the
+        // heap's summaries however busy the machine.
+        System.gc();
+        Thread.sleep(1000);
         try {
             while (true) {
                 Leak.keep();
@@ -35,7 +46,9 @@ public final class OutOfMemory {
         } catch (OutOfMemoryError e) {
             reserve = null;
         }
-        System.out.println("oom " + (long) KEPT.size() * LEAKED_BYTES / (1 << 20));
+        // No string concatenation: its first use bootstraps classes.
+        System.out.print("oom ");
+        System.out.println((long) KEPT.size() * LEAKED_BYTES / (1 << 20));
         System.out.flush();
         if (after.equals("sleep")) {
             Thread.sleep(Long.parseLong(args[1]) * 1000);
