@@ -79,6 +79,9 @@ pub struct Options {
     /// outlived at least `min_gcs` collections (as `top --live` counts
     /// them), from heapsampler's `heapsampler.ObjectLifetime` events.
     pub live: Option<u64>,
+    /// With `live`, what live means in the recording, said after the totals
+    /// ([`Ending::live_brief`](crate::liveness::Ending::live_brief)).
+    pub live_meaning: Option<&'static str>,
     /// Which events to keep.
     pub filter: Filter,
     /// Threads folding chunks; 0: one per core.
@@ -98,6 +101,7 @@ impl Default for Options {
             stack_depth: 64,
             weight: Weight::Bytes,
             live: None,
+            live_meaning: None,
             filter: Filter::default(),
             threads: 0,
             class_frame: true,
@@ -270,7 +274,13 @@ fn subtitle(folded: &Folded, options: &Options) -> String {
     let totals = folded.stacks.totals();
     let what = match options.live {
         None => "allocated".to_owned(),
-        Some(min_gcs) => format!("still live at the end{}", live_since(min_gcs)),
+        Some(min_gcs) => format!(
+            "still live at the end{}{}",
+            live_since(min_gcs),
+            options
+                .live_meaning
+                .map_or(String::new(), |meaning| format!(" ({meaning})"))
+        ),
     };
     let filtered = if options.filter.is_empty() {
         ""

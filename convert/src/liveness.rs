@@ -156,6 +156,17 @@ impl Ending {
             .map_or(0.0, |start| nanos.saturating_sub(start) as f64 / 1e9)
     }
 
+    /// What "live" means in this recording, in a few words for a chart's
+    /// subtitle: `reachable`, `not collected yet: garbage included`, or
+    /// `no live set: the recording did not end`.
+    pub fn live_brief(&self) -> &'static str {
+        match &self.live_set {
+            None => "no live set: the recording did not end",
+            Some(live) if live.collected => "reachable",
+            Some(_) => "not collected yet: garbage included",
+        }
+    }
+
     /// What "live" means in this recording, in one line: `live: reachable
     /// at the end (collected before the final sweep)`, or `live: not
     /// collected yet: ...`, or why the recording knows of no live object.

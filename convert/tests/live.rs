@@ -114,6 +114,27 @@ fn live_at_the_exit_is_what_the_program_keeps() {
         garbage_too > 6.0 * kept,
         "{garbage_too} bytes live without the collection, {kept} kept"
     );
+    // The live flame graphs say it under their titles too.
+    for (recording, meaning) in [
+        (&collected, "(reachable)"),
+        (&uncollected, "(not collected yet: garbage included)"),
+    ] {
+        let svg = recording.with_extension("svg");
+        let flame = heapsampler(&[
+            "flame",
+            recording.to_str().unwrap(),
+            "--live",
+            "-o",
+            svg.to_str().unwrap(),
+        ]);
+        assert!(flame.status.success(), "{}", text(&flame.stderr));
+        let drawn = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            drawn.contains(&format!("still live at the end {meaning}")),
+            "{meaning} in {}",
+            svg.display()
+        );
+    }
 }
 
 /// A running JVM (`Scenarios run`, which keeps nothing for long): a dump

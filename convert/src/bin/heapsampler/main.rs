@@ -183,11 +183,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     Weight::Bytes
                 },
                 live: live.then_some(min_gcs),
+                live_meaning: None,
                 filter: filters.into(),
                 threads,
                 class_frame: !no_class_frame,
             };
-            flame(&file, &options)?
+            flame(&file, options)?
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -385,13 +386,19 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
     Ok(())
 }
 
-fn flame(file: &Path, options: &flame::Options) -> Result<(), Failure> {
-    let drawn = flame::flame(file, options)?;
+fn flame(file: &Path, mut options: flame::Options) -> Result<(), Failure> {
+    // What live means, said on the terminal and under the graph's title.
+    let ending = match options.live {
+        Some(_) => Some(liveness::ending(file).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    options.live_meaning = ending.as_ref().map(liveness::Ending::live_brief);
+    let drawn = flame::flame(file, &options)?;
     for warning in drawn.warnings(file) {
         say(warning);
     }
-    if options.live.is_some() {
-        say(live_statement(file)?);
+    if let Some(ending) = &ending {
+        say(ending.live_statement());
     }
     // Where it went, unless to standard output.
     if drawn.output.as_os_str() != "-" {
