@@ -6,7 +6,6 @@ use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::thread;
 
 /// Seconds of allocation per recording, and MiB allocated per second: at
 /// the 256 KiB interval, about 280 samples a recording, half in each of the
@@ -15,18 +14,16 @@ const SECONDS: &str = "3";
 const MIB_PER_SECOND: &str = "24";
 
 /// Records `Scenarios paced` (with `extra` arguments) into `path`.
-fn record(path: PathBuf, extra: &'static [&'static str]) -> thread::JoinHandle<PathBuf> {
-    thread::spawn(move || {
-        let args = [&["paced", SECONDS, MIB_PER_SECOND], extra].concat();
-        support::record_with_agent(
-            env!("CARGO_BIN_EXE_heapsampler"),
-            &path,
-            &["--interval", "256k"],
-            "Scenarios",
-            &args,
-        );
-        path
-    })
+fn record(path: PathBuf, extra: &[&str]) -> PathBuf {
+    let args = [&["paced", SECONDS, MIB_PER_SECOND], extra].concat();
+    support::record_with_agent(
+        env!("CARGO_BIN_EXE_heapsampler"),
+        &path,
+        &["--interval", "256k"],
+        "Scenarios",
+        &args,
+    );
+    path
 }
 
 /// `heapsampler diff BASE NEW ARGS...`'s output; it must succeed.
@@ -64,12 +61,15 @@ fn rows(text: &str) -> Vec<(bool, String)> {
 #[test]
 fn the_same_workload_shows_no_change_and_a_leak_comes_first() {
     let dir = support::temp_dir("convert_diff");
-    let runs = [
-        record(dir.join("base.jfr"), &[]),
-        record(dir.join("again.jfr"), &[]),
-        record(dir.join("leak.jfr"), &["leak"]),
-    ];
-    let [base, again, leak] = runs.map(|run| run.join().unwrap());
+    // One after another: three JVMs at once on a loaded machine start and
+    // stop at times far enough apart to move the rates they are compared by
+    // (bytes over each recording's length, the JVM's start included).
+    let [base, again, leak] = [
+        ("base.jfr", &[][..]),
+        ("again.jfr", &[]),
+        ("leak.jfr", &["leak"]),
+    ]
+    .map(|(name, extra)| record(dir.join(name), extra));
 
     // The same workload twice: the thread that did all the work (about 280
     // samples a side) did not change significantly. Under no change, two

@@ -36,7 +36,8 @@ import java.util.List;
  *                      by its start in ms since the epoch and its collector
  *   paced SECONDS MIB [leak]
  *                      allocates MIB MiB per second of wall time for SECONDS,
- *                      whatever the machine's load (it catches up on time, in
+ *                      whatever the machine's load: SECONDS x MIB in all (it
+ *                      catches up on time, and at the end, in
  *                      Paced.buffers and Paced.boxes); with "leak", also keeps
  *                      a quarter as much again reachable (Paced.leak); then
  *                      System.gc(), so that what is live at the end is what
@@ -312,16 +313,26 @@ public final class Scenarios {
             for (long now = start; now < end; now = System.nanoTime()) {
                 long due = (long) ((now - start) / 1e9 * bytesPerSecond);
                 while (allocated < due) {
-                    buffers();
-                    boxes();
-                    allocated += 2 * 16 * 1024;
-                    if (leak) {
-                        leak();
-                    }
+                    allocated += round(leak);
                 }
                 Thread.sleep(5);
             }
+            // The rest of the work, however late the last round woke: a
+            // thread descheduled near the end would otherwise fall short.
+            while (allocated < seconds * bytesPerSecond) {
+                allocated += round(leak);
+            }
             System.gc();
+        }
+
+        /** One round of the work; returns the bytes it allocates (and the leak's aside). */
+        static long round(boolean leak) {
+            buffers();
+            boxes();
+            if (leak) {
+                leak();
+            }
+            return 2 * 16 * 1024;
         }
 
         /** 16 KiB in 1 KiB arrays. */
