@@ -4,7 +4,8 @@
 //! of the last collection), and each Java heap exhaustion
 //! (`heapsampler.HeapExhausted`). Every output that shows live objects
 //! (`top --live`, `flame --live`, `record`'s report) says it in the words
-//! of [`Ending::live_statement`].
+//! of [`Ending::live_statement`], and a chart under its title in those of
+//! [`Ending::live_brief`].
 
 use std::path::Path;
 
