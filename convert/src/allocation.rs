@@ -22,7 +22,7 @@
 //! kind only: the samples when the recording has any, otherwise the TLAB
 //! events ([`ALLOCATIONS`], in that order).
 
-use jfr_writer::format::names::{event, field};
+use jfr_format::names::{event, field};
 
 /// An event type and the field of its events holding the bytes each
 /// stands for.

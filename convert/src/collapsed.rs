@@ -33,16 +33,16 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 
-use jfr_writer::format::names::{event, field};
+use jfr_format::names::{event, field};
 
 use crate::allocation::weight_field;
 use crate::export::Flattener;
 use crate::filter::ChunkFilter;
-use crate::read::chunk::Chunk;
-use crate::read::event::{EventPlan, Field, TypeMap};
-use crate::read::value::Value;
-use crate::read::{IdMap, ReadError};
 use crate::samples::Liveness;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::{EventPlan, Field, TypeMap};
+use jfr_reader::value::Value;
+use jfr_reader::{IdMap, ReadError};
 
 /// The frame written for an event without a stack trace, so that its value
 /// still counts in the total (perf and inferno use the same name).

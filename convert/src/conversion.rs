@@ -25,11 +25,10 @@ use crate::export::ExportError;
 use crate::filter::{ChunkFilter, Filter, Window};
 use crate::pprof;
 use crate::progress::Progress;
-use crate::read;
-use crate::read::chunk::{Chunk, MetadataCache};
-use crate::read::file::{FileError, RawChunk, RecordingFile};
 use crate::rows::{Buffers, Piece, chunk_rows};
 use crate::summary::summarize;
+use jfr_reader::chunk::{Chunk, MetadataCache};
+use jfr_reader::file::{FileError, RawChunk, RecordingFile};
 
 /// What to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -490,9 +489,8 @@ impl Source {
     fn start(&mut self, threads: usize) -> i64 {
         self.read_ahead(if threads > 1 { 2 } else { 1 });
         match self.ahead.front() {
-            Some(Ok(raw)) => {
-                read::header::chunk_header(&raw.bytes, raw.offset).map_or(0, |h| h.start_nanos)
-            }
+            Some(Ok(raw)) => jfr_reader::header::chunk_header(&raw.bytes, raw.offset)
+                .map_or(0, |h| h.start_nanos),
             _ => 0,
         }
     }

@@ -20,15 +20,15 @@
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
 
-use jfr_writer::format::ChunkHeader;
-pub use jfr_writer::format::java_class_name;
-use jfr_writer::format::names::{annotation, attribute, class, field, unit as unit_name};
+use jfr_format::ChunkHeader;
+pub use jfr_format::java_class_name;
+use jfr_format::names::{annotation, attribute, class, field, unit as unit_name};
 
-use crate::read::chunk::Chunk;
-use crate::read::event::Event;
-use crate::read::metadata::{ClassInfo, FieldInfo, Metadata};
-use crate::read::value::Value;
-use crate::read::{IdMap, ReadError};
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::Event;
+use jfr_reader::metadata::{ClassInfo, FieldInfo, Metadata};
+use jfr_reader::value::Value;
+use jfr_reader::{IdMap, ReadError};
 
 /// The most links of a reference chain shown: the JDK's leak profiler
 /// cuts its chains shorter.

@@ -7,14 +7,14 @@
 
 use regex::Regex;
 
-use jfr_writer::format::names::{self, field};
+use jfr_format::names::{self, field};
 
 use crate::export::{Flattener, epoch_nanos};
-use crate::read::IdMap;
-use crate::read::chunk::Chunk;
-use crate::read::event::{Event, Field};
-use crate::read::metadata::ClassInfo;
-use crate::read::value::Value;
+use jfr_reader::IdMap;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::{Event, Field};
+use jfr_reader::metadata::ClassInfo;
+use jfr_reader::value::Value;
 
 /// The forms `--from` and `--to` accept, for help and error messages.
 pub const TIME_FORMS: &str = "an RFC 3339 time with a zone (2026-11-22T10:15:00Z, \
@@ -261,7 +261,7 @@ impl<'f, 'c, 'a> ChunkFilter<'f, 'c, 'a> {
     }
 
     /// Shows `check` the event's field number `index`, as
-    /// [`EventPlan::read`](crate::read::event::EventPlan::read) hands it on.
+    /// [`EventPlan::read`](jfr_reader::event::EventPlan::read) hands it on.
     #[inline]
     pub fn see(&self, check: &mut Check, index: usize, field: &Field<'_>) {
         let fields = check.fields;

@@ -41,9 +41,9 @@ use crate::conversion::{
     ConvertError, FoldJob, Folded, Outcome, beside, create, fold_recording, progress,
 };
 use crate::filter::Filter;
-use crate::read::IdMap;
-use crate::read::file::RecordingFile;
 use crate::top::{GroupBy, Query, human_bytes, is_jdk_frame};
+use jfr_reader::IdMap;
+use jfr_reader::file::RecordingFile;
 
 /// What sets a frame's width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,12 +1,13 @@
-//! A JFR reader, and the outputs of the `heapsampler` command line built on
-//! it. Any recording reads, ours or the JDK's, by its own metadata; names of
-//! the format come from `jfr_writer::format::names`, as the writer's do.
+//! The analyses and outputs of the `heapsampler` command line, built on
+//! `jfr-reader`. Any recording reads, ours or the JDK's, by its own
+//! metadata; names of the format come from `jfr_format::names`, as the
+//! writer's do.
 //!
 //! ```no_run
 //! use heapsampler_convert::export::Flattener;
-//! use heapsampler_convert::read::chunk::Chunk;
-//! use heapsampler_convert::read::file::RecordingFile;
-//! use jfr_writer::format::names::{event, field};
+//! use jfr_reader::chunk::Chunk;
+//! use jfr_reader::file::RecordingFile;
+//! use jfr_format::names::{event, field};
 //!
 //! let mut file = RecordingFile::open("alloc.jfr")?;
 //! while let Some(raw) = file.next_chunk()? {
@@ -26,10 +27,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! - [`read`]: recordings read chunk by chunk, mirroring `jfr_writer`: the
-//!   chunk header, the metadata, the constant pools, and the one event
-//!   decoder (a plan per event type per chunk) every output below reads
-//!   events through.
 //! - [`allocation`]: which events stand for allocated bytes, by which field.
 //! - [`summary`]: `heapsampler summary`.
 //! - [`liveness`]: what "live" means in a recording (collected first or
@@ -61,7 +58,6 @@ pub mod flame;
 pub mod liveness;
 pub mod pprof;
 pub mod progress;
-pub mod read;
 pub mod rows;
 pub mod samples;
 pub mod summary;

@@ -9,12 +9,12 @@
 
 use std::path::Path;
 
-use jfr_writer::format::ChunkHeader;
-use jfr_writer::format::names::{event, field};
+use jfr_format::ChunkHeader;
+use jfr_format::names::{event, field};
 
-use crate::read::chunk::{Chunk, MetadataCache};
-use crate::read::event::{EventPlan, Field, TypeMap};
-use crate::read::file::{FileError, RecordingFile};
+use jfr_reader::chunk::{Chunk, MetadataCache};
+use jfr_reader::event::{EventPlan, Field, TypeMap};
+use jfr_reader::file::{FileError, RecordingFile};
 
 /// How a recording's end found its live objects (`heapsampler.LiveSet`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +134,7 @@ impl Fields {
             field::LIVE_OBJECTS => self.live_objects = value.count().unwrap_or(0),
             field::OLD_OBJECTS => self.old_objects = value.count().unwrap_or(0),
             field::MESSAGE => {
-                if let crate::read::value::Value::String(text) = value.into_value() {
+                if let jfr_reader::value::Value::String(text) = value.into_value() {
                     self.message = text;
                 }
             }

@@ -51,20 +51,20 @@ use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
 
 use heapsampler_core::estimate::Estimate;
-use jfr_writer::format::names::field;
+use jfr_format::names::field;
 use prost::Message;
 
 use crate::allocation::{ALLOCATIONS, Source};
 use crate::collapsed::{TRUNCATED_FRAME, UNKNOWN_FRAME};
 use crate::export::Flattener;
 use crate::filter::Filter;
-use crate::read::IdMap;
-use crate::read::chunk::Chunk;
-use crate::read::event::Field;
-use crate::read::file::{FileError, RecordingFile};
-use crate::read::value::Value;
 use crate::samples::{Kind, Liveness, Sample, SampleVisitor, SamplesRead, read_samples};
 use crate::top::{Query, describe};
+use jfr_reader::IdMap;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::Field;
+use jfr_reader::file::{FileError, RecordingFile};
+use jfr_reader::value::Value;
 
 /// The messages of google/pprof's `proto/profile.proto` (in
 /// `convert/proto/`, with its licence), as prost-build generates them:
@@ -617,8 +617,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use heapsampler_core::sampling::bytes_weight;
+    use jfr_format::names::setting;
     use jfr_writer::events::{self, ActiveSetting, ObjectAllocationSample, ObjectLifetime};
-    use jfr_writer::format::names::setting;
     use jfr_writer::{
         Class, ClassRef, FrameType, Method, MethodRef, Options, Recording, StackFrame, StackTrace,
         StackTraceRef, Thread, ThreadRef, Ticks,

@@ -20,11 +20,11 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::export::{ExportError, Flattener, IsoClock, Unit, epoch_nanos, unit};
 use crate::filter::{Check, ChunkFilter};
-use crate::read::IdMap;
-use crate::read::chunk::Chunk;
-use crate::read::event::{EventPlan, Field, FieldVisitor, TypeMap};
-use crate::read::metadata::ClassInfo;
-use crate::read::value::Value;
+use jfr_reader::IdMap;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::{EventPlan, Field, FieldVisitor, TypeMap};
+use jfr_reader::metadata::ClassInfo;
+use jfr_reader::value::Value;
 
 /// Rows of one event type are handed on in blocks of about this many bytes:
 /// large enough that writing them costs few system calls, small enough to

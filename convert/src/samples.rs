@@ -16,16 +16,16 @@
 //! - The TLAB events stand for a TLAB, not for a sampled object: no size.
 
 use heapsampler_core::sampling::size_from_weight;
-use jfr_writer::format::names::{event, field, setting};
+use jfr_format::names::{event, field, setting};
 
 use crate::allocation::Source;
 use crate::export::Flattener;
 use crate::filter::{ChunkFilter, Filter, Window};
-use crate::read::chunk::{Chunk, MetadataCache};
-use crate::read::event::{EventPlan, Field, RawEvent, TypeMap};
-use crate::read::file::{FileError, RecordingFile};
-use crate::read::value::Value;
-use crate::read::{IdMap, ReadError};
+use jfr_reader::chunk::{Chunk, MetadataCache};
+use jfr_reader::event::{EventPlan, Field, RawEvent, TypeMap};
+use jfr_reader::file::{FileError, RecordingFile};
+use jfr_reader::value::Value;
+use jfr_reader::{IdMap, ReadError};
 
 /// HotSpot aligns every object to 8 bytes (`ObjectAlignmentInBytes` is at
 /// least 8), which makes a rounded weight name one size.
@@ -149,7 +149,7 @@ pub trait SampleVisitor {
     /// A chunk's events are all read, and `stored_end` bytes of the file as
     /// stored (what progress counts: see [`RawChunk::stored_end`]).
     ///
-    /// [`RawChunk::stored_end`]: crate::read::file::RawChunk::stored_end
+    /// [`RawChunk::stored_end`]: jfr_reader::file::RawChunk::stored_end
     fn end_chunk(&mut self, stored_end: u64) {
         let _ = stored_end;
     }

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use jfr_writer::format::names::{self, field};
+use jfr_format::names::{self, field};
 
-use crate::read::chunk::Chunk;
-use crate::read::event::{EventPlan, Field, TypeMap};
-use crate::read::file::{Container, FileError, RecordingFile};
-use crate::read::metadata::{ClassInfo, FieldInfo};
-use crate::read::value::Value;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::{EventPlan, Field, TypeMap};
+use jfr_reader::file::{Container, FileError, RecordingFile};
+use jfr_reader::metadata::{ClassInfo, FieldInfo};
+use jfr_reader::value::Value;
 
 /// Counts and sizes of one event type.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

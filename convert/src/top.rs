@@ -17,12 +17,12 @@ use heapsampler_core::estimate::{Estimate, Interval};
 use crate::allocation::{ALLOCATIONS, Source};
 use crate::export::Flattener;
 use crate::filter::Filter;
-use crate::read::IdMap;
-use crate::read::chunk::Chunk;
-use crate::read::event::Field;
-use crate::read::file::{FileError, RecordingFile};
-use crate::read::value::Value;
 use crate::samples::{Kind, Liveness, OldObject, Sample, SampleVisitor, read_samples};
+use jfr_reader::IdMap;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::Field;
+use jfr_reader::file::{FileError, RecordingFile};
+use jfr_reader::value::Value;
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

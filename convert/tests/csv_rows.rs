@@ -10,8 +10,6 @@
 use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
-mod recordings;
-
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -19,14 +17,14 @@ use std::process::{Command, Output};
 
 use heapsampler_convert::export::{ExportError, Flattener};
 use heapsampler_convert::filter::{ChunkFilter, Filter, TimeBound, parse_regex};
-use heapsampler_convert::read::chunk::Chunk;
-use heapsampler_convert::read::file::RecordingFile;
 use heapsampler_convert::rows::{Buffers, Piece, chunk_rows};
-use jfr_writer::format::HEADER_SIZE;
+use jfr_format::HEADER_SIZE;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::file::RecordingFile;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use recordings::{chunks, writer_recording};
+use support::recordings::{chunk_spans, writer_recording};
 
 /// What a conversion wrote: each type's CSV, and the error that stopped it.
 #[derive(Debug, PartialEq)]
@@ -442,7 +440,11 @@ fn multi_chunk_recording(dir: &Path) -> (PathBuf, Vec<u8>) {
 fn several_threads_write_what_one_thread_writes() {
     let dir = support::temp_dir("csv_rows_threads");
     let (path, data) = multi_chunk_recording(&dir);
-    assert!(chunks(&data).len() >= 6, "{} chunks", chunks(&data).len());
+    assert!(
+        chunk_spans(&data).len() >= 6,
+        "{} chunks",
+        chunk_spans(&data).len()
+    );
     let (code, stderr, one) = convert_with(&path, &dir, 1, &[]);
     assert_eq!((code, stderr.as_str()), (Some(0), ""));
     assert!(
@@ -492,7 +494,7 @@ fn several_threads_write_what_one_thread_writes() {
 fn a_corrupt_middle_chunk_fails_as_it_does_on_one_thread() {
     let dir = support::temp_dir("csv_rows_corrupt");
     let (_, data) = multi_chunk_recording(&dir);
-    let chunks = chunks(&data);
+    let chunks = chunk_spans(&data);
     // The third chunk's first event has size 0; the fifth chunk's magic is gone.
     let (third, _) = chunks[2];
     let (fifth, _) = chunks[4];
@@ -544,7 +546,7 @@ fn a_corrupt_middle_chunk_fails_as_it_does_on_one_thread() {
 fn a_cut_last_chunk_warns_once_after_the_complete_chunks() {
     let dir = support::temp_dir("csv_rows_cut");
     let (_, data) = multi_chunk_recording(&dir);
-    let (last, size) = *chunks(&data).last().unwrap();
+    let (last, size) = *chunk_spans(&data).last().unwrap();
     let cut = dir.join("cut.jfr");
     std::fs::write(&cut, &data[..last + size / 2]).unwrap();
     let complete = dir.join("complete.jfr");

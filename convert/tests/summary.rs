@@ -100,9 +100,7 @@ fn a_truncated_last_chunk_warns_and_the_rest_is_summarised() {
     let full = dir.join("full.jfr");
     multi_chunk(&full);
     let bytes = std::fs::read(&full).unwrap();
-    let first = jfr_writer::format::ChunkHeader::decode(&bytes)
-        .unwrap()
-        .chunk_size as usize;
+    let first = jfr_format::ChunkHeader::decode(&bytes).unwrap().chunk_size as usize;
     let cut = dir.join("cut.jfr");
     std::fs::write(&cut, &bytes[..first + 100]).unwrap();
     let output = heapsampler(&["summary", cut.to_str().unwrap()]);
@@ -143,7 +141,7 @@ fn bad_input_exits_1_and_bad_usage_exits_2() {
 /// most its size; a plain one's, where each chunk ends.
 #[test]
 fn chunks_tell_how_far_into_the_stored_file_reading_is() {
-    use heapsampler_convert::read::file::RecordingFile;
+    use jfr_reader::file::RecordingFile;
     let dir = support::temp_dir("convert_stored_position");
     let plain = dir.join("plain.jfr");
     multi_chunk(&plain);

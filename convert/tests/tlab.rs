@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use heapsampler_convert::top::{self, GroupBy, Query, Table};
-use jfr_writer::format::names::{event, field};
+use jfr_format::names::{event, field};
 use jfr_writer::{
     EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording, StackFrame,
     StackTrace, Thread, Ticks, Unit,

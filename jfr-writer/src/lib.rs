@@ -38,7 +38,7 @@
 
 pub mod event;
 pub mod events;
-pub mod format;
+pub use jfr_format as format;
 pub mod metadata;
 pub mod pool;
 pub mod recording;

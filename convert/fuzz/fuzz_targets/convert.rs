@@ -9,8 +9,8 @@
 
 use heapsampler_convert::collapsed::FoldedStacks;
 use heapsampler_convert::filter::{ChunkFilter, Filter, parse_regex};
-use heapsampler_convert::read::chunk::Chunk;
-use heapsampler_convert::read::file::RecordingFile;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::file::RecordingFile;
 use heapsampler_convert::rows::{Buffers, chunk_rows};
 use heapsampler_convert::summary::summarize_file;
 use heapsampler_convert::top::{GroupBy, Query, top_of};

@@ -6,11 +6,11 @@
 
 #![no_main]
 
-use heapsampler_convert::read::ReadError;
-use heapsampler_convert::read::file::FileError;
+use jfr_reader::ReadError;
+use jfr_reader::file::FileError;
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/read_all/mod.rs"]
+#[path = "../../reader/tests/read_all/mod.rs"]
 mod read_all;
 
 fuzz_target!(|data: &[u8]| {

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 mod process;
+pub mod recordings;
 
 pub use process::{DEADLINE, Deadline, Watched};
 
@@ -63,10 +64,10 @@ pub fn agent_library() -> PathBuf {
 /// The chunks of a recording, in order: each one's offset and header. Stops
 /// at the first header that does not decode or claims no bytes (a chunk
 /// still being written), so a file caught mid-write yields what is whole.
-pub fn chunks(bytes: &[u8]) -> impl Iterator<Item = (usize, jfr_writer::format::ChunkHeader)> + '_ {
+pub fn chunks(bytes: &[u8]) -> impl Iterator<Item = (usize, jfr_format::ChunkHeader)> + '_ {
     let mut at = 0usize;
     std::iter::from_fn(move || {
-        let header = jfr_writer::format::ChunkHeader::decode(bytes.get(at..)?)?;
+        let header = jfr_format::ChunkHeader::decode(bytes.get(at..)?)?;
         if header.chunk_size == 0 {
             return None;
         }
@@ -81,7 +82,7 @@ pub fn chunks(bytes: &[u8]) -> impl Iterator<Item = (usize, jfr_writer::format::
 /// several chunks is finished only when its last is, whatever the first
 /// says.
 pub fn is_finished(file: &Path) -> bool {
-    use jfr_writer::format::{FLAG_FINAL_CHUNK, GENERATION_FINISHED};
+    use jfr_format::{FLAG_FINAL_CHUNK, GENERATION_FINISHED};
     let Ok(bytes) = std::fs::read(file) else {
         return false;
     };

@@ -13,7 +13,7 @@ use heapsampler_convert::conversion::{self, Format};
 use heapsampler_convert::filter::Filter;
 use heapsampler_convert::flame;
 use heapsampler_convert::top::{self, GroupBy, Query};
-use jfr_writer::format::names::event;
+use jfr_format::names::event;
 
 use crate::args::Sampling;
 use crate::jdk::find_tool;

@@ -7,7 +7,7 @@ use std::process::Command;
 use heapsampler_convert::liveness;
 use heapsampler_convert::summary::summarize;
 use heapsampler_convert::top::{self, GroupBy, Query};
-use jfr_writer::format::names::event;
+use jfr_format::names::event;
 
 use heapsampler_core::options::name;
 

@@ -4,15 +4,15 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use jfr_writer::format::{ChunkHeader, HEADER_SIZE};
+use jfr_format::{ChunkHeader, HEADER_SIZE};
 
-use super::ReadError;
-use super::cursor::Cursor;
-use super::event::{EventPlan, Events, RawEvents};
-use super::header::chunk_header;
-use super::metadata::Metadata;
-use super::pool::Pools;
-use super::value::Value;
+use crate::ReadError;
+use crate::cursor::Cursor;
+use crate::event::{EventPlan, Events, RawEvents};
+use crate::header::chunk_header;
+use crate::metadata::Metadata;
+use crate::pool::Pools;
+use crate::value::Value;
 
 /// The metadata read last, for the next chunk that declares the same: a
 /// recording's chunks mostly repeat their metadata (tens or hundreds of KB

@@ -1,8 +1,12 @@
-//! The JFR binary format's constants and primitives, in both directions.
+//! The JFR binary format's names, constants and primitives, in both
+//! directions.
 //!
-//! This module is the one place that knows the header layout, the flag bits,
-//! the string encodings and the varint. The writer uses it to encode and the
-//! reader (in `heapsampler-convert`) to decode, so they cannot disagree.
+//! This crate is the one place that knows the header layout, the flag bits,
+//! the string encodings, the varint and the names ([`names`]). `jfr-writer`
+//! encodes with it and `jfr-reader` decodes with it, so they cannot
+//! disagree; neither depends on the other. It is a crate of its own rather
+//! than a module of the writer so that a program that only reads pulls in
+//! no encoder.
 //! References to `JFR-FORMAT.md` sections are to the team's format notes.
 
 pub mod names;

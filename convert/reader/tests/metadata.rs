@@ -2,10 +2,10 @@
 
 use heapsampler_test_support as support;
 
-use heapsampler_convert::read::ReadError;
-use heapsampler_convert::read::cursor::Cursor;
-use heapsampler_convert::read::header::chunk_header;
-use heapsampler_convert::read::metadata::Metadata;
+use jfr_reader::ReadError;
+use jfr_reader::cursor::Cursor;
+use jfr_reader::header::chunk_header;
+use jfr_reader::metadata::Metadata;
 use jfr_writer::{Options, Recording, events};
 
 /// The metadata of the first chunk of `bytes`.

@@ -10,10 +10,10 @@ use jfr_writer::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::support;
+use crate as support;
 
 /// The chunks of a well-formed recording: (offset, size).
-pub fn chunks(data: &[u8]) -> Vec<(usize, usize)> {
+pub fn chunk_spans(data: &[u8]) -> Vec<(usize, usize)> {
     let chunks: Vec<(usize, usize)> = support::chunks(data)
         .map(|(offset, header)| (offset, header.chunk_size as usize))
         .collect();

@@ -13,13 +13,13 @@
 
 use std::borrow::Cow;
 
-use jfr_writer::format::{CHECKPOINT_EVENT_ID, METADATA_EVENT_ID};
+use jfr_format::{CHECKPOINT_EVENT_ID, METADATA_EVENT_ID};
 
-use super::chunk::Chunk;
-use super::cursor::{Cursor, RawString};
-use super::metadata::{ClassInfo, Kind, Metadata};
-use super::value::{Value, read_field, spend, value_budget};
-use super::{IdMap, ReadError};
+use crate::chunk::Chunk;
+use crate::cursor::{Cursor, RawString};
+use crate::metadata::{ClassInfo, Kind, Metadata};
+use crate::value::{Value, read_field, spend, value_budget};
+use crate::{IdMap, ReadError};
 
 /// An event not yet decoded.
 #[derive(Debug, Clone)]
@@ -375,7 +375,7 @@ impl<'m> EventPlan<'m> {
 /// Something kept per event type of a chunk, by type id: a table for the
 /// small ids writers use (the JDK's are in the hundreds), a map for others.
 #[derive(Debug)]
-pub(crate) struct TypeMap<T> {
+pub struct TypeMap<T> {
     /// Indexes into `items` by type id, below [`Self::SMALL`].
     small: Vec<u32>,
     /// Indexes into `items` of the other type ids.
@@ -401,7 +401,7 @@ impl<T> TypeMap<T> {
 
     /// What is kept for `type_id`, made by `make` the first time.
     #[inline]
-    pub(crate) fn get_or_insert_with(&mut self, type_id: u64, make: impl FnOnce() -> T) -> &mut T {
+    pub fn get_or_insert_with(&mut self, type_id: u64, make: impl FnOnce() -> T) -> &mut T {
         let slot = match self.small.get(type_id as usize) {
             Some(&slot) if type_id < Self::SMALL && slot != Self::NONE => Some(slot as usize),
             _ => self.large.get(&type_id).copied(),

@@ -9,9 +9,9 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use heapsampler_convert::read::chunk::Chunk;
-use heapsampler_convert::read::file::{FileError, RecordingFile};
-use heapsampler_convert::read::value::Value;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::file::{FileError, RecordingFile};
+use jfr_reader::value::Value;
 
 /// What a full read saw.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -2,11 +2,11 @@
 //! element tree. Only element names the format allows are accepted, nesting
 //! is limited, and every string index and count is checked.
 
-use jfr_writer::format::METADATA_EVENT_ID;
-use jfr_writer::format::names::{attribute, class, element};
+use jfr_format::METADATA_EVENT_ID;
+use jfr_format::names::{attribute, class, element};
 
-use super::cursor::Cursor;
-use super::{IdMap, ReadError};
+use crate::cursor::Cursor;
+use crate::{IdMap, ReadError};
 
 /// Deeper element trees than this are refused (the format needs five
 /// levels: root, metadata, class, field, annotation).

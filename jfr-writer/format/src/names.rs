@@ -4,7 +4,7 @@
 //! heapsampler writes or reads. The writer declares with these and the
 //! reader looks up by them, so the two cannot spell a name differently.
 //!
-//! A test (`jfr-writer/tests/names.rs`) scans the workspace's non-test
+//! A test (`jfr-writer/format/tests/names.rs`) scans the workspace's non-test
 //! sources (core, the writer, the agent, the reader and the command line)
 //! and fails if any of these names is spelled there as a string literal.
 

@@ -4,9 +4,9 @@
 
 use std::borrow::Cow;
 
-use jfr_writer::format::{MAX_VARINT_LEN, StringEncoding};
+use jfr_format::{MAX_VARINT_LEN, StringEncoding};
 
-use super::ReadError;
+use crate::ReadError;
 
 /// A position in a byte slice that stands at `base` in the file.
 #[derive(Debug, Clone)]
@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn varints_read_as_the_format_defines_them_at_any_distance_from_the_end() {
-        use jfr_writer::format::{read_varint, write_varint};
+        use jfr_format::{read_varint, write_varint};
         let mut values = vec![0, 1, 0x7f, 0x80, 0x3fff, 0x4000, u64::MAX, u64::MAX >> 1];
         for bits in 0..64 {
             values.extend([1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 0x55]);

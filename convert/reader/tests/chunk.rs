@@ -6,8 +6,8 @@ use heapsampler_test_support as support;
 
 use std::collections::BTreeMap;
 
-use heapsampler_convert::read::chunk::{Chunk, MetadataCache};
-use heapsampler_convert::read::value::Value;
+use jfr_reader::chunk::{Chunk, MetadataCache};
+use jfr_reader::value::Value;
 use jfr_writer::{
     Class, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
     StackFrame, StackTrace, Thread, Ticks, events,
@@ -272,7 +272,7 @@ fn chunks_that_repeat_their_metadata_share_it_through_the_cache() {
     );
     // A corrupt metadata fails as it does without the cache.
     let mut corrupt = jdk.clone();
-    let header = jfr_writer::format::ChunkHeader::decode(&corrupt).unwrap();
+    let header = jfr_format::ChunkHeader::decode(&corrupt).unwrap();
     let at = header.metadata_offset as usize;
     corrupt[at + 1..at + 9].fill(0xff);
     let alone = Chunk::read(&corrupt, 0).unwrap_err();

@@ -1,9 +1,36 @@
-//! Reading JFR recordings, following each chunk's own metadata.
+//! A JFR (JDK Flight Recorder) reader: any recording, the JDK's or one
+//! written by `jfr-writer`, read chunk by chunk by each chunk's own
+//! metadata.
 //!
-//! Built on the format knowledge in `jfr_writer::format`, which the writer
-//! uses too, so reader and writer cannot disagree. Every length read from a
-//! file is checked before it is used; a malformed file is an error naming
-//! the byte offset and what was expected there.
+//! Built on `jfr-format`, the names and primitives of the format that the
+//! writer uses too, so reader and writer cannot disagree. Every length read
+//! from a file is checked before it is used; a malformed file is an error
+//! naming the byte offset and what was expected there. The crate reads; it
+//! creates no files and prints nothing.
+//!
+//! ```no_run
+//! use jfr_format::names::event;
+//! use jfr_reader::chunk::Chunk;
+//! use jfr_reader::file::RecordingFile;
+//!
+//! let mut file = RecordingFile::open("alloc.jfr")?;
+//! let mut samples = 0;
+//! while let Some(raw) = file.next_chunk()? {
+//!     let chunk = Chunk::read(&raw.bytes, raw.offset)?;
+//!     let Some(class) = chunk.metadata.class_named(event::OBJECT_ALLOCATION_SAMPLE) else {
+//!         continue;
+//!     };
+//!     for sample in chunk.events() {
+//!         samples += u64::from(sample?.type_id == class.id);
+//!     }
+//! }
+//! println!("{samples} allocation samples");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/event_counts.rs` goes further: events by type and the bytes
+//! the allocation samples stand for (`cargo run -p jfr-reader --example
+//! event_counts -- FILE`).
 //!
 //! The modules mirror the writer's:
 //!
@@ -19,8 +46,8 @@
 //! - [`chunk`]: one chunk, tying these together;
 //! - [`cursor`]: bounds-checked reads of the bytes.
 //!
-//! What a corrupt or hostile file cannot do (`convert/tests/mutations.rs`
-//! and the fuzz targets in `convert/fuzz` check it): make the reader panic;
+//! What a corrupt or hostile file cannot do (`tests/mutations.rs` and the
+//! fuzz targets in `convert/fuzz` check it): make the reader panic;
 //! make it allocate by a length it has not checked against the bytes there
 //! (counts are checked against the bytes left, and vectors reserve at most
 //! a fixed number of items before they are read); make it loop (the
@@ -42,7 +69,7 @@ use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::OnceLock;
 
 /// A hash map keyed by ids and pool keys from the file, hashed by [`IdHash`].
-pub(crate) type IdMap<K, V> = HashMap<K, V, IdHash>;
+pub type IdMap<K, V> = HashMap<K, V, IdHash>;
 
 /// Hashes integers from the file: one 64x64-bit multiply, folded, per word,
 /// starting from a per-process random seed. Several times faster than
@@ -52,7 +79,7 @@ pub(crate) type IdMap<K, V> = HashMap<K, V, IdHash>;
 /// make loading its pools quadratic). Not a cryptographic hash: it is
 /// enough that a file cannot predict where its keys land.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct IdHash {
+pub struct IdHash {
     seed: u64,
 }
 
@@ -74,7 +101,7 @@ impl BuildHasher for IdHash {
 
 /// The hasher [`IdHash`] builds.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct IdHasher(u64);
+pub struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {

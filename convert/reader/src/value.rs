@@ -7,11 +7,11 @@
 //! of one event or checkpoint decode to at most a fixed multiple of their
 //! number of values.
 
-use jfr_writer::format::StringEncoding;
+use jfr_format::StringEncoding;
 
-use super::ReadError;
-use super::cursor::Cursor;
-use super::metadata::{ClassInfo, FieldInfo, Kind, Metadata};
+use crate::ReadError;
+use crate::cursor::Cursor;
+use crate::metadata::{ClassInfo, FieldInfo, Kind, Metadata};
 
 /// Inline values nest at most this deep (a hostile metadata could declare a
 /// class that contains itself).

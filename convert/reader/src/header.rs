@@ -2,9 +2,9 @@
 //! checked before anything in the chunk is read by it (the magic, a version
 //! JDK tools read, and a size and offsets inside the chunk).
 
-use jfr_writer::format::{ChunkHeader, HEADER_SIZE};
+use jfr_format::{ChunkHeader, HEADER_SIZE};
 
-use super::ReadError;
+use crate::ReadError;
 
 /// Reads and checks the header of the chunk at the start of `bytes`, which
 /// stands at `offset` in the file: the magic, a version JDK tools read (1 or

@@ -8,7 +8,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The source trees scanned, from the workspace root.
-const SCANNED: [&str; 4] = ["core/src", "jfr-writer/src", "agent/src", "convert/src"];
+const SCANNED: [&str; 6] = [
+    "core/src",
+    "jfr-writer/format/src",
+    "jfr-writer/src",
+    "agent/src",
+    "convert/reader/src",
+    "convert/src",
+];
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
@@ -65,13 +72,10 @@ const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
 ];
 
 /// The names module, the one place the names are spelled.
-const NAMES: &str = "jfr-writer/src/format/names.rs";
+const NAMES: &str = "jfr-writer/format/src/names.rs";
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -7,10 +7,10 @@ use heapsampler_test_support as support;
 
 use std::io::{self, Read};
 
-use heapsampler_convert::read::ReadError;
-use heapsampler_convert::read::chunk::Chunk;
-use heapsampler_convert::read::file::{FileError, RecordingFile};
-use jfr_writer::format::ChunkHeader;
+use jfr_format::ChunkHeader;
+use jfr_reader::ReadError;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::file::{FileError, RecordingFile};
 
 /// `count` copies of `chunk`, back to back, with `patches` (offset in the
 /// stream, bytes) laid over them; made as it is read.

@@ -2,12 +2,12 @@
 //! header's newest one back through each checkpoint's delta, its entries
 //! decoded as generic [`Value`]s by their pool's class.
 
-use jfr_writer::format::{CHECKPOINT_EVENT_ID, ChunkHeader, HEADER_SIZE};
+use jfr_format::{CHECKPOINT_EVENT_ID, ChunkHeader, HEADER_SIZE};
 
-use super::cursor::Cursor;
-use super::metadata::Metadata;
-use super::value::{MAX_RESERVE, Value, read_value, value_budget};
-use super::{IdMap, ReadError};
+use crate::cursor::Cursor;
+use crate::metadata::Metadata;
+use crate::value::{MAX_RESERVE, Value, read_value, value_budget};
+use crate::{IdMap, ReadError};
 
 /// The pooled values of one chunk, by pool class id and key.
 #[derive(Debug, Default)]

@@ -15,21 +15,20 @@
 use heapsampler_test_support as support;
 
 mod read_all;
-mod recordings;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use heapsampler_convert::read::chunk::Chunk;
-use jfr_writer::format::{ChunkHeader, HEADER_SIZE, header_offset, read_varint, write_varint};
+use jfr_format::{ChunkHeader, HEADER_SIZE, header_offset, read_varint, write_varint};
+use jfr_reader::chunk::Chunk;
 use jfr_writer::{EventTypeBuilder, FieldSpec, FieldType, Options, Recording, Ticks};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use read_all::{Totals, read_all};
-use recordings::{chunks, writer_recording};
+use support::recordings::{chunk_spans, writer_recording};
 
 /// Counts the bytes each thread has allocated and not freed, and the peak
 /// and the largest single allocation since the thread last reset them.
@@ -204,7 +203,7 @@ fn check_memory(outcome: &Outcome, len: usize, what: &str) {
 /// size varint), per chunk, including metadata and checkpoint events.
 fn event_offsets(data: &[u8]) -> Vec<usize> {
     let mut offsets = Vec::new();
-    for (start, size) in chunks(data) {
+    for (start, size) in chunk_spans(data) {
         let mut at = start + HEADER_SIZE;
         while at < start + size {
             offsets.push(at);
@@ -226,7 +225,7 @@ fn unmutated(data: &[u8], name: &str) -> Totals {
     let outcome = guarded_read(data.to_vec(), name);
     check_memory(&outcome, data.len(), name);
     let totals = outcome.result.clone().unwrap();
-    let chunks = chunks(data);
+    let chunks = chunk_spans(data);
     assert_eq!(totals.chunks, chunks.len() as u64, "{name}");
     assert_eq!(
         totals.chunk_offsets,
@@ -248,7 +247,7 @@ fn unmutated(data: &[u8], name: &str) -> Totals {
 
 /// The events read from each chunk alone.
 fn events_per_chunk(data: &[u8]) -> Vec<u64> {
-    chunks(data)
+    chunk_spans(data)
         .iter()
         .map(|&(start, size)| {
             let chunk = Chunk::read(&data[start..start + size], start as u64).unwrap();
@@ -261,7 +260,7 @@ fn events_per_chunk(data: &[u8]) -> Vec<u64> {
 /// run repeatable; a failure names the mutation, so it can be replayed.
 fn mutate_and_read(data: &[u8], name: &str, seed: u64) {
     let original = unmutated(data, name);
-    let chunks = chunks(data);
+    let chunks = chunk_spans(data);
     let per_chunk = events_per_chunk(data);
     assert_eq!(per_chunk.iter().sum::<u64>(), original.events);
     let events = event_offsets(data);
@@ -431,7 +430,7 @@ fn mutate_and_read(data: &[u8], name: &str, seed: u64) {
 #[test]
 fn mutated_writer_recordings_give_results_or_errors() {
     let data = writer_recording();
-    let chunks = chunks(&data);
+    let chunks = chunk_spans(&data);
     assert!(chunks.len() >= 4, "several chunks: {}", chunks.len());
     mutate_and_read(&data, "jfr-writer recording", 1);
 }

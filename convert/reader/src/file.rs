@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use jfr_writer::format::{ChunkHeader, HEADER_SIZE, MAGIC};
+use jfr_format::{ChunkHeader, HEADER_SIZE, MAGIC};
 
-use super::ReadError;
+use crate::ReadError;
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
