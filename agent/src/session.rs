@@ -33,7 +33,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
-use heapsampler_core::rate_limit::{DEFAULT_WINDOW, RateLimiter};
+use heapsampler_core::rate_limit::{RateLimiter, WINDOW};
 use heapsampler_core::ring::{CachePadded, Consumer, Producer, WaitOutcome};
 use jfr_writer::snapshot::Snapshot;
 use jfr_writer::{Clock, Recording, Sink};
@@ -444,7 +444,7 @@ const SAMPLE_BATCH: usize = 32;
 
 /// How often the writer looks at the rate limiter at least: a quarter of
 /// its window, so that a burst raises the interval within the window.
-const RATE_LIMIT_TICK: Duration = Duration::from_nanos((DEFAULT_WINDOW.as_nanos() / 4) as u64);
+const RATE_LIMIT_TICK: Duration = Duration::from_nanos((WINDOW.as_nanos() / 4) as u64);
 
 /// The writer thread's loop: writes `session`'s samples from `consumer` and
 /// its collections into `recording` until the ring is closed and drained,

@@ -6,9 +6,10 @@ use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
+use heapsampler_test_support::heapsampler_command;
 use jfr_writer::{
     Class, ClassRef, EventTypeBuilder, FileSink, FrameType, Method, Options, Recording, StackFrame,
     StackTrace, StackTraceRef, Thread, Ticks, events,
@@ -199,8 +200,7 @@ fn write(path: &Path) -> Vec<i64> {
 }
 
 fn heapsampler(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .arg("convert")
+    heapsampler_command(["convert"])
         .arg(&recording().0)
         .args(args)
         .output_in_time()
@@ -296,8 +296,7 @@ fn types_without_a_weight_count_events() {
 #[test]
 fn collapsed_writes_a_file_next_to_the_recording_by_default() {
     let (path, _) = recording();
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["convert", "--format", "collapsed", "--no-class-frame"])
+    let output = heapsampler_command(["convert", "--format", "collapsed", "--no-class-frame"])
         .arg(path)
         .output_in_time();
     assert!(output.status.success());
@@ -518,8 +517,7 @@ fn stacks_the_recorder_cut_start_with_the_truncated_marker() {
             .unwrap();
     }
     recording.close().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["convert", "--format", "collapsed", "-o", "-"])
+    let output = heapsampler_command(["convert", "--format", "collapsed", "-o", "-"])
         .arg(&path)
         .output_in_time();
     assert!(output.status.success());

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use heapsampler_convert::export::java_class_name;
+use heapsampler_test_support::heapsampler_command;
 use serde_json::Value as Json;
 
 /// A JDK 17 `profile` recording of an allocating workload, made once.
@@ -31,16 +32,15 @@ fn profile_recording() -> &'static Path {
 }
 
 fn rows(recording: &Path, event: &str) -> (Vec<String>, Vec<Vec<String>>) {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args([
-            "convert",
-            recording.to_str().unwrap(),
-            "--events",
-            event,
-            "-o",
-            "-",
-        ])
-        .output_in_time();
+    let output = heapsampler_command([
+        "convert",
+        recording.to_str().unwrap(),
+        "--events",
+        event,
+        "-o",
+        "-",
+    ])
+    .output_in_time();
     assert!(
         output.status.success(),
         "{}",
@@ -203,16 +203,15 @@ fn execution_samples_equal_jfr_print_json() {
 #[test]
 fn several_types_go_to_a_folder_one_file_each() {
     let dir = support::temp_dir("convert_folder");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args([
-            "convert",
-            profile_recording().to_str().unwrap(),
-            "--events",
-            "jdk.ObjectAllocationSample,jdk.ExecutionSample",
-            "-o",
-        ])
-        .arg(&dir)
-        .output_in_time();
+    let output = heapsampler_command([
+        "convert",
+        profile_recording().to_str().unwrap(),
+        "--events",
+        "jdk.ObjectAllocationSample,jdk.ExecutionSample",
+        "-o",
+    ])
+    .arg(&dir)
+    .output_in_time();
     assert!(
         output.status.success(),
         "{}",
@@ -228,17 +227,16 @@ fn several_types_go_to_a_folder_one_file_each() {
         ["jdk.ExecutionSample.csv", "jdk.ObjectAllocationSample.csv"]
     );
     // Several types cannot share standard output: bad usage.
-    let refused = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["convert", profile_recording().to_str().unwrap(), "-o", "-"])
-        .output_in_time();
+    let refused =
+        heapsampler_command(["convert", profile_recording().to_str().unwrap(), "-o", "-"])
+            .output_in_time();
     assert_eq!(refused.status.code(), Some(2));
 }
 
 /// Our folded stacks of one event type, with extra arguments, as a map; the
 /// lines must come sorted by stack.
 fn collapsed(recording: &Path, event: &str, args: &[&str]) -> BTreeMap<String, i64> {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["convert", recording.to_str().unwrap()])
+    let output = heapsampler_command(["convert", recording.to_str().unwrap()])
         .args(["--format", "collapsed", "--events", event, "-o", "-"])
         .args(args)
         .output_in_time();
@@ -375,10 +373,7 @@ fn filters_on_a_jdk_recording_keep_what_jfr_print_json_says() {
 /// `heapsampler ARGS` run in `dir`: exit code, standard error, and the
 /// files `dir` holds afterwards.
 fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, Vec<String>) {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .current_dir(dir)
-        .args(args)
-        .output_in_time();
+    let output = heapsampler_command(args).current_dir(dir).output_in_time();
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -13,7 +13,7 @@ use heapsampler_test_support::Deadline;
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use heapsampler_convert::export::{ExportError, Flattener};
 use heapsampler_convert::filter::{ChunkFilter, Filter, TimeBound, parse_regex};
@@ -24,6 +24,7 @@ use jfr_reader::file::RecordingFile;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use heapsampler_test_support::heapsampler_command;
 use support::recordings::{chunk_spans, writer_recording};
 
 /// What a conversion wrote: each type's CSV, and the error that stopped it.
@@ -384,8 +385,7 @@ fn rows_equal_the_flatteners_on_mutated_recordings() {
 
 /// `heapsampler convert FILE ARGS...`.
 fn heapsampler(file: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .arg("convert")
+    heapsampler_command(["convert"])
         .arg(file)
         .args(args)
         .output_in_time()

@@ -4,8 +4,8 @@
 use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
+use heapsampler_test_support::heapsampler_command;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Seconds of allocation per recording, and MiB allocated per second: at
 /// the 256 KiB interval, about 280 samples a recording, half in each of the
@@ -16,20 +16,13 @@ const MIB_PER_SECOND: &str = "24";
 /// Records `Scenarios paced` (with `extra` arguments) into `path`.
 fn record(path: PathBuf, extra: &[&str]) -> PathBuf {
     let args = [&["paced", SECONDS, MIB_PER_SECOND], extra].concat();
-    support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
-        &path,
-        &["--interval", "256k"],
-        "Scenarios",
-        &args,
-    );
+    support::record_with_agent(&path, &["--interval", "256k"], "Scenarios", &args);
     path
 }
 
 /// `heapsampler diff BASE NEW ARGS...`'s output; it must succeed.
 fn diff(base: &Path, new: &Path, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .arg("diff")
+    let output = heapsampler_command(["diff"])
         .args([base, new])
         .args(args)
         .output_in_time();
@@ -103,8 +96,7 @@ fn the_same_workload_shows_no_change_and_a_leak_comes_first() {
 #[test]
 fn a_recording_without_what_diff_compares_says_so() {
     let jdk = support::jdk_recording();
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["diff", "--live"])
+    let output = heapsampler_command(["diff", "--live"])
         .args([jdk, jdk])
         .output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);

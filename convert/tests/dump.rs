@@ -3,31 +3,20 @@
 //! real agent; every file checked by the JDK's own parser.
 
 use heapsampler_test_support as support;
-use heapsampler_test_support::Deadline;
 
+use heapsampler_test_support::heapsampler_exit;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn agent() -> PathBuf {
     support::agent_library()
 }
 
-fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// The allocation samples in `file`, by the JDK's `jfr summary` (which
 /// fails the test unless it reads the file), after checking that
 /// `heapsampler summary` reads it too.
 fn samples(file: &Path) -> u64 {
-    let (code, stderr) = heapsampler(&["summary", file.to_str().unwrap()]);
+    let (code, stderr) = heapsampler_exit(["summary", file.to_str().unwrap()]);
     assert_eq!(
         code,
         Some(0),
@@ -51,7 +40,7 @@ fn dump_a_running_jvm_and_a_file_being_written() {
     let agent = agent.to_str().unwrap();
     let path = |p: &Path| p.to_str().unwrap().to_owned();
 
-    let (code, stderr) = heapsampler(&["dump", &pid, "-o", &path(&first), "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["dump", &pid, "-o", &path(&first), "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains(&format!("JVM {pid} wrote no snapshot")),
@@ -59,7 +48,7 @@ fn dump_a_running_jvm_and_a_file_being_written() {
     );
     assert!(!first.exists());
 
-    let (code, stderr) = heapsampler(&[
+    let (code, stderr) = heapsampler_exit([
         "attach",
         &pid,
         "-o",
@@ -72,7 +61,7 @@ fn dump_a_running_jvm_and_a_file_being_written() {
     assert_eq!(code, Some(0), "{stderr}");
 
     // The snapshot is there, complete, when dump returns.
-    let (code, stderr) = heapsampler(&["dump", &pid, "-o", &path(&first), "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["dump", &pid, "-o", &path(&first), "--agent", agent]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stderr.contains(&format!("recording: {}", first.display())),
@@ -83,7 +72,8 @@ fn dump_a_running_jvm_and_a_file_being_written() {
     // The recording goes on: a later snapshot has more.
     let deadline = Instant::now() + Duration::from_secs(60);
     let second_samples = loop {
-        let (code, stderr) = heapsampler(&["dump", &pid, "-o", &path(&second), "--agent", agent]);
+        let (code, stderr) =
+            heapsampler_exit(["dump", &pid, "-o", &path(&second), "--agent", agent]);
         assert_eq!(code, Some(0), "{stderr}");
         let samples = samples(&second);
         if samples > first_samples {
@@ -97,13 +87,13 @@ fn dump_a_running_jvm_and_a_file_being_written() {
     };
 
     // A file being written, read without the agent's help.
-    let (code, stderr) = heapsampler(&["dump", &path(&file), "-o", &path(&from_file)]);
+    let (code, stderr) = heapsampler_exit(["dump", &path(&file), "-o", &path(&from_file)]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("chunks"), "{stderr}");
     let from_file_samples = samples(&from_file);
     assert!(from_file_samples >= second_samples);
 
-    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["detach", &pid, "--agent", agent]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
     jvm.kill().unwrap();
@@ -128,16 +118,17 @@ fn dump_says_what_went_wrong() {
     .unwrap();
     let out = dir.join("out.jfr");
     let (code, stderr) =
-        heapsampler(&["dump", text.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        heapsampler_exit(["dump", text.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("not an uncompressed JFR recording"),
         "{stderr}"
     );
-    let (code, stderr) = heapsampler(&["dump", "/no/such/file.jfr", "-o", out.to_str().unwrap()]);
+    let (code, stderr) =
+        heapsampler_exit(["dump", "/no/such/file.jfr", "-o", out.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("cannot open /no/such/file.jfr"), "{stderr}");
-    let (code, _) = heapsampler(&["dump", "4242"]);
+    let (code, _) = heapsampler_exit(["dump", "4242"]);
     assert_eq!(code, Some(2), "-o is required");
     assert!(!out.exists());
 }
@@ -148,7 +139,6 @@ fn record_with_max_size_keeps_the_file_bounded() {
     let file = dir.join("bounded.jfr");
     const MAX_SIZE: u64 = 1 << 20;
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &file,
         &["--interval", "16k", "--max-size", "1m"],
         "Scenarios",
@@ -225,7 +215,7 @@ fn an_attached_recording_with_max_size_rotates_while_it_runs() {
     let agent = agent();
     let agent = agent.to_str().unwrap();
     let path = |p: &Path| p.to_str().unwrap().to_owned();
-    let (code, stderr) = heapsampler(&[
+    let (code, stderr) = heapsampler_exit([
         "attach",
         &pid,
         "-o",
@@ -256,7 +246,7 @@ fn an_attached_recording_with_max_size_rotates_while_it_runs() {
         );
         std::thread::sleep(Duration::from_millis(300));
         let snapshot = dir.join(format!("snapshot-{snapshots}.jfr"));
-        let (code, stderr) = heapsampler(&["dump", &path(&file), "-o", &path(&snapshot)]);
+        let (code, stderr) = heapsampler_exit(["dump", &path(&file), "-o", &path(&snapshot)]);
         if stderr.contains("no complete chunk yet") {
             // Not flushed yet (the agent flushes every second).
             continue;
@@ -278,7 +268,7 @@ fn an_attached_recording_with_max_size_rotates_while_it_runs() {
             }
         }
     }
-    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["detach", &pid, "--agent", agent]);
     assert_eq!(code, Some(0), "{stderr}");
     jvm.kill().unwrap();
     jvm.wait().unwrap();

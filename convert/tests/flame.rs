@@ -9,30 +9,13 @@ use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use heapsampler_convert::export::java_class_name;
 use heapsampler_convert::top::human_bytes;
+use heapsampler_test_support::{heapsampler, heapsampler_ok};
 use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};
 use jfr_writer::{FrameType, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks};
-
-/// `heapsampler ARGS...`, whatever its outcome.
-fn heapsampler(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time()
-}
-
-/// Standard output of `heapsampler ARGS...`, which must succeed.
-fn succeed(args: &[&str]) -> String {
-    let output = heapsampler(args);
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 /// One frame of a drawn graph, as the SVG has it.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,7 +165,7 @@ fn known_frames(test: &str, args: &[&str]) -> Vec<Frame> {
     let svg = path.with_extension("svg");
     let mut all = vec!["flame", path.to_str().unwrap(), "-o", svg.to_str().unwrap()];
     all.extend(args);
-    succeed(&all);
+    heapsampler_ok(&all);
     frames(&std::fs::read_to_string(&svg).unwrap())
 }
 
@@ -204,7 +187,7 @@ fn frames_show_bytes_share_and_samples() {
     let path = known_recording("flame_bytes");
     let svg = path.with_extension("svg");
     // Written next to the recording by default.
-    let stderr = heapsampler(&["flame", path.to_str().unwrap()]).stderr;
+    let stderr = heapsampler(["flame", path.to_str().unwrap()]).stderr;
     assert_eq!(
         String::from_utf8_lossy(&stderr),
         format!(
@@ -281,7 +264,7 @@ fn frames_show_bytes_share_and_samples() {
     );
     // Without the classes: the methods alone, and no green in the legend.
     let plain = path.with_extension("plain.svg");
-    succeed(&[
+    heapsampler_ok([
         "flame",
         path.to_str().unwrap(),
         "--no-class-frame",
@@ -313,7 +296,7 @@ fn live_objects_as_top_live_counts_them() {
     // are left out, and said so.
     let path = known_recording("flame_live");
     let svg = path.with_extension("svg");
-    let output = heapsampler(&[
+    let output = heapsampler([
         "flame",
         path.to_str().unwrap(),
         "--live",
@@ -424,7 +407,7 @@ fn errors_name_what_is_wrong() {
 /// The folded stacks of `recording`, `stack value` lines, as convert
 /// writes them at `depth`.
 fn collapsed(recording: &Path, depth: &str) -> Vec<(String, u64)> {
-    succeed(&[
+    heapsampler_ok([
         "convert",
         "--format",
         "collapsed",
@@ -434,6 +417,7 @@ fn collapsed(recording: &Path, depth: &str) -> Vec<(String, u64)> {
         "-",
         recording.to_str().unwrap(),
     ])
+    .0
     .lines()
     .map(|line| {
         let (stack, value) = line.rsplit_once(' ').unwrap();
@@ -442,20 +426,9 @@ fn collapsed(recording: &Path, depth: &str) -> Vec<(String, u64)> {
     .collect()
 }
 
-/// Chromium, if the machine has it. In CI (CI=true), which installs it,
-/// its absence fails the test; elsewhere the test is skipped, and says so.
-fn chromium() -> Option<PathBuf> {
-    let found = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find_map(support::on_path);
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true and no chromium on the PATH: .ci/run installs it"
-        );
-        eprintln!("skipped: no chromium on the PATH to draw the flame graph in");
-    }
-    found
+/// Chromium, if the machine has it (see [`support::needed_tool`]).
+fn chromium(test: &str) -> Option<PathBuf> {
+    support::needed_tool(test, &["chromium", "chromium-browser", "google-chrome"])
 }
 
 /// What the page's script did, as the check script appended to a copy of
@@ -684,7 +657,7 @@ fn percent_decode(text: &str) -> String {
 /// for `method` matching the share of the stacks through it.
 fn check_in_browser(chromium: &Path, recording: &Path, depth: &str, method: &str) {
     let svg = recording.with_extension("svg");
-    succeed(&[
+    heapsampler_ok([
         "flame",
         recording.to_str().unwrap(),
         "--depth",
@@ -772,13 +745,12 @@ fn check_in_browser(chromium: &Path, recording: &Path, depth: &str, method: &str
 
 #[test]
 fn an_agent_recording_draws_and_works_in_a_browser() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = chromium("an_agent_recording_draws_and_works_in_a_browser") else {
         return;
     };
     let dir = support::temp_dir("flame_agent_browser");
     let recording = dir.join("mix.jfr");
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &recording,
         &["--interval", "64k"],
         "AllocationMix",
@@ -805,7 +777,7 @@ fn an_agent_recording_draws_and_works_in_a_browser() {
 
 #[test]
 fn a_jdk_recording_draws_and_works_in_a_browser() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = chromium("a_jdk_recording_draws_and_works_in_a_browser") else {
         return;
     };
     let dir = support::temp_dir("flame_jdk_browser");
@@ -974,14 +946,15 @@ impl Label {
 
 #[test]
 fn labels_drop_the_package_before_they_are_cut_in_a_browser() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = chromium("labels_drop_the_package_before_they_are_cut_in_a_browser")
+    else {
         return;
     };
     let dir = support::temp_dir("flame_labels_browser");
     let recording = dir.join("long.jfr");
     long_names(&recording);
     let svg = dir.join("long.svg");
-    succeed(&[
+    heapsampler_ok([
         "flame",
         recording.to_str().unwrap(),
         "-o",
@@ -1065,7 +1038,6 @@ fn frames_the_recording_marks_hidden_are_left_out() {
     );
     let agent = dir.join("agent.jfr");
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &agent,
         &["--keep-hidden-frames", "--interval", "64k"],
         "AllocationMix",
@@ -1082,7 +1054,7 @@ fn frames_the_recording_marks_hidden_are_left_out() {
             recording.display()
         );
         let svg = recording.with_extension("svg");
-        succeed(&[
+        heapsampler_ok([
             "flame",
             recording.to_str().unwrap(),
             "-o",
@@ -1116,14 +1088,15 @@ fn frames_the_recording_marks_hidden_are_left_out() {
             folded.iter().all(|(stack, _)| !stack.contains("$$Lambda")),
             "{folded:?}"
         );
-        let csv = succeed(&[
+        let csv = heapsampler_ok([
             "convert",
             recording.to_str().unwrap(),
             "--events",
             "jdk.ObjectAllocationSample",
             "-o",
             "-",
-        ]);
+        ])
+        .0;
         assert!(csv.contains("AllocationMix.lambda$main$0("), "{csv}");
         assert!(!csv.contains("$$Lambda"), "{csv}");
     }

@@ -5,23 +5,15 @@
 
 use heapsampler_test_support::{self as support, Deadline};
 
+use heapsampler_test_support::heapsampler_command;
+use heapsampler_test_support::{heapsampler, text};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn heapsampler(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use std::process::Command;
 
 /// The bytes `top --live` estimates live in `recording`, and the line that
 /// says what live means there.
 fn live_total(recording: &Path) -> (f64, String) {
-    let top = heapsampler(&["top", recording.to_str().unwrap(), "--live"]);
+    let top = heapsampler(["top", recording.to_str().unwrap(), "--live"]);
     let out = text(&top.stdout);
     assert!(top.status.success(), "{}", text(&top.stderr));
     let total = out
@@ -56,8 +48,7 @@ fn live_at_the_exit_is_what_the_program_keeps() {
     let workload = support::compiled_workload("LiveAtExit");
     let jvm = ["-Xmx1g", "-Xmn512m", "-cp"];
     let collected = dir.join("collected.jfr");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .arg("record")
+    let output = heapsampler_command(["record"])
         .arg("-o")
         .arg(&collected)
         .args(["--interval", "64k", "--agent"])
@@ -120,7 +111,7 @@ fn live_at_the_exit_is_what_the_program_keeps() {
         (&uncollected, "(not collected yet: garbage included)"),
     ] {
         let svg = recording.with_extension("svg");
-        let flame = heapsampler(&[
+        let flame = heapsampler([
             "flame",
             recording.to_str().unwrap(),
             "--live",
@@ -151,7 +142,7 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     let agent = support::agent_library();
     let agent = agent.to_str().unwrap();
     let path = |name: &str| dir.join(name).to_str().unwrap().to_owned();
-    let attached = heapsampler(&[
+    let attached = heapsampler([
         "attach",
         &pid,
         "-o",
@@ -163,7 +154,7 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     ]);
     assert!(attached.status.success(), "{}", text(&attached.stderr));
 
-    let dumped = heapsampler(&["dump", &pid, "-o", &path("now.jfr"), "--agent", agent]);
+    let dumped = heapsampler(["dump", &pid, "-o", &path("now.jfr"), "--agent", agent]);
     let said = text(&dumped.stderr);
     assert!(dumped.status.success(), "{said}");
     assert!(
@@ -177,7 +168,7 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     );
     assert!(live > 0.0, "the snapshot has live objects");
 
-    let dumped = heapsampler(&[
+    let dumped = heapsampler([
         "dump",
         &pid,
         "-o",
@@ -206,7 +197,7 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     }
 
     // --collect asks a JVM: a file has none.
-    let refused = heapsampler(&[
+    let refused = heapsampler([
         "dump",
         recording.to_str().unwrap(),
         "-o",
@@ -215,7 +206,7 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     ]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
 
-    let detached = heapsampler(&["detach", &pid, "--collect", "--agent", agent]);
+    let detached = heapsampler(["detach", &pid, "--collect", "--agent", agent]);
     let said = text(&detached.stderr);
     assert!(detached.status.success(), "{said}");
     assert!(

@@ -8,35 +8,19 @@
 
 use heapsampler_test_support::{self as support, DEADLINE, Deadline};
 
+use heapsampler_test_support::{heapsampler, heapsampler_command, jmc_check, text};
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 /// The heap the workload fills.
 const HEAP: &str = "-Xmx64m";
 
-fn heapsampler(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Mission Control's parser, headless (see `shared/jmc/README.md`).
-fn jmc_check(args: &[&str]) -> Output {
-    let jmc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/jmc/jmc-check");
-    Command::new(jmc).args(args).output_in_time()
-}
-
 /// `heapsampler record` of the workload, the JVM's arguments `jvm` first,
 /// then the workload's `args`; not run yet.
 fn record_command(recording: &Path, jvm: &[&str], args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_heapsampler"));
+    let mut command = heapsampler_command(["record"]);
     command
-        .arg("record")
         .arg("-o")
         .arg(recording)
         .args(["--interval", "64k", "--agent"])
@@ -102,7 +86,7 @@ fn assert_holds_the_exhaustion(path: &Path) {
         "{leaked} of {} old objects are Leak.keep's",
         old_objects.len()
     );
-    let parsed = jmc_check(&[path.to_str().unwrap()]);
+    let parsed = jmc_check([path.to_str().unwrap()]);
     let said = text(&parsed.stdout);
     assert!(
         matches!(parsed.status.code(), Some(0 | 1)) && said.contains("RESULT: parsed"),
@@ -150,7 +134,7 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
     );
     assert_holds_the_exhaustion(&recording);
 
-    let top = heapsampler(&[
+    let top = heapsampler([
         "top",
         recording.to_str().unwrap(),
         "--live",
@@ -168,7 +152,7 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
 
     // Mission Control's Memory Leak page: its trees are of the leaked
     // long[] arrays, more of them than of anything else.
-    let leaks = jmc_check(&["--leaks", recording.to_str().unwrap()]);
+    let leaks = jmc_check(["--leaks", recording.to_str().unwrap()]);
     let trees = text(&leaks.stdout);
     assert!(leaks.status.success(), "{trees}{}", text(&leaks.stderr));
     let count = |class: &str| {
@@ -207,7 +191,7 @@ fn a_jvm_killed_after_running_out_of_heap_leaves_what_filled_it() {
     assert_holds_the_exhaustion(&recording);
     let summary = support::summary(&recording);
     assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 0);
-    let top = heapsampler(&["top", recording.to_str().unwrap(), "--live"]);
+    let top = heapsampler(["top", recording.to_str().unwrap(), "--live"]);
     let said = text(&top.stdout);
     assert!(top.status.success(), "{}", text(&top.stderr));
     assert!(
@@ -251,6 +235,6 @@ fn exit_on_out_of_memory_error_leaves_the_last_flush() {
         0
     );
     assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 0);
-    let top = heapsampler(&["top", recording.to_str().unwrap()]);
+    let top = heapsampler(["top", recording.to_str().unwrap()]);
     assert!(top.status.success(), "{}", text(&top.stderr));
 }

@@ -9,40 +9,12 @@ use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use heapsampler_convert::collapsed::UNKNOWN_FRAME;
 use heapsampler_convert::top::{self, Entry, GroupBy, Query, Table};
-
-/// `heapsampler ARGS...`, whatever its outcome.
-fn heapsampler(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time()
-}
-
-/// Standard error of `heapsampler ARGS...`, which must succeed.
-fn succeed(args: &[&str]) -> String {
-    let output = heapsampler(args);
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
-
-/// Whether `go` runs; without it a test is skipped (it says so), but on
-/// CI (CI=true) it fails: .ci/run installs Go.
-fn have_go(test: &str) -> bool {
-    let found = support::on_path("go").is_some();
-    if !found {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{test}: go not found, and CI must run it (apt-get install golang-go)"
-        );
-        eprintln!("{test}: skipped: go not found (apt-get install golang-go)");
-    }
-    found
-}
+use heapsampler_test_support::{heapsampler, heapsampler_ok};
 
 /// `go tool pprof ARGS... PROFILE`'s output, which must succeed.
 fn pprof(args: &[&str], profile: &Path) -> String {
@@ -203,7 +175,6 @@ fn agent_recording() -> &'static Path {
         // objects for the inuse types once the exit's collection has freed
         // the garbage (80 samples or so).
         support::record_with_agent(
-            env!("CARGO_BIN_EXE_heapsampler"),
             &path,
             &["--interval", "128k"],
             "AllocationMixFixed",
@@ -215,19 +186,20 @@ fn agent_recording() -> &'static Path {
 
 #[test]
 fn go_reads_an_agent_recording_as_top_sums_it() {
-    if !have_go("go_reads_an_agent_recording_as_top_sums_it") {
+    if support::needed_tool("go_reads_an_agent_recording_as_top_sums_it", &["go"]).is_none() {
         return;
     }
     let recording = agent_recording();
     let profile = recording.with_file_name("heap.pb.gz");
-    let stderr = succeed(&[
+    let stderr = heapsampler_ok([
         "convert",
         recording.to_str().unwrap(),
         "--format",
         "pprof",
         "-o",
         profile.to_str().unwrap(),
-    ]);
+    ])
+    .1;
     assert!(stderr.is_empty(), "nothing to say: {stderr}");
     let raw = raw(&profile);
     assert_eq!(
@@ -274,7 +246,7 @@ fn go_reads_an_agent_recording_as_top_sums_it() {
 
 #[test]
 fn go_reads_a_jdk_recording_as_samples_and_space() {
-    if !have_go("go_reads_a_jdk_recording_as_samples_and_space") {
+    if support::needed_tool("go_reads_a_jdk_recording_as_samples_and_space", &["go"]).is_none() {
         return;
     }
     let dir = support::temp_dir("convert_pprof_jdk");
@@ -286,7 +258,7 @@ fn go_reads_a_jdk_recording_as_samples_and_space() {
         &[workload.to_str().unwrap(), "1", "2"],
     );
     // Next to the recording by default.
-    let stderr = succeed(&["convert", recording.to_str().unwrap(), "--format", "pprof"]);
+    let stderr = heapsampler_ok(["convert", recording.to_str().unwrap(), "--format", "pprof"]).1;
     assert!(
         stderr.contains("no alloc_objects") && stderr.contains("no inuse_objects or inuse_space"),
         "{stderr}"
@@ -308,12 +280,17 @@ fn go_reads_a_jdk_recording_as_samples_and_space() {
 
 #[test]
 fn filters_and_the_depth_apply_as_to_the_other_formats() {
-    if !have_go("filters_and_the_depth_apply_as_to_the_other_formats") {
+    if support::needed_tool(
+        "filters_and_the_depth_apply_as_to_the_other_formats",
+        &["go"],
+    )
+    .is_none()
+    {
         return;
     }
     let recording = agent_recording();
     let profile = recording.with_file_name("worker-0.pb.gz");
-    succeed(&[
+    heapsampler_ok([
         "convert",
         recording.to_str().unwrap(),
         "--format",
@@ -365,7 +342,7 @@ fn what_pprof_cannot_show_is_refused_clearly() {
     let dir = support::temp_dir("convert_pprof_refused");
     // --events: pprof reads the allocation events itself.
     let recording = agent_recording();
-    let output = heapsampler(&[
+    let output = heapsampler([
         "convert",
         recording.to_str().unwrap(),
         "--format",
@@ -383,7 +360,7 @@ fn what_pprof_cannot_show_is_refused_clearly() {
         .close()
         .unwrap();
     let profile = dir.join("empty.pb.gz");
-    let output = heapsampler(&[
+    let output = heapsampler([
         "convert",
         empty.to_str().unwrap(),
         "--format",

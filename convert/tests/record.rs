@@ -3,8 +3,9 @@
 use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
+use heapsampler_test_support::heapsampler_command;
+use heapsampler_test_support::heapsampler_exit;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn agent() -> PathBuf {
     support::agent_library()
@@ -18,8 +19,7 @@ fn scenarios() -> PathBuf {
 fn records_passes_the_exit_code_through_and_reports() {
     let dir = support::temp_dir("convert_record");
     let file = dir.join("run.jfr");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--interval", "64k", "-o"])
+    let output = heapsampler_command(["record", "--interval", "64k", "-o"])
         .arg(&file)
         .arg("--agent")
         .arg(agent())
@@ -60,31 +60,27 @@ fn records_passes_the_exit_code_through_and_reports() {
 
 #[test]
 fn a_missing_agent_or_program_is_said_clearly() {
-    let missing = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args([
-            "record",
-            "--agent",
-            "/no/such/libheapsampler.so",
-            "--",
-            "java",
-            "-version",
-        ])
-        .output_in_time();
+    let missing = heapsampler_command([
+        "record",
+        "--agent",
+        "/no/such/libheapsampler.so",
+        "--",
+        "java",
+        "-version",
+    ])
+    .output_in_time();
     assert_eq!(missing.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&missing.stderr)
             .contains("--agent /no/such/libheapsampler.so: no such file")
     );
-    let no_program = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record"])
-        .output_in_time();
+    let no_program = heapsampler_command(["record"]).output_in_time();
     assert_eq!(no_program.status.code(), Some(2));
 }
 
 #[test]
 fn bad_sampling_options_are_refused_before_java_starts() {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--interval", "12x", "--agent"])
+    let output = heapsampler_command(["record", "--interval", "12x", "--agent"])
         .arg(agent())
         // Would fail loudly if it ran.
         .args(["--", "/no/such/java"])
@@ -97,16 +93,6 @@ fn bad_sampling_options_are_refused_before_java_starts() {
     );
 }
 
-fn heapsampler(args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn attach_and_detach_a_running_jvm() {
     let dir = support::temp_dir("convert_attach");
@@ -117,14 +103,14 @@ fn attach_and_detach_a_running_jvm() {
     let agent = agent.to_str().unwrap();
     let file_arg = file.to_str().unwrap();
 
-    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["detach", &pid, "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("has no heapsampler recording running"),
         "{stderr}"
     );
 
-    let (code, stderr) = heapsampler(&[
+    let (code, stderr) = heapsampler_exit([
         "attach",
         &pid,
         "-o",
@@ -139,7 +125,7 @@ fn attach_and_detach_a_running_jvm() {
         stderr.contains(&format!("recording JVM {pid} to {file_arg}")),
         "{stderr}"
     );
-    let (code, stderr) = heapsampler(&["attach", &pid, "-o", file_arg, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["attach", &pid, "-o", file_arg, "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains(&format!(
@@ -149,7 +135,7 @@ fn attach_and_detach_a_running_jvm() {
     );
 
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["detach", &pid, "--agent", agent]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stderr.contains(&format!("recording: {file_arg}")),
@@ -192,7 +178,7 @@ fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
     let agent = agent.to_str().unwrap();
     let timed_arg = timed.to_str().unwrap();
 
-    let (code, stderr) = heapsampler(&[
+    let (code, stderr) = heapsampler_exit([
         "attach",
         &pid,
         "-o",
@@ -220,11 +206,11 @@ fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
         samples,
         "finished: one lifetime per sample"
     );
-    let (code, stderr) = heapsampler(&["summary", timed_arg]);
+    let (code, stderr) = heapsampler_exit(["summary", timed_arg]);
     assert_eq!(code, Some(0), "{stderr}");
 
     // Nothing left to stop, and detach says why.
-    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["detach", &pid, "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains(&format!(
@@ -237,7 +223,7 @@ fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
     // The agent takes the next attach; a detach before the duration stops it.
     let next = dir.join("next.jfr");
     let next_arg = next.to_str().unwrap();
-    let (code, stderr) = heapsampler(&[
+    let (code, stderr) = heapsampler_exit([
         "attach",
         &pid,
         "-o",
@@ -248,7 +234,7 @@ fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
         agent,
     ]);
     assert_eq!(code, Some(0), "{stderr}");
-    let (code, stderr) = heapsampler(&["attach", &pid, "-o", next_arg, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["attach", &pid, "-o", next_arg, "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains(&format!(
@@ -256,7 +242,7 @@ fn attach_for_a_duration_stops_by_itself_and_the_jvm_takes_the_next_attach() {
         )),
         "{stderr}"
     );
-    let (code, stderr) = heapsampler(&["detach", &pid, "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["detach", &pid, "--agent", agent]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stderr.contains(&format!("recording: {next_arg}")),
@@ -275,18 +261,19 @@ fn attach_says_what_went_wrong() {
     let agent = agent();
     let agent = agent.to_str().unwrap();
     // No such process (pids are below 2^22 on Linux).
-    let (code, stderr) = heapsampler(&["attach", "4999999", "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["attach", "4999999", "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("no JVM with pid 4999999"), "{stderr}");
-    let (code, stderr) = heapsampler(&["attach", "1", "--jcmd", "/no/such/jcmd", "--agent", agent]);
+    let (code, stderr) =
+        heapsampler_exit(["attach", "1", "--jcmd", "/no/such/jcmd", "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("/no/such/jcmd: no such file"), "{stderr}");
-    let (code, stderr) = heapsampler(&["attach", "1", "--depth", "0", "--agent", agent]);
+    let (code, stderr) = heapsampler_exit(["attach", "1", "--depth", "0", "--agent", agent]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("bad option 'depth=0'"), "{stderr}");
     for duration in ["0s", "31d"] {
         let (code, stderr) =
-            heapsampler(&["attach", "1", "--duration", duration, "--agent", agent]);
+            heapsampler_exit(["attach", "1", "--duration", duration, "--agent", agent]);
         assert_eq!(code, Some(1), "{stderr}");
         assert!(
             stderr.contains(&format!(
@@ -313,14 +300,14 @@ fn attach_says_what_went_wrong() {
             "file=/tmp/a,b.jfr': the recording's path",
         ),
     ] {
-        let (code, stderr) = heapsampler(&["attach", "1", flag, value, "--agent", agent]);
+        let (code, stderr) = heapsampler_exit(["attach", "1", flag, value, "--agent", agent]);
         assert_eq!(code, Some(1), "{stderr}");
         assert!(
             stderr.contains(&format!("bad option '{says} cannot hold a comma")),
             "{stderr}"
         );
     }
-    let (code, _) = heapsampler(&["attach", "not-a-pid"]);
+    let (code, _) = heapsampler_exit(["attach", "not-a-pid"]);
     assert_eq!(code, Some(2));
 }
 
@@ -331,8 +318,7 @@ fn attach_says_what_went_wrong() {
 #[test]
 fn demo_kills_a_jvm_still_running_past_its_deadline() {
     let dir = support::temp_dir("convert_demo_deadline").join("demo");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["demo", "--seconds", "2", "--grace", "0", "--dir"])
+    let output = heapsampler_command(["demo", "--seconds", "2", "--grace", "0", "--dir"])
         .arg(&dir)
         .arg("--agent")
         .arg(agent())
@@ -366,13 +352,7 @@ fn demo_kills_a_jvm_still_running_past_its_deadline() {
 fn record_mix(test: &str, flags: &[&str]) -> PathBuf {
     let file = support::temp_dir(test).join("mix.jfr");
     let flags = [&["--interval", "64k"], flags].concat();
-    support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
-        &file,
-        &flags,
-        "AllocationMix",
-        &["1", "2"],
-    );
+    support::record_with_agent(&file, &flags, "AllocationMix", &["1", "2"]);
     file
 }
 
@@ -417,8 +397,7 @@ fn recordings_leave_lambda_proxies_out_and_name_the_bootstrap_loader() {
     assert!(through_the_lambda > 0, "the workers' stacks were sampled");
 
     // The command line's top sites: no lambda proxy frame.
-    let top = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["top", "--by", "site"])
+    let top = heapsampler_command(["top", "--by", "site"])
         .arg(&file)
         .output_in_time();
     let stdout = String::from_utf8_lossy(&top.stdout);
@@ -461,7 +440,6 @@ fn record_keeps_hidden_frames_when_asked_marked_hidden() {
 fn the_old_object_cap_is_kept_and_what_it_left_out_is_said() {
     let file = support::temp_dir("convert_record_old_objects").join("liveness.jfr");
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &file,
         &["--interval", "16k", "--old-objects", "5"],
         "Scenarios",
@@ -480,10 +458,7 @@ fn the_old_object_cap_is_kept_and_what_it_left_out_is_said() {
     let statistics = of("heapsampler.AgentStatistics").next_back().unwrap();
     assert_eq!(statistics["values"]["oldObjectCap"], 5);
     assert_eq!(statistics["values"]["oldObjectsLeftOut"], live - 5);
-    let summary = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .arg("summary")
-        .arg(&file)
-        .output_in_time();
+    let summary = heapsampler_command(["summary"]).arg(&file).output_in_time();
     let text = String::from_utf8_lossy(&summary.stdout);
     assert!(
         text.contains(&format!(
@@ -498,23 +473,22 @@ fn the_old_object_cap_is_kept_and_what_it_left_out_is_said() {
 fn record_passes_the_roots_options_to_the_agent() {
     let dir = support::temp_dir("convert_record_roots");
     let file = dir.join("roots.jfr");
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args([
-            "record",
-            "--interval",
-            "16k",
-            "--roots",
-            "--roots-depth",
-            "8",
-        ])
-        .args(["--roots-time", "30s", "-o"])
-        .arg(&file)
-        .arg("--agent")
-        .arg(agent())
-        .args(["--", "java", "-cp"])
-        .arg(support::compiled_workload("GcRoots"))
-        .args(["GcRoots", "2"])
-        .output_in_time();
+    let output = heapsampler_command([
+        "record",
+        "--interval",
+        "16k",
+        "--roots",
+        "--roots-depth",
+        "8",
+    ])
+    .args(["--roots-time", "30s", "-o"])
+    .arg(&file)
+    .arg("--agent")
+    .arg(agent())
+    .args(["--", "java", "-cp"])
+    .arg(support::compiled_workload("GcRoots"))
+    .args(["GcRoots", "2"])
+    .output_in_time();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     // The agent walked (its summary at log level info), within the depth
@@ -526,8 +500,7 @@ fn record_passes_the_roots_options_to_the_agent() {
     assert!(summary.contains(" objects visited "), "{summary}");
     // top --live says what holds the map's values: the chain through the
     // map to the class's static field, and its root.
-    let top = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["top", "--live", "--by", "class"])
+    let top = heapsampler_command(["top", "--live", "--by", "class"])
         .arg(&file)
         .output_in_time();
     let table = String::from_utf8_lossy(&top.stdout);
@@ -545,8 +518,7 @@ fn record_passes_the_roots_options_to_the_agent() {
         "{table}"
     );
     // A bad value is refused by the agent's own parser, before the JVM runs.
-    let refused = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--roots", "--roots-time", "1d", "-o"])
+    let refused = heapsampler_command(["record", "--roots", "--roots-time", "1d", "-o"])
         .arg(dir.join("refused.jfr"))
         .arg("--agent")
         .arg(agent())
@@ -556,8 +528,7 @@ fn record_passes_the_roots_options_to_the_agent() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("bad option 'roots_time=1d'"), "{stderr}");
     // --roots-depth and --roots-time mean nothing without --roots.
-    let alone = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["record", "--roots-depth", "8", "--", "java", "-version"])
+    let alone = heapsampler_command(["record", "--roots-depth", "8", "--", "java", "-version"])
         .output_in_time();
     assert_eq!(alone.status.code(), Some(2), "clap's usage error");
 }
@@ -570,7 +541,6 @@ fn record_cuts_chunks_at_the_size_and_age_given() {
     // one chunk.
     let by_age = dir.join("age.jfr");
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &by_age,
         &["--chunk-age", "1s"],
         "Scenarios",
@@ -585,7 +555,6 @@ fn record_cuts_chunks_at_the_size_and_age_given() {
     // count of samples varies by well under 1%, so 2 MB leaves a third.
     let by_size = dir.join("size.jfr");
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &by_size,
         &["--chunk-size", "1m", "--interval", "8k"],
         "Scenarios",
@@ -599,7 +568,7 @@ fn record_cuts_chunks_at_the_size_and_age_given() {
         "{chunks} chunks in {size} bytes with --chunk-size 1m"
     );
     // Out of range: refused by the agent's own parser before java starts.
-    let (code, stderr) = heapsampler(&[
+    let (code, stderr) = heapsampler_exit([
         "record",
         "--chunk-age",
         "0s",

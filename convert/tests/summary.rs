@@ -2,17 +2,10 @@
 //! compressed and truncated recordings.
 
 use heapsampler_test_support as support;
-use heapsampler_test_support::Deadline;
 
+use heapsampler_test_support::heapsampler;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn heapsampler(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time()
-}
 
 /// `Event Type  Count  Size` rows of either tool's summary, for the types
 /// with events (`jfr summary` also lists declared types with none).
@@ -38,7 +31,7 @@ fn rows(text: &str) -> Vec<(String, u64, u64)> {
 }
 
 fn summary_of(path: &Path) -> String {
-    let output = heapsampler(&["summary", path.to_str().unwrap()]);
+    let output = heapsampler(["summary", path.to_str().unwrap()]);
     assert!(
         output.status.success(),
         "{}",
@@ -103,7 +96,7 @@ fn a_truncated_last_chunk_warns_and_the_rest_is_summarised() {
     let first = jfr_format::ChunkHeader::decode(&bytes).unwrap().chunk_size as usize;
     let cut = dir.join("cut.jfr");
     std::fs::write(&cut, &bytes[..first + 100]).unwrap();
-    let output = heapsampler(&["summary", cut.to_str().unwrap()]);
+    let output = heapsampler(["summary", cut.to_str().unwrap()]);
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -121,7 +114,7 @@ fn bad_input_exits_1_and_bad_usage_exits_2() {
     let dir = support::temp_dir("convert_summary_errors");
     let not_jfr = dir.join("notes.txt");
     std::fs::write(&not_jfr, "hello, not a recording").unwrap();
-    let output = heapsampler(&["summary", not_jfr.to_str().unwrap()]);
+    let output = heapsampler(["summary", not_jfr.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -129,11 +122,11 @@ fn bad_input_exits_1_and_bad_usage_exits_2() {
         "{stderr}"
     );
     assert_eq!(
-        heapsampler(&["summary", "/no/such/file.jfr"]).status.code(),
+        heapsampler(["summary", "/no/such/file.jfr"]).status.code(),
         Some(1)
     );
-    assert_eq!(heapsampler(&["summary"]).status.code(), Some(2));
-    assert_eq!(heapsampler(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(heapsampler(["summary"]).status.code(), Some(2));
+    assert_eq!(heapsampler(["frobnicate"]).status.code(), Some(2));
 }
 
 /// Progress is shown against the file as stored: a compressed recording's

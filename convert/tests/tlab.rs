@@ -5,38 +5,22 @@
 //! values and against the weights written.
 
 use heapsampler_test_support as support;
-use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use heapsampler_convert::top::{self, GroupBy, Query, Table};
+use heapsampler_test_support::heapsampler_ok;
 use jfr_format::names::{event, field};
 use jfr_writer::{
     EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording, StackFrame,
     StackTrace, Thread, Ticks, Unit,
 };
 
-/// `heapsampler ARGS...`, whatever its outcome.
-fn heapsampler(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(args)
-        .output_in_time()
-}
-
-/// Standard output and error of `heapsampler ARGS...`, which must succeed.
-fn succeed(args: &[&str]) -> (String, String) {
-    let output = heapsampler(args);
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    (String::from_utf8(output.stdout).unwrap(), stderr)
-}
-
 /// `heapsampler top PATH ARGS...`'s table.
 fn top_table(path: &Path, args: &[&str]) -> String {
     let mut all = vec!["top", path.to_str().unwrap()];
     all.extend(args);
-    succeed(&all).0
+    heapsampler_ok(&all).0
 }
 
 /// The library's table for `top` by site: its total is exact, where the
@@ -62,7 +46,7 @@ fn collapsed_total(path: &Path, args: &[&str]) -> (i64, String) {
         "-",
     ];
     all.extend(args);
-    let (stdout, stderr) = succeed(&all);
+    let (stdout, stderr) = heapsampler_ok(&all);
     let total = stdout
         .lines()
         .map(|line| line.rsplit_once(' ').unwrap().1.parse::<i64>().unwrap())
@@ -173,7 +157,7 @@ fn a_jdk_recording_of_tlab_events_is_ranked_by_tlab_and_allocation_size() {
         ("jdk.ObjectAllocationInNewTLAB", "_[i]"),
         ("jdk.ObjectAllocationOutsideTLAB", "_[k]"),
     ] {
-        let (stdout, _) = succeed(&[
+        let (stdout, _) = heapsampler_ok([
             "convert",
             path.to_str().unwrap(),
             "--format",

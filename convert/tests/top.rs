@@ -5,15 +5,14 @@ use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
 use std::path::Path;
-use std::process::Command;
 
 use heapsampler_convert::top::{GroupBy, Query};
+use heapsampler_test_support::heapsampler_command;
 use jfr_writer::{FrameType, Options, Recording, StackFrame, StackTrace, Thread, Ticks, events};
 
 /// `heapsampler top PATH ARGS...`, whatever its outcome.
 fn run_top(path: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .arg("top")
+    heapsampler_command(["top"])
         .arg(path)
         .args(args)
         .output_in_time()
@@ -401,8 +400,7 @@ fn live_sites_say_what_holds_most_of_their_objects() {
     // Without --live the table is of allocations: no paths.
     assert!(!top(&path, &[]).contains("held by"));
     // The CSV shows each old object's chain, and its root.
-    let output = Command::new(env!("CARGO_BIN_EXE_heapsampler"))
-        .args(["convert", "--events", "jdk.OldObjectSample", "-o", "-"])
+    let output = heapsampler_command(["convert", "--events", "jdk.OldObjectSample", "-o", "-"])
         .arg(&path)
         .output_in_time();
     let csv = String::from_utf8(output.stdout).unwrap();
@@ -444,7 +442,6 @@ fn held_by_lines_count_only_the_objects_their_row_counts() {
     let dir = support::temp_dir("convert_top_held_real");
     let path = dir.join("paced.jfr");
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &path,
         &["--interval", "64k", "--roots", "--chunk-age", "1s"],
         "Scenarios",
@@ -514,7 +511,6 @@ fn without_roots_no_row_says_what_holds_it() {
     let dir = support::temp_dir("convert_top_no_roots");
     let path = dir.join("paced.jfr");
     support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &path,
         &["--interval", "64k"],
         "Scenarios",
@@ -623,7 +619,6 @@ fn objects_are_estimated_from_a_real_recording() {
     let dir = support::temp_dir("convert_top_objects");
     let path = dir.join("known.jfr");
     let stdout = support::record_with_agent(
-        env!("CARGO_BIN_EXE_heapsampler"),
         &path,
         &["--interval", "64k"],
         "KnownAllocations",

@@ -19,8 +19,8 @@
 
 use std::time::Duration;
 
-/// The window JFR's throttle uses, and ours by default.
-pub const DEFAULT_WINDOW: Duration = Duration::from_millis(200);
+/// The window JFR's throttle uses, and ours.
+pub const WINDOW: Duration = Duration::from_millis(200);
 
 /// How far the allocation-rate estimate moves toward a lower window's rate
 /// each window: about five windows (one second) to settle after a burst.
@@ -34,7 +34,6 @@ pub struct RateLimiter {
     max_samples_per_second: f64,
     base_interval: u64,
     max_interval: u64,
-    window_ns: u64,
     interval: u64,
     window_start_ns: Option<u64>,
     /// When `observe` was last called.
@@ -65,19 +64,12 @@ impl RateLimiter {
             max_samples_per_second,
             base_interval,
             max_interval,
-            window_ns: DEFAULT_WINDOW.as_nanos() as u64,
             interval: base_interval,
             window_start_ns: None,
             last_observe_ns: None,
             window_samples: 0,
             bytes_per_second: 0.0,
         }
-    }
-
-    /// Uses windows of `window` instead of [`DEFAULT_WINDOW`].
-    pub fn with_window(mut self, window: Duration) -> Self {
-        self.window_ns = window.as_nanos().clamp(1, u64::MAX as u128) as u64;
-        self
     }
 
     /// The interval to sample at now, in bytes.
@@ -102,7 +94,7 @@ impl RateLimiter {
 
     /// A window's budget of samples.
     fn window_budget(&self) -> f64 {
-        (self.max_samples_per_second * self.window_ns as f64 / 1e9).max(1.0)
+        (self.max_samples_per_second * WINDOW.as_secs_f64()).max(1.0)
     }
 
     /// Reports `samples` taken since the last call, at time `now_ns`. When a
@@ -117,7 +109,7 @@ impl RateLimiter {
         // A window closes when its time is up, or early once it has used its
         // whole budget: a sudden burst is cut short at once, not after 200 ms.
         let budget = self.window_budget();
-        let early = elapsed_ns < self.window_ns;
+        let early = elapsed_ns < WINDOW.as_nanos() as u64;
         if early && (self.window_samples as f64) < budget {
             return None;
         }

@@ -12,8 +12,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod cli;
 mod process;
 pub mod recordings;
+
+pub use cli::{
+    heapsampler, heapsampler_command, heapsampler_exe, heapsampler_exit, heapsampler_ok, jmc_check,
+    record_with_agent, text,
+};
 
 pub use process::{DEADLINE, Deadline, Watched};
 
@@ -97,13 +103,28 @@ pub fn is_finished(file: &Path) -> bool {
     false
 }
 
-/// The program `name` where the `PATH` has it: for the tests that skip
-/// without a tool a developer may lack (never on CI, which installs them).
+/// The program `name` where the `PATH` has it.
 pub fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
         .find(|program| program.is_file())
+}
+
+/// A tool a test needs that a developer may lack (Chromium, Go): the first
+/// of `names` on the `PATH`. Without it the test is skipped and says so,
+/// except in CI (`CI=true`), where `.ci/run` installs it and its absence
+/// fails the test.
+pub fn needed_tool(test: &str, names: &[&str]) -> Option<PathBuf> {
+    let found = names.iter().find_map(|name| on_path(name));
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{test}: CI=true and none of {names:?} on the PATH: .ci/run installs it"
+        );
+        eprintln!("{test}: skipped: none of {names:?} on the PATH");
+    }
+    found
 }
 
 /// A fresh temporary directory for one test's files.
@@ -323,38 +344,6 @@ pub fn compiled_workload(name: &str) -> PathBuf {
             dir
         })
         .clone()
-}
-
-/// Records the bundled workload `name` (compiled, run with `args`) into
-/// `path` with `heapsampler record FLAGS...` and this build's agent,
-/// `heapsampler` being the command line's executable (a test's
-/// `CARGO_BIN_EXE_heapsampler`); panics with its output unless it
-/// succeeds. Returns what the workload printed.
-pub fn record_with_agent(
-    heapsampler: &str,
-    path: &Path,
-    flags: &[&str],
-    name: &str,
-    args: &[&str],
-) -> String {
-    let output = Command::new(heapsampler)
-        .arg("record")
-        .args(flags)
-        .arg("-o")
-        .arg(path)
-        .arg("--agent")
-        .arg(agent_library())
-        .args(["--", "java", "-cp"])
-        .arg(compiled_workload(name))
-        .arg(name)
-        .args(args)
-        .output_in_time();
-    assert!(
-        output.status.success(),
-        "heapsampler record {flags:?} -- java {name} {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// A one-second JDK 17 recording of a JVM doing nothing (`-version`) with
