@@ -304,7 +304,7 @@ fn leak_and_gc_events_are_declared_as_the_jdk_declares_them() {
         );
     }
     // jdk.OldObjectSample as JDK 25 declares it: JDK 17's, with the
-    // object's size after its allocation time (JFR-FORMAT.md, Appendix A).
+    // object's size after its allocation time (`jfr-writer/format/FORMAT.md` §9).
     let mut expected = declaration(&jdk, "jdk.OldObjectSample");
     let at = expected
         .iter()

@@ -7,8 +7,12 @@
 //! disagree; neither depends on the other. It is a crate of its own rather
 //! than a module of the writer so that a program that only reads pulls in
 //! no encoder.
-//! References to `JFR-FORMAT.md` sections are to the team's format notes.
+//! [`guide`] is the format as our writer and reader rely on it, with the
+//! JDK sources each point comes from (`FORMAT.md` beside this crate); code
+//! comments cite its sections as `FORMAT.md §N`.
 
+#[doc = include_str!("../FORMAT.md")]
+pub mod guide {}
 pub mod names;
 
 use byteorder::{BigEndian, ByteOrder};

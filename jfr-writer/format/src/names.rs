@@ -16,7 +16,7 @@ pub mod class_loader {
     pub const BOOTSTRAP: &str = "bootstrap";
 }
 
-/// The elements of the metadata event's tree (`JFR-FORMAT.md` §5).
+/// The elements of the metadata event's tree (`FORMAT.md` §6).
 pub mod element {
     /// The tree's root.
     pub const ROOT: &str = "root";
