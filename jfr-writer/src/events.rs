@@ -24,12 +24,13 @@ pub use heap::{
 };
 pub use old_objects::{OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample};
 
-use crate::event::{
-    EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, ValueTypeBuilder,
-};
+use crate::error::Error;
+use crate::event::{EventType, EventTypeBuilder, ValueTypeBuilder};
+use crate::field::{FieldSpec, FieldType, Unit};
 use crate::format::names::{event, field, setting};
 use crate::pool::{ClassRef, StackTraceField, ThreadRef};
-use crate::{Error, Recording, Sink, Ticks};
+use crate::recording::{Recording, Sink, Ticks};
+use crate::types::Setting;
 
 /// A simple type of one string field, as the JDK declares its enumerations.
 pub(crate) fn simple_string(

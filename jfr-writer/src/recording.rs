@@ -32,11 +32,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::Error;
+use crate::error::Error;
 use crate::event::{
-    EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Mismatch, Unit, Value,
-    ValueType, ValueTypeBuilder, ValueTypeId, sized_len, write_value,
+    EventType, EventTypeBuilder, Mismatch, Value, ValueType, ValueTypeBuilder, write_value,
 };
+use crate::field::{FieldSpec, FieldType, Unit, ValueTypeId};
 use crate::format::names::{class as class_name, field as field_name, unit as unit_name};
 use crate::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
@@ -48,6 +48,8 @@ use crate::pool::{
     ModuleRef, Package, PackageRef, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef,
     StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
 };
+use crate::sized::sized_len;
+use crate::snapshot::Snapshot;
 use crate::types::{StandardTypes, annotation, annotation_array, marker};
 
 /// Ticks per second of every recording: ticks are nanoseconds.
@@ -206,7 +208,7 @@ pub trait Sink {
     /// `to` ([`crate::snapshot`]), with `tail` (encoded events) appended to
     /// its last chunk, leaving the output as it is. By default unsupported:
     /// only a file can be read back.
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
         let _ = (to, tail);
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -345,7 +347,6 @@ pub struct JfrFile {
     chunks: VecDeque<EndedChunk>,
     /// When the last flush was made: the age of a chunk counts from its last.
     last_flush: Instant,
-    rotations: u64,
 }
 
 /// How much of each limit a rotation keeps, in quarters of it.
@@ -376,18 +377,7 @@ impl JfrFile {
             max_age: options.max_age,
             chunks: VecDeque::new(),
             last_flush: Instant::now(),
-            rotations: 0,
         })
-    }
-
-    /// How many times old chunks were dropped.
-    pub fn rotations(&self) -> u64 {
-        self.rotations
-    }
-
-    /// Bytes dropped from the front of the output so far.
-    pub fn bytes_dropped(&self) -> u64 {
-        self.dropped
     }
 
     /// How many of the oldest complete chunks the limits drop now: never
@@ -464,7 +454,6 @@ impl JfrFile {
         self.len = kept;
         self.dropped += dropped;
         self.chunks.drain(..count);
-        self.rotations += 1;
         Ok(())
     }
 
@@ -514,7 +503,7 @@ impl Sink for JfrFile {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
         self.file.flush()?;
         crate::snapshot::snapshot_file(self.file.get_ref(), to, tail)
     }
@@ -617,7 +606,7 @@ impl Sink for FileSink {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
         match self {
             Self::Plain(sink) => sink.snapshot(to, tail),
             Self::Zstd(_) => Err(io::Error::new(
@@ -754,16 +743,6 @@ impl<S: Sink> Recording<S> {
     /// The recording's clock: take event timestamps from it.
     pub fn clock(&self) -> Clock {
         self.clock
-    }
-
-    /// The ids of the standard classes (for inspecting the metadata).
-    pub fn standard_types(&self) -> &StandardTypes {
-        &self.types
-    }
-
-    /// The declared classes.
-    pub fn metadata(&self) -> &Metadata {
-        &self.metadata
     }
 
     /// Events committed so far.
@@ -1111,37 +1090,6 @@ impl<S: Sink> Recording<S> {
         }
     }
 
-    /// Starts writing an event of type `event_type` that started at
-    /// `start_time`. Write its fields in order, then commit.
-    #[inline]
-    pub fn event<'r>(
-        &'r mut self,
-        event_type: &'r EventType,
-        start_time: Ticks,
-    ) -> EventWriter<'r, S> {
-        EventWriter::new(self, event_type, start_time, 0)
-    }
-
-    /// Starts an event as [`Recording::event`] does, for a typed event's
-    /// write ([`crate::events`]): one chain of calls from here to the
-    /// commit, naming every field, the same fields in the same order each
-    /// time. Its first event of a type is checked field by field, as any
-    /// event is; once one commits, the chain is known to write that type
-    /// right, and its later events of the type skip the names' and types'
-    /// checks, which cost more than writing the values. Values are still
-    /// checked: refs of another recording or of dropped values, stale
-    /// constants.
-    #[inline]
-    #[track_caller]
-    pub(crate) fn typed_event<'r>(
-        &'r mut self,
-        event_type: &'r EventType,
-        start_time: Ticks,
-    ) -> EventWriter<'r, S> {
-        let site = std::panic::Location::caller() as *const _ as usize;
-        EventWriter::new(self, event_type, start_time, site)
-    }
-
     /// Interns a symbol (a class, method or package name, a descriptor).
     pub fn symbol(&mut self, text: &str) -> SymbolRef {
         self.pools.symbol(text)
@@ -1478,7 +1426,7 @@ impl<S: Sink> Recording<S> {
     /// `to` (written beside it and renamed, so never seen half written): a
     /// complete recording, its last chunk final, while this one goes on
     /// untouched. Fails for a sink that cannot be read back (a zstd stream).
-    pub fn snapshot(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+    pub fn snapshot(&mut self, to: &Path) -> Result<Snapshot, Error> {
         self.snapshot_with(to, |_| Ok(()))
     }
 
@@ -1491,7 +1439,7 @@ impl<S: Sink> Recording<S> {
         &mut self,
         to: &Path,
         write_tail: impl FnOnce(&mut Self) -> Result<(), Error>,
-    ) -> Result<crate::snapshot::Snapshot, Error> {
+    ) -> Result<Snapshot, Error> {
         self.begin_snapshot_tail()?;
         match write_tail(self) {
             Ok(()) => self.end_snapshot_tail(to),
@@ -1522,7 +1470,7 @@ impl<S: Sink> Recording<S> {
     /// Writes a snapshot of the recording so far ([`snapshot`](Self::snapshot))
     /// ending with the events held since
     /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
-    pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+    pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<Snapshot, Error> {
         let tail = self.take_tail()?;
         Ok(self.sink().snapshot(to, &tail)?)
     }

@@ -7,12 +7,43 @@
 //! The field order of each pool type here is the order its values are
 //! encoded in [`crate::pool`]; the two must change together.
 
-use crate::event::Setting;
 use crate::format::names::{
     annotation as annotation_name, attribute, class as class_name, field as field_name,
     setting as setting_name, unit as unit_name,
 };
 use crate::metadata::{Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
+
+/// A setting of an event type, as the JDK declares them (`jdk.settings.*`):
+/// what a recording's configuration may set for the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// `enabled`: whether the event is recorded.
+    Enabled,
+    /// `stackTrace`: whether stack traces are recorded.
+    StackTrace,
+    /// `threshold`: the shortest duration recorded.
+    Threshold,
+    /// `period`: how often a periodic event is emitted.
+    Period,
+    /// `throttle`: the most events per time unit.
+    Throttle,
+    /// `cutoff`: the longest running time.
+    Cutoff,
+}
+
+impl Setting {
+    /// The setting's name in the metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Enabled => setting_name::ENABLED,
+            Self::StackTrace => setting_name::STACK_TRACE,
+            Self::Threshold => setting_name::THRESHOLD,
+            Self::Period => setting_name::PERIOD,
+            Self::Throttle => setting_name::THROTTLE,
+            Self::Cutoff => setting_name::CUTOFF,
+        }
+    }
+}
 
 /// The ids of the standard classes in one recording's metadata.
 #[derive(Debug, Clone, Copy)]

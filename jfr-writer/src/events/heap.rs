@@ -4,13 +4,13 @@
 //! `jdk.JVMInformation` and `jdk.ClassLoadingStatistics`.
 
 use super::simple_string;
-use crate::event::{
-    EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, Value, ValueType,
-    ValueTypeBuilder,
-};
+use crate::error::Error;
+use crate::event::{EventType, EventTypeBuilder, Value, ValueType, ValueTypeBuilder};
+use crate::field::{FieldSpec, FieldType, Unit};
 use crate::format::names::{class, event, field};
 use crate::pool::ConstantRef;
-use crate::{Error, Recording, Sink, Ticks};
+use crate::recording::{Recording, Sink, Ticks};
+use crate::types::Setting;
 
 /// The value types of the GC events, registered with one recording.
 #[derive(Debug, Clone)]

@@ -7,13 +7,13 @@
 //! are its referrer chain and root: make them right before the event.
 
 use super::simple_string;
-use crate::event::{
-    EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, Value, ValueType,
-    ValueTypeBuilder,
-};
+use crate::error::Error;
+use crate::event::{EventType, EventTypeBuilder, Value, ValueType, ValueTypeBuilder};
+use crate::field::{FieldSpec, FieldType, Unit};
 use crate::format::names::{class, event, field};
 use crate::pool::{ClassRef, ConstantRef, StackTraceField, ThreadRef};
-use crate::{Error, Recording, Sink, Ticks};
+use crate::recording::{Recording, Sink, Ticks};
+use crate::types::Setting;
 
 /// The value types of `jdk.OldObjectSample`, registered with one recording.
 #[derive(Debug, Clone)]
