@@ -14,84 +14,73 @@ use crate::field::{FieldSpec, FieldType, Slot, ValueTypeId};
 use crate::format::names::field as field_name;
 use crate::format::{write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
-use crate::pool::{
-    ClassLoaderRef, ClassRef, ConstantRef, MethodRef, ModuleRef, PackageRef, PoolRef, Pools,
-    StackTraceRef, ThreadGroupRef, ThreadRef,
-};
+use crate::pool::{ConstantRef, PoolRef, Pools};
 use crate::types::Setting;
 
-/// A value for a struct field or an array element, where fields are given
-/// as data rather than one call each.
-#[derive(Debug, Clone, Copy)]
-#[allow(missing_docs)] // Each variant holds the type its name says.
-pub enum Value<'a> {
-    Boolean(bool),
-    Byte(i8),
-    Short(i16),
-    Char(u16),
-    Int(i32),
-    Long(i64),
-    Float(f32),
-    Double(f64),
-    String(Option<&'a str>),
-    Thread(Option<ThreadRef>),
-    Class(Option<ClassRef>),
-    StackTrace(Option<StackTraceRef>),
-    Method(Option<MethodRef>),
-    ClassLoader(Option<ClassLoaderRef>),
-    Package(Option<PackageRef>),
-    Module(Option<ModuleRef>),
-    ThreadGroup(Option<ThreadGroupRef>),
-    /// A value of a registered value type: its fields in declaration order.
-    Struct(&'a ValueType, &'a [Value<'a>]),
-    /// A constant of the chunk, for a [`FieldType::Constant`] field; `None`
-    /// is null.
-    Constant(Option<ConstantRef>),
-    /// An array: every element of the field's declared type.
-    Array(&'a [Value<'a>]),
+// `Value`, with a variant for each pooled type a field can hold, from the
+// one table (`pooled_field_types!`).
+macro_rules! value {
+    ($( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*) => {
+        /// A value for a struct field or an array element, where fields are
+        /// given as data rather than one call each.
+        #[derive(Debug, Clone, Copy)]
+        #[allow(missing_docs)] // Each variant holds the type its name says.
+        pub enum Value<'a> {
+            Boolean(bool),
+            Byte(i8),
+            Short(i16),
+            Char(u16),
+            Int(i32),
+            Long(i64),
+            Float(f32),
+            Double(f64),
+            String(Option<&'a str>),
+            $( $variant(Option<crate::pool::$reference>), )*
+            /// A value of a registered value type: its fields in declaration
+            /// order.
+            Struct(&'a ValueType, &'a [Value<'a>]),
+            /// A constant of the chunk, for a [`FieldType::Constant`] field;
+            /// `None` is null.
+            Constant(Option<ConstantRef>),
+            /// An array: every element of the field's declared type.
+            Array(&'a [Value<'a>]),
+        }
+
+        impl Value<'_> {
+            /// The element type of a single value (`None` for an array).
+            pub(crate) fn field_type(&self) -> Option<FieldType> {
+                Some(match self {
+                    Self::Boolean(_) => FieldType::Boolean,
+                    Self::Byte(_) => FieldType::Byte,
+                    Self::Short(_) => FieldType::Short,
+                    Self::Char(_) => FieldType::Char,
+                    Self::Int(_) => FieldType::Int,
+                    Self::Long(_) => FieldType::Long,
+                    Self::Float(_) => FieldType::Float,
+                    Self::Double(_) => FieldType::Double,
+                    Self::String(_) => FieldType::String,
+                    $( Self::$variant(_) => FieldType::$variant, )*
+                    Self::Struct(value_type, _) => FieldType::Struct(value_type.id),
+                    Self::Constant(constant) => {
+                        FieldType::Constant(ValueTypeId((*constant)?.class))
+                    }
+                    Self::Array(_) => return None,
+                })
+            }
+
+            /// The ref of a pooled value (`Some(None)`: null), or `None` if
+            /// the value is not pooled.
+            fn pool_ref(&self) -> Option<Option<PoolRef>> {
+                Some(match *self {
+                    $( Self::$variant(r) => r.map(PoolRef::$variant), )*
+                    _ => return None,
+                })
+            }
+        }
+    };
 }
 
-impl Value<'_> {
-    /// The element type of a single value (`None` for an array).
-    pub(crate) fn field_type(&self) -> Option<FieldType> {
-        Some(match self {
-            Self::Boolean(_) => FieldType::Boolean,
-            Self::Byte(_) => FieldType::Byte,
-            Self::Short(_) => FieldType::Short,
-            Self::Char(_) => FieldType::Char,
-            Self::Int(_) => FieldType::Int,
-            Self::Long(_) => FieldType::Long,
-            Self::Float(_) => FieldType::Float,
-            Self::Double(_) => FieldType::Double,
-            Self::String(_) => FieldType::String,
-            Self::Thread(_) => FieldType::Thread,
-            Self::Class(_) => FieldType::Class,
-            Self::StackTrace(_) => FieldType::StackTrace,
-            Self::Method(_) => FieldType::Method,
-            Self::ClassLoader(_) => FieldType::ClassLoader,
-            Self::Package(_) => FieldType::Package,
-            Self::Module(_) => FieldType::Module,
-            Self::ThreadGroup(_) => FieldType::ThreadGroup,
-            Self::Struct(value_type, _) => FieldType::Struct(value_type.id),
-            Self::Constant(constant) => FieldType::Constant(ValueTypeId((*constant)?.class)),
-            Self::Array(_) => return None,
-        })
-    }
-
-    fn pool_ref(&self) -> Option<Option<PoolRef>> {
-        Some(match *self {
-            Self::Thread(r) => r.map(PoolRef::Thread),
-            Self::Class(r) => r.map(PoolRef::Class),
-            Self::StackTrace(r) => r.map(PoolRef::StackTrace),
-            Self::Method(r) => r.map(PoolRef::Method),
-            Self::ClassLoader(r) => r.map(PoolRef::ClassLoader),
-            Self::Package(r) => r.map(PoolRef::Package),
-            Self::Module(r) => r.map(PoolRef::Module),
-            Self::ThreadGroup(r) => r.map(PoolRef::ThreadGroup),
-            _ => return None,
-        })
-    }
-}
+pooled_field_types!(value);
 
 /// A declaration of a value type: a struct that event fields (and other
 /// value types) hold inline.

@@ -5,52 +5,52 @@
 
 use crate::metadata::ClassId;
 
-/// The type of an event field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FieldType {
-    /// `boolean`: one byte.
-    Boolean,
-    /// `byte`: one byte.
-    Byte,
-    /// `short`: a varint.
-    Short,
-    /// `char`: a UTF-16 code unit, a varint.
-    Char,
-    /// `int`: a varint.
-    Int,
-    /// `long`: a varint.
-    Long,
-    /// `float`: four bytes, big-endian.
-    Float,
-    /// `double`: eight bytes, big-endian.
-    Double,
-    /// `java.lang.String`, inline (or by reference to the String pool).
-    String,
-    /// `java.lang.Thread`, pooled.
-    Thread,
-    /// `java.lang.Class`, pooled.
-    Class,
-    /// `jdk.types.StackTrace`, pooled.
-    StackTrace,
-    /// `jdk.types.Method`, pooled.
-    Method,
-    /// `jdk.types.ClassLoader`, pooled.
-    ClassLoader,
-    /// `jdk.types.Package`, pooled.
-    Package,
-    /// `jdk.types.Module`, pooled.
-    Module,
-    /// `jdk.types.ThreadGroup`, pooled.
-    ThreadGroup,
-    /// A value type registered with [`crate::Recording::register_value_type`],
-    /// written inline (its fields in place).
-    Struct(ValueTypeId),
-    /// A value type registered with [`crate::Recording::register_value_type`],
-    /// held by key: a constant of the chunk ([`crate::Recording::constant`]).
-    /// The JDK declares `jdk.types.OldObject`, `jdk.types.GCName` and most
-    /// of its other value types so.
-    Constant(ValueTypeId),
+// `FieldType`, with a variant for each pooled type a field can hold, from
+// the one table (`pooled_field_types!`).
+macro_rules! field_type {
+    ($( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*) => {
+        /// The type of an event field.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FieldType {
+            /// `boolean`: one byte.
+            Boolean,
+            /// `byte`: one byte.
+            Byte,
+            /// `short`: a varint.
+            Short,
+            /// `char`: a UTF-16 code unit, a varint.
+            Char,
+            /// `int`: a varint.
+            Int,
+            /// `long`: a varint.
+            Long,
+            /// `float`: four bytes, big-endian.
+            Float,
+            /// `double`: eight bytes, big-endian.
+            Double,
+            /// `java.lang.String`, inline (or by reference to the String pool).
+            String,
+            $(
+                $(#[$doc])*
+                ///
+                /// Pooled: the field holds its key.
+                $variant,
+            )*
+            /// A value type registered with
+            /// [`crate::Recording::register_value_type`], written inline (its
+            /// fields in place).
+            Struct(ValueTypeId),
+            /// A value type registered with
+            /// [`crate::Recording::register_value_type`], held by key: a
+            /// constant of the chunk ([`crate::Recording::constant`]). The
+            /// JDK declares `jdk.types.OldObject`, `jdk.types.GCName` and most
+            /// of its other value types so.
+            Constant(ValueTypeId),
+        }
+    };
 }
+
+pooled_field_types!(field_type);
 
 /// The id of a registered value type, for [`FieldType::Struct`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -36,6 +36,9 @@
 //! - [`events`]: the standard event types heapsampler writes, ready to
 //!   register, each with a typed struct that writes it field by field.
 
+#[macro_use]
+mod pooled;
+
 mod error;
 pub mod event;
 pub mod events;
@@ -53,12 +56,7 @@ pub use error::Error;
 pub use event::{EventType, EventTypeBuilder, Value, ValueType, ValueTypeBuilder};
 pub use field::{FieldSpec, FieldType, Unit, ValueTypeId};
 pub use metadata::ClassId;
-pub use pool::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, FrameType, Marked, Method,
-    MethodRef, Module, ModuleRef, Package, PackageRef, PoolRef, PoolSizes, StackFrame, StackTrace,
-    StackTraceField, StackTraceRef, StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef,
-    ThreadRef,
-};
+pub use pool::*;
 pub use recording::{
     Clock, FileSink, JfrFile, Options, Recording, SeekableSink, Sink, StreamSink, TICKS_PER_SECOND,
     Ticks, ZstdFile,

@@ -35,64 +35,170 @@ use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
 use crate::types::StandardTypes;
 
-macro_rules! pool_ref {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        ///
-        /// Obtained only from the recording's pools, so it always names a
-        /// value the recording holds.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(u32);
+// The lists of pooled types in this module, from the one table
+// (`pooled_types!`): the refs, `PoolRef`, `PoolSizes`, the pools, and the
+// methods of `Pools` that go through every pool or pick one by ref.
+macro_rules! pool_lists {
+    ($(
+        $group:ident {
+            $( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*
+        }
+    )*) => {
+        $($(
+            $(#[$doc])*
+            ///
+            /// Obtained only from a recording's pools. It names its value
+            /// until [`crate::Recording::drop_unused`] drops the value, after
+            /// which [`crate::Recording::holds`] is false for it and an event
+            /// given it fails.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub struct $reference(u32);
 
-        impl $name {
+            impl $reference {
+                /// The key written in the file.
+                pub fn key(self) -> u64 {
+                    self.0 as u64 + 1
+                }
+            }
+
+            impl From<$reference> for PoolRef {
+                fn from(reference: $reference) -> Self {
+                    Self::$variant(reference)
+                }
+            }
+        )*)*
+
+        /// A reference to any pooled value, as an event field holds it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[allow(missing_docs)] // Each variant holds the ref its name says.
+        pub enum PoolRef {
+            $($( $variant($reference), )*)*
+        }
+
+        impl PoolRef {
             /// The key written in the file.
             pub fn key(self) -> u64 {
-                self.0 as u64 + 1
+                match self {
+                    $($( Self::$variant(r) => r.key(), )*)*
+                }
+            }
+        }
+
+        /// How many values each pool of a recording holds
+        /// ([`crate::Recording::pool_sizes`]).
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct PoolSizes {
+            $($(
+                #[doc = concat!("Values of the `", stringify!($pool), "` pool.")]
+                pub $pool: usize,
+            )*)*
+        }
+
+        impl PoolSizes {
+            /// Every pool's values together.
+            pub fn total(&self) -> usize {
+                0 $($( + self.$pool )*)*
+            }
+        }
+
+        /// Every pool of a recording.
+        #[derive(Debug, Default)]
+        pub(crate) struct Pools {
+            /// The chunk being built (1, 2, ...); entries marked with it are
+            /// in (or pending for) this chunk.
+            chunk: u32,
+            /// The chunk's stamp ([`next_stamp`]), which its [`Marked`]
+            /// receipts hold.
+            stamp: u32,
+            $($( $pool: Pool<pool_lists!(@held $group $variant)>, )*)*
+            /// Reused to encode a stack trace before looking it up.
+            stack_trace_scratch: Vec<u8>,
+            /// Reused to list a stack trace's distinct methods.
+            stack_trace_methods: Vec<u32>,
+            /// Reused for the values marking follows.
+            referent_scratch: Vec<Referent>,
+            frame_types_marked_in: [u32; 5],
+            constants: Constants,
+        }
+
+        impl Pools {
+            $($( pool_lists!(@intern $group $variant $reference $pool $one); )*)*
+
+            /// The chunk `reference`'s value was last marked in (0: never),
+            /// or `None` if the pools do not hold it.
+            fn marked_in(&self, reference: PoolRef) -> Option<u32> {
+                match reference {
+                    $($( PoolRef::$variant(r) => self.$pool.marked_in(r.0), )*)*
+                }
+            }
+
+            /// Marks `reference`'s value for this chunk: whether it was not
+            /// marked yet, or `None` if the pools do not hold it. Inlined:
+            /// every pooled field of every event comes here.
+            #[inline(always)]
+            fn try_mark(&mut self, reference: PoolRef) -> Option<bool> {
+                let chunk = self.chunk;
+                match reference {
+                    $($( PoolRef::$variant(r) => self.$pool.try_mark(r.0, chunk), )*)*
+                }
+            }
+
+            /// Appends what the value of `reference` refers to.
+            fn referents(&self, reference: PoolRef, out: &mut Vec<Referent>) {
+                match reference {
+                    $($( PoolRef::$variant(r) => self.$pool.get(r.0).referents(out), )*)*
+                }
+            }
+
+            /// Drops from every pool the values not marked in chunk `since`
+            /// or later that `pinned` does not hold.
+            fn retain(&mut self, since: u32, pinned: impl Fn(PoolRef) -> bool) {
+                $($(
+                    self.$pool.retain(since, |slot| pinned(PoolRef::$variant($reference(slot))));
+                )*)*
+            }
+
+            /// Writes every pool's pending values, a section per pool that
+            /// has any; returns how many sections were written.
+            fn write_pools(&mut self, types: &StandardTypes, out: &mut Vec<u8>) -> u64 {
+                let mut sections = 0;
+                $($(
+                    sections += u64::from(self.$pool.write_pending(types.$one, out));
+                )*)*
+                sections
+            }
+
+            /// How many values each pool holds.
+            pub(crate) fn sizes(&self) -> PoolSizes {
+                PoolSizes {
+                    $($( $pool: self.$pool.len(), )*)*
+                }
+            }
+
+            fn has_nothing_pending(&self) -> bool {
+                $($( self.$pool.pending.is_empty() && )*)* self.constants.pending.is_empty()
             }
         }
     };
+    (@held text $variant:ident) => { Box<str> };
+    (@held value $variant:ident) => { $variant };
+    (@held stack $variant:ident) => { EncodedStackTrace };
+    (@intern text $variant:ident $reference:ident $pool:ident $one:ident) => {
+        pub(crate) fn $one(&mut self, text: &str) -> $reference {
+            $reference(self.$pool.intern(text, |text: &str| text.into()).0)
+        }
+    };
+    (@intern value $variant:ident $reference:ident $pool:ident $one:ident) => {
+        pub(crate) fn $one(&mut self, value: $variant) -> $reference {
+            $reference(self.$pool.intern(&value, Clone::clone).0)
+        }
+    };
+    // Stack traces are encoded before they are looked up: see
+    // `Pools::stack_trace`.
+    (@intern stack $variant:ident $reference:ident $pool:ident $one:ident) => {};
 }
 
-pool_ref!(
-    /// A `jdk.types.Symbol`: an interned string such as a class or method name.
-    SymbolRef
-);
-pool_ref!(
-    /// A `java.lang.String` pool entry, for string fields written by reference.
-    StringRef
-);
-pool_ref!(
-    /// A `java.lang.Thread`.
-    ThreadRef
-);
-pool_ref!(
-    /// A `jdk.types.ThreadGroup`.
-    ThreadGroupRef
-);
-pool_ref!(
-    /// A `java.lang.Class`.
-    ClassRef
-);
-pool_ref!(
-    /// A `jdk.types.ClassLoader`.
-    ClassLoaderRef
-);
-pool_ref!(
-    /// A `jdk.types.Package`.
-    PackageRef
-);
-pool_ref!(
-    /// A `jdk.types.Module`.
-    ModuleRef
-);
-pool_ref!(
-    /// A `jdk.types.Method`.
-    MethodRef
-);
-pool_ref!(
-    /// A `jdk.types.StackTrace`.
-    StackTraceRef
-);
+pooled_types!(pool_lists);
 
 /// A `java.lang.Thread`: as JDK 17 declares it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -278,6 +384,146 @@ pub struct StackTrace {
     pub truncated: bool,
     /// The frames, top first.
     pub frames: Vec<StackFrame>,
+}
+
+/// A value a pool holds: how a checkpoint encodes its entry, and what it
+/// refers to: the one definition of the pools' reference graph, which
+/// marking and dropping follow.
+trait PoolValue {
+    /// Appends the entry's fields (after its key), in the order its class
+    /// declares them ([`crate::types`]).
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// Appends the pooled values (and frame types) it refers to.
+    fn referents(&self, out: &mut Vec<Referent>);
+}
+
+/// The key a field of an optional ref writes: 0 for null.
+fn key<R: Into<PoolRef>>(reference: Option<R>) -> u64 {
+    reference.map_or(0, |r| r.into().key())
+}
+
+/// The referent of an optional ref.
+fn referent<R: Into<PoolRef>>(reference: Option<R>) -> Option<Referent> {
+    reference.map(|r| Referent::Pooled(r.into()))
+}
+
+impl PoolValue for Box<str> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_string(out, Some(self));
+    }
+
+    fn referents(&self, _: &mut Vec<Referent>) {}
+}
+
+impl PoolValue for ThreadGroup {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, key(self.parent));
+        write_string(out, Some(&self.name));
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        out.extend(referent(self.parent));
+    }
+}
+
+impl PoolValue for Thread {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_string(out, Some(&self.os_name));
+        write_varint(out, self.os_thread_id as u64);
+        write_string(out, Some(&self.java_name));
+        write_varint(out, self.java_thread_id as u64);
+        write_varint(out, key(self.group));
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        out.extend(referent(self.group));
+    }
+}
+
+impl PoolValue for Module {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, self.name.key());
+        write_varint(out, key(self.version));
+        write_varint(out, key(self.location));
+        write_varint(out, key(self.class_loader));
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        out.extend(referent(Some(self.name)));
+        out.extend(referent(self.version));
+        out.extend(referent(self.location));
+        out.extend(referent(self.class_loader));
+    }
+}
+
+impl PoolValue for Package {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, self.name.key());
+        write_varint(out, key(self.module));
+        out.push(self.exported as u8);
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        out.extend(referent(Some(self.name)));
+        out.extend(referent(self.module));
+    }
+}
+
+impl PoolValue for ClassLoader {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, key(self.class));
+        write_varint(out, key(self.name));
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        out.extend(referent(self.name));
+        out.extend(referent(self.class));
+    }
+}
+
+impl PoolValue for Class {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, key(self.class_loader));
+        write_varint(out, self.name.key());
+        write_varint(out, key(self.package));
+        write_varint_i32(out, self.modifiers);
+        out.push(self.hidden as u8);
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        out.extend(referent(Some(self.name)));
+        out.extend(referent(self.class_loader));
+        out.extend(referent(self.package));
+    }
+}
+
+impl PoolValue for Method {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, self.class.key());
+        write_varint(out, self.name.key());
+        write_varint(out, self.descriptor.key());
+        write_varint_i32(out, self.modifiers);
+        out.push(self.hidden as u8);
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        out.extend(referent(Some(self.class)));
+        out.extend(referent(Some(self.name)));
+        out.extend(referent(Some(self.descriptor)));
+    }
+}
+
+impl PoolValue for EncodedStackTrace {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(EncodedStackTrace::split(&self.0).1);
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        let (head, _) = EncodedStackTrace::split(&self.0);
+        out.extend(head.methods().map(|m| Referent::Pooled(PoolRef::Method(m))));
+        out.extend(head.frame_types().map(Referent::FrameType));
+    }
 }
 
 /// One pool: each value under its slot (its key - 1), an index to find a
@@ -570,13 +816,6 @@ impl<V: Hash + Eq> Pool<V> {
         Some(true)
     }
 
-    /// Marks a value another value in the pools refers to.
-    #[inline]
-    fn mark_held(&mut self, index: u32, chunk: u32) {
-        let held = self.try_mark(index, chunk);
-        debug_assert!(held.is_some(), "a value in use is never dropped");
-    }
-
     fn get(&self, index: u32) -> &V {
         self.entries
             .value(index)
@@ -585,12 +824,10 @@ impl<V: Hash + Eq> Pool<V> {
 
     /// Writes the pending values as one pool section (class id, count,
     /// key-value pairs), unless there are none: never an empty pool.
-    fn write_pending(
-        &mut self,
-        class: ClassId,
-        out: &mut Vec<u8>,
-        mut encode: impl FnMut(&V, &mut Vec<u8>),
-    ) -> bool {
+    fn write_pending(&mut self, class: ClassId, out: &mut Vec<u8>) -> bool
+    where
+        V: PoolValue,
+    {
         if self.pending.is_empty() {
             return false;
         }
@@ -598,92 +835,19 @@ impl<V: Hash + Eq> Pool<V> {
         write_varint(out, self.pending.len() as u64);
         for &index in &self.pending {
             write_varint(out, index as u64 + 1);
-            encode(self.get(index), out);
+            self.get(index).encode(out);
         }
         self.pending.clear();
         true
     }
 }
 
-/// What a pooled value refers to ([`Pools::referents`]).
+/// What a pooled value refers to ([`PoolValue::referents`]).
 #[derive(Debug, Clone, Copy)]
 enum Referent {
     Pooled(PoolRef),
-    Symbol(SymbolRef),
     /// Frame types are written with the stack traces that use them.
     FrameType(FrameType),
-}
-
-/// How many values each pool of a recording holds
-/// ([`crate::Recording::pool_sizes`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PoolSizes {
-    /// Symbols: class, method and module names, descriptors.
-    pub symbols: usize,
-    /// Strings written by reference.
-    pub strings: usize,
-    /// Thread groups.
-    pub thread_groups: usize,
-    /// Threads.
-    pub threads: usize,
-    /// Modules.
-    pub modules: usize,
-    /// Packages.
-    pub packages: usize,
-    /// Class loaders.
-    pub class_loaders: usize,
-    /// Classes.
-    pub classes: usize,
-    /// Methods.
-    pub methods: usize,
-    /// Stack traces.
-    pub stack_traces: usize,
-}
-
-impl PoolSizes {
-    /// Every pool's values together.
-    pub fn total(&self) -> usize {
-        self.symbols
-            + self.strings
-            + self.thread_groups
-            + self.threads
-            + self.modules
-            + self.packages
-            + self.class_loaders
-            + self.classes
-            + self.methods
-            + self.stack_traces
-    }
-}
-
-/// Every pool of a recording.
-#[derive(Debug, Default)]
-pub(crate) struct Pools {
-    /// The chunk being built (1, 2, ...); entries marked with it are in (or
-    /// pending for) this chunk.
-    chunk: u32,
-    /// The chunk's stamp ([`next_stamp`]), which its [`Marked`] receipts
-    /// hold.
-    stamp: u32,
-    symbols: Pool<Box<str>>,
-    strings: Pool<Box<str>>,
-    thread_groups: Pool<ThreadGroup>,
-    threads: Pool<Thread>,
-    modules: Pool<Module>,
-    packages: Pool<Package>,
-    class_loaders: Pool<ClassLoader>,
-    classes: Pool<Class>,
-    methods: Pool<Method>,
-    /// Stack traces as their encoded pool entries (see [`EncodedStackTrace`]).
-    stack_traces: Pool<Box<[u8]>>,
-    /// Reused to encode a stack trace before looking it up.
-    stack_trace_scratch: Vec<u8>,
-    /// Reused to list a stack trace's distinct methods.
-    stack_trace_methods: Vec<u32>,
-    /// Reused for the values marking follows.
-    referent_scratch: Vec<Referent>,
-    frame_types_marked_in: [u32; 5],
-    constants: Constants,
 }
 
 /// A constant of a value type that fields hold by key
@@ -734,7 +898,15 @@ struct Constants {
 /// copying. A recording keeps the distinct stacks it sees until they are
 /// dropped, and profiles of recursive code see tens of thousands: this
 /// takes about a third of the memory of [`StackTrace`]'s frames.
-struct EncodedStackTrace;
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct EncodedStackTrace(Box<[u8]>);
+
+/// Lets a pool find an encoded stack trace by its bytes (hashed alike).
+impl Borrow<[u8]> for EncodedStackTrace {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
 
 /// The places [`EncodedStackTrace::encode`] finds a stack's methods in
 /// when it has at most this many frames: the agent's and JFR's default
@@ -836,10 +1008,6 @@ impl StackTraceHead<'_> {
     }
 }
 
-fn key<R: Copy>(reference: Option<R>, key: impl Fn(R) -> u64) -> u64 {
-    reference.map_or(0, key)
-}
-
 impl Pools {
     pub(crate) fn new() -> Self {
         Self {
@@ -906,42 +1074,6 @@ impl Pools {
         marked.stamp != NO_STAMP && marked.stamp == self.stamp
     }
 
-    pub(crate) fn symbol(&mut self, text: &str) -> SymbolRef {
-        SymbolRef(self.symbols.intern(text, |text: &str| text.into()).0)
-    }
-
-    pub(crate) fn string(&mut self, text: &str) -> StringRef {
-        StringRef(self.strings.intern(text, |text: &str| text.into()).0)
-    }
-
-    pub(crate) fn thread_group(&mut self, value: ThreadGroup) -> ThreadGroupRef {
-        ThreadGroupRef(self.thread_groups.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn thread(&mut self, value: Thread) -> ThreadRef {
-        ThreadRef(self.threads.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn module(&mut self, value: Module) -> ModuleRef {
-        ModuleRef(self.modules.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn package(&mut self, value: Package) -> PackageRef {
-        PackageRef(self.packages.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn class_loader(&mut self, value: ClassLoader) -> ClassLoaderRef {
-        ClassLoaderRef(self.class_loaders.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn class(&mut self, value: Class) -> ClassRef {
-        ClassRef(self.classes.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn method(&mut self, value: Method) -> MethodRef {
-        MethodRef(self.methods.intern(&value, Clone::clone).0)
-    }
-
     /// Interns a stack trace, and marks it for this chunk if it is new: a
     /// new stack trace is interned for an event about to use it.
     pub(crate) fn stack_trace(&mut self, value: &StackTrace) -> StackTraceRef {
@@ -964,9 +1096,11 @@ impl Pools {
         EncodedStackTrace::encode(value, &mut self.stack_trace_methods, &mut encoded);
         let (slot, new) = if indexed {
             self.stack_traces
-                .intern(encoded.as_slice(), |encoded: &[u8]| encoded.into())
+                .intern(encoded.as_slice(), |encoded: &[u8]| {
+                    EncodedStackTrace(encoded.into())
+                })
         } else {
-            (self.stack_traces.add(encoded.as_slice().into()), true)
+            (self.stack_traces.add(EncodedStackTrace(encoded.as_slice().into())), true)
         };
         let reference = StackTraceRef(slot);
         if new {
@@ -985,7 +1119,6 @@ impl Pools {
         // references followed.
         let since = self.chunk.saturating_sub(1).max(1);
         let mut pinned_old: FxHashSet<PoolRef> = FxHashSet::default();
-        let mut pinned_symbols: FxHashSet<u32> = FxHashSet::default();
         let mut work: Vec<Referent> = pinned.into_iter().map(Referent::Pooled).collect();
         let mut referents = Vec::new();
         while let Some(next) = work.pop() {
@@ -1002,94 +1135,15 @@ impl Pools {
                         work.append(&mut referents);
                     }
                 }
-                Referent::Symbol(symbol) => {
-                    if self.symbols.marked_in(symbol.0).is_some_and(|c| c < since) {
-                        pinned_symbols.insert(symbol.0);
-                    }
-                }
                 Referent::FrameType(_) => {}
             }
         }
-        let pinned = |reference: PoolRef| pinned_old.contains(&reference);
-        self.symbols
-            .retain(since, |slot| pinned_symbols.contains(&slot));
-        self.strings
-            .retain(since, |slot| pinned(PoolRef::String(StringRef(slot))));
-        self.thread_groups.retain(since, |slot| {
-            pinned(PoolRef::ThreadGroup(ThreadGroupRef(slot)))
-        });
-        self.threads
-            .retain(since, |slot| pinned(PoolRef::Thread(ThreadRef(slot))));
-        self.modules
-            .retain(since, |slot| pinned(PoolRef::Module(ModuleRef(slot))));
-        self.packages
-            .retain(since, |slot| pinned(PoolRef::Package(PackageRef(slot))));
-        self.class_loaders.retain(since, |slot| {
-            pinned(PoolRef::ClassLoader(ClassLoaderRef(slot)))
-        });
-        self.classes
-            .retain(since, |slot| pinned(PoolRef::Class(ClassRef(slot))));
-        self.methods
-            .retain(since, |slot| pinned(PoolRef::Method(MethodRef(slot))));
-        self.stack_traces.retain(since, |slot| {
-            pinned(PoolRef::StackTrace(StackTraceRef(slot)))
-        });
+        self.retain(since, |reference| pinned_old.contains(&reference));
     }
 
     /// Whether the pools hold `reference`'s value.
     pub(crate) fn holds(&self, reference: PoolRef) -> bool {
         self.marked_in(reference).is_some()
-    }
-
-    /// The chunk `reference`'s value was last marked in (0: never), or
-    /// `None` if the pools do not hold it.
-    fn marked_in(&self, reference: PoolRef) -> Option<u32> {
-        match reference {
-            PoolRef::String(r) => self.strings.marked_in(r.0),
-            PoolRef::Thread(r) => self.threads.marked_in(r.0),
-            PoolRef::Class(r) => self.classes.marked_in(r.0),
-            PoolRef::Method(r) => self.methods.marked_in(r.0),
-            PoolRef::StackTrace(r) => self.stack_traces.marked_in(r.0),
-            PoolRef::ThreadGroup(r) => self.thread_groups.marked_in(r.0),
-            PoolRef::ClassLoader(r) => self.class_loaders.marked_in(r.0),
-            PoolRef::Package(r) => self.packages.marked_in(r.0),
-            PoolRef::Module(r) => self.modules.marked_in(r.0),
-        }
-    }
-
-    /// Marks `reference`'s value for this chunk: whether it was not marked
-    /// yet, or `None` if the pools do not hold it. Inlined: every pooled
-    /// field of every event comes here.
-    #[inline(always)]
-    fn try_mark(&mut self, reference: PoolRef) -> Option<bool> {
-        let chunk = self.chunk;
-        match reference {
-            PoolRef::String(r) => self.strings.try_mark(r.0, chunk),
-            PoolRef::Thread(r) => self.threads.try_mark(r.0, chunk),
-            PoolRef::Class(r) => self.classes.try_mark(r.0, chunk),
-            PoolRef::Method(r) => self.methods.try_mark(r.0, chunk),
-            PoolRef::StackTrace(r) => self.stack_traces.try_mark(r.0, chunk),
-            PoolRef::ThreadGroup(r) => self.thread_groups.try_mark(r.0, chunk),
-            PoolRef::ClassLoader(r) => self.class_loaders.try_mark(r.0, chunk),
-            PoolRef::Package(r) => self.packages.try_mark(r.0, chunk),
-            PoolRef::Module(r) => self.modules.try_mark(r.0, chunk),
-        }
-    }
-
-    /// How many values each pool holds.
-    pub(crate) fn sizes(&self) -> PoolSizes {
-        PoolSizes {
-            symbols: self.symbols.len(),
-            strings: self.strings.len(),
-            thread_groups: self.thread_groups.len(),
-            threads: self.threads.len(),
-            modules: self.modules.len(),
-            packages: self.packages.len(),
-            class_loaders: self.class_loaders.len(),
-            classes: self.classes.len(),
-            methods: self.methods.len(),
-            stack_traces: self.stack_traces.len(),
-        }
     }
 
     /// The chunk events now go to: 1, 2, ...
@@ -1119,7 +1173,6 @@ impl Pools {
                             self.referents(held, &mut work);
                         }
                     }
-                    Referent::Symbol(symbol) => self.symbols.mark_held(symbol.0, chunk),
                     Referent::FrameType(frame_type) => {
                         self.frame_types_marked_in[frame_type.index()] = chunk;
                     }
@@ -1128,72 +1181,6 @@ impl Pools {
             self.referent_scratch = work;
         }
         marked.is_some()
-    }
-
-    /// Appends what the value of `reference` refers to: the one definition
-    /// of the pools' reference graph, which marking and dropping follow.
-    fn referents(&self, reference: PoolRef, out: &mut Vec<Referent>) {
-        let pooled = |r: Option<PoolRef>| r.map(Referent::Pooled);
-        let symbol = |s: Option<SymbolRef>| s.map(Referent::Symbol);
-        match reference {
-            PoolRef::String(_) => {}
-            PoolRef::ThreadGroup(r) => {
-                let group = self.thread_groups.get(r.0);
-                out.extend(pooled(group.parent.map(PoolRef::ThreadGroup)));
-            }
-            PoolRef::Thread(r) => {
-                let thread = self.threads.get(r.0);
-                out.extend(pooled(thread.group.map(PoolRef::ThreadGroup)));
-            }
-            PoolRef::Module(r) => {
-                let module = self.modules.get(r.0);
-                out.extend(symbol(Some(module.name)));
-                out.extend(symbol(module.version));
-                out.extend(symbol(module.location));
-                out.extend(pooled(module.class_loader.map(PoolRef::ClassLoader)));
-            }
-            PoolRef::Package(r) => {
-                let package = self.packages.get(r.0);
-                out.extend(symbol(Some(package.name)));
-                out.extend(pooled(package.module.map(PoolRef::Module)));
-            }
-            PoolRef::ClassLoader(r) => {
-                let loader = self.class_loaders.get(r.0);
-                out.extend(symbol(loader.name));
-                out.extend(pooled(loader.class.map(PoolRef::Class)));
-            }
-            PoolRef::Class(r) => {
-                let class = self.classes.get(r.0);
-                out.extend(symbol(Some(class.name)));
-                out.extend(pooled(class.class_loader.map(PoolRef::ClassLoader)));
-                out.extend(pooled(class.package.map(PoolRef::Package)));
-            }
-            PoolRef::Method(r) => {
-                let method = self.methods.get(r.0);
-                out.push(Referent::Pooled(PoolRef::Class(method.class)));
-                out.push(Referent::Symbol(method.name));
-                out.push(Referent::Symbol(method.descriptor));
-            }
-            PoolRef::StackTrace(r) => {
-                let (head, _) = EncodedStackTrace::split(self.stack_traces.get(r.0));
-                out.extend(head.methods().map(|m| Referent::Pooled(PoolRef::Method(m))));
-                out.extend(head.frame_types().map(Referent::FrameType));
-            }
-        }
-    }
-
-    fn has_nothing_pending(&self) -> bool {
-        self.symbols.pending.is_empty()
-            && self.strings.pending.is_empty()
-            && self.thread_groups.pending.is_empty()
-            && self.threads.pending.is_empty()
-            && self.modules.pending.is_empty()
-            && self.packages.pending.is_empty()
-            && self.class_loaders.pending.is_empty()
-            && self.classes.pending.is_empty()
-            && self.methods.pending.is_empty()
-            && self.stack_traces.pending.is_empty()
-            && self.constants.pending.is_empty()
     }
 
     /// Writes every pending entry as pool sections; returns how many pool
@@ -1207,82 +1194,7 @@ impl Pools {
         frame_types_written: &mut [bool; 5],
         out: &mut Vec<u8>,
     ) -> u64 {
-        let mut sections = 0;
-        let mut count = |written: bool| sections += u64::from(written);
-
-        count(
-            self.symbols
-                .write_pending(types.symbol, out, |text, out| write_string(out, Some(text))),
-        );
-        count(
-            self.strings
-                .write_pending(types.string, out, |text, out| write_string(out, Some(text))),
-        );
-        count(
-            self.thread_groups
-                .write_pending(types.thread_group, out, |group, out| {
-                    write_varint(out, key(group.parent, ThreadGroupRef::key));
-                    write_string(out, Some(&group.name));
-                }),
-        );
-        count(
-            self.threads
-                .write_pending(types.thread, out, |thread, out| {
-                    write_string(out, Some(&thread.os_name));
-                    write_varint(out, thread.os_thread_id as u64);
-                    write_string(out, Some(&thread.java_name));
-                    write_varint(out, thread.java_thread_id as u64);
-                    write_varint(out, key(thread.group, ThreadGroupRef::key));
-                }),
-        );
-        count(
-            self.modules
-                .write_pending(types.module, out, |module, out| {
-                    write_varint(out, module.name.key());
-                    write_varint(out, key(module.version, SymbolRef::key));
-                    write_varint(out, key(module.location, SymbolRef::key));
-                    write_varint(out, key(module.class_loader, ClassLoaderRef::key));
-                }),
-        );
-        count(
-            self.packages
-                .write_pending(types.package, out, |package, out| {
-                    write_varint(out, package.name.key());
-                    write_varint(out, key(package.module, ModuleRef::key));
-                    out.push(package.exported as u8);
-                }),
-        );
-        count(
-            self.class_loaders
-                .write_pending(types.class_loader, out, |loader, out| {
-                    write_varint(out, key(loader.class, ClassRef::key));
-                    write_varint(out, key(loader.name, SymbolRef::key));
-                }),
-        );
-        count(self.classes.write_pending(types.class, out, |class, out| {
-            write_varint(out, key(class.class_loader, ClassLoaderRef::key));
-            write_varint(out, class.name.key());
-            write_varint(out, key(class.package, PackageRef::key));
-            write_varint_i32(out, class.modifiers);
-            out.push(class.hidden as u8);
-        }));
-        count(
-            self.methods
-                .write_pending(types.method, out, |method, out| {
-                    write_varint(out, method.class.key());
-                    write_varint(out, method.name.key());
-                    write_varint(out, method.descriptor.key());
-                    write_varint_i32(out, method.modifiers);
-                    out.push(method.hidden as u8);
-                }),
-        );
-        count(
-            self.stack_traces
-                .write_pending(types.stack_trace, out, |encoded, out| {
-                    out.extend_from_slice(EncodedStackTrace::split(encoded).1)
-                }),
-        );
-
+        let mut sections = self.write_pools(types, out);
         let new_frame_types: Vec<FrameType> = FrameType::ALL
             .into_iter()
             .filter(|t| {
@@ -1391,60 +1303,6 @@ fn next_stamp() -> u32 {
             stamp.checked_add(1)
         })
         .unwrap_or(NO_STAMP)
-}
-
-/// A reference to any pooled value, as an event field holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // Each variant holds the ref its name says.
-pub enum PoolRef {
-    String(StringRef),
-    Thread(ThreadRef),
-    Class(ClassRef),
-    Method(MethodRef),
-    StackTrace(StackTraceRef),
-    ThreadGroup(ThreadGroupRef),
-    ClassLoader(ClassLoaderRef),
-    Package(PackageRef),
-    Module(ModuleRef),
-}
-
-macro_rules! into_pool_ref {
-    ($($variant:ident($name:ident)),*) => {
-        $(impl From<$name> for PoolRef {
-            fn from(reference: $name) -> Self {
-                Self::$variant(reference)
-            }
-        })*
-    };
-}
-
-into_pool_ref!(
-    String(StringRef),
-    Thread(ThreadRef),
-    Class(ClassRef),
-    Method(MethodRef),
-    StackTrace(StackTraceRef),
-    ThreadGroup(ThreadGroupRef),
-    ClassLoader(ClassLoaderRef),
-    Package(PackageRef),
-    Module(ModuleRef)
-);
-
-impl PoolRef {
-    /// The key written in the file.
-    pub fn key(self) -> u64 {
-        match self {
-            Self::String(r) => r.key(),
-            Self::Thread(r) => r.key(),
-            Self::Class(r) => r.key(),
-            Self::Method(r) => r.key(),
-            Self::StackTrace(r) => r.key(),
-            Self::ThreadGroup(r) => r.key(),
-            Self::ClassLoader(r) => r.key(),
-            Self::Package(r) => r.key(),
-            Self::Module(r) => r.key(),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -36,18 +36,14 @@ use crate::error::Error;
 use crate::event::{
     EventType, EventTypeBuilder, Mismatch, Value, ValueType, ValueTypeBuilder, write_value,
 };
-use crate::field::{FieldSpec, FieldType, Unit, ValueTypeId};
+use crate::field::{FieldSpec, Unit, ValueTypeId};
 use crate::format::names::{class as class_name, field as field_name, unit as unit_name};
 use crate::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
     GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
 };
 use crate::metadata::{ClassId, FieldDecl, Metadata, SettingDecl};
-use crate::pool::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, Marked, Method, MethodRef, Module,
-    ModuleRef, Package, PackageRef, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef,
-    StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
-};
+use crate::pool::{ConstantRef, Marked, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef};
 use crate::sized::sized_len;
 use crate::snapshot::Snapshot;
 use crate::types::{StandardTypes, annotation, annotation_array, marker};
@@ -867,8 +863,8 @@ impl<S: Sink> Recording<S> {
     }
 
     /// Registers a value type: a struct that fields of events (and of other
-    /// value types) hold inline, declared with [`FieldType::Struct`], or by
-    /// key as a constant of the chunk, declared with [`FieldType::Constant`].
+    /// value types) hold inline, declared with [`FieldType::Struct`](crate::FieldType::Struct), or by
+    /// key as a constant of the chunk, declared with [`FieldType::Constant`](crate::FieldType::Constant).
     pub fn register_value_type(&mut self, builder: ValueTypeBuilder) -> Result<ValueType, Error> {
         let reserved = self
             .metadata
@@ -916,7 +912,7 @@ impl<S: Sink> Recording<S> {
     }
 
     /// Makes a constant of `value_type` from its fields, for
-    /// [`FieldType::Constant`] fields of events and other constants in this
+    /// [`FieldType::Constant`](crate::FieldType::Constant) fields of events and other constants in this
     /// chunk. Equal constants made in one chunk share one key. The constant
     /// is written with the chunk's next flush and is valid until the chunk
     /// ends: an event or constant of a later chunk that refers to it fails
@@ -1032,27 +1028,7 @@ impl<S: Sink> Recording<S> {
     /// The metadata declaration of a field.
     fn field_decl(&self, spec: &FieldSpec) -> FieldDecl {
         let t = self.types;
-        let (class, constant_pool) = match spec.field_type {
-            FieldType::Boolean => (t.boolean, false),
-            FieldType::Byte => (t.byte, false),
-            FieldType::Short => (t.short, false),
-            FieldType::Char => (t.char, false),
-            FieldType::Int => (t.int, false),
-            FieldType::Long => (t.long, false),
-            FieldType::Float => (t.float, false),
-            FieldType::Double => (t.double, false),
-            FieldType::String => (t.string, false),
-            FieldType::Thread => (t.thread, true),
-            FieldType::Class => (t.class, true),
-            FieldType::StackTrace => (t.stack_trace, true),
-            FieldType::Method => (t.method, true),
-            FieldType::ClassLoader => (t.class_loader, true),
-            FieldType::Package => (t.package, true),
-            FieldType::Module => (t.module, true),
-            FieldType::ThreadGroup => (t.thread_group, true),
-            FieldType::Struct(ValueTypeId(class)) => (class, false),
-            FieldType::Constant(ValueTypeId(class)) => (class, true),
-        };
+        let (class, constant_pool) = t.class_of(spec.field_type);
         let mut annotations = Vec::new();
         if spec.unsigned {
             annotations.push(marker(t.unsigned));
@@ -1088,51 +1064,6 @@ impl<S: Sink> Recording<S> {
             array: spec.array,
             annotations,
         }
-    }
-
-    /// Interns a symbol (a class, method or package name, a descriptor).
-    pub fn symbol(&mut self, text: &str) -> SymbolRef {
-        self.pools.symbol(text)
-    }
-
-    /// Interns a string for the `java.lang.String` pool.
-    pub fn string(&mut self, text: &str) -> StringRef {
-        self.pools.string(text)
-    }
-
-    /// Interns a thread.
-    pub fn thread(&mut self, thread: Thread) -> ThreadRef {
-        self.pools.thread(thread)
-    }
-
-    /// Interns a thread group.
-    pub fn thread_group(&mut self, group: ThreadGroup) -> ThreadGroupRef {
-        self.pools.thread_group(group)
-    }
-
-    /// Interns a module.
-    pub fn module(&mut self, module: Module) -> ModuleRef {
-        self.pools.module(module)
-    }
-
-    /// Interns a package.
-    pub fn package(&mut self, package: Package) -> PackageRef {
-        self.pools.package(package)
-    }
-
-    /// Interns a class loader.
-    pub fn class_loader(&mut self, loader: ClassLoader) -> ClassLoaderRef {
-        self.pools.class_loader(loader)
-    }
-
-    /// Interns a class.
-    pub fn class(&mut self, class: Class) -> ClassRef {
-        self.pools.class(class)
-    }
-
-    /// Interns a method.
-    pub fn method(&mut self, method: Method) -> MethodRef {
-        self.pools.method(method)
     }
 
     /// Interns a stack trace. It is encoded at once, so it may be borrowed:
@@ -1502,6 +1433,39 @@ impl<S: Sink> Recording<S> {
             .expect("the sink is present until the recording is finished"))
     }
 }
+
+// `Recording`'s interning method of each pooled type given as a string or
+// a value, from the one table (`pooled_types!`). Stack traces have their
+// own ([`Recording::stack_trace`]).
+macro_rules! interning {
+    (
+        text { $( $(#[$tdoc:meta])* $text:ident($text_ref:ident) in $text_pool:ident, $text_one:ident; )* }
+        value { $( $(#[$doc:meta])* $value:ident($reference:ident) in $pool:ident, $one:ident; )* }
+        stack { $($stack:tt)* }
+    ) => {
+        impl<S: Sink> Recording<S> {
+            $(
+                #[doc = concat!(
+                    "Interns a string as a [`", stringify!($text_ref), "`](crate::",
+                    stringify!($text_ref), ")."
+                )]
+                pub fn $text_one(&mut self, text: &str) -> crate::pool::$text_ref {
+                    self.pools.$text_one(text)
+                }
+            )*
+            $(
+                #[doc = concat!(
+                    "Interns a [`", stringify!($value), "`](crate::", stringify!($value), ")."
+                )]
+                pub fn $one(&mut self, value: crate::pool::$value) -> crate::pool::$reference {
+                    self.pools.$one(value)
+                }
+            )*
+        }
+    };
+}
+
+pooled_types!(interning);
 
 impl<S: Sink> std::fmt::Debug for Recording<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -11,6 +11,7 @@ use crate::format::names::{
     annotation as annotation_name, attribute, class as class_name, field as field_name,
     setting as setting_name, unit as unit_name,
 };
+use crate::field::{FieldType, ValueTypeId};
 use crate::metadata::{Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
 
 /// A setting of an event type, as the JDK declares them (`jdk.settings.*`):
@@ -92,6 +93,35 @@ pub struct StandardTypes {
     /// The `jdk.settings.*` classes, in the order of [`Setting`]'s variants.
     pub settings: [ClassId; 6],
 }
+
+// `StandardTypes::class_of`, with an arm for each pooled type a field can
+// hold, from the one table (`pooled_field_types!`).
+macro_rules! class_of {
+    ($( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*) => {
+        impl StandardTypes {
+            /// The class of a field of type `field_type`, and whether the
+            /// field holds it by key (in a pool).
+            pub(crate) fn class_of(&self, field_type: FieldType) -> (ClassId, bool) {
+                match field_type {
+                    FieldType::Boolean => (self.boolean, false),
+                    FieldType::Byte => (self.byte, false),
+                    FieldType::Short => (self.short, false),
+                    FieldType::Char => (self.char, false),
+                    FieldType::Int => (self.int, false),
+                    FieldType::Long => (self.long, false),
+                    FieldType::Float => (self.float, false),
+                    FieldType::Double => (self.double, false),
+                    FieldType::String => (self.string, false),
+                    $( FieldType::$variant => (self.$one, true), )*
+                    FieldType::Struct(ValueTypeId(class)) => (class, false),
+                    FieldType::Constant(ValueTypeId(class)) => (class, true),
+                }
+            }
+        }
+    };
+}
+
+pooled_field_types!(class_of);
 
 /// An annotation with one element, `value`.
 pub(crate) fn annotation(class: ClassId, value: &str) -> Annotation {

@@ -16,10 +16,7 @@ use crate::error::Error;
 use crate::event::{EventType, Mismatch, Value, write_value};
 use crate::field::{FieldType, Slot};
 use crate::format::{MAX_VARINT_LEN, StringEncoding, write_string, write_varint, write_varint_i32};
-use crate::pool::{
-    ClassLoaderRef, ClassRef, ConstantRef, MethodRef, ModuleRef, PackageRef, PoolRef,
-    StackTraceField, StackTraceRef, StringRef, ThreadGroupRef, ThreadRef,
-};
+use crate::pool::{ConstantRef, PoolRef, StackTraceField, StringRef};
 use crate::recording::{Recording, Sink, Ticks};
 use crate::sized::sized_len;
 
@@ -340,18 +337,6 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         self
     }
 
-    /// A thread field (`eventThread` or another); `None` is null.
-    #[inline(always)]
-    pub fn thread(self, value: impl Into<Option<ThreadRef>>) -> Self {
-        self.pooled(FieldType::Thread, value.into().map(PoolRef::Thread))
-    }
-
-    /// A stack trace field; `None` is null.
-    #[inline]
-    pub fn stack_trace(self, value: impl Into<Option<StackTraceRef>>) -> Self {
-        self.stack_trace_field(value.into().into())
-    }
-
     /// A stack trace field as typed events hold it: a ref with the receipt
     /// of its mark in this chunk ([`crate::Marked`]) is written without a
     /// look-up.
@@ -369,43 +354,6 @@ impl<'r, S: Sink> EventWriter<'r, S> {
                 value.reference().map(PoolRef::StackTrace),
             ),
         }
-    }
-
-    /// A class field; `None` is null.
-    #[inline(always)]
-    pub fn class(self, value: impl Into<Option<ClassRef>>) -> Self {
-        self.pooled(FieldType::Class, value.into().map(PoolRef::Class))
-    }
-
-    /// A method field; `None` is null.
-    pub fn method(self, value: impl Into<Option<MethodRef>>) -> Self {
-        self.pooled(FieldType::Method, value.into().map(PoolRef::Method))
-    }
-
-    /// A class loader field; `None` is null.
-    pub fn class_loader(self, value: impl Into<Option<ClassLoaderRef>>) -> Self {
-        self.pooled(
-            FieldType::ClassLoader,
-            value.into().map(PoolRef::ClassLoader),
-        )
-    }
-
-    /// A package field; `None` is null.
-    pub fn package(self, value: impl Into<Option<PackageRef>>) -> Self {
-        self.pooled(FieldType::Package, value.into().map(PoolRef::Package))
-    }
-
-    /// A module field; `None` is null.
-    pub fn module(self, value: impl Into<Option<ModuleRef>>) -> Self {
-        self.pooled(FieldType::Module, value.into().map(PoolRef::Module))
-    }
-
-    /// A thread group field; `None` is null.
-    pub fn thread_group(self, value: impl Into<Option<ThreadGroupRef>>) -> Self {
-        self.pooled(
-            FieldType::ThreadGroup,
-            value.into().map(PoolRef::ThreadGroup),
-        )
     }
 
     /// A constant field ([`FieldType::Constant`]); `None` is null.
@@ -483,6 +431,27 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         self.recording.event_committed()
     }
 }
+
+// `EventWriter`'s setter of each pooled type a field can hold, from the
+// one table (`pooled_field_types!`).
+macro_rules! setters {
+    ($( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*) => {
+        impl<S: Sink> EventWriter<'_, S> {
+            $(
+                #[doc = concat!(
+                    "A field of a pooled [`", stringify!($variant), "`](crate::",
+                    stringify!($variant), "); `None` is null."
+                )]
+                #[inline(always)]
+                pub fn $one(self, value: impl Into<Option<crate::pool::$reference>>) -> Self {
+                    self.pooled(FieldType::$variant, value.into().map(PoolRef::$variant))
+                }
+            )*
+        }
+    };
+}
+
+pooled_field_types!(setters);
 
 impl<S: Sink> Drop for EventWriter<'_, S> {
     fn drop(&mut self) {
