@@ -1100,7 +1100,11 @@ impl Pools {
                     EncodedStackTrace(encoded.into())
                 })
         } else {
-            (self.stack_traces.add(EncodedStackTrace(encoded.as_slice().into())), true)
+            (
+                self.stack_traces
+                    .add(EncodedStackTrace(encoded.as_slice().into())),
+                true,
+            )
         };
         let reference = StackTraceRef(slot);
         if new {

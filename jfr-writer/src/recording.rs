@@ -663,6 +663,9 @@ pub struct Recording<S: Sink> {
     tail_from: Option<u64>,
     /// Value types reserved by name and not registered yet.
     reserved: Vec<ClassId>,
+    /// Value types registered, for struct fields given as their fields
+    /// ([`crate::EventWriter::struct_fields`]).
+    value_types: Vec<ValueType>,
     /// Where a constant is encoded before it is looked up.
     constant_scratch: Vec<u8>,
 }
@@ -732,6 +735,7 @@ impl<S: Sink> Recording<S> {
             events_written: 0,
             tail_from: None,
             reserved: Vec::new(),
+            value_types: Vec::new(),
             constant_scratch: Vec::new(),
         }
     }
@@ -840,7 +844,7 @@ impl<S: Sink> Recording<S> {
         Ok(EventType {
             id,
             name: builder.name.as_str().into(),
-            typed_site: std::sync::Arc::new(AtomicUsize::new(0)),
+            typed_write: std::sync::Arc::new(AtomicUsize::new(0)),
             fields: layout[1..].into(),
             field_names: builder.field_names().into(),
             recording_id: self.id,
@@ -902,13 +906,22 @@ impl<S: Sink> Recording<S> {
         class.fields = fields;
         class.annotations = annotations;
         class.simple_type = builder.simple;
-        Ok(ValueType {
+        let value_type = ValueType {
             id: ValueTypeId(id),
             name: builder.name.as_str().into(),
             fields: builder.fields.iter().map(FieldSpec::slot).collect(),
             field_names: builder.fields.iter().map(|f| f.name.clone()).collect(),
             recording_id: self.id,
-        })
+        };
+        self.value_types.push(value_type.clone());
+        Ok(value_type)
+    }
+
+    /// The registered value type `id`.
+    pub(crate) fn value_type(&self, id: ValueTypeId) -> Option<&ValueType> {
+        self.value_types
+            .iter()
+            .find(|value_type| value_type.id == id)
     }
 
     /// Makes a constant of `value_type` from its fields, for

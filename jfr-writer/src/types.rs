@@ -7,11 +7,11 @@
 //! The field order of each pool type here is the order its values are
 //! encoded in [`crate::pool`]; the two must change together.
 
+use crate::field::{FieldType, ValueTypeId};
 use crate::format::names::{
     annotation as annotation_name, attribute, class as class_name, field as field_name,
     setting as setting_name, unit as unit_name,
 };
-use crate::field::{FieldType, ValueTypeId};
 use crate::metadata::{Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
 
 /// A setting of an event type, as the JDK declares them (`jdk.settings.*`):

@@ -10,7 +10,7 @@
 //! passed as the `*Ref` handles the recording's pools hand out; keys are
 //! never the caller's arithmetic.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::error::Error;
 use crate::event::{EventType, Mismatch, Value, write_value};
@@ -33,23 +33,44 @@ impl<S: Sink> Recording<S> {
     }
 
     /// Starts an event as [`Recording::event`] does, for a typed event's
-    /// write ([`crate::events`]): one chain of calls from here to the
-    /// commit, naming every field, the same fields in the same order each
-    /// time. Its first event of a type is checked field by field, as any
-    /// event is; once one commits, the chain is known to write that type
-    /// right, and its later events of the type skip the names' and types'
-    /// checks, which cost more than writing the values. Values are still
-    /// checked: refs of another recording or of dropped values, stale
-    /// constants.
+    /// write ([`crate::events`]), which `write` names: one chain of calls
+    /// from here to the commit, naming every field, the same fields in the
+    /// same order each time. Its first event of a type is checked field by
+    /// field, as any event is; once one commits, the write is known to
+    /// write that type right, and its later events of the type skip the
+    /// names' and types' checks, which cost more than writing the values.
+    /// Values are still checked: refs of another recording or of dropped
+    /// values, stale constants.
     #[inline]
-    #[track_caller]
     pub(crate) fn typed_event<'r>(
         &'r mut self,
         event_type: &'r EventType,
         start_time: Ticks,
+        write: &'static TypedWrite,
     ) -> EventWriter<'r, S> {
-        let site = std::panic::Location::caller() as *const _ as usize;
-        EventWriter::new(self, event_type, start_time, site)
+        EventWriter::new(self, event_type, start_time, write.id())
+    }
+}
+
+/// A typed event's write ([`crate::events`]), told apart from the others by
+/// the address of its own static.
+pub(crate) struct TypedWrite {
+    /// Makes the static writable, so that no two are ever merged into one
+    /// address (read-only data may be).
+    _distinct: AtomicU8,
+}
+
+impl TypedWrite {
+    pub(crate) const fn new() -> Self {
+        Self {
+            _distinct: AtomicU8::new(0),
+        }
+    }
+
+    /// The write's identity: never 0.
+    #[inline(always)]
+    fn id(&'static self) -> usize {
+        self as *const Self as usize
     }
 }
 
@@ -87,8 +108,8 @@ pub struct EventWriter<'r, S: Sink> {
     /// Whether the fields' names and types are known right: the event is
     /// written by a typed write that wrote this event type right before.
     layout_known: bool,
-    /// The typed write's call site, by address (0: not a typed write).
-    typed_site: usize,
+    /// The typed write's identity ([`TypedWrite`]; 0: not a typed write).
+    typed_write: usize,
     failure: Option<Failure>,
     committed: bool,
 }
@@ -97,13 +118,13 @@ pub struct EventWriter<'r, S: Sink> {
 // single fields are inlined always, so that a chain keeps it in registers
 // instead of copying it through every call.
 impl<'r, S: Sink> EventWriter<'r, S> {
-    /// `typed_site` is the address of a typed write's call site, or 0.
+    /// `typed_write` is a typed write's identity, or 0.
     #[inline(always)]
     pub(crate) fn new(
         recording: &'r mut Recording<S>,
         event_type: &'r EventType,
         start_time: Ticks,
-        typed_site: usize,
+        typed_write: usize,
     ) -> Self {
         let start = recording.events.len();
         let failure =
@@ -112,18 +133,18 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         buffer.push(0); // size placeholder, patched at commit
         write_varint(buffer, event_type.id.get());
         write_varint(buffer, start_time.0 as u64);
-        // Relaxed: the address stands for code that never changes; a stale
+        // Relaxed: the identity stands for code that never changes; a stale
         // 0 only costs the checks.
-        let layout_known = typed_site != 0
+        let layout_known = typed_write != 0
             && failure.is_none()
-            && event_type.typed_site.load(Ordering::Relaxed) == typed_site;
+            && event_type.typed_write.load(Ordering::Relaxed) == typed_write;
         Self {
             recording,
             event_type,
             start,
             next: 0,
             layout_known,
-            typed_site,
+            typed_write,
             failure,
             committed: false,
         }
@@ -392,6 +413,28 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         self
     }
 
+    /// A struct field ([`FieldType::Struct`]) given as its fields' values,
+    /// in declaration order: the value type is the one the field declares.
+    pub fn struct_fields(mut self, fields: &[Value<'_>]) -> Self {
+        let declared = match self.event_type.fields.get(self.next) {
+            Some(&Slot {
+                field_type: FieldType::Struct(id),
+                array: false,
+            }) => self.recording.value_type(id).cloned(),
+            _ => None,
+        };
+        match declared {
+            Some(value_type) => self.value(Value::Struct(&value_type, fields)),
+            None => {
+                self.failure.get_or_insert(Failure::Mismatch {
+                    index: self.next,
+                    written: None,
+                });
+                self
+            }
+        }
+    }
+
     /// An array field: every element of the field's declared type.
     pub fn array(self, elements: &[Value<'_>]) -> Self {
         self.value(Value::Array(elements))
@@ -411,12 +454,12 @@ impl<'r, S: Sink> EventWriter<'r, S> {
             });
         }
         self.committed = true;
-        if self.typed_site != 0 && !self.layout_known {
+        if self.typed_write != 0 && !self.layout_known {
             // Every field was checked, by name and type: the typed write
             // writes this event type right, every time.
             self.event_type
-                .typed_site
-                .store(self.typed_site, Ordering::Relaxed);
+                .typed_write
+                .store(self.typed_write, Ordering::Relaxed);
         }
         let buffer = &mut self.recording.events;
         let body_len = buffer.len() - self.start - 1;
@@ -460,4 +503,3 @@ impl<S: Sink> Drop for EventWriter<'_, S> {
         }
     }
 }
-
