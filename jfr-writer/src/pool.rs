@@ -1,14 +1,14 @@
 //! Constant pools: the values events refer to by key (threads, classes,
 //! methods, stack traces, symbols, ...), deduplicated by value.
 //!
-//! A value is interned once per recording and keeps its key (and the `*Ref`
-//! handle the caller holds) for the whole recording. JFR pools are per chunk,
-//! though: every chunk must carry each constant its events use. So an entry
-//! remembers the chunk it was last written in; when an event refers to it in
-//! a newer chunk it is marked again, together with what it refers to (a stack
-//! trace marks its methods, a method its class and symbols, ...), and the next
-//! checkpoint writes every marked entry. Nothing is written twice in a chunk,
-//! and no pool is written empty.
+//! A value is interned once and keeps its key (and the `*Ref` handle the
+//! caller holds) for as long as the recording holds it. JFR pools are per
+//! chunk, though: every chunk must carry each constant its events use. So an
+//! entry remembers the chunk it was last written in; when an event refers to
+//! it in a newer chunk it is marked again, together with what it refers to
+//! (a stack trace marks its methods, a method its class and symbols, ...),
+//! and the next checkpoint writes every marked entry. Nothing is written
+//! twice in a chunk, and no pool is written empty.
 //!
 //! Marking looks the value up. A profiler that keeps a stack trace's ref
 //! can keep the receipt of its mark instead ([`Marked`]), and the events of
@@ -21,7 +21,14 @@
 //! ([`crate::Recording::drop_unused`]): a recording left running for days
 //! sees new stacks, classes and threads without end, and every chunk writes
 //! the values its events use anyway. A dropped value interned again gets a
-//! new key; the refs of the values kept stay valid.
+//! new key (keys are never reused); the refs of the values kept stay valid,
+//! and a ref to a dropped value names nothing any more.
+//!
+//! The pooled types are listed once, in the table of `pooled_types!`, from
+//! which this module makes the refs, [`PoolRef`], [`PoolSizes`] and the
+//! pools; each value's struct ([`Thread`], [`Class`], ...) is declared once
+//! with `pooled_value!`, which makes its entry's encoding, what it refers
+//! to, and its class's fields, in one order.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
@@ -31,8 +38,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use hashbrown::{HashTable, hash_table};
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
+use crate::format::names::field;
 use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
-use crate::metadata::ClassId;
+use crate::metadata::{ClassId, FieldDecl, Metadata};
 use crate::types::StandardTypes;
 
 // The lists of pooled types in this module, from the one table
@@ -200,94 +208,156 @@ macro_rules! pool_lists {
 
 pooled_types!(pool_lists);
 
-/// A `java.lang.Thread`: as JDK 17 declares it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Thread {
-    /// The operating system's name for the thread.
-    pub os_name: String,
-    /// The operating system's thread id. Mission Control tells threads apart
-    /// by this alone: give each thread a distinct one.
-    pub os_thread_id: i64,
-    /// The name Java gave the thread (`Thread.getName()`).
-    pub java_name: String,
-    /// The Java thread id (`Thread.getId()`).
-    pub java_thread_id: i64,
-    /// The thread's group, if known.
-    pub group: Option<ThreadGroupRef>,
+/// Declares a pooled value's struct (one of the table's `value` rows) from
+/// one list of fields: the struct; its [`PoolValue`] implementation, which
+/// encodes the fields in order and refers to the pooled values they hold;
+/// and its class's fields, declared in the same order ([`declare_classes`]).
+/// Each field reads `name: Type => NAME, "Label";`, `NAME` its name in the
+/// format; the class is labelled after the struct's name.
+macro_rules! pooled_value {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident: $label:literal {
+            $(
+                $(#[$field_attr:meta])*
+                pub $field:ident: $type:ty => $($field_name:ident)::+, $field_label:literal;
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            $(
+                $(#[$field_attr])*
+                pub $field: $type,
+            )*
+        }
+
+        impl PoolValue for $name {
+            fn encode(&self, out: &mut Vec<u8>) {
+                $( PoolField::encode(&self.$field, out); )*
+            }
+
+            fn referents(&self, out: &mut Vec<Referent>) {
+                $( PoolField::referents(&self.$field, out); )*
+            }
+        }
+
+        impl $name {
+            /// The class's label.
+            const LABEL: &str = $label;
+
+            /// The class's fields, in the order [`PoolValue::encode`] writes
+            /// them.
+            fn fields(types: &StandardTypes) -> Vec<FieldDecl> {
+                vec![$( field_decl::<$type>(types, $($field_name)::+, $field_label), )*]
+            }
+        }
+    };
 }
 
-/// A `jdk.types.ThreadGroup`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ThreadGroup {
-    /// The parent group; `None` for the root (`system`).
-    pub parent: Option<ThreadGroupRef>,
-    /// The group's name.
-    pub name: String,
+pooled_value! {
+    /// A `java.lang.Thread`: as JDK 17 declares it.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub struct Thread: "Thread" {
+        /// The operating system's name for the thread.
+        pub os_name: String => field::OS_NAME, "OS Thread Name";
+        /// The operating system's thread id. Mission Control tells threads
+        /// apart by this alone: give each thread a distinct one.
+        pub os_thread_id: i64 => field::OS_THREAD_ID, "OS Thread Id";
+        /// The name Java gave the thread (`Thread.getName()`).
+        pub java_name: String => field::JAVA_NAME, "Java Thread Name";
+        /// The Java thread id (`Thread.getId()`).
+        pub java_thread_id: i64 => field::JAVA_THREAD_ID, "Java Thread Id";
+        /// The thread's group, if known.
+        pub group: Option<ThreadGroupRef> => field::GROUP, "Java Thread Group";
+    }
 }
 
-/// A `java.lang.Class`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Class {
-    /// The class loader that defined the class; `None` for the bootstrap loader.
-    pub class_loader: Option<ClassLoaderRef>,
-    /// The class name in the JVM's internal form: `java/lang/String`, `[I`.
-    /// The JDK's tools show it as `java.lang.String`, `int[]`.
-    pub name: SymbolRef,
-    /// The class's package.
-    pub package: Option<PackageRef>,
-    /// Access modifiers, as `Class.getModifiers()`.
-    pub modifiers: i32,
-    /// Whether the class is hidden (lambda forms and the like).
-    pub hidden: bool,
+pooled_value! {
+    /// A `jdk.types.ThreadGroup`.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub struct ThreadGroup: "Thread Group" {
+        /// The parent group; `None` for the root (`system`).
+        pub parent: Option<ThreadGroupRef> => field::PARENT, "Parent";
+        /// The group's name.
+        pub name: String => field::NAME, "Name";
+    }
 }
 
-/// A `jdk.types.ClassLoader`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ClassLoader {
-    /// The loader's own class.
-    pub class: Option<ClassRef>,
-    /// The loader's name, if it has one.
-    pub name: Option<SymbolRef>,
+pooled_value! {
+    /// A `java.lang.Class`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Class: "Java Class" {
+        /// The class loader that defined the class; `None` for the bootstrap
+        /// loader.
+        pub class_loader: Option<ClassLoaderRef> => field::CLASS_LOADER, "Class Loader";
+        /// The class name in the JVM's internal form: `java/lang/String`,
+        /// `[I`. The JDK's tools show it as `java.lang.String`, `int[]`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The class's package.
+        pub package: Option<PackageRef> => field::PACKAGE, "Package";
+        /// Access modifiers, as `Class.getModifiers()`.
+        pub modifiers: i32 => field::MODIFIERS, "Access Modifiers";
+        /// Whether the class is hidden (lambda forms and the like).
+        pub hidden: bool => field::HIDDEN, "Hidden";
+    }
 }
 
-/// A `jdk.types.Package`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Package {
-    /// The package name in internal form: `java/lang`.
-    pub name: SymbolRef,
-    /// The package's module.
-    pub module: Option<ModuleRef>,
-    /// Whether the module exports the package.
-    pub exported: bool,
+pooled_value! {
+    /// A `jdk.types.ClassLoader`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct ClassLoader: "Java Class Loader" {
+        /// The loader's own class.
+        pub class: Option<ClassRef> => field::TYPE, "Type";
+        /// The loader's name, if it has one.
+        pub name: Option<SymbolRef> => field::NAME, "Name";
+    }
 }
 
-/// A `jdk.types.Module`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Module {
-    /// The module name: `java.base`.
-    pub name: SymbolRef,
-    /// The module version.
-    pub version: Option<SymbolRef>,
-    /// Where the module was loaded from: `jrt:/java.base`.
-    pub location: Option<SymbolRef>,
-    /// The module's class loader.
-    pub class_loader: Option<ClassLoaderRef>,
+pooled_value! {
+    /// A `jdk.types.Package`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Package: "Package" {
+        /// The package name in internal form: `java/lang`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The package's module.
+        pub module: Option<ModuleRef> => field::MODULE, "Module";
+        /// Whether the module exports the package.
+        pub exported: bool => field::EXPORTED, "Exported";
+    }
 }
 
-/// A `jdk.types.Method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Method {
-    /// The declaring class.
-    pub class: ClassRef,
-    /// The method name: `<init>`, `toString`.
-    pub name: SymbolRef,
-    /// The JVM descriptor: `(ILjava/lang/String;)V`. The JDK's tools show
-    /// parameter types from it.
-    pub descriptor: SymbolRef,
-    /// Access modifiers, as `Method.getModifiers()`.
-    pub modifiers: i32,
-    /// Whether the method is hidden.
-    pub hidden: bool,
+pooled_value! {
+    /// A `jdk.types.Module`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Module: "Module" {
+        /// The module name: `java.base`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The module version.
+        pub version: Option<SymbolRef> => field::VERSION, "Version";
+        /// Where the module was loaded from: `jrt:/java.base`.
+        pub location: Option<SymbolRef> => field::LOCATION, "Location";
+        /// The module's class loader.
+        pub class_loader: Option<ClassLoaderRef> => field::CLASS_LOADER, "Class Loader";
+    }
+}
+
+pooled_value! {
+    /// A `jdk.types.Method`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Method: "Java Method" {
+        /// The declaring class.
+        pub class: ClassRef => field::TYPE, "Type";
+        /// The method name: `<init>`, `toString`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The JVM descriptor: `(ILjava/lang/String;)V`. The JDK's tools show
+        /// parameter types from it.
+        pub descriptor: SymbolRef => field::DESCRIPTOR, "Descriptor";
+        /// Access modifiers, as `Method.getModifiers()`.
+        pub modifiers: i32 => field::MODIFIERS, "Access Modifiers";
+        /// Whether the method is hidden.
+        pub hidden: bool => field::HIDDEN, "Hidden";
+    }
 }
 
 /// How a frame was executing: the `jdk.types.FrameType` pool.
@@ -398,15 +468,123 @@ trait PoolValue {
     fn referents(&self, out: &mut Vec<Referent>);
 }
 
-/// The key a field of an optional ref writes: 0 for null.
-fn key<R: Into<PoolRef>>(reference: Option<R>) -> u64 {
-    reference.map_or(0, |r| r.into().key())
+/// A field of a pooled value's struct ([`pooled_value!`]): its class in
+/// the metadata, its encoding, and what it refers to.
+trait PoolField {
+    /// The field's class, and whether the field holds a key of its pool.
+    fn class(types: &StandardTypes) -> (ClassId, bool);
+
+    /// Appends the field's value.
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// Appends the pooled value it refers to, if any.
+    fn referents(&self, _: &mut Vec<Referent>) {}
 }
 
-/// The referent of an optional ref.
-fn referent<R: Into<PoolRef>>(reference: Option<R>) -> Option<Referent> {
-    reference.map(|r| Referent::Pooled(r.into()))
+/// The declaration of a field of type `F` named `name`, labelled `label`.
+fn field_decl<F: PoolField>(types: &StandardTypes, name: &str, label: &str) -> FieldDecl {
+    let (class, constant_pool) = F::class(types);
+    labelled(types, name, class, constant_pool, label)
 }
+
+/// The declaration of a field of `class` named `name`, labelled `label`.
+fn labelled(
+    types: &StandardTypes,
+    name: &str,
+    class: ClassId,
+    constant_pool: bool,
+    label: &str,
+) -> FieldDecl {
+    FieldDecl {
+        name: name.to_owned(),
+        class,
+        constant_pool,
+        array: false,
+        annotations: vec![types.label(label)],
+    }
+}
+
+impl PoolField for String {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.string, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_string(out, Some(self));
+    }
+}
+
+impl PoolField for i64 {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.long, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, *self as u64);
+    }
+}
+
+impl PoolField for i32 {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.int, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint_i32(out, *self);
+    }
+}
+
+impl PoolField for bool {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.boolean, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(*self as u8);
+    }
+}
+
+// A ref, and an optional one (0 for null), of each pooled type as a field
+// of a pooled value, from the one table (`pooled_types!`).
+macro_rules! pool_fields {
+    ($(
+        $group:ident {
+            $( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*
+        }
+    )*) => {
+        $($(
+            impl PoolField for $reference {
+                fn class(types: &StandardTypes) -> (ClassId, bool) {
+                    (types.$one, true)
+                }
+
+                fn encode(&self, out: &mut Vec<u8>) {
+                    write_varint(out, self.key());
+                }
+
+                fn referents(&self, out: &mut Vec<Referent>) {
+                    out.push(Referent::Pooled(PoolRef::$variant(*self)));
+                }
+            }
+
+            impl PoolField for Option<$reference> {
+                fn class(types: &StandardTypes) -> (ClassId, bool) {
+                    (types.$one, true)
+                }
+
+                fn encode(&self, out: &mut Vec<u8>) {
+                    write_varint(out, self.map_or(0, $reference::key));
+                }
+
+                fn referents(&self, out: &mut Vec<Referent>) {
+                    out.extend(self.map(|r| Referent::Pooled(PoolRef::$variant(r))));
+                }
+            }
+        )*)*
+    };
+}
+
+pooled_types!(pool_fields);
 
 impl PoolValue for Box<str> {
     fn encode(&self, out: &mut Vec<u8>) {
@@ -414,104 +592,6 @@ impl PoolValue for Box<str> {
     }
 
     fn referents(&self, _: &mut Vec<Referent>) {}
-}
-
-impl PoolValue for ThreadGroup {
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_varint(out, key(self.parent));
-        write_string(out, Some(&self.name));
-    }
-
-    fn referents(&self, out: &mut Vec<Referent>) {
-        out.extend(referent(self.parent));
-    }
-}
-
-impl PoolValue for Thread {
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_string(out, Some(&self.os_name));
-        write_varint(out, self.os_thread_id as u64);
-        write_string(out, Some(&self.java_name));
-        write_varint(out, self.java_thread_id as u64);
-        write_varint(out, key(self.group));
-    }
-
-    fn referents(&self, out: &mut Vec<Referent>) {
-        out.extend(referent(self.group));
-    }
-}
-
-impl PoolValue for Module {
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_varint(out, self.name.key());
-        write_varint(out, key(self.version));
-        write_varint(out, key(self.location));
-        write_varint(out, key(self.class_loader));
-    }
-
-    fn referents(&self, out: &mut Vec<Referent>) {
-        out.extend(referent(Some(self.name)));
-        out.extend(referent(self.version));
-        out.extend(referent(self.location));
-        out.extend(referent(self.class_loader));
-    }
-}
-
-impl PoolValue for Package {
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_varint(out, self.name.key());
-        write_varint(out, key(self.module));
-        out.push(self.exported as u8);
-    }
-
-    fn referents(&self, out: &mut Vec<Referent>) {
-        out.extend(referent(Some(self.name)));
-        out.extend(referent(self.module));
-    }
-}
-
-impl PoolValue for ClassLoader {
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_varint(out, key(self.class));
-        write_varint(out, key(self.name));
-    }
-
-    fn referents(&self, out: &mut Vec<Referent>) {
-        out.extend(referent(self.name));
-        out.extend(referent(self.class));
-    }
-}
-
-impl PoolValue for Class {
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_varint(out, key(self.class_loader));
-        write_varint(out, self.name.key());
-        write_varint(out, key(self.package));
-        write_varint_i32(out, self.modifiers);
-        out.push(self.hidden as u8);
-    }
-
-    fn referents(&self, out: &mut Vec<Referent>) {
-        out.extend(referent(Some(self.name)));
-        out.extend(referent(self.class_loader));
-        out.extend(referent(self.package));
-    }
-}
-
-impl PoolValue for Method {
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_varint(out, self.class.key());
-        write_varint(out, self.name.key());
-        write_varint(out, self.descriptor.key());
-        write_varint_i32(out, self.modifiers);
-        out.push(self.hidden as u8);
-    }
-
-    fn referents(&self, out: &mut Vec<Referent>) {
-        out.extend(referent(Some(self.class)));
-        out.extend(referent(Some(self.name)));
-        out.extend(referent(Some(self.descriptor)));
-    }
 }
 
 impl PoolValue for EncodedStackTrace {
@@ -524,6 +604,65 @@ impl PoolValue for EncodedStackTrace {
         out.extend(head.methods().map(|m| Referent::Pooled(PoolRef::Method(m))));
         out.extend(head.frame_types().map(Referent::FrameType));
     }
+}
+
+/// Declares the classes of the pools, whose ids `types` holds: the fields of
+/// each value's class, in the order its entries are encoded.
+pub(crate) fn declare_classes(metadata: &mut Metadata, types: &StandardTypes) {
+    let t = types;
+    let mut fill = |id: ClassId, simple: bool, label: Option<&str>, fields: Vec<FieldDecl>| {
+        let class = metadata.class_mut(id);
+        class.simple_type = simple;
+        class.fields = fields;
+        class.annotations = label.map(|text| t.label(text)).into_iter().collect();
+    };
+    macro_rules! value_classes {
+        (
+            text { $($text:tt)* }
+            value { $( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )* }
+            stack { $($stack:tt)* }
+        ) => {
+            $( fill(t.$one, false, Some($variant::LABEL), $variant::fields(t)); )*
+        };
+    }
+    pooled_types!(value_classes);
+    // Stack traces are encoded as a whole (`EncodedStackTrace`), frame types
+    // as a fixed set, symbols as strings.
+    fill(
+        t.stack_trace,
+        false,
+        Some("Stacktrace"),
+        vec![
+            field_decl::<bool>(t, field::TRUNCATED, "Truncated"),
+            FieldDecl {
+                array: true,
+                ..labelled(t, field::FRAMES, t.stack_frame, false, "Stack Frames")
+            },
+        ],
+    );
+    fill(
+        t.stack_frame,
+        false,
+        None,
+        vec![
+            field_decl::<MethodRef>(t, field::METHOD, "Java Method"),
+            field_decl::<i32>(t, field::LINE_NUMBER, "Line Number"),
+            field_decl::<i32>(t, field::BYTECODE_INDEX, "Bytecode Index"),
+            labelled(t, field::TYPE, t.frame_type, true, "Frame Type"),
+        ],
+    );
+    fill(
+        t.frame_type,
+        true,
+        Some("Frame type"),
+        vec![field_decl::<String>(t, field::DESCRIPTION, "Description")],
+    );
+    fill(
+        t.symbol,
+        true,
+        Some("Symbol"),
+        vec![field_decl::<String>(t, field::STRING, "String")],
+    );
 }
 
 /// One pool: each value under its slot (its key - 1), an index to find a

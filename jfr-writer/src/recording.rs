@@ -718,6 +718,7 @@ impl<S: Sink> Recording<S> {
         let options = options.with_rotation_limits();
         let mut metadata = Metadata::empty();
         let types = StandardTypes::declare(&mut metadata);
+        crate::pool::declare_classes(&mut metadata, &types);
         let clock = Clock::new();
         Self {
             id: NEXT_RECORDING_ID.fetch_add(1, Ordering::Relaxed),
