@@ -25,16 +25,36 @@
 //! # Ok::<(), jfr_writer::Error>(())
 //! ```
 //!
-//! - [`format`](mod@format): the format's constants and primitives, shared with the reader.
+//! # Layout
+//!
+//! Each module uses only those listed before it:
+//!
+//! - [`format`](mod@format) (the `jfr-format` crate): the format's names,
+//!   constants and primitives, shared with the reader.
+//! - `sized`, `metadata`: size-prefixed records, and the metadata event
+//!   that declares every class of a chunk.
 //! - [`field`]: the types, units and declarations of fields.
-//! - [`pool`]: constant pools (threads, classes, methods, stack traces, ...).
-//! - [`event`]: declaring event types and value types.
-//! - [`writer`]: writing events, field by field.
-//! - [`recording`]: chunks, flushes and sinks, and files that keep only
-//!   their most recent chunks ([`Options::max_size`], [`Options::max_age`]).
+//! - `types`: the standard classes (primitives, the `jdk.jfr` annotations,
+//!   the setting classes), declared as JDK 17 declares them, and
+//!   [`Setting`].
+//! - [`pool`]: constant pools (threads, classes, methods, stack traces,
+//!   ...), the refs that name their values, and the values' structs.
+//! - [`event`]: declaring event types and value types; [`Value`].
+//! - [`recording`]: chunks, flushes, sinks, and files that keep only their
+//!   most recent chunks ([`Options::max_size`], [`Options::max_age`]).
+//! - [`writer`]: writing an event field by field ([`Recording::event`]).
 //! - [`snapshot`]: a complete copy of a recording still being written.
 //! - [`events`]: the standard event types heapsampler writes, ready to
-//!   register, each with a typed struct that writes it field by field.
+//!   register, each declared once with a typed struct that writes it.
+//!
+//! Every list is written once. The pooled types are one table
+//! (`pooled_types!`), from which every list of them is made; each typed
+//! event is one declaration, its fields each stated once, from which its
+//! registration and its write are made.
+//!
+//! Adding an event: declare it in [`events`] as the others are (see
+//! [there](events#adding-an-event)). Adding a pooled type: a row of the
+//! table, its value struct in [`pool`], and its class id (see `pooled.rs`).
 
 #[macro_use]
 mod pooled;

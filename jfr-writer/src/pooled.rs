@@ -1,24 +1,28 @@
 //! The pooled types, listed once.
 //!
-//! Everything that names each pooled type (its `*Ref` handle, [`PoolRef`]'s
-//! variants, the [`Pools`](crate::pool) that hold the values, their sizes,
+//! Every list of the pooled types (their `*Ref` handles, [`PoolRef`]'s
+//! variants, the pools that hold the values and their sizes,
 //! [`Recording`]'s interning methods, [`FieldType`]'s and [`Value`]'s
-//! variants and [`EventWriter`]'s setters) is generated from the table in
-//! [`pooled_types!`]: each of those modules defines a small macro that takes
-//! the table and writes its list, and calls `pooled_types!` with it.
+//! variants, [`EventWriter`]'s setters, the class of a field of each, the
+//! Rust types of typed events' fields) is generated from the table in
+//! [`pooled_types!`]: each module that needs one defines a small macro that
+//! takes the table and writes its list, and calls `pooled_types!` (or
+//! [`pooled_field_types!`]) with it. Those calls are the lists.
 //!
 //! # Adding a pooled type
 //!
-//! Add its row, and its value struct (as [`Thread`] is declared, with the
-//! [`crate::pool::PoolValue`] implementation that encodes it and names what
-//! it refers to) and its class in [`crate::types`]. Every list follows.
+//! Add its row to the table, declare its value struct beside the others in
+//! [`crate::pool`] with `pooled_value!` (each field once: the struct, the
+//! entry's encoding, what it refers to and its class's fields follow), and
+//! give it a class in [`crate::types`] (a field of `StandardTypes` named as
+//! the row's singular, reserved with the other pool classes). Every list
+//! follows from the row.
 //!
 //! [`PoolRef`]: crate::PoolRef
 //! [`Recording`]: crate::Recording
 //! [`FieldType`]: crate::FieldType
 //! [`Value`]: crate::Value
 //! [`EventWriter`]: crate::EventWriter
-//! [`Thread`]: crate::Thread
 
 /// Calls `$generate!` with the table of pooled types, in the order a
 /// checkpoint writes their pools.
