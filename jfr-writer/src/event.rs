@@ -288,9 +288,9 @@ pub struct EventType {
     /// Slots of the fields after `startTime`, in order.
     pub(crate) fields: Arc<[Slot]>,
     pub(crate) field_names: Arc<[String]>,
-    /// The typed write (its identity, a `TypedWrite`'s address) found to
-    /// write every field of this type in order, by name and type (0: none
-    /// yet). Its later events skip those checks.
+    /// The typed write (its `TypedWrite` identity) found to write every
+    /// field of this type in order, by name and type (0: none yet). Its
+    /// later events skip those checks.
     pub(crate) typed_write: Arc<AtomicUsize>,
     /// Which recording registered it, so another recording refuses it.
     pub(crate) recording_id: u64,

@@ -10,7 +10,7 @@
 //! passed as the `*Ref` handles the recording's pools hand out; keys are
 //! never the caller's arithmetic.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 
 use crate::error::Error;
 use crate::event::{EventType, Mismatch, Value, write_value};
@@ -46,31 +46,36 @@ impl<S: Sink> Recording<S> {
         &'r mut self,
         event_type: &'r EventType,
         start_time: Ticks,
-        write: &'static TypedWrite,
+        write: TypedWrite,
     ) -> EventWriter<'r, S> {
-        EventWriter::new(self, event_type, start_time, write.id())
+        EventWriter::new(self, event_type, start_time, write.0)
     }
 }
 
-/// A typed event's write ([`crate::events`]), told apart from the others by
-/// the address of its own static.
-pub(crate) struct TypedWrite {
-    /// Makes the static writable, so that no two are ever merged into one
-    /// address (read-only data may be).
-    _distinct: AtomicU8,
-}
+/// A typed event's write ([`crate::events`]), told from the others by a
+/// hash of its struct's path, made at compile time: a constant the checks
+/// compare with no load (an address of another crate's static would need
+/// one each time).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TypedWrite(usize);
 
 impl TypedWrite {
-    pub(crate) const fn new() -> Self {
-        Self {
-            _distinct: AtomicU8::new(0),
+    /// The write of the struct at `path` (`module::Struct`): the path's
+    /// FNV-1a hash, cut to 31 bits so that the checks compare it as an
+    /// immediate operand, and never 0 (no typed write). Among the few dozen
+    /// typed events, two sharing one is a chance in millions, and would
+    /// only let one's write skip the checks given the other's type.
+    pub(crate) const fn of(path: &str) -> Self {
+        let bytes = path.as_bytes();
+        let mut hash: u32 = 0x811c_9dc5;
+        let mut i = 0;
+        while i < bytes.len() {
+            hash ^= bytes[i] as u32;
+            hash = hash.wrapping_mul(0x0100_0193);
+            i += 1;
         }
-    }
-
-    /// The write's identity: never 0.
-    #[inline(always)]
-    fn id(&'static self) -> usize {
-        self as *const Self as usize
+        let hash = hash & 0x7fff_ffff;
+        Self(if hash == 0 { 1 } else { hash as usize })
     }
 }
 

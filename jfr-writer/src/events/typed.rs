@@ -125,8 +125,10 @@ macro_rules! typed_event {
                 recording: &mut $crate::recording::Recording<S>,
                 event_type: &$crate::event::EventType,
             ) -> Result<(), $crate::error::Error> {
-                static WRITE: $crate::writer::TypedWrite = $crate::writer::TypedWrite::new();
-                let event = recording.typed_event(event_type, self.start_time, &WRITE);
+                const WRITE: $crate::writer::TypedWrite = $crate::writer::TypedWrite::of(
+                    concat!(module_path!(), "::", stringify!($event)),
+                );
+                let event = recording.typed_event(event_type, self.start_time, WRITE);
                 $(
                     let event = typed_event!(
                         @write event, self, $field: $type $(=> $($name)::+)?
