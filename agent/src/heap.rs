@@ -42,7 +42,7 @@
 
 use jfr_writer::events::{
     self, AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes,
-    JdkGarbageCollection, JvmInformation,
+    JdkGarbageCollection, JvmInformation, VirtualSpace,
 };
 use jfr_writer::{EventType, Recording, Sink, Ticks};
 
@@ -431,12 +431,14 @@ impl HeapContext {
                 start_time: at,
                 gc_id,
                 when: Some(when),
-                start: 0,
-                committed_size: saturate(usage.committed),
-                reserved_size: reserved.max(saturate(usage.committed)),
+                heap_space: VirtualSpace {
+                    start: 0,
+                    committed_size: saturate(usage.committed),
+                    reserved_size: reserved.max(saturate(usage.committed)),
+                },
                 heap_used: saturate(usage.used),
             }
-            .write(recording, &self.heap_summary, &self.gc)?;
+            .write(recording, &self.heap_summary)?;
         }
         let name = &self.collectors[collector].name;
         let pause = if concurrent(name) { 0 } else { duration };

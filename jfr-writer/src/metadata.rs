@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use crate::format::names::{attribute, element};
 use crate::format::{METADATA_EVENT_ID, write_string, write_varint};
+use crate::sized::write_sized;
 
 /// A class id in the metadata: what fields, annotations and pools refer to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,11 +94,6 @@ impl Metadata {
         self.by_name.get(name).copied()
     }
 
-    /// The class with id `id`.
-    pub fn class(&self, id: ClassId) -> &ClassDecl {
-        &self.classes[(id.0 - FIRST_CLASS_ID) as usize]
-    }
-
     /// The metadata id: changes whenever a class is declared.
     pub fn version(&self) -> u64 {
         self.version
@@ -147,7 +143,7 @@ impl Metadata {
             write_string(&mut body, Some(text));
         }
         root.encode(&mut body);
-        crate::event::write_sized(out, &body);
+        write_sized(out, &body);
     }
 
     fn element_tree(&self, strings: &mut StringTable) -> Element {

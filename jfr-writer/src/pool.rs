@@ -1,14 +1,14 @@
 //! Constant pools: the values events refer to by key (threads, classes,
 //! methods, stack traces, symbols, ...), deduplicated by value.
 //!
-//! A value is interned once per recording and keeps its key (and the `*Ref`
-//! handle the caller holds) for the whole recording. JFR pools are per chunk,
-//! though: every chunk must carry each constant its events use. So an entry
-//! remembers the chunk it was last written in; when an event refers to it in
-//! a newer chunk it is marked again, together with what it refers to (a stack
-//! trace marks its methods, a method its class and symbols, ...), and the next
-//! checkpoint writes every marked entry. Nothing is written twice in a chunk,
-//! and no pool is written empty.
+//! A value is interned once and keeps its key (and the `*Ref` handle the
+//! caller holds) for as long as the recording holds it. JFR pools are per
+//! chunk, though: every chunk must carry each constant its events use. So an
+//! entry remembers the chunk it was last written in; when an event refers to
+//! it in a newer chunk it is marked again, together with what it refers to
+//! (a stack trace marks its methods, a method its class and symbols, ...),
+//! and the next checkpoint writes every marked entry. Nothing is written
+//! twice in a chunk, and no pool is written empty.
 //!
 //! Marking looks the value up. A profiler that keeps a stack trace's ref
 //! can keep the receipt of its mark instead ([`Marked`]), and the events of
@@ -21,7 +21,14 @@
 //! ([`crate::Recording::drop_unused`]): a recording left running for days
 //! sees new stacks, classes and threads without end, and every chunk writes
 //! the values its events use anyway. A dropped value interned again gets a
-//! new key; the refs of the values kept stay valid.
+//! new key (keys are never reused); the refs of the values kept stay valid,
+//! and a ref to a dropped value names nothing any more.
+//!
+//! The pooled types are listed once, in the table of `pooled_types!`, from
+//! which this module makes the refs, [`PoolRef`], [`PoolSizes`] and the
+//! pools; each value's struct ([`Thread`], [`Class`], ...) is declared once
+//! with `pooled_value!`, which makes its entry's encoding, what it refers
+//! to, and its class's fields, in one order.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
@@ -31,157 +38,326 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use hashbrown::{HashTable, hash_table};
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
+use crate::format::names::field;
 use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
-use crate::metadata::ClassId;
+use crate::metadata::{ClassId, FieldDecl, Metadata};
 use crate::types::StandardTypes;
 
-macro_rules! pool_ref {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        ///
-        /// Obtained only from the recording's pools, so it always names a
-        /// value the recording holds.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(u32);
+// The lists of pooled types in this module, from the one table
+// (`pooled_types!`): the refs, `PoolRef`, `PoolSizes`, the pools, and the
+// methods of `Pools` that go through every pool or pick one by ref.
+macro_rules! pool_lists {
+    ($(
+        $group:ident {
+            $( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*
+        }
+    )*) => {
+        $($(
+            $(#[$doc])*
+            ///
+            /// Obtained only from a recording's pools. It names its value
+            /// until [`crate::Recording::drop_unused`] drops the value, after
+            /// which [`crate::Recording::holds`] is false for it and an event
+            /// given it fails.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub struct $reference(u32);
 
-        impl $name {
+            impl $reference {
+                /// The key written in the file.
+                pub fn key(self) -> u64 {
+                    self.0 as u64 + 1
+                }
+            }
+
+            impl From<$reference> for PoolRef {
+                fn from(reference: $reference) -> Self {
+                    Self::$variant(reference)
+                }
+            }
+        )*)*
+
+        /// A reference to any pooled value, as an event field holds it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[allow(missing_docs)] // Each variant holds the ref its name says.
+        pub enum PoolRef {
+            $($( $variant($reference), )*)*
+        }
+
+        impl PoolRef {
             /// The key written in the file.
             pub fn key(self) -> u64 {
-                self.0 as u64 + 1
+                match self {
+                    $($( Self::$variant(r) => r.key(), )*)*
+                }
+            }
+        }
+
+        /// How many values each pool of a recording holds
+        /// ([`crate::Recording::pool_sizes`]).
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct PoolSizes {
+            $($(
+                #[doc = concat!("Values of the `", stringify!($pool), "` pool.")]
+                pub $pool: usize,
+            )*)*
+        }
+
+        impl PoolSizes {
+            /// Every pool's values together.
+            pub fn total(&self) -> usize {
+                0 $($( + self.$pool )*)*
+            }
+        }
+
+        /// Every pool of a recording.
+        #[derive(Debug, Default)]
+        pub(crate) struct Pools {
+            /// The chunk being built (1, 2, ...); entries marked with it are
+            /// in (or pending for) this chunk.
+            chunk: u32,
+            /// The chunk's stamp ([`next_stamp`]), which its [`Marked`]
+            /// receipts hold.
+            stamp: u32,
+            $($( $pool: Pool<pool_lists!(@held $group $variant)>, )*)*
+            /// Reused to encode a stack trace before looking it up.
+            stack_trace_scratch: Vec<u8>,
+            /// Reused to list a stack trace's distinct methods.
+            stack_trace_methods: Vec<u32>,
+            /// Reused for the values marking follows.
+            referent_scratch: Vec<Referent>,
+            frame_types_marked_in: [u32; 5],
+            constants: Constants,
+        }
+
+        impl Pools {
+            $($( pool_lists!(@intern $group $variant $reference $pool $one); )*)*
+
+            /// The chunk `reference`'s value was last marked in (0: never),
+            /// or `None` if the pools do not hold it.
+            fn marked_in(&self, reference: PoolRef) -> Option<u32> {
+                match reference {
+                    $($( PoolRef::$variant(r) => self.$pool.marked_in(r.0), )*)*
+                }
+            }
+
+            /// Marks `reference`'s value for this chunk: whether it was not
+            /// marked yet, or `None` if the pools do not hold it. Inlined:
+            /// every pooled field of every event comes here.
+            #[inline(always)]
+            fn try_mark(&mut self, reference: PoolRef) -> Option<bool> {
+                let chunk = self.chunk;
+                match reference {
+                    $($( PoolRef::$variant(r) => self.$pool.try_mark(r.0, chunk), )*)*
+                }
+            }
+
+            /// Appends what the value of `reference` refers to.
+            fn referents(&self, reference: PoolRef, out: &mut Vec<Referent>) {
+                match reference {
+                    $($( PoolRef::$variant(r) => self.$pool.get(r.0).referents(out), )*)*
+                }
+            }
+
+            /// Drops from every pool the values not marked in chunk `since`
+            /// or later that `pinned` does not hold.
+            fn retain(&mut self, since: u32, pinned: impl Fn(PoolRef) -> bool) {
+                $($(
+                    self.$pool.retain(since, |slot| pinned(PoolRef::$variant($reference(slot))));
+                )*)*
+            }
+
+            /// Writes every pool's pending values, a section per pool that
+            /// has any; returns how many sections were written.
+            fn write_pools(&mut self, types: &StandardTypes, out: &mut Vec<u8>) -> u64 {
+                let mut sections = 0;
+                $($(
+                    sections += u64::from(self.$pool.write_pending(types.$one, out));
+                )*)*
+                sections
+            }
+
+            /// How many values each pool holds.
+            pub(crate) fn sizes(&self) -> PoolSizes {
+                PoolSizes {
+                    $($( $pool: self.$pool.len(), )*)*
+                }
+            }
+
+            fn has_nothing_pending(&self) -> bool {
+                $($( self.$pool.pending.is_empty() && )*)* self.constants.pending.is_empty()
+            }
+        }
+    };
+    (@held text $variant:ident) => { Box<str> };
+    (@held value $variant:ident) => { $variant };
+    (@held stack $variant:ident) => { EncodedStackTrace };
+    (@intern text $variant:ident $reference:ident $pool:ident $one:ident) => {
+        pub(crate) fn $one(&mut self, text: &str) -> $reference {
+            $reference(self.$pool.intern(text, |text: &str| text.into()).0)
+        }
+    };
+    (@intern value $variant:ident $reference:ident $pool:ident $one:ident) => {
+        pub(crate) fn $one(&mut self, value: $variant) -> $reference {
+            $reference(self.$pool.intern(&value, Clone::clone).0)
+        }
+    };
+    // Stack traces are encoded before they are looked up: see
+    // `Pools::stack_trace`.
+    (@intern stack $variant:ident $reference:ident $pool:ident $one:ident) => {};
+}
+
+pooled_types!(pool_lists);
+
+/// Declares a pooled value's struct (one of the table's `value` rows) from
+/// one list of fields: the struct; its [`PoolValue`] implementation, which
+/// encodes the fields in order and refers to the pooled values they hold;
+/// and its class's fields, declared in the same order ([`declare_classes`]).
+/// Each field reads `name: Type => NAME, "Label";`, `NAME` its name in the
+/// format; the class is labelled after the struct's name.
+macro_rules! pooled_value {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident: $label:literal {
+            $(
+                $(#[$field_attr:meta])*
+                pub $field:ident: $type:ty => $($field_name:ident)::+, $field_label:literal;
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            $(
+                $(#[$field_attr])*
+                pub $field: $type,
+            )*
+        }
+
+        impl PoolValue for $name {
+            fn encode(&self, out: &mut Vec<u8>) {
+                $( PoolField::encode(&self.$field, out); )*
+            }
+
+            fn referents(&self, out: &mut Vec<Referent>) {
+                $( PoolField::referents(&self.$field, out); )*
+            }
+        }
+
+        impl $name {
+            /// The class's label.
+            const LABEL: &str = $label;
+
+            /// The class's fields, in the order [`PoolValue::encode`] writes
+            /// them.
+            fn fields(types: &StandardTypes) -> Vec<FieldDecl> {
+                vec![$( field_decl::<$type>(types, $($field_name)::+, $field_label), )*]
             }
         }
     };
 }
 
-pool_ref!(
-    /// A `jdk.types.Symbol`: an interned string such as a class or method name.
-    SymbolRef
-);
-pool_ref!(
-    /// A `java.lang.String` pool entry, for string fields written by reference.
-    StringRef
-);
-pool_ref!(
-    /// A `java.lang.Thread`.
-    ThreadRef
-);
-pool_ref!(
+pooled_value! {
+    /// A `java.lang.Thread`: as JDK 17 declares it.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub struct Thread: "Thread" {
+        /// The operating system's name for the thread.
+        pub os_name: String => field::OS_NAME, "OS Thread Name";
+        /// The operating system's thread id. Mission Control tells threads
+        /// apart by this alone: give each thread a distinct one.
+        pub os_thread_id: i64 => field::OS_THREAD_ID, "OS Thread Id";
+        /// The name Java gave the thread (`Thread.getName()`).
+        pub java_name: String => field::JAVA_NAME, "Java Thread Name";
+        /// The Java thread id (`Thread.getId()`).
+        pub java_thread_id: i64 => field::JAVA_THREAD_ID, "Java Thread Id";
+        /// The thread's group, if known.
+        pub group: Option<ThreadGroupRef> => field::GROUP, "Java Thread Group";
+    }
+}
+
+pooled_value! {
     /// A `jdk.types.ThreadGroup`.
-    ThreadGroupRef
-);
-pool_ref!(
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub struct ThreadGroup: "Thread Group" {
+        /// The parent group; `None` for the root (`system`).
+        pub parent: Option<ThreadGroupRef> => field::PARENT, "Parent";
+        /// The group's name.
+        pub name: String => field::NAME, "Name";
+    }
+}
+
+pooled_value! {
     /// A `java.lang.Class`.
-    ClassRef
-);
-pool_ref!(
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Class: "Java Class" {
+        /// The class loader that defined the class; `None` for the bootstrap
+        /// loader.
+        pub class_loader: Option<ClassLoaderRef> => field::CLASS_LOADER, "Class Loader";
+        /// The class name in the JVM's internal form: `java/lang/String`,
+        /// `[I`. The JDK's tools show it as `java.lang.String`, `int[]`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The class's package.
+        pub package: Option<PackageRef> => field::PACKAGE, "Package";
+        /// Access modifiers, as `Class.getModifiers()`.
+        pub modifiers: i32 => field::MODIFIERS, "Access Modifiers";
+        /// Whether the class is hidden (lambda forms and the like).
+        pub hidden: bool => field::HIDDEN, "Hidden";
+    }
+}
+
+pooled_value! {
     /// A `jdk.types.ClassLoader`.
-    ClassLoaderRef
-);
-pool_ref!(
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct ClassLoader: "Java Class Loader" {
+        /// The loader's own class.
+        pub class: Option<ClassRef> => field::TYPE, "Type";
+        /// The loader's name, if it has one.
+        pub name: Option<SymbolRef> => field::NAME, "Name";
+    }
+}
+
+pooled_value! {
     /// A `jdk.types.Package`.
-    PackageRef
-);
-pool_ref!(
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Package: "Package" {
+        /// The package name in internal form: `java/lang`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The package's module.
+        pub module: Option<ModuleRef> => field::MODULE, "Module";
+        /// Whether the module exports the package.
+        pub exported: bool => field::EXPORTED, "Exported";
+    }
+}
+
+pooled_value! {
     /// A `jdk.types.Module`.
-    ModuleRef
-);
-pool_ref!(
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Module: "Module" {
+        /// The module name: `java.base`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The module version.
+        pub version: Option<SymbolRef> => field::VERSION, "Version";
+        /// Where the module was loaded from: `jrt:/java.base`.
+        pub location: Option<SymbolRef> => field::LOCATION, "Location";
+        /// The module's class loader.
+        pub class_loader: Option<ClassLoaderRef> => field::CLASS_LOADER, "Class Loader";
+    }
+}
+
+pooled_value! {
     /// A `jdk.types.Method`.
-    MethodRef
-);
-pool_ref!(
-    /// A `jdk.types.StackTrace`.
-    StackTraceRef
-);
-
-/// A `java.lang.Thread`: as JDK 17 declares it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Thread {
-    /// The operating system's name for the thread.
-    pub os_name: String,
-    /// The operating system's thread id. Mission Control tells threads apart
-    /// by this alone: give each thread a distinct one.
-    pub os_thread_id: i64,
-    /// The name Java gave the thread (`Thread.getName()`).
-    pub java_name: String,
-    /// The Java thread id (`Thread.getId()`).
-    pub java_thread_id: i64,
-    /// The thread's group, if known.
-    pub group: Option<ThreadGroupRef>,
-}
-
-/// A `jdk.types.ThreadGroup`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ThreadGroup {
-    /// The parent group; `None` for the root (`system`).
-    pub parent: Option<ThreadGroupRef>,
-    /// The group's name.
-    pub name: String,
-}
-
-/// A `java.lang.Class`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Class {
-    /// The class loader that defined the class; `None` for the bootstrap loader.
-    pub class_loader: Option<ClassLoaderRef>,
-    /// The class name in the JVM's internal form: `java/lang/String`, `[I`.
-    /// The JDK's tools show it as `java.lang.String`, `int[]`.
-    pub name: SymbolRef,
-    /// The class's package.
-    pub package: Option<PackageRef>,
-    /// Access modifiers, as `Class.getModifiers()`.
-    pub modifiers: i32,
-    /// Whether the class is hidden (lambda forms and the like).
-    pub hidden: bool,
-}
-
-/// A `jdk.types.ClassLoader`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ClassLoader {
-    /// The loader's own class.
-    pub class: Option<ClassRef>,
-    /// The loader's name, if it has one.
-    pub name: Option<SymbolRef>,
-}
-
-/// A `jdk.types.Package`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Package {
-    /// The package name in internal form: `java/lang`.
-    pub name: SymbolRef,
-    /// The package's module.
-    pub module: Option<ModuleRef>,
-    /// Whether the module exports the package.
-    pub exported: bool,
-}
-
-/// A `jdk.types.Module`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Module {
-    /// The module name: `java.base`.
-    pub name: SymbolRef,
-    /// The module version.
-    pub version: Option<SymbolRef>,
-    /// Where the module was loaded from: `jrt:/java.base`.
-    pub location: Option<SymbolRef>,
-    /// The module's class loader.
-    pub class_loader: Option<ClassLoaderRef>,
-}
-
-/// A `jdk.types.Method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Method {
-    /// The declaring class.
-    pub class: ClassRef,
-    /// The method name: `<init>`, `toString`.
-    pub name: SymbolRef,
-    /// The JVM descriptor: `(ILjava/lang/String;)V`. The JDK's tools show
-    /// parameter types from it.
-    pub descriptor: SymbolRef,
-    /// Access modifiers, as `Method.getModifiers()`.
-    pub modifiers: i32,
-    /// Whether the method is hidden.
-    pub hidden: bool,
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Method: "Java Method" {
+        /// The declaring class.
+        pub class: ClassRef => field::TYPE, "Type";
+        /// The method name: `<init>`, `toString`.
+        pub name: SymbolRef => field::NAME, "Name";
+        /// The JVM descriptor: `(ILjava/lang/String;)V`. The JDK's tools show
+        /// parameter types from it.
+        pub descriptor: SymbolRef => field::DESCRIPTOR, "Descriptor";
+        /// Access modifiers, as `Method.getModifiers()`.
+        pub modifiers: i32 => field::MODIFIERS, "Access Modifiers";
+        /// Whether the method is hidden.
+        pub hidden: bool => field::HIDDEN, "Hidden";
+    }
 }
 
 /// How a frame was executing: the `jdk.types.FrameType` pool.
@@ -278,6 +454,215 @@ pub struct StackTrace {
     pub truncated: bool,
     /// The frames, top first.
     pub frames: Vec<StackFrame>,
+}
+
+/// A value a pool holds: how a checkpoint encodes its entry, and what it
+/// refers to: the one definition of the pools' reference graph, which
+/// marking and dropping follow.
+trait PoolValue {
+    /// Appends the entry's fields (after its key), in the order its class
+    /// declares them ([`crate::types`]).
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// Appends the pooled values (and frame types) it refers to.
+    fn referents(&self, out: &mut Vec<Referent>);
+}
+
+/// A field of a pooled value's struct ([`pooled_value!`]): its class in
+/// the metadata, its encoding, and what it refers to.
+trait PoolField {
+    /// The field's class, and whether the field holds a key of its pool.
+    fn class(types: &StandardTypes) -> (ClassId, bool);
+
+    /// Appends the field's value.
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// Appends the pooled value it refers to, if any.
+    fn referents(&self, _: &mut Vec<Referent>) {}
+}
+
+/// The declaration of a field of type `F` named `name`, labelled `label`.
+fn field_decl<F: PoolField>(types: &StandardTypes, name: &str, label: &str) -> FieldDecl {
+    let (class, constant_pool) = F::class(types);
+    labelled(types, name, class, constant_pool, label)
+}
+
+/// The declaration of a field of `class` named `name`, labelled `label`.
+fn labelled(
+    types: &StandardTypes,
+    name: &str,
+    class: ClassId,
+    constant_pool: bool,
+    label: &str,
+) -> FieldDecl {
+    FieldDecl {
+        name: name.to_owned(),
+        class,
+        constant_pool,
+        array: false,
+        annotations: vec![types.label(label)],
+    }
+}
+
+impl PoolField for String {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.string, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_string(out, Some(self));
+    }
+}
+
+impl PoolField for i64 {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.long, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint(out, *self as u64);
+    }
+}
+
+impl PoolField for i32 {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.int, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_varint_i32(out, *self);
+    }
+}
+
+impl PoolField for bool {
+    fn class(types: &StandardTypes) -> (ClassId, bool) {
+        (types.boolean, false)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(*self as u8);
+    }
+}
+
+// A ref, and an optional one (0 for null), of each pooled type as a field
+// of a pooled value, from the one table (`pooled_types!`).
+macro_rules! pool_fields {
+    ($(
+        $group:ident {
+            $( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*
+        }
+    )*) => {
+        $($(
+            impl PoolField for $reference {
+                fn class(types: &StandardTypes) -> (ClassId, bool) {
+                    (types.$one, true)
+                }
+
+                fn encode(&self, out: &mut Vec<u8>) {
+                    write_varint(out, self.key());
+                }
+
+                fn referents(&self, out: &mut Vec<Referent>) {
+                    out.push(Referent::Pooled(PoolRef::$variant(*self)));
+                }
+            }
+
+            impl PoolField for Option<$reference> {
+                fn class(types: &StandardTypes) -> (ClassId, bool) {
+                    (types.$one, true)
+                }
+
+                fn encode(&self, out: &mut Vec<u8>) {
+                    write_varint(out, self.map_or(0, $reference::key));
+                }
+
+                fn referents(&self, out: &mut Vec<Referent>) {
+                    out.extend(self.map(|r| Referent::Pooled(PoolRef::$variant(r))));
+                }
+            }
+        )*)*
+    };
+}
+
+pooled_types!(pool_fields);
+
+impl PoolValue for Box<str> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_string(out, Some(self));
+    }
+
+    fn referents(&self, _: &mut Vec<Referent>) {}
+}
+
+impl PoolValue for EncodedStackTrace {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(EncodedStackTrace::split(&self.0).1);
+    }
+
+    fn referents(&self, out: &mut Vec<Referent>) {
+        let (head, _) = EncodedStackTrace::split(&self.0);
+        out.extend(head.methods().map(|m| Referent::Pooled(PoolRef::Method(m))));
+        out.extend(head.frame_types().map(Referent::FrameType));
+    }
+}
+
+/// Declares the classes of the pools, whose ids `types` holds: the fields of
+/// each value's class, in the order its entries are encoded.
+pub(crate) fn declare_classes(metadata: &mut Metadata, types: &StandardTypes) {
+    let t = types;
+    let mut fill = |id: ClassId, simple: bool, label: Option<&str>, fields: Vec<FieldDecl>| {
+        let class = metadata.class_mut(id);
+        class.simple_type = simple;
+        class.fields = fields;
+        class.annotations = label.map(|text| t.label(text)).into_iter().collect();
+    };
+    macro_rules! value_classes {
+        (
+            text { $($text:tt)* }
+            value { $( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )* }
+            stack { $($stack:tt)* }
+        ) => {
+            $( fill(t.$one, false, Some($variant::LABEL), $variant::fields(t)); )*
+        };
+    }
+    pooled_types!(value_classes);
+    // Stack traces are encoded as a whole (`EncodedStackTrace`), frame types
+    // as a fixed set, symbols as strings.
+    fill(
+        t.stack_trace,
+        false,
+        Some("Stacktrace"),
+        vec![
+            field_decl::<bool>(t, field::TRUNCATED, "Truncated"),
+            FieldDecl {
+                array: true,
+                ..labelled(t, field::FRAMES, t.stack_frame, false, "Stack Frames")
+            },
+        ],
+    );
+    fill(
+        t.stack_frame,
+        false,
+        None,
+        vec![
+            field_decl::<MethodRef>(t, field::METHOD, "Java Method"),
+            field_decl::<i32>(t, field::LINE_NUMBER, "Line Number"),
+            field_decl::<i32>(t, field::BYTECODE_INDEX, "Bytecode Index"),
+            labelled(t, field::TYPE, t.frame_type, true, "Frame Type"),
+        ],
+    );
+    fill(
+        t.frame_type,
+        true,
+        Some("Frame type"),
+        vec![field_decl::<String>(t, field::DESCRIPTION, "Description")],
+    );
+    fill(
+        t.symbol,
+        true,
+        Some("Symbol"),
+        vec![field_decl::<String>(t, field::STRING, "String")],
+    );
 }
 
 /// One pool: each value under its slot (its key - 1), an index to find a
@@ -570,13 +955,6 @@ impl<V: Hash + Eq> Pool<V> {
         Some(true)
     }
 
-    /// Marks a value another value in the pools refers to.
-    #[inline]
-    fn mark_held(&mut self, index: u32, chunk: u32) {
-        let held = self.try_mark(index, chunk);
-        debug_assert!(held.is_some(), "a value in use is never dropped");
-    }
-
     fn get(&self, index: u32) -> &V {
         self.entries
             .value(index)
@@ -585,12 +963,10 @@ impl<V: Hash + Eq> Pool<V> {
 
     /// Writes the pending values as one pool section (class id, count,
     /// key-value pairs), unless there are none: never an empty pool.
-    fn write_pending(
-        &mut self,
-        class: ClassId,
-        out: &mut Vec<u8>,
-        mut encode: impl FnMut(&V, &mut Vec<u8>),
-    ) -> bool {
+    fn write_pending(&mut self, class: ClassId, out: &mut Vec<u8>) -> bool
+    where
+        V: PoolValue,
+    {
         if self.pending.is_empty() {
             return false;
         }
@@ -598,92 +974,19 @@ impl<V: Hash + Eq> Pool<V> {
         write_varint(out, self.pending.len() as u64);
         for &index in &self.pending {
             write_varint(out, index as u64 + 1);
-            encode(self.get(index), out);
+            self.get(index).encode(out);
         }
         self.pending.clear();
         true
     }
 }
 
-/// What a pooled value refers to ([`Pools::referents`]).
+/// What a pooled value refers to ([`PoolValue::referents`]).
 #[derive(Debug, Clone, Copy)]
 enum Referent {
     Pooled(PoolRef),
-    Symbol(SymbolRef),
     /// Frame types are written with the stack traces that use them.
     FrameType(FrameType),
-}
-
-/// How many values each pool of a recording holds
-/// ([`crate::Recording::pool_sizes`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PoolSizes {
-    /// Symbols: class, method and module names, descriptors.
-    pub symbols: usize,
-    /// Strings written by reference.
-    pub strings: usize,
-    /// Thread groups.
-    pub thread_groups: usize,
-    /// Threads.
-    pub threads: usize,
-    /// Modules.
-    pub modules: usize,
-    /// Packages.
-    pub packages: usize,
-    /// Class loaders.
-    pub class_loaders: usize,
-    /// Classes.
-    pub classes: usize,
-    /// Methods.
-    pub methods: usize,
-    /// Stack traces.
-    pub stack_traces: usize,
-}
-
-impl PoolSizes {
-    /// Every pool's values together.
-    pub fn total(&self) -> usize {
-        self.symbols
-            + self.strings
-            + self.thread_groups
-            + self.threads
-            + self.modules
-            + self.packages
-            + self.class_loaders
-            + self.classes
-            + self.methods
-            + self.stack_traces
-    }
-}
-
-/// Every pool of a recording.
-#[derive(Debug, Default)]
-pub(crate) struct Pools {
-    /// The chunk being built (1, 2, ...); entries marked with it are in (or
-    /// pending for) this chunk.
-    chunk: u32,
-    /// The chunk's stamp ([`next_stamp`]), which its [`Marked`] receipts
-    /// hold.
-    stamp: u32,
-    symbols: Pool<Box<str>>,
-    strings: Pool<Box<str>>,
-    thread_groups: Pool<ThreadGroup>,
-    threads: Pool<Thread>,
-    modules: Pool<Module>,
-    packages: Pool<Package>,
-    class_loaders: Pool<ClassLoader>,
-    classes: Pool<Class>,
-    methods: Pool<Method>,
-    /// Stack traces as their encoded pool entries (see [`EncodedStackTrace`]).
-    stack_traces: Pool<Box<[u8]>>,
-    /// Reused to encode a stack trace before looking it up.
-    stack_trace_scratch: Vec<u8>,
-    /// Reused to list a stack trace's distinct methods.
-    stack_trace_methods: Vec<u32>,
-    /// Reused for the values marking follows.
-    referent_scratch: Vec<Referent>,
-    frame_types_marked_in: [u32; 5],
-    constants: Constants,
 }
 
 /// A constant of a value type that fields hold by key
@@ -734,7 +1037,15 @@ struct Constants {
 /// copying. A recording keeps the distinct stacks it sees until they are
 /// dropped, and profiles of recursive code see tens of thousands: this
 /// takes about a third of the memory of [`StackTrace`]'s frames.
-struct EncodedStackTrace;
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct EncodedStackTrace(Box<[u8]>);
+
+/// Lets a pool find an encoded stack trace by its bytes (hashed alike).
+impl Borrow<[u8]> for EncodedStackTrace {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
 
 /// The places [`EncodedStackTrace::encode`] finds a stack's methods in
 /// when it has at most this many frames: the agent's and JFR's default
@@ -836,10 +1147,6 @@ impl StackTraceHead<'_> {
     }
 }
 
-fn key<R: Copy>(reference: Option<R>, key: impl Fn(R) -> u64) -> u64 {
-    reference.map_or(0, key)
-}
-
 impl Pools {
     pub(crate) fn new() -> Self {
         Self {
@@ -906,42 +1213,6 @@ impl Pools {
         marked.stamp != NO_STAMP && marked.stamp == self.stamp
     }
 
-    pub(crate) fn symbol(&mut self, text: &str) -> SymbolRef {
-        SymbolRef(self.symbols.intern(text, |text: &str| text.into()).0)
-    }
-
-    pub(crate) fn string(&mut self, text: &str) -> StringRef {
-        StringRef(self.strings.intern(text, |text: &str| text.into()).0)
-    }
-
-    pub(crate) fn thread_group(&mut self, value: ThreadGroup) -> ThreadGroupRef {
-        ThreadGroupRef(self.thread_groups.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn thread(&mut self, value: Thread) -> ThreadRef {
-        ThreadRef(self.threads.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn module(&mut self, value: Module) -> ModuleRef {
-        ModuleRef(self.modules.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn package(&mut self, value: Package) -> PackageRef {
-        PackageRef(self.packages.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn class_loader(&mut self, value: ClassLoader) -> ClassLoaderRef {
-        ClassLoaderRef(self.class_loaders.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn class(&mut self, value: Class) -> ClassRef {
-        ClassRef(self.classes.intern(&value, Clone::clone).0)
-    }
-
-    pub(crate) fn method(&mut self, value: Method) -> MethodRef {
-        MethodRef(self.methods.intern(&value, Clone::clone).0)
-    }
-
     /// Interns a stack trace, and marks it for this chunk if it is new: a
     /// new stack trace is interned for an event about to use it.
     pub(crate) fn stack_trace(&mut self, value: &StackTrace) -> StackTraceRef {
@@ -964,9 +1235,15 @@ impl Pools {
         EncodedStackTrace::encode(value, &mut self.stack_trace_methods, &mut encoded);
         let (slot, new) = if indexed {
             self.stack_traces
-                .intern(encoded.as_slice(), |encoded: &[u8]| encoded.into())
+                .intern(encoded.as_slice(), |encoded: &[u8]| {
+                    EncodedStackTrace(encoded.into())
+                })
         } else {
-            (self.stack_traces.add(encoded.as_slice().into()), true)
+            (
+                self.stack_traces
+                    .add(EncodedStackTrace(encoded.as_slice().into())),
+                true,
+            )
         };
         let reference = StackTraceRef(slot);
         if new {
@@ -985,7 +1262,6 @@ impl Pools {
         // references followed.
         let since = self.chunk.saturating_sub(1).max(1);
         let mut pinned_old: FxHashSet<PoolRef> = FxHashSet::default();
-        let mut pinned_symbols: FxHashSet<u32> = FxHashSet::default();
         let mut work: Vec<Referent> = pinned.into_iter().map(Referent::Pooled).collect();
         let mut referents = Vec::new();
         while let Some(next) = work.pop() {
@@ -1002,94 +1278,15 @@ impl Pools {
                         work.append(&mut referents);
                     }
                 }
-                Referent::Symbol(symbol) => {
-                    if self.symbols.marked_in(symbol.0).is_some_and(|c| c < since) {
-                        pinned_symbols.insert(symbol.0);
-                    }
-                }
                 Referent::FrameType(_) => {}
             }
         }
-        let pinned = |reference: PoolRef| pinned_old.contains(&reference);
-        self.symbols
-            .retain(since, |slot| pinned_symbols.contains(&slot));
-        self.strings
-            .retain(since, |slot| pinned(PoolRef::String(StringRef(slot))));
-        self.thread_groups.retain(since, |slot| {
-            pinned(PoolRef::ThreadGroup(ThreadGroupRef(slot)))
-        });
-        self.threads
-            .retain(since, |slot| pinned(PoolRef::Thread(ThreadRef(slot))));
-        self.modules
-            .retain(since, |slot| pinned(PoolRef::Module(ModuleRef(slot))));
-        self.packages
-            .retain(since, |slot| pinned(PoolRef::Package(PackageRef(slot))));
-        self.class_loaders.retain(since, |slot| {
-            pinned(PoolRef::ClassLoader(ClassLoaderRef(slot)))
-        });
-        self.classes
-            .retain(since, |slot| pinned(PoolRef::Class(ClassRef(slot))));
-        self.methods
-            .retain(since, |slot| pinned(PoolRef::Method(MethodRef(slot))));
-        self.stack_traces.retain(since, |slot| {
-            pinned(PoolRef::StackTrace(StackTraceRef(slot)))
-        });
+        self.retain(since, |reference| pinned_old.contains(&reference));
     }
 
     /// Whether the pools hold `reference`'s value.
     pub(crate) fn holds(&self, reference: PoolRef) -> bool {
         self.marked_in(reference).is_some()
-    }
-
-    /// The chunk `reference`'s value was last marked in (0: never), or
-    /// `None` if the pools do not hold it.
-    fn marked_in(&self, reference: PoolRef) -> Option<u32> {
-        match reference {
-            PoolRef::String(r) => self.strings.marked_in(r.0),
-            PoolRef::Thread(r) => self.threads.marked_in(r.0),
-            PoolRef::Class(r) => self.classes.marked_in(r.0),
-            PoolRef::Method(r) => self.methods.marked_in(r.0),
-            PoolRef::StackTrace(r) => self.stack_traces.marked_in(r.0),
-            PoolRef::ThreadGroup(r) => self.thread_groups.marked_in(r.0),
-            PoolRef::ClassLoader(r) => self.class_loaders.marked_in(r.0),
-            PoolRef::Package(r) => self.packages.marked_in(r.0),
-            PoolRef::Module(r) => self.modules.marked_in(r.0),
-        }
-    }
-
-    /// Marks `reference`'s value for this chunk: whether it was not marked
-    /// yet, or `None` if the pools do not hold it. Inlined: every pooled
-    /// field of every event comes here.
-    #[inline(always)]
-    fn try_mark(&mut self, reference: PoolRef) -> Option<bool> {
-        let chunk = self.chunk;
-        match reference {
-            PoolRef::String(r) => self.strings.try_mark(r.0, chunk),
-            PoolRef::Thread(r) => self.threads.try_mark(r.0, chunk),
-            PoolRef::Class(r) => self.classes.try_mark(r.0, chunk),
-            PoolRef::Method(r) => self.methods.try_mark(r.0, chunk),
-            PoolRef::StackTrace(r) => self.stack_traces.try_mark(r.0, chunk),
-            PoolRef::ThreadGroup(r) => self.thread_groups.try_mark(r.0, chunk),
-            PoolRef::ClassLoader(r) => self.class_loaders.try_mark(r.0, chunk),
-            PoolRef::Package(r) => self.packages.try_mark(r.0, chunk),
-            PoolRef::Module(r) => self.modules.try_mark(r.0, chunk),
-        }
-    }
-
-    /// How many values each pool holds.
-    pub(crate) fn sizes(&self) -> PoolSizes {
-        PoolSizes {
-            symbols: self.symbols.len(),
-            strings: self.strings.len(),
-            thread_groups: self.thread_groups.len(),
-            threads: self.threads.len(),
-            modules: self.modules.len(),
-            packages: self.packages.len(),
-            class_loaders: self.class_loaders.len(),
-            classes: self.classes.len(),
-            methods: self.methods.len(),
-            stack_traces: self.stack_traces.len(),
-        }
     }
 
     /// The chunk events now go to: 1, 2, ...
@@ -1119,7 +1316,6 @@ impl Pools {
                             self.referents(held, &mut work);
                         }
                     }
-                    Referent::Symbol(symbol) => self.symbols.mark_held(symbol.0, chunk),
                     Referent::FrameType(frame_type) => {
                         self.frame_types_marked_in[frame_type.index()] = chunk;
                     }
@@ -1128,72 +1324,6 @@ impl Pools {
             self.referent_scratch = work;
         }
         marked.is_some()
-    }
-
-    /// Appends what the value of `reference` refers to: the one definition
-    /// of the pools' reference graph, which marking and dropping follow.
-    fn referents(&self, reference: PoolRef, out: &mut Vec<Referent>) {
-        let pooled = |r: Option<PoolRef>| r.map(Referent::Pooled);
-        let symbol = |s: Option<SymbolRef>| s.map(Referent::Symbol);
-        match reference {
-            PoolRef::String(_) => {}
-            PoolRef::ThreadGroup(r) => {
-                let group = self.thread_groups.get(r.0);
-                out.extend(pooled(group.parent.map(PoolRef::ThreadGroup)));
-            }
-            PoolRef::Thread(r) => {
-                let thread = self.threads.get(r.0);
-                out.extend(pooled(thread.group.map(PoolRef::ThreadGroup)));
-            }
-            PoolRef::Module(r) => {
-                let module = self.modules.get(r.0);
-                out.extend(symbol(Some(module.name)));
-                out.extend(symbol(module.version));
-                out.extend(symbol(module.location));
-                out.extend(pooled(module.class_loader.map(PoolRef::ClassLoader)));
-            }
-            PoolRef::Package(r) => {
-                let package = self.packages.get(r.0);
-                out.extend(symbol(Some(package.name)));
-                out.extend(pooled(package.module.map(PoolRef::Module)));
-            }
-            PoolRef::ClassLoader(r) => {
-                let loader = self.class_loaders.get(r.0);
-                out.extend(symbol(loader.name));
-                out.extend(pooled(loader.class.map(PoolRef::Class)));
-            }
-            PoolRef::Class(r) => {
-                let class = self.classes.get(r.0);
-                out.extend(symbol(Some(class.name)));
-                out.extend(pooled(class.class_loader.map(PoolRef::ClassLoader)));
-                out.extend(pooled(class.package.map(PoolRef::Package)));
-            }
-            PoolRef::Method(r) => {
-                let method = self.methods.get(r.0);
-                out.push(Referent::Pooled(PoolRef::Class(method.class)));
-                out.push(Referent::Symbol(method.name));
-                out.push(Referent::Symbol(method.descriptor));
-            }
-            PoolRef::StackTrace(r) => {
-                let (head, _) = EncodedStackTrace::split(self.stack_traces.get(r.0));
-                out.extend(head.methods().map(|m| Referent::Pooled(PoolRef::Method(m))));
-                out.extend(head.frame_types().map(Referent::FrameType));
-            }
-        }
-    }
-
-    fn has_nothing_pending(&self) -> bool {
-        self.symbols.pending.is_empty()
-            && self.strings.pending.is_empty()
-            && self.thread_groups.pending.is_empty()
-            && self.threads.pending.is_empty()
-            && self.modules.pending.is_empty()
-            && self.packages.pending.is_empty()
-            && self.class_loaders.pending.is_empty()
-            && self.classes.pending.is_empty()
-            && self.methods.pending.is_empty()
-            && self.stack_traces.pending.is_empty()
-            && self.constants.pending.is_empty()
     }
 
     /// Writes every pending entry as pool sections; returns how many pool
@@ -1207,82 +1337,7 @@ impl Pools {
         frame_types_written: &mut [bool; 5],
         out: &mut Vec<u8>,
     ) -> u64 {
-        let mut sections = 0;
-        let mut count = |written: bool| sections += u64::from(written);
-
-        count(
-            self.symbols
-                .write_pending(types.symbol, out, |text, out| write_string(out, Some(text))),
-        );
-        count(
-            self.strings
-                .write_pending(types.string, out, |text, out| write_string(out, Some(text))),
-        );
-        count(
-            self.thread_groups
-                .write_pending(types.thread_group, out, |group, out| {
-                    write_varint(out, key(group.parent, ThreadGroupRef::key));
-                    write_string(out, Some(&group.name));
-                }),
-        );
-        count(
-            self.threads
-                .write_pending(types.thread, out, |thread, out| {
-                    write_string(out, Some(&thread.os_name));
-                    write_varint(out, thread.os_thread_id as u64);
-                    write_string(out, Some(&thread.java_name));
-                    write_varint(out, thread.java_thread_id as u64);
-                    write_varint(out, key(thread.group, ThreadGroupRef::key));
-                }),
-        );
-        count(
-            self.modules
-                .write_pending(types.module, out, |module, out| {
-                    write_varint(out, module.name.key());
-                    write_varint(out, key(module.version, SymbolRef::key));
-                    write_varint(out, key(module.location, SymbolRef::key));
-                    write_varint(out, key(module.class_loader, ClassLoaderRef::key));
-                }),
-        );
-        count(
-            self.packages
-                .write_pending(types.package, out, |package, out| {
-                    write_varint(out, package.name.key());
-                    write_varint(out, key(package.module, ModuleRef::key));
-                    out.push(package.exported as u8);
-                }),
-        );
-        count(
-            self.class_loaders
-                .write_pending(types.class_loader, out, |loader, out| {
-                    write_varint(out, key(loader.class, ClassRef::key));
-                    write_varint(out, key(loader.name, SymbolRef::key));
-                }),
-        );
-        count(self.classes.write_pending(types.class, out, |class, out| {
-            write_varint(out, key(class.class_loader, ClassLoaderRef::key));
-            write_varint(out, class.name.key());
-            write_varint(out, key(class.package, PackageRef::key));
-            write_varint_i32(out, class.modifiers);
-            out.push(class.hidden as u8);
-        }));
-        count(
-            self.methods
-                .write_pending(types.method, out, |method, out| {
-                    write_varint(out, method.class.key());
-                    write_varint(out, method.name.key());
-                    write_varint(out, method.descriptor.key());
-                    write_varint_i32(out, method.modifiers);
-                    out.push(method.hidden as u8);
-                }),
-        );
-        count(
-            self.stack_traces
-                .write_pending(types.stack_trace, out, |encoded, out| {
-                    out.extend_from_slice(EncodedStackTrace::split(encoded).1)
-                }),
-        );
-
+        let mut sections = self.write_pools(types, out);
         let new_frame_types: Vec<FrameType> = FrameType::ALL
             .into_iter()
             .filter(|t| {
@@ -1391,60 +1446,6 @@ fn next_stamp() -> u32 {
             stamp.checked_add(1)
         })
         .unwrap_or(NO_STAMP)
-}
-
-/// A reference to any pooled value, as an event field holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // Each variant holds the ref its name says.
-pub enum PoolRef {
-    String(StringRef),
-    Thread(ThreadRef),
-    Class(ClassRef),
-    Method(MethodRef),
-    StackTrace(StackTraceRef),
-    ThreadGroup(ThreadGroupRef),
-    ClassLoader(ClassLoaderRef),
-    Package(PackageRef),
-    Module(ModuleRef),
-}
-
-macro_rules! into_pool_ref {
-    ($($variant:ident($name:ident)),*) => {
-        $(impl From<$name> for PoolRef {
-            fn from(reference: $name) -> Self {
-                Self::$variant(reference)
-            }
-        })*
-    };
-}
-
-into_pool_ref!(
-    String(StringRef),
-    Thread(ThreadRef),
-    Class(ClassRef),
-    Method(MethodRef),
-    StackTrace(StackTraceRef),
-    ThreadGroup(ThreadGroupRef),
-    ClassLoader(ClassLoaderRef),
-    Package(PackageRef),
-    Module(ModuleRef)
-);
-
-impl PoolRef {
-    /// The key written in the file.
-    pub fn key(self) -> u64 {
-        match self {
-            Self::String(r) => r.key(),
-            Self::Thread(r) => r.key(),
-            Self::Class(r) => r.key(),
-            Self::Method(r) => r.key(),
-            Self::StackTrace(r) => r.key(),
-            Self::ThreadGroup(r) => r.key(),
-            Self::ClassLoader(r) => r.key(),
-            Self::Package(r) => r.key(),
-            Self::Module(r) => r.key(),
-        }
-    }
 }
 
 #[cfg(test)]

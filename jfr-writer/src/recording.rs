@@ -32,22 +32,20 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::Error;
+use crate::error::Error;
 use crate::event::{
-    EventType, EventTypeBuilder, EventWriter, FieldSpec, FieldType, Mismatch, Unit, Value,
-    ValueType, ValueTypeBuilder, ValueTypeId, sized_len, write_value,
+    EventType, EventTypeBuilder, Mismatch, Value, ValueType, ValueTypeBuilder, write_value,
 };
+use crate::field::{FieldSpec, Unit, ValueTypeId};
 use crate::format::names::{class as class_name, field as field_name, unit as unit_name};
 use crate::format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
     GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
 };
 use crate::metadata::{ClassId, FieldDecl, Metadata, SettingDecl};
-use crate::pool::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, Marked, Method, MethodRef, Module,
-    ModuleRef, Package, PackageRef, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef,
-    StringRef, SymbolRef, Thread, ThreadGroup, ThreadGroupRef, ThreadRef,
-};
+use crate::pool::{ConstantRef, Marked, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef};
+use crate::sized::sized_len;
+use crate::snapshot::Snapshot;
 use crate::types::{StandardTypes, annotation, annotation_array, marker};
 
 /// Ticks per second of every recording: ticks are nanoseconds.
@@ -206,7 +204,7 @@ pub trait Sink {
     /// `to` ([`crate::snapshot`]), with `tail` (encoded events) appended to
     /// its last chunk, leaving the output as it is. By default unsupported:
     /// only a file can be read back.
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
         let _ = (to, tail);
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -345,7 +343,6 @@ pub struct JfrFile {
     chunks: VecDeque<EndedChunk>,
     /// When the last flush was made: the age of a chunk counts from its last.
     last_flush: Instant,
-    rotations: u64,
 }
 
 /// How much of each limit a rotation keeps, in quarters of it.
@@ -376,18 +373,7 @@ impl JfrFile {
             max_age: options.max_age,
             chunks: VecDeque::new(),
             last_flush: Instant::now(),
-            rotations: 0,
         })
-    }
-
-    /// How many times old chunks were dropped.
-    pub fn rotations(&self) -> u64 {
-        self.rotations
-    }
-
-    /// Bytes dropped from the front of the output so far.
-    pub fn bytes_dropped(&self) -> u64 {
-        self.dropped
     }
 
     /// How many of the oldest complete chunks the limits drop now: never
@@ -464,7 +450,6 @@ impl JfrFile {
         self.len = kept;
         self.dropped += dropped;
         self.chunks.drain(..count);
-        self.rotations += 1;
         Ok(())
     }
 
@@ -514,7 +499,7 @@ impl Sink for JfrFile {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
         self.file.flush()?;
         crate::snapshot::snapshot_file(self.file.get_ref(), to, tail)
     }
@@ -617,7 +602,7 @@ impl Sink for FileSink {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<crate::snapshot::Snapshot> {
+    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
         match self {
             Self::Plain(sink) => sink.snapshot(to, tail),
             Self::Zstd(_) => Err(io::Error::new(
@@ -678,6 +663,9 @@ pub struct Recording<S: Sink> {
     tail_from: Option<u64>,
     /// Value types reserved by name and not registered yet.
     reserved: Vec<ClassId>,
+    /// Value types registered, for struct fields given as their fields
+    /// ([`crate::EventWriter::struct_fields`]).
+    value_types: Vec<ValueType>,
     /// Where a constant is encoded before it is looked up.
     constant_scratch: Vec<u8>,
 }
@@ -730,6 +718,7 @@ impl<S: Sink> Recording<S> {
         let options = options.with_rotation_limits();
         let mut metadata = Metadata::empty();
         let types = StandardTypes::declare(&mut metadata);
+        crate::pool::declare_classes(&mut metadata, &types);
         let clock = Clock::new();
         Self {
             id: NEXT_RECORDING_ID.fetch_add(1, Ordering::Relaxed),
@@ -747,6 +736,7 @@ impl<S: Sink> Recording<S> {
             events_written: 0,
             tail_from: None,
             reserved: Vec::new(),
+            value_types: Vec::new(),
             constant_scratch: Vec::new(),
         }
     }
@@ -754,16 +744,6 @@ impl<S: Sink> Recording<S> {
     /// The recording's clock: take event timestamps from it.
     pub fn clock(&self) -> Clock {
         self.clock
-    }
-
-    /// The ids of the standard classes (for inspecting the metadata).
-    pub fn standard_types(&self) -> &StandardTypes {
-        &self.types
-    }
-
-    /// The declared classes.
-    pub fn metadata(&self) -> &Metadata {
-        &self.metadata
     }
 
     /// Events committed so far.
@@ -865,7 +845,7 @@ impl<S: Sink> Recording<S> {
         Ok(EventType {
             id,
             name: builder.name.as_str().into(),
-            typed_site: std::sync::Arc::new(AtomicUsize::new(0)),
+            typed_write: std::sync::Arc::new(AtomicUsize::new(0)),
             fields: layout[1..].into(),
             field_names: builder.field_names().into(),
             recording_id: self.id,
@@ -888,8 +868,8 @@ impl<S: Sink> Recording<S> {
     }
 
     /// Registers a value type: a struct that fields of events (and of other
-    /// value types) hold inline, declared with [`FieldType::Struct`], or by
-    /// key as a constant of the chunk, declared with [`FieldType::Constant`].
+    /// value types) hold inline, declared with [`FieldType::Struct`](crate::FieldType::Struct), or by
+    /// key as a constant of the chunk, declared with [`FieldType::Constant`](crate::FieldType::Constant).
     pub fn register_value_type(&mut self, builder: ValueTypeBuilder) -> Result<ValueType, Error> {
         let reserved = self
             .metadata
@@ -927,17 +907,26 @@ impl<S: Sink> Recording<S> {
         class.fields = fields;
         class.annotations = annotations;
         class.simple_type = builder.simple;
-        Ok(ValueType {
+        let value_type = ValueType {
             id: ValueTypeId(id),
             name: builder.name.as_str().into(),
             fields: builder.fields.iter().map(FieldSpec::slot).collect(),
             field_names: builder.fields.iter().map(|f| f.name.clone()).collect(),
             recording_id: self.id,
-        })
+        };
+        self.value_types.push(value_type.clone());
+        Ok(value_type)
+    }
+
+    /// The registered value type `id`.
+    pub(crate) fn value_type(&self, id: ValueTypeId) -> Option<&ValueType> {
+        self.value_types
+            .iter()
+            .find(|value_type| value_type.id == id)
     }
 
     /// Makes a constant of `value_type` from its fields, for
-    /// [`FieldType::Constant`] fields of events and other constants in this
+    /// [`FieldType::Constant`](crate::FieldType::Constant) fields of events and other constants in this
     /// chunk. Equal constants made in one chunk share one key. The constant
     /// is written with the chunk's next flush and is valid until the chunk
     /// ends: an event or constant of a later chunk that refers to it fails
@@ -1053,27 +1042,7 @@ impl<S: Sink> Recording<S> {
     /// The metadata declaration of a field.
     fn field_decl(&self, spec: &FieldSpec) -> FieldDecl {
         let t = self.types;
-        let (class, constant_pool) = match spec.field_type {
-            FieldType::Boolean => (t.boolean, false),
-            FieldType::Byte => (t.byte, false),
-            FieldType::Short => (t.short, false),
-            FieldType::Char => (t.char, false),
-            FieldType::Int => (t.int, false),
-            FieldType::Long => (t.long, false),
-            FieldType::Float => (t.float, false),
-            FieldType::Double => (t.double, false),
-            FieldType::String => (t.string, false),
-            FieldType::Thread => (t.thread, true),
-            FieldType::Class => (t.class, true),
-            FieldType::StackTrace => (t.stack_trace, true),
-            FieldType::Method => (t.method, true),
-            FieldType::ClassLoader => (t.class_loader, true),
-            FieldType::Package => (t.package, true),
-            FieldType::Module => (t.module, true),
-            FieldType::ThreadGroup => (t.thread_group, true),
-            FieldType::Struct(ValueTypeId(class)) => (class, false),
-            FieldType::Constant(ValueTypeId(class)) => (class, true),
-        };
+        let (class, constant_pool) = t.class_of(spec.field_type);
         let mut annotations = Vec::new();
         if spec.unsigned {
             annotations.push(marker(t.unsigned));
@@ -1109,82 +1078,6 @@ impl<S: Sink> Recording<S> {
             array: spec.array,
             annotations,
         }
-    }
-
-    /// Starts writing an event of type `event_type` that started at
-    /// `start_time`. Write its fields in order, then commit.
-    #[inline]
-    pub fn event<'r>(
-        &'r mut self,
-        event_type: &'r EventType,
-        start_time: Ticks,
-    ) -> EventWriter<'r, S> {
-        EventWriter::new(self, event_type, start_time, 0)
-    }
-
-    /// Starts an event as [`Recording::event`] does, for a typed event's
-    /// write ([`crate::events`]): one chain of calls from here to the
-    /// commit, naming every field, the same fields in the same order each
-    /// time. Its first event of a type is checked field by field, as any
-    /// event is; once one commits, the chain is known to write that type
-    /// right, and its later events of the type skip the names' and types'
-    /// checks, which cost more than writing the values. Values are still
-    /// checked: refs of another recording or of dropped values, stale
-    /// constants.
-    #[inline]
-    #[track_caller]
-    pub(crate) fn typed_event<'r>(
-        &'r mut self,
-        event_type: &'r EventType,
-        start_time: Ticks,
-    ) -> EventWriter<'r, S> {
-        let site = std::panic::Location::caller() as *const _ as usize;
-        EventWriter::new(self, event_type, start_time, site)
-    }
-
-    /// Interns a symbol (a class, method or package name, a descriptor).
-    pub fn symbol(&mut self, text: &str) -> SymbolRef {
-        self.pools.symbol(text)
-    }
-
-    /// Interns a string for the `java.lang.String` pool.
-    pub fn string(&mut self, text: &str) -> StringRef {
-        self.pools.string(text)
-    }
-
-    /// Interns a thread.
-    pub fn thread(&mut self, thread: Thread) -> ThreadRef {
-        self.pools.thread(thread)
-    }
-
-    /// Interns a thread group.
-    pub fn thread_group(&mut self, group: ThreadGroup) -> ThreadGroupRef {
-        self.pools.thread_group(group)
-    }
-
-    /// Interns a module.
-    pub fn module(&mut self, module: Module) -> ModuleRef {
-        self.pools.module(module)
-    }
-
-    /// Interns a package.
-    pub fn package(&mut self, package: Package) -> PackageRef {
-        self.pools.package(package)
-    }
-
-    /// Interns a class loader.
-    pub fn class_loader(&mut self, loader: ClassLoader) -> ClassLoaderRef {
-        self.pools.class_loader(loader)
-    }
-
-    /// Interns a class.
-    pub fn class(&mut self, class: Class) -> ClassRef {
-        self.pools.class(class)
-    }
-
-    /// Interns a method.
-    pub fn method(&mut self, method: Method) -> MethodRef {
-        self.pools.method(method)
     }
 
     /// Interns a stack trace. It is encoded at once, so it may be borrowed:
@@ -1478,7 +1371,7 @@ impl<S: Sink> Recording<S> {
     /// `to` (written beside it and renamed, so never seen half written): a
     /// complete recording, its last chunk final, while this one goes on
     /// untouched. Fails for a sink that cannot be read back (a zstd stream).
-    pub fn snapshot(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+    pub fn snapshot(&mut self, to: &Path) -> Result<Snapshot, Error> {
         self.snapshot_with(to, |_| Ok(()))
     }
 
@@ -1491,7 +1384,7 @@ impl<S: Sink> Recording<S> {
         &mut self,
         to: &Path,
         write_tail: impl FnOnce(&mut Self) -> Result<(), Error>,
-    ) -> Result<crate::snapshot::Snapshot, Error> {
+    ) -> Result<Snapshot, Error> {
         self.begin_snapshot_tail()?;
         match write_tail(self) {
             Ok(()) => self.end_snapshot_tail(to),
@@ -1522,7 +1415,7 @@ impl<S: Sink> Recording<S> {
     /// Writes a snapshot of the recording so far ([`snapshot`](Self::snapshot))
     /// ending with the events held since
     /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
-    pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<crate::snapshot::Snapshot, Error> {
+    pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<Snapshot, Error> {
         let tail = self.take_tail()?;
         Ok(self.sink().snapshot(to, &tail)?)
     }
@@ -1554,6 +1447,39 @@ impl<S: Sink> Recording<S> {
             .expect("the sink is present until the recording is finished"))
     }
 }
+
+// `Recording`'s interning method of each pooled type given as a string or
+// a value, from the one table (`pooled_types!`). Stack traces have their
+// own ([`Recording::stack_trace`]).
+macro_rules! interning {
+    (
+        text { $( $(#[$tdoc:meta])* $text:ident($text_ref:ident) in $text_pool:ident, $text_one:ident; )* }
+        value { $( $(#[$doc:meta])* $value:ident($reference:ident) in $pool:ident, $one:ident; )* }
+        stack { $($stack:tt)* }
+    ) => {
+        impl<S: Sink> Recording<S> {
+            $(
+                #[doc = concat!(
+                    "Interns a string as a [`", stringify!($text_ref), "`](crate::",
+                    stringify!($text_ref), ")."
+                )]
+                pub fn $text_one(&mut self, text: &str) -> crate::pool::$text_ref {
+                    self.pools.$text_one(text)
+                }
+            )*
+            $(
+                #[doc = concat!(
+                    "Interns a [`", stringify!($value), "`](crate::", stringify!($value), ")."
+                )]
+                pub fn $one(&mut self, value: crate::pool::$value) -> crate::pool::$reference {
+                    self.pools.$one(value)
+                }
+            )*
+        }
+    };
+}
+
+pooled_types!(interning);
 
 impl<S: Sink> std::fmt::Debug for Recording<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -58,17 +58,13 @@ fn invalid(message: String) -> io::Error {
 
 /// Copies the complete part of the recording in `from` (which may still be
 /// written) to `to`: every chunk its header describes, headers marked
-/// finished, the last one final. Reads with positioned reads only, so a
-/// descriptor the writer itself appends through may be given.
+/// finished, the last one final, with `tail` (encoded events, whose
+/// constants the last chunk's pools hold) appended to the last chunk. Reads
+/// with positioned reads only, so a descriptor the writer itself appends
+/// through may be given.
 ///
 /// Fails if `from` is not a plain (uncompressed) JFR file or holds no
 /// complete chunk yet.
-pub fn copy_complete(from: &File, to: &mut impl Write) -> io::Result<Snapshot> {
-    copy_with_tail(from, to, &[])
-}
-
-/// As [`copy_complete`], with `tail` (encoded events, whose constants the
-/// last chunk's pools hold) appended to the last chunk.
 fn copy_with_tail(from: &File, to: &mut impl Write, tail: &[u8]) -> io::Result<Snapshot> {
     let chunks = find_chunks(from)?;
     let source_len = from.metadata()?.len();
@@ -113,7 +109,7 @@ fn copy_with_tail(from: &File, to: &mut impl Write, tail: &[u8]) -> io::Result<S
 }
 
 /// Writes a snapshot of the recording at `from` to the file `to`: opens
-/// `from` once and copies its complete part ([`copy_complete`]) into a
+/// `from` once and copies its complete part into a
 /// temporary file beside `to`, renamed to `to` when complete, so `to` is
 /// never seen half written.
 pub fn write_snapshot(from: &Path, to: &Path) -> io::Result<Snapshot> {

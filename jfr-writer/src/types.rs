@@ -4,15 +4,48 @@
 //! annotation types, and the constant-pool types (`java.lang.Thread`,
 //! `java.lang.Class`, `jdk.types.StackTrace`, ...).
 //!
-//! The field order of each pool type here is the order its values are
-//! encoded in [`crate::pool`]; the two must change together.
+//! The classes of the pools are declared with the pools
+//! ([`crate::pool`]), each value's fields in the order its entries are
+//! encoded; this module gives them their ids.
 
-use crate::event::Setting;
+use crate::field::{FieldType, ValueTypeId};
 use crate::format::names::{
-    annotation as annotation_name, attribute, class as class_name, field as field_name,
-    setting as setting_name, unit as unit_name,
+    annotation as annotation_name, attribute, class as class_name, setting as setting_name,
+    unit as unit_name,
 };
 use crate::metadata::{Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
+
+/// A setting of an event type, as the JDK declares them (`jdk.settings.*`):
+/// what a recording's configuration may set for the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// `enabled`: whether the event is recorded.
+    Enabled,
+    /// `stackTrace`: whether stack traces are recorded.
+    StackTrace,
+    /// `threshold`: the shortest duration recorded.
+    Threshold,
+    /// `period`: how often a periodic event is emitted.
+    Period,
+    /// `throttle`: the most events per time unit.
+    Throttle,
+    /// `cutoff`: the longest running time.
+    Cutoff,
+}
+
+impl Setting {
+    /// The setting's name in the metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Enabled => setting_name::ENABLED,
+            Self::StackTrace => setting_name::STACK_TRACE,
+            Self::Threshold => setting_name::THRESHOLD,
+            Self::Period => setting_name::PERIOD,
+            Self::Throttle => setting_name::THROTTLE,
+            Self::Cutoff => setting_name::CUTOFF,
+        }
+    }
+}
 
 /// The ids of the standard classes in one recording's metadata.
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +95,35 @@ pub struct StandardTypes {
     pub settings: [ClassId; 6],
 }
 
+// `StandardTypes::class_of`, with an arm for each pooled type a field can
+// hold, from the one table (`pooled_field_types!`).
+macro_rules! class_of {
+    ($( $(#[$doc:meta])* $variant:ident($reference:ident) in $pool:ident, $one:ident; )*) => {
+        impl StandardTypes {
+            /// The class of a field of type `field_type`, and whether the
+            /// field holds it by key (in a pool).
+            pub(crate) fn class_of(&self, field_type: FieldType) -> (ClassId, bool) {
+                match field_type {
+                    FieldType::Boolean => (self.boolean, false),
+                    FieldType::Byte => (self.byte, false),
+                    FieldType::Short => (self.short, false),
+                    FieldType::Char => (self.char, false),
+                    FieldType::Int => (self.int, false),
+                    FieldType::Long => (self.long, false),
+                    FieldType::Float => (self.float, false),
+                    FieldType::Double => (self.double, false),
+                    FieldType::String => (self.string, false),
+                    $( FieldType::$variant => (self.$one, true), )*
+                    FieldType::Struct(ValueTypeId(class)) => (class, false),
+                    FieldType::Constant(ValueTypeId(class)) => (class, true),
+                }
+            }
+        }
+    };
+}
+
+pooled_field_types!(class_of);
+
 /// An annotation with one element, `value`.
 pub(crate) fn annotation(class: ClassId, value: &str) -> Annotation {
     Annotation {
@@ -97,13 +159,6 @@ fn field(name: &str, class: ClassId, annotations: Vec<Annotation>) -> FieldDecl 
         constant_pool: false,
         array: false,
         annotations,
-    }
-}
-
-fn pooled(name: &str, class: ClassId, annotations: Vec<Annotation>) -> FieldDecl {
-    FieldDecl {
-        constant_pool: true,
-        ..field(name, class, annotations)
     }
 }
 
@@ -241,7 +296,6 @@ impl StandardTypes {
         };
         types.fill_annotation_types(metadata);
         types.fill_setting_types(metadata);
-        types.fill_pool_types(metadata);
         types
     }
 
@@ -420,126 +474,5 @@ impl StandardTypes {
             decl.annotations = vec![t.label(label), t.describe(description)];
             decl.annotations.extend(unit);
         }
-    }
-
-    fn fill_pool_types(&self, metadata: &mut Metadata) {
-        let t = *self;
-        let l = |text: &str| vec![t.label(text)];
-        let mut fill = |id: ClassId, simple: bool, label: Option<&str>, fields: Vec<FieldDecl>| {
-            let decl = metadata.class_mut(id);
-            decl.simple_type = simple;
-            decl.fields = fields;
-            decl.annotations = label.map(|text| t.label(text)).into_iter().collect();
-        };
-        fill(
-            t.thread,
-            false,
-            Some("Thread"),
-            vec![
-                field(field_name::OS_NAME, t.string, l("OS Thread Name")),
-                field(field_name::OS_THREAD_ID, t.long, l("OS Thread Id")),
-                field(field_name::JAVA_NAME, t.string, l("Java Thread Name")),
-                field(field_name::JAVA_THREAD_ID, t.long, l("Java Thread Id")),
-                pooled(field_name::GROUP, t.thread_group, l("Java Thread Group")),
-            ],
-        );
-        fill(
-            t.thread_group,
-            false,
-            Some("Thread Group"),
-            vec![
-                pooled(field_name::PARENT, t.thread_group, l("Parent")),
-                field(field_name::NAME, t.string, l("Name")),
-            ],
-        );
-        fill(
-            t.class,
-            false,
-            Some("Java Class"),
-            vec![
-                pooled(field_name::CLASS_LOADER, t.class_loader, l("Class Loader")),
-                pooled(field_name::NAME, t.symbol, l("Name")),
-                pooled(field_name::PACKAGE, t.package, l("Package")),
-                field(field_name::MODIFIERS, t.int, l("Access Modifiers")),
-                field(field_name::HIDDEN, t.boolean, l("Hidden")),
-            ],
-        );
-        fill(
-            t.class_loader,
-            false,
-            Some("Java Class Loader"),
-            vec![
-                pooled(field_name::TYPE, t.class, l("Type")),
-                pooled(field_name::NAME, t.symbol, l("Name")),
-            ],
-        );
-        fill(
-            t.package,
-            false,
-            Some("Package"),
-            vec![
-                pooled(field_name::NAME, t.symbol, l("Name")),
-                pooled(field_name::MODULE, t.module, l("Module")),
-                field(field_name::EXPORTED, t.boolean, l("Exported")),
-            ],
-        );
-        fill(
-            t.module,
-            false,
-            Some("Module"),
-            vec![
-                pooled(field_name::NAME, t.symbol, l("Name")),
-                pooled(field_name::VERSION, t.symbol, l("Version")),
-                pooled(field_name::LOCATION, t.symbol, l("Location")),
-                pooled(field_name::CLASS_LOADER, t.class_loader, l("Class Loader")),
-            ],
-        );
-        fill(
-            t.method,
-            false,
-            Some("Java Method"),
-            vec![
-                pooled(field_name::TYPE, t.class, l("Type")),
-                pooled(field_name::NAME, t.symbol, l("Name")),
-                pooled(field_name::DESCRIPTOR, t.symbol, l("Descriptor")),
-                field(field_name::MODIFIERS, t.int, l("Access Modifiers")),
-                field(field_name::HIDDEN, t.boolean, l("Hidden")),
-            ],
-        );
-        fill(
-            t.stack_trace,
-            false,
-            Some("Stacktrace"),
-            vec![
-                field(field_name::TRUNCATED, t.boolean, l("Truncated")),
-                FieldDecl {
-                    array: true,
-                    ..field(field_name::FRAMES, t.stack_frame, l("Stack Frames"))
-                },
-            ],
-        );
-        fill(
-            t.stack_frame,
-            false,
-            None,
-            vec![
-                pooled(field_name::METHOD, t.method, l("Java Method")),
-                field(field_name::LINE_NUMBER, t.int, l("Line Number")),
-                field(field_name::BYTECODE_INDEX, t.int, l("Bytecode Index")),
-                pooled(field_name::TYPE, t.frame_type, l("Frame Type")),
-            ],
-        );
-        fill(
-            t.frame_type,
-            true,
-            Some("Frame type"),
-            vec![field(field_name::DESCRIPTION, t.string, l("Description"))],
-        );
-        fill(
-            t.symbol,
-            true,
-            Some("Symbol"),
-            vec![field(field_name::STRING, t.string, l("String"))],
-        );
     }
 }

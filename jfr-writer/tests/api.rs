@@ -7,7 +7,8 @@ use heapsampler_test_support as support;
 use std::io::Cursor;
 
 use jfr_writer::{
-    Error, EventTypeBuilder, FieldSpec, FieldType, Options, Recording, StackTrace, Thread, events,
+    Error, EventTypeBuilder, FieldSpec, FieldType, Options, Recording, StackTrace, Thread, Value,
+    ValueTypeBuilder, events,
 };
 
 fn recording() -> Recording<jfr_writer::SeekableSink<Cursor<Vec<u8>>>> {
@@ -83,6 +84,61 @@ fn wrong_missing_and_extra_fields_are_refused_and_not_written() {
         count_events(bytes, "test.Pair"),
         1,
         "only the good event is in the file"
+    );
+}
+
+#[test]
+fn a_struct_given_as_its_fields_takes_the_value_type_its_field_declares() {
+    let mut rec = recording();
+    let point = rec
+        .register_value_type(
+            ValueTypeBuilder::new("test.Point")
+                .field(FieldSpec::new("x", FieldType::Int))
+                .field(FieldSpec::new("y", FieldType::Int)),
+        )
+        .unwrap();
+    let moved = rec
+        .register(
+            EventTypeBuilder::new("test.Moved")
+                .field(FieldSpec::new("to", FieldType::Struct(point.id())))
+                .field(FieldSpec::new("n", FieldType::Int)),
+        )
+        .unwrap();
+    let pair = rec.register(pair()).unwrap();
+    let at = rec.clock().now();
+    let epoch = rec.clock().epoch_nanos(at);
+
+    let short = rec
+        .event(&moved, at)
+        .struct_fields(&[Value::Int(1)])
+        .int(3)
+        .commit();
+    assert!(
+        matches!(&short, Err(Error::FieldMismatch { field, .. }) if field == "to"),
+        "{short:?}"
+    );
+    let not_a_struct = rec
+        .event(&pair, at)
+        .struct_fields(&[Value::Int(1), Value::Int(2)])
+        .string(None)
+        .commit();
+    assert!(
+        matches!(&not_a_struct, Err(Error::FieldMismatch { field, declared: Some(d), .. })
+            if field == "a" && d == "Int"),
+        "{not_a_struct:?}"
+    );
+    rec.event(&moved, at)
+        .struct_fields(&[Value::Int(1), Value::Int(2)])
+        .int(3)
+        .commit()
+        .unwrap();
+    assert_eq!(rec.events_written(), 1);
+    let bytes = rec.finish().unwrap().into_inner().into_inner();
+    let path = support::temp_dir("api_struct_fields").join("moved.jfr");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(
+        support::dump(&path),
+        [format!("test.Moved startTime={epoch} to={{x=1,y=2}} n=3")]
     );
 }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use jfr_writer::events::{
     self, ClassLoadingStatistics, GcHeapSummary, GcTypes, JdkGarbageCollection, JvmInformation,
-    OldObjectSample, OldObjectTypes, ReferenceHolder,
+    OldObjectSample, OldObjectTypes, ReferenceHolder, VirtualSpace,
 };
 use jfr_writer::{Error, Options, Recording, Sink, Ticks};
 use support::{declaration, dump_types, metadata_of, temp_dir};
@@ -131,12 +131,14 @@ fn leak_and_gc_events_read_back_exactly_in_every_chunk() {
             start_time: at,
             gc_id: 7,
             when: Some(when),
-            start: 0x7000_0000,
-            committed_size: 8 << 20,
-            reserved_size: 64 << 20,
+            heap_space: VirtualSpace {
+                start: 0x7000_0000,
+                committed_size: 8 << 20,
+                reserved_size: 64 << 20,
+            },
             heap_used: used,
         }
-        .write(&mut recording, &types.heap_summary, &types.gc)
+        .write(&mut recording, &types.heap_summary)
         .unwrap();
     }
     JdkGarbageCollection {

@@ -8,7 +8,7 @@ use std::io::Cursor;
 use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, ClassLoadingStatistics,
     GarbageCollection, GcHeapSummary, GcTypes, HeapExhausted, JdkGarbageCollection, JvmInformation,
-    LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes,
+    LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes, VirtualSpace,
 };
 use jfr_writer::format::names::field;
 use jfr_writer::{Error, Options, Recording, SeekableSink, Thread, Ticks};
@@ -148,12 +148,14 @@ fn every_typed_event_commits_against_its_declaration() {
         start_time: at,
         gc_id: 1,
         when: Some(when),
-        start: 2,
-        committed_size: 3,
-        reserved_size: 4,
+        heap_space: VirtualSpace {
+            start: 2,
+            committed_size: 3,
+            reserved_size: 4,
+        },
         heap_used: 5,
     }
-    .write(&mut rec, &heap_summary, &gc_types)
+    .write(&mut rec, &heap_summary)
     .unwrap();
     let jdk_collection = rec
         .register(events::jdk_garbage_collection(&gc_types))

@@ -6,14 +6,14 @@
 //! An old object is a constant of its chunk ([`Recording::constant`]), as
 //! are its referrer chain and root: make them right before the event.
 
-use super::simple_string;
-use crate::event::{
-    EventType, EventTypeBuilder, FieldSpec, FieldType, Setting, Unit, Value, ValueType,
-    ValueTypeBuilder,
-};
+use super::typed::simple_string;
+use crate::error::Error;
+use crate::event::{EventTypeBuilder, Value, ValueType, ValueTypeBuilder};
+use crate::field::{FieldSpec, FieldType, Unit};
 use crate::format::names::{class, event, field};
 use crate::pool::{ClassRef, ConstantRef, StackTraceField, ThreadRef};
-use crate::{Error, Recording, Sink, Ticks};
+use crate::recording::{Recording, Sink, Ticks};
+use crate::types::Setting;
 
 /// The value types of `jdk.OldObjectSample`, registered with one recording.
 #[derive(Debug, Clone)]
@@ -252,116 +252,59 @@ pub enum ReferenceHolder<'a> {
     Unknown,
 }
 
-/// `jdk.OldObjectSample`, as the JDK declares it.
-pub fn old_object_sample(types: &OldObjectTypes) -> EventTypeBuilder {
-    EventTypeBuilder::new(event::OLD_OBJECT_SAMPLE)
-        .category(&["Java Virtual Machine", "Profiling"])
-        .label("Old Object Sample")
-        .description("A potential memory leak")
-        .setting(Setting::StackTrace, "true")
-        .setting(Setting::Cutoff, "0 ns")
-        .setting(Setting::Enabled, "true")
-        .with_duration()
-        .with_thread()
-        .with_stack_trace()
-        .field(
-            FieldSpec::new(field::ALLOCATION_TIME, FieldType::Long)
-                .unsigned()
-                .unit(Unit::TimestampTicks)
-                .label("Allocation Time"),
-        )
-        .field(
-            FieldSpec::new(field::OBJECT_SIZE, FieldType::Long)
-                .unsigned()
-                .unit(Unit::Bytes)
-                .label("Object Size"),
-        )
-        .field(
-            FieldSpec::new(field::OBJECT_AGE, FieldType::Long)
-                .unsigned()
-                .unit(Unit::TimespanTicks)
-                .label("Object Age"),
-        )
-        .field(
-            FieldSpec::new(field::LAST_KNOWN_HEAP_USAGE, FieldType::Long)
-                .unsigned()
-                .unit(Unit::Bytes)
-                .label("Last Known Heap Usage"),
-        )
-        .field(
-            FieldSpec::new(field::OBJECT, FieldType::Constant(types.old_object.id()))
-                .label("Object"),
-        )
-        .field(
-            FieldSpec::new(field::ARRAY_ELEMENTS, FieldType::Int)
-                .label("Array Elements")
-                .description(
-                    "If the object is an array, the number of elements, or minimum value for \
-                     the type int if it is not an array",
-                ),
-        )
-        .field(
-            FieldSpec::new(field::ROOT, FieldType::Constant(types.gc_root.id())).label("GC Root"),
-        )
-}
+typed_event! {
+    /// `jdk.OldObjectSample`, as the JDK declares it.
+    pub fn old_object_sample(types: &OldObjectTypes) -> EventTypeBuilder {
+        EventTypeBuilder::new(event::OLD_OBJECT_SAMPLE)
+            .category(&["Java Virtual Machine", "Profiling"])
+            .label("Old Object Sample")
+            .description("A potential memory leak")
+            .setting(Setting::StackTrace, "true")
+            .setting(Setting::Cutoff, "0 ns")
+            .setting(Setting::Enabled, "true")
+    }
 
-/// A `jdk.OldObjectSample`: a sampled object still live.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OldObjectSample {
-    /// When the event was written: when the object was seen live.
-    pub start_time: Ticks,
-    /// Ticks it took (0).
-    pub duration: i64,
-    /// The allocating thread.
-    pub event_thread: Option<ThreadRef>,
-    /// Where the object was allocated.
-    pub stack_trace: StackTraceField,
-    /// When it was allocated.
-    pub allocation_time: Ticks,
-    /// Its size in bytes.
-    pub object_size: i64,
-    /// Ticks from its allocation to `start_time`.
-    pub object_age: i64,
-    /// Heap used after the last collection.
-    pub last_known_heap_usage: i64,
-    /// The object ([`OldObjectTypes::old_object`]).
-    pub object: Option<ConstantRef>,
-    /// An array's length, or `i32::MIN` for an object that is no array.
-    pub array_elements: i32,
-    /// The root its reference chain starts at, if known.
-    pub root: Option<ConstantRef>,
-}
-
-impl OldObjectSample {
-    /// Writes the event as `event_type`, registered from
-    /// [`old_object_sample`].
-    pub fn write<S: Sink>(
-        &self,
-        recording: &mut Recording<S>,
-        event_type: &EventType,
-    ) -> Result<(), Error> {
-        recording
-            .typed_event(event_type, self.start_time)
-            .field(field::DURATION)
-            .duration(self.duration)
-            .field(field::EVENT_THREAD)
-            .thread(self.event_thread)
-            .field(field::STACK_TRACE)
-            .stack_trace_field(self.stack_trace)
-            .field(field::ALLOCATION_TIME)
-            .long(self.allocation_time.0)
-            .field(field::OBJECT_SIZE)
-            .long(self.object_size)
-            .field(field::OBJECT_AGE)
-            .long(self.object_age)
-            .field(field::LAST_KNOWN_HEAP_USAGE)
-            .long(self.last_known_heap_usage)
-            .field(field::OBJECT)
-            .constant(self.object)
-            .field(field::ARRAY_ELEMENTS)
-            .int(self.array_elements)
-            .field(field::ROOT)
-            .constant(self.root)
-            .commit()
+    /// A `jdk.OldObjectSample`: a sampled object still live.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct OldObjectSample {
+        /// When the event was written: when the object was seen live.
+        pub start_time: Ticks,
+        /// Ticks it took (0).
+        pub duration: i64,
+        /// The allocating thread.
+        pub event_thread: Option<ThreadRef>,
+        /// Where the object was allocated.
+        pub stack_trace: StackTraceField,
+        /// When it was allocated.
+        pub allocation_time: Ticks => field::ALLOCATION_TIME
+            .unsigned()
+            .unit(Unit::TimestampTicks)
+            .label("Allocation Time"),
+        /// Its size in bytes.
+        pub object_size: i64 => field::OBJECT_SIZE
+            .unsigned()
+            .unit(Unit::Bytes)
+            .label("Object Size"),
+        /// Ticks from its allocation to `start_time`.
+        pub object_age: i64 => field::OBJECT_AGE
+            .unsigned()
+            .unit(Unit::TimespanTicks)
+            .label("Object Age"),
+        /// Heap used after the last collection.
+        pub last_known_heap_usage: i64 => field::LAST_KNOWN_HEAP_USAGE
+            .unsigned()
+            .unit(Unit::Bytes)
+            .label("Last Known Heap Usage"),
+        /// The object ([`OldObjectTypes::old_object`]).
+        pub object: Option<ConstantRef> => field::OBJECT [types.old_object].label("Object"),
+        /// An array's length, or `i32::MIN` for an object that is no array.
+        pub array_elements: i32 => field::ARRAY_ELEMENTS
+            .label("Array Elements")
+            .description(
+                "If the object is an array, the number of elements, or minimum value for \
+                 the type int if it is not an array",
+            ),
+        /// The root its reference chain starts at, if known.
+        pub root: Option<ConstantRef> => field::ROOT [types.gc_root].label("GC Root"),
     }
 }
