@@ -34,5 +34,6 @@ pub mod heap;
 pub mod record;
 pub mod roots;
 pub mod session;
+pub mod signature;
 pub mod site_classes;
 pub mod writer;

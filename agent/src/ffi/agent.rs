@@ -36,10 +36,11 @@ use super::heap_walk;
 use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, os_thread_id, release_free_memory};
 use super::management::{self, Management};
 use super::sys::*;
-use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
+use crate::heap::{ClassLoading, Collectors, HeapVm, JvmInfo, LastCollection};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
-use crate::roots::{RootLimits, RootPath};
+use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
+use crate::signature::is_hidden_signature;
 use crate::site_classes::SiteClasses;
 use crate::writer::{self, ClassInfo, Exhaustion, MethodInfo, ThreadInfo};
 
@@ -1147,7 +1148,7 @@ impl JvmtiVm<'_> {
         let jvmti = self.running.jvmti;
         let signature = jvmti.class_signature(class).ok()?;
         Some(ClassInfo {
-            hidden: writer::is_hidden_signature(&signature),
+            hidden: is_hidden_signature(&signature),
             signature,
             boot_loader: jvmti
                 .defined_by_boot_loader(self.jni, class)
@@ -1251,7 +1252,9 @@ impl writer::Vm for JvmtiVm<'_> {
     fn array_length(&mut self, handle: u64) -> Option<i32> {
         self.jni.array_length(handle as jobject)
     }
+}
 
+impl HeapVm for JvmtiVm<'_> {
     fn jvm_info(&mut self) -> Option<JvmInfo> {
         let jni = self.jni;
         self.management()?.jvm_info(jni)
@@ -1281,7 +1284,9 @@ impl writer::Vm for JvmtiVm<'_> {
         let jni = self.jni;
         self.management()?.class_loading(jni)
     }
+}
 
+impl RootsVm for JvmtiVm<'_> {
     fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
         heap_walk::paths_to_roots(
             self.running.vm,
