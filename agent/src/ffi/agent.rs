@@ -137,7 +137,7 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
     if potential.has(CAN_GENERATE_RESOURCE_EXHAUSTION_HEAP_EVENTS) {
         wanted.set(CAN_GENERATE_RESOURCE_EXHAUSTION_HEAP_EVENTS);
     }
-    let missing: Vec<&str> = potential
+    let missing: Vec<String> = potential
         .missing(&wanted)
         .iter_bits()
         .filter_map(capability_name)
@@ -151,17 +151,15 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
     jvmti
         .add_capabilities(&wanted)
         .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
-    let callbacks = jvmtiEventCallbacks {
-        VMInit: Some(vm_init),
-        VMDeath: Some(vm_death),
-        SampledObjectAlloc: Some(sampled_object_alloc),
-        ThreadStart: Some(thread_start),
-        ThreadEnd: Some(thread_end),
-        GarbageCollectionStart: Some(gc_start),
-        GarbageCollectionFinish: Some(gc_finish),
-        ResourceExhausted: Some(resource_exhausted),
-        ..jvmtiEventCallbacks::default()
-    };
+    let callbacks = jvmtiEventCallbacks::default()
+        .VMInit(vm_init)
+        .VMDeath(vm_death)
+        .SampledObjectAlloc(sampled_object_alloc)
+        .ThreadStart(thread_start)
+        .ThreadEnd(thread_end)
+        .GarbageCollectionStart(gc_start)
+        .GarbageCollectionFinish(gc_finish)
+        .ResourceExhausted(resource_exhausted);
     jvmti
         .set_event_callbacks(&callbacks)
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_DEATH))
