@@ -199,6 +199,7 @@ struct Classes {
 
 impl Classes {
     /// The weak reference and key of the class last allocated at `site`.
+    #[inline]
     fn at_site(&self, site: (u64, i64)) -> Option<(u64, u64)> {
         let key = *self.by_site.get(&site)?;
         Some((*self.weak.get(&key)?, key))

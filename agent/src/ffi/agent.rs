@@ -10,12 +10,11 @@
 //! line. `VMInit` (or `Agent_OnAttach`) starts a session: the ring buffer,
 //! the session's collections, the writer thread, and sampling. Each
 //! `SampledObjectAlloc` takes the stack and a few handles and pushes one
-//! record into the ring (waiting if it is full, never dropping:
-//! [`callback::sample`]). The GC
-//! callbacks report to the running session's collections, if any. A Java
-//! heap `OutOfMemoryError` (`ResourceExhausted`) is handed to the writer,
-//! which writes what filled the heap while the failing thread waits, a
-//! while at most ([`callback::heap_exhausted`]).
+//! record into the ring, waiting if it is full, never dropping
+//! ([`callback::sample`]). The GC callbacks report to the running session's
+//! collections, if any. A Java heap `OutOfMemoryError` (`ResourceExhausted`)
+//! is handed to the writer, which writes what filled the heap while the
+//! failing thread waits, a while at most ([`callback::heap_exhausted`]).
 //! `VMDeath` (or `stop`, or the end of `duration=`) stops sampling, forces
 //! a collection if the live set is to be the reachable one, lets callbacks
 //! in flight finish, closes the ring, waits for the writer to drain it and
