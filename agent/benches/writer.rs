@@ -23,7 +23,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::writer::{
     ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
@@ -70,6 +72,10 @@ impl Vm for InstantVm {
     }
     fn release(&mut self, _handle: u64) {}
 }
+
+impl HeapVm for InstantVm {}
+
+impl RootsVm for InstantVm {}
 
 /// xorshift64: the same stacks on every run, no dependency.
 struct Random(u64);

@@ -6,8 +6,8 @@
 //!
 //! The figures come from the JVM's management interface (the
 //! `GarbageCollectorMXBean`s and their `com.sun.management.GcInfo`, the
-//! `RuntimeMXBean`, the `ClassLoadingMXBean`), asked through the
-//! [`Vm`] on the writer thread only: JVMTI's GC
+//! `RuntimeMXBean`, the `ClassLoadingMXBean`), asked through a
+//! [`HeapVm`] on the writer thread only: JVMTI's GC
 //! callbacks may not call JNI, and nothing of this runs in the allocation
 //! callback. The writer polls after the GC callbacks reported collections
 //! and at every flush; a poll asks each collector how many collections it
@@ -45,8 +45,6 @@ use jfr_writer::events::{
     JdkGarbageCollection, JvmInformation, VirtualSpace,
 };
 use jfr_writer::{EventType, Recording, Sink, Ticks};
-
-use crate::writer::Vm;
 
 /// Which JVM this is and how it was started: the `RuntimeMXBean`'s answers
 /// and a few system properties.
@@ -97,7 +95,7 @@ impl JvmInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Collectors {
     /// Each collector's name (`G1 Young Generation`, `G1 Old Generation`),
-    /// in the order [`Vm::collection_counts`] and [`Vm::last_collection`]
+    /// in the order [`HeapVm::collection_counts`] and [`HeapVm::last_collection`]
     /// index them.
     pub names: Vec<String>,
     /// The most bytes the heap may grow to (`MemoryMXBean`'s heap
@@ -140,6 +138,36 @@ pub struct ClassLoading {
     pub loaded: u64,
     /// Classes unloaded.
     pub unloaded: u64,
+}
+
+/// What the heap's context asks of the JVM's management interface, on the
+/// writer thread. Each answer is `None` (or empty) without one: the JVM
+/// then has no heap events.
+pub trait HeapVm {
+    /// Which JVM this is and how it was started. Asked once, at the start.
+    fn jvm_info(&mut self) -> Option<JvmInfo> {
+        None
+    }
+    /// The JVM's garbage collectors. Asked once, at the start.
+    fn collectors(&mut self) -> Option<Collectors> {
+        None
+    }
+    /// How many collections each of [`HeapVm::collectors`] has done, in
+    /// its order; empty if unknown. Asked at every poll: must be cheap.
+    fn collection_counts(&mut self) -> Vec<u64> {
+        Vec::new()
+    }
+    /// The last collection of collector `collector` (an index into
+    /// [`HeapVm::collectors`]), `None` if unknown. Asked only for a
+    /// collector whose count grew.
+    fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
+        let _ = collector;
+        None
+    }
+    /// Classes loaded and unloaded so far, `None` if unknown.
+    fn class_loading(&mut self) -> Option<ClassLoading> {
+        None
+    }
 }
 
 /// Whether a collector's collections are concurrent cycles rather than
@@ -218,7 +246,7 @@ impl HeapContext {
     pub fn begin<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
-        vm: &mut impl Vm,
+        vm: &mut impl HeapVm,
     ) -> Result<bool, jfr_writer::Error> {
         self.started = true;
         self.jvm = vm.jvm_info();
@@ -276,7 +304,7 @@ impl HeapContext {
     pub fn poll<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
-        vm: &mut impl Vm,
+        vm: &mut impl HeapVm,
     ) -> Result<(), jfr_writer::Error> {
         if !self.started {
             self.begin(recording, vm)?;
@@ -292,7 +320,7 @@ impl HeapContext {
     fn poll_counts<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
-        vm: &mut impl Vm,
+        vm: &mut impl HeapVm,
         counts: &[u64],
     ) -> Result<(), jfr_writer::Error> {
         if counts.len() != self.collectors.len() {
@@ -335,7 +363,7 @@ impl HeapContext {
     pub fn at_flush<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
-        vm: &mut impl Vm,
+        vm: &mut impl HeapVm,
     ) -> Result<(), jfr_writer::Error> {
         self.poll(recording, vm)?;
         if self.jvm_chunk != recording.chunk_number() {

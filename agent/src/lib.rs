@@ -5,34 +5,46 @@
 //! java -agentpath:/path/libheapsampler.so=file=alloc.jfr,interval=512k -jar app.jar
 //! ```
 //!
+//! - [`callback`]: the allocation callback's logic over a
+//!   [`callback::CallbackVm`]: the record a sample makes, the keys of its
+//!   thread and class, and the class references retired by epoch
+//!   ([`callback::Keys`], shared with the writer thread).
+//! - [`site_classes`]: the allocation callback's per-thread guess of an
+//!   allocation site's class, which saves a JVMTI call a sample.
 //! - [`record`]: what the allocation callback hands the writer thread.
 //! - [`session`]: one recording session in safe code: what the callbacks and
 //!   the writer thread share (counters, the interval in force, the session's
 //!   own collections) and the writer thread's loop (ring draining, rate
 //!   limit, flushes, collections, the end), over a [`session::SessionVm`].
-//! - [`site_classes`]: the allocation callback's per-thread guess of an
-//!   allocation site's class, which saves a JVMTI call a sample.
-//! - [`roots`]: paths from GC roots to live sampled objects (`roots=true`).
-//! - [`heap`]: the heap's context (GC, heap summary, JVM and class loading
-//!   events) from the JVM's management interface.
 //! - [`writer`]: turning one record or one collection into events, behind
 //!   the [`writer::Vm`] trait; [`fingerprints`], its map from a stack's
 //!   fingerprint to the stack it pooled.
+//! - [`heap`]: the heap's context (GC, heap summary, JVM and class loading
+//!   events) from the JVM's management interface ([`heap::HeapVm`]).
+//! - [`roots`]: paths from GC roots to live sampled objects (`roots=true`),
+//!   from the heap walk a [`roots::RootsVm`] makes.
+//! - [`signature`]: class signatures and the names made of them.
 //! - `ffi`: everything that touches the JVM (and every `unsafe` block): the
-//!   entry points and JVMTI callbacks, which forward into the session, and
-//!   the JVMTI implementation of the VM traits.
+//!   entry points and JVMTI callbacks, which convert what the JVM hands them
+//!   and forward it to the modules above, and the JVMTI implementations of
+//!   their VM traits.
+//! - [`Allocator`]: the allocator libheapsampler.so installs (from `ffi`).
 //!
 //! Everything outside `ffi` knows the JVM only through those traits, so it
-//! is tested with a fake VM (`tests/session.rs`, `tests/writer.rs`).
-//! - [`Allocator`]: the allocator libheapsampler.so installs (from `ffi`).
+//! is tested with a fake VM (`tests/callback.rs`, `tests/session.rs`,
+//! `tests/writer.rs`). The modules import one another one way: `writer`
+//! uses `heap`, `roots`, `record`, `fingerprints` and `signature`;
+//! `session` uses `writer`; `callback` uses `session`; none uses `ffi`.
 
 mod ffi;
 
 pub use ffi::alloc::Allocator;
+pub mod callback;
 pub mod fingerprints;
 pub mod heap;
 pub mod record;
 pub mod roots;
 pub mod session;
+pub mod signature;
 pub mod site_classes;
 pub mod writer;

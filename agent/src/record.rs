@@ -13,7 +13,7 @@
 use heapsampler_core::options::MAX_DEPTH;
 
 /// One stack frame as JVMTI gives it: a method id and a bytecode location.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct RawFrame {
     /// The `jmethodID`, as an integer.
     pub method: u64,

@@ -2,7 +2,7 @@
 //! finds by walking the heap once at the end of a recording, and what the
 //! writer turns into each `jdk.OldObjectSample`'s referrer chain and root.
 //!
-//! JVM-free: the walk itself is the VM's ([`crate::writer::Vm::paths_to_roots`],
+//! JVM-free: the walk itself is the VM's ([`RootsVm::paths_to_roots`],
 //! JVMTI `FollowReferences` in `ffi::heap_walk`); this module decides, for
 //! each reference the walk reports, what to record and whether to go on
 //! ([`Walker`]), and turns what was recorded into [`RootPath`]s
@@ -70,10 +70,20 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use jfr_writer::format::java_class_name;
 use rustc_hash::FxHashMap;
 
-use crate::writer::internal_name;
+use crate::signature::external_name;
+
+/// What the writer asks of the JVM for the paths to roots, on its thread.
+pub trait RootsVm {
+    /// The paths from GC roots to the objects behind `handles` (live
+    /// liveness handles), one per handle, `None` where the walk found none
+    /// within `limits`. Walks the heap: called once, at the end.
+    fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
+        let _ = limits;
+        vec![None; handles.len()]
+    }
+}
 
 /// How far and how long the walk may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -670,20 +680,6 @@ pub fn field_position(
     None
 }
 
-/// Whether a class signature is a primitive array's (`[I`, `[[B` is not:
-/// it holds arrays).
-pub fn is_primitive_array(signature: &str) -> bool {
-    let bytes = signature.as_bytes();
-    bytes.len() == 2 && bytes[0] == b'['
-}
-
-/// A class's name as Java writes it, from its signature:
-/// `Ljava/util/HashMap$Node;` -> `java.util.HashMap$Node`, `[I` -> `int[]`,
-/// `[[Ljava/lang/String;` -> `java.lang.String[][]`.
-pub fn external_name(signature: &str) -> String {
-    java_class_name(internal_name(signature))
-}
-
 /// An array's name with its length, as the JDK's `jfr print` shows a
 /// referrer array: `java.util.HashMap$Node[16]`, `int[3][]`.
 fn array_name(signature: &str, length: i32) -> String {
@@ -1139,22 +1135,10 @@ mod tests {
     #[test]
     fn names_as_java_and_jfr_print_write_them() {
         assert_eq!(
-            external_name("Ljava/util/HashMap$Node;"),
-            "java.util.HashMap$Node"
-        );
-        assert_eq!(external_name("[I"), "int[]");
-        assert_eq!(
-            external_name("[[Ljava/lang/String;"),
-            "java.lang.String[][]"
-        );
-        assert_eq!(
             array_name("[Ljava/util/HashMap$Node;", 16),
             "java.util.HashMap$Node[16]"
         );
         assert_eq!(array_name("[[I", 3), "int[3][]");
-        assert!(is_primitive_array("[B") && is_primitive_array("[J"));
-        assert!(!is_primitive_array("[[B") && !is_primitive_array("[Ljava/lang/Object;"));
-        assert!(!is_primitive_array("Ljava/lang/Object;"));
         assert_eq!(node_of(tag_of(0)), Some(0));
         assert_eq!(node_of(tag_of(77)), Some(77));
         assert_eq!(node_of(0), None);

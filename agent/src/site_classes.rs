@@ -26,7 +26,7 @@ struct Site {
     method: u64,
     location: i64,
     /// The session's weak global reference to the class.
-    class: usize,
+    class: u64,
     key: u64,
 }
 
@@ -55,7 +55,7 @@ impl SiteClasses {
 
     /// The class reference and key last seen at the site, if any.
     #[inline]
-    pub fn get(&self, method: u64, location: i64) -> Option<(usize, u64)> {
+    pub fn get(&self, method: u64, location: i64) -> Option<(u64, u64)> {
         let site = self.slots.get(slot(method, location))?;
         (site.class != 0 && site.method == method && site.location == location)
             .then_some((site.class, site.key))
@@ -63,7 +63,7 @@ impl SiteClasses {
 
     /// Remembers `class` (a weak reference, not 0) and its key for the
     /// site, in place of whatever shared its slot.
-    pub fn insert(&mut self, method: u64, location: i64, class: usize, key: u64) {
+    pub fn insert(&mut self, method: u64, location: i64, class: u64, key: u64) {
         if self.slots.is_empty() {
             self.slots = vec![Site::default(); Self::SLOTS];
         }

@@ -39,9 +39,10 @@ use jfr_writer::{
 };
 
 use crate::fingerprints::FingerprintMap;
-use crate::heap::HeapContext;
+use crate::heap::{HeapContext, HeapVm};
 use crate::record::{RawFrame, SampleView};
-use crate::roots::{Reference, RootLimits, RootPath};
+use crate::roots::{Reference, RootLimits, RootPath, RootsVm};
+use crate::signature::internal_name;
 use heapsampler_core::options::{LiveMax, Options};
 
 /// A class as the JVM describes it.
@@ -87,8 +88,9 @@ pub struct ThreadInfo {
     pub os_thread_id: i64,
 }
 
-/// What the writer asks of the JVM, on its own thread.
-pub trait Vm {
+/// What the writer asks of the JVM, on its own thread: beyond what the heap
+/// context ([`HeapVm`]) and the paths to roots ([`RootsVm`]) ask.
+pub trait Vm: HeapVm + RootsVm {
     /// Describes a method, or `None` if it is gone (its class unloaded).
     fn method(&mut self, method: u64) -> Option<MethodInfo>;
     /// Describes a class from its key, or `None` if it is gone.
@@ -107,65 +109,10 @@ pub trait Vm {
         let _ = handle;
         None
     }
-    /// The paths from GC roots to the objects behind `handles` (live
-    /// liveness handles), one per handle, `None` where the walk found none
-    /// within `limits`. Walks the heap: called once, at the end.
-    fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
-        let _ = limits;
-        vec![None; handles.len()]
-    }
-    /// Which JVM this is and how it was started, from its management
-    /// interface; `None` without one. Asked once, at the start.
-    fn jvm_info(&mut self) -> Option<crate::heap::JvmInfo> {
-        None
-    }
-    /// The JVM's garbage collectors, from its management interface; `None`
-    /// without one. Asked once, at the start.
-    fn collectors(&mut self) -> Option<crate::heap::Collectors> {
-        None
-    }
-    /// How many collections each of [`Vm::collectors`] has done, in its
-    /// order; empty if unknown. Asked at every poll: must be cheap.
-    fn collection_counts(&mut self) -> Vec<u64> {
-        Vec::new()
-    }
-    /// The last collection of collector `collector` (an index into
-    /// [`Vm::collectors`]), `None` if unknown. Asked only for a collector
-    /// whose count grew.
-    fn last_collection(&mut self, collector: usize) -> Option<crate::heap::LastCollection> {
-        let _ = collector;
-        None
-    }
-    /// Classes loaded and unloaded so far, `None` if unknown.
-    fn class_loading(&mut self) -> Option<crate::heap::ClassLoading> {
-        None
-    }
     /// Forgets what the VM holds for threads and classes that are gone (a
     /// thread collected, a class unloaded): their keys never come again.
     /// Called at each chunk's end.
     fn forget_gone(&mut self) {}
-}
-
-/// Whether a class signature from JVMTI `GetClassSignature` is a hidden
-/// class's: since JDK 15 the JVM gives a hidden class the signature
-/// `L` + its name + `.` + a suffix + `;`, and no other class signature has
-/// a `.` outside an array's element type (an array of hidden classes is not
-/// hidden, as `Class.isHidden()` says of it). Before JDK 15 there are no
-/// hidden classes, and the anonymous classes of lambdas are named with a
-/// `/`: not hidden, as there.
-pub fn is_hidden_signature(signature: &str) -> bool {
-    signature.starts_with('L') && signature.contains('.')
-}
-
-/// The JVM's internal name of a class signature, as JFR pools it:
-/// `Ljava/lang/String;` -> `java/lang/String`; arrays and primitives keep
-/// their descriptor form (`[I`, `[Ljava/lang/String;`), which the JDK's tools
-/// show as `int[]` and `java.lang.String[]`.
-pub fn internal_name(signature: &str) -> &str {
-    signature
-        .strip_prefix('L')
-        .and_then(|s| s.strip_suffix(';'))
-        .unwrap_or(signature)
 }
 
 /// A method's line number table, sorted by start so that a frame's line is
@@ -1482,29 +1429,7 @@ fn write_lifetime<S: Sink>(
 
 #[cfg(test)]
 mod tests {
-    use super::{LineTable, is_hidden_signature};
-
-    /// As JDK 17's JVMTI signs them, and `Class.isHidden()` answers
-    /// (the JVM test `hidden_true_keeps_lambda_proxy_frames_marked_hidden`
-    /// checks the same end to end).
-    #[test]
-    fn hidden_classes_are_told_by_their_signature() {
-        for (signature, hidden) in [
-            ("LMain$$Lambda$14.0x0000000800c03000;", true),
-            ("Ljava/lang/invoke/LambdaForm$MH.0x0000000800c04400;", true),
-            ("LMain;", false),
-            ("Ljava/lang/String;", false),
-            ("LMain$Inner;", false),
-            // An array of a hidden class is not hidden.
-            ("[LMain$$Lambda$14.0x0000000800c03000;", false),
-            ("[I", false),
-            ("I", false),
-            // JDK 11's lambda proxies are VM anonymous classes, not hidden.
-            ("LMain$$Lambda$14/0x0000000800c03000;", false),
-        ] {
-            assert_eq!(is_hidden_signature(signature), hidden, "{signature}");
-        }
-    }
+    use super::LineTable;
 
     /// The definition: the entry with the largest start at or before the
     /// location, the last such entry on a tie; -1 when there is none.

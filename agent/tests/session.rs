@@ -7,7 +7,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{
     self, Collection, Collections, RunningCollections, Session, SessionVm,
 };
@@ -60,6 +62,10 @@ impl Vm for FakeVm {
         self.released.push(handle);
     }
 }
+
+impl HeapVm for FakeVm {}
+
+impl RootsVm for FakeVm {}
 
 impl SessionVm for FakeVm {
     fn set_sampling_interval(&mut self, _interval: u64) {}

@@ -7,9 +7,11 @@ use heapsampler_test_support as support;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use heapsampler_agent::heap::{ClassLoading, Collectors, HeapUsage, JvmInfo, LastCollection};
+use heapsampler_agent::heap::{
+    ClassLoading, Collectors, HeapUsage, HeapVm, JvmInfo, LastCollection,
+};
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
-use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath};
+use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath, RootsVm};
 use heapsampler_agent::writer::{
     ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
@@ -79,10 +81,16 @@ impl Vm for FakeVm {
     fn array_length(&mut self, handle: u64) -> Option<i32> {
         self.array_lengths.get(&handle).copied()
     }
+}
+
+impl RootsVm for FakeVm {
     fn paths_to_roots(&mut self, handles: &[u64], _: &RootLimits) -> Vec<Option<RootPath>> {
         self.walks.push(handles.to_vec());
         handles.iter().map(|h| self.paths.get(h).cloned()).collect()
     }
+}
+
+impl HeapVm for FakeVm {
     fn jvm_info(&mut self) -> Option<JvmInfo> {
         Some(self.management.as_ref()?.jvm.clone())
     }

@@ -1,17 +1,20 @@
 //! The agent's life in the JVM: the exported entry points, the JVMTI event
-//! callbacks, and the writer thread's contact with the JVM. What a session
-//! does with what the JVM reports is [`crate::session`]'s, in safe code.
+//! callbacks, and the writer thread's contact with the JVM. What the
+//! callbacks make of what the JVM reports is [`crate::callback`]'s, and
+//! what a session does with it [`crate::session`]'s, in safe code: here
+//! are the locks that order callbacks and sessions, and the JVMTI and JNI
+//! implementations of their VM traits.
 //!
 //! `Agent_OnLoad` checks the options and the JVM's capabilities and creates
 //! the recording file, so that any problem stops the JVM at once with one
 //! line. `VMInit` (or `Agent_OnAttach`) starts a session: the ring buffer,
 //! the session's collections, the writer thread, and sampling. Each
 //! `SampledObjectAlloc` takes the stack and a few handles and pushes one
-//! record into the ring (waiting if it is full, never dropping). The GC
-//! callbacks report to the running session's collections, if any. A Java
-//! heap `OutOfMemoryError` (`ResourceExhausted`) is handed to the writer,
-//! which writes what filled the heap while the failing thread waits, a
-//! while at most ([`heap_exhausted`]).
+//! record into the ring, waiting if it is full, never dropping
+//! ([`callback::sample`]). The GC callbacks report to the running session's
+//! collections, if any. A Java heap `OutOfMemoryError` (`ResourceExhausted`)
+//! is handed to the writer, which writes what filled the heap while the
+//! failing thread waits, a while at most ([`callback::heap_exhausted`]).
 //! `VMDeath` (or `stop`, or the end of `duration=`) stops sampling, forces
 //! a collection if the live set is to be the reachable one, lets callbacks
 //! in flight finish, closes the ring, waits for the writer to drain it and
@@ -19,15 +22,14 @@
 //! [`stop`], whoever asks.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use heapsampler_core::options::{LiveSetAt, LogLevel, Mode, Options};
-use heapsampler_core::ring::{Consumer, PushError, ring_buffer};
+use heapsampler_core::options::{LiveSetAt, LogLevel, Options};
+use heapsampler_core::ring::{Consumer, ring_buffer};
 use jfr_writer::{FileSink, Recording};
 use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
@@ -36,12 +38,13 @@ use super::heap_walk;
 use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, os_thread_id, release_free_memory};
 use super::management::{self, Management};
 use super::sys::*;
-use crate::heap::{ClassLoading, Collectors, JvmInfo, LastCollection};
-use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, max_record_len};
-use crate::roots::{RootLimits, RootPath};
+use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
+use crate::heap::{ClassLoading, Collectors, HeapVm, JvmInfo, LastCollection};
+use crate::record::{RawFrame, max_record_len};
+use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
-use crate::site_classes::SiteClasses;
-use crate::writer::{self, ClassInfo, Exhaustion, MethodInfo, ThreadInfo};
+use crate::signature::is_hidden_signature;
+use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -71,96 +74,22 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 /// Never taken by the callbacks or the writer thread.
 static LIFECYCLE: Mutex<()> = Mutex::new(());
 
-/// A session and what the JVM side of it holds: the JVMTI environment, the
-/// session's key for tags, and the handles of the threads and classes seen.
+/// A session and what the JVM side of it holds: the JVMTI environment, and
+/// the session's keys for threads and classes.
 struct JvmSession {
     session: Session,
+    keys: Keys,
     id: u64,
     jvmti: Jvmti,
     vm: Vm,
-    next_thread: AtomicU64,
-    next_class: AtomicU64,
     /// Whether the JVM may run virtual threads (JNI 19 or later), which
     /// share their carrier's OS thread and so its [`Local`].
     virtual_threads: bool,
-    /// Threads seen, by key, until they are gone
-    /// ([`writer::Vm::forget_gone`]).
-    threads: Mutex<HashMap<u64, SeenThread>>,
-    /// The classes seen, and the class each allocation site last made.
-    classes: Mutex<Classes>,
-    /// How many times the writer has retired class references: the
-    /// callbacks' [`SiteClasses`] hold references from `classes`, and empty
-    /// themselves when this changes ([`JvmtiVm::release_retired_classes`]).
-    class_epoch: AtomicU64,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// The classes a session has keys for.
-#[derive(Default)]
-struct Classes {
-    /// Class key -> weak global reference to the class, until it is
-    /// unloaded ([`writer::Vm::forget_gone`]).
-    weak: HashMap<u64, usize>,
-    /// Allocation site -> the key of the class any thread last allocated
-    /// there: a thread's first sample at a site checks it before asking
-    /// JVMTI `GetTag`, which takes the tag map's lock. Emptied at each
-    /// chunk's end ([`writer::Vm::forget_gone`]), so that the sites of
-    /// unloaded code do not pile up in a recording that runs for days.
-    by_site: HashMap<(u64, i64), u64>,
-}
-
-impl Classes {
-    /// The weak reference and key of the class last allocated at `site`.
-    fn at_site(&self, site: (u64, i64)) -> Option<(usize, u64)> {
-        let key = *self.by_site.get(&site)?;
-        Some((*self.weak.get(&key)?, key))
-    }
-}
-
-/// Per-thread state of the allocation callback.
-#[derive(Default)]
-struct Local {
-    /// The writer thread: its own allocations are never sampled, or a full
-    /// ring would make it wait for itself.
-    agent_thread: bool,
-    frames: Vec<jvmtiFrameInfo>,
-    record: Vec<u8>,
-    /// The interval in force at this thread's previous sample, in session
-    /// `interval_session`: HotSpot draws the distance to the next sample
-    /// right after a sample, so the next sample stands for that interval,
-    /// not for one the rate limiter set since.
-    interval: u64,
-    interval_session: u64,
-    /// The key of the platform thread this OS thread runs, in session
-    /// `thread_session` (0: none yet). Valid as long as that thread is
-    /// attached: a native thread that detaches and attaches again is a new
-    /// `Thread`, so `ThreadEnd` and `ThreadStart` clear it
-    /// ([`Local::forget_thread`]). Saves a JVMTI `GetTag`, which takes the
-    /// tag map's lock, on every sample.
-    thread_key: u64,
-    thread_session: u64,
-    /// The class each allocation site last allocated, to find a class's
-    /// key without a `GetTag`.
-    site_classes: SiteClasses,
-}
-
-impl Local {
-    fn forget_thread(&mut self) {
-        self.thread_session = 0;
-    }
-
-    /// Makes the buffers fit stacks of `depth` frames.
-    #[inline]
-    fn size_for(&mut self, depth: usize) {
-        if self.frames.len() != depth + 1 {
-            self.frames = vec![jvmtiFrameInfo::default(); depth + 1];
-            self.record = Vec::with_capacity(MAX_RECORD_LEN);
-        }
-    }
-}
-
 thread_local! {
-    static LOCAL: RefCell<Local> = RefCell::new(Local::default());
+    static LOCAL: RefCell<Local<jvmtiFrameInfo>> = RefCell::new(Local::default());
 }
 
 /// The capabilities the agent needs, and which of them it cannot do without.
@@ -207,7 +136,7 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
     if potential.has(CAN_GENERATE_RESOURCE_EXHAUSTION_HEAP_EVENTS) {
         wanted.set(CAN_GENERATE_RESOURCE_EXHAUSTION_HEAP_EVENTS);
     }
-    let missing: Vec<&str> = potential
+    let missing: Vec<String> = potential
         .missing(&wanted)
         .iter_bits()
         .filter_map(capability_name)
@@ -221,17 +150,15 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
     jvmti
         .add_capabilities(&wanted)
         .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
-    let callbacks = jvmtiEventCallbacks {
-        VMInit: Some(vm_init),
-        VMDeath: Some(vm_death),
-        SampledObjectAlloc: Some(sampled_object_alloc),
-        ThreadStart: Some(thread_start),
-        ThreadEnd: Some(thread_end),
-        GarbageCollectionStart: Some(gc_start),
-        GarbageCollectionFinish: Some(gc_finish),
-        ResourceExhausted: Some(resource_exhausted),
-        ..jvmtiEventCallbacks::default()
-    };
+    let callbacks = jvmtiEventCallbacks::default()
+        .VMInit(vm_init)
+        .VMDeath(vm_death)
+        .SampledObjectAlloc(sampled_object_alloc)
+        .ThreadStart(thread_start)
+        .ThreadEnd(thread_end)
+        .GarbageCollectionStart(gc_start)
+        .GarbageCollectionFinish(gc_finish)
+        .ResourceExhausted(resource_exhausted);
     jvmti
         .set_event_callbacks(&callbacks)
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_DEATH))
@@ -435,17 +362,14 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     consumer.set_batch(ring_bytes / 4);
     let live_max = session::live_max(&options, |flag| management::vm_option(jni, flag));
     let collections = COLLECTIONS.begin(producer.clone());
+    let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
     let running = Arc::new(JvmSession {
         session: Session::new(options, recording.clock(), live_max, producer, collections),
-        id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
+        keys: Keys::new(id),
+        id,
         jvmti,
         vm,
-        next_thread: AtomicU64::new(1),
-        next_class: AtomicU64::new(1),
         virtual_threads: jni.version() >= JNI_VERSION_19,
-        threads: Mutex::new(HashMap::new()),
-        classes: Mutex::new(Classes::default()),
-        class_epoch: AtomicU64::new(0),
         writer: Mutex::new(None),
     });
     let writer_session = Arc::clone(&running);
@@ -631,13 +555,6 @@ fn collects_at_exit(jni: Jni) -> bool {
         .any(|flag| management::vm_option(jni, flag).as_deref() == Some("true"))
 }
 
-/// How long a thread whose allocation exhausted the heap waits for the
-/// writer to have the file hold what filled it: the writer answers within
-/// milliseconds (a flush, or a chunk's end with the old objects), so the
-/// bound only keeps a writer stuck elsewhere from holding the thread, which
-/// then throws its `OutOfMemoryError` anyway.
-const EXHAUSTION_WAIT: Duration = Duration::from_secs(10);
-
 unsafe extern "system" fn resource_exhausted(
     _jvmti: *mut jvmtiEnv,
     jni: *mut JNIEnv,
@@ -673,56 +590,15 @@ unsafe extern "system" fn resource_exhausted(
         let Some(running) = SESSION.read().clone() else {
             return;
         };
-        heap_exhausted(&running, &mut local, jni, message);
+        let mut vm = AllocatingThread::new(&running, jni);
+        callback::heap_exhausted(
+            &running.session,
+            &running.keys,
+            &mut local,
+            &mut vm,
+            message,
+        );
     });
-}
-
-/// Hands a Java heap exhaustion on this thread to the writer, with the
-/// thread and its stack, and waits until the file holds it (at most
-/// [`EXHAUSTION_WAIT`]): once the `OutOfMemoryError` is thrown the JVM may
-/// exit or be killed. Takes no Java object: the heap is full.
-fn heap_exhausted(running: &JvmSession, local: &mut Local, jni: Jni, message: String) {
-    let session = &running.session;
-    let ticks = session.clock().now();
-    let depth = session.options().depth;
-    local.size_for(depth);
-    let count = running.jvmti.current_stack(&mut local.frames).unwrap_or(0);
-    let thread_key = match running.jvmti.current_thread() {
-        Ok(thread) if !thread.is_null() => {
-            let key = thread_key(running, local, jni, thread);
-            jni.delete_local_ref(thread);
-            key
-        }
-        _ => 0,
-    };
-    let header = SampleHeader {
-        thread: thread_key,
-        ticks: ticks.0,
-        size: 0,
-        interval: 0,
-        class: 0,
-        liveness_handle: 0,
-        truncated: count > depth,
-    };
-    let frames = local.frames[..count.min(depth)].iter().map(|f| RawFrame {
-        method: f.method as u64,
-        location: f.location,
-    });
-    let mut record = Vec::new();
-    SampleRecord::encode_into(&mut record, &header, frames);
-    let Ok(answer) = session.report_exhaustion(Exhaustion { record, message }) else {
-        return;
-    };
-    match answer.recv_timeout(EXHAUSTION_WAIT) {
-        Ok(Ok(())) => {}
-        Ok(Err(why)) => say(format_args!(
-            "the heap ran out, but what filled it was not written: {why}"
-        )),
-        Err(_) => say(format_args!(
-            "the heap ran out; what filled it is not written yet after {} s",
-            EXHAUSTION_WAIT.as_secs()
-        )),
-    }
 }
 
 unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
@@ -751,192 +627,110 @@ unsafe extern "system" fn sampled_object_alloc(
         }
         let guard = SESSION.read();
         if let Some(running) = guard.as_ref() {
-            sample(running, &mut local, jni, thread, object, class, size);
+            let mut vm = AllocatingThread::new(running, jni);
+            let allocation = Allocation {
+                thread,
+                object,
+                class,
+                size,
+            };
+            callback::sample(
+                &running.session,
+                &running.keys,
+                &mut local,
+                &mut vm,
+                allocation,
+            );
         }
     });
 }
 
-/// The allocation callback's work: cheap, no name lookups, no Java objects.
-#[inline]
-fn sample(
-    running: &JvmSession,
-    local: &mut Local,
+/// The allocation callback's view of the JVM: JVMTI, and JNI through the
+/// environment the JVM handed the callback.
+struct AllocatingThread {
+    jvmti: Jvmti,
     jni: Jni,
-    thread: jobject,
-    object: jobject,
-    class: jclass,
-    size: jlong,
-) {
-    let session = &running.session;
-    let ticks = session.clock().now();
-    let options = session.options();
-    let depth = options.depth;
-    local.size_for(depth);
-    let count = running.jvmti.current_stack(&mut local.frames).unwrap_or(0);
-    if options.mode == Mode::Floor {
-        // Diagnostic: the cost so far is what no agent can avoid.
-        session.count_sample();
-        return;
-    }
-    let thread_key = thread_key(running, local, jni, thread);
-    let site = (count > 0).then(|| (local.frames[0].method as u64, local.frames[0].location));
-    let class_key = class_key(running, local, jni, class, site);
-    let size = size.max(0) as u64;
-    let handle = if options.live && size < session.live_max() {
-        jni.new_weak_global_ref(object) as u64
-    } else {
-        0
-    };
-    let header = SampleHeader {
-        thread: thread_key,
-        ticks: ticks.0,
-        size,
-        interval: sampled_interval(running, local),
-        class: class_key,
-        liveness_handle: handle,
-        truncated: count > depth,
-    };
-    let frames = local.frames[..count.min(depth)].iter().map(|f| RawFrame {
-        method: f.method as u64,
-        location: f.location,
-    });
-    let Local { record, .. } = local;
-    SampleRecord::encode_into(record, &header, frames);
-    let taken = session.count_sample();
-    if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer().push(record) {
-        session.count_lost();
-        jni.delete_weak_global_ref(handle as jobject);
-    }
-    if session.wakes_writer(taken) {
-        session.producer().wake_consumer();
-    }
+    virtual_threads: bool,
 }
 
-/// What the callback learns of a thread the first time it samples it.
-struct SeenThread {
-    /// The name now: a virtual thread may be gone before the writer looks.
-    name: String,
-    /// A weak reference, for the writer to ask the Java thread id.
-    weak: usize,
-    /// The OS thread running it (for a virtual thread, its carrier).
-    os_thread_id: i64,
-    /// Whether the writer has described it.
-    resolved: bool,
-}
-
-/// The interval this sample was drawn with: the one in force at the
-/// thread's previous sample (the current one for its first), and remembers
-/// the current one for the next sample. Without this, samples taken just
-/// after the rate limiter raised the interval would carry the new, larger
-/// interval and be over-weighted.
-fn sampled_interval(running: &JvmSession, local: &mut Local) -> u64 {
-    let current = running.session.interval();
-    let drawn_with = if local.interval_session == running.id {
-        local.interval
-    } else {
-        current
-    };
-    local.interval = current;
-    local.interval_session = running.id;
-    drawn_with
-}
-
-/// The session's key for `object` (a thread or a class): a JVMTI tag set at
-/// the object's first sample. The tag carries the session, since tags
-/// outlive it. Returns the key and whether it is new.
-fn session_key(running: &JvmSession, object: jobject, counter: &AtomicU64) -> (u64, bool) {
-    let tag = running.jvmti.tag(object).unwrap_or(0) as u64;
-    if tag >> 32 == running.id {
-        return (tag & 0xffff_ffff, false);
-    }
-    let key = counter.fetch_add(1, Ordering::Relaxed);
-    let _ = running
-        .jvmti
-        .set_tag(object, ((running.id << 32) | key) as jlong);
-    (key, true)
-}
-
-/// The key of a thread. Keyed by the `Thread` object, not the OS thread, so
-/// each virtual thread is itself, not its carrier; a platform thread's key
-/// is cached in its [`Local`].
-fn thread_key(running: &JvmSession, local: &mut Local, jni: Jni, thread: jobject) -> u64 {
-    let is_virtual = running.virtual_threads && jni.is_virtual_thread(thread);
-    if local.thread_session == running.id && !is_virtual {
-        return local.thread_key;
-    }
-    let (key, new) = session_key(running, thread, &running.next_thread);
-    if new {
-        // Once per thread: the one lookup the callback makes.
-        let seen = SeenThread {
-            name: running.jvmti.thread_name(jni, thread).unwrap_or_default(),
-            weak: jni.new_weak_global_ref(thread) as usize,
-            os_thread_id: os_thread_id(),
-            resolved: false,
-        };
-        running.threads.lock().insert(key, seen);
-    }
-    if !is_virtual {
-        local.thread_key = key;
-        local.thread_session = running.id;
-    }
-    key
-}
-
-/// The key of an object's class; the writer looks its name up later.
-/// `site` is the allocating frame's method and location, if it has one: the
-/// class this thread allocated there last is checked first
-/// ([`SiteClasses`]), then the one any thread did ([`Classes::by_site`]).
-fn class_key(
-    running: &JvmSession,
-    local: &mut Local,
-    jni: Jni,
-    class: jclass,
-    site: Option<(u64, i64)>,
-) -> u64 {
-    // Relaxed: a callback that starts after retired references were
-    // deleted took this read lock after the writer's `try_write` released
-    // it, and so sees the epoch that retired them
-    // ([`JvmtiVm::release_retired_classes`]).
-    let epoch = running.class_epoch.load(Ordering::Relaxed);
-    local.site_classes.validate((running.id, epoch));
-    if let Some((method, location)) = site {
-        match local.site_classes.get(method, location) {
-            Some((weak, key)) if jni.is_same_object(class, weak as jobject) => return key,
-            // A site that allocates several classes: another thread's
-            // guess is no better than this thread's.
-            Some(_) => {}
-            None => {
-                // The reference is checked outside the lock. It cannot be
-                // deleted meanwhile: retired references wait for callbacks
-                // in flight.
-                let shared = running.classes.lock().at_site((method, location));
-                if let Some((weak, key)) = shared
-                    && jni.is_same_object(class, weak as jobject)
-                {
-                    local.site_classes.insert(method, location, weak, key);
-                    return key;
-                }
-            }
+impl AllocatingThread {
+    #[inline]
+    fn new(running: &JvmSession, jni: Jni) -> Self {
+        Self {
+            jvmti: running.jvmti,
+            jni,
+            virtual_threads: running.virtual_threads,
         }
     }
-    let (key, new) = session_key(running, class, &running.next_class);
-    let fresh = new.then(|| jni.new_weak_global_ref(class) as usize);
-    let weak = {
-        let mut classes = running.classes.lock();
-        if let Some(weak) = fresh {
-            classes.weak.insert(key, weak);
+}
+
+impl From<jvmtiFrameInfo> for RawFrame {
+    #[inline]
+    fn from(frame: jvmtiFrameInfo) -> Self {
+        RawFrame {
+            method: frame.method as u64,
+            location: frame.location,
         }
-        if let Some(site) = site {
-            classes.by_site.insert(site, key);
-        }
-        classes.weak.get(&key).copied()
-    };
-    if let (Some((method, location)), Some(weak)) = (site, weak)
-        && weak != 0
-    {
-        local.site_classes.insert(method, location, weak, key);
     }
-    key
+}
+
+impl CallbackVm for AllocatingThread {
+    type Object = jobject;
+    type Frame = jvmtiFrameInfo;
+
+    #[inline]
+    fn current_stack(&mut self, frames: &mut [jvmtiFrameInfo]) -> usize {
+        self.jvmti.current_stack(frames).unwrap_or(0)
+    }
+
+    fn current_thread(&mut self) -> Option<jobject> {
+        self.jvmti
+            .current_thread()
+            .ok()
+            .filter(|thread| !thread.is_null())
+    }
+
+    fn delete_local_ref(&mut self, object: jobject) {
+        self.jni.delete_local_ref(object);
+    }
+
+    #[inline]
+    fn tag(&mut self, object: jobject) -> u64 {
+        self.jvmti.tag(object).unwrap_or(0) as u64
+    }
+
+    #[inline]
+    fn set_tag(&mut self, object: jobject, tag: u64) {
+        let _ = self.jvmti.set_tag(object, tag as jlong);
+    }
+
+    #[inline]
+    fn is_virtual_thread(&mut self, thread: jobject) -> bool {
+        self.virtual_threads && self.jni.is_virtual_thread(thread)
+    }
+
+    fn thread_name(&mut self, thread: jobject) -> String {
+        self.jvmti.thread_name(self.jni, thread).unwrap_or_default()
+    }
+
+    fn os_thread_id(&mut self) -> i64 {
+        os_thread_id()
+    }
+
+    #[inline]
+    fn new_weak_ref(&mut self, object: jobject) -> u64 {
+        self.jni.new_weak_global_ref(object) as u64
+    }
+
+    #[inline]
+    fn is_same_object(&mut self, object: jobject, weak: u64) -> bool {
+        self.jni.is_same_object(object, weak as jobject)
+    }
+
+    #[inline]
+    fn delete_weak_ref(&mut self, weak: u64) {
+        self.jni.delete_weak_global_ref(weak as jobject);
+    }
 }
 
 /// The writer thread: attached to the JVM as a daemon, never sampled. It
@@ -953,7 +747,6 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
         jni,
         management: Lookup::NotYet,
         gc_info: Backoff::default(),
-        retired_classes: Vec::new(),
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
         .and_then(|sink| Ok(sink.finish()?));
@@ -961,26 +754,9 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
     if let Lookup::Found(management) = std::mem::replace(&mut vm.management, Lookup::NotYet) {
         management.release(jni);
     }
-    for (_, seen) in running.threads.lock().drain() {
-        jni.delete_weak_global_ref(seen.weak as jobject);
-    }
-    // The session may still be running (the writer failed), its callbacks
-    // checking classes against these references: they are deleted as any
-    // retired ones, once no callback is running. Callbacks that never pause
-    // for a second leave them undeleted, a few bytes each, rather than
-    // deleted under a callback.
-    let classes: Vec<usize> = {
-        let mut classes = running.classes.lock();
-        classes.by_site.clear();
-        classes.weak.drain().map(|(_, weak)| weak).collect()
-    };
-    vm.retire_classes(classes);
-    for _ in 0..1000 {
-        if vm.release_retired_classes() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    // The session may still be running (the writer failed): the class
+    // references are deleted once no callback is running, or left.
+    running.keys.release_all(&mut vm);
     running.vm.detach();
 }
 
@@ -992,9 +768,6 @@ struct JvmtiVm<'s> {
     management: Lookup,
     /// When a collection's figures may be asked for again after a failure.
     gc_info: Backoff,
-    /// Weak references to unloaded classes, not deleted yet: a callback
-    /// may be comparing a class with one.
-    retired_classes: Vec<usize>,
 }
 
 /// A pause after each failure of a call, doubling from a second to a
@@ -1076,39 +849,6 @@ impl SessionVm for JvmtiVm<'_> {
 }
 
 impl JvmtiVm<'_> {
-    /// Takes the weak references of classes gone from the session's map,
-    /// to delete when no callback can hold them
-    /// ([`Self::release_retired_classes`]).
-    fn retire_classes(&mut self, classes: Vec<usize>) {
-        if classes.is_empty() {
-            return;
-        }
-        self.retired_classes.extend(classes);
-        // Relaxed: the `try_write` that comes before any deletion orders
-        // this store before every callback that starts after it.
-        self.running.class_epoch.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Deletes the retired class references if no callback is running now;
-    /// returns whether none is left. Callbacks hold the session's read lock
-    /// throughout, so a `try_write` that succeeds is a moment with none: the
-    /// ones before it are done with the references, and the ones after it
-    /// see the epoch [`Self::retire_classes`] moved and empty their tables.
-    /// The writer never waits for the write lock: a callback holding the
-    /// read lock may be waiting for the writer to drain the ring.
-    fn release_retired_classes(&mut self) -> bool {
-        if self.retired_classes.is_empty() {
-            return true;
-        }
-        if SESSION.try_write().is_none() {
-            return false;
-        }
-        for weak in self.retired_classes.drain(..) {
-            self.jni.delete_weak_global_ref(weak as jobject);
-        }
-        true
-    }
-
     /// The management interface's beans, looked up the first time; `None`
     /// (said once, at log level debug) without them.
     fn management(&mut self) -> Option<&Management> {
@@ -1147,7 +887,7 @@ impl JvmtiVm<'_> {
         let jvmti = self.running.jvmti;
         let signature = jvmti.class_signature(class).ok()?;
         Some(ClassInfo {
-            hidden: writer::is_hidden_signature(&signature),
+            hidden: is_hidden_signature(&signature),
             signature,
             boot_loader: jvmti
                 .defined_by_boot_loader(self.jni, class)
@@ -1175,7 +915,7 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn class(&mut self, class: u64) -> Option<ClassInfo> {
-        let weak = *self.running.classes.lock().weak.get(&class)? as jobject;
+        let weak = self.running.keys.class_ref(class)? as jobject;
         let local = self.jni.new_local_ref(weak);
         if local.is_null() {
             return None;
@@ -1186,18 +926,14 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn thread(&mut self, thread: u64) -> ThreadInfo {
-        let seen = self.running.threads.lock().get_mut(&thread).map(|seen| {
-            seen.resolved = true;
-            (seen.name.clone(), seen.weak, seen.os_thread_id)
-        });
-        let Some((java_name, weak, os_thread_id)) = seen else {
+        let Some(seen) = self.running.keys.resolve_thread(thread) else {
             return ThreadInfo {
                 java_name: format!("thread-{thread}"),
                 java_thread_id: -1,
                 os_thread_id: 0,
             };
         };
-        let local = self.jni.new_local_ref(weak as jobject);
+        let local = self.jni.new_local_ref(seen.weak as jobject);
         let java_thread_id = if local.is_null() {
             -1
         } else {
@@ -1205,39 +941,15 @@ impl writer::Vm for JvmtiVm<'_> {
         };
         self.jni.delete_local_ref(local);
         ThreadInfo {
-            java_name,
+            java_name: seen.name,
             java_thread_id,
-            os_thread_id,
+            os_thread_id: seen.os_thread_id,
         }
     }
 
     fn forget_gone(&mut self) {
-        let jni = self.jni;
-        // The callback takes these locks for a new thread, and for a class
-        // its own sites do not know. A thread gone before the writer
-        // resolved it is kept until it is: its samples are still on their
-        // way.
-        self.running.threads.lock().retain(|_, seen| {
-            let gone = seen.resolved && jni.is_cleared(seen.weak as jobject);
-            if gone {
-                jni.delete_weak_global_ref(seen.weak as jobject);
-            }
-            !gone
-        });
-        let mut unloaded = Vec::new();
-        {
-            let mut classes = self.running.classes.lock();
-            classes.weak.retain(|_, &mut weak| {
-                let gone = jni.is_cleared(weak as jobject);
-                if gone {
-                    unloaded.push(weak);
-                }
-                !gone
-            });
-            classes.by_site.clear();
-        }
-        self.retire_classes(unloaded);
-        self.release_retired_classes();
+        let running = self.running;
+        running.keys.forget_gone(self);
     }
 
     fn is_collected(&mut self, handle: u64) -> bool {
@@ -1251,7 +963,28 @@ impl writer::Vm for JvmtiVm<'_> {
     fn array_length(&mut self, handle: u64) -> Option<i32> {
         self.jni.array_length(handle as jobject)
     }
+}
 
+impl KeysVm for JvmtiVm<'_> {
+    fn is_cleared(&mut self, weak: u64) -> bool {
+        self.jni.is_cleared(weak as jobject)
+    }
+
+    fn delete_weak_ref(&mut self, weak: u64) {
+        self.jni.delete_weak_global_ref(weak as jobject);
+    }
+
+    /// Callbacks hold the session's read lock throughout, so a `try_write`
+    /// that succeeds is a moment with none, and the lock orders what came
+    /// before it before every callback after it. Never waits for the lock:
+    /// a callback holding it may be waiting for the writer to drain the
+    /// ring.
+    fn no_callback_running(&mut self) -> bool {
+        SESSION.try_write().is_some()
+    }
+}
+
+impl HeapVm for JvmtiVm<'_> {
     fn jvm_info(&mut self) -> Option<JvmInfo> {
         let jni = self.jni;
         self.management()?.jvm_info(jni)
@@ -1281,7 +1014,9 @@ impl writer::Vm for JvmtiVm<'_> {
         let jni = self.jni;
         self.management()?.class_loading(jni)
     }
+}
 
+impl RootsVm for JvmtiVm<'_> {
     fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
         heap_walk::paths_to_roots(
             self.running.vm,

@@ -37,9 +37,10 @@ use super::jvm::{Jni, Jvmti, JvmtiError, Vm};
 use super::sys::*;
 use crate::roots::{
     ClassKind, Edge, Graph, Names, NodeId, RootKind, RootLimits, RootPath, Visit, Walker,
-    external_name, field_position, is_primitive_array, node_of, tag_of,
+    field_position, node_of, tag_of,
 };
 use crate::session::log;
+use crate::signature::{external_name, is_primitive_array};
 
 /// The paths from GC roots to the objects behind `handles` (liveness weak
 /// references), one per handle, within `limits`; logs what the walk did

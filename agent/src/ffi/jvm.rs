@@ -10,26 +10,10 @@ use super::sys::*;
 
 /// A JVMTI error code, with its name for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("JVMTI error {code} ({})", error_name(*.code))]
+#[error("JVMTI error {code} ({})", error_name(*.code).unwrap_or("see jvmti.h"))]
 pub struct JvmtiError {
     /// The `jvmtiError` code.
     pub code: jvmtiError,
-}
-
-fn error_name(code: jvmtiError) -> &'static str {
-    match code {
-        JVMTI_ERROR_INVALID_THREAD => "INVALID_THREAD",
-        JVMTI_ERROR_THREAD_NOT_ALIVE => "THREAD_NOT_ALIVE",
-        JVMTI_ERROR_INVALID_CLASS => "INVALID_CLASS",
-        JVMTI_ERROR_INVALID_METHODID => "INVALID_METHODID",
-        JVMTI_ERROR_ABSENT_INFORMATION => "ABSENT_INFORMATION",
-        JVMTI_ERROR_NATIVE_METHOD => "NATIVE_METHOD",
-        JVMTI_ERROR_ILLEGAL_ARGUMENT => "ILLEGAL_ARGUMENT",
-        JVMTI_ERROR_NOT_AVAILABLE => "NOT_AVAILABLE",
-        JVMTI_ERROR_MUST_POSSESS_CAPABILITY => "MUST_POSSESS_CAPABILITY",
-        JVMTI_ERROR_WRONG_PHASE => "WRONG_PHASE",
-        _ => "see jvmti.h",
-    }
 }
 
 fn check(code: jvmtiError) -> Result<(), JvmtiError> {
@@ -130,7 +114,7 @@ impl Jvmti {
     /// Gives the environment (and its capabilities) back to the JVM.
     pub fn dispose(self) {
         // SAFETY: the environment is not used after this; callers drop it.
-        unsafe { (self.table().DisposeEnvironment.expect("DisposeEnvironment"))(self.0) };
+        unsafe { self.table().DisposeEnvironment(self.0) };
     }
 
     /// The capabilities this JVM could grant now.
@@ -138,10 +122,8 @@ impl Jvmti {
         let mut capabilities = jvmtiCapabilities::default();
         // SAFETY: writes into `capabilities`, a jvmtiCapabilities-sized struct.
         check(unsafe {
-            (self
-                .table()
-                .GetPotentialCapabilities
-                .expect("GetPotentialCapabilities"))(self.0, &mut capabilities)
+            self.table()
+                .GetPotentialCapabilities(self.0, &mut capabilities)
         })?;
         Ok(capabilities)
     }
@@ -149,18 +131,14 @@ impl Jvmti {
     /// Asks for capabilities.
     pub fn add_capabilities(&self, capabilities: &jvmtiCapabilities) -> Result<(), JvmtiError> {
         // SAFETY: reads the struct passed by reference.
-        check(unsafe {
-            (self.table().AddCapabilities.expect("AddCapabilities"))(self.0, capabilities)
-        })
+        check(unsafe { self.table().AddCapabilities(self.0, capabilities) })
     }
 
     /// Installs the event callbacks.
     pub fn set_event_callbacks(&self, callbacks: &jvmtiEventCallbacks) -> Result<(), JvmtiError> {
         let size = std::mem::size_of::<jvmtiEventCallbacks>() as jint;
         // SAFETY: the JVM copies `size` bytes of the struct.
-        check(unsafe {
-            (self.table().SetEventCallbacks.expect("SetEventCallbacks"))(self.0, callbacks, size)
-        })
+        check(unsafe { self.table().SetEventCallbacks(self.0, callbacks, size) })
     }
 
     /// Enables or disables an event, for every thread.
@@ -168,12 +146,8 @@ impl Jvmti {
         let mode = if enable { JVMTI_ENABLE } else { JVMTI_DISABLE };
         // SAFETY: a null thread means "all threads"; no variadic argument.
         check(unsafe {
-            (self
-                .table()
-                .SetEventNotificationMode
-                .expect("SetEventNotificationMode"))(
-                self.0, mode, event, ptr::null_mut()
-            )
+            self.table()
+                .SetEventNotificationMode(self.0, mode, event, ptr::null_mut())
         })
     }
 
@@ -188,10 +162,8 @@ impl Jvmti {
         // SAFETY: `thread` is a live reference to a started thread; no
         // variadic argument.
         check(unsafe {
-            (self
-                .table()
-                .SetEventNotificationMode
-                .expect("SetEventNotificationMode"))(self.0, mode, event, thread)
+            self.table()
+                .SetEventNotificationMode(self.0, mode, event, thread)
         })
     }
 
@@ -199,9 +171,7 @@ impl Jvmti {
     pub fn all_threads(&self) -> Result<Vec<jobject>, JvmtiError> {
         let (mut count, mut threads): (jint, *mut jthread) = (0, ptr::null_mut());
         // SAFETY: the JVM writes a count and an array it allocated.
-        check(unsafe {
-            (self.table().GetAllThreads.expect("GetAllThreads"))(self.0, &mut count, &mut threads)
-        })?;
+        check(unsafe { self.table().GetAllThreads(self.0, &mut count, &mut threads) })?;
         let list = if threads.is_null() || count <= 0 {
             Vec::new()
         } else {
@@ -215,12 +185,7 @@ impl Jvmti {
     /// Sets the mean sampling interval in bytes (0: every allocation).
     pub fn set_heap_sampling_interval(&self, interval: jint) -> Result<(), JvmtiError> {
         // SAFETY: takes a plain integer.
-        check(unsafe {
-            (self
-                .table()
-                .SetHeapSamplingInterval
-                .expect("SetHeapSamplingInterval"))(self.0, interval)
-        })
+        check(unsafe { self.table().SetHeapSamplingInterval(self.0, interval) })
     }
 
     /// The current thread's stack, top first, into `frames`; returns how
@@ -231,7 +196,7 @@ impl Jvmti {
         // SAFETY: a null thread is the current thread; the JVM writes at
         // most `frames.len()` entries and the count.
         check(unsafe {
-            (self.table().GetStackTrace.expect("GetStackTrace"))(
+            self.table().GetStackTrace(
                 self.0,
                 ptr::null_mut(),
                 0,
@@ -247,9 +212,7 @@ impl Jvmti {
     pub fn current_thread(&self) -> Result<jobject, JvmtiError> {
         let mut thread: jthread = ptr::null_mut();
         // SAFETY: the JVM writes one thread reference.
-        check(unsafe {
-            (self.table().GetCurrentThread.expect("GetCurrentThread"))(self.0, &mut thread)
-        })?;
+        check(unsafe { self.table().GetCurrentThread(self.0, &mut thread) })?;
         Ok(thread)
     }
 
@@ -258,12 +221,7 @@ impl Jvmti {
     /// objects it found unreachable are cleared then.
     pub fn force_garbage_collection(&self) -> Result<(), JvmtiError> {
         // SAFETY: takes no argument.
-        check(unsafe {
-            (self
-                .table()
-                .ForceGarbageCollection
-                .expect("ForceGarbageCollection"))(self.0)
-        })
+        check(unsafe { self.table().ForceGarbageCollection(self.0) })
     }
 
     /// The tag of an object (0: none).
@@ -271,14 +229,14 @@ impl Jvmti {
     pub fn tag(&self, object: jobject) -> Result<jlong, JvmtiError> {
         let mut tag: jlong = 0;
         // SAFETY: `object` is a live reference the caller holds.
-        check(unsafe { (self.table().GetTag.expect("GetTag"))(self.0, object, &mut tag) })?;
+        check(unsafe { self.table().GetTag(self.0, object, &mut tag) })?;
         Ok(tag)
     }
 
     /// Tags an object.
     pub fn set_tag(&self, object: jobject, tag: jlong) -> Result<(), JvmtiError> {
         // SAFETY: `object` is a live reference the caller holds.
-        check(unsafe { (self.table().SetTag.expect("SetTag"))(self.0, object, tag) })
+        check(unsafe { self.table().SetTag(self.0, object, tag) })
     }
 
     /// Copies a JVM-allocated C string out and frees it.
@@ -297,7 +255,7 @@ impl Jvmti {
     fn deallocate(&self, memory: *mut u8) {
         if !memory.is_null() {
             // SAFETY: `memory` was allocated by this JVMTI environment.
-            unsafe { (self.table().Deallocate.expect("Deallocate"))(self.0, memory.cast()) };
+            unsafe { self.table().Deallocate(self.0, memory.cast()) };
         }
     }
 
@@ -306,12 +264,8 @@ impl Jvmti {
         let mut signature: *mut c_char = ptr::null_mut();
         // SAFETY: `class` is a live reference; the JVM allocates the string.
         check(unsafe {
-            (self.table().GetClassSignature.expect("GetClassSignature"))(
-                self.0,
-                class,
-                &mut signature,
-                ptr::null_mut(),
-            )
+            self.table()
+                .GetClassSignature(self.0, class, &mut signature, ptr::null_mut())
         })?;
         Ok(self.take_string(signature))
     }
@@ -322,9 +276,7 @@ impl Jvmti {
         let mut loader: jobject = ptr::null_mut();
         // SAFETY: `class` is a live reference; the JVM writes a local
         // reference or null.
-        check(unsafe {
-            (self.table().GetClassLoader.expect("GetClassLoader"))(self.0, class, &mut loader)
-        })?;
+        check(unsafe { self.table().GetClassLoader(self.0, class, &mut loader) })?;
         if loader.is_null() {
             return Ok(true);
         }
@@ -338,13 +290,8 @@ impl Jvmti {
             (ptr::null_mut(), ptr::null_mut());
         // SAFETY: the JVM validates the method id and allocates the strings.
         check(unsafe {
-            (self.table().GetMethodName.expect("GetMethodName"))(
-                self.0,
-                method,
-                &mut name,
-                &mut signature,
-                ptr::null_mut(),
-            )
+            self.table()
+                .GetMethodName(self.0, method, &mut name, &mut signature, ptr::null_mut())
         })?;
         Ok((self.take_string(name), self.take_string(signature)))
     }
@@ -354,10 +301,8 @@ impl Jvmti {
         let mut class: jclass = ptr::null_mut();
         // SAFETY: the JVM validates the method id and writes a local reference.
         check(unsafe {
-            (self
-                .table()
-                .GetMethodDeclaringClass
-                .expect("GetMethodDeclaringClass"))(self.0, method, &mut class)
+            self.table()
+                .GetMethodDeclaringClass(self.0, method, &mut class)
         })?;
         Ok(class)
     }
@@ -367,11 +312,8 @@ impl Jvmti {
         let mut modifiers: jint = 0;
         // SAFETY: the JVM validates the method id.
         check(unsafe {
-            (self.table().GetMethodModifiers.expect("GetMethodModifiers"))(
-                self.0,
-                method,
-                &mut modifiers,
-            )
+            self.table()
+                .GetMethodModifiers(self.0, method, &mut modifiers)
         })?;
         Ok(modifiers)
     }
@@ -382,9 +324,8 @@ impl Jvmti {
         let (mut count, mut table): (jint, *mut jvmtiLineNumberEntry) = (0, ptr::null_mut());
         // SAFETY: the JVM validates the method id and allocates the table.
         let code = unsafe {
-            (self.table().GetLineNumberTable.expect("GetLineNumberTable"))(
-                self.0, method, &mut count, &mut table,
-            )
+            self.table()
+                .GetLineNumberTable(self.0, method, &mut count, &mut table)
         };
         if code == JVMTI_ERROR_ABSENT_INFORMATION || code == JVMTI_ERROR_NATIVE_METHOD {
             return Ok(Vec::new());
@@ -407,9 +348,7 @@ impl Jvmti {
     pub fn is_method_native(&self, method: jmethodID) -> Result<bool, JvmtiError> {
         let mut native = 0;
         // SAFETY: the JVM validates the method id.
-        check(unsafe {
-            (self.table().IsMethodNative.expect("IsMethodNative"))(self.0, method, &mut native)
-        })?;
+        check(unsafe { self.table().IsMethodNative(self.0, method, &mut native) })?;
         Ok(native != 0)
     }
 
@@ -418,11 +357,8 @@ impl Jvmti {
         let (mut count, mut classes): (jint, *mut jclass) = (0, ptr::null_mut());
         // SAFETY: the JVM writes a count and an array it allocated.
         check(unsafe {
-            (self.table().GetLoadedClasses.expect("GetLoadedClasses"))(
-                self.0,
-                &mut count,
-                &mut classes,
-            )
+            self.table()
+                .GetLoadedClasses(self.0, &mut count, &mut classes)
         })?;
         Ok(self.take_array(classes, count))
     }
@@ -446,12 +382,8 @@ impl Jvmti {
         // SAFETY: `class` is a live reference; the JVM writes a count and an
         // array it allocated.
         check(unsafe {
-            (self.table().GetClassFields.expect("GetClassFields"))(
-                self.0,
-                class,
-                &mut count,
-                &mut fields,
-            )
+            self.table()
+                .GetClassFields(self.0, class, &mut count, &mut fields)
         })?;
         Ok(self.take_array(fields, count))
     }
@@ -463,12 +395,8 @@ impl Jvmti {
         // SAFETY: `class` is a live reference; the JVM writes a count and an
         // array of local references it allocated.
         check(unsafe {
-            (self
-                .table()
-                .GetImplementedInterfaces
-                .expect("GetImplementedInterfaces"))(
-                self.0, class, &mut count, &mut interfaces
-            )
+            self.table()
+                .GetImplementedInterfaces(self.0, class, &mut count, &mut interfaces)
         })?;
         Ok(self.take_array(interfaces, count))
     }
@@ -477,9 +405,7 @@ impl Jvmti {
     pub fn is_interface(&self, class: jclass) -> Result<bool, JvmtiError> {
         let mut interface = 0;
         // SAFETY: `class` is a live reference.
-        check(unsafe {
-            (self.table().IsInterface.expect("IsInterface"))(self.0, class, &mut interface)
-        })?;
+        check(unsafe { self.table().IsInterface(self.0, class, &mut interface) })?;
         Ok(interface != 0)
     }
 
@@ -494,7 +420,7 @@ impl Jvmti {
         // SAFETY: `class` is a live reference and `field` one of its fields;
         // the JVM allocates the strings, and skips the null generic pointer.
         check(unsafe {
-            (self.table().GetFieldName.expect("GetFieldName"))(
+            self.table().GetFieldName(
                 self.0,
                 class,
                 field,
@@ -515,12 +441,8 @@ impl Jvmti {
         let mut modifiers: jint = 0;
         // SAFETY: `class` is a live reference and `field` one of its fields.
         check(unsafe {
-            (self.table().GetFieldModifiers.expect("GetFieldModifiers"))(
-                self.0,
-                class,
-                field,
-                &mut modifiers,
-            )
+            self.table()
+                .GetFieldModifiers(self.0, class, field, &mut modifiers)
         })?;
         Ok(modifiers)
     }
@@ -543,7 +465,7 @@ impl Jvmti {
         // the callbacks and `user_data` are sound together (the caller's
         // contract), and the JVM calls them only while this call runs.
         check(unsafe {
-            (self.table().FollowReferences.expect("FollowReferences"))(
+            self.table().FollowReferences(
                 self.0,
                 0,
                 ptr::null_mut(),
@@ -558,9 +480,7 @@ impl Jvmti {
     pub fn thread_name(&self, jni: Jni, thread: jobject) -> Result<String, JvmtiError> {
         let mut info = jvmtiThreadInfo::default();
         // SAFETY: `thread` is a live reference; the JVM fills `info`.
-        check(unsafe {
-            (self.table().GetThreadInfo.expect("GetThreadInfo"))(self.0, thread, &mut info)
-        })?;
+        check(unsafe { self.table().GetThreadInfo(self.0, thread, &mut info) })?;
         jni.delete_local_ref(info.thread_group);
         jni.delete_local_ref(info.context_class_loader);
         Ok(self.take_string(info.name))

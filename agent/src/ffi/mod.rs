@@ -1,8 +1,10 @@
 //! The agent's only contact with the JVM: raw JVMTI declarations, safe
 //! wrappers over the JVMTI and JNI function tables, and the exported entry
-//! points and event callbacks, which forward what the JVM reports into the
-//! running [`crate::session`] and hold nothing of its logic. Every `unsafe`
-//! block of the agent lives here.
+//! points and event callbacks, which convert what the JVM hands them and
+//! forward it into [`crate::callback`] and the running [`crate::session`],
+//! holding nothing of their logic: only the locks that order callbacks and
+//! sessions, and the JVMTI and JNI implementations of the VM traits. Every
+//! `unsafe` block of the agent lives here.
 
 pub mod agent;
 pub(crate) mod alloc;
