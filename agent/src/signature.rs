@@ -3,7 +3,7 @@
 //! internal name JFR pools, the Java name messages and referrer chains
 //! show, and what a signature tells of its class.
 
-use jfr_writer::format::java_class_name;
+use jfr_format::java_class_name;
 
 /// Whether a class signature from JVMTI `GetClassSignature` is a hidden
 /// class's: since JDK 15 the JVM gives a hidden class the signature

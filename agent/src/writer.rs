@@ -26,12 +26,12 @@ use rustc_hash::FxHashMap;
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
+use jfr_format::names::{class_loader, setting};
 use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, GarbageCollection, HeapExhausted,
     LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes,
     ReferenceHolder,
 };
-use jfr_writer::format::names::{class_loader, setting};
 use jfr_writer::{
     Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, EventType, FrameType, Marked,
     Method, MethodRef, PoolRef, PoolSizes, Recording, Sink, StackFrame, StackTrace, StackTraceRef,

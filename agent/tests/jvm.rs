@@ -726,7 +726,7 @@ fn start_and_wait_for_samples(file: &Path) -> support::Watched {
         }
         let flushed = std::fs::read(file)
             .ok()
-            .and_then(|bytes| jfr_writer::format::ChunkHeader::decode(&bytes))
+            .and_then(|bytes| jfr_format::ChunkHeader::decode(&bytes))
             .is_some_and(|header| header.generation == 0 && header.chunk_size > 16 * 1024);
         if flushed {
             return child;

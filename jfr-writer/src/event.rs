@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use crate::field::{FieldSpec, FieldType, Slot, ValueTypeId};
-use crate::format::names::field as field_name;
-use crate::format::{write_string, write_varint, write_varint_i32};
 use crate::metadata::ClassId;
 use crate::pool::{ConstantRef, PoolRef, Pools};
 use crate::types::Setting;
+use jfr_format::names::field as field_name;
+use jfr_format::{write_string, write_varint, write_varint_i32};
 
 // `Value`, with a variant for each pooled type a field can hold, from the
 // one table (`pooled_field_types!`).

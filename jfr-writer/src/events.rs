@@ -15,7 +15,7 @@
 //!
 //! # Adding an event
 //!
-//! Name it and its fields in [`crate::format::names`] (the reader shares
+//! Name it and its fields in [`jfr_format::names`] (the reader shares
 //! those names), then declare it beside the others, as
 //! [`ObjectAllocationSample`] is. The struct's fields start with
 //! `start_time`, then those of `duration`, `event_thread` and `stack_trace`
@@ -51,10 +51,10 @@ pub use old_objects::{OldObjectSample, OldObjectTypes, ReferenceHolder, old_obje
 
 use crate::event::EventTypeBuilder;
 use crate::field::Unit;
-use crate::format::names::{event, field, setting};
 use crate::pool::{ClassRef, StackTraceField, ThreadRef};
 use crate::recording::Ticks;
 use crate::types::Setting;
+use jfr_format::names::{event, field, setting};
 
 typed_event! {
     /// `jdk.ObjectAllocationSample`, as the JDK declares it: Mission Control's

@@ -29,7 +29,7 @@
 //!
 //! Each module uses only those listed before it:
 //!
-//! - [`format`](mod@format) (the `jfr-format` crate): the format's names,
+//! - the `jfr-format` crate, beneath them all: the format's names,
 //!   constants and primitives, shared with the reader.
 //! - `sized`, `metadata`: size-prefixed records, and the metadata event
 //!   that declares every class of a chunk.
@@ -63,7 +63,7 @@ mod error;
 pub mod event;
 pub mod events;
 pub mod field;
-pub use jfr_format as format;
+
 mod metadata;
 pub mod pool;
 pub mod recording;

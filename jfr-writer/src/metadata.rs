@@ -9,9 +9,9 @@
 
 use std::collections::HashMap;
 
-use crate::format::names::{attribute, element};
-use crate::format::{METADATA_EVENT_ID, write_string, write_varint};
 use crate::sized::write_sized;
+use jfr_format::names::{attribute, element};
+use jfr_format::{METADATA_EVENT_ID, write_string, write_varint};
 
 /// A class id in the metadata: what fields, annotations and pools refer to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -38,10 +38,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use hashbrown::{HashTable, hash_table};
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
-use crate::format::names::field;
-use crate::format::{read_varint, write_string, write_varint, write_varint_i32};
 use crate::metadata::{ClassId, FieldDecl, Metadata};
 use crate::types::StandardTypes;
+use jfr_format::names::field;
+use jfr_format::{read_varint, write_string, write_varint, write_varint_i32};
 
 // The lists of pooled types in this module, from the one table
 // (`pooled_types!`): the refs, `PoolRef`, `PoolSizes`, the pools, and the

@@ -37,16 +37,16 @@ use crate::event::{
     EventType, EventTypeBuilder, Mismatch, Value, ValueType, ValueTypeBuilder, write_value,
 };
 use crate::field::{FieldSpec, Unit, ValueTypeId};
-use crate::format::names::{class as class_name, field as field_name, unit as unit_name};
-use crate::format::{
-    CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
-    GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
-};
 use crate::metadata::{ClassId, FieldDecl, Metadata, SettingDecl};
 use crate::pool::{ConstantRef, Marked, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef};
 use crate::sized::sized_len;
 use crate::snapshot::Snapshot;
 use crate::types::{StandardTypes, annotation, annotation_array, marker};
+use jfr_format::names::{class as class_name, field as field_name, unit as unit_name};
+use jfr_format::{
+    CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
+    GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
+};
 
 /// Ticks per second of every recording: ticks are nanoseconds.
 pub const TICKS_PER_SECOND: i64 = 1_000_000_000;

@@ -1,7 +1,7 @@
 //! Size-prefixed records: every event, the metadata and each checkpoint
 //! start with their total size as a varint, the size's own bytes counted.
 
-use crate::format::{varint_len, write_varint};
+use jfr_format::{varint_len, write_varint};
 
 /// Appends `body` preceded by its size as a varint, the size counting itself.
 pub(crate) fn write_sized(out: &mut Vec<u8>, body: &[u8]) {

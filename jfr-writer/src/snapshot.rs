@@ -20,7 +20,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::format::{
+use jfr_format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_FINAL_CHUNK, GENERATION_FINISHED, HEADER_SIZE,
     MAX_VARINT_LEN, METADATA_EVENT_ID, read_varint,
 };
@@ -165,7 +165,7 @@ pub(crate) fn temporary_path(path: &Path, purpose: &str) -> PathBuf {
 /// file order.
 fn find_chunks(from: &File) -> io::Result<Vec<Found>> {
     let mut magic = [0u8; 4];
-    if from.read_exact_at(&mut magic, 0).is_ok() && magic != crate::format::MAGIC {
+    if from.read_exact_at(&mut magic, 0).is_ok() && magic != jfr_format::MAGIC {
         return Err(invalid(
             "not an uncompressed JFR recording (no FLR magic at offset 0; \
              a .zst recording cannot be snapshot)"

@@ -9,11 +9,11 @@
 //! encoded; this module gives them their ids.
 
 use crate::field::{FieldType, ValueTypeId};
-use crate::format::names::{
+use crate::metadata::{Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
+use jfr_format::names::{
     annotation as annotation_name, attribute, class as class_name, setting as setting_name,
     unit as unit_name,
 };
-use crate::metadata::{Annotation, ClassDecl, ClassId, FieldDecl, Metadata};
 
 /// A setting of an event type, as the JDK declares them (`jdk.settings.*`):
 /// what a recording's configuration may set for the event.

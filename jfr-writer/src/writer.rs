@@ -15,10 +15,10 @@ use std::sync::atomic::Ordering;
 use crate::error::Error;
 use crate::event::{EventType, Mismatch, Value, write_value};
 use crate::field::{FieldType, Slot};
-use crate::format::{MAX_VARINT_LEN, StringEncoding, write_string, write_varint, write_varint_i32};
 use crate::pool::{ConstantRef, PoolRef, StackTraceField, StringRef};
 use crate::recording::{Recording, Sink, Ticks};
 use crate::sized::sized_len;
+use jfr_format::{MAX_VARINT_LEN, StringEncoding, write_string, write_varint, write_varint_i32};
 
 impl<S: Sink> Recording<S> {
     /// Starts writing an event of type `event_type` that started at

@@ -755,7 +755,7 @@ fn a_chunk_starts_before_its_first_event_not_at_its_first_flush() {
     let (first, last) = (epoch(first), epoch(last));
     recording.close().unwrap();
     let bytes = fs::read(&path).unwrap();
-    let header = jfr_writer::format::ChunkHeader::decode(&bytes).unwrap();
+    let header = jfr_format::ChunkHeader::decode(&bytes).unwrap();
     assert!(
         header.start_nanos <= first,
         "the chunk starts {} ns after its first event",
@@ -857,7 +857,7 @@ fn assert_chunks_stand_alone(path: &Path, expected: &[String]) {
         end = offset + header.chunk_size as usize;
         let last = end == bytes.len();
         assert_eq!(
-            header.flags & jfr_writer::format::FLAG_FINAL_CHUNK != 0,
+            header.flags & jfr_format::FLAG_FINAL_CHUNK != 0,
             last,
             "final flag of chunk {index}"
         );
@@ -1288,9 +1288,9 @@ fn a_recording_dropped_without_close_is_finished_and_readable() {
         // Written, never flushed: the drop must flush it.
         write_all_types(&mut recording, &event, &f, at, 5, &primitives(7))
     };
-    let header = jfr_writer::format::ChunkHeader::decode(&fs::read(&path).unwrap()).unwrap();
+    let header = jfr_format::ChunkHeader::decode(&fs::read(&path).unwrap()).unwrap();
     assert_eq!(header.generation, 0);
-    assert_ne!(header.flags & jfr_writer::format::FLAG_FINAL_CHUNK, 0);
+    assert_ne!(header.flags & jfr_format::FLAG_FINAL_CHUNK, 0);
     assert_eq!(dump(&path), vec![expected]);
 
     // The same for a zstd stream: the frame must be ended on drop.

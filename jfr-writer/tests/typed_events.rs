@@ -5,12 +5,12 @@
 
 use std::io::Cursor;
 
+use jfr_format::names::field;
 use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, ClassLoadingStatistics,
     GarbageCollection, GcHeapSummary, GcTypes, HeapExhausted, JdkGarbageCollection, JvmInformation,
     LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes, VirtualSpace,
 };
-use jfr_writer::format::names::field;
 use jfr_writer::{Error, Options, Recording, SeekableSink, Thread, Ticks};
 
 fn recording() -> Recording<SeekableSink<Cursor<Vec<u8>>>> {

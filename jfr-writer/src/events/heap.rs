@@ -7,11 +7,11 @@ use super::typed::{FieldValue, OfValueType, simple_string};
 use crate::error::Error;
 use crate::event::{EventTypeBuilder, Value, ValueType, ValueTypeBuilder};
 use crate::field::{FieldSpec, FieldType, Unit};
-use crate::format::names::{class, event, field};
 use crate::pool::ConstantRef;
 use crate::recording::{Recording, Sink};
 use crate::types::Setting;
 use crate::writer::EventWriter;
+use jfr_format::names::{class, event, field};
 
 /// The value types of the GC events, registered with one recording.
 #[derive(Debug, Clone)]

@@ -10,10 +10,10 @@ use super::typed::simple_string;
 use crate::error::Error;
 use crate::event::{EventTypeBuilder, Value, ValueType, ValueTypeBuilder};
 use crate::field::{FieldSpec, FieldType, Unit};
-use crate::format::names::{class, event, field};
 use crate::pool::{ClassRef, ConstantRef, StackTraceField, ThreadRef};
 use crate::recording::{Recording, Sink, Ticks};
 use crate::types::Setting;
+use jfr_format::names::{class, event, field};
 
 /// The value types of `jdk.OldObjectSample`, registered with one recording.
 #[derive(Debug, Clone)]

@@ -48,7 +48,7 @@ use crate::writer::EventWriter;
 ///   event. Another order is a compile error.
 /// - Every other field is `name: Type => NAME` and [`FieldSpec`]'s
 ///   builder calls (label, description, unit, ...): `NAME` is the field's
-///   name in the format (a constant of [`crate::format::names::field`]),
+///   name in the format (a constant of [`jfr_format::names::field`]),
 ///   and the field's type is its Rust type's ([`OfType`]).
 /// - A field holding a registered value type (a constant of the chunk, or
 ///   a struct written inline) names it after `NAME`, in brackets:
@@ -177,17 +177,17 @@ macro_rules! typed_event {
     // argument types check the fields' types.
     (@write $event:ident, $this:ident, duration: $type:ty) => {
         $event
-            .field($crate::format::names::field::DURATION)
+            .field(::jfr_format::names::field::DURATION)
             .duration($this.duration)
     };
     (@write $event:ident, $this:ident, event_thread: $type:ty) => {
         $event
-            .field($crate::format::names::field::EVENT_THREAD)
+            .field(::jfr_format::names::field::EVENT_THREAD)
             .thread($this.event_thread)
     };
     (@write $event:ident, $this:ident, stack_trace: $type:ty) => {
         $event
-            .field($crate::format::names::field::STACK_TRACE)
+            .field(::jfr_format::names::field::STACK_TRACE)
             .stack_trace_field($this.stack_trace)
     };
     (@write $event:ident, $this:ident, $field:ident: $type:ty => $($name:ident)::+) => {
