@@ -1,7 +1,7 @@
 //! `heapsampler convert` from start to end: reads a recording once, chunk by
 //! chunk, keeps the events the [`Filter`] accepts, and writes them as CSV
-//! ([`export`](crate::export), made fast by [`rows`](crate::rows)), as
-//! folded stacks ([`collapsed`](crate::collapsed)) or as a heap profile of
+//! ([`export`](crate::model::text), made fast by [`rows`](crate::output::csv)), as
+//! folded stacks ([`collapsed`](crate::analysis::fold)) or as a heap profile of
 //! `go tool pprof` ([`pprof`]), showing progress on a
 //! terminal.
 //!
@@ -9,7 +9,7 @@
 //! CSV is made on every core at once: each thread converts a chunk and
 //! writes its rows when the chunks before it are written, so the files are
 //! the same as when one thread does it all. Folded stacks too (for
-//! `--format collapsed` and [`flame`](crate::flame)): each thread folds the
+//! `--format collapsed` and [`flame`](crate::output::flame)): each thread folds the
 //! chunks it takes into stacks of its own, added up at the end.
 
 use std::collections::{HashMap, VecDeque};
@@ -19,14 +19,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use crate::allocation::{self, ALLOCATIONS};
-use crate::collapsed::{Fold, FoldedStacks, fold_chunk};
-use crate::export::ExportError;
-use crate::filter::{ChunkFilter, Filter, Window};
-use crate::pprof;
+use crate::analysis::fold::{Fold, FoldedStacks, fold_chunk};
+use crate::analysis::summary::summarize;
+use crate::model::allocation::{self, ALLOCATIONS};
+use crate::model::filter::{ChunkFilter, Filter, Window};
+use crate::model::text::ExportError;
+use crate::output::csv::{Buffers, Piece, chunk_rows};
+use crate::output::pprof;
 use crate::progress::Progress;
-use crate::rows::{Buffers, Piece, chunk_rows};
-use crate::summary::summarize;
 use jfr_reader::chunk::{Chunk, MetadataCache};
 use jfr_reader::file::{FileError, RawChunk, RecordingFile};
 

@@ -4,7 +4,7 @@
 //! writer's do.
 //!
 //! ```no_run
-//! use heapsampler_convert::export::Flattener;
+//! use heapsampler_convert::model::text::Flattener;
 //! use jfr_reader::chunk::Chunk;
 //! use jfr_reader::file::RecordingFile;
 //! use jfr_format::names::{event, field};
@@ -27,38 +27,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! - [`allocation`]: which events stand for allocated bytes, by which field.
-//! - [`summary`]: `heapsampler summary`.
-//! - [`liveness`]: what "live" means in a recording (collected first or
-//!   not), and whether its JVM ran out of heap.
+//! - [`model`]: the event model: which events are allocations, the text of
+//!   values, filters, allocation samples.
+//! - [`analysis`]: what events add up to: folded stacks, `top`, `diff`,
+//!   `summary`, what live means.
+//! - [`output`]: CSV rows, pprof profiles, flame graphs.
 //! - [`conversion`]: `heapsampler convert`, from reading to writing.
-//! - [`export`]: the text of values, as every output shows them.
-//! - [`rows`]: CSV rows, made as the event decoder reads the fields.
-//! - [`collapsed`]: events to folded stacks, for flame graphs.
-//! - [`flame`]: `heapsampler flame`, folded stacks as an interactive flame
-//!   graph.
-//! - [`pprof`]: allocation samples to a heap profile of `go tool pprof`.
-//! - [`filter`]: which events to keep (time window, thread, class).
 //! - [`progress`]: progress of long reads on a terminal.
-//! - [`samples`]: the allocation samples of a recording, one at a time,
-//!   with their weight, size and liveness.
-//! - [`top`]: `heapsampler top`, where the bytes go, with 95% intervals.
-//! - [`diff`]: `heapsampler diff`, what changed between two recordings.
 //!
 //! The command line itself (`src/bin/heapsampler/`) parses arguments, runs
 //! JVMs and jcmd, and prints; this library does no such thing.
 
-pub mod allocation;
-pub mod collapsed;
+pub mod analysis;
 pub mod conversion;
-pub mod diff;
-pub mod export;
-pub mod filter;
-pub mod flame;
-pub mod liveness;
-pub mod pprof;
+pub mod model;
+pub mod output;
 pub mod progress;
-pub mod rows;
-pub mod samples;
-pub mod summary;
-pub mod top;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use heapsampler_convert::export::java_class_name;
+use heapsampler_convert::model::text::java_class_name;
 use serde_json::Value as Json;
 
 /// A JDK 17 `profile` recording of an allocating workload, made once.

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use heapsampler_convert::collapsed::UNKNOWN_FRAME;
-use heapsampler_convert::top::{self, Entry, GroupBy, Query, Table};
+use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
+use heapsampler_convert::analysis::top::{self, Entry, GroupBy, Query, Table};
 
 /// `heapsampler ARGS...`, whatever its outcome.
 fn heapsampler(args: &[&str]) -> Output {

@@ -10,7 +10,7 @@ use heapsampler_test_support::Deadline;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use heapsampler_convert::top::{self, GroupBy, Query, Table};
+use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
 use jfr_format::names::{event, field};
 use jfr_writer::{
     EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording, StackFrame,

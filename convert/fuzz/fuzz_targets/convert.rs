@@ -7,13 +7,13 @@
 
 #![no_main]
 
-use heapsampler_convert::collapsed::FoldedStacks;
-use heapsampler_convert::filter::{ChunkFilter, Filter, parse_regex};
+use heapsampler_convert::analysis::fold::FoldedStacks;
+use heapsampler_convert::model::filter::{ChunkFilter, Filter, parse_regex};
 use jfr_reader::chunk::Chunk;
 use jfr_reader::file::RecordingFile;
-use heapsampler_convert::rows::{Buffers, chunk_rows};
-use heapsampler_convert::summary::summarize_file;
-use heapsampler_convert::top::{GroupBy, Query, top_of};
+use heapsampler_convert::output::csv::{Buffers, chunk_rows};
+use heapsampler_convert::analysis::summary::summarize_file;
+use heapsampler_convert::analysis::top::{GroupBy, Query, top_of};
 use libfuzzer_sys::fuzz_target;
 
 fn recording(data: &[u8]) -> Option<RecordingFile> {

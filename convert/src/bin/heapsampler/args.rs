@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use heapsampler_convert::analysis::top::{GroupBy, Query};
 use heapsampler_convert::conversion::Format;
-use heapsampler_convert::filter::{Filter, TimeBound, parse_regex};
-use heapsampler_convert::top::{GroupBy, Query};
+use heapsampler_convert::model::filter::{Filter, TimeBound, parse_regex};
 use regex::Regex;
 
 /// A low-overhead heap-allocation profiler for the JVM.

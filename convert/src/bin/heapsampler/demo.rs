@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use heapsampler_convert::analysis::top::{self, GroupBy, Query};
 use heapsampler_convert::conversion::{self, Format};
-use heapsampler_convert::filter::Filter;
-use heapsampler_convert::flame;
-use heapsampler_convert::top::{self, GroupBy, Query};
+use heapsampler_convert::model::filter::Filter;
+use heapsampler_convert::output::flame;
 use jfr_format::names::event;
 
 use crate::args::Sampling;

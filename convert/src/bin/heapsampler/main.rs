@@ -27,11 +27,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use heapsampler_convert::analysis::liveness;
+use heapsampler_convert::analysis::summary::summarize;
+use heapsampler_convert::analysis::top::{self, Query};
 use heapsampler_convert::conversion::{self, ConvertError};
-use heapsampler_convert::flame::{self, Weight};
-use heapsampler_convert::liveness;
-use heapsampler_convert::summary::summarize;
-use heapsampler_convert::top::{self, Query};
+use heapsampler_convert::output::flame::{self, Weight};
 
 use args::{Cli, Command, Sampling};
 
@@ -376,7 +376,7 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
             new_table.source.names()
         ));
     }
-    let diff = heapsampler_convert::diff::diff(&base_table, &new_table, !query.live);
+    let diff = heapsampler_convert::analysis::diff::diff(&base_table, &new_table, !query.live);
     print!("{}", diff.render(limit));
     if query.live {
         for file in [base, new] {

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use heapsampler_convert::liveness;
-use heapsampler_convert::summary::summarize;
-use heapsampler_convert::top::{self, GroupBy, Query};
+use heapsampler_convert::analysis::liveness;
+use heapsampler_convert::analysis::summary::summarize;
+use heapsampler_convert::analysis::top::{self, GroupBy, Query};
 use jfr_format::names::event;
 
 use heapsampler_core::options::name;

@@ -18,9 +18,9 @@
 use heapsampler_core::sampling::size_from_weight;
 use jfr_format::names::{event, field, setting};
 
-use crate::allocation::Source;
-use crate::export::Flattener;
-use crate::filter::{ChunkFilter, Filter, Window};
+use crate::model::allocation::Source;
+use crate::model::filter::{ChunkFilter, Filter, Window};
+use crate::model::text::Flattener;
 use jfr_reader::chunk::{Chunk, MetadataCache};
 use jfr_reader::event::{EventPlan, Field, RawEvent, TypeMap};
 use jfr_reader::file::{FileError, RecordingFile};

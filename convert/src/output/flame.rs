@@ -3,7 +3,7 @@
 //! its script: click a frame to zoom, search by regular expression, details
 //! on hover) that any browser opens offline.
 //!
-//! The stacks are [`collapsed`](crate::collapsed)'s, folded on every core
+//! The stacks are [`collapsed`](crate::analysis::fold)'s, folded on every core
 //! through the one event decoder, as `convert --format collapsed` folds
 //! them; a frame is as wide as the estimated bytes allocated under it, or
 //! with [`Weight::Samples`] as its number of samples.
@@ -33,15 +33,15 @@ use std::path::{Path, PathBuf};
 
 use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
 
-use crate::allocation::{ALLOCATIONS, Source};
-use crate::collapsed::{
+use crate::analysis::fold::{
     Fold, FoldedStacks, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME, class_of_frame,
 };
+use crate::analysis::top::{GroupBy, Query, human_bytes, is_jdk_frame};
 use crate::conversion::{
     ConvertError, FoldJob, Folded, Outcome, beside, create, fold_recording, progress,
 };
-use crate::filter::Filter;
-use crate::top::{GroupBy, Query, human_bytes, is_jdk_frame};
+use crate::model::allocation::{ALLOCATIONS, Source};
+use crate::model::filter::Filter;
 use jfr_reader::IdMap;
 use jfr_reader::file::RecordingFile;
 
@@ -80,7 +80,7 @@ pub struct Options {
     /// them), from heapsampler's `heapsampler.ObjectLifetime` events.
     pub live: Option<u64>,
     /// With `live`, what live means in the recording, said after the totals
-    /// ([`Ending::live_brief`](crate::liveness::Ending::live_brief)).
+    /// ([`Ending::live_brief`](crate::analysis::liveness::Ending::live_brief)).
     pub live_meaning: Option<&'static str>,
     /// Which events to keep.
     pub filter: Filter,

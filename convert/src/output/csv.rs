@@ -1,6 +1,6 @@
 //! CSV rows made straight from the bytes of a chunk's events, as
 //! `heapsampler convert` writes them: one row per event, each cell the text
-//! [`Flattener`] makes of the field's value (see [`export`](crate::export)),
+//! [`Flattener`] makes of the field's value (see [`export`](crate::model::text)),
 //! escaped.
 //!
 //! Events are read by the chunk's [`EventPlan`]s: a number is printed
@@ -18,8 +18,8 @@
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::export::{ExportError, Flattener, IsoClock, Unit, epoch_nanos, unit};
-use crate::filter::{Check, ChunkFilter};
+use crate::model::filter::{Check, ChunkFilter};
+use crate::model::text::{ExportError, Flattener, IsoClock, Unit, epoch_nanos, unit};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, FieldVisitor, TypeMap};
@@ -259,7 +259,7 @@ fn push_decimal(out: &mut Vec<u8>, value: i64) {
 }
 
 /// Appends `2026-11-22T10:15:00.123456789Z`, as
-/// [`iso`](crate::export::iso) writes it.
+/// [`iso`](crate::model::text::iso) writes it.
 fn push_timestamp(clock: &mut IsoClock, out: &mut Vec<u8>, nanos: i64) {
     out.extend_from_slice(clock.format(nanos));
 }
@@ -544,7 +544,7 @@ pub fn chunk_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::iso;
+    use crate::model::text::iso;
 
     #[test]
     fn integers_print_as_display_does() {

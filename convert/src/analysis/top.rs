@@ -2,7 +2,7 @@
 //! stand for by allocation site, class or thread: from
 //! `jdk.ObjectAllocationSample` (any recording, ours or the JDK's) or, in a
 //! recording without it, the JDK's TLAB allocation events (also what
-//! async-profiler writes), weighted as [`crate::allocation`] says; or, for
+//! async-profiler writes), weighted as [`crate::model::allocation`] says; or, for
 //! what is still live, from `heapsampler.ObjectLifetime` events with
 //! `live = true`. Weights, `live`, `gcsSurvived` and `tracked` are read as
 //! numbers and booleans by the event decoder; the key is the text of the
@@ -14,10 +14,10 @@ use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
 
-use crate::allocation::{ALLOCATIONS, Source};
-use crate::export::Flattener;
-use crate::filter::Filter;
-use crate::samples::{Kind, Liveness, OldObject, Sample, SampleVisitor, read_samples};
+use crate::model::allocation::{ALLOCATIONS, Source};
+use crate::model::filter::Filter;
+use crate::model::samples::{Kind, Liveness, OldObject, Sample, SampleVisitor, read_samples};
+use crate::model::text::Flattener;
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::Field;

@@ -54,12 +54,12 @@ use heapsampler_core::estimate::Estimate;
 use jfr_format::names::field;
 use prost::Message;
 
-use crate::allocation::{ALLOCATIONS, Source};
-use crate::collapsed::{TRUNCATED_FRAME, UNKNOWN_FRAME};
-use crate::export::Flattener;
-use crate::filter::Filter;
-use crate::samples::{Kind, Liveness, Sample, SampleVisitor, SamplesRead, read_samples};
-use crate::top::{Query, describe};
+use crate::analysis::fold::{TRUNCATED_FRAME, UNKNOWN_FRAME};
+use crate::analysis::top::{Query, describe};
+use crate::model::allocation::{ALLOCATIONS, Source};
+use crate::model::filter::Filter;
+use crate::model::samples::{Kind, Liveness, Sample, SampleVisitor, SamplesRead, read_samples};
+use crate::model::text::Flattener;
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::Field;
@@ -72,7 +72,7 @@ use jfr_reader::value::Value;
 /// says how to generate it again.
 #[allow(missing_docs, clippy::all, rustdoc::all)]
 pub mod proto {
-    include!("../proto/perftools.profiles.rs");
+    include!("../../proto/perftools.profiles.rs");
 }
 
 /// The kinds of events read, in one pass: the allocation kinds in `top`'s
@@ -329,7 +329,7 @@ pub struct Made {
     /// `heapsampler.ObjectLifetime` events (no `inuse_` types).
     pub live: Option<Estimate>,
     /// Objects whose liveness the agent did not track, so not in
-    /// `inuse_` (see [`crate::top::Table::untracked`]).
+    /// `inuse_` (see [`crate::analysis::top::Table::untracked`]).
     pub untracked: Estimate,
     /// The event types read.
     pub types: Vec<String>,
@@ -599,7 +599,7 @@ pub fn write(profile: &proto::Profile, out: &mut dyn Write) -> io::Result<()> {
 /// `heapsampler top` says it.
 pub fn without_allocations(file: &std::path::Path) -> String {
     let query = Query {
-        by: crate::top::GroupBy::Site,
+        by: crate::analysis::top::GroupBy::Site,
         live: false,
         min_gcs: 0,
     };

@@ -6,7 +6,7 @@
 //! The value is the sum of the events' weight field where their type has
 //! one (the allocated bytes the events stand for: `weight` of
 //! `jdk.ObjectAllocationSample` and `heapsampler.ObjectLifetime`, and the
-//! TLAB events' fields as [`crate::allocation`] says), otherwise the number
+//! TLAB events' fields as [`crate::model::allocation`] says), otherwise the number
 //! of events.
 //! Frames are `pkg.Class.method` without line numbers: a flame graph merges
 //! a method's calls into one box per caller, where lines would split it into
@@ -35,10 +35,10 @@ use std::io::{self, Write};
 
 use jfr_format::names::{event, field};
 
-use crate::allocation::weight_field;
-use crate::export::Flattener;
-use crate::filter::ChunkFilter;
-use crate::samples::Liveness;
+use crate::model::allocation::weight_field;
+use crate::model::filter::ChunkFilter;
+use crate::model::samples::Liveness;
+use crate::model::text::Flattener;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, TypeMap};
 use jfr_reader::value::Value;
