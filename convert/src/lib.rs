@@ -38,8 +38,11 @@
 //! The command line itself (`src/bin/heapsampler/`) parses arguments, runs
 //! JVMs and jcmd, and prints; this library does no such thing.
 
+mod error;
+
 pub mod analysis;
-pub mod conversion;
 pub mod model;
 pub mod output;
-pub mod progress;
+pub mod pipeline;
+
+pub use error::Error;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
+use heapsampler_convert::output::human::human_bytes;
 use jfr_format::names::{event, field};
 use jfr_writer::{
     EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording, StackFrame,
@@ -131,7 +132,7 @@ fn a_jdk_recording_of_tlab_events_is_ranked_by_tlab_and_allocation_size() {
     assert!(
         text.contains(&format!(
             "total: {} estimated from {} samples (95% interval ",
-            top::human_bytes(expected as f64),
+            human_bytes(expected as f64),
             inside + outside
         )),
         "{text}"

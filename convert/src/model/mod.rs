@@ -5,3 +5,4 @@ pub mod allocation;
 pub mod filter;
 pub mod samples;
 pub mod text;
+pub mod types;

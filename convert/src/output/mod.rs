@@ -2,4 +2,5 @@
 
 pub mod csv;
 pub mod flame;
+pub mod human;
 pub mod pprof;
