@@ -26,6 +26,50 @@
 //!
 //! A recording of one chunk, or one thread, is worked on entirely on the
 //! calling thread.
+//!
+//! An analysis of its own, the events of each chunk in file order:
+//!
+//! ```no_run
+//! use heapsampler_convert::Error;
+//! use heapsampler_convert::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
+//! use jfr_reader::chunk::Chunk;
+//! use jfr_reader::file::RecordingFile;
+//!
+//! struct EventsPerChunk;
+//!
+//! impl Analysis for EventsPerChunk {
+//!     type Part = u64;
+//!     type Merged = Vec<u64>;
+//!
+//!     fn chunk(
+//!         &self,
+//!         chunk: &Chunk<'_>,
+//!         _context: &ChunkContext,
+//!         hand_on: &mut dyn FnMut(u64) -> Result<(), Stopped>,
+//!     ) -> Result<(), ChunkError> {
+//!         let mut events = 0;
+//!         for event in chunk.raw_events() {
+//!             event?;
+//!             events += 1;
+//!         }
+//!         Ok(hand_on(events)?)
+//!     }
+//!
+//!     fn merge(&self, counts: &mut Vec<u64>, events: u64) -> Result<(), Error> {
+//!         counts.push(events);
+//!         Ok(())
+//!     }
+//!
+//!     fn part_bytes(&self, _events: &u64) -> usize {
+//!         8
+//!     }
+//! }
+//!
+//! let file = RecordingFile::open("alloc.jfr")?;
+//! let ran = Pipeline::default().run(file, &EventsPerChunk, Vec::new(), &mut |_bytes| {})?;
+//! println!("{:?}", ran.merged);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};

@@ -2,11 +2,13 @@
 //! stand for by allocation site, class or thread: from
 //! `jdk.ObjectAllocationSample` (any recording, ours or the JDK's) or, in a
 //! recording without it, the JDK's TLAB allocation events (also what
-//! async-profiler writes), weighted as [`crate::model::allocation`] says; or, for
-//! what is still live, from `heapsampler.ObjectLifetime` events with
+//! async-profiler writes), weighted as [`crate::model::allocation`] says;
+//! or, for what is still live, from `heapsampler.ObjectLifetime` events with
 //! `live = true`. Weights, `live`, `gcsSurvived` and `tracked` are read as
 //! numbers and booleans by the event decoder; the key is the text of the
-//! pooled site, class or thread, made once per key per chunk.
+//! pooled site, class or thread, made once per key per chunk. Each chunk's
+//! sums are made on any core and added up in chunk order ([`Query`] is the
+//! analysis, [`Groups`] what it adds up to).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -1,8 +1,8 @@
-//! The allocation samples of a recording, one at a time, each with what its
+//! The allocation samples of a chunk, one at a time, each with what its
 //! event says: stack, class and thread (as the decoder hands them on,
 //! mostly pool keys), the bytes it stands for, the sampled object's size
 //! when the recording tells it, and its liveness. What `top`, `diff` and
-//! the pprof output read, through the one event decoder.
+//! the pprof output read, through the one event decoder ([`read_chunk`]).
 //!
 //! The size, which estimates of object counts and exact intervals need
 //! ([`heapsampler_core::estimate`]):

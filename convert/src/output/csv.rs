@@ -13,7 +13,9 @@
 //!
 //! Rows come out per event type in blocks ([`Piece`]), so that a chunk's
 //! rows can be written as they are made, or held while the chunk before it
-//! is written.
+//! is written: [`write_csv`] converts a recording through the
+//! [pipeline](crate::pipeline), each chunk's blocks written in chunk order
+//! into outputs the caller makes ([`CsvOutputs`]), one per event type.
 
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};

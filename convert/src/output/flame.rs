@@ -3,10 +3,11 @@
 //! its script: click a frame to zoom, search by regular expression, details
 //! on hover) that any browser opens offline.
 //!
-//! The stacks are [`collapsed`](crate::analysis::fold)'s, folded on every core
+//! The stacks are [`fold`](crate::analysis::fold)'s, folded on every core
 //! through the one event decoder, as `convert --format collapsed` folds
-//! them; a frame is as wide as the estimated bytes allocated under it, or
-//! with [`Weight::Samples`] as its number of samples.
+//! them (with `live`, what live means is read in the same pass); a frame
+//! is as wide as the estimated bytes allocated under it, or with
+//! [`Weight::Samples`] as its number of samples.
 //!
 //! inferno shows one number per frame. A frame's details (its `<title>`,
 //! which the script shows on hover and searches) name its bytes, its share

@@ -1,4 +1,5 @@
-//! The outputs: what the events and analyses are written as.
+//! The outputs: what events and figures are written as. Each writes into
+//! a writer it is given; the paths are the command line's.
 
 pub mod csv;
 pub mod flame;
