@@ -16,6 +16,10 @@
 //!   are their text; other pooled types their `name` field when they have one;
 //! - a `@Timestamp` is ISO-8601 UTC with nanoseconds, a `@Timespan` is
 //!   nanoseconds; booleans are `true`/`false`; null is empty.
+//!
+//! And whose code a frame's text names: the JDK's ([`is_jdk_frame`]), or
+//! the program's first frame under the JDK's ([`app_frame`]), as `top
+//! --by app-site` groups and the flame graphs colour them.
 
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
