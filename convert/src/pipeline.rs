@@ -802,8 +802,14 @@ mod tests {
     use crate::analysis::top::{GroupBy, Groups, Query};
     use crate::model::allocation::ALLOCATIONS;
     use crate::model::filter::Filter;
+    use crate::model::samples::{self, Kind, Sample, SampleVisitor};
+    use crate::model::text::Flattener;
     use crate::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
     use crate::output::pprof;
+    use heapsampler_core::estimate::Estimate;
+    use heapsampler_core::sampling::bytes_weight;
+    use jfr_format::names::{event, setting};
+    use jfr_writer::events::ActiveSetting;
     use jfr_writer::{
         Class, FrameType, Method, Recording, StackFrame, StackTrace, Thread, Ticks, events,
     };
@@ -815,8 +821,13 @@ mod tests {
         dir
     }
 
+    /// The sampling interval of [`recording`]'s samples.
+    const INTERVAL: u64 = 1024;
+
     /// A jfr-writer recording of many small chunks of allocation samples,
-    /// each with a stack trace: a few KB of rows per chunk.
+    /// each with a stack trace: a few KB of rows per chunk. The samples'
+    /// sizes are known (from their weights and the sampling interval the
+    /// settings name at each chunk's start).
     fn recording(path: &Path) {
         let options = jfr_writer::Options {
             max_chunk_size: 16 * 1024,
@@ -826,6 +837,8 @@ mod tests {
         let alloc = recording
             .register(events::object_allocation_sample())
             .unwrap();
+        let settings = recording.register(events::active_setting()).unwrap();
+        let interval = format!("{INTERVAL} bytes");
         let thread = recording.thread(Thread {
             os_name: "os".into(),
             os_thread_id: 1,
@@ -834,6 +847,26 @@ mod tests {
             group: None,
         });
         for n in 0..3000_u32 {
+            // A new chunk may start after each flush: each starts with the
+            // settings, as the agent's do.
+            if n % 20 == 0 {
+                for (name, value) in [
+                    (setting::SAMPLING_INTERVAL, interval.as_str()),
+                    (setting::THROTTLE, setting::THROTTLE_OFF),
+                ] {
+                    ActiveSetting {
+                        start_time: Ticks(n.into()),
+                        duration: 0,
+                        event_thread: None,
+                        stack_trace: None.into(),
+                        id: alloc.id().get() as i64,
+                        name: Some(name),
+                        value: Some(value),
+                    }
+                    .write(&mut recording, &settings)
+                    .unwrap();
+                }
+            }
             let name = recording.symbol(&format!("pkg/Class{}", n % 40));
             let class = recording.class(Class {
                 class_loader: None,
@@ -869,7 +902,7 @@ mod tests {
                 .thread(thread)
                 .stack_trace(stack)
                 .class(class)
-                .long((n % 97 * 8 + 16).into())
+                .long(bytes_weight(u64::from(n % 97 * 8 + 16), INTERVAL).round() as i64)
                 .commit()
                 .unwrap();
             // A chunk ends at a flush once it is over its size.
@@ -1111,6 +1144,63 @@ mod tests {
     }
 
     #[test]
+    fn estimates_add_up_samples_in_file_order_as_one_thread_does() {
+        let dir = folder("file-order");
+        let file = dir.join("many-chunks.jfr");
+        recording(&file);
+        // Each class's estimate, samples added one by one in file order,
+        // and chunk by chunk (each chunk's sum added to the total).
+        struct ByClass<'e>(&'e mut BTreeMap<String, Estimate>);
+        impl SampleVisitor for ByClass<'_> {
+            fn sample(&mut self, text: &Flattener<'_, '_>, _: Kind, sample: &Sample<'_>) {
+                let class = text.text(&sample.object_class.clone().into_value());
+                let estimate = self.0.entry(class).or_default();
+                estimate.add_weighted(sample.weight, sample.size);
+            }
+        }
+        let (mut in_order, mut by_chunk) = (BTreeMap::new(), BTreeMap::<_, Estimate>::new());
+        let mut chunks = RecordingFile::open(&file).unwrap();
+        let mut start = None;
+        while let Some(raw) = chunks.next_chunk().unwrap() {
+            let chunk = Chunk::read(&raw.bytes, raw.offset).unwrap();
+            let start = *start.get_or_insert(chunk.header.start_nanos);
+            let read = |visitor: &mut ByClass<'_>| {
+                let filter = Filter::default();
+                samples::read_chunk(&chunk, start, &ALLOCATIONS, &filter, 1, visitor).unwrap();
+            };
+            read(&mut ByClass(&mut in_order));
+            let mut sums = BTreeMap::new();
+            read(&mut ByClass(&mut sums));
+            for (class, sum) in sums {
+                by_chunk.entry(class).or_default().merge(&sum);
+            }
+        }
+        assert!(in_order.values().all(Estimate::objects_known));
+        // Sums of fractions of objects: in another order, other sums.
+        assert!(in_order != by_chunk, "the order does not matter here");
+        let query = Query {
+            by: GroupBy::Class,
+            live: false,
+            min_gcs: 0,
+        };
+        for threads in [1, 2, 3] {
+            let recording = RecordingFile::open(&file).unwrap();
+            let table = Pipeline::on(threads)
+                .run(recording, &query, Groups::new(query), &mut |_| {})
+                .unwrap()
+                .merged
+                .table();
+            let estimates: BTreeMap<String, Estimate> = table
+                .entries
+                .into_iter()
+                .map(|entry| (entry.key, entry.estimate))
+                .collect();
+            assert!(estimates == in_order, "{threads} threads");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn folding_reports_the_first_broken_chunk_on_any_number_of_threads() {
         let dir = folder("fold-fail");
         let file = dir.join("broken.jfr");
@@ -1175,6 +1265,7 @@ mod tests {
         held_limit: usize,
     ) -> (csv::CsvWritten, BTreeMap<String, Vec<u8>>) {
         let options = CsvOptions {
+            events: vec![event::OBJECT_ALLOCATION_SAMPLE.to_owned()],
             stack_depth: 64,
             ..CsvOptions::default()
         };

@@ -19,7 +19,9 @@ use heapsampler_core::estimate::Estimate;
 use crate::Error;
 use crate::model::allocation::{ALLOCATIONS, Source};
 use crate::model::filter::Filter;
-use crate::model::samples::{self, Kind, Liveness, OldObject, Sample, SampleVisitor, SamplesRead};
+use crate::model::samples::{
+    self, Kind, Liveness, OldObject, Sample, SampleVisitor, SamplesRead, Weights,
+};
 use crate::model::text::{Flattener, app_frame};
 use crate::output::human::{
     WIDE_LEGEND, WIDE_MARK, describe, human_bytes, human_count, human_interval,
@@ -209,6 +211,24 @@ impl Tally {
     }
 }
 
+/// A [`Tally`] of one chunk: the samples' weights, added up in chunk
+/// order by the merge.
+#[derive(Debug, Default)]
+struct ChunkTally {
+    /// By line of the chunk.
+    groups: Vec<Weights>,
+    untracked: Weights,
+}
+
+impl ChunkTally {
+    fn group(&mut self, line: usize) -> &mut Weights {
+        if self.groups.len() <= line {
+            self.groups.resize(line + 1, Weights::default());
+        }
+        &mut self.groups[line]
+    }
+}
+
 /// Lines (sites, classes or threads) numbered in the order they come.
 #[derive(Debug, Default)]
 struct Lines {
@@ -237,7 +257,7 @@ pub struct ChunkGroups {
     read: SamplesRead,
     /// The chunk's lines; its tallies and paths count by their number.
     lines: Lines,
-    tallies: Vec<Tally>,
+    tallies: Vec<ChunkTally>,
     /// With `live`: per line, how many of its objects each path holds.
     held: HashMap<usize, HashMap<String, u64>>,
     /// Old objects with a path in the chunk, matched or not.
@@ -361,8 +381,7 @@ impl SampleVisitor for Grouping {
                 Liveness::Live => {}
                 Liveness::Not => return,
                 Liveness::Untracked => {
-                    let tally = &mut self.part.tallies[kind.source];
-                    tally.untracked.add_weighted(sample.weight, sample.size);
+                    self.part.tallies[kind.source].untracked.push(sample);
                     return;
                 }
             }
@@ -394,9 +413,7 @@ impl SampleVisitor for Grouping {
                 count_path(&mut self.part.held, line, path, 1);
             }
         }
-        self.part.tallies[kind.source]
-            .group(line)
-            .add_weighted(sample.weight, sample.size);
+        self.part.tallies[kind.source].group(line).push(sample);
     }
 }
 
@@ -426,7 +443,7 @@ impl Analysis for Query {
             part: ChunkGroups {
                 read: SamplesRead::default(),
                 lines: Lines::default(),
-                tallies: sources.iter().map(|_| Tally::default()).collect(),
+                tallies: sources.iter().map(|_| ChunkTally::default()).collect(),
                 held: HashMap::new(),
                 recorded: 0,
             },
@@ -453,10 +470,10 @@ impl Analysis for Query {
             .map(|line| groups.lines.number(line))
             .collect();
         for (tally, part) in groups.tallies.iter_mut().zip(part.tallies) {
-            tally.untracked.merge(&part.untracked);
-            for (line, estimate) in part.groups.iter().enumerate() {
-                if estimate.samples() > 0 {
-                    tally.group(lines[line]).merge(estimate);
+            part.untracked.add_to(&mut tally.untracked);
+            for (line, weights) in part.groups.iter().enumerate() {
+                if !weights.is_empty() {
+                    weights.add_to(tally.group(lines[line]));
                 }
             }
         }

@@ -15,6 +15,7 @@
 //!   a sample by the bytes its thread allocated since its last one: no size.
 //! - The TLAB events stand for a TLAB, not for a sampled object: no size.
 
+use heapsampler_core::estimate::Estimate;
 use heapsampler_core::sampling::size_from_weight;
 use jfr_format::names::{event, field, setting};
 
@@ -88,6 +89,39 @@ impl Sample<'_> {
     /// What `--live --min-gcs min_gcs` makes of the sample.
     pub fn liveness(&self, min_gcs: u64) -> Liveness {
         Liveness::of(self.live, self.tracked, self.gcs_survived, min_gcs)
+    }
+}
+
+/// The weights and sizes of samples, in the order they were read, to be
+/// added to an [`Estimate`] later. A chunk's work keeps them so, and the
+/// merge adds them in chunk order: the sums of floating-point numbers
+/// depend on their order, and so the estimates (and a pprof profile's
+/// rounded values) are those of one thread reading the file through,
+/// whatever the threads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Weights(Vec<(f64, Option<u64>)>);
+
+impl Weights {
+    /// Keeps `sample`'s weight and size.
+    pub fn push(&mut self, sample: &Sample<'_>) {
+        self.0.push((sample.weight, sample.size));
+    }
+
+    /// Adds the samples kept to `estimate`, in order.
+    pub fn add_to(&self, estimate: &mut Estimate) {
+        for &(weight, size) in &self.0 {
+            estimate.add_weighted(weight, size);
+        }
+    }
+
+    /// Whether no sample is kept.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// About how many bytes the samples kept take.
+    pub fn bytes(&self) -> usize {
+        self.0.len() * std::mem::size_of::<(f64, Option<u64>)>()
     }
 }
 

@@ -58,7 +58,7 @@ use crate::Error;
 use crate::analysis::fold::{TRUNCATED_FRAME, UNKNOWN_FRAME};
 use crate::model::allocation::{ALLOCATIONS, Source};
 use crate::model::filter::Filter;
-use crate::model::samples::{self, Kind, Liveness, Sample, SampleVisitor, SamplesRead};
+use crate::model::samples::{self, Kind, Liveness, Sample, SampleVisitor, SamplesRead, Weights};
 use crate::model::text::Flattener;
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
@@ -183,15 +183,18 @@ type Tallies = [IdMap<Key, Estimate>; 3];
 
 /// One chunk's samples, in tables of the chunk's own: what the work on a
 /// chunk hands on. The merge numbers what is new to the recording in the
-/// order the chunk met it, so ids are given in file order, as when one
-/// thread reads the recording through.
+/// order the chunk met it, and adds the samples' weights in the order they
+/// were read, so ids and sums are those of one thread reading the
+/// recording through.
 #[derive(Debug)]
 pub struct ChunkProfile {
     read: SamplesRead,
     tables: Tables,
-    tallies: Tallies,
+    /// Per kind of [`SOURCES`]: each stack and labels' samples, in the
+    /// order the chunk met them.
+    tallies: [Vec<(Key, Weights)>; 3],
     /// Lifetimes of objects the agent did not track.
-    untracked: Estimate,
+    untracked: Weights,
 }
 
 /// The samples of a recording gathered into pprof's tables, chunk after
@@ -207,6 +210,8 @@ pub struct Gathered {
 /// Gathers the samples of one chunk into its tables.
 struct Builder {
     part: ChunkProfile,
+    /// Where each stack and labels' samples are in [`ChunkProfile::tallies`].
+    keys: [IdMap<Key, usize>; 3],
     /// The chunk's stacks, methods (as function ids) and labels, by pool
     /// key: each made once per chunk.
     chunk_stacks: IdMap<(u64, u64), u32>,
@@ -222,7 +227,7 @@ impl SampleVisitor for Builder {
                 Liveness::Live => {}
                 Liveness::Not => return,
                 Liveness::Untracked => {
-                    self.part.untracked.add_weighted(sample.weight, sample.size);
+                    self.part.untracked.push(sample);
                     return;
                 }
             }
@@ -232,10 +237,12 @@ impl SampleVisitor for Builder {
             class: self.label(text, &sample.object_class),
             thread: self.label(text, &sample.event_thread),
         };
-        self.part.tallies[kind.source]
-            .entry(key)
-            .or_default()
-            .add_weighted(sample.weight, sample.size);
+        let tally = &mut self.part.tallies[kind.source];
+        let at = *self.keys[kind.source].entry(key).or_insert_with(|| {
+            tally.push((key, Weights::default()));
+            tally.len() - 1
+        });
+        tally[at].1.push(sample);
     }
 }
 
@@ -409,8 +416,9 @@ impl Analysis for Profiling<'_> {
                 read: SamplesRead::default(),
                 tables: Tables::default(),
                 tallies: Default::default(),
-                untracked: Estimate::new(),
+                untracked: Weights::default(),
             },
+            keys: Default::default(),
             chunk_stacks: IdMap::default(),
             chunk_functions: IdMap::default(),
             chunk_labels: IdMap::default(),
@@ -428,11 +436,11 @@ impl Analysis for Profiling<'_> {
 
     fn merge(&self, gathered: &mut Gathered, part: ChunkProfile) -> Result<(), Error> {
         gathered.read.merge(&part.read);
-        gathered.untracked.merge(&part.untracked);
+        part.untracked.add_to(&mut gathered.untracked);
         let ids = gathered.tables.add(part.tables);
         for (tally, part) in gathered.tallies.iter_mut().zip(part.tallies) {
-            for (key, estimate) in part {
-                tally.entry(ids.key(key)).or_default().merge(&estimate);
+            for (key, weights) in part {
+                weights.add_to(tally.entry(ids.key(key)).or_default());
             }
         }
         Ok(())
@@ -442,11 +450,14 @@ impl Analysis for Profiling<'_> {
         let tables = &part.tables;
         let strings: usize = tables.strings.0.keys().map(|s| 2 * s.len() + 32).sum();
         let stacks: usize = tables.stacks.0.keys().map(|s| 8 * s.len() + 32).sum();
-        let tallies: usize = part.tallies.iter().map(IdMap::len).sum();
-        strings
-            + stacks
-            + 48 * (tables.functions.0.len() + tables.locations.0.len())
-            + tallies * std::mem::size_of::<(Key, Estimate)>()
+        let tallies: usize = part
+            .tallies
+            .iter()
+            .flatten()
+            .map(|(_, weights)| std::mem::size_of::<(Key, Weights)>() + weights.bytes())
+            .sum::<usize>()
+            + part.untracked.bytes();
+        strings + stacks + 48 * (tables.functions.0.len() + tables.locations.0.len()) + tallies
     }
 }
 
