@@ -15,7 +15,10 @@
 //!   yet at its turn are held, and once the chunk is done its thread moves
 //!   on to the next one, leaving them to be merged when the turn comes.
 //!   So the result does not depend on which thread did what, nor on how
-//!   many there were.
+//!   many there were. Sums that could be added in any order (`top`'s) are
+//!   merged in chunk order too: floating-point sums depend on their order,
+//!   and in file order they are those of one thread reading the file
+//!   through; it costs no thread a wait, as a chunk done early is parked.
 //! - Memory stays bounded: at most one chunk per thread is read at a
 //!   time, and the parts held wait within [`Pipeline::held_limit`] bytes (a
 //!   thread with more to hold waits for the turn to move on).
