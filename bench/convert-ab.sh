@@ -11,6 +11,8 @@
 #   ARGS="--format collapsed" bench/convert-ab.sh A B   # another conversion
 #   COMMAND=flame bench/convert-ab.sh A B      # another command that reads a
 #                                              # recording and writes -o OUT
+#   COMMAND=top OUTPUT=stdout bench/convert-ab.sh A B   # one that prints
+#                                              # (its standard output compared)
 #
 # The default recording is bench/convert.sh's (run it once first), and the
 # default conversion is its main one: every event type to CSV. Needs GNU
@@ -39,8 +41,13 @@ cat "$recording" >/dev/null # in the page cache for both alike
 # convert NAME BINARY OUT: one conversion into OUT, timed; prints "wall cpu".
 convert() {
     rm -rf "$3"
-    /usr/bin/time -f '%e %U %S' -o "$work/ab-time.txt" "$2" "$command" "$recording" "${args[@]}" \
-        -o "$3"
+    if [ "${OUTPUT:-}" = stdout ]; then
+        /usr/bin/time -f '%e %U %S' -o "$work/ab-time.txt" "$2" "$command" "$recording" \
+            "${args[@]}" >"$3"
+    else
+        /usr/bin/time -f '%e %U %S' -o "$work/ab-time.txt" "$2" "$command" "$recording" \
+            "${args[@]}" -o "$3"
+    fi
     awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$work/ab-time.txt"
 }
 

@@ -114,7 +114,7 @@ rm -rf "$work/csv-all"
 run "heapsampler convert --events jdk.ObjectAllocationSample" \
     "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample -o "$work/samples.csv"
 rm -f "$work/samples.csv"
-# The same samples as a pprof heap profile (one thread, aggregated), and
+# The same samples as a pprof heap profile (aggregated, on every core), and
 # their CSV with no file written, the reading it is compared with.
 run "heapsampler convert --events jdk.ObjectAllocationSample -o /dev/null" \
     "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample -o /dev/null

@@ -3,62 +3,66 @@
 //! metadata; names of the format come from `jfr_format::names`, as the
 //! writer's do.
 //!
-//! ```no_run
-//! use heapsampler_convert::export::Flattener;
-//! use jfr_reader::chunk::Chunk;
-//! use jfr_reader::file::RecordingFile;
-//! use jfr_format::names::{event, field};
+//! The modules follow the data, from a recording's chunks to what is
+//! written:
 //!
-//! let mut file = RecordingFile::open("alloc.jfr")?;
-//! while let Some(raw) = file.next_chunk()? {
-//!     let chunk = Chunk::read(&raw.bytes, raw.offset)?;
-//!     let Some(samples) = chunk.metadata.class_named(event::OBJECT_ALLOCATION_SAMPLE) else {
-//!         continue;
-//!     };
-//!     let class = samples.fields.iter().position(|f| f.name == field::OBJECT_CLASS);
-//!     let text = Flattener::new(&chunk, 64);
-//!     for sample in chunk.events() {
-//!         let sample = sample?;
-//!         if sample.type_id == samples.id {
-//!             println!("{}", class.map(|i| text.text(&sample.fields[i])).unwrap_or_default());
-//!         }
-//!     }
-//! }
+//! - [`pipeline`]: the one chunk pipeline every command reads through.
+//!   Chunks are decoded on every core; an [`Analysis`](pipeline::Analysis)
+//!   works on each and hands on parts, which are merged in chunk order, so
+//!   what is made does not depend on the threads; memory stays bounded, the
+//!   first failure in file order is the one reported, and progress is told
+//!   as chunks are merged.
+//! - [`model`]: what the events mean, whatever reads them: which events
+//!   stand for allocated bytes ([`model::allocation`]), the text of values
+//!   ([`model::text`]), which events to keep ([`model::filter`]), the event
+//!   types a command names ([`model::types`]), and a chunk's allocation
+//!   samples with their weight, size and liveness ([`model::samples`]).
+//! - [`analysis`]: what the events add up to, each an `Analysis`: folded
+//!   stacks ([`analysis::fold`]), `top`'s groups ([`analysis::top`]) and
+//!   [`analysis::diff`] of two of them, [`analysis::summary`], and what
+//!   live means at a recording's end ([`analysis::liveness`]). The leak
+//!   report (each site's live bytes at each collection) will be one more: a
+//!   chunk's collections as its part, appended in chunk order.
+//! - [`output`]: what is written: CSV ([`output::csv`], rows made straight
+//!   from the events' bytes), pprof heap profiles ([`output::pprof`]),
+//!   flame graphs ([`output::flame`]), and figures for people
+//!   ([`output::human`]).
+//! - [`Error`]: why reading a recording, or making something of it, failed.
+//!
+//! `model` is what analyses and outputs share, so that none borrows from a
+//! sibling; an analysis reduces events to figures, an output writes events
+//! or figures in a format (CSV is an output: events written as they come,
+//! no figure between; pprof is both, its profile the figures).
+//!
+//! The library creates no files and prints nothing: it reads a
+//! [`RecordingFile`](jfr_reader::file::RecordingFile), writes into the
+//! writers it is given, tells progress to a callback and returns typed
+//! errors. The command line (`src/bin/heapsampler/`) parses arguments, runs
+//! JVMs and jcmd, makes paths and files, draws progress, prints, and turns
+//! errors into exit codes.
+//!
+//! ```no_run
+//! use heapsampler_convert::analysis::top::{GroupBy, Groups, Query};
+//! use heapsampler_convert::pipeline::Pipeline;
+//! use jfr_reader::file::RecordingFile;
+//!
+//! // `heapsampler top alloc.jfr --by class`, on every core.
+//! let query = Query {
+//!     by: GroupBy::Class,
+//!     live: false,
+//!     min_gcs: 0,
+//! };
+//! let file = RecordingFile::open("alloc.jfr")?;
+//! let ran = Pipeline::default().run(file, &query, Groups::new(query), &mut |_bytes| {})?;
+//! print!("{}", ran.merged.table().render(10));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-//!
-//! - [`allocation`]: which events stand for allocated bytes, by which field.
-//! - [`summary`]: `heapsampler summary`.
-//! - [`liveness`]: what "live" means in a recording (collected first or
-//!   not), and whether its JVM ran out of heap.
-//! - [`conversion`]: `heapsampler convert`, from reading to writing.
-//! - [`export`]: the text of values, as every output shows them.
-//! - [`rows`]: CSV rows, made as the event decoder reads the fields.
-//! - [`collapsed`]: events to folded stacks, for flame graphs.
-//! - [`flame`]: `heapsampler flame`, folded stacks as an interactive flame
-//!   graph.
-//! - [`pprof`]: allocation samples to a heap profile of `go tool pprof`.
-//! - [`filter`]: which events to keep (time window, thread, class).
-//! - [`progress`]: progress of long reads on a terminal.
-//! - [`samples`]: the allocation samples of a recording, one at a time,
-//!   with their weight, size and liveness.
-//! - [`top`]: `heapsampler top`, where the bytes go, with 95% intervals.
-//! - [`diff`]: `heapsampler diff`, what changed between two recordings.
-//!
-//! The command line itself (`src/bin/heapsampler/`) parses arguments, runs
-//! JVMs and jcmd, and prints; this library does no such thing.
 
-pub mod allocation;
-pub mod collapsed;
-pub mod conversion;
-pub mod diff;
-pub mod export;
-pub mod filter;
-pub mod flame;
-pub mod liveness;
-pub mod pprof;
-pub mod progress;
-pub mod rows;
-pub mod samples;
-pub mod summary;
-pub mod top;
+mod error;
+
+pub mod analysis;
+pub mod model;
+pub mod output;
+pub mod pipeline;
+
+pub use error::Error;

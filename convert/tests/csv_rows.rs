@@ -15,9 +15,9 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use heapsampler_convert::export::{ExportError, Flattener};
-use heapsampler_convert::filter::{ChunkFilter, Filter, TimeBound, parse_regex};
-use heapsampler_convert::rows::{Buffers, Piece, chunk_rows};
+use heapsampler_convert::model::filter::{ChunkFilter, Filter, TimeBound, parse_regex};
+use heapsampler_convert::model::text::Flattener;
+use heapsampler_convert::output::csv::{Buffers, CsvError, Piece, chunk_rows};
 use jfr_format::HEADER_SIZE;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::file::RecordingFile;
@@ -111,7 +111,7 @@ fn fast(data: &[u8], ask: &Ask<'_>) -> Written {
                     } => {
                         match columns.get(&name) {
                             Some(&expected) if expected != count => {
-                                return Err(ExportError::Columns {
+                                return Err(CsvError::Columns {
                                     name,
                                     expected,
                                     found: count,

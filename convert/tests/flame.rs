@@ -11,8 +11,8 @@ use heapsampler_test_support::Deadline;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use heapsampler_convert::export::java_class_name;
-use heapsampler_convert::top::human_bytes;
+use heapsampler_convert::model::text::java_class_name;
+use heapsampler_convert::output::human::human_bytes;
 use heapsampler_test_support::{heapsampler, heapsampler_ok};
 use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};
 use jfr_writer::{FrameType, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks};

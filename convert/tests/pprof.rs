@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use heapsampler_convert::collapsed::UNKNOWN_FRAME;
-use heapsampler_convert::top::{self, Entry, GroupBy, Query, Table};
+use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
+use heapsampler_convert::analysis::top::{self, Entry, GroupBy, Query, Table};
 use heapsampler_test_support::{heapsampler, heapsampler_ok};
 
 /// `go tool pprof ARGS... PROFILE`'s output, which must succeed.

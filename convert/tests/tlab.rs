@@ -8,7 +8,8 @@ use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 
-use heapsampler_convert::top::{self, GroupBy, Query, Table};
+use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
+use heapsampler_convert::output::human::human_bytes;
 use heapsampler_test_support::heapsampler_ok;
 use jfr_format::names::{event, field};
 use jfr_writer::{
@@ -115,7 +116,7 @@ fn a_jdk_recording_of_tlab_events_is_ranked_by_tlab_and_allocation_size() {
     assert!(
         text.contains(&format!(
             "total: {} estimated from {} samples (95% interval ",
-            top::human_bytes(expected as f64),
+            human_bytes(expected as f64),
             inside + outside
         )),
         "{text}"

@@ -6,7 +6,7 @@ use heapsampler_test_support::Deadline;
 
 use std::path::Path;
 
-use heapsampler_convert::top::{GroupBy, Query};
+use heapsampler_convert::analysis::top::{GroupBy, Query};
 use heapsampler_test_support::heapsampler_command;
 use jfr_writer::{FrameType, Options, Recording, StackFrame, StackTrace, Thread, Ticks, events};
 
@@ -637,7 +637,7 @@ fn objects_are_estimated_from_a_real_recording() {
         live: false,
         min_gcs: 0,
     };
-    let table = heapsampler_convert::top::top(&path, query).unwrap();
+    let table = heapsampler_convert::analysis::top::top(&path, query).unwrap();
     assert!(table.total.objects_known());
     let site = table
         .entries

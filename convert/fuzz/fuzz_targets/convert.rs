@@ -1,5 +1,5 @@
 //! Fuzzes what `heapsampler convert`, `top` and `summary` run on a file:
-//! every chunk's CSV rows made by `rows::chunk_rows` (the event decoder's
+//! every chunk's CSV rows made by `output::csv::chunk_rows` (the event decoder's
 //! plans, every pooled value flattened as the CSV shows it), with and
 //! without a filter; folded stacks; and `top` and `summary` over the whole
 //! input. Any bytes must give output or an error, never a panic, a hang (a
@@ -7,13 +7,14 @@
 
 #![no_main]
 
-use heapsampler_convert::collapsed::FoldedStacks;
-use heapsampler_convert::filter::{ChunkFilter, Filter, parse_regex};
+use heapsampler_convert::analysis::fold::FoldedStacks;
+use heapsampler_convert::analysis::summary::summarize_file;
+use heapsampler_convert::analysis::top::{GroupBy, Groups, Query};
+use heapsampler_convert::model::filter::{ChunkFilter, Filter, parse_regex};
+use heapsampler_convert::output::csv::{Buffers, chunk_rows};
+use heapsampler_convert::pipeline::Pipeline;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::file::RecordingFile;
-use heapsampler_convert::rows::{Buffers, chunk_rows};
-use heapsampler_convert::summary::summarize_file;
-use heapsampler_convert::top::{GroupBy, Query, top_of};
 use libfuzzer_sys::fuzz_target;
 
 fn recording(data: &[u8]) -> Option<RecordingFile> {
@@ -21,6 +22,9 @@ fn recording(data: &[u8]) -> Option<RecordingFile> {
 }
 
 fuzz_target!(|data: &[u8]| {
+    // libFuzzer runs one input at a time: the pipeline's threads would
+    // only cost it.
+    let one_thread = Pipeline::on(1);
     let everything = Filter::default();
     let some = Filter {
         thread: parse_regex("1").ok(),
@@ -57,11 +61,12 @@ fuzz_target!(|data: &[u8]| {
                     live,
                     min_gcs: 0,
                 };
-                let _ = std::hint::black_box(top_of(file, query));
+                let ran = one_thread.run(file, &query, Groups::new(query), &mut |_| {});
+                let _ = std::hint::black_box(ran.map(|ran| ran.merged.table()));
             }
         }
     }
     if let Some(file) = recording(data) {
-        let _ = std::hint::black_box(summarize_file(file));
+        let _ = std::hint::black_box(summarize_file(file, &one_thread));
     }
 });

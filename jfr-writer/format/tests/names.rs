@@ -21,12 +21,12 @@ const SCANNED: [&str; 6] = [
 /// (file, literal, what it is there).
 const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
     (
-        "convert/src/diff.rs",
+        "convert/src/analysis/diff.rs",
         "samples",
         "a column heading of diff's table",
     ),
     (
-        "convert/src/top.rs",
+        "convert/src/analysis/top.rs",
         "class",
         "--by class, as the command line spells it",
     ),
@@ -53,7 +53,7 @@ const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
         "the agent option hidden=true",
     ),
     (
-        "convert/src/top.rs",
+        "convert/src/analysis/top.rs",
         "samples",
         "a column heading of top's table",
     ),
@@ -62,10 +62,18 @@ const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
         "live",
         "top's --live argument",
     ),
-    ("convert/src/pprof.rs", "class", "a pprof label's key"),
-    ("convert/src/pprof.rs", "samples", "a pprof sample type"),
     (
-        "convert/src/flame.rs",
+        "convert/src/output/pprof.rs",
+        "class",
+        "a pprof label's key",
+    ),
+    (
+        "convert/src/output/pprof.rs",
+        "samples",
+        "a pprof sample type",
+    ),
+    (
+        "convert/src/output/flame.rs",
         "samples",
         "the unit of a flame graph's widths",
     ),

@@ -8,9 +8,8 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use heapsampler_convert::conversion::Format;
-use heapsampler_convert::filter::{Filter, TimeBound, parse_regex};
-use heapsampler_convert::top::{GroupBy, Query};
+use heapsampler_convert::analysis::top::{GroupBy, Query};
+use heapsampler_convert::model::filter::{Filter, TimeBound, parse_regex};
 use regex::Regex;
 
 /// A low-overhead heap-allocation profiler for the JVM.
@@ -421,12 +420,13 @@ Examples:
         format: FormatArg,
         #[command(flatten)]
         filters: FilterArgs,
-        /// Threads converting chunks at once (0: one per core): for CSV,
-        /// each writes its chunk's rows in turn; folded stacks are added up
-        /// at the end. The output is the same with any number.
+        /// Threads converting chunks at once (0: one per core): what each
+        /// makes of its chunk (CSV rows, folded stacks, a profile's
+        /// samples) is put together in chunk order, so the output is the
+        /// same with any number.
         ///
-        /// A recording of one chunk, and --format pprof, are converted on
-        /// one thread. Example: --threads 1
+        /// A recording of one chunk is converted on one thread. Example:
+        /// --threads 1
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
         /// With --format collapsed: leave out the frame of the allocated
@@ -546,26 +546,16 @@ impl From<ByArg> for GroupBy {
     }
 }
 
-/// `--format` of `convert`: the library's [`Format`], as the command line
-/// spells it.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+/// `--format` of `convert`: what to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum FormatArg {
     /// One row per event, one column per field.
+    #[default]
     Csv,
     /// Folded stacks for flame graphs: `root;...;top value` per stack.
     Collapsed,
     /// A heap profile for go tool pprof (gzip-compressed protobuf).
     Pprof,
-}
-
-impl From<FormatArg> for Format {
-    fn from(format: FormatArg) -> Self {
-        match format {
-            FormatArg::Csv => Self::Csv,
-            FormatArg::Collapsed => Self::Collapsed,
-            FormatArg::Pprof => Self::Pprof,
-        }
-    }
 }
 
 /// How to sample: the options `record` and `attach` share.

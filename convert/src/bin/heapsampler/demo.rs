@@ -9,13 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use heapsampler_convert::conversion::{self, Format};
-use heapsampler_convert::filter::Filter;
-use heapsampler_convert::flame;
-use heapsampler_convert::top::{self, GroupBy, Query};
+use heapsampler_convert::analysis::top::{GroupBy, Query, top};
+use heapsampler_convert::model::filter::Filter;
 use jfr_format::names::event;
 
-use crate::args::Sampling;
+use crate::args::{FormatArg, Sampling};
+use crate::convert;
 use crate::jdk::find_tool;
 use crate::record;
 
@@ -99,26 +98,26 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
         }
         None => println!("  (no `jfr` tool found to check it with the JDK's own parser)"),
     }
-    let csv = conversion::Options {
+    let csv = convert::Options {
         output: Some(files.csv.clone()),
         events: vec![event::OBJECT_ALLOCATION_SAMPLE.to_owned()],
         stack_depth: 64,
-        format: Format::Csv,
+        format: FormatArg::Csv,
         filter: Filter::default(),
         threads: 0,
         class_frame: true,
     };
-    let outcome = conversion::convert(&files.recording, &csv).map_err(|e| e.to_string())?;
+    let outcome = convert::convert(&files.recording, &csv).map_err(|e| e.to_string())?;
     println!(
         "  samples as CSV: {} ({} rows)",
         files.csv.display(),
         outcome.events
     );
-    let flame = flame::Options {
+    let flame = convert::FlameOptions {
         output: Some(files.flame.clone()),
-        ..flame::Options::default()
+        ..convert::FlameOptions::default()
     };
-    let drawn = flame::flame(&files.recording, &flame).map_err(|e| e.to_string())?;
+    let drawn = convert::flame(&files.recording, &flame).map_err(|e| e.to_string())?;
     println!(
         "  flame graph: {} ({} stacks; open it in a browser: hover for details, click to \
          zoom, Ctrl-F to search)",
@@ -142,7 +141,7 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
             live,
             min_gcs: 0,
         };
-        let table = top::top(&files.recording, query).map_err(|e| e.to_string())?;
+        let table = top(&files.recording, query).map_err(|e| e.to_string())?;
         println!("\n{title}");
         print!("{}", table.render(if live { 5 } else { 10 }));
     }

@@ -12,43 +12,55 @@
 //!   after a recording.
 //! - [`attach`](mod@attach): `attach PID` and `detach PID`, through jcmd.
 //! - [`demo`]: the bundled workload recorded and looked at.
+//! - [`convert`](mod@convert): `convert` and `flame`, into files.
+//! - [`progress`]: progress of long reads on a terminal.
 //! - [`jdk`]: finding the JDK's tools.
 //!
-//! Reading and converting recordings is the library's
-//! (`heapsampler_convert`); nothing here parses a recording.
+//! Reading recordings and making something of them is the library's
+//! (`heapsampler_convert`), which creates no file and prints nothing: the
+//! paths, the files, the progress and every message are here.
 
 mod args;
 mod attach;
+mod convert;
 mod demo;
 mod jdk;
+mod progress;
 mod record;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use heapsampler_convert::conversion::{self, ConvertError};
-use heapsampler_convert::flame::{self, Weight};
-use heapsampler_convert::liveness;
-use heapsampler_convert::summary::summarize;
-use heapsampler_convert::top::{self, Query};
+use heapsampler_convert::Error;
+use heapsampler_convert::analysis::diff;
+use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
+use heapsampler_convert::analysis::summary::summarize;
+use heapsampler_convert::analysis::top::{Groups, Query, Table};
+use heapsampler_convert::output::flame::{self, Weight};
+use heapsampler_convert::pipeline::Pipeline;
+use jfr_reader::file::RecordingFile;
 
 use args::{Cli, Command, Sampling};
 
 /// Why a command failed: the line to print, and so the exit code.
 #[derive(Debug)]
 enum Failure {
-    /// The options contradict each other: exit code 2.
+    /// The options contradict each other.
     Usage(String),
-    /// A file, a JVM or the output failed: exit code 1.
+    /// A JVM, jcmd, the agent or an output failed.
     Failed(String),
+    /// A recording could not be read, or made something of.
+    Recording(Error),
 }
 
 impl Failure {
+    /// The exit code: 2 for bad usage (as clap's own for arguments it
+    /// rejects), 1 for everything else.
     fn exit_code(&self) -> ExitCode {
         match self {
             Self::Usage(_) => ExitCode::from(2),
-            Self::Failed(_) => ExitCode::from(1),
+            Self::Failed(_) | Self::Recording(_) => ExitCode::from(1),
         }
     }
 }
@@ -57,6 +69,7 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Usage(message) | Self::Failed(message) => f.write_str(message),
+            Self::Recording(error) => error.fmt(f),
         }
     }
 }
@@ -67,12 +80,9 @@ impl From<String> for Failure {
     }
 }
 
-impl From<ConvertError> for Failure {
-    fn from(error: ConvertError) -> Self {
-        match error {
-            ConvertError::Usage(message) => Self::Usage(message),
-            ConvertError::Failed(message) => Self::Failed(message),
-        }
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Self::Recording(error)
     }
 }
 
@@ -152,16 +162,19 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             threads,
             no_class_frame,
         } => {
-            let options = conversion::Options {
+            let options = convert::Options {
                 output,
                 events,
                 stack_depth,
-                format: format.into(),
+                format,
                 filter: filters.into(),
                 threads,
                 class_frame: !no_class_frame,
             };
-            convert(&file, &options)?
+            let outcome = convert::convert(&file, &options)?;
+            for warning in outcome.warnings(&file) {
+                say(warning);
+            }
         }
         Command::Flame {
             file,
@@ -174,21 +187,22 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             threads,
             no_class_frame,
         } => {
-            let options = flame::Options {
+            let options = convert::FlameOptions {
                 output,
-                stack_depth: depth,
-                weight: if samples {
-                    Weight::Samples
-                } else {
-                    Weight::Bytes
-                },
-                live: live.then_some(min_gcs),
-                live_meaning: None,
-                filter: filters.into(),
                 threads,
-                class_frame: !no_class_frame,
+                draw: flame::Options {
+                    stack_depth: depth,
+                    weight: if samples {
+                        Weight::Samples
+                    } else {
+                        Weight::Bytes
+                    },
+                    live: live.then_some(min_gcs),
+                    filter: filters.into(),
+                    class_frame: !no_class_frame,
+                },
             };
-            flame(&file, options)?
+            flame(&file, &options)?
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -305,7 +319,7 @@ fn dump(
 }
 
 fn summary(file: &Path) -> Result<(), Failure> {
-    let summary = summarize(file).map_err(|e| e.to_string())?;
+    let summary = summarize(file)?;
     print!("{}", summary.render(file));
     if let Some((offset, bytes)) = summary.truncated {
         say(format_args!(
@@ -317,38 +331,50 @@ fn summary(file: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The table `top` makes of `file`, or why the question does not fit it.
-fn table(file: &Path, query: Query) -> Result<top::Table, Failure> {
-    let table = top::top(file, query).map_err(|e| e.to_string())?;
+/// The table `top` makes of `file`, or why the question does not fit it;
+/// with `live`, and what the recording says of its end, read in the same
+/// pass.
+fn table(file: &Path, query: Query) -> Result<(Table, Option<Ending>), Failure> {
+    let recording = RecordingFile::open(file).map_err(Error::from)?;
+    let pipeline = Pipeline::default();
+    let (groups, ending) = if query.live {
+        let ran = pipeline.run(
+            recording,
+            &(query, ReadEnding),
+            (Groups::new(query), Ending::default()),
+            &mut |_| {},
+        )?;
+        let (groups, ending) = ran.merged;
+        (groups, Some(ending))
+    } else {
+        let ran = pipeline.run(recording, &query, Groups::new(query), &mut |_| {})?;
+        (ran.merged, None)
+    };
+    let table = groups.table();
     if table.events == 0 {
         // Not an empty table: the question does not fit the file.
-        return Err(Failure::Failed(format!(
-            "{} has no {}: {}",
-            file.display(),
-            query.missing(),
-            query.without_events()
-        )));
+        return Err(Error::NoEvents {
+            recording: file.to_owned(),
+            live: query.live,
+        }
+        .into());
     }
-    Ok(table)
+    Ok((table, ending))
 }
 
 fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
-    print!("{}", table(file, query)?.render(limit));
-    if query.live {
-        println!("{}", live_statement(file)?);
+    let (table, ending) = table(file, query)?;
+    print!("{}", table.render(limit));
+    if let Some(ending) = ending {
+        println!("{}", ending.live_statement());
     }
     Ok(())
 }
 
-/// What "live" means in the recording `file` ([`liveness::Ending::live_statement`]).
-fn live_statement(file: &Path) -> Result<String, Failure> {
-    let ending = liveness::ending(file).map_err(|e| e.to_string())?;
-    Ok(ending.live_statement())
-}
-
 fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failure> {
-    let (base_table, new_table) = (table(base, query)?, table(new, query)?);
-    let describe = |path: &Path, table: &top::Table| {
+    let ((base_table, base_ending), (new_table, new_ending)) =
+        (table(base, query)?, table(new, query)?);
+    let describe = |path: &Path, table: &Table| {
         format!(
             "{} ({:.1} s, {} samples)",
             path.display(),
@@ -376,41 +402,28 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
             new_table.source.names()
         ));
     }
-    let diff = heapsampler_convert::diff::diff(&base_table, &new_table, !query.live);
+    let diff = diff::diff(&base_table, &new_table, !query.live);
     print!("{}", diff.render(limit));
-    if query.live {
-        for file in [base, new] {
-            println!("{}: {}", file.display(), live_statement(file)?);
+    for (file, ending) in [(base, base_ending), (new, new_ending)] {
+        if let Some(ending) = ending {
+            println!("{}: {}", file.display(), ending.live_statement());
         }
     }
     Ok(())
 }
 
-fn flame(file: &Path, mut options: flame::Options) -> Result<(), Failure> {
-    // What live means, said on the terminal and under the graph's title.
-    let ending = match options.live {
-        Some(_) => Some(liveness::ending(file).map_err(|e| e.to_string())?),
-        None => None,
-    };
-    options.live_meaning = ending.as_ref().map(liveness::Ending::live_brief);
-    let drawn = flame::flame(file, &options)?;
-    for warning in drawn.warnings(file) {
+fn flame(file: &Path, options: &convert::FlameOptions) -> Result<(), Failure> {
+    let flamed = convert::flame(file, options)?;
+    for warning in flamed.warnings(file) {
         say(warning);
     }
-    if let Some(ending) = &ending {
+    // What live means, said on the terminal as under the graph's title.
+    if let Some(ending) = &flamed.ending {
         say(ending.live_statement());
     }
     // Where it went, unless to standard output.
-    if drawn.output.as_os_str() != "-" {
-        say(drawn.summary());
-    }
-    Ok(())
-}
-
-fn convert(file: &Path, options: &conversion::Options) -> Result<(), Failure> {
-    let outcome = conversion::convert(file, options)?;
-    for warning in outcome.warnings(file) {
-        say(warning);
+    if flamed.output.as_os_str() != "-" {
+        say(flamed.summary());
     }
     Ok(())
 }

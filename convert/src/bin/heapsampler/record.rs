@@ -4,10 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use heapsampler_convert::liveness;
-use heapsampler_convert::summary::summarize;
-use heapsampler_convert::top::{self, GroupBy, Query};
+use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
+use heapsampler_convert::analysis::summary::{Summarize, Summary};
+use heapsampler_convert::analysis::top::{GroupBy, Groups, Query};
+use heapsampler_convert::output::human::human_bytes;
+use heapsampler_convert::pipeline::Pipeline;
 use jfr_format::names::event;
+use jfr_reader::file::RecordingFile;
 
 use heapsampler_core::options::name;
 
@@ -168,7 +171,31 @@ pub fn run(agent: &Path, options: &str, program: &[String]) -> Result<i32, Strin
 /// outside the JDK), and what live means in it. When its JVM ran out of
 /// heap, a line that says so and the top live sites.
 pub fn report(path: &Path) -> Result<String, String> {
-    let summary = summarize(path).map_err(|e| e.to_string())?;
+    let query = |live| Query {
+        by: GroupBy::AppSite,
+        live,
+        min_gcs: 0,
+    };
+    // One pass: the summary, what was allocated, what is live, and what
+    // live means.
+    let (allocated, live) = (query(false), query(true));
+    let file = RecordingFile::open(path).map_err(|e| e.to_string())?;
+    let ran = Pipeline::default()
+        .run(
+            file,
+            &(Summarize, (allocated, (live, ReadEnding))),
+            (
+                Summary::default(),
+                (
+                    Groups::new(allocated),
+                    (Groups::new(live), Ending::default()),
+                ),
+            ),
+            &mut |_| {},
+        )
+        .map_err(|e| e.to_string())?;
+    let (summary, (sites, (live_sites, ending))) = ran.merged;
+    let (sites, live_sites) = (sites.table(), live_sites.table());
     let samples = summary
         .types
         .get(event::OBJECT_ALLOCATION_SAMPLE)
@@ -177,16 +204,8 @@ pub fn report(path: &Path) -> Result<String, String> {
         (Some(start), Some(end)) => (end - start) as f64 / 1e9,
         _ => 0.0,
     };
-    let query = |live| Query {
-        by: GroupBy::AppSite,
-        live,
-        min_gcs: 0,
-    };
-    let sites = top::top(path, query(false)).map_err(|e| e.to_string())?;
     let allocated = sites.total.bytes();
-    let live_sites = top::top(path, query(true)).map_err(|e| e.to_string())?;
     let live = live_sites.total.bytes();
-    let ending = liveness::ending(path).map_err(|e| e.to_string())?;
     let mut lines = vec![
         format!(
             "recording: {} ({:.1} s, {} chunk(s))",
@@ -196,8 +215,8 @@ pub fn report(path: &Path) -> Result<String, String> {
         ),
         format!(
             "{samples} allocation samples: about {} allocated, {} still live at the end",
-            top::human_bytes(allocated),
-            top::human_bytes(live)
+            human_bytes(allocated),
+            human_bytes(live)
         ),
     ];
     lines.push(match sites.entries.first() {
@@ -218,7 +237,7 @@ pub fn report(path: &Path) -> Result<String, String> {
             "top live site: {} ({}, {:.0}% of the live bytes); more with `heapsampler top {} \
              --live --by app-site`",
             site.key,
-            top::human_bytes(site.bytes()),
+            human_bytes(site.bytes()),
             100.0 * site.bytes() / live,
             path.display()
         ));

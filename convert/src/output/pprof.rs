@@ -54,16 +54,17 @@ use heapsampler_core::estimate::Estimate;
 use jfr_format::names::field;
 use prost::Message;
 
-use crate::allocation::{ALLOCATIONS, Source};
-use crate::collapsed::{TRUNCATED_FRAME, UNKNOWN_FRAME};
-use crate::export::Flattener;
-use crate::filter::Filter;
-use crate::samples::{Kind, Liveness, Sample, SampleVisitor, SamplesRead, read_samples};
-use crate::top::{Query, describe};
+use crate::Error;
+use crate::analysis::fold::{TRUNCATED_FRAME, UNKNOWN_FRAME};
+use crate::model::allocation::{ALLOCATIONS, Source};
+use crate::model::filter::Filter;
+use crate::model::samples::{self, Kind, Liveness, Sample, SampleVisitor, SamplesRead, Weights};
+use crate::model::text::Flattener;
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::Field;
-use jfr_reader::file::{FileError, RecordingFile};
+use jfr_reader::file::RecordingFile;
 use jfr_reader::value::Value;
 
 /// The messages of google/pprof's `proto/profile.proto` (in
@@ -72,7 +73,7 @@ use jfr_reader::value::Value;
 /// says how to generate it again.
 #[allow(missing_docs, clippy::all, rustdoc::all)]
 pub mod proto {
-    include!("../proto/perftools.profiles.rs");
+    include!("../../proto/perftools.profiles.rs");
 }
 
 /// The kinds of events read, in one pass: the allocation kinds in `top`'s
@@ -162,8 +163,10 @@ impl<T: Hash + Eq> Numbered<T> {
     }
 }
 
-/// Gathers the samples of a recording into pprof's tables.
-struct Builder<'p> {
+/// pprof's tables: strings, functions, locations and stacks, each stored
+/// once and numbered in order of arrival.
+#[derive(Debug, Default)]
+struct Tables {
     strings: Strings,
     /// Functions by name and system name (string indexes).
     functions: Numbered<(u32, u32)>,
@@ -171,27 +174,52 @@ struct Builder<'p> {
     locations: Numbered<(u64, u32)>,
     /// Stacks: location ids, leaf first.
     stacks: Numbered<Box<[u64]>>,
-    /// What each kind of [`SOURCES`] adds up to, per stack and labels,
-    /// kept apart until the recording's end tells which allocation kind
-    /// the profile shows.
-    tallies: [IdMap<Key, Estimate>; 3],
+}
+
+/// What each kind of [`SOURCES`] adds up to, per stack and labels, kept
+/// apart until the recording's end tells which allocation kind the
+/// profile shows.
+type Tallies = [IdMap<Key, Estimate>; 3];
+
+/// One chunk's samples, in tables of the chunk's own: what the work on a
+/// chunk hands on. The merge numbers what is new to the recording in the
+/// order the chunk met it, and adds the samples' weights in the order they
+/// were read, so ids and sums are those of one thread reading the
+/// recording through.
+#[derive(Debug)]
+pub struct ChunkProfile {
+    read: SamplesRead,
+    tables: Tables,
+    /// Per kind of [`SOURCES`]: each stack and labels' samples, in the
+    /// order the chunk met them.
+    tallies: [Vec<(Key, Weights)>; 3],
     /// Lifetimes of objects the agent did not track.
+    untracked: Weights,
+}
+
+/// The samples of a recording gathered into pprof's tables, chunk after
+/// chunk: what [`Profiling`] merges into.
+#[derive(Debug)]
+pub struct Gathered {
+    read: SamplesRead,
+    tables: Tables,
+    tallies: Tallies,
     untracked: Estimate,
-    /// The current chunk's stacks, methods (as function ids) and labels,
-    /// by pool key: each made once per chunk.
+}
+
+/// Gathers the samples of one chunk into its tables.
+struct Builder {
+    part: ChunkProfile,
+    /// Where each stack and labels' samples are in [`ChunkProfile::tallies`].
+    keys: [IdMap<Key, usize>; 3],
+    /// The chunk's stacks, methods (as function ids) and labels, by pool
+    /// key: each made once per chunk.
     chunk_stacks: IdMap<(u64, u64), u32>,
     chunk_functions: IdMap<(u64, u64), u64>,
     chunk_labels: IdMap<(u64, u64), u32>,
-    progress: &'p mut dyn FnMut(u64),
 }
 
-impl SampleVisitor for Builder<'_> {
-    fn begin_chunk(&mut self, _chunk: &Chunk<'_>) {
-        self.chunk_stacks.clear();
-        self.chunk_functions.clear();
-        self.chunk_labels.clear();
-    }
-
+impl SampleVisitor for Builder {
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
         if kind.source == LIFETIMES {
             // As `top --live`.
@@ -199,7 +227,7 @@ impl SampleVisitor for Builder<'_> {
                 Liveness::Live => {}
                 Liveness::Not => return,
                 Liveness::Untracked => {
-                    self.untracked.add_weighted(sample.weight, sample.size);
+                    self.part.untracked.push(sample);
                     return;
                 }
             }
@@ -209,18 +237,16 @@ impl SampleVisitor for Builder<'_> {
             class: self.label(text, &sample.object_class),
             thread: self.label(text, &sample.event_thread),
         };
-        self.tallies[kind.source]
-            .entry(key)
-            .or_default()
-            .add_weighted(sample.weight, sample.size);
-    }
-
-    fn end_chunk(&mut self, stored_end: u64) {
-        (self.progress)(stored_end);
+        let tally = &mut self.part.tallies[kind.source];
+        let at = *self.keys[kind.source].entry(key).or_insert_with(|| {
+            tally.push((key, Weights::default()));
+            tally.len() - 1
+        });
+        tally[at].1.push(sample);
     }
 }
 
-impl Builder<'_> {
+impl Builder {
     /// The stack id of a sample's stack trace.
     fn stack(&mut self, text: &Flattener<'_, '_>, stack_trace: &Field<'_>) -> u32 {
         match *stack_trace {
@@ -243,16 +269,18 @@ impl Builder<'_> {
         let mut locations = Vec::with_capacity(stack.frames.len() + 1);
         for frame in &stack.frames {
             let function = self.function(text, &frame.method);
-            locations.push(self.locations.id((function, frame.line.unwrap_or(0))));
+            let tables = &mut self.part.tables;
+            locations.push(tables.locations.id((function, frame.line.unwrap_or(0))));
         }
+        let tables = &mut self.part.tables;
         if stack.truncated {
-            let function = self.special_function(TRUNCATED_FRAME);
-            locations.push(self.locations.id((function, 0)));
+            let function = tables.special_function(TRUNCATED_FRAME);
+            locations.push(tables.locations.id((function, 0)));
         } else if locations.is_empty() {
-            let function = self.special_function(UNKNOWN_FRAME);
-            locations.push(self.locations.id((function, 0)));
+            let function = tables.special_function(UNKNOWN_FRAME);
+            locations.push(tables.locations.id((function, 0)));
         }
-        self.stacks.id(locations.into_boxed_slice()) as u32
+        tables.stacks.id(locations.into_boxed_slice()) as u32
     }
 
     /// The function id of a frame's method.
@@ -265,14 +293,18 @@ impl Builder<'_> {
             return *id;
         }
         let name = text.text(method);
+        let tables = &mut self.part.tables;
         let id = if name.is_empty() {
             // A method missing from its pool.
-            self.special_function(UNKNOWN_FRAME)
+            tables.special_function(UNKNOWN_FRAME)
         } else {
             let descriptor = text.field_text_of(method, field::DESCRIPTOR);
             let system_name = format!("{name}{descriptor}");
-            let (name, system_name) = (self.strings.index(&name), self.strings.index(&system_name));
-            self.functions.id((name, system_name))
+            let (name, system_name) = (
+                tables.strings.index(&name),
+                tables.strings.index(&system_name),
+            );
+            tables.functions.id((name, system_name))
         };
         if let Some(key) = pooled {
             self.chunk_functions.insert(key, id);
@@ -280,28 +312,170 @@ impl Builder<'_> {
         id
     }
 
+    /// The string index of the text of a class or thread field (0, no
+    /// label, when it has none).
+    fn label(&mut self, text: &Flattener<'_, '_>, value: &Field<'_>) -> u32 {
+        let strings = &mut self.part.tables.strings;
+        match *value {
+            Field::Pooled { class_id, key } => {
+                if let Some(&index) = self.chunk_labels.get(&(class_id, key)) {
+                    return index;
+                }
+                let index = strings.index(&text.text(&Value::Ref { class_id, key }));
+                self.chunk_labels.insert((class_id, key), index);
+                index
+            }
+            ref inline => strings.index(&text.text(&inline.clone().into_value())),
+        }
+    }
+}
+
+impl Tables {
     /// The function id of a frame of ours, such as [`TRUNCATED_FRAME`].
     fn special_function(&mut self, name: &str) -> u64 {
         let name = self.strings.index(name);
         self.functions.id((name, name))
     }
 
-    /// The string index of the text of a class or thread field (0, no
-    /// label, when it has none).
-    fn label(&mut self, text: &Flattener<'_, '_>, value: &Field<'_>) -> u32 {
-        match *value {
-            Field::Pooled { class_id, key } => {
-                if let Some(&index) = self.chunk_labels.get(&(class_id, key)) {
-                    return index;
-                }
-                let index = self
-                    .strings
-                    .index(&text.text(&Value::Ref { class_id, key }));
-                self.chunk_labels.insert((class_id, key), index);
-                index
-            }
-            ref inline => self.strings.index(&text.text(&inline.clone().into_value())),
+    /// Adds the tables of a chunk after those added, in the order the chunk
+    /// numbered them: the ids they have here, by the chunk's.
+    fn add(&mut self, chunk: Tables) -> Renumbered {
+        let strings: Vec<u32> = chunk
+            .strings
+            .into_table()
+            .iter()
+            .map(|text| self.strings.index(text))
+            .collect();
+        let functions: Vec<u64> = chunk
+            .functions
+            .into_values()
+            .into_iter()
+            .map(|(name, system_name)| {
+                let (name, system_name) = (strings[name as usize], strings[system_name as usize]);
+                self.functions.id((name, system_name))
+            })
+            .collect();
+        let locations: Vec<u64> = chunk
+            .locations
+            .into_values()
+            .into_iter()
+            .map(|(function, line)| self.locations.id((functions[function as usize - 1], line)))
+            .collect();
+        let stacks = chunk
+            .stacks
+            .into_values()
+            .into_iter()
+            .map(|stack| {
+                let stack = stack.iter().map(|&at| locations[at as usize - 1]).collect();
+                self.stacks.id(stack) as u32
+            })
+            .collect();
+        Renumbered { strings, stacks }
+    }
+}
+
+/// The ids a chunk's strings and stacks have in the recording's tables,
+/// by the chunk's (strings from 0, stacks from 1).
+struct Renumbered {
+    strings: Vec<u32>,
+    stacks: Vec<u32>,
+}
+
+impl Renumbered {
+    fn key(&self, key: Key) -> Key {
+        Key {
+            stack: self.stacks[key.stack as usize - 1],
+            class: self.strings[key.class as usize],
+            thread: self.strings[key.thread as usize],
         }
+    }
+}
+
+/// Gathering the allocation samples of a recording that a filter keeps
+/// into a heap profile, keeping the frames nearest the top of each stack.
+#[derive(Debug)]
+pub struct Profiling<'f> {
+    /// Which samples to keep.
+    pub filter: &'f Filter,
+    /// Frames kept per stack, those nearest the top.
+    pub stack_depth: usize,
+}
+
+impl Analysis for Profiling<'_> {
+    type Part = ChunkProfile;
+    type Merged = Gathered;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        context: &ChunkContext,
+        hand_on: &mut dyn FnMut(ChunkProfile) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        let mut builder = Builder {
+            part: ChunkProfile {
+                read: SamplesRead::default(),
+                tables: Tables::default(),
+                tallies: Default::default(),
+                untracked: Weights::default(),
+            },
+            keys: Default::default(),
+            chunk_stacks: IdMap::default(),
+            chunk_functions: IdMap::default(),
+            chunk_labels: IdMap::default(),
+        };
+        builder.part.read = samples::read_chunk(
+            chunk,
+            context.recording_start,
+            &SOURCES,
+            self.filter,
+            self.stack_depth,
+            &mut builder,
+        )?;
+        Ok(hand_on(builder.part)?)
+    }
+
+    fn merge(&self, gathered: &mut Gathered, part: ChunkProfile) -> Result<(), Error> {
+        gathered.read.merge(&part.read);
+        part.untracked.add_to(&mut gathered.untracked);
+        let ids = gathered.tables.add(part.tables);
+        for (tally, part) in gathered.tallies.iter_mut().zip(part.tallies) {
+            for (key, weights) in part {
+                weights.add_to(tally.entry(ids.key(key)).or_default());
+            }
+        }
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &ChunkProfile) -> usize {
+        let tables = &part.tables;
+        let strings: usize = tables.strings.0.keys().map(|s| 2 * s.len() + 32).sum();
+        let stacks: usize = tables.stacks.0.keys().map(|s| 8 * s.len() + 32).sum();
+        let tallies: usize = part
+            .tallies
+            .iter()
+            .flatten()
+            .map(|(_, weights)| std::mem::size_of::<(Key, Weights)>() + weights.bytes())
+            .sum::<usize>()
+            + part.untracked.bytes();
+        strings + stacks + 48 * (tables.functions.0.len() + tables.locations.0.len()) + tallies
+    }
+}
+
+impl Gathered {
+    /// No samples yet.
+    pub fn new() -> Self {
+        Self {
+            read: SamplesRead::new(&SOURCES),
+            tables: Tables::default(),
+            tallies: Default::default(),
+            untracked: Estimate::new(),
+        }
+    }
+}
+
+impl Default for Gathered {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -329,7 +503,7 @@ pub struct Made {
     /// `heapsampler.ObjectLifetime` events (no `inuse_` types).
     pub live: Option<Estimate>,
     /// Objects whose liveness the agent did not track, so not in
-    /// `inuse_` (see [`crate::top::Table::untracked`]).
+    /// `inuse_` (see [`crate::analysis::top::Table::untracked`]).
     pub untracked: Estimate,
     /// The event types read.
     pub types: Vec<String>,
@@ -343,59 +517,24 @@ impl Made {
     pub fn objects_known(&self) -> bool {
         self.allocations.objects_known()
     }
-
-    /// What to say after writing a profile of `file`, one line each.
-    pub fn notes(&self, file: &std::path::Path) -> Vec<String> {
-        let file = file.display();
-        let mut notes = Vec::new();
-        if !self.objects_known() {
-            notes.push(format!(
-                "{file}: no alloc_objects: these allocation samples do not carry their object's \
-                 size (the JDK's sampler, a throttled one, or TLAB events), so objects cannot be \
-                 estimated; the profile counts samples instead (sample type samples)"
-            ));
-        }
-        if self.live.is_none() {
-            notes.push(format!(
-                "{file}: no inuse_objects or inuse_space: the recording has no {} events \
-                 (record with heapsampler's agent and liveness on, the default)",
-                Source::ObjectLifetimes.names()
-            ));
-        }
-        if self.untracked.samples() > 0 {
-            notes.push(format!(
-                "{file}: not in inuse_space: {} of objects not tracked for liveness, at or \
-                 above the agent's live_max size (by default G1's humongous objects)",
-                describe(&self.untracked)
-            ));
-        }
-        notes
-    }
 }
 
 /// Reads the allocation samples of `file` that `filter` keeps, keeping the
-/// `stack_depth` frames nearest the top of each stack, into a heap profile.
-/// `progress` is told the bytes read after each chunk.
+/// `stack_depth` frames nearest the top of each stack, into a heap
+/// profile, through `pipeline`, telling `progress` the bytes read.
 pub fn profile(
-    file: &mut RecordingFile,
+    file: RecordingFile,
     filter: &Filter,
     stack_depth: usize,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Pprof, FileError> {
-    let mut builder = Builder {
-        strings: Strings::default(),
-        functions: Numbered::default(),
-        locations: Numbered::default(),
-        stacks: Numbered::default(),
-        tallies: Default::default(),
-        untracked: Estimate::new(),
-        chunk_stacks: IdMap::default(),
-        chunk_functions: IdMap::default(),
-        chunk_labels: IdMap::default(),
-        progress,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Pprof, Error> {
+    let profiling = Profiling {
+        filter,
+        stack_depth,
     };
-    let read = read_samples(file, &SOURCES, filter, stack_depth, &mut builder)?;
-    Ok(build(builder, &read))
+    let ran = pipeline.run(file, &profiling, Gathered::new(), progress)?;
+    Ok(build(ran.merged, ran.truncated))
 }
 
 /// The one mapping every location is in: it says that functions and lines
@@ -412,11 +551,17 @@ const INUSE_OBJECTS: SampleType = ("inuse_objects", "count");
 const INUSE_SPACE: SampleType = ("inuse_space", "bytes");
 
 /// A profile of what `builder` gathered.
-fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
+fn build(gathered: Gathered, truncated: Option<(u64, u64)>) -> Pprof {
+    let Gathered {
+        read,
+        tables,
+        tallies,
+        untracked,
+    } = gathered;
     let found = (0..ALLOCATIONS.len()).find(|&at| read.events_of(at) > 0);
     let chosen = found.unwrap_or(0);
     let with_lifetimes = read.events_of(LIFETIMES) > 0;
-    let [samples, tlab, lifetimes] = std::mem::take(&mut builder.tallies);
+    let [samples, tlab, lifetimes] = tallies;
     let allocations = if chosen == 0 { samples } else { tlab };
     let lifetimes = if with_lifetimes {
         lifetimes
@@ -437,7 +582,7 @@ fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
             .collect(),
         allocations: total(&allocations),
         live: with_lifetimes.then(|| total(&lifetimes)),
-        untracked: builder.untracked,
+        untracked,
         types: SOURCES[chosen]
             .types()
             .iter()
@@ -448,7 +593,7 @@ fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
             })
             .map(|t| t.event_type.to_owned())
             .collect(),
-        truncated: read.truncated,
+        truncated,
     };
     // Each sample's values, in the order of the sample types.
     let objects_known = made.objects_known();
@@ -485,8 +630,8 @@ fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    let stacks = builder.stacks.into_values();
-    let mut strings = builder.strings;
+    let stacks = tables.stacks.into_values();
+    let mut strings = tables.strings;
     let label = |key: &str, value: u32, strings: &mut Strings| {
         (value != 0).then(|| proto::Label {
             key: strings.index(key).into(),
@@ -529,7 +674,7 @@ fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
         ALLOC_SPACE
     };
     let default_sample_type = strings.index(default_sample_type.0).into();
-    let location = builder
+    let location = tables
         .locations
         .into_values()
         .into_iter()
@@ -545,7 +690,7 @@ fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
             ..proto::Location::default()
         })
         .collect();
-    let function = builder
+    let function = tables
         .functions
         .into_values()
         .into_iter()
@@ -578,7 +723,7 @@ fn build(mut builder: Builder<'_>, read: &SamplesRead) -> Pprof {
         // samples have no size).
         period: match made.source {
             Some(Source::AllocationSamples) if objects_known => {
-                read.interval.map_or(0, |i| i as i64)
+                read.interval().map_or(0, |i| i as i64)
             }
             _ => 0,
         },
@@ -593,22 +738,6 @@ pub fn write(profile: &proto::Profile, out: &mut dyn Write) -> io::Result<()> {
     let mut gzip = flate2::write::GzEncoder::new(out, flate2::Compression::default());
     gzip.write_all(&profile.encode_to_vec())?;
     gzip.finish()?.flush()
-}
-
-/// What a recording without allocation events lacks, and what to do: as
-/// `heapsampler top` says it.
-pub fn without_allocations(file: &std::path::Path) -> String {
-    let query = Query {
-        by: crate::top::GroupBy::Site,
-        live: false,
-        min_gcs: 0,
-    };
-    format!(
-        "{} has no {}: {}",
-        file.display(),
-        query.missing(),
-        query.without_events()
-    )
 }
 
 #[cfg(test)]
@@ -765,8 +894,15 @@ mod tests {
     }
 
     fn profile_of(path: &Path, stack_depth: usize) -> Pprof {
-        let mut file = RecordingFile::open(path).unwrap();
-        profile(&mut file, &Filter::default(), stack_depth, &mut |_| {}).unwrap()
+        let file = RecordingFile::open(path).unwrap();
+        profile(
+            file,
+            &Filter::default(),
+            stack_depth,
+            &Pipeline::default(),
+            &mut |_| {},
+        )
+        .unwrap()
     }
 
     /// The profile's samples, one line each, sorted: its stack as function
@@ -854,11 +990,6 @@ mod tests {
         assert_eq!(made.allocations.samples(), 7);
         assert_eq!(made.live.map(|l| l.samples()), Some(1));
         assert_eq!(made.untracked.samples(), 1);
-        assert!(
-            made.notes(&path)
-                .iter()
-                .any(|n| n.contains("not in inuse_space"))
-        );
     }
 
     #[test]
@@ -928,11 +1059,7 @@ mod tests {
             lines[0],
             "App.alloc:10;App.main:3 class=byte[],thread=main [3, 3156]"
         );
-        assert!(
-            made.notes(&path)
-                .iter()
-                .any(|n| n.contains("no alloc_objects"))
-        );
+        assert!(!made.objects_known());
     }
 
     #[test]

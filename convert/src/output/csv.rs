@@ -1,6 +1,6 @@
 //! CSV rows made straight from the bytes of a chunk's events, as
 //! `heapsampler convert` writes them: one row per event, each cell the text
-//! [`Flattener`] makes of the field's value (see [`export`](crate::export)),
+//! [`Flattener`] makes of the field's value (see [`export`](crate::model::text)),
 //! escaped.
 //!
 //! Events are read by the chunk's [`EventPlan`]s: a number is printed
@@ -13,13 +13,25 @@
 //!
 //! Rows come out per event type in blocks ([`Piece`]), so that a chunk's
 //! rows can be written as they are made, or held while the chunk before it
-//! is written.
+//! is written: [`write_csv`] converts a recording through the
+//! [pipeline](crate::pipeline), each chunk's blocks written in chunk order
+//! into outputs the caller makes ([`CsvOutputs`]), one per event type.
 
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::export::{ExportError, Flattener, IsoClock, Unit, epoch_nanos, unit};
-use crate::filter::{Check, ChunkFilter};
+use crate::model::filter::{Check, ChunkFilter};
+use jfr_reader::ReadError;
+use jfr_reader::file::RecordingFile;
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use crate::Error;
+use crate::model::filter::Filter;
+use crate::model::text::{Flattener, IsoClock, Unit, epoch_nanos, unit};
+use crate::model::types::Declared;
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, FieldVisitor, TypeMap};
@@ -259,7 +271,7 @@ fn push_decimal(out: &mut Vec<u8>, value: i64) {
 }
 
 /// Appends `2026-11-22T10:15:00.123456789Z`, as
-/// [`iso`](crate::export::iso) writes it.
+/// [`iso`](crate::model::text::iso) writes it.
 fn push_timestamp(clock: &mut IsoClock, out: &mut Vec<u8>, nanos: i64) {
     out.extend_from_slice(clock.format(nanos));
 }
@@ -447,8 +459,8 @@ pub fn chunk_rows(
     wanted: &dyn Fn(&str) -> bool,
     filter: Option<&ChunkFilter<'_, '_, '_>>,
     buffers: &Buffers,
-    emit: &mut dyn FnMut(Piece) -> Result<(), ExportError>,
-) -> Result<(), ExportError> {
+    emit: &mut dyn FnMut(Piece) -> Result<(), CsvError>,
+) -> Result<(), CsvError> {
     let mut rows = Rows {
         chunk,
         flattener: Flattener::new(chunk, stack_depth),
@@ -459,7 +471,7 @@ pub fn chunk_rows(
     };
     let mut types: TypeMap<Option<TypeRows<'_>>> = TypeMap::default();
     let mut outputs: Vec<Output> = Vec::new();
-    let result = (|| -> Result<(), ExportError> {
+    let result = (|| -> Result<(), CsvError> {
         for raw in chunk.raw_events() {
             let mut raw = raw?;
             let Some(type_rows) =
@@ -541,10 +553,285 @@ pub fn chunk_rows(
     result
 }
 
+/// What can go wrong writing CSV.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    /// The recording is malformed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// Writing the output failed.
+    #[error("writing CSV: {0}")]
+    Io(#[from] io::Error),
+    /// An output file or folder could not be made.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Chunks declare an event type with different numbers of fields, which
+    /// one CSV file cannot hold.
+    #[error(
+        "writing CSV: {name}: found rows with {found} fields, but the first rows have \
+         {expected} fields (chunks declare the type differently)"
+    )]
+    Columns {
+        /// The event type.
+        name: String,
+        /// The fields of its first rows.
+        expected: usize,
+        /// The fields of the rows that differ.
+        found: usize,
+    },
+    /// The conversion stopped before this chunk's rows were handed on: an
+    /// earlier chunk failed, whose error is the one reported.
+    #[error("the conversion has stopped")]
+    Stopped,
+}
+
+impl From<Stopped> for CsvError {
+    fn from(_: Stopped) -> Self {
+        Self::Stopped
+    }
+}
+
+/// Where CSV goes: an output per event type, made when the type's first
+/// rows come, so that a conversion that fails before them, or finds none
+/// of the types asked for, leaves nothing behind.
+pub trait CsvOutputs: Send {
+    /// The output of the rows of event type `name`.
+    fn create(&mut self, name: &str) -> Result<Box<dyn Write + Send>, CsvError>;
+}
+
+/// What to convert to CSV.
+#[derive(Debug, Clone, Default)]
+pub struct CsvOptions {
+    /// The event types to convert; empty: every type.
+    pub events: Vec<String>,
+    /// Frames kept per stack trace, those nearest the top.
+    pub stack_depth: usize,
+    /// Which events to keep.
+    pub filter: Filter,
+}
+
+/// What a conversion to CSV wrote.
+#[derive(Debug)]
+pub struct CsvWritten {
+    /// Rows written.
+    pub rows: u64,
+    /// Outputs made: one per event type with rows.
+    pub outputs: usize,
+    /// What [`RecordingFile::truncated`] says.
+    pub truncated: Option<(u64, u64)>,
+    /// How the held rows kept to their limit, when several threads
+    /// converted.
+    pub held: Option<crate::pipeline::Held>,
+}
+
+/// Converts the recording `file` to CSV as `options` say, through
+/// `pipeline`, into outputs made by `outputs`, telling `progress` the bytes
+/// read: the rows of each chunk, made on any core, are written in chunk
+/// order, so the files are the same as when one thread does it all.
+pub fn write_csv(
+    file: RecordingFile,
+    options: &CsvOptions,
+    outputs: &mut dyn CsvOutputs,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<CsvWritten, Error> {
+    let path = file.path().to_owned();
+    let job = CsvJob {
+        recording: path.clone(),
+        options,
+        buffers: Buffers::default(),
+        declared: Declared::new(&options.events),
+    };
+    let ran = pipeline.run(file, &job, CsvFiles::new(outputs), progress)?;
+    let missing = job.declared.missing();
+    if !missing.is_empty() {
+        return Err(crate::analysis::summary::missing_types(
+            &path, missing, pipeline,
+        ));
+    }
+    let files = ran.merged;
+    let outputs = files.files.len();
+    let rows = files.finish().map_err(|source| job.failed(source))?;
+    Ok(CsvWritten {
+        rows,
+        outputs,
+        truncated: ran.truncated,
+        held: ran.held,
+    })
+}
+
+/// Converting a recording's chunks to CSV: each chunk's rows are handed on
+/// in blocks and written in chunk order.
+struct CsvJob<'o> {
+    recording: PathBuf,
+    options: &'o CsvOptions,
+    /// Buffers for rows, used again once written.
+    buffers: Buffers,
+    /// Which of the types asked for the chunks declare.
+    declared: Declared,
+}
+
+impl CsvJob<'_> {
+    fn failed(&self, source: CsvError) -> Error {
+        Error::Csv {
+            recording: self.recording.clone(),
+            source,
+        }
+    }
+}
+
+impl<'o> Analysis for CsvJob<'o> {
+    type Part = Piece;
+    type Merged = CsvFiles<'o>;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        context: &ChunkContext,
+        hand_on: &mut dyn FnMut(Piece) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        self.declared.see(chunk);
+        let types = &self.options.events;
+        let wanted = |type_name: &str| types.is_empty() || types.iter().any(|t| t == type_name);
+        let filter = &self.options.filter;
+        let filter = (!filter.is_empty())
+            .then(|| ChunkFilter::new(filter, filter.window(context.recording_start), chunk));
+        let mut emit = |piece| Ok(hand_on(piece)?);
+        let converted = chunk_rows(
+            chunk,
+            self.options.stack_depth,
+            &wanted,
+            filter.as_ref(),
+            &self.buffers,
+            &mut emit,
+        );
+        match converted {
+            Ok(()) => Ok(()),
+            Err(CsvError::Read(error)) => Err(ChunkError::Read(error)),
+            Err(CsvError::Stopped) => Err(ChunkError::Stopped),
+            Err(error) => Err(ChunkError::Failed(self.failed(error))),
+        }
+    }
+
+    fn begin_chunk(&self, files: &mut CsvFiles<'o>) {
+        files.chunk.clear();
+    }
+
+    fn merge(&self, files: &mut CsvFiles<'o>, piece: Piece) -> Result<(), Error> {
+        files
+            .write(piece, &self.buffers)
+            .map_err(|source| self.failed(source))
+    }
+
+    fn part_bytes(&self, piece: &Piece) -> usize {
+        match piece {
+            Piece::Rows { bytes, .. } => bytes.len(),
+            Piece::Type { header, .. } => header.len(),
+        }
+    }
+}
+
+/// One CSV file being written: an event type's rows.
+struct CsvFile {
+    writer: Box<dyn Write + Send>,
+    columns: usize,
+    rows: u64,
+}
+
+/// The CSV files of a conversion, fed the [`Piece`]s of each chunk in
+/// chunk order: a type's file is made (with its header) when its first
+/// rows come.
+pub struct CsvFiles<'o> {
+    outputs: &'o mut dyn CsvOutputs,
+    by_name: HashMap<String, usize>,
+    files: Vec<CsvFile>,
+    /// The current chunk's outputs, as its pieces number them: the files
+    /// they go to (`usize::MAX`: not announced).
+    chunk: Vec<usize>,
+}
+
+impl<'o> CsvFiles<'o> {
+    /// The output, made by `outputs` as the first rows of each type come.
+    fn new(outputs: &'o mut dyn CsvOutputs) -> Self {
+        Self {
+            outputs,
+            by_name: HashMap::new(),
+            files: Vec::new(),
+            chunk: Vec::new(),
+        }
+    }
+
+    /// Writes one piece of the current chunk, handing its buffer back to
+    /// `buffers`.
+    fn write(&mut self, piece: Piece, buffers: &Buffers) -> Result<(), CsvError> {
+        match piece {
+            Piece::Type {
+                index: local,
+                name,
+                columns,
+                header,
+            } => {
+                let index = match self.by_name.get(&name) {
+                    Some(&index) => {
+                        let expected = self.files[index].columns;
+                        if expected != columns {
+                            return Err(CsvError::Columns {
+                                name,
+                                expected,
+                                found: columns,
+                            });
+                        }
+                        index
+                    }
+                    None => {
+                        let mut writer = self.outputs.create(&name)?;
+                        writer.write_all(&header)?;
+                        self.files.push(CsvFile {
+                            writer,
+                            columns,
+                            rows: 0,
+                        });
+                        self.by_name.insert(name, self.files.len() - 1);
+                        self.files.len() - 1
+                    }
+                };
+                if self.chunk.len() <= local {
+                    self.chunk.resize(local + 1, usize::MAX);
+                }
+                self.chunk[local] = index;
+            }
+            Piece::Rows { index, bytes, rows } => {
+                let file = self
+                    .chunk
+                    .get(index)
+                    .and_then(|&i| self.files.get_mut(i))
+                    .ok_or_else(|| io::Error::other("rows of an event type not announced"))?;
+                file.writer.write_all(&bytes)?;
+                file.rows += rows;
+                buffers.give(bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes every file; returns the rows written.
+    fn finish(mut self) -> Result<u64, CsvError> {
+        for file in &mut self.files {
+            file.writer.flush()?;
+        }
+        Ok(self.files.iter().map(|f| f.rows).sum())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::iso;
+    use crate::model::text::iso;
 
     #[test]
     fn integers_print_as_display_does() {

@@ -1,8 +1,8 @@
-//! The allocation samples of a recording, one at a time, each with what its
+//! The allocation samples of a chunk, one at a time, each with what its
 //! event says: stack, class and thread (as the decoder hands them on,
 //! mostly pool keys), the bytes it stands for, the sampled object's size
 //! when the recording tells it, and its liveness. What `top`, `diff` and
-//! the pprof output read, through the one event decoder.
+//! the pprof output read, through the one event decoder ([`read_chunk`]).
 //!
 //! The size, which estimates of object counts and exact intervals need
 //! ([`heapsampler_core::estimate`]):
@@ -15,15 +15,15 @@
 //!   a sample by the bytes its thread allocated since its last one: no size.
 //! - The TLAB events stand for a TLAB, not for a sampled object: no size.
 
+use heapsampler_core::estimate::Estimate;
 use heapsampler_core::sampling::size_from_weight;
 use jfr_format::names::{event, field, setting};
 
-use crate::allocation::Source;
-use crate::export::Flattener;
-use crate::filter::{ChunkFilter, Filter, Window};
-use jfr_reader::chunk::{Chunk, MetadataCache};
+use crate::model::allocation::Source;
+use crate::model::filter::{ChunkFilter, Filter};
+use crate::model::text::Flattener;
+use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, RawEvent, TypeMap};
-use jfr_reader::file::{FileError, RecordingFile};
 use jfr_reader::value::Value;
 use jfr_reader::{IdMap, ReadError};
 
@@ -92,6 +92,39 @@ impl Sample<'_> {
     }
 }
 
+/// The weights and sizes of samples, in the order they were read, to be
+/// added to an [`Estimate`] later. A chunk's work keeps them so, and the
+/// merge adds them in chunk order: the sums of floating-point numbers
+/// depend on their order, and so the estimates (and a pprof profile's
+/// rounded values) are those of one thread reading the file through,
+/// whatever the threads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Weights(Vec<(f64, Option<u64>)>);
+
+impl Weights {
+    /// Keeps `sample`'s weight and size.
+    pub fn push(&mut self, sample: &Sample<'_>) {
+        self.0.push((sample.weight, sample.size));
+    }
+
+    /// Adds the samples kept to `estimate`, in order.
+    pub fn add_to(&self, estimate: &mut Estimate) {
+        for &(weight, size) in &self.0 {
+            estimate.add_weighted(weight, size);
+        }
+    }
+
+    /// Whether no sample is kept.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// About how many bytes the samples kept take.
+    pub fn bytes(&self) -> usize {
+        self.0.len() * std::mem::size_of::<(f64, Option<u64>)>()
+    }
+}
+
 /// A `jdk.OldObjectSample` with a path to a GC root: a sampled object
 /// still live, what holds it, and the root that holds that.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,16 +154,10 @@ pub struct Kind {
     pub event_type: usize,
 }
 
-/// What is done with each sample read.
+/// What is done with each sample of a chunk read.
 pub trait SampleVisitor {
-    /// A chunk begins; the samples that follow are its (pool keys are keys
-    /// into its pools).
-    fn begin_chunk(&mut self, chunk: &Chunk<'_>) {
-        let _ = chunk;
-    }
-
     /// A sample the filter kept. `text` gives the text of its fields'
-    /// values, and its chunk.
+    /// values (pool keys are keys into the chunk's pools).
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>);
 
     /// Whether [`old_object`](Self::old_object) wants the old objects.
@@ -145,17 +172,10 @@ pub trait SampleVisitor {
     fn old_object(&mut self, text: &Flattener<'_, '_>, old: &OldObject<'_>) {
         let _ = (text, old);
     }
-
-    /// A chunk's events are all read, and `stored_end` bytes of the file as
-    /// stored (what progress counts: see [`RawChunk::stored_end`]).
-    ///
-    /// [`RawChunk::stored_end`]: jfr_reader::file::RawChunk::stored_end
-    fn end_chunk(&mut self, stored_end: u64) {
-        let _ = stored_end;
-    }
 }
 
-/// What reading the samples found, beside the samples.
+/// What reading the samples found, beside the samples: of one chunk, or
+/// [merged](Self::merge) over a recording's chunks in file order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SamplesRead {
     /// Events read, kept by the filter or not: per source read, per type of
@@ -167,15 +187,38 @@ pub struct SamplesRead {
     /// The recording's end, nanoseconds since the epoch (the latest end of
     /// its chunks).
     pub end_nanos: i64,
-    /// Where a torn tail began, and the file's length, if it has one.
-    pub truncated: Option<(u64, u64)>,
-    /// The mean bytes between samples of `jdk.ObjectAllocationSample`, when
-    /// the recording's settings name one interval for all of it (as
-    /// heapsampler's agent records it; the JDK's sampler has none).
-    pub interval: Option<u64>,
+    /// Every sampling interval of `jdk.ObjectAllocationSample` the
+    /// settings name: none, one (`Some(Some(_))`), or several or one not
+    /// understood (`Some(None)`).
+    intervals: Option<Option<u64>>,
 }
 
 impl SamplesRead {
+    /// Nothing read yet of `sources`.
+    pub fn new(sources: &[Source]) -> Self {
+        Self {
+            events: sources.iter().map(|s| vec![0; s.types().len()]).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds what was read of the chunk after those read.
+    pub fn merge(&mut self, chunk: &SamplesRead) {
+        for (events, more) in self.events.iter_mut().zip(&chunk.events) {
+            for (events, more) in events.iter_mut().zip(more) {
+                *events += more;
+            }
+        }
+        self.start_nanos = self.start_nanos.or(chunk.start_nanos);
+        self.end_nanos = self.end_nanos.max(chunk.end_nanos);
+        self.intervals = match (self.intervals, chunk.intervals) {
+            (None, more) => more,
+            (intervals, None) => intervals,
+            (Some(one), Some(other)) if one == other => Some(one),
+            _ => Some(None),
+        };
+    }
+
     /// Events read of the source at `source`.
     pub fn events_of(&self, source: usize) -> u64 {
         self.events
@@ -192,6 +235,13 @@ impl SamplesRead {
     pub fn seconds(&self) -> f64 {
         self.start_nanos
             .map_or(0.0, |start| (self.end_nanos - start).max(0) as f64 / 1e9)
+    }
+
+    /// The mean bytes between samples of `jdk.ObjectAllocationSample`, when
+    /// the recording's settings name one interval for all of it (as
+    /// heapsampler's agent records it; the JDK's sampler has none).
+    pub fn interval(&self) -> Option<u64> {
+        self.intervals.flatten()
     }
 }
 
@@ -275,118 +325,105 @@ impl SamplingSettings {
     }
 }
 
-/// Reads the samples of `sources` in `file`, handing each the filter keeps
-/// to `visitor`. `stack_depth` is the depth of the stack traces' text.
-/// Offsets such as `--from 30s` count from the recording's start.
-pub fn read_samples(
-    file: &mut RecordingFile,
+/// Reads the samples of `sources` in `chunk`, handing each `filter`
+/// keeps to `visitor`. `stack_depth` is the depth of the stack traces'
+/// text. Offsets such as `--from 30s` count from `recording_start`, in
+/// nanoseconds since the epoch.
+///
+/// The sampling interval that names a sample's size (see the [module
+/// doc](self)) is the one the chunk's own settings name before it: the JDK
+/// and heapsampler's agent write every setting at each chunk's start, as
+/// chunks are self-contained.
+pub fn read_chunk(
+    chunk: &Chunk<'_>,
+    recording_start: i64,
     sources: &[Source],
     filter: &Filter,
     stack_depth: usize,
     visitor: &mut dyn SampleVisitor,
-) -> Result<SamplesRead, FileError> {
-    let path = file.path().to_owned();
-    let malformed = |source| FileError::Malformed {
-        path: path.clone(),
-        source,
-    };
-    let metadata = MetadataCache::default();
+) -> Result<SamplesRead, ReadError> {
+    let header = &chunk.header;
     let mut read = SamplesRead {
-        events: sources.iter().map(|s| vec![0; s.types().len()]).collect(),
-        ..SamplesRead::default()
+        start_nanos: Some(header.start_nanos),
+        end_nanos: header.start_nanos.saturating_add(header.duration_nanos),
+        ..SamplesRead::new(sources)
     };
     let mut settings = SamplingSettings::default();
-    let mut window: Option<Window> = None;
-    while let Some(raw) = file.next_chunk()? {
-        let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&metadata)).map_err(malformed)?;
-        let header = &chunk.header;
-        read.start_nanos.get_or_insert(header.start_nanos);
-        read.end_nanos = read
-            .end_nanos
-            .max(header.start_nanos.saturating_add(header.duration_nanos));
-        let window = *window.get_or_insert_with(|| filter.window(header.start_nanos));
-        let chunk_filter = ChunkFilter::new(filter, window, &chunk);
-        let text = Flattener::new(&chunk, stack_depth);
-        visitor.begin_chunk(&chunk);
-        let mut types: TypeMap<Option<(EventPlan<'_>, Reading)>> = TypeMap::default();
-        for raw in chunk.raw_events() {
-            let mut raw = raw.map_err(malformed)?;
-            let Some((plan, reading)) = types.get_or_insert_with(raw.type_id, || {
-                let plan = chunk.plan(raw.type_id)?;
-                let reading = reading_of(&plan, sources, visitor.wants_old_objects());
-                Some((plan, reading))
-            }) else {
-                continue; // undeclared: skipped, as the JDK does
-            };
-            match reading {
-                Reading::Samples(kind, columns) => {
-                    let mut check = chunk_filter.check(raw.type_id);
-                    let mut sample = read_sample(plan, &mut raw, columns, &mut |index, field| {
-                        chunk_filter.see(&mut check, index, field)
-                    })
-                    .map_err(malformed)?;
-                    read.events[kind.source][kind.event_type] += 1;
-                    if !chunk_filter.keeps(check) {
-                        continue;
-                    }
-                    if columns.object_size.is_none()
-                        && sources[kind.source] == Source::AllocationSamples
-                    {
-                        sample.size = settings.size(sample.weight);
-                    }
-                    visitor.sample(&text, *kind, &sample);
+    let chunk_filter = ChunkFilter::new(filter, filter.window(recording_start), chunk);
+    let text = Flattener::new(chunk, stack_depth);
+    let mut types: TypeMap<Option<(EventPlan<'_>, Reading)>> = TypeMap::default();
+    for raw in chunk.raw_events() {
+        let mut raw = raw?;
+        let Some((plan, reading)) = types.get_or_insert_with(raw.type_id, || {
+            let plan = chunk.plan(raw.type_id)?;
+            let reading = reading_of(&plan, sources, visitor.wants_old_objects());
+            Some((plan, reading))
+        }) else {
+            continue; // undeclared: skipped, as the JDK does
+        };
+        match reading {
+            Reading::Samples(kind, columns) => {
+                let mut check = chunk_filter.check(raw.type_id);
+                let mut sample = read_sample(plan, &mut raw, columns, &mut |index, field| {
+                    chunk_filter.see(&mut check, index, field)
+                })?;
+                read.events[kind.source][kind.event_type] += 1;
+                if !chunk_filter.keeps(check) {
+                    continue;
                 }
-                Reading::Settings { id, name, value } => {
-                    let (mut of, mut named, mut valued) = (None, None, None);
-                    plan.read(&mut raw, &mut |index: usize, field: Field<'_>| {
-                        if index == *id {
-                            of = field.count();
-                        } else if index == *name {
-                            named = Some(text.text(&field.into_value()));
-                        } else if index == *value {
-                            valued = Some(text.text(&field.into_value()));
-                        }
-                    })
-                    .map_err(malformed)?;
-                    let of_samples = of
-                        .and_then(|id| chunk.metadata.class(id))
-                        .is_some_and(|c| c.name == event::OBJECT_ALLOCATION_SAMPLE);
-                    if let (true, Some(name), Some(value)) = (of_samples, named, valued) {
-                        settings.set(&name, &value);
-                    }
+                if columns.object_size.is_none()
+                    && sources[kind.source] == Source::AllocationSamples
+                {
+                    sample.size = settings.size(sample.weight);
                 }
-                Reading::OldObjects {
-                    allocation_time,
-                    stack_trace,
-                    event_thread,
-                    object,
-                    root,
-                } => {
-                    let old = read_old_object(
-                        &chunk,
-                        plan,
-                        &mut raw,
-                        [
-                            *allocation_time,
-                            *stack_trace,
-                            *event_thread,
-                            Some(*object),
-                            Some(*root),
-                        ],
-                    )
-                    .map_err(malformed)?;
-                    let root = old.root.clone().into_value();
-                    if *chunk.resolve(&root) != Value::Null {
-                        visitor.old_object(&text, &old);
-                    }
-                }
-                Reading::Skipped => plan.skip(&mut raw).map_err(malformed)?,
+                visitor.sample(&text, *kind, &sample);
             }
+            Reading::Settings { id, name, value } => {
+                let (mut of, mut named, mut valued) = (None, None, None);
+                plan.read(&mut raw, &mut |index: usize, field: Field<'_>| {
+                    if index == *id {
+                        of = field.count();
+                    } else if index == *name {
+                        named = Some(text.text(&field.into_value()));
+                    } else if index == *value {
+                        valued = Some(text.text(&field.into_value()));
+                    }
+                })?;
+                let of_samples = of
+                    .and_then(|id| chunk.metadata.class(id))
+                    .is_some_and(|c| c.name == event::OBJECT_ALLOCATION_SAMPLE);
+                if let (true, Some(name), Some(value)) = (of_samples, named, valued) {
+                    settings.set(&name, &value);
+                }
+            }
+            Reading::OldObjects {
+                allocation_time,
+                stack_trace,
+                event_thread,
+                object,
+                root,
+            } => {
+                let old = read_old_object(
+                    chunk,
+                    plan,
+                    &mut raw,
+                    [
+                        *allocation_time,
+                        *stack_trace,
+                        *event_thread,
+                        Some(*object),
+                        Some(*root),
+                    ],
+                )?;
+                let root = old.root.clone().into_value();
+                if *chunk.resolve(&root) != Value::Null {
+                    visitor.old_object(&text, &old);
+                }
+            }
+            Reading::Skipped => plan.skip(&mut raw)?,
         }
-        visitor.end_chunk(raw.stored_end);
     }
-    read.truncated = file.truncated();
-    read.interval = settings.intervals.flatten();
+    read.intervals = settings.intervals;
     Ok(read)
 }
 

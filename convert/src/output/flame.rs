@@ -3,10 +3,11 @@
 //! its script: click a frame to zoom, search by regular expression, details
 //! on hover) that any browser opens offline.
 //!
-//! The stacks are [`collapsed`](crate::collapsed)'s, folded on every core
+//! The stacks are [`fold`](crate::analysis::fold)'s, folded on every core
 //! through the one event decoder, as `convert --format collapsed` folds
-//! them; a frame is as wide as the estimated bytes allocated under it, or
-//! with [`Weight::Samples`] as its number of samples.
+//! them (with `live`, what live means is read in the same pass); a frame
+//! is as wide as the estimated bytes allocated under it, or with
+//! [`Weight::Samples`] as its number of samples.
 //!
 //! inferno shows one number per frame. A frame's details (its `<title>`,
 //! which the script shows on hover and searches) name its bytes, its share
@@ -28,20 +29,21 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
 
-use crate::allocation::{ALLOCATIONS, Source};
-use crate::collapsed::{
-    Fold, FoldedStacks, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME, class_of_frame,
+use crate::Error;
+use crate::analysis::fold::{
+    Fold, FoldJob, Folded, FoldedStacks, Folding, TRUNCATED_FRAME, Totals, UNKNOWN_FRAME,
+    class_of_frame,
 };
-use crate::conversion::{
-    ConvertError, FoldJob, Folded, Outcome, beside, create, fold_recording, progress,
-};
-use crate::filter::Filter;
-use crate::top::{GroupBy, Query, human_bytes, is_jdk_frame};
+use crate::analysis::liveness::{Ending, ReadEnding};
+use crate::model::allocation::{ALLOCATIONS, Source};
+use crate::model::filter::Filter;
+use crate::model::text::is_jdk_frame;
+use crate::output::human::{human_bytes, thousands};
+use crate::pipeline::Pipeline;
 use jfr_reader::IdMap;
 use jfr_reader::file::RecordingFile;
 
@@ -68,159 +70,118 @@ impl Weight {
 /// How to draw; by default as `heapsampler flame` does.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The SVG to write; `-` is standard output; `None`: next to the
-    /// recording, as `NAME.svg`.
-    pub output: Option<PathBuf>,
     /// Frames kept per stack, those nearest the top.
     pub stack_depth: usize,
     /// What sets a frame's width.
     pub weight: Weight,
     /// `Some(min_gcs)`: only objects still live at the recording's end that
     /// outlived at least `min_gcs` collections (as `top --live` counts
-    /// them), from heapsampler's `heapsampler.ObjectLifetime` events.
+    /// them), from heapsampler's `heapsampler.ObjectLifetime` events; what
+    /// live means in the recording is said under the title
+    /// ([`Ending::live_brief`]).
     pub live: Option<u64>,
-    /// With `live`, what live means in the recording, said after the totals
-    /// ([`Ending::live_brief`](crate::liveness::Ending::live_brief)).
-    pub live_meaning: Option<&'static str>,
     /// Which events to keep.
     pub filter: Filter,
-    /// Threads folding chunks; 0: one per core.
-    pub threads: usize,
     /// Each stack ends with a box of the allocated class
     /// ([`Fold::class_frame`]), in its own colour.
     pub class_frame: bool,
 }
 
 impl Default for Options {
-    /// Next to the recording, 64 frames a stack (the agent's and JFR's
-    /// depth), by bytes, everything allocated, on every core, with class
-    /// boxes.
+    /// 64 frames a stack (the agent's and JFR's depth), by bytes,
+    /// everything allocated, with class boxes.
     fn default() -> Self {
         Self {
-            output: None,
             stack_depth: 64,
             weight: Weight::Bytes,
             live: None,
-            live_meaning: None,
             filter: Filter::default(),
-            threads: 0,
             class_frame: true,
         }
     }
 }
 
-/// What was drawn.
-#[derive(Debug, Clone)]
+/// A flame graph drawn, and what it was drawn from.
+#[derive(Debug)]
 pub struct Drawn {
-    /// Where the SVG went.
-    pub output: PathBuf,
-    /// The whole graph's bytes and samples.
-    pub totals: Totals,
-    /// Distinct stacks drawn.
-    pub stacks: usize,
-    /// What the folding did, for its warnings.
-    pub outcome: Outcome,
-    /// With `live`: samples of objects whose liveness was not tracked.
-    pub untracked: Totals,
-    /// Whether the graph is of objects still live at the end.
-    pub live: bool,
+    /// The SVG.
+    pub svg: String,
+    /// What was folded into it.
+    pub folded: Folded,
+    /// With `live`: what the recording says of its end.
+    pub ending: Option<Ending>,
 }
 
 impl Drawn {
-    /// One line saying what the graph shows.
-    pub fn summary(&self) -> String {
-        format!(
-            "{}: a flame graph of {} {} (from {} samples, {} stacks); open it in a browser",
-            self.output.display(),
-            human_bytes(self.totals.value as f64),
-            if self.live { "still live" } else { "allocated" },
-            thousands(self.totals.events),
-            thousands(self.stacks as u64)
-        )
-    }
-
-    /// The warnings to show, one line each, about the graph of `file`.
-    pub fn warnings(&self, file: &Path) -> Vec<String> {
-        let mut warnings = self.outcome.warnings(file);
-        if self.untracked.events > 0 {
-            warnings.push(format!(
-                "{}: left out {} samples ({}) of objects the agent did not track for liveness \
-                 (at or above its live_max size, by default G1's humongous objects)",
-                file.display(),
-                thousands(self.untracked.events),
-                human_bytes(self.untracked.value as f64)
-            ));
-        }
-        warnings
+    /// The whole graph's bytes and samples.
+    pub fn totals(&self) -> Totals {
+        self.folded.stacks.totals()
     }
 }
 
-/// Draws the flame graph of the recording `file` as `options` say.
-pub fn flame(file: &Path, options: &Options) -> Result<Drawn, ConvertError> {
-    options.filter.check_window().map_err(ConvertError::Usage)?;
-    let output = options
-        .output
-        .clone()
-        .unwrap_or_else(|| beside(file, ".svg"));
-    let recording = RecordingFile::open(file).map_err(|e| ConvertError::Failed(e.to_string()))?;
-    let job = FoldJob {
+/// Draws the flame graph of the recording `file` as `options` say, folded
+/// through `pipeline` (with `live`, what the recording says of its end is
+/// read in the same pass), telling `progress` the bytes read.
+pub fn draw(
+    file: RecordingFile,
+    options: &Options,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Drawn, Error> {
+    let path = file.path().to_owned();
+    let sources: &[Source] = if options.live.is_some() {
+        &[Source::ObjectLifetimes]
+    } else {
+        &ALLOCATIONS
+    };
+    let folding = Folding::new(FoldJob {
         types: &[],
-        sources: if options.live.is_some() {
-            &[Source::ObjectLifetimes]
-        } else {
-            &ALLOCATIONS
-        },
+        sources,
         fold: Fold {
             stack_depth: options.stack_depth,
             live: options.live,
             class_frame: options.class_frame,
         },
         filter: &options.filter,
-        threads: options.threads,
+    });
+    let (stacks, ending, truncated) = if options.live.is_some() {
+        let both = (&folding, ReadEnding);
+        let ran = pipeline.run(file, &both, (folding.start(), Ending::default()), progress)?;
+        let (stacks, ending) = ran.merged;
+        (stacks, Some(ending), ran.truncated)
+    } else {
+        let ran = pipeline.run(file, &folding, folding.start(), progress)?;
+        (ran.merged, None, ran.truncated)
     };
-    let mut progress = progress(file, Some(&output));
-    let folded = fold_recording(file, recording, &job, &mut progress)?;
-    drop(progress);
+    let folded = folding.folded(&path, stacks, truncated, pipeline)?;
     if folded.stacks.read() == 0 {
         // The question does not fit the file: top's error.
-        let query = Query {
-            by: GroupBy::Site,
+        return Err(Error::NoEvents {
+            recording: path,
             live: options.live.is_some(),
-            min_gcs: options.live.unwrap_or(0),
-        };
-        return Err(ConvertError::Failed(format!(
-            "{} has no {}: {}",
-            file.display(),
-            query.missing(),
-            query.without_events()
-        )));
+        });
     }
-    let totals = folded.stacks.totals();
-    if options.weight.of(totals) == 0 {
-        return Err(ConvertError::Failed(format!(
-            "{}: nothing to draw: {}",
-            file.display(),
-            nothing_drawn(&folded, options)
-        )));
+    if options.weight.of(folded.stacks.totals()) == 0 {
+        return Err(Error::NothingToDraw {
+            why: nothing_drawn(&folded, options),
+            recording: path,
+        });
     }
+    let live_meaning = ending.as_ref().map(Ending::live_brief);
     let svg = render(
         &folded.stacks,
         options.weight,
-        &title(file, options),
-        &subtitle(&folded, options),
+        &title(&path, options),
+        &subtitle(&folded, options, live_meaning),
     )
-    .map_err(|e| ConvertError::Failed(format!("{}: {e}", file.display())))?;
-    let mut out = create(&output).map_err(|e| ConvertError::Failed(e.to_string()))?;
-    out.write_all(svg.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| ConvertError::Failed(format!("writing {}: {e}", output.display())))?;
+    .map_err(|why| Error::Draw {
+        recording: path.clone(),
+        why,
+    })?;
     Ok(Drawn {
-        output,
-        totals,
-        stacks: folded.stacks.len(),
-        outcome: folded.outcome(&options.filter),
-        untracked: folded.stacks.untracked(),
-        live: options.live.is_some(),
+        svg,
+        folded,
+        ending,
     })
 }
 
@@ -269,17 +230,16 @@ fn title(file: &Path, options: &Options) -> String {
     format!("{what} by stack: {name}")
 }
 
-/// The totals, where they come from, and what the colours mean.
-fn subtitle(folded: &Folded, options: &Options) -> String {
+/// The totals, where they come from, and what the colours mean; with
+/// `live`, what live means in the recording.
+fn subtitle(folded: &Folded, options: &Options, live_meaning: Option<&str>) -> String {
     let totals = folded.stacks.totals();
     let what = match options.live {
         None => "allocated".to_owned(),
         Some(min_gcs) => format!(
             "still live at the end{}{}",
             live_since(min_gcs),
-            options
-                .live_meaning
-                .map_or(String::new(), |meaning| format!(" ({meaning})"))
+            live_meaning.map_or(String::new(), |meaning| format!(" ({meaning})"))
         ),
     };
     let filtered = if options.filter.is_empty() {
@@ -772,19 +732,6 @@ fn details(totals: Totals, weight: Weight, share: f64) -> String {
     }
 }
 
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1066,13 +1013,5 @@ mod tests {
             let Color { r, g, b } = colour(class);
             assert!(g >= 200 && r <= 160 && b <= 140, "{class}: {r} {g} {b}");
         }
-    }
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

@@ -9,7 +9,7 @@ use regex::Regex;
 
 use jfr_format::names::{self, field};
 
-use crate::export::{Flattener, epoch_nanos};
+use crate::model::text::{Flattener, epoch_nanos};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{Event, Field};

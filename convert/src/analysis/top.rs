@@ -2,26 +2,35 @@
 //! stand for by allocation site, class or thread: from
 //! `jdk.ObjectAllocationSample` (any recording, ours or the JDK's) or, in a
 //! recording without it, the JDK's TLAB allocation events (also what
-//! async-profiler writes), weighted as [`crate::allocation`] says; or, for
-//! what is still live, from `heapsampler.ObjectLifetime` events with
+//! async-profiler writes), weighted as [`crate::model::allocation`] says;
+//! or, for what is still live, from `heapsampler.ObjectLifetime` events with
 //! `live = true`. Weights, `live`, `gcsSurvived` and `tracked` are read as
 //! numbers and booleans by the event decoder; the key is the text of the
-//! pooled site, class or thread, made once per key per chunk.
+//! pooled site, class or thread, made once per key per chunk. Each chunk's
+//! sums are made on any core and added up in chunk order ([`Query`] is the
+//! analysis, [`Groups`] what it adds up to).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use heapsampler_core::estimate::{Estimate, Interval};
+use heapsampler_core::estimate::Estimate;
 
-use crate::allocation::{ALLOCATIONS, Source};
-use crate::export::Flattener;
-use crate::filter::Filter;
-use crate::samples::{Kind, Liveness, OldObject, Sample, SampleVisitor, read_samples};
+use crate::Error;
+use crate::model::allocation::{ALLOCATIONS, Source};
+use crate::model::filter::Filter;
+use crate::model::samples::{
+    self, Kind, Liveness, OldObject, Sample, SampleVisitor, SamplesRead, Weights,
+};
+use crate::model::text::{Flattener, app_frame};
+use crate::output::human::{
+    WIDE_LEGEND, WIDE_MARK, describe, human_bytes, human_count, human_interval,
+};
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::Field;
-use jfr_reader::file::{FileError, RecordingFile};
+use jfr_reader::file::RecordingFile;
 use jfr_reader::value::Value;
 
 /// What to group by.
@@ -177,33 +186,96 @@ impl Query {
     }
 }
 
-/// Sums the samples of the recording at `path`.
-pub fn top(path: &Path, query: Query) -> Result<Table, FileError> {
-    top_of(RecordingFile::open(path)?, query)
+/// Sums the samples of the recording at `path`, on every core.
+pub fn top(path: &Path, query: Query) -> Result<Table, Error> {
+    let file = RecordingFile::open(path)?;
+    let ran = Pipeline::default().run(file, &query, Groups::new(query), &mut |_| {})?;
+    Ok(ran.merged.table())
 }
 
 /// What each kind of events adds up to, kept apart from the other kinds
 /// until the recording's end tells which one the table shows.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Tally {
-    /// By group: the index of its line in [`Grouping::lines`].
+    /// By group: the index of its line.
     groups: Vec<Estimate>,
     untracked: Estimate,
 }
 
-/// Groups samples into [`Tally`]s by the query's key. A sample costs one
-/// lookup of its pool key; the key's text is made, and looked up among the
-/// lines, once per key per chunk.
-struct Grouping {
-    query: Query,
-    tallies: Vec<Tally>,
-    /// Each group's line (site, class or thread), and its index there.
+impl Tally {
+    fn group(&mut self, group: usize) -> &mut Estimate {
+        if self.groups.len() <= group {
+            self.groups.resize(group + 1, Estimate::new());
+        }
+        &mut self.groups[group]
+    }
+}
+
+/// A [`Tally`] of one chunk: the samples' weights, added up in chunk
+/// order by the merge.
+#[derive(Debug, Default)]
+struct ChunkTally {
+    /// By line of the chunk.
+    groups: Vec<Weights>,
+    untracked: Weights,
+}
+
+impl ChunkTally {
+    fn group(&mut self, line: usize) -> &mut Weights {
+        if self.groups.len() <= line {
+            self.groups.resize(line + 1, Weights::default());
+        }
+        &mut self.groups[line]
+    }
+}
+
+/// Lines (sites, classes or threads) numbered in the order they come.
+#[derive(Debug, Default)]
+struct Lines {
     lines: Vec<String>,
-    line_index: HashMap<String, usize>,
-    /// The group of each pool key of this chunk.
-    keys: IdMap<(u64, u64), usize>,
-    /// With `live`: the paths to GC roots of the objects counted.
-    held: Held,
+    index: HashMap<String, usize>,
+}
+
+impl Lines {
+    /// The number of `line`, given one if it is new.
+    fn number(&mut self, line: String) -> usize {
+        if let Some(&at) = self.index.get(&line) {
+            return at;
+        }
+        self.lines.push(line.clone());
+        self.index.insert(line, self.lines.len() - 1);
+        self.lines.len() - 1
+    }
+}
+
+/// One chunk's samples grouped by the query's key: what the work on a
+/// chunk hands on. A sample costs one lookup of its pool key; the key's
+/// text is made, and looked up among the lines, once per key per chunk.
+#[derive(Debug)]
+pub struct ChunkGroups {
+    /// What was read of the chunk.
+    read: SamplesRead,
+    /// The chunk's lines; its tallies and paths count by their number.
+    lines: Lines,
+    tallies: Vec<ChunkTally>,
+    /// With `live`: per line, how many of its objects each path holds.
+    held: HashMap<usize, HashMap<String, u64>>,
+    /// Old objects with a path in the chunk, matched or not.
+    recorded: u64,
+}
+
+/// The samples of a recording grouped by the query's key, chunk after
+/// chunk: what [`Query`] merges into, and makes a [`Table`] of.
+#[derive(Debug)]
+pub struct Groups {
+    query: Query,
+    read: SamplesRead,
+    lines: Lines,
+    tallies: Vec<Tally>,
+    /// With `live`: per group, how many of its objects each path holds.
+    held: HashMap<usize, HashMap<String, u64>>,
+    /// Old objects with a path in the whole recording, matched or not.
+    recorded: u64,
 }
 
 /// With `live`, what holds the objects counted: each old object with a
@@ -219,15 +291,14 @@ struct Grouping {
 /// same pool keys. A live sample is matched as it comes, by those, to an
 /// old object of its chunk read before it; old objects of earlier chunks
 /// (the live set at their end) match nothing, and count nowhere.
-#[derive(Default)]
-struct Held {
-    /// This chunk's old objects with a path not matched yet, by their
+struct Grouping {
+    query: Query,
+    part: ChunkGroups,
+    /// The line of each pool key of the chunk.
+    keys: IdMap<(u64, u64), usize>,
+    /// The chunk's old objects with a path not matched yet, by their
     /// allocation.
     paths: HashMap<Allocation, Vec<String>>,
-    /// Per group, how many of its objects each path holds.
-    by_group: HashMap<usize, HashMap<String, u64>>,
-    /// Old objects with a path in the whole recording, matched or not.
-    recorded: u64,
 }
 
 /// One allocation as an old object and its sample both name it, in one
@@ -249,36 +320,19 @@ fn pool_key(field: &Field<'_>) -> Option<(u64, u64)> {
     }
 }
 
-impl Held {
-    /// Counts the path of the old object of `allocation`, if this chunk
-    /// has one, for `group`.
-    fn sample(&mut self, allocation: Allocation, group: usize) {
-        let Some(path) = self.paths.get_mut(&allocation).and_then(Vec::pop) else {
-            return;
-        };
-        *self
-            .by_group
-            .entry(group)
-            .or_default()
-            .entry(path)
-            .or_default() += 1;
-    }
-
-    /// The path most of `group`'s matched objects share.
-    fn of(&mut self, group: usize) -> Option<HeldBy> {
-        let paths = self.by_group.remove(&group)?;
-        let of = paths.values().sum();
-        // The most objects; of equal counts, the first by text.
-        let (path, objects) = paths
-            .into_iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
-        Some(HeldBy { path, objects, of })
-    }
+/// Counts `path` `objects` times for `line` among `held`.
+fn count_path(
+    held: &mut HashMap<usize, HashMap<String, u64>>,
+    line: usize,
+    path: String,
+    objects: u64,
+) {
+    *held.entry(line).or_default().entry(path).or_default() += objects;
 }
 
 impl Grouping {
-    /// The group of a key's text.
-    fn group_of(&mut self, text: String) -> usize {
+    /// The line of a key's text.
+    fn line_of(&mut self, text: String) -> usize {
         let line = if text.is_empty() {
             self.query.by.missing().to_owned()
         } else if self.query.by == GroupBy::AppSite {
@@ -286,21 +340,11 @@ impl Grouping {
         } else {
             text
         };
-        if let Some(&at) = self.line_index.get(&line) {
-            return at;
-        }
-        self.lines.push(line.clone());
-        self.line_index.insert(line, self.lines.len() - 1);
-        self.lines.len() - 1
+        self.part.lines.number(line)
     }
 }
 
 impl SampleVisitor for Grouping {
-    fn begin_chunk(&mut self, _chunk: &Chunk<'_>) {
-        self.keys.clear();
-        self.held.paths.clear();
-    }
-
     fn wants_old_objects(&self) -> bool {
         self.query.live
     }
@@ -327,8 +371,8 @@ impl SampleVisitor for Grouping {
             stack_trace: pool_key(&old.stack_trace),
             class,
         };
-        self.held.paths.entry(allocation).or_default().push(path);
-        self.held.recorded += 1;
+        self.paths.entry(allocation).or_default().push(path);
+        self.part.recorded += 1;
     }
 
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>) {
@@ -337,8 +381,7 @@ impl SampleVisitor for Grouping {
                 Liveness::Live => {}
                 Liveness::Not => return,
                 Liveness::Untracked => {
-                    let tally = &mut self.tallies[kind.source];
-                    tally.untracked.add_weighted(sample.weight, sample.size);
+                    self.part.tallies[kind.source].untracked.push(sample);
                     return;
                 }
             }
@@ -348,92 +391,190 @@ impl SampleVisitor for Grouping {
             GroupBy::Class => &sample.object_class,
             GroupBy::Thread => &sample.event_thread,
         };
-        let group = match *key {
+        let line = match *key {
             Field::Pooled { class_id, key } => match self.keys.get(&(class_id, key)) {
-                Some(&group) => group,
+                Some(&line) => line,
                 None => {
-                    let group = self.group_of(text.text(&Value::Ref { class_id, key }));
-                    self.keys.insert((class_id, key), group);
-                    group
+                    let line = self.line_of(text.text(&Value::Ref { class_id, key }));
+                    self.keys.insert((class_id, key), line);
+                    line
                 }
             },
-            ref other => self.group_of(text.text(&other.clone().into_value())),
+            ref other => self.line_of(text.text(&other.clone().into_value())),
         };
-        if !self.held.paths.is_empty() {
+        if !self.paths.is_empty() {
             let allocation = Allocation {
                 time: sample.start_time,
                 thread: pool_key(&sample.event_thread),
                 stack_trace: pool_key(&sample.stack_trace),
                 class: pool_key(&sample.object_class),
             };
-            self.held.sample(allocation, group);
+            if let Some(path) = self.paths.get_mut(&allocation).and_then(Vec::pop) {
+                count_path(&mut self.part.held, line, path, 1);
+            }
         }
-        let groups = &mut self.tallies[kind.source].groups;
-        if groups.len() <= group {
-            groups.resize(group + 1, Estimate::new());
-        }
-        groups[group].add_weighted(sample.weight, sample.size);
+        self.part.tallies[kind.source].group(line).push(sample);
     }
 }
 
-/// Sums the samples of the recording `file`. Every kind of events of
-/// [`Query::sources`] is summed on its own in one pass; the table is the
-/// first kind the recording has events of.
-pub fn top_of(mut file: RecordingFile, query: Query) -> Result<Table, FileError> {
-    let sources = query.sources();
-    let mut grouping = Grouping {
-        query,
-        tallies: sources.iter().map(|_| Tally::default()).collect(),
-        lines: Vec::new(),
-        line_index: HashMap::new(),
-        keys: IdMap::default(),
-        held: Held::default(),
-    };
-    // The top frame is the allocation site; the program's own may be
-    // deeper.
-    let depth = if query.by == GroupBy::AppSite { 64 } else { 1 };
-    let read = read_samples(&mut file, sources, &Filter::default(), depth, &mut grouping)?;
-    let chosen = read.first_found().unwrap_or(0);
-    let left_out = sources
-        .iter()
-        .enumerate()
-        .filter(|&(at, _)| at != chosen && read.events_of(at) > 0)
-        .map(|(at, &source)| (source, read.events_of(at)))
-        .collect();
-    let tally = grouping.tallies.swap_remove(chosen);
-    let mut total = Estimate::new();
-    let mut held = grouping.held;
-    let mut entries: Vec<Entry> = grouping
-        .lines
-        .into_iter()
-        .zip(tally.groups)
-        .enumerate()
-        .filter(|(_, (_, estimate))| estimate.samples() > 0)
-        .map(|(group, (key, estimate))| {
-            total.merge(&estimate);
-            Entry {
-                key,
-                estimate,
-                held_by: held.of(group),
+impl Query {
+    /// The depth of the stack traces' text: the top frame is the
+    /// allocation site; the program's own may be deeper.
+    fn stack_depth(&self) -> usize {
+        if self.by == GroupBy::AppSite { 64 } else { 1 }
+    }
+}
+
+/// Every kind of events of [`Query::sources`] is summed on its own in one
+/// pass; the table is of the first kind the recording has events of.
+impl Analysis for Query {
+    type Part = ChunkGroups;
+    type Merged = Groups;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        context: &ChunkContext,
+        hand_on: &mut dyn FnMut(ChunkGroups) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        let sources = self.sources();
+        let mut grouping = Grouping {
+            query: *self,
+            part: ChunkGroups {
+                read: SamplesRead::default(),
+                lines: Lines::default(),
+                tallies: sources.iter().map(|_| ChunkTally::default()).collect(),
+                held: HashMap::new(),
+                recorded: 0,
+            },
+            keys: IdMap::default(),
+            paths: HashMap::new(),
+        };
+        grouping.part.read = samples::read_chunk(
+            chunk,
+            context.recording_start,
+            sources,
+            &Filter::default(),
+            self.stack_depth(),
+            &mut grouping,
+        )?;
+        Ok(hand_on(grouping.part)?)
+    }
+
+    fn merge(&self, groups: &mut Groups, part: ChunkGroups) -> Result<(), Error> {
+        groups.read.merge(&part.read);
+        let lines: Vec<usize> = part
+            .lines
+            .lines
+            .into_iter()
+            .map(|line| groups.lines.number(line))
+            .collect();
+        for (tally, part) in groups.tallies.iter_mut().zip(part.tallies) {
+            part.untracked.add_to(&mut tally.untracked);
+            for (line, weights) in part.groups.iter().enumerate() {
+                if !weights.is_empty() {
+                    weights.add_to(tally.group(lines[line]));
+                }
             }
-        })
-        .collect();
-    entries.sort_by(|a, b| {
-        b.bytes()
-            .total_cmp(&a.bytes())
-            .then_with(|| a.key.cmp(&b.key))
-    });
-    Ok(Table {
-        entries,
-        total,
-        untracked: tally.untracked,
-        source: sources[chosen],
-        events_by_type: read.events[chosen].clone(),
-        events: read.events_of(chosen),
-        left_out,
-        seconds: read.seconds(),
-        paths_to_roots: query.live.then_some(held.recorded),
-    })
+        }
+        for (line, paths) in part.held {
+            for (path, objects) in paths {
+                count_path(&mut groups.held, lines[line], path, objects);
+            }
+        }
+        groups.recorded += part.recorded;
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &ChunkGroups) -> usize {
+        let lines: usize = part
+            .lines
+            .lines
+            .iter()
+            .map(|line| 2 * line.len() + 64)
+            .sum();
+        let estimates: usize = part.tallies.iter().map(|t| t.groups.len()).sum();
+        lines + estimates * std::mem::size_of::<Estimate>()
+    }
+}
+
+impl Groups {
+    /// No samples yet, for `query`.
+    pub fn new(query: Query) -> Self {
+        let sources = query.sources();
+        Self {
+            query,
+            read: SamplesRead::new(sources),
+            lines: Lines::default(),
+            tallies: sources.iter().map(|_| Tally::default()).collect(),
+            held: HashMap::new(),
+            recorded: 0,
+        }
+    }
+
+    /// The table of the groups, largest first.
+    pub fn table(self) -> Table {
+        let Groups {
+            query,
+            read,
+            lines,
+            mut tallies,
+            mut held,
+            recorded,
+        } = self;
+        let sources = query.sources();
+        let chosen = read.first_found().unwrap_or(0);
+        let left_out = sources
+            .iter()
+            .enumerate()
+            .filter(|&(at, _)| at != chosen && read.events_of(at) > 0)
+            .map(|(at, &source)| (source, read.events_of(at)))
+            .collect();
+        let tally = tallies.swap_remove(chosen);
+        let mut total = Estimate::new();
+        let mut entries: Vec<Entry> = lines
+            .lines
+            .into_iter()
+            .zip(tally.groups)
+            .enumerate()
+            .filter(|(_, (_, estimate))| estimate.samples() > 0)
+            .map(|(group, (key, estimate))| {
+                total.merge(&estimate);
+                Entry {
+                    key,
+                    estimate,
+                    held_by: held_by(&mut held, group),
+                }
+            })
+            .collect();
+        entries.sort_by(|a, b| {
+            b.bytes()
+                .total_cmp(&a.bytes())
+                .then_with(|| a.key.cmp(&b.key))
+        });
+        Table {
+            entries,
+            total,
+            untracked: tally.untracked,
+            source: sources[chosen],
+            events_by_type: read.events[chosen].clone(),
+            events: read.events_of(chosen),
+            left_out,
+            seconds: read.seconds(),
+            paths_to_roots: query.live.then_some(recorded),
+        }
+    }
+}
+
+/// The path most of `group`'s matched objects share.
+fn held_by(held: &mut HashMap<usize, HashMap<String, u64>>, group: usize) -> Option<HeldBy> {
+    let paths = held.remove(&group)?;
+    let of = paths.values().sum();
+    // The most objects; of equal counts, the first by text.
+    let (path, objects) = paths
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
+    Some(HeldBy { path, objects, of })
 }
 
 /// A chain of referrers without its array indexes (`[12]`).
@@ -454,76 +595,6 @@ fn without_indexes(chain: &str) -> String {
     out.push_str(rest);
     out
 }
-
-/// The packages of the JDK's own code, which `--by app-site` looks past.
-const JDK_PACKAGES: [&str; 5] = ["java.", "javax.", "jdk.", "sun.", "com.sun."];
-
-/// Whether `frame` (`pkg.Class.method`, with or without a line) is the
-/// JDK's own code: in one of its packages.
-pub fn is_jdk_frame(frame: &str) -> bool {
-    JDK_PACKAGES.iter().any(|p| frame.starts_with(p))
-}
-
-/// The first frame of a stack (frames joined with `;`, top first) outside
-/// the JDK's packages, or the top frame if there is none.
-pub fn app_frame(stack: &str) -> &str {
-    let top = stack.split(';').next().unwrap_or(stack);
-    stack
-        .split(';')
-        .find(|frame| !is_jdk_frame(frame))
-        .unwrap_or(top)
-}
-
-/// Bytes for people: `1.5 GB`, `340.2 MB`, `12.0 kB`, `512 B`.
-pub fn human_bytes(bytes: f64) -> String {
-    human(bytes, ["B", "kB", "MB", "GB", "TB"])
-}
-
-/// Counts for people: `12`, `12.3 k`, `4.5 M`, `1.2 G`.
-pub fn human_count(count: f64) -> String {
-    human(count, ["", "k", "M", "G", "T"])
-}
-
-/// `value` in thousands of the unit it reaches: a whole number below 1000,
-/// one decimal from there on, the unit after a space (none for `""`).
-fn human(value: f64, units: [&str; 5]) -> String {
-    let mut value = value;
-    let mut at = 0;
-    while value >= 1000.0 && at + 1 < units.len() {
-        value /= 1000.0;
-        at += 1;
-    }
-    // abs: an empty sum of floats is -0.0.
-    let number = if at == 0 {
-        format!("{:.0}", value.abs())
-    } else {
-        format!("{value:.1}")
-    };
-    match units[at] {
-        "" => number,
-        unit => format!("{number} {unit}"),
-    }
-}
-
-/// An interval for people, with `human` writing its bounds: `5.2-7.1 MB`,
-/// or `900.0 kB-1.2 MB` where the units differ.
-pub fn human_interval(interval: &Interval, human: fn(f64) -> String) -> String {
-    let (low, high) = (human(interval.low), human(interval.high));
-    match (low.split_once(' '), high.split_once(' ')) {
-        // One unit: written once, after the upper bound.
-        (Some((low_number, unit)), Some((_, high_unit))) if unit == high_unit => {
-            format!("{low_number}-{high}")
-        }
-        _ => format!("{low}-{high}"),
-    }
-}
-
-/// The mark of a row whose interval is wider than its estimate.
-pub const WIDE_MARK: char = '~';
-
-/// What [`WIDE_MARK`] means, for the line under a table that has one.
-pub const WIDE_LEGEND: &str = "~ the 95% interval is wider than the estimate: too few samples to say more \
-                               than \"some\"";
 
 impl Table {
     /// The table as text: rank, estimated bytes and objects with their 95%
@@ -625,44 +696,9 @@ impl Table {
     }
 }
 
-/// An estimate in a sentence: `10.5 MB estimated from 9 samples (95%
-/// interval 8.1 MB-13.9 MB), 1.2 k objects (1.0 k-1.5 k)`.
-pub fn describe(estimate: &Estimate) -> String {
-    let mut text = format!(
-        "{} estimated from {} samples (95% interval {})",
-        human_bytes(estimate.bytes()),
-        estimate.samples(),
-        human_interval(&estimate.bytes_interval(), human_bytes)
-    );
-    if estimate.objects_known() && estimate.samples() > 0 {
-        let _ = write!(
-            text,
-            ", {} objects ({})",
-            human_count(estimate.objects()),
-            human_interval(&estimate.objects_interval(), human_count)
-        );
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_app_frame_is_the_first_outside_the_jdk() {
-        let stack = "java.util.Arrays.copyOf(3537);jdk.internal.misc.X.y(1);App.grow(12);java.lang.Thread.run(840)";
-        assert_eq!(app_frame(stack), "App.grow(12)");
-        assert_eq!(app_frame("App.main(3)"), "App.main(3)");
-        // Only the JDK's frames: the top one.
-        assert_eq!(
-            app_frame("java.lang.String.<init>(5);java.lang.Thread.run(840)"),
-            "java.lang.String.<init>(5)"
-        );
-        // A package that only starts like the JDK's is the program's.
-        assert_eq!(app_frame("javafx.Foo.bar(1)"), "javafx.Foo.bar(1)");
-        assert_eq!(app_frame("java.a(1);javaish.B.c(2)"), "javaish.B.c(2)");
-    }
 
     #[test]
     fn chains_lose_their_array_indexes_and_keep_array_types() {
@@ -672,23 +708,5 @@ mod tests {
         );
         assert_eq!(without_indexes("int[][][3]"), "int[][]");
         assert_eq!(without_indexes("a[x] [ ]"), "a[x] [ ]");
-    }
-
-    #[test]
-    fn bytes_read_like_jfr_prints_them() {
-        assert_eq!(human_bytes(512.0), "512 B");
-        assert_eq!(human_bytes([].iter().sum::<f64>()), "0 B");
-        assert_eq!(human_bytes(12_000.0), "12.0 kB");
-        assert_eq!(human_bytes(1_048_576.0), "1.0 MB");
-        assert_eq!(human_bytes(3.4e9), "3.4 GB");
-        assert_eq!(human_bytes(2.5e15), "2500.0 TB");
-    }
-
-    #[test]
-    fn counts_read_as_bytes_do_without_the_b() {
-        assert_eq!(human_count(12.0), "12");
-        assert_eq!(human_count(-0.0), "0");
-        assert_eq!(human_count(12_345.0), "12.3 k");
-        assert_eq!(human_count(4.5e6), "4.5 M");
     }
 }

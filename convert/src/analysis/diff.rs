@@ -17,7 +17,8 @@ use std::fmt::Write as _;
 
 use heapsampler_core::estimate::{Estimate, Interval, unseen_interval};
 
-use crate::top::{Table, human_bytes, human_interval};
+use crate::analysis::top::Table;
+use crate::output::human::{WIDE_MARK, human_bytes, human_interval};
 
 /// One group's figures in the two recordings.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,7 +173,7 @@ impl Diff {
                 out,
                 "{:>4}{}  {:>12}  {:>11}  {:>19}  {:>11}  {:>19}  {:>15}  {}",
                 rank + 1,
-                if same { crate::top::WIDE_MARK } else { ' ' },
+                if same { WIDE_MARK } else { ' ' },
                 format!("{}{unit}", signed_bytes(change.change())),
                 bytes(change.base.estimate),
                 interval(&change.base),
@@ -201,7 +202,7 @@ impl Diff {
             let _ = writeln!(
                 out,
                 "{} not significant: the two 95% intervals overlap",
-                crate::top::WIDE_MARK
+                WIDE_MARK
             );
         }
         out
@@ -211,8 +212,8 @@ impl Diff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::allocation::Source;
-    use crate::top::Entry;
+    use crate::analysis::top::Entry;
+    use crate::model::allocation::Source;
 
     const T: u64 = 512 * 1024;
 

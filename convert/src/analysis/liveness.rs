@@ -12,9 +12,11 @@ use std::path::Path;
 use jfr_format::ChunkHeader;
 use jfr_format::names::{event, field};
 
-use jfr_reader::chunk::{Chunk, MetadataCache};
+use crate::Error;
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
+use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, TypeMap};
-use jfr_reader::file::{FileError, RecordingFile};
+use jfr_reader::file::RecordingFile;
 
 /// How a recording's end found its live objects (`heapsampler.LiveSet`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,28 +58,38 @@ pub struct Ending {
     pub exhaustions: Vec<Exhaustion>,
 }
 
-/// Reads what the recording at `path` says of its end.
-pub fn ending(path: &Path) -> Result<Ending, FileError> {
-    ending_of(RecordingFile::open(path)?)
+/// Reads what the recording at `path` says of its end, on every core.
+pub fn ending(path: &Path) -> Result<Ending, Error> {
+    let file = RecordingFile::open(path)?;
+    let ran = Pipeline::default().run(file, &ReadEnding, Ending::default(), &mut |_| {})?;
+    Ok(ran.merged)
 }
 
-/// Reads what the recording `file` says of its end: only the fields of
-/// its live sets and heap exhaustions are read.
-pub fn ending_of(mut file: RecordingFile) -> Result<Ending, FileError> {
-    let path = file.path().to_owned();
-    let malformed = |source| FileError::Malformed {
-        path: path.clone(),
-        source,
-    };
-    let cache = MetadataCache::default();
-    let mut ending = Ending::default();
-    while let Some(raw) = file.next_chunk()? {
-        let chunk = Chunk::read_with(&raw.bytes, raw.offset, Some(&cache)).map_err(malformed)?;
+/// Reading what a recording says of its end: only the fields of its live
+/// sets and heap exhaustions are read. Merges into an [`Ending`]: the last
+/// live set, and every exhaustion in file order.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadEnding;
+
+impl Analysis for ReadEnding {
+    /// The chunk's, in the chunk's order.
+    type Part = Ending;
+    type Merged = Ending;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        _context: &ChunkContext,
+        hand_on: &mut dyn FnMut(Ending) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
         let header = chunk.header;
-        ending.start_nanos.get_or_insert(header.start_nanos);
+        let mut ending = Ending {
+            start_nanos: Some(header.start_nanos),
+            ..Ending::default()
+        };
         let mut types: TypeMap<Option<EventPlan<'_>>> = TypeMap::default();
         for raw_event in chunk.raw_events() {
-            let mut raw_event = raw_event.map_err(malformed)?;
+            let mut raw_event = raw_event?;
             let Some(plan) = types.get_or_insert_with(raw_event.type_id, || {
                 let plan = chunk.plan(raw_event.type_id)?;
                 let name = plan.class().name.as_str();
@@ -89,8 +101,7 @@ pub fn ending_of(mut file: RecordingFile) -> Result<Ending, FileError> {
             let mut fields = Fields::default();
             plan.read(&mut raw_event, &mut |index: usize, value: Field<'_>| {
                 fields.take(&names[index].name, value);
-            })
-            .map_err(malformed)?;
+            })?;
             let nanos = |ticks: i64| epoch_nanos(&header, ticks);
             if plan.class().name == event::LIVE_SET {
                 ending.live_set = Some(LiveSet {
@@ -108,8 +119,26 @@ pub fn ending_of(mut file: RecordingFile) -> Result<Ending, FileError> {
                 });
             }
         }
+        Ok(hand_on(ending)?)
     }
-    Ok(ending)
+
+    fn merge(&self, ending: &mut Ending, chunk: Ending) -> Result<(), Error> {
+        ending.start_nanos = ending.start_nanos.or(chunk.start_nanos);
+        if chunk.live_set.is_some() {
+            ending.live_set = chunk.live_set;
+        }
+        ending.exhaustions.extend(chunk.exhaustions);
+        Ok(())
+    }
+
+    fn part_bytes(&self, chunk: &Ending) -> usize {
+        std::mem::size_of::<Ending>()
+            + chunk
+                .exhaustions
+                .iter()
+                .map(|e| std::mem::size_of::<Exhaustion>() + e.message.len())
+                .sum::<usize>()
+    }
 }
 
 /// The fields of a live set or a heap exhaustion, by name.

@@ -6,7 +6,7 @@
 //! The value is the sum of the events' weight field where their type has
 //! one (the allocated bytes the events stand for: `weight` of
 //! `jdk.ObjectAllocationSample` and `heapsampler.ObjectLifetime`, and the
-//! TLAB events' fields as [`crate::allocation`] says), otherwise the number
+//! TLAB events' fields as [`crate::model::allocation`] says), otherwise the number
 //! of events.
 //! Frames are `pkg.Class.method` without line numbers: a flame graph merges
 //! a method's calls into one box per caller, where lines would split it into
@@ -35,12 +35,19 @@ use std::io::{self, Write};
 
 use jfr_format::names::{event, field};
 
-use crate::allocation::weight_field;
-use crate::export::Flattener;
-use crate::filter::ChunkFilter;
-use crate::samples::Liveness;
+use std::path::Path;
+
+use crate::Error;
+use crate::analysis::summary::missing_types;
+use crate::model::allocation::{Source, weight_field};
+use crate::model::filter::{ChunkFilter, Filter};
+use crate::model::samples::Liveness;
+use crate::model::text::Flattener;
+use crate::model::types::Declared;
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, TypeMap};
+use jfr_reader::file::RecordingFile;
 use jfr_reader::value::Value;
 use jfr_reader::{IdMap, ReadError};
 
@@ -165,14 +172,19 @@ impl FoldedStacks {
             live: None,
             class_frame: true,
         };
-        fold_chunk(
-            chunk,
-            fold,
-            &|name| wanted(name).then_some(0),
-            std::slice::from_mut(self),
-            filter,
-        )?;
+        for folded in fold_chunk(chunk, fold, &|name| wanted(name).then_some(0), 1, filter)? {
+            self.add_folded(folded);
+        }
         Ok(self.folded - before)
+    }
+
+    /// Adds the stacks of a chunk folded after those added.
+    pub fn add_folded(&mut self, chunk: ChunkStacks) {
+        self.read += chunk.read;
+        self.untracked.add(chunk.untracked);
+        for (line, totals) in chunk.lines {
+            self.add_owned(line, totals);
+        }
     }
 
     /// Adds `totals` to the stack `line` (frames root first, joined with
@@ -196,15 +208,6 @@ impl FoldedStacks {
             }
         }
         self.folded += totals.events;
-    }
-
-    /// Adds the stacks and counts of `other`, folded from other chunks.
-    pub fn merge(&mut self, other: FoldedStacks) {
-        self.read += other.read;
-        self.untracked.add(other.untracked);
-        for (line, totals) in other.stacks {
-            self.add_owned(line, totals);
-        }
     }
 
     /// Events of the types folded here that were read, whether the filter
@@ -271,21 +274,47 @@ impl FoldedStacks {
     }
 }
 
-/// Adds each event of `chunk` that `filter` keeps (and, with
-/// [`Fold::live`], that is of an object still live) to the stacks of
-/// `stacks` that `into` names for its type (none: the event is read but not
-/// folded), keeping the [`Fold::stack_depth`] frames nearest the top of
-/// each stack. The chunk is read once, whatever the number of stacks; each
-/// pooled stack (the JDK's and ours) is folded into its line once.
+/// One chunk's events folded into one set of stacks: lines, not yet added
+/// up with those of other chunks.
+#[derive(Debug, Default)]
+pub struct ChunkStacks {
+    /// Stacks and their totals; a stack may come more than once.
+    lines: Vec<(String, Totals)>,
+    /// Events of the types folded here that were read, kept by the filter
+    /// or not.
+    read: u64,
+    /// With [`Fold::live`]: events of objects whose liveness was not
+    /// tracked, left out.
+    untracked: Totals,
+}
+
+impl ChunkStacks {
+    /// About how many bytes the lines hold.
+    fn bytes(&self) -> usize {
+        self.lines
+            .iter()
+            .map(|(line, _)| line.len() + std::mem::size_of::<(String, Totals)>())
+            .sum()
+    }
+}
+
+/// Folds each event of `chunk` that `filter` keeps (and, with
+/// [`Fold::live`], that is of an object still live) into the set of
+/// `sets` stacks that `into` names for its type (none: the event is read
+/// but not folded), keeping the [`Fold::stack_depth`] frames nearest the
+/// top of each stack. The chunk is read once, whatever the number of
+/// sets; each pooled stack (the JDK's and ours) is folded into its line
+/// once.
 pub fn fold_chunk<'a>(
     chunk: &Chunk<'a>,
     fold: Fold,
     into: &dyn Fn(&str) -> Option<usize>,
-    stacks: &mut [FoldedStacks],
+    sets: usize,
     filter: &ChunkFilter<'_, '_, '_>,
-) -> Result<(), ReadError> {
+) -> Result<Vec<ChunkStacks>, ReadError> {
     let flattener = Flattener::new(chunk, fold.stack_depth);
-    let mut sums: Vec<ChunkSums> = stacks.iter().map(|_| ChunkSums::default()).collect();
+    let mut stacks: Vec<ChunkStacks> = (0..sets).map(|_| ChunkStacks::default()).collect();
+    let mut sums: Vec<ChunkSums> = (0..sets).map(|_| ChunkSums::default()).collect();
     let mut types: TypeMap<Option<TypeFold<'_>>> = TypeMap::default();
     for raw in chunk.raw_events() {
         let mut raw = raw?;
@@ -293,7 +322,7 @@ pub fn fold_chunk<'a>(
             let plan = chunk.plan(raw.type_id)?;
             let name = &plan.class().name;
             Some(TypeFold {
-                into: into(name).filter(|&at| at < stacks.len()),
+                into: into(name).filter(|&at| at < sets),
                 stack_trace: plan.field_index(field::STACK_TRACE),
                 weight: plan.field_index(weight_field(name)),
                 live: plan.field_index(field::LIVE),
@@ -360,7 +389,9 @@ pub fn fold_chunk<'a>(
             // Not pooled: rare enough to fold as it comes.
             inline => {
                 let line = fold_stack(&flattener, &inline.into_value());
-                stacks[at].add_owned(with_class(&flattener, line, class), totals);
+                stacks[at]
+                    .lines
+                    .push((with_class(&flattener, line, class), totals));
                 continue;
             }
         };
@@ -372,10 +403,178 @@ pub fn fold_chunk<'a>(
                 Some((class_id, key)) => fold_stack(&flattener, &Value::Ref { class_id, key }),
                 None => UNKNOWN_FRAME.to_owned(),
             };
-            stacks.add_owned(with_class(&flattener, line, class), totals);
+            stacks
+                .lines
+                .push((with_class(&flattener, line, class), totals));
         }
     }
-    Ok(())
+    Ok(stacks)
+}
+
+/// What to fold a recording's events into stacks for.
+#[derive(Debug, Clone, Copy)]
+pub struct FoldJob<'o> {
+    /// The event types to fold, one set of stacks for them all; empty:
+    /// each kind of `sources` apart, and the first the recording has events
+    /// of is chosen.
+    pub types: &'o [String],
+    /// The kinds of events to fold when no type is named, in order of
+    /// preference.
+    pub sources: &'o [Source],
+    /// Which events, and how deep.
+    pub fold: Fold,
+    /// Which events to keep.
+    pub filter: &'o Filter,
+}
+
+/// What a recording's events fold into, and which kind of them.
+#[derive(Debug)]
+pub struct Folded {
+    /// The stacks of the kind chosen.
+    pub stacks: FoldedStacks,
+    /// The event types folded; when the recording has none of the kinds
+    /// looked for, every type looked for.
+    pub types: Vec<String>,
+    /// The kind of allocation events folded, when no type was named.
+    pub source: Option<Source>,
+    /// Other kinds of allocation events the recording has, and how many:
+    /// not folded, as they record the same allocations.
+    pub left_out: Vec<(Source, u64)>,
+    /// What [`RecordingFile::truncated`] says.
+    pub truncated: Option<(u64, u64)>,
+}
+
+/// Folds the events of the recording `file` into stacks, as `job` says,
+/// through `pipeline`, telling `progress` the bytes read.
+pub fn fold(
+    file: RecordingFile,
+    job: FoldJob<'_>,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Folded, Error> {
+    let folding = Folding::new(job);
+    let path = file.path().to_owned();
+    let ran = pipeline.run(file, &folding, folding.start(), progress)?;
+    folding.folded(&path, ran.merged, ran.truncated, pipeline)
+}
+
+/// Folding a recording's events into stacks, as a [`FoldJob`] says: each
+/// chunk's folded lines are added up in chunk order, with each kind of
+/// allocation events in its own set of stacks until the recording's end
+/// tells which one the recording has.
+#[derive(Debug)]
+pub struct Folding<'o> {
+    job: FoldJob<'o>,
+    /// The event types of each set of stacks, in order of preference.
+    kinds: Vec<Vec<&'o str>>,
+    /// Which of the types named the chunks declare.
+    declared: Declared,
+}
+
+impl<'o> Folding<'o> {
+    /// Folding as `job` says.
+    pub fn new(job: FoldJob<'o>) -> Self {
+        let kinds = if job.types.is_empty() {
+            job.sources
+                .iter()
+                .map(|source| source.types().iter().map(|t| t.event_type).collect())
+                .collect()
+        } else {
+            vec![job.types.iter().map(String::as_str).collect()]
+        };
+        Self {
+            declared: Declared::new(job.types),
+            job,
+            kinds,
+        }
+    }
+
+    /// The sets of stacks before any chunk: what [`Analysis::merge`] adds to.
+    pub fn start(&self) -> Vec<FoldedStacks> {
+        self.kinds.iter().map(|_| FoldedStacks::new()).collect()
+    }
+
+    /// What the stacks of the recording at `path` fold into: the kind
+    /// chosen, or with types named that the recording does not declare, an
+    /// error that says so (the file is read again for the types it has).
+    pub fn folded(
+        &self,
+        path: &Path,
+        mut stacks: Vec<FoldedStacks>,
+        truncated: Option<(u64, u64)>,
+        pipeline: &Pipeline,
+    ) -> Result<Folded, Error> {
+        let missing = self.declared.missing();
+        if !missing.is_empty() {
+            return Err(missing_types(path, missing, pipeline));
+        }
+        let sources = if self.job.types.is_empty() {
+            self.job.sources
+        } else {
+            &[]
+        };
+        let found = stacks.iter().position(|s| s.read() > 0);
+        let chosen = found.unwrap_or(0);
+        let left_out = sources
+            .iter()
+            .zip(&stacks)
+            .enumerate()
+            .filter(|&(at, (_, stacks))| at != chosen && stacks.read() > 0)
+            .map(|(_, (&source, stacks))| (source, stacks.read()))
+            .collect();
+        Ok(Folded {
+            stacks: if stacks.is_empty() {
+                FoldedStacks::new()
+            } else {
+                stacks.swap_remove(chosen)
+            },
+            // None found: every type looked for, for the message.
+            types: match found {
+                Some(at) => &self.kinds[at..=at],
+                None => &self.kinds[..],
+            }
+            .concat()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+            source: sources.get(chosen).copied(),
+            left_out,
+            truncated,
+        })
+    }
+}
+
+impl Analysis for Folding<'_> {
+    type Part = Vec<ChunkStacks>;
+    type Merged = Vec<FoldedStacks>;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        context: &ChunkContext,
+        hand_on: &mut dyn FnMut(Vec<ChunkStacks>) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        self.declared.see(chunk);
+        let filter = ChunkFilter::new(
+            self.job.filter,
+            self.job.filter.window(context.recording_start),
+            chunk,
+        );
+        let into = |type_name: &str| self.kinds.iter().position(|kind| kind.contains(&type_name));
+        let folded = fold_chunk(chunk, self.job.fold, &into, self.kinds.len(), &filter)?;
+        Ok(hand_on(folded)?)
+    }
+
+    fn merge(&self, stacks: &mut Vec<FoldedStacks>, part: Vec<ChunkStacks>) -> Result<(), Error> {
+        for (stacks, part) in stacks.iter_mut().zip(part) {
+            stacks.add_folded(part);
+        }
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &Vec<ChunkStacks>) -> usize {
+        part.iter().map(ChunkStacks::bytes).sum()
+    }
 }
 
 /// `line` ended with the frame of `class` (its pool key and the frame's
@@ -502,9 +701,11 @@ mod tests {
         stacks.add("main;b", totals(5, 1));
         stacks.add("main;a", totals(7, 2));
         stacks.add(UNKNOWN_FRAME, totals(1, 1));
-        let mut other = FoldedStacks::new();
-        other.add("main;a", totals(3, 1));
-        stacks.merge(other);
+        stacks.add_folded(ChunkStacks {
+            lines: vec![("main;a".to_owned(), totals(3, 1))],
+            read: 1,
+            untracked: Totals::default(),
+        });
         let mut out = Vec::new();
         stacks.write(&mut out).unwrap();
         assert_eq!(

@@ -1,6 +1,7 @@
 //! `heapsampler summary`: what a recording holds, at a glance. Events are
-//! counted by type and size from their framing; only the agent's
-//! statistics have their fields read, by the event decoder.
+//! counted by type and size from their framing, chunk by chunk on every
+//! core; only the agent's statistics have their fields read, by the event
+//! decoder.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -8,9 +9,11 @@ use std::path::Path;
 
 use jfr_format::names::{self, field};
 
+use crate::Error;
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, TypeMap};
-use jfr_reader::file::{Container, FileError, RecordingFile};
+use jfr_reader::file::{Container, RecordingFile};
 use jfr_reader::metadata::{ClassInfo, FieldInfo};
 use jfr_reader::value::Value;
 
@@ -42,34 +45,59 @@ pub struct Summary {
     pub truncated: Option<(u64, u64)>,
 }
 
-/// Reads the whole recording at `path`.
-pub fn summarize(path: &Path) -> Result<Summary, FileError> {
-    summarize_file(RecordingFile::open(path)?)
+/// Reads the whole recording at `path`, on every core.
+pub fn summarize(path: &Path) -> Result<Summary, Error> {
+    summarize_file(RecordingFile::open(path)?, &Pipeline::default())
 }
 
-/// Reads the whole recording `file`: each event's size and type, its
-/// fields left unread (as `jfr summary` does), except those of
-/// `heapsampler.AgentStatistics`.
-pub fn summarize_file(mut file: RecordingFile) -> Result<Summary, FileError> {
-    let mut summary = Summary {
-        container: Some(file.container()),
-        ..Summary::default()
-    };
-    let path = file.path().to_owned();
-    let malformed = |source| FileError::Malformed {
-        path: path.clone(),
-        source,
-    };
-    while let Some(raw) = file.next_chunk()? {
-        let chunk = Chunk::read(&raw.bytes, raw.offset).map_err(malformed)?;
-        summary.chunks += 1;
-        summary.start_nanos.get_or_insert(chunk.header.start_nanos);
-        summary.end_nanos = Some(chunk.header.start_nanos + chunk.header.duration_nanos);
+/// Reads the whole recording `file` through `pipeline`.
+pub fn summarize_file(file: RecordingFile, pipeline: &Pipeline) -> Result<Summary, Error> {
+    let container = file.container();
+    let ran = pipeline.run(file, &Summarize, Summary::default(), &mut |_| {})?;
+    Ok(Summary {
+        container: Some(container),
+        truncated: ran.truncated,
+        ..ran.merged
+    })
+}
+
+/// Reading what a recording holds: each event's size and type, its fields
+/// left unread (as `jfr summary` does), except those of
+/// `heapsampler.AgentStatistics`. Merges into a [`Summary`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Summarize;
+
+/// What one chunk holds.
+#[derive(Debug)]
+pub struct ChunkSummary {
+    start_nanos: i64,
+    end_nanos: i64,
+    types: HashMap<String, TypeTotals>,
+    /// The chunk's last `heapsampler.AgentStatistics` event's fields.
+    agent_statistics: Option<Vec<(String, i64)>>,
+}
+
+impl Analysis for Summarize {
+    type Part = ChunkSummary;
+    type Merged = Summary;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        _context: &ChunkContext,
+        hand_on: &mut dyn FnMut(ChunkSummary) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        let mut summary = ChunkSummary {
+            start_nanos: chunk.header.start_nanos,
+            end_nanos: chunk.header.start_nanos + chunk.header.duration_nanos,
+            types: HashMap::new(),
+            agent_statistics: None,
+        };
         // Each event type's class, and for the agent's statistics the plan
         // that reads them.
         let mut types: TypeMap<Option<(&ClassInfo, Option<EventPlan<'_>>)>> = TypeMap::default();
         for event in chunk.raw_events() {
-            let mut event = event.map_err(malformed)?;
+            let mut event = event?;
             let Some((class, statistics)) = types.get_or_insert_with(event.type_id, || {
                 let plan = chunk.plan(event.type_id)?;
                 let statistics = plan.class().name == names::event::AGENT_STATISTICS;
@@ -91,14 +119,54 @@ pub fn summarize_file(mut file: RecordingFile) -> Result<Summary, FileError> {
                     if let Value::Long(value) = chunk.resolve(&field.into_value()) {
                         fields.push((names[index].name.clone(), *value));
                     }
-                })
-                .map_err(malformed)?;
+                })?;
                 summary.agent_statistics = Some(fields);
             }
         }
+        Ok(hand_on(summary)?)
     }
-    summary.truncated = file.truncated();
-    Ok(summary)
+
+    fn merge(&self, summary: &mut Summary, chunk: ChunkSummary) -> Result<(), Error> {
+        summary.chunks += 1;
+        summary.start_nanos.get_or_insert(chunk.start_nanos);
+        summary.end_nanos = Some(chunk.end_nanos);
+        for (name, totals) in chunk.types {
+            let sum = summary.types.entry(name).or_default();
+            sum.count += totals.count;
+            sum.bytes += totals.bytes;
+        }
+        if chunk.agent_statistics.is_some() {
+            summary.agent_statistics = chunk.agent_statistics;
+        }
+        Ok(())
+    }
+
+    fn part_bytes(&self, chunk: &ChunkSummary) -> usize {
+        chunk.types.keys().map(|name| name.len() + 64).sum()
+    }
+}
+
+/// The error for event types named (`missing`) that the recording at
+/// `path` does not have, with the types it has: the file is read again
+/// for them (this is the rare case, after a mistake).
+pub(crate) fn missing_types(path: &Path, missing: Vec<String>, pipeline: &Pipeline) -> Error {
+    let mut present: Vec<(String, u64)> = RecordingFile::open(path)
+        .map_err(Error::from)
+        .and_then(|file| summarize_file(file, pipeline))
+        .map(|summary| {
+            summary
+                .types
+                .into_iter()
+                .map(|(name, totals)| (name, totals.count))
+                .collect()
+        })
+        .unwrap_or_default();
+    present.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Error::MissingTypes {
+        recording: path.to_owned(),
+        missing,
+        present,
+    }
 }
 
 fn time(nanos: i64) -> String {

@@ -16,6 +16,10 @@
 //!   are their text; other pooled types their `name` field when they have one;
 //! - a `@Timestamp` is ISO-8601 UTC with nanoseconds, a `@Timespan` is
 //!   nanoseconds; booleans are `true`/`false`; null is empty.
+//!
+//! And whose code a frame's text names: the JDK's ([`is_jdk_frame`]), or
+//! the program's first frame under the JDK's ([`app_frame`]), as `top
+//! --by app-site` groups and the flame graphs colour them.
 
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
@@ -24,11 +28,11 @@ use jfr_format::ChunkHeader;
 pub use jfr_format::java_class_name;
 use jfr_format::names::{annotation, attribute, class, field, unit as unit_name};
 
+use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::Event;
 use jfr_reader::metadata::{ClassInfo, FieldInfo, Metadata};
 use jfr_reader::value::Value;
-use jfr_reader::{IdMap, ReadError};
 
 /// The most links of a reference chain shown: the JDK's leak profiler
 /// cuts its chains shorter.
@@ -703,6 +707,25 @@ pub struct Frame {
     pub line: Option<u32>,
 }
 
+/// The packages of the JDK's own code, which `--by app-site` looks past.
+const JDK_PACKAGES: [&str; 5] = ["java.", "javax.", "jdk.", "sun.", "com.sun."];
+
+/// Whether `frame` (`pkg.Class.method`, with or without a line) is the
+/// JDK's own code: in one of its packages.
+pub fn is_jdk_frame(frame: &str) -> bool {
+    JDK_PACKAGES.iter().any(|p| frame.starts_with(p))
+}
+
+/// The first frame of a stack (frames joined with `;`, top first) outside
+/// the JDK's packages, or the top frame if there is none.
+pub fn app_frame(stack: &str) -> &str {
+    let top = stack.split(';').next().unwrap_or(stack);
+    stack
+        .split(';')
+        .find(|frame| !is_jdk_frame(frame))
+        .unwrap_or(top)
+}
+
 /// Appends `value` in decimal, as `Display` does, without the formatting
 /// machinery (a large share of a CSV row's cost when every cell is a number).
 fn push_integer(out: &mut String, value: i64) {
@@ -776,42 +799,6 @@ impl IsoClock {
     }
 }
 
-/// What can go wrong exporting.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    /// The recording is malformed.
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    /// Writing the output failed.
-    #[error("writing CSV: {0}")]
-    Io(#[from] std::io::Error),
-    /// An output file or folder could not be made.
-    #[error("cannot create {}: {source}", path.display())]
-    Create {
-        /// The file or folder.
-        path: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The CSV writer failed.
-    #[error("writing CSV: {0}")]
-    Csv(#[from] csv::Error),
-    /// Chunks declare an event type with different numbers of fields, which
-    /// one CSV file cannot hold.
-    #[error(
-        "writing CSV: {name}: found rows with {found} fields, but the first rows have \
-         {expected} fields (chunks declare the type differently)"
-    )]
-    Columns {
-        /// The event type.
-        name: String,
-        /// The fields of its first rows.
-        expected: usize,
-        /// The fields of the rows that differ.
-        found: usize,
-    },
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -841,5 +828,20 @@ mod tests {
             java_class_name("[Ljava/util/HashMap$Node;"),
             "java.util.HashMap$Node[]"
         );
+    }
+
+    #[test]
+    fn the_app_frame_is_the_first_outside_the_jdk() {
+        let stack = "java.util.Arrays.copyOf(3537);jdk.internal.misc.X.y(1);App.grow(12);java.lang.Thread.run(840)";
+        assert_eq!(app_frame(stack), "App.grow(12)");
+        assert_eq!(app_frame("App.main(3)"), "App.main(3)");
+        // Only the JDK's frames: the top one.
+        assert_eq!(
+            app_frame("java.lang.String.<init>(5);java.lang.Thread.run(840)"),
+            "java.lang.String.<init>(5)"
+        );
+        // A package that only starts like the JDK's is the program's.
+        assert_eq!(app_frame("javafx.Foo.bar(1)"), "javafx.Foo.bar(1)");
+        assert_eq!(app_frame("java.a(1);javaish.B.c(2)"), "javaish.B.c(2)");
     }
 }
