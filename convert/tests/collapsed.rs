@@ -199,7 +199,8 @@ fn write(path: &Path) -> Vec<i64> {
     times
 }
 
-fn heapsampler(args: &[&str]) -> Output {
+/// `heapsampler convert` of the known recording, with `args`.
+fn convert_recording(args: &[&str]) -> Output {
     heapsampler_command(["convert"])
         .arg(&recording().0)
         .args(args)
@@ -209,7 +210,7 @@ fn heapsampler(args: &[&str]) -> Output {
 /// Standard output of a conversion that must succeed silently: no
 /// progress, no warning (standard error is a pipe here).
 fn stdout(args: &[&str]) -> String {
-    let output = heapsampler(args);
+    let output = convert_recording(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{args:?}: {stderr}");
     assert_eq!(stderr, "", "{args:?}");
@@ -340,7 +341,7 @@ fn filters_select_by_thread_class_and_time() {
         lines(&[(MAIN_STACK, 200)])
     );
     // Nothing passes: empty output and a warning, not an error.
-    let output = heapsampler(&["--format", "collapsed", "-o", "-", "--thread", "nobody"]);
+    let output = convert_recording(&["--format", "collapsed", "-o", "-", "--thread", "nobody"]);
     assert!(output.status.success());
     assert!(output.stdout.is_empty());
     assert!(
@@ -417,7 +418,7 @@ fn filters_apply_to_csv_rows() {
 #[test]
 fn events_without_a_class_are_dropped_by_class() {
     let dir = support::temp_dir("convert_collapsed_class");
-    let output = heapsampler(&["--class", ".", "-o", dir.to_str().unwrap()]);
+    let output = convert_recording(&["--class", ".", "-o", dir.to_str().unwrap()]);
     assert!(output.status.success());
     let files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -431,7 +432,7 @@ fn events_without_a_class_are_dropped_by_class() {
 }
 
 fn usage_error(args: &[&str], names: &str) {
-    let output = heapsampler(args);
+    let output = convert_recording(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(stderr.contains(names), "{args:?}: {stderr}");

@@ -384,7 +384,7 @@ fn rows_equal_the_flatteners_on_mutated_recordings() {
 }
 
 /// `heapsampler convert FILE ARGS...`.
-fn heapsampler(file: &Path, args: &[&str]) -> Output {
+fn convert_file(file: &Path, args: &[&str]) -> Output {
     heapsampler_command(["convert"])
         .arg(file)
         .args(args)
@@ -421,7 +421,7 @@ fn convert_with(
     let threads = threads.to_string();
     let mut all = vec!["--threads", &threads, "-o", out.to_str().unwrap()];
     all.extend(args);
-    let output = heapsampler(file, &all);
+    let output = convert_file(file, &all);
     let stderr = String::from_utf8(output.stderr).unwrap();
     (output.status.code(), stderr, folder(&out))
 }
@@ -471,7 +471,7 @@ fn several_threads_write_what_one_thread_writes() {
         assert!(!one.is_empty() && two == one, "{file:?} {args:?}");
     }
     let stdout = |threads: &str| {
-        let output = heapsampler(
+        let output = convert_file(
             &path,
             &[
                 "--threads",
