@@ -6,19 +6,27 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * An allocation-heavy mix on several threads: strings, boxed numbers, maps,
- * lists and arrays of varied sizes, nearly all short-lived, plus a slowly
- * growing long-lived cache.
+ * lists and arrays of varied sizes, nearly all short-lived, plus a
+ * long-lived cache that grows with the clock to CACHE_BUDGET by the end,
+ * however fast the machine runs the rest: what a live view must find.
  *
  * Usage: java AllocationMix.java [SECONDS] [THREADS]   (defaults: 5, 4)
  */
 public final class AllocationMix {
     static final Map<Integer, byte[]> CACHE = new HashMap<>();
+    /** What the cache keeps by the end of the run: 32 samples' worth at the default 512 KiB. */
+    static final long CACHE_BUDGET = 16L << 20;
+    static final int CACHE_ENTRY = 4 << 10;
+    static final long START = System.nanoTime();
+    /** Nanoseconds between two entries kept, set from the run's length. */
+    static long period;
     static volatile long sink;
 
     public static void main(String[] args) throws Exception {
         long seconds = args.length > 0 ? Long.parseLong(args[0]) : 5;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 4;
         long end = System.nanoTime() + seconds * 1_000_000_000L;
+        period = Math.max(1, seconds * 1_000_000_000L / (CACHE_BUDGET / CACHE_ENTRY));
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             Thread worker = new Thread(() -> work(end), "worker-" + t);
@@ -29,6 +37,16 @@ public final class AllocationMix {
             worker.join();
         }
         System.out.println("allocation mix done: " + CACHE.size() + " cached, checksum " + sink);
+    }
+
+    /** Keeps every entry the clock says is due, so a thread held up catches up. */
+    static void remember() {
+        synchronized (CACHE) {
+            while (System.nanoTime() - START >= CACHE.size() * period
+                    && CACHE.size() < CACHE_BUDGET / CACHE_ENTRY) {
+                CACHE.put(CACHE.size(), new byte[CACHE_ENTRY]);
+            }
+        }
     }
 
     static void work(long end) {
@@ -48,11 +66,7 @@ public final class AllocationMix {
                     default -> sink += new byte[1 << random.nextInt(18)].length;
                 }
             }
-            if (random.nextInt(200) == 0) {
-                synchronized (CACHE) {
-                    CACHE.put(CACHE.size(), new byte[1024]);
-                }
-            }
+            remember();
         }
     }
 }
