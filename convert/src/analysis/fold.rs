@@ -30,12 +30,12 @@
 //! join the recording's.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 
 use jfr_format::names::{event, field};
 
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use crate::Error;
 use crate::analysis::summary::missing_types;
@@ -172,18 +172,24 @@ impl FoldedStacks {
             live: None,
             class_frame: true,
         };
-        for folded in fold_chunk(chunk, fold, &|name| wanted(name).then_some(0), 1, filter)? {
-            self.add_folded(folded);
-        }
+        let mut folded = [ChunkStacks::default()];
+        fold_chunk(
+            chunk,
+            fold,
+            &|name| wanted(name).then_some(0),
+            &mut folded,
+            filter,
+        )?;
+        self.add_folded(&folded[0]);
         Ok(self.folded - before)
     }
 
     /// Adds the stacks of a chunk folded after those added.
-    pub fn add_folded(&mut self, chunk: ChunkStacks) {
+    pub fn add_folded(&mut self, chunk: &ChunkStacks) {
         self.read += chunk.read;
         self.untracked.add(chunk.untracked);
-        for (line, totals) in chunk.lines {
-            self.add_owned(line, totals);
+        for (line, totals) in &chunk.lines {
+            self.add(&chunk.text[line.clone()], *totals);
         }
     }
 
@@ -194,17 +200,6 @@ impl FoldedStacks {
             Some(sum) => sum.add(totals),
             None => {
                 self.stacks.insert(line.to_owned(), totals);
-            }
-        }
-        self.folded += totals.events;
-    }
-
-    /// [`add`](Self::add) for a line already made.
-    fn add_owned(&mut self, line: String, totals: Totals) {
-        match self.stacks.entry(line) {
-            Entry::Occupied(mut sum) => sum.get_mut().add(totals),
-            Entry::Vacant(slot) => {
-                slot.insert(totals);
             }
         }
         self.folded += totals.events;
@@ -275,11 +270,15 @@ impl FoldedStacks {
 }
 
 /// One chunk's events folded into one set of stacks: lines, not yet added
-/// up with those of other chunks.
+/// up with those of other chunks. The lines are kept in one text, so that
+/// a line the recording has already costs no allocation.
 #[derive(Debug, Default)]
 pub struct ChunkStacks {
-    /// Stacks and their totals; a stack may come more than once.
-    lines: Vec<(String, Totals)>,
+    /// The lines, one after another.
+    text: String,
+    /// Each line's place in `text`, and its totals; a stack may come more
+    /// than once.
+    lines: Vec<(std::ops::Range<usize>, Totals)>,
     /// Events of the types folded here that were read, kept by the filter
     /// or not.
     read: u64,
@@ -289,31 +288,43 @@ pub struct ChunkStacks {
 }
 
 impl ChunkStacks {
+    /// Adds the line made by `make` at the end of the text.
+    fn push(&mut self, totals: Totals, make: impl FnOnce(&mut String)) {
+        let start = self.text.len();
+        make(&mut self.text);
+        self.lines.push((start..self.text.len(), totals));
+    }
+
+    /// Empties the lines, keeping their memory for the next chunk's.
+    fn clear(&mut self) {
+        self.text.clear();
+        self.lines.clear();
+        self.read = 0;
+        self.untracked = Totals::default();
+    }
+
     /// About how many bytes the lines hold.
     fn bytes(&self) -> usize {
-        self.lines
-            .iter()
-            .map(|(line, _)| line.len() + std::mem::size_of::<(String, Totals)>())
-            .sum()
+        self.text.len() + self.lines.len() * std::mem::size_of::<(std::ops::Range<usize>, Totals)>()
     }
 }
 
 /// Folds each event of `chunk` that `filter` keeps (and, with
 /// [`Fold::live`], that is of an object still live) into the set of
-/// `sets` stacks that `into` names for its type (none: the event is read
-/// but not folded), keeping the [`Fold::stack_depth`] frames nearest the
-/// top of each stack. The chunk is read once, whatever the number of
+/// `stacks` (each empty) that `into` names for its type (none: the event is
+/// read but not folded), keeping the [`Fold::stack_depth`] frames nearest
+/// the top of each stack. The chunk is read once, whatever the number of
 /// sets; each pooled stack (the JDK's and ours) is folded into its line
 /// once.
 pub fn fold_chunk<'a>(
     chunk: &Chunk<'a>,
     fold: Fold,
     into: &dyn Fn(&str) -> Option<usize>,
-    sets: usize,
+    stacks: &mut [ChunkStacks],
     filter: &ChunkFilter<'_, '_, '_>,
-) -> Result<Vec<ChunkStacks>, ReadError> {
+) -> Result<(), ReadError> {
     let flattener = Flattener::new(chunk, fold.stack_depth);
-    let mut stacks: Vec<ChunkStacks> = (0..sets).map(|_| ChunkStacks::default()).collect();
+    let sets = stacks.len();
     let mut sums: Vec<ChunkSums> = (0..sets).map(|_| ChunkSums::default()).collect();
     let mut types: TypeMap<Option<TypeFold<'_>>> = TypeMap::default();
     for raw in chunk.raw_events() {
@@ -388,10 +399,10 @@ pub fn fold_chunk<'a>(
             Field::Null => None,
             // Not pooled: rare enough to fold as it comes.
             inline => {
-                let line = fold_stack(&flattener, &inline.into_value());
-                stacks[at]
-                    .lines
-                    .push((with_class(&flattener, line, class), totals));
+                stacks[at].push(totals, |text| {
+                    push_stack(&flattener, &inline.into_value(), text);
+                    push_class(&flattener, text, class);
+                });
                 continue;
             }
         };
@@ -399,16 +410,18 @@ pub fn fold_chunk<'a>(
     }
     for (stacks, sums) in stacks.iter_mut().zip(sums) {
         for ((stack, class), totals) in sums {
-            let line = match stack {
-                Some((class_id, key)) => fold_stack(&flattener, &Value::Ref { class_id, key }),
-                None => UNKNOWN_FRAME.to_owned(),
-            };
-            stacks
-                .lines
-                .push((with_class(&flattener, line, class), totals));
+            stacks.push(totals, |text| {
+                match stack {
+                    Some((class_id, key)) => {
+                        push_stack(&flattener, &Value::Ref { class_id, key }, text)
+                    }
+                    None => text.push_str(UNKNOWN_FRAME),
+                }
+                push_class(&flattener, text, class);
+            });
         }
     }
-    Ok(stacks)
+    Ok(())
 }
 
 /// What to fold a recording's events into stacks for.
@@ -469,7 +482,15 @@ pub struct Folding<'o> {
     kinds: Vec<Vec<&'o str>>,
     /// Which of the types named the chunks declare.
     declared: Declared,
+    /// Chunks' sets of lines added up, emptied, for other chunks to fill
+    /// again: memory used again rather than fresh memory, which costs a
+    /// page fault per page.
+    spare: Mutex<Vec<Vec<ChunkStacks>>>,
 }
+
+/// Spare sets of lines kept at most: one for each chunk a thread folds
+/// while the merge adds up another's, on any machine's number of cores.
+const SPARE: usize = 64;
 
 impl<'o> Folding<'o> {
     /// Folding as `job` says.
@@ -486,6 +507,7 @@ impl<'o> Folding<'o> {
             declared: Declared::new(job.types),
             job,
             kinds,
+            spare: Mutex::default(),
         }
     }
 
@@ -561,13 +583,29 @@ impl Analysis for Folding<'_> {
             chunk,
         );
         let into = |type_name: &str| self.kinds.iter().position(|kind| kind.contains(&type_name));
-        let folded = fold_chunk(chunk, self.job.fold, &into, self.kinds.len(), &filter)?;
+        let spare = self
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut folded =
+            spare.unwrap_or_else(|| self.kinds.iter().map(|_| ChunkStacks::default()).collect());
+        fold_chunk(chunk, self.job.fold, &into, &mut folded, &filter)?;
         Ok(hand_on(folded)?)
     }
 
-    fn merge(&self, stacks: &mut Vec<FoldedStacks>, part: Vec<ChunkStacks>) -> Result<(), Error> {
-        for (stacks, part) in stacks.iter_mut().zip(part) {
+    fn merge(
+        &self,
+        stacks: &mut Vec<FoldedStacks>,
+        mut part: Vec<ChunkStacks>,
+    ) -> Result<(), Error> {
+        for (stacks, part) in stacks.iter_mut().zip(&mut part) {
             stacks.add_folded(part);
+            part.clear();
+        }
+        let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
+        if spare.len() < SPARE {
+            spare.push(part);
         }
         Ok(())
     }
@@ -577,41 +615,51 @@ impl Analysis for Folding<'_> {
     }
 }
 
-/// `line` ended with the frame of `class` (its pool key and the frame's
-/// suffix), if there is one and the pool names it.
-fn with_class(
+/// Ends the line being made at the end of `text` with the frame of `class`
+/// (its pool key and the frame's suffix), if there is one and the pool
+/// names it.
+fn push_class(
     flattener: &Flattener<'_, '_>,
-    mut line: String,
+    text: &mut String,
     class: Option<((u64, u64), &'static str)>,
-) -> String {
+) {
     let Some(((class_id, key), suffix)) = class else {
-        return line;
+        return;
     };
     let name = flattener.text(&Value::Ref { class_id, key });
     if !name.is_empty() {
-        line.push(';');
-        line.push_str(&frame_name(&name));
-        line.push_str(suffix);
+        text.push(';');
+        text.push_str(&frame_name(&name));
+        text.push_str(suffix);
     }
-    line
 }
 
-/// A stack trace as one line: root first, frames joined with `;`, after
-/// [`TRUNCATED_FRAME`] if the stack was cut.
-fn fold_stack(flattener: &Flattener<'_, '_>, stack_trace: &Value) -> String {
-    let mut line = Line::default();
+/// Appends a stack trace to `text` as one line: root first, frames joined
+/// with `;`, after [`TRUNCATED_FRAME`] if the stack was cut.
+fn push_stack(flattener: &Flattener<'_, '_>, stack_trace: &Value, text: &mut String) {
+    let mut line = Line::new(text);
     let cut = flattener.frames_root_first(stack_trace, &mut |frame| line.push(frame));
-    line.finish(cut)
+    line.finish(cut);
 }
 
-/// A folded line being made, root first.
-#[derive(Default)]
-struct Line {
-    text: String,
+/// A folded line being made, root first, at the end of a text.
+struct Line<'t> {
+    text: &'t mut String,
+    /// Where the line starts in `text`.
+    start: usize,
     frames: usize,
 }
 
-impl Line {
+impl<'t> Line<'t> {
+    /// A line at the end of `text`.
+    fn new(text: &'t mut String) -> Self {
+        Self {
+            start: text.len(),
+            text,
+            frames: 0,
+        }
+    }
+
     /// Adds the frame after those added, nearer the top.
     fn push(&mut self, frame: &str) {
         if self.frames > 0 {
@@ -621,16 +669,14 @@ impl Line {
         self.frames += 1;
     }
 
-    /// The line; `cut`: frames nearest the root are missing.
-    fn finish(mut self, cut: bool) -> String {
+    /// Ends the line; `cut`: frames nearest the root are missing.
+    fn finish(self, cut: bool) {
         if self.frames == 0 {
-            return UNKNOWN_FRAME.to_owned();
+            self.text.push_str(UNKNOWN_FRAME);
+        } else if cut {
+            self.text.insert(self.start, ';');
+            self.text.insert_str(self.start, TRUNCATED_FRAME);
         }
-        if cut {
-            self.text.insert(0, ';');
-            self.text.insert_str(0, TRUNCATED_FRAME);
-        }
-        self.text
     }
 }
 
@@ -675,9 +721,12 @@ mod tests {
     #[test]
     fn a_cut_stack_starts_with_the_truncated_marker() {
         let line = |frames: &[&str], cut: bool| {
-            let mut line = Line::default();
+            // After another line, which stays as it is.
+            let mut text = "a.B.before".to_owned();
+            let mut line = Line::new(&mut text);
             frames.iter().for_each(|frame| line.push(frame));
-            line.finish(cut)
+            line.finish(cut);
+            text.strip_prefix("a.B.before").unwrap().to_owned()
         };
         assert_eq!(
             line(&["a.B.caller", "a.B.alloc"], false),
@@ -701,11 +750,9 @@ mod tests {
         stacks.add("main;b", totals(5, 1));
         stacks.add("main;a", totals(7, 2));
         stacks.add(UNKNOWN_FRAME, totals(1, 1));
-        stacks.add_folded(ChunkStacks {
-            lines: vec![("main;a".to_owned(), totals(3, 1))],
-            read: 1,
-            untracked: Totals::default(),
-        });
+        let mut chunk = ChunkStacks::default();
+        chunk.push(totals(3, 1), |text| text.push_str("main;a"));
+        stacks.add_folded(&chunk);
         let mut out = Vec::new();
         stacks.write(&mut out).unwrap();
         assert_eq!(
