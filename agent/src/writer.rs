@@ -1025,7 +1025,16 @@ impl<S: Sink> Writer<S> {
         }
         self.recording.begin_snapshot_tail()?;
         match self.write_snapshot_tail(vm, now, collected) {
-            Ok(()) => self.recording.end_snapshot_tail(to),
+            // The tail's old objects are the snapshot's newest: the newest
+            // chunk end's are renamed in it, as the end renames them.
+            Ok(()) => match self
+                .old_objects
+                .as_ref()
+                .and_then(|old| old.newest.as_ref())
+            {
+                Some(newest) => self.recording.end_snapshot_tail_demoting(to, newest),
+                None => self.recording.end_snapshot_tail(to),
+            },
             Err(error) => {
                 self.recording.abandon_snapshot_tail()?;
                 Err(error)

@@ -143,6 +143,18 @@ impl Demotions {
             .any(|group| group.id == id && !group.buffered.is_empty())
     }
 
+    /// The sorted output offsets of the flushed events of group `id`, and
+    /// the id they are demoted to, encoded in their width: what
+    /// [`Demotions::take`] would patch, for a copy of the output.
+    pub(crate) fn patches(&self, id: u64) -> Option<(Vec<u64>, Vec<u8>)> {
+        let group = self.groups.iter().find(|group| group.id == id)?;
+        let mut offsets = group.written.clone();
+        offsets.sort_unstable();
+        let mut demoted_to = vec![0; group.width];
+        jfr_format::write_padded_varint(&mut demoted_to, group.demoted_to);
+        Some((offsets, demoted_to))
+    }
+
     /// Takes the ended group `id` out, to demote its flushed events.
     pub(crate) fn take(&mut self, id: u64) -> Option<Demotion> {
         let at = self.groups.iter().position(|group| group.id == id)?;

@@ -212,10 +212,16 @@ pub trait Sink {
     fn end_chunk(&mut self) -> io::Result<()>;
     /// Writes a complete recording of everything flushed so far to the file
     /// `to` ([`crate::snapshot`]), with `tail` (encoded events) appended to
-    /// its last chunk, leaving the output as it is. By default unsupported:
-    /// only a file can be read back.
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
-        let _ = (to, tail);
+    /// its last chunk and `patches` (output offsets, sorted, and the bytes
+    /// to write there) applied to the copy, leaving the output as it is.
+    /// By default unsupported: only a file can be read back.
+    fn snapshot(
+        &mut self,
+        to: &Path,
+        tail: &[u8],
+        patches: &[(u64, &[u8])],
+    ) -> io::Result<Snapshot> {
+        let _ = (to, tail, patches);
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "this recording's output cannot be read back for a snapshot",
@@ -517,9 +523,20 @@ impl Sink for JfrFile {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
+    fn snapshot(
+        &mut self,
+        to: &Path,
+        tail: &[u8],
+        patches: &[(u64, &[u8])],
+    ) -> io::Result<Snapshot> {
         self.file.flush()?;
-        crate::snapshot::snapshot_file(self.file.get_ref(), to, tail)
+        // Output offsets to the file's: what a rotation dropped is gone.
+        let in_file: Vec<(u64, &[u8])> = patches
+            .iter()
+            .filter(|(offset, _)| *offset >= self.dropped)
+            .map(|&(offset, bytes)| (offset - self.dropped, bytes))
+            .collect();
+        crate::snapshot::snapshot_file(self.file.get_ref(), to, tail, &in_file)
     }
 }
 
@@ -627,9 +644,14 @@ impl Sink for FileSink {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
+    fn snapshot(
+        &mut self,
+        to: &Path,
+        tail: &[u8],
+        patches: &[(u64, &[u8])],
+    ) -> io::Result<Snapshot> {
         match self {
-            Self::Plain(sink) => sink.snapshot(to, tail),
+            Self::Plain(sink) => sink.snapshot(to, tail, patches),
             Self::Zstd(_) => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "a snapshot needs a plain .jfr recording, not a zstd-compressed one",
@@ -1548,7 +1570,25 @@ impl<S: Sink> Recording<S> {
     /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
     pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<Snapshot, Error> {
         let tail = self.take_tail()?;
-        Ok(self.sink().snapshot(to, &tail)?)
+        Ok(self.sink().snapshot(to, &tail, &[])?)
+    }
+
+    /// As [`end_snapshot_tail`](Self::end_snapshot_tail), with `demoted`
+    /// demoted in the snapshot only ([`demote`](Self::demote)): what the
+    /// recording's end would rename when it writes the tail's events. The
+    /// recording's own output keeps them as they are.
+    pub fn end_snapshot_tail_demoting(
+        &mut self,
+        to: &Path,
+        demoted: &DemotableEvents,
+    ) -> Result<Snapshot, Error> {
+        let tail = self.take_tail()?;
+        let (offsets, id) = match self.demotions.patches(demoted.id) {
+            Some(patches) if demoted.recording_id == self.id => patches,
+            _ => (Vec::new(), Vec::new()),
+        };
+        let patches: Vec<(u64, &[u8])> = offsets.iter().map(|&at| (at, id.as_slice())).collect();
+        Ok(self.sink().snapshot(to, &tail, &patches)?)
     }
 
     /// Drops the events held since

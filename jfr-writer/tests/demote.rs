@@ -256,6 +256,53 @@ fn events_in_a_chunk_dropped_by_max_age_are_left_as_they_are() {
 }
 
 #[test]
+fn a_snapshots_tail_demotes_in_the_snapshot_only() {
+    let dir = support::temp_dir("demote_snapshot");
+    let path = dir.join("running.jfr");
+    let copy = dir.join("snapshot.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    recording.end_chunks_manually();
+    let snapshots = register(&mut recording);
+    let chunk_end = write_snapshot(&mut recording, &snapshots, 1, 5);
+    recording.end_chunk().unwrap();
+    // The tail: what the recording's end would write, not demotable.
+    recording.begin_snapshot_tail().unwrap();
+    let class = support::class_of(&mut recording, "[J");
+    for address in 1..=3 {
+        let object = snapshots
+            .types
+            .old_object(&mut recording, address, Some(class), None, None)
+            .unwrap();
+        let now = recording.clock().now();
+        OldObjectSample {
+            start_time: now,
+            duration: 0,
+            event_thread: None,
+            stack_trace: None.into(),
+            allocation_time: now,
+            object_size: 2,
+            object_age: 0,
+            last_known_heap_usage: 0,
+            object: Some(object),
+            array_elements: 8,
+            root: None,
+        }
+        .write(&mut recording, &snapshots.sample)
+        .unwrap();
+    }
+    recording
+        .end_snapshot_tail_demoting(&copy, &chunk_end)
+        .unwrap();
+    assert_eq!(sizes(&copy), (vec![2; 3], vec![1; 5]));
+    assert_eq!(jmc_leaks(&copy), (3, 3, 3));
+    // The recording itself: the chunk end's as written.
+    assert_eq!(sizes(&path), (vec![1; 5], vec![]));
+    assert_eq!(recording.demote(chunk_end).unwrap(), 5);
+    recording.close().unwrap();
+    assert_eq!(sizes(&path), (vec![], vec![1; 5]));
+}
+
+#[test]
 fn events_demoted_while_buffered_are_flushed_first() {
     let mut recording = Recording::to_writer(std::io::Cursor::new(Vec::new()), Options::default());
     let snapshots = register(&mut recording);
