@@ -902,8 +902,8 @@ impl<S: Sink> Writer<S> {
     /// When the chunk has reached its size or age limit, its end first
     /// writes a `jdk.OldObjectSample` for each tracked object (up to the
     /// cap), so that the chunk read alone shows the live set at its end,
-    /// and renames the chunk end's before ([`OldObjects`]); then what
-    /// neither the ended chunk nor the new one used is dropped,
+    /// and renames the chunk end's before `heapsampler.OldObjectSnapshot`;
+    /// then what neither the ended chunk nor the new one used is dropped,
     /// from the recording's pools and the writer's caches, except what the
     /// tracked objects hold, and the new chunk starts with the recording's
     /// settings.
@@ -923,10 +923,11 @@ impl<S: Sink> Writer<S> {
     }
 
     /// Ends the chunk: `objects` as old objects (demotable where the
-    /// output can rename them, see [`OldObjects`]), the statistics; once that is flushed, the previous
-    /// chunk end's old objects are renamed; then what neither the ended
-    /// chunk nor the new one used is dropped (see [`Writer::flush`]), and
-    /// the new chunk starts with the recording's settings.
+    /// output can rename them, see [`OldObjects`]), the statistics; once
+    /// that is flushed, the previous chunk end's old objects are renamed;
+    /// then what neither the ended chunk nor the new one used is dropped
+    /// (see [`Writer::flush`]), and the new chunk starts with the
+    /// recording's settings.
     fn end_chunk(
         &mut self,
         vm: &mut impl Vm,

@@ -22,6 +22,15 @@
 //! [`Options::max_chunk_size`] or lived past [`Options::max_chunk_age`], the
 //! next flush starts a new chunk, with its own metadata and pools on the same
 //! clock. [`Recording::close`] marks the last chunk final.
+//!
+//! # Renaming events
+//!
+//! Events written demotable ([`Recording::begin_demotable`]) can be renamed
+//! later, in place, to a twin type of the same fields
+//! ([`Recording::demote`]), in ended chunks too where the sink can patch
+//! them ([`Sink::ended_chunks_patchable_from`]): a snapshot written at each
+//! chunk's end keeps the readers' name only in its newest copy
+//! ([`crate::demote`]).
 
 use std::borrow::Borrow;
 use std::collections::VecDeque;

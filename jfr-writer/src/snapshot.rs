@@ -4,7 +4,10 @@
 //! A JFR file is a run of self-contained chunks. A writer that flushes (as
 //! [`Recording`](crate::Recording) does) appends to its last chunk and then
 //! rewrites that chunk's header, so the header always describes bytes that
-//! are already on disk and never change again: only headers are rewritten.
+//! are already on disk: only headers are rewritten, and the type ids of
+//! demotable events ([`crate::demote`]), each in bytes of its width, to a
+//! type of the same fields, so a copy sees each event whole under one type
+//! or the other.
 //! A snapshot therefore copies each chunk as far as its header says, and
 //! writes that header marked finished (and the last one final). A chunk with
 //! no metadata yet (a chunk begun but never flushed) is left out, as is a
