@@ -12,10 +12,13 @@
 //! agent's `live_max` size) gets its `ObjectLifetime` at once, with
 //! `tracked = false`.
 //!
-//! At each chunk's end it drops what recent chunks did not use, from its
-//! caches and the recording's pools alike (the objects still tracked keep
-//! theirs), so that memory follows what the program does now, not all it
-//! ever did: a value seen again is resolved again.
+//! At each chunk's end it writes the tracked objects as
+//! `jdk.OldObjectSample` and renames the chunk end's before
+//! `heapsampler.OldObjectSnapshot`, so that the file holds one live set
+//! under the JDK's name (see `OldObjects`). It drops what recent chunks did
+//! not use, from its caches and the recording's pools alike (the objects
+//! still tracked keep theirs), so that memory follows what the program does
+//! now, not all it ever did: a value seen again is resolved again.
 //!
 //! It knows the JVM only through [`Vm`], so it is tested with a fake one.
 
@@ -1010,7 +1013,8 @@ impl<S: Sink> Writer<S> {
     /// Writes a snapshot of the recording so far to the file `to`, the
     /// recording going on untouched ([`Recording::snapshot`]), ended as the
     /// recording's end would end it: a last sweep (in the recording), then,
-    /// in the snapshot only, the old objects, an `ObjectLifetime` with
+    /// in the snapshot only, the old objects (the newest chunk end's renamed
+    /// in the snapshot, as the end renames them), an `ObjectLifetime` with
     /// `live = true` for every object still tracked, and the live set
     /// (`collected`: a collection was forced right before).
     pub fn snapshot(
