@@ -262,3 +262,42 @@ fn a_dump_holds_its_own_live_set_once() {
     assert!(samples > 0 && snapshots > 0, "{summary}");
     assert_one_live_set(&snapshot, samples, snapshots);
 }
+
+/// A `.jfr.zst` recording cannot rename what a chunk's end wrote once the
+/// chunk is compressed: it writes old objects at its end only, as the JDK
+/// does, all of them at one moment (read with `heapsampler`, which reads
+/// zstd; the JDK's `jfr` does not).
+#[test]
+fn a_compressed_recording_writes_its_live_set_at_its_end_only() {
+    let dir = support::temp_dir("convert_old_objects_zstd");
+    let path = dir.join("compressed.jfr.zst");
+    let output = record_command(&path, &["--chunk-age", "1s"], "4").output_in_time();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let file = path.to_str().unwrap();
+    let (summary, _) = heapsampler_ok(["summary", file]);
+    let chunks: u64 = summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Chunks: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(chunks >= 2, "{summary}");
+    assert!(our_count(&summary, SAMPLE) > 100, "{summary}");
+    assert_eq!(our_count(&summary, SNAPSHOT), 0, "{summary}");
+    let csv_path = dir.join("old.csv");
+    heapsampler_ok([
+        "convert",
+        file,
+        "--events",
+        SAMPLE,
+        "-o",
+        csv_path.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let start = header.iter().position(|c| *c == "startTime").unwrap();
+    let moments: std::collections::BTreeSet<&str> =
+        rows.map(|row| row.split(',').nth(start).unwrap()).collect();
+    assert_eq!(moments.len(), 1, "{moments:?}");
+}
