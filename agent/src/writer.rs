@@ -12,10 +12,13 @@
 //! agent's `live_max` size) gets its `ObjectLifetime` at once, with
 //! `tracked = false`.
 //!
-//! At each chunk's end it drops what recent chunks did not use, from its
-//! caches and the recording's pools alike (the objects still tracked keep
-//! theirs), so that memory follows what the program does now, not all it
-//! ever did: a value seen again is resolved again.
+//! At each chunk's end it writes the tracked objects as
+//! `jdk.OldObjectSample` and renames the chunk end's before
+//! `heapsampler.OldObjectSnapshot`, so that the file holds one live set
+//! under the JDK's name (see `OldObjects`). It drops what recent chunks did
+//! not use, from its caches and the recording's pools alike (the objects
+//! still tracked keep theirs), so that memory follows what the program does
+//! now, not all it ever did: a value seen again is resolved again.
 //!
 //! It knows the JVM only through [`Vm`], so it is tested with a fake one.
 
@@ -33,9 +36,9 @@ use jfr_writer::events::{
     ReferenceHolder,
 };
 use jfr_writer::{
-    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, EventType, FrameType, Marked,
-    Method, MethodRef, PoolRef, PoolSizes, Recording, Sink, StackFrame, StackTrace, StackTraceRef,
-    Thread, ThreadRef, Ticks,
+    Class, ClassLoader, ClassLoaderRef, ClassRef, ConstantRef, DemotableEvents, EventType,
+    FrameType, Marked, Method, MethodRef, PoolRef, PoolSizes, Recording, Sink, StackFrame,
+    StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
 };
 
 use crate::fingerprints::FingerprintMap;
@@ -248,8 +251,9 @@ pub struct RecordingSettings {
     /// Whether frames of hidden classes are kept (marked hidden) rather
     /// than left out as the JDK's recordings do.
     pub hidden_frames: bool,
-    /// The most `jdk.OldObjectSample` events a chunk carries for the
-    /// tracked objects live at its end, largest weight first (0: none).
+    /// The most `jdk.OldObjectSample` events a chunk's end (and the
+    /// recording's) writes for the tracked objects live then, largest
+    /// weight first (0: none).
     pub old_objects: usize,
     /// Whether, and how far, the end of the recording walks the heap for
     /// the old objects' paths to GC roots.
@@ -308,9 +312,26 @@ struct PooledClass {
 }
 
 /// What writes `jdk.OldObjectSample` events.
+///
+/// Each chunk's end writes the live set, so that a chunk read alone, or the
+/// file of a JVM that was killed, has it; tools that read every chunk as
+/// one (Mission Control's leak page) must see it once. So a chunk end's
+/// old objects are written demotable ([`Recording::begin_demotable`]), and
+/// once the next chunk end's are flushed, they are renamed
+/// `heapsampler.OldObjectSnapshot`: the file holds one live set under the
+/// JDK's name, the newest, or two if the JVM died between the flush and the
+/// renaming, never none. An output that cannot rename (`.jfr.zst`) writes
+/// them at the recording's end only, as the JDK does (and at a heap
+/// exhaustion, as any output).
 struct OldObjects {
     event_type: EventType,
+    /// `heapsampler.OldObjectSnapshot`, what earlier chunk ends' become.
+    snapshot_type: EventType,
     types: OldObjectTypes,
+    /// Whether chunk ends write old objects: the output can rename them.
+    at_chunk_ends: bool,
+    /// The newest chunk end's old objects, not renamed yet.
+    newest: Option<DemotableEvents>,
     /// The most events a chunk's end writes.
     cap: usize,
     /// Live objects the cap left out, over all chunk ends so far.
@@ -627,7 +648,10 @@ impl<S: Sink> Writer<S> {
             let types = OldObjectTypes::register(&mut recording)?;
             Some(OldObjects {
                 event_type: recording.register(events::old_object_sample(&types))?,
+                snapshot_type: recording.register(events::old_object_snapshot(&types))?,
                 types,
+                at_chunk_ends: recording.can_demote(),
+                newest: None,
                 cap: settings.old_objects,
                 left_out: 0,
             })
@@ -880,7 +904,8 @@ impl<S: Sink> Writer<S> {
     ///
     /// When the chunk has reached its size or age limit, its end first
     /// writes a `jdk.OldObjectSample` for each tracked object (up to the
-    /// cap), so that the chunk read alone shows the live set at its end;
+    /// cap), so that the chunk read alone shows the live set at its end,
+    /// and renames the chunk end's before `heapsampler.OldObjectSnapshot`;
     /// then what neither the ended chunk nor the new one used is dropped,
     /// from the recording's pools and the writer's caches, except what the
     /// tracked objects hold, and the new chunk starts with the recording's
@@ -892,7 +917,7 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
         if self.recording.chunk_is_due() {
-            let objects = self.old_objects_to_write();
+            let objects = self.chunk_end_old_objects();
             self.end_chunk(vm, &objects, statistics, ring)
         } else {
             self.write_statistics(statistics, ring)?;
@@ -900,10 +925,12 @@ impl<S: Sink> Writer<S> {
         }
     }
 
-    /// Ends the chunk: `objects` as old objects, the statistics, then what
-    /// neither the ended chunk nor the new one used is dropped (see
-    /// [`Writer::flush`]), and the new chunk starts with the recording's
-    /// settings.
+    /// Ends the chunk: `objects` as old objects (demotable where the
+    /// output can rename them, see [`OldObjects`]), the statistics; once
+    /// that is flushed, the previous chunk end's old objects are renamed;
+    /// then what neither the ended chunk nor the new one used is dropped
+    /// (see [`Writer::flush`]), and the new chunk starts with the
+    /// recording's settings.
     fn end_chunk(
         &mut self,
         vm: &mut impl Vm,
@@ -912,9 +939,26 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
         let now = self.recording.clock().now();
-        self.write_old_objects(vm, now, objects, &[])?;
+        let newest = match &self.old_objects {
+            Some(old) if old.at_chunk_ends => {
+                self.recording
+                    .begin_demotable(&old.event_type, &old.snapshot_type)?;
+                let written = self.write_old_objects(vm, now, objects, &[]);
+                let newest = self.recording.end_demotable();
+                written?;
+                newest
+            }
+            // A heap exhaustion's, in a file that cannot rename them.
+            _ => {
+                self.write_old_objects(vm, now, objects, &[])?;
+                None
+            }
+        };
         self.write_statistics(statistics, ring)?;
         self.recording.end_chunk()?;
+        if let Some(newest) = newest {
+            self.demote_chunk_end_old_objects(Some(newest))?;
+        }
         self.drop_unused(vm);
         self.active.write(&mut self.recording)
     }
@@ -969,7 +1013,8 @@ impl<S: Sink> Writer<S> {
     /// Writes a snapshot of the recording so far to the file `to`, the
     /// recording going on untouched ([`Recording::snapshot`]), ended as the
     /// recording's end would end it: a last sweep (in the recording), then,
-    /// in the snapshot only, the old objects, an `ObjectLifetime` with
+    /// in the snapshot only, the old objects (the newest chunk end's renamed
+    /// in the snapshot, as the end renames them), an `ObjectLifetime` with
     /// `live = true` for every object still tracked, and the live set
     /// (`collected`: a collection was forced right before).
     pub fn snapshot(
@@ -985,7 +1030,16 @@ impl<S: Sink> Writer<S> {
         }
         self.recording.begin_snapshot_tail()?;
         match self.write_snapshot_tail(vm, now, collected) {
-            Ok(()) => self.recording.end_snapshot_tail(to),
+            // The tail's old objects are the snapshot's newest: the newest
+            // chunk end's are renamed in it, as the end renames them.
+            Ok(()) => match self
+                .old_objects
+                .as_ref()
+                .and_then(|old| old.newest.as_ref())
+            {
+                Some(newest) => self.recording.end_snapshot_tail_demoting(to, newest),
+                None => self.recording.end_snapshot_tail(to),
+            },
             Err(error) => {
                 self.recording.abandon_snapshot_tail()?;
                 Err(error)
@@ -1158,7 +1212,36 @@ impl<S: Sink> Writer<S> {
             self.write_live_set(end, collected, live_objects)?;
         }
         self.write_statistics(statistics, ring)?;
+        // The end's old objects are in the file before the last chunk
+        // end's are renamed.
+        self.recording.flush()?;
+        self.demote_chunk_end_old_objects(None)?;
         self.recording.finish()
+    }
+
+    /// Renames the newest chunk end's old objects (see [`OldObjects`]):
+    /// newer ones are in the file, flushed. `newer`: the chunk end's that
+    /// are the newest from now on (`None`: the recording's end).
+    fn demote_chunk_end_old_objects(
+        &mut self,
+        newer: Option<DemotableEvents>,
+    ) -> Result<(), jfr_writer::Error> {
+        let Some(old) = self.old_objects.as_mut() else {
+            return Ok(());
+        };
+        match std::mem::replace(&mut old.newest, newer) {
+            Some(previous) => self.recording.demote(previous).map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// The old objects a chunk's end writes ([`Writer::old_objects_to_write`]):
+    /// none where the output cannot rename them later ([`OldObjects`]).
+    fn chunk_end_old_objects(&mut self) -> Vec<TrackedObject<Tracked>> {
+        match &self.old_objects {
+            Some(old) if old.at_chunk_ends => self.old_objects_to_write(),
+            _ => Vec::new(),
+        }
     }
 
     /// The tracked objects a chunk's end reports as old objects: the

@@ -861,7 +861,8 @@ fn an_object_freed_before_the_writer_saw_it_is_not_called_live() {
 }
 
 #[test]
-fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_roots() {
+fn each_chunk_ends_with_its_live_objects_largest_first_the_earlier_renamed_and_the_last_with_their_roots()
+ {
     let dir = support::temp_dir("agent_writer_old_objects");
     let path = dir.join("old.jfr");
     let mut vm = FakeVm::default();
@@ -949,7 +950,22 @@ fn each_chunk_ends_with_its_live_objects_largest_first_and_the_last_with_their_r
     );
 
     assert!(support::summary(&path).contains("Chunks: 3"));
-    let old = support::dump_types(&path, &["jdk.OldObjectSample"]);
+    // Every chunk end's, in file order: only the newest (the end's) under
+    // the JDK's name, the earlier ones renamed once a newer was written.
+    let old = support::dump_types(
+        &path,
+        &["jdk.OldObjectSample", "heapsampler.OldObjectSnapshot"],
+    );
+    let names: Vec<&str> = old.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            ["heapsampler.OldObjectSnapshot"; 6].as_slice(),
+            &["jdk.OldObjectSample"; 3]
+        ]
+        .concat(),
+        "{old:#?}"
+    );
     let sizes: Vec<&str> = old
         .iter()
         .map(|l| {

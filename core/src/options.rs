@@ -92,8 +92,10 @@ pub struct Options {
     /// marked hidden; by default they are left out, as in the JDK's own
     /// recordings.
     pub hidden_frames: bool,
-    /// The most `jdk.OldObjectSample` events a chunk carries for the
-    /// sampled objects live at its end, largest weight first.
+    /// The most `jdk.OldObjectSample` events a chunk's end (and the
+    /// recording's) writes for the sampled objects live then, largest
+    /// weight first; the agent renames an earlier chunk end's once a later
+    /// one's are written.
     pub old_objects: usize,
     /// Paths to GC roots for the sampled objects still live at the end
     /// (`roots=`, `roots_depth=`, `roots_time=`).

@@ -99,4 +99,15 @@ pub enum Error {
         /// The event type.
         event: String,
     },
+    /// Events could not be written demotable, or demoted
+    /// ([`Recording::begin_demotable`](crate::Recording::begin_demotable)).
+    #[error("cannot write {event} demotable to {demoted}: {reason}")]
+    Demotion {
+        /// The event type written demotable.
+        event: String,
+        /// The type it is demoted to.
+        demoted: String,
+        /// Why not.
+        reason: &'static str,
+    },
 }

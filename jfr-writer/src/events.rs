@@ -47,7 +47,9 @@ pub use heap::{
     JvmInformation, VirtualSpace, class_loading_statistics, gc_heap_summary,
     jdk_garbage_collection, jvm_information,
 };
-pub use old_objects::{OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample};
+pub use old_objects::{
+    OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample, old_object_snapshot,
+};
 
 use crate::event::EventTypeBuilder;
 use crate::field::Unit;

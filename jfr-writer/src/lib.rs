@@ -40,6 +40,8 @@
 //! - [`pool`]: constant pools (threads, classes, methods, stack traces,
 //!   ...), the refs that name their values, and the values' structs.
 //! - [`event`]: declaring event types and value types; [`Value`].
+//! - [`demote`]: events written under one type and renamed to another in
+//!   the output later ([`Recording::begin_demotable`]).
 //! - [`recording`]: chunks, flushes, sinks, and files that keep only their
 //!   most recent chunks ([`Options::max_size`], [`Options::max_age`]).
 //! - [`writer`]: writing an event field by field ([`Recording::event`]).
@@ -59,6 +61,7 @@
 #[macro_use]
 mod pooled;
 
+pub mod demote;
 mod error;
 pub mod event;
 pub mod events;
@@ -72,6 +75,7 @@ pub mod snapshot;
 mod types;
 pub mod writer;
 
+pub use demote::DemotableEvents;
 pub use error::Error;
 pub use event::{EventType, EventTypeBuilder, Value, ValueType, ValueTypeBuilder};
 pub use field::{FieldSpec, FieldType, Unit, ValueTypeId};

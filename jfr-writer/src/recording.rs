@@ -22,6 +22,15 @@
 //! [`Options::max_chunk_size`] or lived past [`Options::max_chunk_age`], the
 //! next flush starts a new chunk, with its own metadata and pools on the same
 //! clock. [`Recording::close`] marks the last chunk final.
+//!
+//! # Renaming events
+//!
+//! Events written demotable ([`Recording::begin_demotable`]) can be renamed
+//! later, in place, to a twin type of the same fields
+//! ([`Recording::demote`]), in ended chunks too where the sink can patch
+//! them ([`Sink::ended_chunks_patchable_from`]): a snapshot written at each
+//! chunk's end keeps the readers' name only in its newest copy
+//! ([`crate::demote`]).
 
 use std::borrow::Borrow;
 use std::collections::VecDeque;
@@ -32,6 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::demote::{DemotableEvents, Demotions};
 use crate::error::Error;
 use crate::event::{
     EventType, EventTypeBuilder, Mismatch, Value, ValueType, ValueTypeBuilder, write_value,
@@ -45,7 +55,8 @@ use crate::types::{StandardTypes, annotation, annotation_array, marker};
 use jfr_format::names::{class as class_name, field as field_name, unit as unit_name};
 use jfr_format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
-    GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset, write_varint,
+    GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset,
+    write_padded_varint, write_varint,
 };
 
 /// Ticks per second of every recording: ticks are nanoseconds.
@@ -194,18 +205,32 @@ pub trait Sink {
     /// Appends bytes at the end of the output.
     fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Overwrites bytes at `offset` (from the start of the output) in the
-    /// current chunk.
+    /// current chunk, or in an ended one from
+    /// [`ended_chunks_patchable_from`](Sink::ended_chunks_patchable_from) on.
     fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()>;
+    /// The first output offset [`Sink::patch`] takes in a chunk that has
+    /// ended (what a rotation dropped is before it), or `None` if ended
+    /// chunks cannot be patched (a stream, written a chunk at a time).
+    /// Demoting events ([`Recording::demote`]) needs it.
+    fn ended_chunks_patchable_from(&self) -> Option<u64> {
+        None
+    }
     /// A flush is complete: make it durable where the sink can.
     fn flush(&mut self) -> io::Result<()>;
     /// The current chunk is complete and will not be patched again.
     fn end_chunk(&mut self) -> io::Result<()>;
     /// Writes a complete recording of everything flushed so far to the file
     /// `to` ([`crate::snapshot`]), with `tail` (encoded events) appended to
-    /// its last chunk, leaving the output as it is. By default unsupported:
-    /// only a file can be read back.
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
-        let _ = (to, tail);
+    /// its last chunk and `patches` (output offsets, sorted, and the bytes
+    /// to write there) applied to the copy, leaving the output as it is.
+    /// By default unsupported: only a file can be read back.
+    fn snapshot(
+        &mut self,
+        to: &Path,
+        tail: &[u8],
+        patches: &[(u64, &[u8])],
+    ) -> io::Result<Snapshot> {
+        let _ = (to, tail, patches);
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "this recording's output cannot be read back for a snapshot",
@@ -246,6 +271,10 @@ impl<W: Write + Seek> Sink for SeekableSink<W> {
         self.inner.write_all(bytes)?;
         self.inner.seek(SeekFrom::Start(self.end))?;
         Ok(())
+    }
+
+    fn ended_chunks_patchable_from(&self) -> Option<u64> {
+        Some(0)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -479,6 +508,10 @@ impl Sink for JfrFile {
         Ok(())
     }
 
+    fn ended_chunks_patchable_from(&self) -> Option<u64> {
+        Some(self.dropped)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.last_flush = Instant::now();
         self.file.flush()
@@ -499,9 +532,20 @@ impl Sink for JfrFile {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
+    fn snapshot(
+        &mut self,
+        to: &Path,
+        tail: &[u8],
+        patches: &[(u64, &[u8])],
+    ) -> io::Result<Snapshot> {
         self.file.flush()?;
-        crate::snapshot::snapshot_file(self.file.get_ref(), to, tail)
+        // Output offsets to the file's: what a rotation dropped is gone.
+        let in_file: Vec<(u64, &[u8])> = patches
+            .iter()
+            .filter(|(offset, _)| *offset >= self.dropped)
+            .map(|&(offset, bytes)| (offset - self.dropped, bytes))
+            .collect();
+        crate::snapshot::snapshot_file(self.file.get_ref(), to, tail, &in_file)
     }
 }
 
@@ -588,6 +632,13 @@ impl Sink for FileSink {
         }
     }
 
+    fn ended_chunks_patchable_from(&self) -> Option<u64> {
+        match self {
+            Self::Plain(sink) => sink.ended_chunks_patchable_from(),
+            Self::Zstd(sink) => sink.ended_chunks_patchable_from(),
+        }
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Self::Plain(sink) => sink.flush(),
@@ -602,9 +653,14 @@ impl Sink for FileSink {
         }
     }
 
-    fn snapshot(&mut self, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
+    fn snapshot(
+        &mut self,
+        to: &Path,
+        tail: &[u8],
+        patches: &[(u64, &[u8])],
+    ) -> io::Result<Snapshot> {
         match self {
-            Self::Plain(sink) => sink.snapshot(to, tail),
+            Self::Plain(sink) => sink.snapshot(to, tail, patches),
             Self::Zstd(_) => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "a snapshot needs a plain .jfr recording, not a zstd-compressed one",
@@ -660,7 +716,7 @@ pub struct Recording<S: Sink> {
     /// While events are held for a snapshot's tail
     /// ([`Recording::begin_snapshot_tail`]): how many were written before.
     /// They stay buffered, however many.
-    tail_from: Option<u64>,
+    pub(crate) tail_from: Option<u64>,
     /// Value types reserved by name and not registered yet.
     reserved: Vec<ClassId>,
     /// Value types registered, for struct fields given as their fields
@@ -668,6 +724,8 @@ pub struct Recording<S: Sink> {
     value_types: Vec<ValueType>,
     /// Where a constant is encoded before it is looked up.
     constant_scratch: Vec<u8>,
+    /// The demotable events not demoted yet ([`Recording::begin_demotable`]).
+    pub(crate) demotions: Demotions,
 }
 
 impl Recording<FileSink> {
@@ -738,6 +796,7 @@ impl<S: Sink> Recording<S> {
             reserved: Vec::new(),
             value_types: Vec::new(),
             constant_scratch: Vec::new(),
+            demotions: Demotions::default(),
         }
     }
 
@@ -1288,6 +1347,10 @@ impl<S: Sink> Recording<S> {
         // Both buffers keep their capacity.
         self.events = out;
         self.pool_bytes = pools;
+        match result {
+            Ok(()) => self.demotions.flushed(chunk.start + chunk.size),
+            Err(_) => self.demotions.discarded(),
+        }
         result?;
         chunk.size += written;
 
@@ -1367,6 +1430,105 @@ impl<S: Sink> Recording<S> {
         Ok(())
     }
 
+    /// Whether events written demotable can be demoted wherever they are
+    /// in the output ([`Recording::begin_demotable`]): not in a stream
+    /// (`.jfr.zst`), which writes each chunk out once it ends.
+    pub fn can_demote(&self) -> bool {
+        self.sink
+            .as_ref()
+            .is_some_and(|sink| sink.ended_chunks_patchable_from().is_some())
+    }
+
+    /// Writes the events of `event_type` committed from now until
+    /// [`end_demotable`](Self::end_demotable) demotable to `demoted`, a
+    /// type of the same fields: [`demote`](Self::demote) later rewrites
+    /// their type ids in the output to `demoted`'s, wherever the output
+    /// still holds them ([`crate::demote`]). Events of a snapshot's tail
+    /// ([`begin_snapshot_tail`](Self::begin_snapshot_tail)) are written as
+    /// any event.
+    ///
+    /// Fails if the types are another recording's, if their fields differ,
+    /// or if demotable events are being written already.
+    pub fn begin_demotable(
+        &mut self,
+        event_type: &EventType,
+        demoted: &EventType,
+    ) -> Result<(), Error> {
+        let refuse = |reason: &'static str| Error::Demotion {
+            event: event_type.name.to_string(),
+            demoted: demoted.name.to_string(),
+            reason,
+        };
+        if event_type.recording_id != self.id || demoted.recording_id != self.id {
+            return Err(refuse("registered with another recording"));
+        }
+        if event_type.fields != demoted.fields || event_type.field_names != demoted.field_names {
+            return Err(refuse("their fields differ"));
+        }
+        if event_type.id == demoted.id {
+            return Err(refuse("they are one type"));
+        }
+        if !self.demotions.begin(event_type.id.get(), demoted.id.get()) {
+            return Err(refuse("demotable events are being written already"));
+        }
+        Ok(())
+    }
+
+    /// Ends the demotable events begun with
+    /// [`begin_demotable`](Self::begin_demotable): the group to give to
+    /// [`demote`](Self::demote). `None` if none were begun.
+    pub fn end_demotable(&mut self) -> Option<DemotableEvents> {
+        self.demotions.end().map(|(id, events)| DemotableEvents {
+            id,
+            recording_id: self.id,
+            events,
+        })
+    }
+
+    /// Rewrites the type ids of `events` to the type they were written
+    /// demotable to, in place, and flushes: from then on the output holds
+    /// them under that type. Events still buffered are flushed first.
+    /// Those the output no longer holds (in chunks a rotation dropped), or
+    /// cannot patch (in chunks a stream wrote out), are left: returns how
+    /// many were rewritten.
+    ///
+    /// A reader that reads the output meanwhile sees each event under one
+    /// type or the other: an id is rewritten in bytes of the same width, to
+    /// a type of the same fields.
+    pub fn demote(&mut self, events: DemotableEvents) -> Result<usize, Error> {
+        if events.recording_id != self.id {
+            return Err(Error::Demotion {
+                event: format!("{} events", events.events),
+                demoted: "their twin".to_owned(),
+                reason: "written demotable by another recording",
+            });
+        }
+        if self.demotions.buffered(events.id) {
+            self.flush()?;
+        }
+        let Some(demotion) = self.demotions.take(events.id) else {
+            return Ok(0);
+        };
+        let current_chunk = self.chunk.as_ref().map_or(self.output_end, |c| c.start);
+        let first = self
+            .sink()
+            .ended_chunks_patchable_from()
+            .unwrap_or(current_chunk);
+        let mut id = [0u8; 8];
+        let id = &mut id[..demotion.width];
+        write_padded_varint(id, demotion.demoted_to);
+        let sink = self.sink();
+        let mut demoted = 0;
+        for &offset in demotion.offsets.iter().filter(|&&offset| offset >= first) {
+            sink.patch(offset, id)?;
+            demoted += 1;
+        }
+        if demoted > 0 {
+            sink.flush()?;
+        }
+        Ok(demoted)
+    }
+
     /// Flushes, then writes a snapshot of the recording so far to the file
     /// `to` (written beside it and renamed, so never seen half written): a
     /// complete recording, its last chunk final, while this one goes on
@@ -1417,7 +1579,25 @@ impl<S: Sink> Recording<S> {
     /// [`begin_snapshot_tail`](Self::begin_snapshot_tail).
     pub fn end_snapshot_tail(&mut self, to: &Path) -> Result<Snapshot, Error> {
         let tail = self.take_tail()?;
-        Ok(self.sink().snapshot(to, &tail)?)
+        Ok(self.sink().snapshot(to, &tail, &[])?)
+    }
+
+    /// As [`end_snapshot_tail`](Self::end_snapshot_tail), with `demoted`
+    /// demoted in the snapshot only ([`demote`](Self::demote)): what the
+    /// recording's end would rename when it writes the tail's events. The
+    /// recording's own output keeps them as they are.
+    pub fn end_snapshot_tail_demoting(
+        &mut self,
+        to: &Path,
+        demoted: &DemotableEvents,
+    ) -> Result<Snapshot, Error> {
+        let tail = self.take_tail()?;
+        let (offsets, id) = match self.demotions.patches(demoted.id) {
+            Some(patches) if demoted.recording_id == self.id => patches,
+            _ => (Vec::new(), Vec::new()),
+        };
+        let patches: Vec<(u64, &[u8])> = offsets.iter().map(|&at| (at, id.as_slice())).collect();
+        Ok(self.sink().snapshot(to, &tail, &patches)?)
     }
 
     /// Drops the events held since

@@ -4,7 +4,10 @@
 //! A JFR file is a run of self-contained chunks. A writer that flushes (as
 //! [`Recording`](crate::Recording) does) appends to its last chunk and then
 //! rewrites that chunk's header, so the header always describes bytes that
-//! are already on disk and never change again: only headers are rewritten.
+//! are already on disk: only headers are rewritten, and the type ids of
+//! demotable events ([`crate::demote`]), each in bytes of its width, to a
+//! type of the same fields, so a copy sees each event whole under one type
+//! or the other.
 //! A snapshot therefore copies each chunk as far as its header says, and
 //! writes that header marked finished (and the last one final). A chunk with
 //! no metadata yet (a chunk begun but never flushed) is left out, as is a
@@ -65,7 +68,17 @@ fn invalid(message: String) -> io::Error {
 ///
 /// Fails if `from` is not a plain (uncompressed) JFR file or holds no
 /// complete chunk yet.
-fn copy_with_tail(from: &File, to: &mut impl Write, tail: &[u8]) -> io::Result<Snapshot> {
+///
+/// `patches` (file offsets, sorted, and the bytes to write there) are
+/// applied to the copy: events renamed in the copy only
+/// ([`crate::Recording::end_snapshot_tail_demoting`]). A chunk is copied to
+/// the offset it has in `from`, so a file offset is the copy's too.
+fn copy_with_tail(
+    from: &File,
+    to: &mut impl Write,
+    tail: &[u8],
+    patches: &[(u64, &[u8])],
+) -> io::Result<Snapshot> {
     let chunks = find_chunks(from)?;
     let source_len = from.metadata()?.len();
     let Some(last) = chunks.last() else {
@@ -92,6 +105,7 @@ fn copy_with_tail(from: &File, to: &mut impl Write, tail: &[u8]) -> io::Result<S
         while at < end {
             let want = buffer.len().min((end - at) as usize);
             from.read_exact_at(&mut buffer[..want], at)?;
+            apply_patches(&mut buffer[..want], at, patches);
             to.write_all(&buffer[..want])?;
             at += want as u64;
         }
@@ -108,6 +122,24 @@ fn copy_with_tail(from: &File, to: &mut impl Write, tail: &[u8]) -> io::Result<S
     })
 }
 
+/// Writes the bytes of `patches` (sorted by offset) that fall in `bytes`,
+/// read from offset `at`.
+fn apply_patches(bytes: &mut [u8], at: u64, patches: &[(u64, &[u8])]) {
+    let end = at + bytes.len() as u64;
+    let first = patches.partition_point(|(offset, patch)| offset + patch.len() as u64 <= at);
+    for &(offset, patch) in patches[first..]
+        .iter()
+        .take_while(|(offset, _)| *offset < end)
+    {
+        for (i, &byte) in patch.iter().enumerate() {
+            let place = offset + i as u64;
+            if (at..end).contains(&place) {
+                bytes[(place - at) as usize] = byte;
+            }
+        }
+    }
+}
+
 /// Writes a snapshot of the recording at `from` to the file `to`: opens
 /// `from` once and copies its complete part into a
 /// temporary file beside `to`, renamed to `to` when complete, so `to` is
@@ -115,7 +147,7 @@ fn copy_with_tail(from: &File, to: &mut impl Write, tail: &[u8]) -> io::Result<S
 pub fn write_snapshot(from: &Path, to: &Path) -> io::Result<Snapshot> {
     let source = File::open(from)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot open {}: {e}", from.display())))?;
-    snapshot_file(&source, to, &[]).map_err(|e| {
+    snapshot_file(&source, to, &[], &[]).map_err(|e| {
         io::Error::new(
             e.kind(),
             format!("snapshot of {} to {}: {e}", from.display(), to.display()),
@@ -124,8 +156,15 @@ pub fn write_snapshot(from: &Path, to: &Path) -> io::Result<Snapshot> {
 }
 
 /// Writes a snapshot of the open recording `from` to the file `to`, as
-/// [`write_snapshot`] does.
-pub fn snapshot_file(from: &File, to: &Path, tail: &[u8]) -> io::Result<Snapshot> {
+/// [`write_snapshot`] does, with `tail` appended to its last chunk and
+/// `patches` (file offsets, sorted, and the bytes to write there) applied
+/// to the copy.
+pub fn snapshot_file(
+    from: &File,
+    to: &Path,
+    tail: &[u8],
+    patches: &[(u64, &[u8])],
+) -> io::Result<Snapshot> {
     if let Ok(existing) = fs::metadata(to) {
         use std::os::unix::fs::MetadataExt;
         let source = from.metadata()?;
@@ -139,7 +178,7 @@ pub fn snapshot_file(from: &File, to: &Path, tail: &[u8]) -> io::Result<Snapshot
     let temporary = temporary_path(to, "snapshot");
     let result = (|| {
         let mut out = File::create(&temporary)?;
-        let snapshot = copy_with_tail(from, &mut out, tail)?;
+        let snapshot = copy_with_tail(from, &mut out, tail, patches)?;
         out.sync_all()?;
         fs::rename(&temporary, to)?;
         Ok(snapshot)

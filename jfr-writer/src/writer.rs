@@ -18,7 +18,10 @@ use crate::field::{FieldType, Slot};
 use crate::pool::{ConstantRef, PoolRef, StackTraceField, StringRef};
 use crate::recording::{Recording, Sink, Ticks};
 use crate::sized::sized_len;
-use jfr_format::{MAX_VARINT_LEN, StringEncoding, write_string, write_varint, write_varint_i32};
+use jfr_format::{
+    MAX_VARINT_LEN, StringEncoding, varint_len, write_padded_varint, write_string, write_varint,
+    write_varint_i32,
+};
 
 impl<S: Sink> Recording<S> {
     /// Starts writing an event of type `event_type` that started at
@@ -115,6 +118,9 @@ pub struct EventWriter<'r, S: Sink> {
     layout_known: bool,
     /// The typed write's identity ([`TypedWrite`]; 0: not a typed write).
     typed_write: usize,
+    /// Whether its type id is written demotable
+    /// ([`Recording::begin_demotable`]).
+    demotable: bool,
     failure: Option<Failure>,
     committed: bool,
 }
@@ -134,9 +140,21 @@ impl<'r, S: Sink> EventWriter<'r, S> {
         let start = recording.events.len();
         let failure =
             (event_type.recording_id != recording.id).then_some(Failure::ForeignEventType);
+        // One compare for every event: `writing` is 0 (no class id) but
+        // while demotable events are written.
+        let demotable =
+            event_type.id.get() == recording.demotions.writing && recording.tail_from.is_none();
         let buffer = &mut recording.events;
         buffer.push(0); // size placeholder, patched at commit
-        write_varint(buffer, event_type.id.get());
+        if demotable {
+            // A fixed width, which the type it is demoted to fits.
+            let mut id = [0u8; MAX_VARINT_LEN];
+            let id = &mut id[..recording.demotions.width];
+            write_padded_varint(id, event_type.id.get());
+            buffer.extend_from_slice(id);
+        } else {
+            write_varint(buffer, event_type.id.get());
+        }
         write_varint(buffer, start_time.0 as u64);
         // Relaxed: the identity stands for code that never changes; a stale
         // 0 only costs the checks.
@@ -150,6 +168,7 @@ impl<'r, S: Sink> EventWriter<'r, S> {
             next: 0,
             layout_known,
             typed_write,
+            demotable,
             failure,
             committed: false,
         }
@@ -475,6 +494,11 @@ impl<'r, S: Sink> EventWriter<'r, S> {
             let mut prefix = Vec::with_capacity(MAX_VARINT_LEN);
             write_varint(&mut prefix, size as u64);
             buffer.splice(self.start..self.start + 1, prefix);
+        }
+        if self.demotable {
+            // The type id follows the size.
+            let type_id_at = self.start + varint_len(size as u64);
+            self.recording.demotions.committed(type_id_at);
         }
         self.recording.event_committed()
     }

@@ -271,6 +271,10 @@ pub mod event {
     /// Ours: how the live objects written at a recording's end (or in a
     /// snapshot) were found: right after a collection, or not.
     pub const LIVE_SET: &str = "heapsampler.LiveSet";
+    /// Ours: a `jdk.OldObjectSample` of an earlier chunk's end, renamed
+    /// once a newer chunk end's is in the file, so that tools reading every
+    /// chunk as one count each live object once.
+    pub const OLD_OBJECT_SNAPSHOT: &str = "heapsampler.OldObjectSnapshot";
 }
 
 /// Field names, of events and of the constant-pool types.

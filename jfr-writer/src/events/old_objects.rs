@@ -308,3 +308,20 @@ typed_event! {
         pub root: Option<ConstantRef> => field::ROOT [types.gc_root].label("GC Root"),
     }
 }
+
+/// `heapsampler.OldObjectSnapshot`: `jdk.OldObjectSample`'s twin, of the
+/// same fields, to which the old objects of an earlier chunk's end are
+/// demoted ([`Recording::begin_demotable`]) once a newer chunk end's are in
+/// the file. Mission Control and the JDK then see the newest live set only,
+/// each object once; heapsampler's tools can still read each chunk's.
+pub fn old_object_snapshot(types: &OldObjectTypes) -> EventTypeBuilder {
+    let mut builder = old_object_sample(types)
+        .category(&["Java Application", "heapsampler"])
+        .label("Old Object Snapshot")
+        .description(
+            "A sampled object live at an earlier chunk's end: jdk.OldObjectSample, renamed \
+             once a later chunk's end wrote the live set again. Kept for heapsampler's tools",
+        );
+    builder.name = event::OLD_OBJECT_SNAPSHOT.to_owned();
+    builder
+}

@@ -588,6 +588,12 @@ pub struct Sampling {
     ///
     /// Mission Control's Memory Leak page and leak rule read them. A
     /// recording's statistics say how many the cap left out.
+    ///
+    /// Once a chunk's end has written them, the chunk end's before are
+    /// renamed heapsampler.OldObjectSnapshot in the file, so that Mission
+    /// Control, which reads every chunk as one, counts each live object
+    /// once: the newest live set keeps the JDK's name, also in a file whose
+    /// JVM was killed. A .jfr.zst recording writes them at its end only.
     #[arg(long, default_value_t = heapsampler_core::options::DEFAULT_OLD_OBJECTS)]
     pub old_objects: usize,
     #[command(flatten)]

@@ -1,0 +1,303 @@
+//! Old objects in recordings of several chunks: each chunk's end writes the
+//! live set as `jdk.OldObjectSample`, and renames the one before it
+//! `heapsampler.OldObjectSnapshot` once its own is flushed. So Mission
+//! Control's Memory Leak page (`jmc-check --leaks`) counts each live
+//! object once, and a JVM killed after some chunk ends leaves the newest
+//! live set under the JDK's name. Read by the JDK's `jfr` (17 and 25),
+//! `RecordingFile`, Mission Control's parser and `heapsampler summary`.
+
+use heapsampler_test_support::{self as support, DEADLINE, Deadline};
+
+use heapsampler_test_support::{heapsampler_command, heapsampler_ok, jmc_check, text};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SAMPLE: &str = "jdk.OldObjectSample";
+const SNAPSHOT: &str = "heapsampler.OldObjectSnapshot";
+
+/// JDK 25's `jfr`, where this machine and CI have it.
+const JFR_25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr";
+
+/// `heapsampler record` of `Scenarios paced SECONDS 16 leak` (16 MiB a
+/// second, a quarter as much again kept reachable), at 64k, chunks ending
+/// at every flush past `flags`' limits; not run yet.
+fn record_command(recording: &Path, flags: &[&str], seconds: &str) -> Command {
+    let mut command = heapsampler_command(["record"]);
+    command
+        .arg("-o")
+        .arg(recording)
+        .args(["--interval", "64k"])
+        .args(flags)
+        .arg("--agent")
+        .arg(support::agent_library())
+        .args(["--", "java", "-cp"])
+        .arg(support::compiled_workload("Scenarios"))
+        .args(["Scenarios", "paced", seconds, "16", "leak"]);
+    command
+}
+
+/// The start times of the events of `event_type`, as `jfr print --json`
+/// gives them (ISO-8601 text, which sorts as time does).
+fn start_times(document: &serde_json::Value, event_type: &str) -> Vec<String> {
+    support::json_events(document)
+        .iter()
+        .filter(|e| e["type"] == event_type)
+        .map(|e| e["values"]["startTime"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `jmc-check --leaks`: Mission Control's count of old object events, the
+/// leak objects of its reference tree and the tree's roots.
+fn jmc_leaks(path: &Path) -> (u64, u64, u64) {
+    let output = jmc_check([Path::new("--leaks"), path]);
+    let said = text(&output.stdout);
+    assert!(output.status.success(), "{said}{}", text(&output.stderr));
+    assert!(said.contains("LOG warnings: 0"), "{said}");
+    let number_after = |key: &str| -> u64 {
+        let at = said.find(key).unwrap_or_else(|| panic!("{key} in {said}")) + key.len();
+        said[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (
+        number_after("OldObjectSample events="),
+        number_after("leakObjects="),
+        number_after("rootObjects(trees)="),
+    )
+}
+
+/// The count `heapsampler summary` gives for `event_type`.
+fn our_count(summary: &str, event_type: &str) -> u64 {
+    summary
+        .lines()
+        .find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some(event_type)).then(|| words.next().unwrap().parse().unwrap())
+        })
+        .unwrap_or(0)
+}
+
+/// What every reader says of a file whose newest live set is `samples`
+/// events and whose earlier chunk ends' still in it are `snapshots`:
+/// one live set under the JDK's name, each object once in Mission
+/// Control, all of it written at one moment, after every renamed one.
+fn assert_one_live_set(path: &Path, samples: u64, snapshots: u64) {
+    let summary = support::summary(path);
+    assert_eq!(
+        support::summary_count(&summary, SAMPLE),
+        samples,
+        "{summary}"
+    );
+    assert_eq!(
+        support::summary_count(&summary, SNAPSHOT),
+        snapshots,
+        "{summary}"
+    );
+    let document = support::print_json(path);
+    let newest = start_times(&document, SAMPLE);
+    let moments: std::collections::BTreeSet<&String> = newest.iter().collect();
+    assert_eq!(moments.len(), 1, "one moment's live set: {moments:?}");
+    let renamed = start_times(&document, SNAPSHOT);
+    let last_renamed = renamed.iter().max().unwrap();
+    assert!(last_renamed < &newest[0], "{last_renamed} vs {}", newest[0]);
+    // RecordingFile reads every chunk, each event under its type.
+    let lines = support::dump_types(path, &[SAMPLE, SNAPSHOT]);
+    let named = |name: &str| lines.iter().filter(|l| l.starts_with(name)).count() as u64;
+    assert_eq!((named(SAMPLE), named(SNAPSHOT)), (samples, snapshots));
+    assert_eq!(jmc_leaks(path), (samples, samples, samples));
+    let (ours, _) = heapsampler_ok(["summary", path.to_str().unwrap()]);
+    assert_eq!(our_count(&ours, SAMPLE), samples, "{ours}");
+    assert_eq!(our_count(&ours, SNAPSHOT), snapshots, "{ours}");
+}
+
+/// A recording that keeps its last 3 s, in chunks of at most 375 ms (each
+/// flush, every second, ends one), of a 6 s run that leaks 4 MiB a second:
+/// at least 6 chunk ends, the oldest dropped. Its end's live set is the one
+/// `jdk.OldObjectSample`: the objects still tracked at the end (each has an
+/// `ObjectLifetime` with `live`; fewer than the cap of 10,000: some 380
+/// leaked arrays at 64k), each once in Mission Control.
+#[test]
+fn a_rotated_recording_holds_its_ends_live_set_once_and_the_earlier_ones_renamed() {
+    let dir = support::temp_dir("convert_old_objects_rotated");
+    let path = dir.join("rotated.jfr");
+    let output = record_command(&path, &["--max-age", "3s"], "6").output_in_time();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    let summary = support::summary(&path);
+    assert!(support::summary_chunks(&summary) >= 3, "{summary}");
+    let document = support::print_json(&path);
+    let live_at_end = support::json_events(&document)
+        .iter()
+        .filter(|e| e["type"] == "heapsampler.ObjectLifetime" && e["values"]["live"] == true)
+        .count() as u64;
+    assert!(live_at_end > 100, "{live_at_end} live at the end");
+    let snapshots = support::summary_count(&summary, SNAPSHOT);
+    assert!(snapshots > 0, "earlier chunk ends' in the file: {summary}");
+    assert_one_live_set(&path, live_at_end, snapshots);
+
+    // JDK 25's parser reads the two types as 17's does.
+    let jfr_25 = Path::new(JFR_25);
+    if !jfr_25.is_file() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true and no {JFR_25}"
+        );
+        eprintln!("skipped JDK 25's reading: no {JFR_25}");
+        return;
+    }
+    let output = Command::new(jfr_25)
+        .arg("summary")
+        .arg(&path)
+        .output_in_time();
+    let summary_25 = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(support::summary_count(&summary_25, SAMPLE), live_at_end);
+    assert_eq!(support::summary_count(&summary_25, SNAPSHOT), snapshots);
+}
+
+/// The chunks in the file, its length, and whether it ends where its last
+/// chunk's header says, that header complete (no flush under way).
+fn complete_chunks(path: &Path) -> (usize, usize, bool) {
+    let Ok(bytes) = std::fs::read(path) else {
+        return (0, 0, false);
+    };
+    let chunks: Vec<_> = support::chunks(&bytes).collect();
+    let settled = chunks.last().is_some_and(|(offset, header)| {
+        header.generation == jfr_format::GENERATION_FINISHED
+            && offset + header.chunk_size as usize == bytes.len()
+    });
+    (chunks.len(), bytes.len(), settled)
+}
+
+/// A JVM killed (SIGKILL) after two chunk ends: each chunk end renames
+/// the one before right after its own flush, so once a third chunk is
+/// in the file (a flush after the second end) the file holds one live set
+/// under the JDK's name, the newest, and the earlier renamed. Killed a
+/// quarter of a second after a flush is seen complete: the renaming after
+/// it takes milliseconds, and the next flush comes a second after it; the
+/// file is checked unchanged over that quarter second, so the kill does
+/// not land in a flush.
+#[test]
+fn a_killed_jvm_leaves_its_newest_chunk_ends_live_set() {
+    let dir = support::temp_dir("convert_old_objects_killed");
+    let path: PathBuf = dir.join("killed.jfr");
+    let mut running = record_command(&path, &["--chunk-age", "1s"], "60")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn_within(DEADLINE);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(
+            running.try_wait().unwrap().is_none(),
+            "the recording ended before its third chunk"
+        );
+        assert!(Instant::now() < deadline, "no third chunk in 60 s");
+        let seen = complete_chunks(&path);
+        if seen.0 >= 3 && seen.2 {
+            std::thread::sleep(Duration::from_millis(250));
+            if complete_chunks(&path) == seen {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Kills heapsampler and the JVM, with their process group.
+    drop(running);
+
+    let summary = support::summary(&path);
+    let samples = support::summary_count(&summary, SAMPLE);
+    let snapshots = support::summary_count(&summary, SNAPSHOT);
+    assert!(samples > 0 && snapshots > 0, "{summary}");
+    assert_one_live_set(&path, samples, snapshots);
+    // The JVM's end never came: no end's live objects.
+    assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 0);
+}
+
+/// `heapsampler dump` of a JVM whose recording has ended chunks: the
+/// snapshot ends with the live set as the recording's end would write it,
+/// the one under the JDK's name, and the newest chunk end's, which the
+/// recording itself keeps under it until the next, is renamed in the
+/// snapshot.
+#[test]
+fn a_dump_holds_its_own_live_set_once() {
+    let dir = support::temp_dir("convert_old_objects_dump");
+    let recording = dir.join("running.jfr");
+    let snapshot = dir.join("snapshot.jfr");
+    let agent = support::agent_library();
+    let mut jvm = Command::new("java")
+        .arg(format!(
+            "-agentpath:{}=file={},interval=64k,chunk_age=1s",
+            agent.display(),
+            recording.display()
+        ))
+        .arg("-cp")
+        .arg(support::compiled_workload("Scenarios"))
+        .args(["Scenarios", "paced", "60", "16", "leak"])
+        .stdout(Stdio::null())
+        .spawn_within(DEADLINE);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while complete_chunks(&recording).0 < 2 {
+        assert!(jvm.try_wait().unwrap().is_none(), "the JVM ended");
+        assert!(Instant::now() < deadline, "no second chunk in 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (_, said) = heapsampler_ok([
+        "dump",
+        &jvm.id().to_string(),
+        "-o",
+        snapshot.to_str().unwrap(),
+        "--agent",
+        agent.to_str().unwrap(),
+    ]);
+    assert!(said.contains("recording:"), "{said}");
+    drop(jvm);
+
+    let summary = support::summary(&snapshot);
+    let samples = support::summary_count(&summary, SAMPLE);
+    let snapshots = support::summary_count(&summary, SNAPSHOT);
+    assert!(samples > 0 && snapshots > 0, "{summary}");
+    assert_one_live_set(&snapshot, samples, snapshots);
+}
+
+/// A `.jfr.zst` recording cannot rename what a chunk's end wrote once the
+/// chunk is compressed: it writes old objects at its end only, as the JDK
+/// does, all of them at one moment (read with `heapsampler`, which reads
+/// zstd; the JDK's `jfr` does not).
+#[test]
+fn a_compressed_recording_writes_its_live_set_at_its_end_only() {
+    let dir = support::temp_dir("convert_old_objects_zstd");
+    let path = dir.join("compressed.jfr.zst");
+    let output = record_command(&path, &["--chunk-age", "1s"], "4").output_in_time();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let file = path.to_str().unwrap();
+    let (summary, _) = heapsampler_ok(["summary", file]);
+    let chunks: u64 = summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Chunks: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(chunks >= 2, "{summary}");
+    assert!(our_count(&summary, SAMPLE) > 100, "{summary}");
+    assert_eq!(our_count(&summary, SNAPSHOT), 0, "{summary}");
+    let csv_path = dir.join("old.csv");
+    heapsampler_ok([
+        "convert",
+        file,
+        "--events",
+        SAMPLE,
+        "-o",
+        csv_path.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let start = header.iter().position(|c| *c == "startTime").unwrap();
+    let moments: std::collections::BTreeSet<&str> =
+        rows.map(|row| row.split(',').nth(start).unwrap()).collect();
+    assert_eq!(moments.len(), 1, "{moments:?}");
+}
