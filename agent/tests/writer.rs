@@ -7,6 +7,7 @@ use heapsampler_test_support as support;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use heapsampler_agent::environment::EnvironmentVm;
 use heapsampler_agent::heap::{
     ClassLoading, Collectors, HeapUsage, HeapVm, JvmInfo, LastCollection,
 };
@@ -82,6 +83,8 @@ impl Vm for FakeVm {
         self.array_lengths.get(&handle).copied()
     }
 }
+
+impl EnvironmentVm for FakeVm {}
 
 impl RootsVm for FakeVm {
     fn paths_to_roots(&mut self, handles: &[u64], _: &RootLimits) -> Vec<Option<RootPath>> {
