@@ -42,11 +42,12 @@ pub enum FlagKind {
 }
 
 /// The flags written, each with the JDK event it is written as (the type
-/// HotSpot declares it with, checked against the JDK's own recording by
-/// `agent/tests/environment.rs`): those Mission Control's rules read by
-/// name, and those that say how the JVM collects and sizes its heap. A
-/// flag the JVM does not have, or has locked (a diagnostic or experimental
-/// flag not unlocked, as the JDK leaves those out too), is left out.
+/// HotSpot declares it with, checked against the JDK's own recording of
+/// the same JVM by `convert/tests/environment.rs`): those Mission Control's
+/// rules read by name, and those that say how the JVM collects and sizes
+/// its heap. A flag the JVM does not have, or has locked (a diagnostic or
+/// experimental flag not unlocked, as the JDK leaves those out too), is
+/// left out.
 pub const FLAGS: &[(&str, FlagKind)] = &[
     // Read by Mission Control's rules.
     ("UnlockExperimentalVMOptions", FlagKind::Boolean),
@@ -72,7 +73,6 @@ pub const FLAGS: &[(&str, FlagKind)] = &[
     ("UseDynamicNumberOfGCThreads", FlagKind::Boolean),
     ("AlwaysPreTouch", FlagKind::Boolean),
     ("HeapDumpOnOutOfMemoryError", FlagKind::Boolean),
-    ("ObjectAlignmentInBytes", FlagKind::Int),
     ("ActiveProcessorCount", FlagKind::Int),
     ("InitialHeapSize", FlagKind::UnsignedLong),
     ("MinHeapSize", FlagKind::UnsignedLong),
@@ -88,6 +88,11 @@ pub const FLAGS: &[(&str, FlagKind)] = &[
     ("MaxDirectMemorySize", FlagKind::UnsignedLong),
     ("HeapDumpPath", FlagKind::String),
 ];
+
+/// The flags that unlock the diagnostic and experimental flags, being such
+/// flags themselves: unlocked, and so written by the JDK, only when true.
+/// The management interface gives them either way.
+const SELF_UNLOCKING: [&str; 2] = ["UnlockDiagnosticVMOptions", "UnlockExperimentalVMOptions"];
 
 /// A VM flag as the JVM's management interface gives it
 /// (`HotSpotDiagnosticMXBean.getVMOption`).
@@ -556,6 +561,9 @@ impl Environment {
             let Some(flag) = flag else {
                 continue;
             };
+            if SELF_UNLOCKING.contains(&name) && flag.value != "true" {
+                continue;
+            }
             let origin = Some(
                 self.flag_types
                     .origin(recording, origin_name(&flag.origin))?,
