@@ -367,6 +367,12 @@ pub struct Environment {
     with_variables: bool,
     /// Read once: the JVM's properties at its start do not change.
     properties: Option<Vec<(String, String)>>,
+    /// [`FLAGS`]' values, read once, at the recording's start: a read
+    /// makes Java objects, and a chunk may end because the heap is full
+    /// (each failed allocation would cost the JVM a full collection). A
+    /// manageable flag set later (`jcmd VM.set_flag`) keeps its first value
+    /// here.
+    flags: Option<Vec<Option<FlagValue>>>,
     /// The CPU time at the last `jdk.CPULoad` (or the start).
     last_ticks: Option<CpuTicks>,
 }
@@ -393,6 +399,7 @@ impl Environment {
             flag_types,
             with_variables,
             properties: None,
+            flags: None,
             last_ticks: None,
         })
     }
@@ -554,10 +561,12 @@ impl Environment {
         recording: &mut Recording<S>,
         vm: &mut impl EnvironmentVm,
     ) -> Result<(), jfr_writer::Error> {
-        let names: Vec<&str> = FLAGS.iter().map(|(name, _)| *name).collect();
-        let values = vm.vm_flags(&names);
+        let values = self.flags.get_or_insert_with(|| {
+            let names: Vec<&str> = FLAGS.iter().map(|(name, _)| *name).collect();
+            vm.vm_flags(&names)
+        });
         let now = recording.clock().now();
-        for (&(name, kind), flag) in FLAGS.iter().zip(values) {
+        for (&(name, kind), flag) in FLAGS.iter().zip(values.iter()) {
             let Some(flag) = flag else {
                 continue;
             };

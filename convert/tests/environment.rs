@@ -317,3 +317,43 @@ fn a_normal_exit_and_no_environment() {
     );
     assert_eq!(rules["PasswordsInEnvironment"].0, "NA");
 }
+
+/// A recording of several chunks: each starts with what the JVM runs on,
+/// as the JDK's chunks do, so a chunk read alone (or what a rotation kept)
+/// still says it; the flags are the same in each.
+#[test]
+fn every_chunk_starts_with_what_the_jvm_runs_on() {
+    let dir = support::temp_dir("convert_environment_chunks");
+    let path = dir.join("chunks.jfr");
+    // 4 s of paced work: chunks of 1 s make 3 or more, however loaded the
+    // machine (the work is paced by the clock, not by what it gets done).
+    support::record_with_agent(
+        &path,
+        &["--interval", "256k", "--chunk-age", "1s"],
+        "Scenarios",
+        &["paced", "4", "8"],
+    );
+    let summary = support::summary(&path);
+    let chunks = support::summary_chunks(&summary);
+    assert!(chunks >= 3, "{summary}");
+    let count = |type_name: &str| support::summary_count(&summary, type_name);
+    assert_eq!(count("jdk.CPUInformation"), chunks, "{summary}");
+    let properties = pairs(&path, "jdk.InitialSystemProperty").len() as u64;
+    assert!(properties > 0);
+    assert_eq!(count("jdk.InitialSystemProperty"), properties * chunks);
+    let flags = flags(&path).len() as u64;
+    let flag_events: u64 = [
+        "jdk.BooleanFlag",
+        "jdk.IntFlag",
+        "jdk.UnsignedLongFlag",
+        "jdk.StringFlag",
+    ]
+    .iter()
+    .map(|type_name| count(type_name))
+    .sum();
+    assert_eq!(flag_events, flags * chunks, "{summary}");
+    // The memory at each chunk's start and each flush (every second).
+    assert!(count("jdk.PhysicalMemory") >= chunks + 3, "{summary}");
+    assert!(count("jdk.CPULoad") >= 3, "{summary}");
+    assert_eq!(count("jdk.Shutdown"), 1, "{summary}");
+}
