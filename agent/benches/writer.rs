@@ -23,6 +23,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use heapsampler_agent::environment::EnvironmentVm;
 use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::RootsVm;
@@ -76,6 +77,8 @@ impl Vm for InstantVm {
 impl HeapVm for InstantVm {}
 
 impl RootsVm for InstantVm {}
+
+impl EnvironmentVm for InstantVm {}
 
 /// xorshift64: the same stacks on every run, no dependency.
 struct Random(u64);

@@ -40,6 +40,7 @@ use heapsampler_core::options::Mode;
 use heapsampler_core::ring::PushError;
 use parking_lot::Mutex;
 
+use crate::environment::{ShutdownRecord, shutdown_reason};
 use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord};
 use crate::session::{Session, say};
 use crate::site_classes::SiteClasses;
@@ -529,13 +530,58 @@ pub fn heap_exhausted<V: CallbackVm>(
     vm: &mut V,
     message: String,
 ) {
+    let (record, _) = thread_record(session, keys, local, vm, false);
+    let Ok(answer) = session.report_exhaustion(Exhaustion { record, message }) else {
+        return;
+    };
+    match answer.recv_timeout(EXHAUSTION_WAIT) {
+        Ok(Ok(())) => {}
+        Ok(Err(why)) => say(format_args!(
+            "the heap ran out, but what filled it was not written: {why}"
+        )),
+        Err(_) => say(format_args!(
+            "the heap ran out; what filled it is not written yet after {} s",
+            EXHAUSTION_WAIT.as_secs()
+        )),
+    }
+}
+
+/// Hands the JVM's shutdown (VMDeath, on the thread that ends the JVM) to
+/// the writer, with the thread, its stack and why, for the recording's end
+/// to write.
+pub fn shutdown<V: CallbackVm>(
+    session: &Session,
+    keys: &Keys,
+    local: &mut Local<V::Frame>,
+    vm: &mut V,
+) {
+    let (record, name) = thread_record(session, keys, local, vm, true);
+    session.report_shutdown(ShutdownRecord {
+        record,
+        reason: shutdown_reason(name.as_deref().unwrap_or_default()),
+    });
+}
+
+/// A sample record of no object for the calling thread, now: its key, the
+/// time and its stack; and, if `named`, the thread's name.
+fn thread_record<V: CallbackVm>(
+    session: &Session,
+    keys: &Keys,
+    local: &mut Local<V::Frame>,
+    vm: &mut V,
+    named: bool,
+) -> (Vec<u8>, Option<String>) {
     let ticks = session.clock().now();
     let depth = session.options().depth;
     local.size_for(depth);
     let count = vm.current_stack(&mut local.frames);
+    let mut name = None;
     let thread_key = match vm.current_thread() {
         Some(thread) => {
             let key = keys.thread_key(local, vm, thread);
+            if named {
+                name = Some(vm.thread_name(thread));
+            }
             vm.delete_local_ref(thread);
             key
         }
@@ -553,17 +599,5 @@ pub fn heap_exhausted<V: CallbackVm>(
     let frames = local.frames[..count.min(depth)].iter().map(|&f| f.into());
     let mut record = Vec::new();
     SampleRecord::encode_into(&mut record, &header, frames);
-    let Ok(answer) = session.report_exhaustion(Exhaustion { record, message }) else {
-        return;
-    };
-    match answer.recv_timeout(EXHAUSTION_WAIT) {
-        Ok(Ok(())) => {}
-        Ok(Err(why)) => say(format_args!(
-            "the heap ran out, but what filled it was not written: {why}"
-        )),
-        Err(_) => say(format_args!(
-            "the heap ran out; what filled it is not written yet after {} s",
-            EXHAUSTION_WAIT.as_secs()
-        )),
-    }
+    (record, name)
 }

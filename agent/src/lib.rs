@@ -19,6 +19,9 @@
 //! - [`writer`]: turning one record or one collection into events, behind
 //!   the [`writer::Vm`] trait; [`fingerprints`], its map from a stack's
 //!   fingerprint to the stack it pooled.
+//! - [`environment`]: what the JVM runs on (processors, memory, flags,
+//!   system properties, environment) from `/proc`, the process and the JVM
+//!   ([`environment::EnvironmentVm`]), and why it shut down.
 //! - [`heap`]: the heap's context (GC, heap summary, JVM and class loading
 //!   events) from the JVM's management interface ([`heap::HeapVm`]).
 //! - [`roots`]: paths from GC roots to live sampled objects (`roots=true`),
@@ -33,13 +36,14 @@
 //! Everything outside `ffi` knows the JVM only through those traits, so it
 //! is tested with a fake VM (`tests/callback.rs`, `tests/session.rs`,
 //! `tests/writer.rs`). The modules import one another one way: `writer`
-//! uses `heap`, `roots`, `record`, `fingerprints` and `signature`;
+//! uses `heap`, `environment`, `roots`, `record`, `fingerprints` and `signature`;
 //! `session` uses `writer`; `callback` uses `session`; none uses `ffi`.
 
 mod ffi;
 
 pub use ffi::alloc::Allocator;
 pub mod callback;
+pub mod environment;
 pub mod fingerprints;
 pub mod heap;
 pub mod record;

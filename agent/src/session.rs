@@ -39,6 +39,7 @@ use jfr_writer::snapshot::Snapshot;
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
+use crate::environment::ShutdownRecord;
 use crate::writer::{self, Exhaustion, GcRecord, RecordingSettings, Statistics, Writer};
 
 /// Writes `message` on stderr if the options' log level is `level` or more.
@@ -214,6 +215,9 @@ pub struct Session {
     collected_at_end: AtomicBool,
     /// Snapshots and heap exhaustions for the writer, not taken yet.
     requests: Mutex<Requests>,
+    /// The JVM shutting down, seen at VMDeath before the ring closed:
+    /// written as the recording ends.
+    shutdown: Mutex<Option<ShutdownRecord>>,
 }
 
 /// How a snapshot asked of the writer turned out: what it copied, or why
@@ -268,7 +272,14 @@ impl Session {
             lost: AtomicU64::new(0),
             collected_at_end: AtomicBool::new(false),
             requests: Mutex::new(Requests::default()),
+            shutdown: Mutex::new(None),
         }
+    }
+
+    /// Reports the JVM shutting down (VMDeath), before the recording is
+    /// stopped: its end writes it (`jdk.Shutdown`).
+    pub fn report_shutdown(&self, shutdown: ShutdownRecord) {
+        *self.shutdown.lock() = Some(shutdown);
     }
 
     /// Asks the writer for a snapshot of the recording so far in the file
@@ -496,6 +507,7 @@ fn write_recording<S: Sink>(
     // The VM says (at log level debug) why, if it has no management
     // interface to answer.
     writer.begin_heap_context(vm)?;
+    writer.begin_environment(vm)?;
     let clock = writer.clock();
     let mut next_flush = Instant::now() + options.flush;
     let mut gc_count = 0;
@@ -623,6 +635,10 @@ fn write_recording<S: Sink>(
                 writer.collections_missed()
             ),
         );
+    }
+    let shutdown = session.shutdown.lock().take();
+    if let Some(shutdown) = shutdown {
+        writer.shutdown(vm, &shutdown)?;
     }
     let collected = session.collected_at_end.load(Ordering::Relaxed);
     writer.finish(vm, session.statistics(), consumer.stats(), collected)

@@ -41,6 +41,7 @@ use jfr_writer::{
     StackTrace, StackTraceRef, Thread, ThreadRef, Ticks,
 };
 
+use crate::environment::{Environment, EnvironmentVm, ShutdownRecord};
 use crate::fingerprints::FingerprintMap;
 use crate::heap::{HeapContext, HeapVm};
 use crate::record::{RawFrame, SampleView};
@@ -93,7 +94,7 @@ pub struct ThreadInfo {
 
 /// What the writer asks of the JVM, on its own thread: beyond what the heap
 /// context ([`HeapVm`]) and the paths to roots ([`RootsVm`]) ask.
-pub trait Vm: HeapVm + RootsVm {
+pub trait Vm: HeapVm + RootsVm + EnvironmentVm {
     /// Describes a method, or `None` if it is gone (its class unloaded).
     fn method(&mut self, method: u64) -> Option<MethodInfo>;
     /// Describes a class from its key, or `None` if it is gone.
@@ -262,6 +263,9 @@ pub struct RecordingSettings {
     pub max_size: u64,
     /// The oldest chunks kept, in milliseconds (0: all).
     pub max_age_millis: i64,
+    /// Whether the process's environment variables are written at each
+    /// chunk's start.
+    pub environment: bool,
 }
 
 impl RecordingSettings {
@@ -286,6 +290,7 @@ impl RecordingSettings {
             max_age_millis: options
                 .max_age
                 .map_or(0, |age| age.as_millis().min(i64::MAX as u128) as i64),
+            environment: options.environment,
         }
     }
 }
@@ -409,6 +414,9 @@ pub struct Writer<S: Sink> {
     heap: HeapContext,
     /// The recording's settings, written at every chunk's start.
     active: ActiveSettings,
+    /// What the JVM runs on: processors, memory, flags, properties
+    /// ([`crate::environment`]).
+    environment: Environment,
 }
 
 /// What a recording was started with, as the `jdk.ActiveRecording` and
@@ -638,11 +646,15 @@ impl<S: Sink> Writer<S> {
         recording.end_chunks_manually();
         let allocation_sample = recording.register(events::object_allocation_sample())?;
         let object_lifetime = recording.register(events::object_lifetime())?;
-        let active = ActiveSettings::new(
+        let environment = Environment::register(&mut recording, settings.environment)?;
+        let mut active = ActiveSettings::new(
             &mut recording,
             settings,
             [&allocation_sample, &object_lifetime],
         )?;
+        active
+            .settings
+            .extend(environment.settings(settings.flush_millis));
         active.write(&mut recording)?;
         let old_objects = if settings.live && settings.old_objects > 0 {
             let types = OldObjectTypes::register(&mut recording)?;
@@ -685,6 +697,7 @@ impl<S: Sink> Writer<S> {
             old_objects,
             roots: settings.roots,
             active,
+            environment,
         })
     }
 
@@ -701,6 +714,40 @@ impl<S: Sink> Writer<S> {
     /// Records that could not be decoded.
     pub fn malformed_records(&self) -> u64 {
         self.malformed
+    }
+
+    /// Starts the environment's events: what the JVM runs on, at the first
+    /// chunk's start, and the CPU time the first `jdk.CPULoad` is measured
+    /// from ([`Environment::begin`]).
+    pub fn begin_environment(&mut self, vm: &mut impl Vm) -> Result<(), jfr_writer::Error> {
+        self.environment.begin(&mut self.recording, vm)
+    }
+
+    /// Writes `jdk.Shutdown`: the JVM shutting down, on the thread and at
+    /// the stack its record holds (none: the launcher's thread, with no
+    /// Java frames).
+    pub fn shutdown(
+        &mut self,
+        vm: &mut impl Vm,
+        shutdown: &ShutdownRecord,
+    ) -> Result<(), jfr_writer::Error> {
+        let Ok(view) = SampleView::decode(&shutdown.record) else {
+            self.malformed += 1;
+            return Ok(());
+        };
+        let thread = (view.header.thread != 0).then(|| self.thread(vm, view.header.thread));
+        let stack = if view.frames().next().is_some() {
+            Some(self.stack(vm, &view, view.stack_fingerprint()))
+        } else {
+            None
+        };
+        events::Shutdown {
+            start_time: Ticks(view.header.ticks),
+            event_thread: thread,
+            stack_trace: stack.map_or(None.into(), Into::into),
+            reason: Some(shutdown.reason),
+        }
+        .write(&mut self.recording, self.environment.shutdown_type())
     }
 
     /// Starts the heap's context: `jdk.JVMInformation`, and the
@@ -916,6 +963,7 @@ impl<S: Sink> Writer<S> {
         statistics: Statistics,
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
+        self.environment.at_flush(&mut self.recording)?;
         if self.recording.chunk_is_due() {
             let objects = self.chunk_end_old_objects();
             self.end_chunk(vm, &objects, statistics, ring)
@@ -960,7 +1008,8 @@ impl<S: Sink> Writer<S> {
             self.demote_chunk_end_old_objects(Some(newest))?;
         }
         self.drop_unused(vm);
-        self.active.write(&mut self.recording)
+        self.active.write(&mut self.recording)?;
+        self.environment.at_chunk_start(&mut self.recording, vm)
     }
 
     /// Writes Java heap exhaustions: the collections the JVM reports since
@@ -1211,6 +1260,7 @@ impl<S: Sink> Writer<S> {
         if self.live {
             self.write_live_set(end, collected, live_objects)?;
         }
+        self.environment.at_flush(&mut self.recording)?;
         self.write_statistics(statistics, ring)?;
         // The end's old objects are in the file before the last chunk
         // end's are renamed.

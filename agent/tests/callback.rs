@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use heapsampler_agent::callback::{
     self, Allocation, CallbackVm, EXHAUSTION_WAIT, Keys, KeysVm, Local, SeenThread,
 };
+use heapsampler_agent::environment::EnvironmentVm;
 use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleView};
 use heapsampler_agent::roots::RootsVm;
@@ -871,6 +872,8 @@ impl writer::Vm for Writer<'_> {
 impl HeapVm for Writer<'_> {}
 
 impl RootsVm for Writer<'_> {}
+
+impl EnvironmentVm for Writer<'_> {}
 
 impl SessionVm for Writer<'_> {
     fn set_sampling_interval(&mut self, _interval: u64) {}

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use heapsampler_agent::environment::EnvironmentVm;
 use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::RootsVm;
@@ -66,6 +67,8 @@ impl Vm for FakeVm {
 impl HeapVm for FakeVm {}
 
 impl RootsVm for FakeVm {}
+
+impl EnvironmentVm for FakeVm {}
 
 impl SessionVm for FakeVm {
     fn set_sampling_interval(&mut self, _interval: u64) {}

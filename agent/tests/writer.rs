@@ -7,6 +7,7 @@ use heapsampler_test_support as support;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use heapsampler_agent::environment::EnvironmentVm;
 use heapsampler_agent::heap::{
     ClassLoading, Collectors, HeapUsage, HeapVm, JvmInfo, LastCollection,
 };
@@ -82,6 +83,8 @@ impl Vm for FakeVm {
         self.array_lengths.get(&handle).copied()
     }
 }
+
+impl EnvironmentVm for FakeVm {}
 
 impl RootsVm for FakeVm {
     fn paths_to_roots(&mut self, handles: &[u64], _: &RootLimits) -> Vec<Option<RootPath>> {
@@ -455,8 +458,8 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         .collect();
     assert_eq!(
         ids.len(),
-        2,
-        "ObjectAllocationSample and ObjectLifetime: {ids:?}"
+        2 + 10,
+        "ObjectAllocationSample, ObjectLifetime and the 10 environment events: {ids:?}"
     );
     let statistics = of("heapsampler.AgentStatistics ");
     assert_eq!(statistics.len(), 1);
@@ -1295,7 +1298,9 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
     vm.methods
         .insert(1, method("LMain;", "work", "()V", &[], false));
     vm.classes.insert(100, class("[B"));
+    // As the writer loop starts a recording.
     writer.begin_heap_context(&mut vm).unwrap();
+    writer.begin_environment(&mut vm).unwrap();
     let t0 = writer.clock().now().0;
     for i in 0..2000u64 {
         let bytes = record(1, t0 + i as i64, 100, 24, 0, false, &[(1, i as i64)]);
@@ -1333,8 +1338,15 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
     );
     assert_eq!(
         support::summary_count(&summary, "jdk.ActiveSetting"),
-        8 * chunks,
-        "six of the allocation samples and two of the lifetimes: {summary}"
+        (8 + 20) * chunks,
+        "six of the allocation samples, two of the lifetimes, and of the 10 environment \
+         events each enabled, 9 a period and Shutdown its stack traces: {summary}"
+    );
+    // What the JVM runs on, at each chunk's start too.
+    assert_eq!(
+        support::summary_count(&summary, "jdk.CPUInformation"),
+        chunks,
+        "{summary}"
     );
     assert_eq!(
         support::summary_count(&summary, "jdk.ClassLoadingStatistics"),

@@ -115,6 +115,11 @@ pub struct Options {
     /// stop or in that snapshot. `None`: each case's default
     /// ([`Options::collects_at`]).
     pub collect: Option<bool>,
+    /// Write the process's environment variables at each chunk's start
+    /// (`jdk.InitialEnvironmentVariable`), as the JDK does (`environment=`).
+    /// They may hold secrets: Mission Control's PasswordsInEnvironment
+    /// rule reads them, and so does anyone the file is given to.
+    pub environment: bool,
 }
 
 /// What writes a recording's live objects, for [`Options::collects_at`].
@@ -182,6 +187,7 @@ impl Options {
             chunk_age: Duration::from_secs(3600),
             duration: None,
             collect: None,
+            environment: true,
         }
     }
 
@@ -227,6 +233,10 @@ impl Options {
                         .ok_or_else(|| bad(DEPTH))?
                 }
                 name::LIVE => options.live = parse_bool(need(BOOL)?).ok_or_else(|| bad(BOOL))?,
+                name::ENVIRONMENT => {
+                    options.environment =
+                        parse_bool(need(ENVIRONMENT)?).ok_or_else(|| bad(ENVIRONMENT))?
+                }
                 name::HIDDEN => {
                     options.hidden_frames = parse_bool(need(HIDDEN)?).ok_or_else(|| bad(HIDDEN))?
                 }
@@ -391,6 +401,7 @@ const INTERVAL: &str =
 const DEPTH: &str = "a number of frames from 1 to 2048";
 const BOOL: &str = "true or false";
 const HIDDEN: &str = "true (keep frames of hidden classes such as lambda proxies, marked hidden) or false (leave them out, as JFR does)";
+const ENVIRONMENT: &str = "true (write the process's environment variables at each chunk's start, as the JDK does: they may hold secrets) or false (leave them out)";
 const LIVE_MAX: &str =
     "auto (below G1's humongous size), none (every object), or a size such as 1m";
 const MODE: &str = "record, floor (diagnostic: take stacks, write no samples) or discard (diagnostic: hand samples to the writer, write none)";
@@ -454,10 +465,11 @@ pub mod name {
     pub const DURATION: &str = "duration";
     pub const COLLECT: &str = "collect";
     pub const STOP: &str = "stop";
+    pub const ENVIRONMENT: &str = "environment";
 }
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -551,6 +563,7 @@ mod tests {
         assert_eq!(options.chunk_age, Duration::from_secs(3600));
         assert_eq!(options.duration, None);
         assert_eq!(options.collect, None);
+        assert!(options.environment);
         assert_eq!(parse("").unwrap(), options);
         assert_eq!(parse("live=true,,").unwrap(), options);
     }
@@ -587,6 +600,9 @@ mod tests {
         assert!(parse("old_objects=-1").is_err());
         assert!(parse("hidden=true").unwrap().hidden_frames);
         assert!(!parse("hidden=false").unwrap().hidden_frames);
+        assert!(!parse("environment=false").unwrap().environment);
+        assert!(parse("environment=true").unwrap().environment);
+        assert!(parse("environment=maybe").is_err());
     }
 
     #[test]

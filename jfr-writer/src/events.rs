@@ -39,9 +39,16 @@
 #[macro_use]
 mod typed;
 
+mod environment;
 mod heap;
 mod old_objects;
 
+pub use environment::{
+    BooleanFlag, CpuInformation, CpuLoad, FlagTypes, InitialEnvironmentVariable,
+    InitialSystemProperty, IntFlag, PhysicalMemory, Shutdown, StringFlag, UnsignedLongFlag,
+    boolean_flag, cpu_information, cpu_load, initial_environment_variable, initial_system_property,
+    int_flag, physical_memory, shutdown, string_flag, unsigned_long_flag,
+};
 pub use heap::{
     AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes, JdkGarbageCollection,
     JvmInformation, VirtualSpace, class_loading_statistics, gc_heap_summary,

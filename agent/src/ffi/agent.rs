@@ -39,6 +39,7 @@ use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, os_thread_id, release_free_memo
 use super::management::{self, Management};
 use super::sys::*;
 use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
+use crate::environment::{EnvironmentVm, FlagValue};
 use crate::heap::{ClassLoading, Collectors, HeapVm, JvmInfo, LastCollection};
 use crate::record::{RawFrame, max_record_len};
 use crate::roots::{RootLimits, RootPath, RootsVm};
@@ -343,7 +344,9 @@ unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thre
 
 unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
     let _lifecycle = LIFECYCLE.lock();
-    stop(Jni::from_raw(jni), None, LiveSetAt::Exit, None);
+    let jni = Jni::from_raw(jni);
+    report_shutdown(jni);
+    stop(jni, None, LiveSetAt::Exit, None);
 }
 
 fn start(pending: Pending, jni: Jni) -> Result<(), String> {
@@ -1025,5 +1028,32 @@ impl RootsVm for JvmtiVm<'_> {
             limits,
             self.running.session.options(),
         )
+    }
+}
+
+// The environment's events: the JVM's shutdown, seen at VMDeath, and the
+// writer's view of the system properties and flags.
+
+/// Hands the JVM's shutdown to the running session, if any, with the
+/// thread that posted VMDeath and its stack ([`callback::shutdown`]).
+fn report_shutdown(jni: Jni) {
+    let Some(running) = SESSION.read().clone() else {
+        return;
+    };
+    let _ = LOCAL.try_with(|local| {
+        if let Ok(mut local) = local.try_borrow_mut() {
+            let mut vm = AllocatingThread::new(&running, jni);
+            callback::shutdown(&running.session, &running.keys, &mut local, &mut vm);
+        }
+    });
+}
+
+impl EnvironmentVm for JvmtiVm<'_> {
+    fn system_properties(&mut self) -> Vec<(String, String)> {
+        self.running.jvmti.system_properties().unwrap_or_default()
+    }
+
+    fn vm_flags(&mut self, names: &[&str]) -> Vec<Option<FlagValue>> {
+        management::vm_flags(self.jni, names)
     }
 }

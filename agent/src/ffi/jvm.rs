@@ -485,6 +485,39 @@ impl Jvmti {
         jni.delete_local_ref(info.context_class_loader);
         Ok(self.take_string(info.name))
     }
+
+    /// The JVM's system properties as it started with them, in its order:
+    /// JVMTI's `GetSystemProperties` for the keys and `GetSystemProperty`
+    /// for each value (the initial one, not what Java code set since). A
+    /// key whose value cannot be had is left out.
+    pub fn system_properties(&self) -> Result<Vec<(String, String)>, JvmtiError> {
+        let mut count: jint = 0;
+        let mut keys: *mut *mut c_char = ptr::null_mut();
+        // SAFETY: the JVM writes the count and allocates the array and
+        // each key, all freed below.
+        check(unsafe {
+            self.table()
+                .GetSystemProperties(self.0, &mut count, &mut keys)
+        })?;
+        let mut properties = Vec::with_capacity(count.max(0) as usize);
+        for at in 0..count.max(0) as usize {
+            // SAFETY: the array holds `count` key pointers.
+            let key = unsafe { *keys.add(at) };
+            if key.is_null() {
+                continue;
+            }
+            let mut value: *mut c_char = ptr::null_mut();
+            // SAFETY: `key` is a NUL-terminated key the JVM gave; it
+            // allocates the value, freed by `take_string`.
+            let found = check(unsafe { self.table().GetSystemProperty(self.0, key, &mut value) });
+            let key = self.take_string(key);
+            if found.is_ok() {
+                properties.push((key, self.take_string(value)));
+            }
+        }
+        self.deallocate(keys.cast());
+        Ok(properties)
+    }
 }
 
 /// The JNI version of JDK 19, the first with virtual threads (a preview

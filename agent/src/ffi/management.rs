@@ -12,12 +12,13 @@
 //! the answer `None`: a JVM without the management modules (a jlinked
 //! runtime) gives no such events, never a crash.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::ptr;
 
 use jni::sys::{JNIEnv, jclass, jint, jmethodID, jobject, jvalue};
 
 use super::jvm::Jni;
+use crate::environment::FlagValue;
 use crate::heap::{ClassLoading, Collectors, HeapUsage, JvmInfo, LastCollection};
 
 /// Checked JNI calls on the calling thread's environment: each clears a
@@ -668,4 +669,53 @@ impl Management {
             env.delete_global(global);
         }
     }
+}
+
+// The VM's flags with where their values came from, for
+// [`crate::environment`]'s flag events.
+
+/// Each of `names`' value and origin (`VMOption.getValue()` and the name of
+/// `getOrigin()`), in order, from one `HotSpotDiagnosticMXBean`; `None`
+/// for a flag whose `getVMOption` throws (the JVM has no such flag, or it
+/// is locked: a diagnostic or experimental flag not unlocked), and for
+/// every flag without the management classes.
+pub fn vm_flags(jni: Jni, names: &[&str]) -> Vec<Option<FlagValue>> {
+    let env = Env(jni.raw());
+    let read = env.frame(16, || {
+        let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
+        let bean = diagnostic_bean(env, interface)?;
+        let get_option = env.method(
+            interface,
+            c"getVMOption",
+            c"(Ljava/lang/String;)Lcom/sun/management/VMOption;",
+        )?;
+        let option_class = env.class(c"com/sun/management/VMOption")?;
+        let get_value = env.method(option_class, c"getValue", c"()Ljava/lang/String;")?;
+        let get_origin = env.method(
+            option_class,
+            c"getOrigin",
+            c"()Lcom/sun/management/VMOption$Origin;",
+        )?;
+        let enum_class = env.class(c"java/lang/Enum")?;
+        let enum_name = env.method(enum_class, c"name", c"()Ljava/lang/String;")?;
+        let flag = |name: &str| {
+            let name = CString::new(name).ok()?;
+            // Its own frame: a few references per flag, freed after it.
+            env.frame(8, || {
+                let option = env.object(
+                    bean,
+                    get_option,
+                    &[jvalue {
+                        l: env.string(&name)?,
+                    }],
+                )?;
+                let value = env.text(env.object(option, get_value, &[])?)?;
+                let origin = env.object(option, get_origin, &[])?;
+                let origin = env.text(env.object(origin, enum_name, &[])?)?;
+                Some(FlagValue { value, origin })
+            })
+        };
+        Some(names.iter().map(|name| flag(name)).collect())
+    });
+    read.unwrap_or_else(|| vec![None; names.len()])
 }

@@ -620,6 +620,8 @@ functions! {
     );
     122 => SetEventCallbacks(callbacks: *const jvmtiEventCallbacks, size_of_callbacks: jint);
     127 => DisposeEnvironment();
+    130 => GetSystemProperties(count_ptr: *mut jint, property_ptr: *mut *mut *mut c_char);
+    131 => GetSystemProperty(property: *const c_char, value_ptr: *mut *mut c_char);
     140 => GetPotentialCapabilities(capabilities_ptr: *mut jvmtiCapabilities);
     142 => AddCapabilities(capabilities_ptr: *const jvmtiCapabilities);
     156 => SetHeapSamplingInterval(sampling_interval: jint);

@@ -137,6 +137,10 @@ pub mod class {
     pub const VIRTUAL_SPACE: &str = "jdk.types.VirtualSpace";
     /// The relation annotation of fields that hold a collection's id.
     pub const GC_ID: &str = "jdk.types.GcId";
+
+    // The value types of the JDK's environment events.
+    /// Where a VM flag's value came from (simple type: its text).
+    pub const FLAG_VALUE_ORIGIN: &str = "jdk.types.FlagValueOrigin";
 }
 
 /// The `jdk.jfr` annotation types.
@@ -275,6 +279,28 @@ pub mod event {
     /// once a newer chunk end's is in the file, so that tools reading every
     /// chunk as one count each live object once.
     pub const OLD_OBJECT_SNAPSHOT: &str = "heapsampler.OldObjectSnapshot";
+
+    // What the JVM runs on, as the JDK writes it.
+    /// The processors: type, sockets, cores, hardware threads.
+    pub const CPU_INFORMATION: &str = "jdk.CPUInformation";
+    /// The JVM's and the machine's recent CPU usage.
+    pub const CPU_LOAD: &str = "jdk.CPULoad";
+    /// The machine's physical memory, total and used.
+    pub const PHYSICAL_MEMORY: &str = "jdk.PhysicalMemory";
+    /// A boolean VM flag.
+    pub const BOOLEAN_FLAG: &str = "jdk.BooleanFlag";
+    /// An `int` VM flag.
+    pub const INT_FLAG: &str = "jdk.IntFlag";
+    /// An unsigned 64-bit VM flag (`size_t`, `uint64_t`).
+    pub const UNSIGNED_LONG_FLAG: &str = "jdk.UnsignedLongFlag";
+    /// A string VM flag.
+    pub const STRING_FLAG: &str = "jdk.StringFlag";
+    /// A system property as the JVM started with it.
+    pub const INITIAL_SYSTEM_PROPERTY: &str = "jdk.InitialSystemProperty";
+    /// An environment variable of the process at the JVM's start.
+    pub const INITIAL_ENVIRONMENT_VARIABLE: &str = "jdk.InitialEnvironmentVariable";
+    /// The JVM shutting down, and why.
+    pub const SHUTDOWN: &str = "jdk.Shutdown";
 }
 
 /// Field names, of events and of the constant-pool types.
@@ -496,4 +522,31 @@ pub mod field {
     pub const LOADED_CLASS_COUNT: &str = "loadedClassCount";
     /// Classes unloaded since the JVM started.
     pub const UNLOADED_CLASS_COUNT: &str = "unloadedClassCount";
+
+    // The environment events (a flag's or property's name and value are
+    // [`NAME`] and [`VALUE`], the CPU's description [`DESCRIPTION`]).
+    /// The processor's type.
+    pub const CPU: &str = "cpu";
+    /// Processor sockets.
+    pub const SOCKETS: &str = "sockets";
+    /// Processor cores.
+    pub const CORES: &str = "cores";
+    /// Hardware threads.
+    pub const HW_THREADS: &str = "hwThreads";
+    /// The JVM's share of the CPUs in user mode.
+    pub const JVM_USER: &str = "jvmUser";
+    /// The JVM's share of the CPUs in the kernel.
+    pub const JVM_SYSTEM: &str = "jvmSystem";
+    /// The whole machine's share of the CPUs in use.
+    pub const MACHINE_TOTAL: &str = "machineTotal";
+    /// Physical memory in total.
+    pub const TOTAL_SIZE: &str = "totalSize";
+    /// Physical memory in use.
+    pub const USED_SIZE: &str = "usedSize";
+    /// Where a flag's value came from.
+    pub const ORIGIN: &str = "origin";
+    /// A property's or environment variable's key.
+    pub const KEY: &str = "key";
+    /// Why the JVM shut down.
+    pub const REASON: &str = "reason";
 }

@@ -583,6 +583,15 @@ pub struct Sampling {
     /// recording: keep them for tools that show them.
     #[arg(long)]
     pub keep_hidden_frames: bool,
+    /// Leave the JVM's environment variables out of the recording.
+    ///
+    /// By default each chunk starts with the process's environment
+    /// variables (jdk.InitialEnvironmentVariable), as the JDK's own
+    /// recordings do: they may hold secrets (tokens, passwords), and go
+    /// wherever the file goes. Mission Control's PasswordsInEnvironment
+    /// rule reads them and warns of names that look like passwords.
+    #[arg(long)]
+    pub no_environment: bool,
     /// The most live sampled objects each chunk's end reports as
     /// jdk.OldObjectSample, largest first (0: none).
     ///

@@ -197,6 +197,7 @@ fn record_workload(
         no_live: false,
         rate: None,
         keep_hidden_frames: false,
+        no_environment: false,
         old_objects: heapsampler_core::options::DEFAULT_OLD_OBJECTS,
         roots: Default::default(),
         bounds: Default::default(),

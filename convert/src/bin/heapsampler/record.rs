@@ -105,6 +105,9 @@ pub fn option_string(
     if sampling.keep_hidden_frames {
         options.push((name::HIDDEN, "true".to_owned()));
     }
+    if sampling.no_environment {
+        options.push((name::ENVIRONMENT, "false".to_owned()));
+    }
     if sampling.old_objects != heapsampler_core::options::DEFAULT_OLD_OBJECTS {
         options.push((name::OLD_OBJECTS, sampling.old_objects.to_string()));
     }
