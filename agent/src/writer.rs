@@ -39,7 +39,7 @@ use jfr_writer::{
 };
 
 use crate::fingerprints::FingerprintMap;
-use crate::heap::{HeapContext, HeapVm};
+use crate::heap::{HeapContext, HeapVm, Pause};
 use crate::record::{RawFrame, SampleView};
 use crate::roots::{Reference, RootLimits, RootPath, RootsVm};
 use crate::signature::internal_name;
@@ -454,6 +454,24 @@ impl ActiveSettings {
         })
     }
 
+    /// Says `event_type` enabled, once.
+    fn write_enabled_once<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        event_type: &EventType,
+    ) -> Result<(), jfr_writer::Error> {
+        ActiveSetting {
+            start_time: recording.clock().now(),
+            duration: 0,
+            event_thread: None,
+            stack_trace: None.into(),
+            id: event_type.id().get() as i64,
+            name: Some(setting::ENABLED),
+            value: Some("true"),
+        }
+        .write(recording, &self.setting_type)
+    }
+
     /// Writes the events, as of now.
     fn write<S: Sink>(&self, recording: &mut Recording<S>) -> Result<(), jfr_writer::Error> {
         let now = recording.clock().now();
@@ -623,6 +641,10 @@ impl<S: Sink> Writer<S> {
             [&allocation_sample, &object_lifetime],
         )?;
         active.write(&mut recording)?;
+        let heap = HeapContext::register(&mut recording)?;
+        // Once per file, not per chunk: Mission Control takes a type with
+        // no events as enabled only if exactly one setting says so.
+        active.write_enabled_once(&mut recording, heap.pause_level_1())?;
         let old_objects = if settings.live && settings.old_objects > 0 {
             let types = OldObjectTypes::register(&mut recording)?;
             Some(OldObjects {
@@ -641,7 +663,7 @@ impl<S: Sink> Writer<S> {
             agent_statistics: recording.register(events::agent_statistics())?,
             heap_exhausted: recording.register(events::heap_exhausted())?,
             live_set: recording.register(events::live_set())?,
-            heap: HeapContext::register(&mut recording)?,
+            heap,
             recording,
             methods: FxHashMap::default(),
             frames: FrameCache::new(),
@@ -831,6 +853,10 @@ impl<S: Sink> Writer<S> {
     ) -> Result<(), jfr_writer::Error> {
         self.gc_count = self.gc_count.max(gc.id);
         self.last_gc_end = self.last_gc_end.max(gc.end);
+        self.heap.pause(Pause {
+            start: Ticks(gc.start),
+            end: Ticks(gc.end),
+        });
         GarbageCollection {
             start_time: Ticks(gc.start),
             duration: gc.end - gc.start,
@@ -1121,6 +1147,8 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
         collected: bool,
     ) -> Result<S, jfr_writer::Error> {
+        // The last collections' notifications, and their pauses.
+        self.heap.end(&mut self.recording, vm)?;
         let end = self.recording.clock().now().0;
         // An object the ring handed over after the collection that freed
         // it was not in the table when that collection was swept: sweep

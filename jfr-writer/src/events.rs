@@ -43,16 +43,16 @@ mod gc;
 mod heap;
 mod old_objects;
 
-pub use heap::{
-    AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes, JdkGarbageCollection,
-    JvmInformation, VirtualSpace, class_loading_statistics, gc_heap_summary,
-    jdk_garbage_collection, jvm_information,
-};
 pub use gc::{
     GcConfiguration, GcHeapConfiguration, GcPhasePause, GcPhasePauseLevel1, MetaspaceSizes,
     MetaspaceSummary, OldGarbageCollection, YoungGarbageCollection, gc_configuration,
     gc_heap_configuration, gc_phase_pause, gc_phase_pause_level_1, metaspace_summary,
     old_garbage_collection, young_garbage_collection,
+};
+pub use heap::{
+    AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes, JdkGarbageCollection,
+    JvmInformation, VirtualSpace, class_loading_statistics, gc_heap_summary,
+    jdk_garbage_collection, jvm_information,
 };
 pub use old_objects::{OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample};
 
