@@ -703,8 +703,7 @@ impl HeapContext {
             CollectorKind::Pauses => return Ok(()),
         };
         let start = self.ticks_of(recording, info.start_millis);
-        // GcInfo's end is the millisecond it ended in.
-        let end = self.ticks_of(recording, info.end_millis.saturating_add(1));
+        let end = self.ticks_of(recording, info.end_millis);
         let tolerance = ticks_in(PAUSE_MATCH);
         let claimed: Vec<Pause> = match kind {
             CollectorKind::Cycle(_) => {
