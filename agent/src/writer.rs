@@ -642,9 +642,6 @@ impl<S: Sink> Writer<S> {
         )?;
         active.write(&mut recording)?;
         let heap = HeapContext::register(&mut recording)?;
-        // Once per file, not per chunk: Mission Control takes a type with
-        // no events as enabled only if exactly one setting says so.
-        active.write_enabled_once(&mut recording, heap.pause_level_1())?;
         let old_objects = if settings.live && settings.old_objects > 0 {
             let types = OldObjectTypes::register(&mut recording)?;
             Some(OldObjects {
@@ -1026,6 +1023,7 @@ impl<S: Sink> Writer<S> {
         end: i64,
         collected: bool,
     ) -> Result<(), jfr_writer::Error> {
+        self.say_pause_phases_enabled()?;
         if !self.live {
             return Ok(());
         }
@@ -1135,6 +1133,16 @@ impl<S: Sink> Writer<S> {
         .write(&mut self.recording, &self.agent_statistics)
     }
 
+    /// Says `jdk.GCPhasePauseLevel1` enabled, in the file's last chunk
+    /// (or a snapshot's tail): once per file, which every rotation keeps,
+    /// for Mission Control takes a type with no events as enabled only if
+    /// exactly one setting in the file says so (its long-pause rule needs
+    /// it). A file cut short by a crash does not say it.
+    fn say_pause_phases_enabled(&mut self) -> Result<(), jfr_writer::Error> {
+        self.active
+            .write_enabled_once(&mut self.recording, self.heap.pause_level_1())
+    }
+
     /// Ends the recording: a last sweep, the old objects (with their paths
     /// to GC roots when asked), an `ObjectLifetime` with `live = true` for
     /// every object still tracked, the live set (`collected`: a collection
@@ -1149,6 +1157,7 @@ impl<S: Sink> Writer<S> {
     ) -> Result<S, jfr_writer::Error> {
         // The last collections' notifications, and their pauses.
         self.heap.end(&mut self.recording, vm)?;
+        self.say_pause_phases_enabled()?;
         let end = self.recording.clock().now().0;
         // An object the ring handed over after the collection that freed
         // it was not in the table when that collection was swept: sweep
