@@ -29,9 +29,16 @@ const NOTIFIED_STEPS: usize = STEPS - 1;
 /// `heapsampler record -o FILE -- java JVM_ARGS -cp ... Scenarios heap 4 16`
 /// with the `java` of `java_home` (or the one on the PATH); must succeed.
 fn record(test: &str, java_home: Option<&Path>, jvm_args: &[&str]) -> PathBuf {
+    record_with(test, &[], java_home, jvm_args)
+}
+
+/// [`record`] with `heapsampler record` flags.
+fn record_with(test: &str, flags: &[&str], java_home: Option<&Path>, jvm_args: &[&str]) -> PathBuf {
     let file = support::temp_dir(test).join("recording.jfr");
-    let mut command = heapsampler_command(["record", "-o"]);
+    let mut command = heapsampler_command(["record"]);
     command
+        .args(flags)
+        .arg("-o")
         .arg(&file)
         .arg("--agent")
         .arg(support::agent_library())
@@ -244,6 +251,24 @@ fn g1_collections_are_the_jdks_with_their_causes_and_pauses() {
         );
     }
 
+    let rule = mission_control_rules(&file);
+    // Its verdict stays OK unless every collection was System.gc()'s (it
+    // divides two integers); its text says System.gc() caused some.
+    let system_gc = rule("SystemGc");
+    assert!(
+        system_gc.contains("of the garbage collections were caused by System.gc()"),
+        "{system_gc}"
+    );
+    // G1's full collections are what the FullGc rule warns of.
+    assert!(rule("FullGc").contains(" WARNING "), "{}", rule("FullGc"));
+}
+
+/// Mission Control's rules on `file`: none may throw, and those that the
+/// GC events let run (n/a before) run: the leak rule, which threw on an
+/// undeclared young/old type, and those of the pauses, the configuration
+/// and the metaspace. LongGcPause needs jdk.GCPhasePauseLevel1 said enabled
+/// exactly once in the file. Returns each rule's line by its id.
+fn mission_control_rules(file: &Path) -> impl Fn(&str) -> String {
     let output = jmc_check(["-v".as_ref(), file.as_os_str()]);
     let report = text(&output.stdout);
     assert!(
@@ -252,17 +277,13 @@ fn g1_collections_are_the_jdks_with_their_causes_and_pauses() {
         text(&output.stderr)
     );
     assert!(!report.contains("LOG WARNING"), "{report}");
-    let rule = |id: &str| -> String {
+    let rule = move |id: &str| -> String {
         report
             .lines()
             .find(|l| l.starts_with(&format!("RULE {id} ")))
             .unwrap_or_else(|| panic!("no rule {id}: {report}"))
             .to_owned()
     };
-    // The rules these events let run (n/a before): the leak rule, which
-    // threw on an undeclared young/old type, and those of the pauses, the
-    // configuration and the metaspace. LongGcPause needs
-    // jdk.GCPhasePauseLevel1 said enabled once in the file.
     for id in [
         "IncreasingLiveSet",
         "GcPauseRatio",
@@ -275,15 +296,26 @@ fn g1_collections_are_the_jdks_with_their_causes_and_pauses() {
         let line = rule(id);
         assert!(!line.starts_with(&format!("RULE {id} NA ")), "{line}");
     }
-    // Its verdict stays OK unless every collection was System.gc()'s (it
-    // divides two integers); its text says System.gc() caused some.
-    let system_gc = rule("SystemGc");
-    assert!(
-        system_gc.contains("of the garbage collections were caused by System.gc()"),
-        "{system_gc}"
+    rule
+}
+
+/// A recording of several chunks (`--max-size` cuts them small and drops
+/// the oldest) says jdk.GCPhasePauseLevel1 enabled once, in its last chunk,
+/// so that the long-pause rule runs; and no rule throws.
+#[test]
+fn a_rotated_recording_keeps_mission_controls_gc_rules_running() {
+    // 1 KiB between samples: some 64,000 samples of the 64 MiB allocated,
+    // over 1 MiB of events, in chunks of 128 KiB ended at flushes.
+    let file = record_with(
+        "collections_rotated",
+        &["--interval", "1k", "--max-size", "1m"],
+        None,
+        &["-XX:+UseG1GC", "-Xmx256m", "-Xmn8m"],
     );
-    // G1's full collections are what the FullGc rule warns of.
-    assert!(rule("FullGc").contains(" WARNING "), "{}", rule("FullGc"));
+    let summary = support::summary(&file);
+    assert!(support::summary_chunks(&summary) > 1, "{summary}");
+    // Mission Control's gate for LongGcPause: exactly one enabled setting.
+    let _rules = mission_control_rules(&file);
 }
 
 #[test]
