@@ -706,8 +706,8 @@ impl<S: Sink> Writer<S> {
         self.heap.begin(&mut self.recording, vm)
     }
 
-    /// Writes the collections the JVM's management interface reports since
-    /// the last poll ([`HeapContext::poll`]).
+    /// Writes the collections the JVM notified since the last poll, with
+    /// their pauses ([`HeapContext::poll`]).
     pub fn poll_collections(&mut self, vm: &mut impl Vm) -> Result<(), jfr_writer::Error> {
         self.heap.poll(&mut self.recording, vm)
     }
@@ -725,8 +725,8 @@ impl<S: Sink> Writer<S> {
         self.heap.last_known_heap_usage()
     }
 
-    /// Collections whose figures were replaced by a later collection of the
-    /// same collector before a poll ([`HeapContext::collections_missed`]).
+    /// Collections of the recording not written: before the notifications
+    /// began, or refused by a full queue ([`HeapContext::collections_missed`]).
     pub fn collections_missed(&self) -> u64 {
         self.heap.collections_missed()
     }

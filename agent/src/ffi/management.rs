@@ -4,10 +4,12 @@
 //! ([`vm_option`]) that set which objects are tracked.
 //!
 //! [`Management::new`] looks the beans, classes and methods up once and
-//! keeps them (global references, method ids), so that a poll is a few
-//! calls: one `getCollectionCount()` per collector, and for a collector
-//! that ran, `getLastGcInfo()` and its maps read for the heap's pools,
-//! whose names are kept too. Every call runs inside a local frame that
+//! keeps them (global references, method ids), and adds a listener to the
+//! collectors' notifications that queues them ([`GcNotifications`]), so
+//! that a poll is one `poll()` of the queue when no collection ran, and for
+//! each notified collection its `GcInfo` and its maps read for the heap's
+//! and the metaspace's pools, whose names are kept too. Every call runs
+//! inside a local frame that
 //! frees its local references, and a pending exception is cleared and makes
 //! the answer `None`: a JVM without the management modules (a jlinked
 //! runtime) gives no such events, never a crash.

@@ -116,7 +116,7 @@ impl GcTypes {
         })
     }
 
-    /// A collector's name (`G1 Young Generation`) as a constant of the chunk.
+    /// A collector's name (`G1New`) as a constant of the chunk.
     pub fn name<S: Sink>(
         &self,
         recording: &mut Recording<S>,
