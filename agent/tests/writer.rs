@@ -1334,6 +1334,96 @@ fn collections_from_the_jvms_notifications_as_the_jdk_reads_them() {
     assert_eq!(collections[1]["values"]["cause"], "System.gc()");
 }
 
+/// A concurrent collector (ZGC on JDK 17): its `ZGC Pauses` notifications
+/// are not collections; its cycle, notified at its end, claims every pause
+/// the GC callbacks reported within it, and sums them; it has neither young
+/// nor old event; a pause outside any cycle gets an id of its own.
+#[test]
+fn a_concurrent_cycle_claims_the_pauses_within_it() {
+    let dir = support::temp_dir("agent_writer_heap_cycle");
+    let path = dir.join("cycle.jfr");
+    let mut writer = new_writer(&path, &settings(&path));
+    let mut jvm = g1(&writer, 1_000);
+    jvm.collectors.names = vec!["ZGC Cycles".into(), "ZGC Pauses".into()];
+    let epoch = |millis: i64| (jvm.jvm.start_millis + millis) * 1_000_000;
+    let (cycle, cycle_end) = (epoch(2_000), epoch(2_080));
+    let mut vm = FakeVm {
+        management: Some(jvm),
+        ..FakeVm::default()
+    };
+    writer.begin_heap_context(&mut vm).unwrap();
+    let clock = writer.clock();
+    let pauses = [
+        (cycle + 200_000, 30_000),
+        (cycle + 40_000_000, 50_000),
+        (cycle + 79_000_000, 20_000),
+        // After the cycle's end.
+        (cycle_end + 20_000_000, 10_000),
+    ];
+    for (at, (start, nanos)) in pauses.into_iter().enumerate() {
+        let start = clock.ticks_at_epoch_nanos(start).0;
+        writer
+            .garbage_collection(
+                &mut vm,
+                GcRecord {
+                    id: at as u64 + 1,
+                    start,
+                    end: start + nanos,
+                },
+            )
+            .unwrap();
+    }
+    let pause_of = |id, start: i64| {
+        notified(
+            "ZGC Pauses",
+            "System.gc()",
+            collection(id, start, start, 0, 0),
+        )
+    };
+    vm.management.as_mut().unwrap().notified = vec![
+        pause_of(1, 2_000),
+        pause_of(2, 2_040),
+        pause_of(3, 2_079),
+        notified(
+            "ZGC Cycles",
+            "System.gc()",
+            collection(1, 2_000, 2_080, 40, 20),
+        ),
+    ];
+    writer.poll_collections(&mut vm).unwrap();
+    finish(writer, &mut vm, 0);
+
+    let events = heap_events(&path);
+    let of = |name: &str| -> Vec<&String> {
+        events
+            .iter()
+            .filter(|e| e.starts_with(&format!("{name} ")))
+            .collect()
+    };
+    assert_eq!(
+        of("jdk.GarbageCollection"),
+        [
+            &jdk_collection(cycle, 80, 1, "Z", "System.gc()", 0).replace(
+                "sumOfPauses=0 longestPause=0",
+                "sumOfPauses=100000 longestPause=50000"
+            )
+        ]
+    );
+    assert_eq!(
+        of("jdk.GCPhasePause"),
+        [
+            &pause(cycle + 200_000, 30_000, 1),
+            &pause(cycle + 40_000_000, 50_000, 1),
+            &pause(cycle + 79_000_000, 20_000, 1),
+            &pause(cycle_end + 20_000_000, 10_000, 2),
+        ]
+    );
+    assert!(
+        of("jdk.YoungGarbageCollection").is_empty() && of("jdk.OldGarbageCollection").is_empty()
+    );
+    assert_eq!(of("jdk.MetaspaceSummary").len(), 2);
+}
+
 /// A recording made from the JVM's start (`-agentpath`) may see the
 /// JVM's first collections only in their last `GcInfo`, from before the
 /// notifications began: without their cause, they are not written but
