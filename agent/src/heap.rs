@@ -44,8 +44,10 @@
 //! - **Metaspace reservations and the collection threshold**: written as
 //!   0, except the class space's reservation (its pool's maximum).
 //! - **Collections before the listener was added** (the writer thread
-//!   starts while the application runs), and any refused by a full queue:
-//!   counted by the collectors' ids ([`HeapContext::collections_missed`]).
+//!   starts while the application runs): only each collector's last, from
+//!   its last `GcInfo`, is written, without a cause; the others, and any
+//!   refused by a full queue, are counted by the collectors' ids
+//!   ([`HeapContext::collections_missed`]).
 //!
 //! `gcId` is one sequence across collectors (1, 2, ... in the order the
 //! notifications are drained, by their start within one drain), the same
@@ -180,8 +182,10 @@ pub struct GcInfo {
 pub struct NotifiedCollection {
     /// The collector's management name (`getGcName()`: `PS Scavenge`).
     pub collector: String,
-    /// Why it ran (`getGcCause()`: `System.gc()`), as JFR spells it.
-    pub cause: String,
+    /// Why it ran (`getGcCause()`: `System.gc()`), as JFR spells it;
+    /// `None` for a collection known only from its collector's last
+    /// `GcInfo`, from before the notifications began.
+    pub cause: Option<String>,
     /// Its figures (`getGcInfo()`).
     pub info: GcInfo,
 }
@@ -390,6 +394,10 @@ pub struct HeapContext {
     heap_reserved: u64,
     /// Pauses no collection claimed yet, oldest first.
     pauses: Vec<Pause>,
+    /// Collections since the recording's start known from their collector's
+    /// last `GcInfo` at the start, written at the next poll, once their
+    /// pauses are reported.
+    early: Vec<NotifiedCollection>,
     /// The last `gcId` given (0: none yet).
     gc_id: u32,
     missed: u64,
@@ -425,6 +433,7 @@ impl HeapContext {
             collectors: Vec::new(),
             heap_reserved: 0,
             pauses: Vec::new(),
+            early: Vec::new(),
             gc_id: 0,
             missed: 0,
             last_after: None,
@@ -440,9 +449,11 @@ impl HeapContext {
 
     /// Starts following the heap: reads the JVM's description and flags,
     /// writes the chunk-start events, and takes each collector's last
-    /// collection before the notifications began: not written (its cause
-    /// is not known; those since the recording's start are counted as
-    /// missed), the last one's heap figure is the first
+    /// collection before the notifications began: written (without a cause)
+    /// if it started after the recording (the writer thread starts while
+    /// the application runs, and may come after its first collections), the
+    /// collector's earlier ones since the recording's start counted as
+    /// missed; the last one's heap figure is the first
     /// [`HeapContext::last_known_heap_usage`]. Returns whether the JVM's
     /// management interface answered: without it, none of these events are
     /// written. Polls call it if it was not called.
@@ -471,17 +482,23 @@ impl HeapContext {
             let Some(last) = vm.last_collection(at) else {
                 continue;
             };
-            // Its collections since the recording's start were not
-            // notified to it: at least the last, all if it began with the
-            // JVM.
-            if self.jvm.is_some() && self.ticks_of(recording, last.start_millis).0 >= 0 {
-                let from_jvm_start = self.ticks_of(recording, 0).0 >= 0;
-                self.missed += if from_jvm_start { last.id } else { 1 };
-            }
             self.collectors[at].written = last.id;
-            self.note_heap_after(&last);
+            if self.jvm.is_some() && self.ticks_of(recording, last.start_millis).0 >= 0 {
+                // In the recording: the last is known, and those before it
+                // are all missed if the recording began with the JVM.
+                if self.ticks_of(recording, 0).0 >= 0 {
+                    self.missed += last.id.saturating_sub(1);
+                }
+                self.collectors[at].written = last.id.saturating_sub(1);
+                self.early.push(NotifiedCollection {
+                    collector: self.collectors[at].name.clone(),
+                    cause: None,
+                    info: last,
+                });
+            } else {
+                self.note_heap_after(&last);
+            }
         }
-        self.poll(recording, vm)?;
         Ok(true)
     }
 
@@ -504,6 +521,14 @@ impl HeapContext {
             return Ok(());
         }
         let mut notified = vm.notified_collections();
+        // A notification of an early collection replaces it: it has the
+        // cause.
+        let early = std::mem::take(&mut self.early).into_iter().filter(|early| {
+            !notified
+                .iter()
+                .any(|n| n.collector == early.collector && n.info.id == early.info.id)
+        });
+        notified.extend(early.collect::<Vec<_>>());
         notified.sort_by_key(|n| (n.info.start_millis, n.info.end_millis));
         for collection in &notified {
             self.write_notified(recording, collection)?;
@@ -747,14 +772,18 @@ impl HeapContext {
         let types = &self.types;
         let (name, cause) = (
             types.gc.name(recording, name)?,
-            types.gc.cause(recording, &notified.cause)?,
+            notified
+                .cause
+                .as_deref()
+                .map(|cause| types.gc.cause(recording, cause))
+                .transpose()?,
         );
         JdkGarbageCollection {
             start_time: start,
             duration,
             gc_id,
             name: Some(name),
-            cause: Some(cause),
+            cause,
             sum_of_pauses: sum,
             longest_pause: longest,
         }

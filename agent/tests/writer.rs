@@ -1107,7 +1107,7 @@ fn collection(id: u64, start: i64, end: i64, used: u64, left: u64) -> GcInfo {
 fn notified(collector: &str, cause: &str, info: GcInfo) -> NotifiedCollection {
     NotifiedCollection {
         collector: collector.into(),
-        cause: cause.into(),
+        cause: Some(cause.into()),
         info,
     }
 }
@@ -1425,29 +1425,48 @@ fn a_concurrent_cycle_claims_the_pauses_within_it() {
 }
 
 /// A recording made from the JVM's start (`-agentpath`) may see the
-/// JVM's first collections only in their last `GcInfo`, from before the
-/// notifications began: without their cause, they are not written but
-/// counted, and the last one's heap is the last known.
+/// JVM's first collections only in their collector's last `GcInfo`, from
+/// before the notifications began: the last is written at the next poll,
+/// with its pause and without a cause, the earlier ones counted.
 #[test]
-fn collections_before_the_notifications_began_are_counted_not_written() {
+fn a_collection_before_the_notifications_began_is_written_without_its_cause() {
     let dir = support::temp_dir("agent_writer_heap_start");
     let path = dir.join("start.jfr");
     let mut writer = new_writer(&path, &settings(&path));
     let mut jvm = g1(&writer, -5);
     jvm.last = vec![Some(collection(3, 100, 104, 24, 8)), None];
+    let at = (jvm.jvm.start_millis + 100) * 1_000_000;
     let mut vm = FakeVm {
         management: Some(jvm),
         ..FakeVm::default()
     };
     assert!(writer.begin_heap_context(&mut vm).unwrap());
-    assert_eq!(writer.collections_missed(), 3);
+    assert_eq!(writer.collections_missed(), 2);
+    let start = writer.clock().ticks_at_epoch_nanos(at + 500_000).0;
+    writer
+        .garbage_collection(
+            &mut vm,
+            GcRecord {
+                id: 1,
+                start,
+                end: start + 3_000_000,
+            },
+        )
+        .unwrap();
+    writer.poll_collections(&mut vm).unwrap();
     assert_eq!(writer.last_known_heap_usage(), Some(8 << 20));
     finish(writer, &mut vm, 0);
     let events = heap_events(&path);
+    let collections: Vec<&String> = events
+        .iter()
+        .filter(|e| e.starts_with("jdk.GarbageCollection "))
+        .collect();
+    assert_eq!(
+        collections,
+        [&jdk_collection(at, 4, 1, "G1New", "-", 3_000_000).replace("cause=\"-\"", "cause=null")]
+    );
     assert!(
-        !events
-            .iter()
-            .any(|e| e.starts_with("jdk.GarbageCollection ")),
+        events.contains(&pause(at + 500_000, 3_000_000, 1)),
         "{events:#?}"
     );
 }

@@ -10,8 +10,9 @@
 //! pass through at least one young collection, and 4 collections are
 //! `System.gc()`'s, whatever the machine's speed. The agent's writer thread
 //! adds its listener while the application runs (measured under load:
-//! after the first step's collections), so the checks leave out one step:
-//! collections before the listener are counted as missed, not written.
+//! after the first step's collections), so the checks of causes leave out
+//! one step: of the collections before the listener, each collector's last
+//! is written without its cause, the others counted as missed.
 
 use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;

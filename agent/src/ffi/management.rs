@@ -892,7 +892,7 @@ impl Management {
                     let text = |method| env.text(env.object(info, method, &[])?);
                     Some(NotifiedCollection {
                         collector: text(notifications.gc_name)?,
-                        cause: text(notifications.gc_cause)?,
+                        cause: Some(text(notifications.gc_cause)?),
                         info: gc.read_info(env, env.object(info, notifications.gc_info, &[])?)?,
                     })
                 };
