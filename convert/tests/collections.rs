@@ -430,3 +430,55 @@ fn a_newer_jdk_names_generational_zgc_as_it_does() {
         },
     );
 }
+
+/// `jdk.GCConfiguration` and `jdk.GCHeapConfiguration` are the JDK's own:
+/// the same JVM, recorded by the agent and by the JDK's recorder, has the
+/// same values in both files, field by field; a pause target set on the
+/// command line is written (a default one is the JDK's "N/A"). The one
+/// difference: without compressed references (ZGC) the JDK writes its
+/// default mode, `32-bit`, where the agent, told none, writes null.
+#[test]
+fn the_gc_configuration_is_the_jdks_own() {
+    for (gc, pause_target) in [("G1", "-XX:MaxGCPauseMillis=50"), ("Z", "-Xms64m")] {
+        let dir = support::temp_dir(&format!("collections_configuration_{gc}"));
+        let jdk = dir.join("jdk.jfr");
+        let recorder = format!("-XX:StartFlightRecording:filename={}", jdk.display());
+        let ours = record_with(
+            &format!("collections_configuration_ours_{gc}"),
+            &[],
+            None,
+            &[
+                &format!("-XX:+Use{gc}GC"),
+                "-Xmx256m",
+                pause_target,
+                &recorder,
+            ],
+        );
+        let configuration = |file: &Path| -> Vec<String> {
+            let mut lines: Vec<String> =
+                support::dump_types(file, &["jdk.GCConfiguration", "jdk.GCHeapConfiguration"])
+                    .into_iter()
+                    // Without its time: the JDK writes them at each chunk's start
+                    // and end.
+                    .map(|line| {
+                        let time = line.split(' ').nth(1).unwrap().to_owned();
+                        line.replacen(&format!(" {time}"), "", 1)
+                    })
+                    .collect();
+            lines.sort();
+            lines.dedup();
+            lines
+        };
+        let mut expected = configuration(&jdk);
+        if gc == "Z" {
+            for line in &mut expected {
+                *line = line.replace("compressedOopsMode=\"32-bit\"", "compressedOopsMode=null");
+            }
+        }
+        assert_eq!(configuration(&ours), expected, "{gc}");
+        assert_eq!(expected.len(), 2, "{expected:#?}");
+        if gc == "G1" {
+            assert!(expected[0].contains(" pauseTarget=50 "), "{expected:#?}");
+        }
+    }
+}
