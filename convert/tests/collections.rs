@@ -479,8 +479,7 @@ fn the_gc_configuration_and_metaspace_are_the_jdks_own() {
         assert_eq!(configuration(&ours), expected, "{gc}");
         assert_eq!(expected.len(), 2, "{expected:#?}");
         // The metaspace after each of our collections is the JDK's after
-        // the same collection (found by the summary's time, within the
-        // clocks' 3 ms), but for the reservations the management interface does
+        // the same collection (one of those within the clocks' 3 ms), but for the reservations the management interface does
         // not give (0: the whole metaspace's and its data part's) and the
         // collection threshold (0).
         let after_gc = |file: &Path| -> Vec<(i64, String)> {
@@ -494,14 +493,19 @@ fn the_gc_configuration_and_metaspace_are_the_jdks_own() {
                 .collect()
         };
         let theirs = after_gc(&jdk);
-        let unknown = with_unknown_reservations;
         let mut compared = 0;
         for (at, spaces) in after_gc(&ours) {
-            let Some((_, jdk_spaces)) = theirs.iter().find(|(t, _)| (t - at).abs() <= 3_000_000)
-            else {
+            let near: Vec<String> = theirs
+                .iter()
+                .filter(|(t, _)| (t - at).abs() <= 3_000_000)
+                .map(|(_, jdk_spaces)| with_unknown_reservations(jdk_spaces))
+                .collect();
+            if near.is_empty() {
                 continue;
-            };
-            assert_eq!(spaces, unknown(jdk_spaces), "{gc} at {at}");
+            }
+            // Collections back to back (a young one, then System.gc()'s)
+            // may both be near: ours is one of them.
+            assert!(near.contains(&spaces), "{gc} at {at}: {spaces}\n{near:#?}");
             compared += 1;
         }
         assert!(compared >= NOTIFIED_STEPS, "{gc}: {compared} compared");
