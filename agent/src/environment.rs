@@ -95,9 +95,10 @@ pub const FLAGS: &[(&str, FlagKind)] = &[
 const SELF_UNLOCKING: [&str; 2] = ["UnlockDiagnosticVMOptions", "UnlockExperimentalVMOptions"];
 
 /// A VM flag as the JVM's management interface gives it
-/// (`HotSpotDiagnosticMXBean.getVMOption`).
+/// (`HotSpotDiagnosticMXBean.getVMOption`): the flag events write it, and
+/// the GC configuration ([`crate::heap`]) is read from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlagValue {
+pub struct VmFlag {
     /// `VMOption.getValue()`: `true`, `4294967296`, a path, or empty.
     pub value: String,
     /// `VMOption.getOrigin()`'s name: `DEFAULT`, `VM_CREATION`, ...
@@ -134,7 +135,7 @@ pub trait EnvironmentVm {
     }
     /// Each flag of `names`, in order: `None` where the JVM has none it
     /// will tell (or cannot say).
-    fn vm_flags(&mut self, names: &[&str]) -> Vec<Option<FlagValue>> {
+    fn vm_flags(&mut self, names: &[&str]) -> Vec<Option<VmFlag>> {
         vec![None; names.len()]
     }
 }
@@ -372,7 +373,7 @@ pub struct Environment {
     /// (each failed allocation would cost the JVM a full collection). A
     /// manageable flag set later (`jcmd VM.set_flag`) keeps its first value
     /// here.
-    flags: Option<Vec<Option<FlagValue>>>,
+    flags: Option<Vec<Option<VmFlag>>>,
     /// The CPU time at the last `jdk.CPULoad` (or the start).
     last_ticks: Option<CpuTicks>,
 }

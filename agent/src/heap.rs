@@ -1,50 +1,73 @@
 //! The heap's context around the samples, as the JDK's own recordings give
 //! it, so that Mission Control's memory, GC and leak rules run on a
-//! heapsampler recording: `jdk.GCHeapSummary` before and after each
-//! collection, `jdk.GarbageCollection`, `jdk.JVMInformation` at the start
-//! of each chunk, and `jdk.ClassLoadingStatistics` at every flush.
+//! heapsampler recording: `jdk.GCHeapSummary` and `jdk.MetaspaceSummary`
+//! before and after each collection, `jdk.GarbageCollection` with its
+//! `jdk.YoungGarbageCollection` or `jdk.OldGarbageCollection`,
+//! `jdk.GCPhasePause` for every stop-the-world pause, `jdk.JVMInformation`,
+//! `jdk.GCConfiguration` and `jdk.GCHeapConfiguration` at the start of each
+//! chunk, and `jdk.ClassLoadingStatistics` at every flush.
 //!
-//! The figures come from the JVM's management interface (the
-//! `GarbageCollectorMXBean`s and their `com.sun.management.GcInfo`, the
-//! `RuntimeMXBean`, the `ClassLoadingMXBean`), asked through a
-//! [`HeapVm`] on the writer thread only: JVMTI's GC
-//! callbacks may not call JNI, and nothing of this runs in the allocation
-//! callback. The writer polls after the GC callbacks reported collections
-//! and at every flush; a poll asks each collector how many collections it
-//! has done, and only a collector that did more is asked for its last
-//! `GcInfo`.
+//! The figures come from the JVM's management interface, asked through a
+//! [`HeapVm`] on the writer thread only (JVMTI's GC callbacks may not call
+//! JNI, and nothing of this runs in the allocation callback): every
+//! collection from the collectors' notifications
+//! (`GarbageCollectionNotificationInfo`: the collector, the cause as JFR
+//! spells it, the collection's `GcInfo`), which a listener queues and the
+//! writer drains when it polls (after the GC callbacks reported collections,
+//! and at every flush); the JVM and its flags from the `RuntimeMXBean` and
+//! `HotSpotDiagnosticMXBean`; the pauses from the GC callbacks
+//! ([`HeapContext::pause`]).
+//!
+//! Collections are named as the JDK names them (`G1New`, `G1Full`,
+//! `ParallelScavenge`, `ParallelOld`, `DefNew`, `SerialOld`, `Z`,
+//! `ZGC Minor`, `ZGC Major`, `Shenandoah`), from the collector's
+//! management name ([`collector_kind`]). A concurrent collector's
+//! `... Pauses` notifications are not collections (the JDK's collection is
+//! the cycle); G1's concurrent cycle (the JDK's `G1Old`) is not written:
+//! JDK 17 notifies nothing of it, and 21+ notifies each of its pauses (as
+//! `G1 Concurrent GC`, cause `No GC`), not the cycle and its cause.
+//!
+//! A pause belongs to the collection whose `GcInfo` times hold it: the
+//! stop-the-world collection whose start is nearest the pause's, within
+//! [`PAUSE_MATCH`], or every pause within a concurrent cycle. The
+//! collection's `sumOfPauses` and `longestPause` are its pauses' (without
+//! one, a stop-the-world collection's own duration, a cycle's 0). A pause
+//! no collection claims within [`PAUSE_WAIT`] (G1's Remark and Cleanup) has
+//! a `gcId` of its own.
 //!
 //! What the management interface cannot give:
-//! - **Every collection.** A collector's `GcInfo` is its *last* collection:
-//!   when one collector ran several times between two polls, only the last
-//!   is written, and the others are counted
-//!   ([`HeapContext::collections_missed`]).
-//! - **The cause.** `GcInfo` carries none; the JVM gives it only to
-//!   listeners of its GC notifications (`GarbageCollectionNotificationInfo`),
-//!   which would need a listener class defined in the JVM and run on the
-//!   JVM's notification thread: not cheap, so `cause` is null.
-//! - **Sub-millisecond times.** `GcInfo` times and durations are whole
+//! - **Sub-millisecond collection times.** `GcInfo` times are whole
 //!   milliseconds since the JVM started: a collection's events are placed
-//!   and sized to the millisecond (`heapsampler.GarbageCollection` has the
-//!   JVMTI callbacks' exact times).
+//!   and sized to the millisecond (its pauses have the GC callbacks' exact
+//!   times).
+//! - **The tenuring threshold** of a young collection: written as 0.
+//! - **Metaspace reservations and the collection threshold**: written as
+//!   0, except the class space's reservation (its pool's maximum).
+//! - **Collections before the listener was added** (the writer thread
+//!   starts while the application runs): only each collector's last, from
+//!   its last `GcInfo`, is written, without a cause; the others, and any
+//!   refused by a full queue, are counted by the collectors' ids
+//!   ([`HeapContext::collections_missed`]).
 //!
 //! `gcId` is one sequence across collectors (1, 2, ... in the order the
-//! polls find the collections, by their start within one poll), the same on
-//! a collection's two `jdk.GCHeapSummary` and its `jdk.GarbageCollection`
-//! (Mission Control joins them on it). It is its own sequence: the
-//! collections the management interface reports and those JVMTI reports
+//! notifications are drained, by their start within one drain), the same
+//! on a collection's summaries, young or old event and pauses (Mission
+//! Control joins them on it). It is its own sequence: the collections the
+//! management interface reports and those JVMTI reports
 //! (`heapsampler.GarbageCollection`, whose ids `ObjectLifetime.freedByGcId`
 //! names) need not be the same ones.
-//!
-//! A collector whose collections are concurrent cycles (ZGC's and
-//! Shenandoah's `... Cycles`) has a cycle's length as its `GcInfo`
-//! duration, not a pause: its pauses are written as 0.
+
+use std::ffi::CStr;
+use std::time::Duration;
 
 use jfr_writer::events::{
-    self, AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes,
-    JdkGarbageCollection, JvmInformation, VirtualSpace,
+    self, AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcConfiguration, GcHeapConfiguration,
+    GcHeapSummary, GcPhasePause, GcTypes, JdkGarbageCollection, JvmInformation, MetaspaceSizes,
+    MetaspaceSummary, OldGarbageCollection, VirtualSpace, YoungGarbageCollection,
 };
-use jfr_writer::{EventType, Recording, Sink, Ticks};
+use jfr_writer::{EventType, Recording, Sink, TICKS_PER_SECOND, Ticks};
+
+use crate::environment::VmFlag;
 
 /// Which JVM this is and how it was started: the `RuntimeMXBean`'s answers
 /// and a few system properties.
@@ -64,8 +87,12 @@ pub struct JvmInfo {
     pub arguments: Vec<String>,
     /// The main class or jar and its arguments (`sun.java.command`).
     pub java_command: Option<String>,
+    /// How compressed references are encoded (`java.vm.compressedOopsMode`:
+    /// `Zero based`, `32-bit`), the JDK's `NarrowOopMode` text; `None`
+    /// without compressed references.
+    pub compressed_oops_mode: Option<String>,
     /// When the JVM started, in milliseconds since the Unix epoch
-    /// (`getStartTime()`): the origin of [`LastCollection`]'s times.
+    /// (`getStartTime()`): the origin of [`GcInfo`]'s times.
     pub start_millis: i64,
     /// The process id.
     pub pid: i64,
@@ -95,8 +122,7 @@ impl JvmInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Collectors {
     /// Each collector's name (`G1 Young Generation`, `G1 Old Generation`),
-    /// in the order [`HeapVm::collection_counts`] and [`HeapVm::last_collection`]
-    /// index them.
+    /// in the order [`HeapVm::last_collection`] indexes them.
     pub names: Vec<String>,
     /// The most bytes the heap may grow to (`MemoryMXBean`'s heap
     /// `getMax()`, the JVM's `-Xmx`); 0 if undefined.
@@ -112,9 +138,29 @@ pub struct HeapUsage {
     pub committed: u64,
 }
 
-/// A collector's last collection, from its `GcInfo`.
+/// One memory pool's usage (`MemoryUsage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpaceUsage {
+    /// Bytes in use.
+    pub used: u64,
+    /// Bytes committed.
+    pub committed: u64,
+    /// The most bytes it may grow to, if defined.
+    pub max: Option<u64>,
+}
+
+/// The metaspace's pools at a collection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Metaspace {
+    /// The `Metaspace` pool: the whole metaspace, class space included.
+    pub all: SpaceUsage,
+    /// The `Compressed Class Space` pool, if the JVM has one.
+    pub class_space: Option<SpaceUsage>,
+}
+
+/// A collection's figures, from its `com.sun.management.GcInfo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LastCollection {
+pub struct GcInfo {
     /// `GcInfo.getId()`: the collector's count of collections, this one
     /// included.
     pub id: u64,
@@ -127,6 +173,23 @@ pub struct LastCollection {
     pub before: HeapUsage,
     /// The heap after it: `getMemoryUsageAfterGc()`, likewise.
     pub after: HeapUsage,
+    /// The metaspace before it, if its pools are in the map.
+    pub metaspace_before: Option<Metaspace>,
+    /// The metaspace after it.
+    pub metaspace_after: Option<Metaspace>,
+}
+
+/// A collection the JVM notified (`GarbageCollectionNotificationInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifiedCollection {
+    /// The collector's management name (`getGcName()`: `PS Scavenge`).
+    pub collector: String,
+    /// Why it ran (`getGcCause()`: `System.gc()`), as JFR spells it;
+    /// `None` for a collection known only from its collector's last
+    /// `GcInfo`, from before the notifications began.
+    pub cause: Option<String>,
+    /// Its figures (`getGcInfo()`).
+    pub info: GcInfo,
 }
 
 /// Classes loaded and unloaded since the JVM started (the
@@ -152,16 +215,22 @@ pub trait HeapVm {
     fn collectors(&mut self) -> Option<Collectors> {
         None
     }
-    /// How many collections each of [`HeapVm::collectors`] has done, in
-    /// its order; empty if unknown. Asked at every poll: must be cheap.
-    fn collection_counts(&mut self) -> Vec<u64> {
+    /// The last collection of collector `collector` (an index into
+    /// [`HeapVm::collectors`]), `None` if none or unknown. Asked once, at
+    /// the start, after the notifications began.
+    fn last_collection(&mut self, collector: usize) -> Option<GcInfo> {
+        let _ = collector;
+        None
+    }
+    /// The collections notified since the last call, in the order notified.
+    /// Asked at every poll: must be cheap when there are none.
+    fn notified_collections(&mut self) -> Vec<NotifiedCollection> {
         Vec::new()
     }
-    /// The last collection of collector `collector` (an index into
-    /// [`HeapVm::collectors`]), `None` if unknown. Asked only for a
-    /// collector whose count grew.
-    fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
-        let _ = collector;
+    /// A HotSpot flag (`MaxHeapSize`), `None` if unknown. Asked at the
+    /// start only.
+    fn vm_flag(&mut self, name: &CStr) -> Option<VmFlag> {
+        let _ = name;
         None
     }
     /// Classes loaded and unloaded so far, `None` if unknown.
@@ -170,41 +239,157 @@ pub trait HeapVm {
     }
 }
 
-/// Whether a collector's collections are concurrent cycles rather than
-/// pauses: ZGC's and Shenandoah's `... Cycles` collectors. Their `GcInfo`
-/// duration is the cycle's, not a pause's, so their pauses are written as
-/// 0 (their pauses are the `... Pauses` collectors' collections).
-fn concurrent(collector: &str) -> bool {
-    collector.ends_with(" Cycles")
+/// What a collector's collections are, by its management name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectorKind {
+    /// Young collections, one pause each: `jdk.YoungGarbageCollection`.
+    Young(&'static str),
+    /// Old (full) collections, one pause each: `jdk.OldGarbageCollection`.
+    Old(&'static str),
+    /// Concurrent cycles, whose pauses fall within them; neither young nor
+    /// old event (as the JDK writes for ZGC and Shenandoah).
+    Cycle(&'static str),
+    /// Pauses, not collections: a concurrent collector's `... Pauses`, and
+    /// G1's concurrent cycle's Remark and Cleanup (`G1 Concurrent GC`).
+    Pauses,
+    /// A collector this module does not know: written under its own name,
+    /// as a collection of one pause.
+    Unknown,
 }
 
-/// One collector as the poll follows it.
+/// What the collector of management name `collector` collects, and the
+/// JDK's name for its collections (research: the same JVM's beans and JFR,
+/// JDK 17 and 25).
+pub fn collector_kind(collector: &str) -> CollectorKind {
+    use CollectorKind::*;
+    match collector {
+        "G1 Young Generation" => Young("G1New"),
+        "G1 Old Generation" => Old("G1Full"),
+        "PS Scavenge" => Young("ParallelScavenge"),
+        "PS MarkSweep" => Old("ParallelOld"),
+        "Copy" => Young("DefNew"),
+        "MarkSweepCompact" => Old("SerialOld"),
+        "ZGC Cycles" => Cycle("Z"),
+        "ZGC Minor Cycles" => Cycle("ZGC Minor"),
+        "ZGC Major Cycles" => Cycle("ZGC Major"),
+        "Shenandoah Cycles" => Cycle("Shenandoah"),
+        "G1 Concurrent GC" => Pauses,
+        name if name.ends_with(" Pauses") => Pauses,
+        name if name.ends_with(" Cycles") => Cycle(""),
+        _ => Unknown,
+    }
+}
+
+/// `jdk.GCConfiguration`'s collectors for a JVM with these management
+/// collectors, as the JDK names them; `None` if not known.
+fn configured_collectors(names: &[String]) -> Option<(&'static str, &'static str)> {
+    let has = |name: &str| names.iter().any(|n| n == name);
+    Some(if has("G1 Young Generation") {
+        ("G1New", "G1Old")
+    } else if has("PS Scavenge") {
+        ("ParallelScavenge", "ParallelOld")
+    } else if has("Copy") {
+        ("DefNew", "SerialOld")
+    } else if has("ZGC Minor Cycles") {
+        ("ZGC Minor", "ZGC Major")
+    } else if has("ZGC Cycles") {
+        ("N/A", "Z")
+    } else if has("Shenandoah Cycles") {
+        ("N/A", "Shenandoah")
+    } else {
+        return None;
+    })
+}
+
+/// How far a pause may start from its collection's `GcInfo` start (whole
+/// milliseconds since the JVM's start, on another clock than the
+/// recording's) and still be its.
+pub const PAUSE_MATCH: Duration = Duration::from_millis(3);
+
+/// How long a pause waits for the notification of its collection: longer
+/// than a concurrent cycle, whose notification comes at its end.
+pub const PAUSE_WAIT: Duration = Duration::from_secs(10);
+
+/// The name the JDK gives the pause of a stop-the-world collection (G1's
+/// young and full, Parallel's, Serial's), written for every pause: JVMTI
+/// does not tell the others' (`Pause Mark Start`, `Pause Remark`) apart,
+/// and Mission Control's rules do not read it.
+pub const PAUSE_NAME: &str = "GC Pause";
+
+/// A stop-the-world pause, from the GC callbacks, in recording ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pause {
+    /// When it started.
+    pub start: Ticks,
+    /// When it ended.
+    pub end: Ticks,
+}
+
+/// One collector as the notifications follow it.
 #[derive(Debug, Clone)]
 struct Collector {
     name: String,
-    /// Collections it had done at the last poll.
-    count: u64,
     /// The `GcInfo` id of its collection written last; before any, of its
-    /// last collection from before the recording (0: none).
+    /// last collection before the notifications began (0: none).
     written: u64,
+}
+
+/// The GC configuration, read once from the JVM's flags.
+#[derive(Debug, Clone, Default)]
+struct Configuration {
+    collectors: Option<(&'static str, &'static str)>,
+    parallel_gc_threads: i32,
+    concurrent_gc_threads: i32,
+    uses_dynamic_gc_threads: bool,
+    explicit_gc_concurrent: bool,
+    explicit_gc_disabled: bool,
+    pause_target: i64,
+    gc_time_ratio: i32,
+    min_heap: i64,
+    max_heap: i64,
+    initial_heap: i64,
+    compressed_oops: bool,
+    object_alignment: i64,
+    /// Whether any flag was read: without, no configuration events.
+    known: bool,
+}
+
+/// The event types of the heap's context.
+#[derive(Debug)]
+struct Types {
+    gc: GcTypes,
+    heap_summary: EventType,
+    metaspace_summary: EventType,
+    collection: EventType,
+    young: EventType,
+    old: EventType,
+    pause: EventType,
+    pause_level_1: EventType,
+    configuration: EventType,
+    heap_configuration: EventType,
+    jvm_information: EventType,
+    class_loading: EventType,
 }
 
 /// The events of the heap's context and what is needed to write them: the
 /// writer holds one ([`crate::writer::Writer`]).
 #[derive(Debug)]
 pub struct HeapContext {
-    gc: GcTypes,
-    heap_summary: EventType,
-    collection: EventType,
-    jvm_information: EventType,
-    class_loading: EventType,
+    types: Types,
     started: bool,
     /// Kept to write `jdk.JVMInformation` again at the start of each chunk.
     jvm: Option<JvmInfo>,
-    /// The chunk `jdk.JVMInformation` was written in last.
+    configuration: Configuration,
+    /// The chunk the chunk-start events were written in last.
     jvm_chunk: u32,
     collectors: Vec<Collector>,
     heap_reserved: u64,
+    /// Pauses no collection claimed yet, oldest first.
+    pauses: Vec<Pause>,
+    /// Collections since the recording's start known from their collector's
+    /// last `GcInfo` at the start, written at the next poll, once their
+    /// pauses are reported.
+    early: Vec<NotifiedCollection>,
     /// The last `gcId` given (0: none yet).
     gc_id: u32,
     missed: u64,
@@ -217,29 +402,50 @@ impl HeapContext {
     /// Registers the event types with `recording`.
     pub fn register<S: Sink>(recording: &mut Recording<S>) -> Result<Self, jfr_writer::Error> {
         let gc = GcTypes::register(recording)?;
-        Ok(Self {
+        let types = Types {
             heap_summary: recording.register(events::gc_heap_summary(&gc))?,
+            metaspace_summary: recording.register(events::metaspace_summary(&gc))?,
             collection: recording.register(events::jdk_garbage_collection(&gc))?,
+            young: recording.register(events::young_garbage_collection())?,
+            old: recording.register(events::old_garbage_collection())?,
+            pause: recording.register(events::gc_phase_pause())?,
+            pause_level_1: recording.register(events::gc_phase_pause_level_1())?,
+            configuration: recording.register(events::gc_configuration(&gc))?,
+            heap_configuration: recording.register(events::gc_heap_configuration(&gc))?,
             jvm_information: recording.register(events::jvm_information())?,
             class_loading: recording.register(events::class_loading_statistics())?,
             gc,
+        };
+        Ok(Self {
+            types,
             started: false,
             jvm: None,
+            configuration: Configuration::default(),
             jvm_chunk: 0,
             collectors: Vec::new(),
             heap_reserved: 0,
+            pauses: Vec::new(),
+            early: Vec::new(),
             gc_id: 0,
             missed: 0,
             last_after: None,
         })
     }
 
-    /// Starts following the heap: writes `jdk.JVMInformation`, and the
-    /// collections since the recording's start (the clock's origin) that
-    /// the JVM reports already: the writer thread starts while the
-    /// application runs, and may come after its first collections. Those
-    /// before the recording's start (one attached to a running JVM) are not
-    /// written; the last one's heap figure is the first
+    /// `jdk.GCPhasePauseLevel1`, declared and never written: Mission
+    /// Control's long-pause rule runs only where it is said enabled (the
+    /// writer says so once per file).
+    pub fn pause_level_1(&self) -> &EventType {
+        &self.types.pause_level_1
+    }
+
+    /// Starts following the heap: reads the JVM's description and flags,
+    /// writes the chunk-start events, and takes each collector's last
+    /// collection before the notifications began: written (without a cause)
+    /// if it started after the recording (the writer thread starts while
+    /// the application runs, and may come after its first collections), the
+    /// collector's earlier ones since the recording's start counted as
+    /// missed; the last one's heap figure is the first
     /// [`HeapContext::last_known_heap_usage`]. Returns whether the JVM's
     /// management interface answered: without it, none of these events are
     /// written. Polls call it if it was not called.
@@ -250,57 +456,53 @@ impl HeapContext {
     ) -> Result<bool, jfr_writer::Error> {
         self.started = true;
         self.jvm = vm.jvm_info();
-        self.write_jvm_information(recording)?;
-        let Some(collectors) = vm.collectors() else {
+        let collectors = vm.collectors();
+        if let Some(collectors) = &collectors {
+            self.configuration = read_configuration(vm, &collectors.names);
+        }
+        self.write_chunk_start(recording)?;
+        let Some(collectors) = collectors else {
             return Ok(self.jvm.is_some());
         };
         self.heap_reserved = collectors.heap_reserved;
-        let counts = vm.collection_counts();
-        // A recording that began before the JVM did (-agentpath) has seen
-        // every collection; otherwise each collector's collections are in
-        // it from its last one that started after the recording, if any.
-        let from_jvm_start = self.jvm.as_ref().is_some_and(|jvm| {
-            recording
-                .clock()
-                .ticks_at_epoch_nanos(jvm.start_millis.saturating_mul(1_000_000))
-                .0
-                >= 0
-        });
         self.collectors = collectors
             .names
             .into_iter()
-            .map(|name| Collector {
-                name,
-                count: 0,
-                written: 0,
-            })
+            .map(|name| Collector { name, written: 0 })
             .collect();
-        for (at, &count) in counts.iter().enumerate().take(self.collectors.len()) {
-            if count == 0 || from_jvm_start {
+        for at in 0..self.collectors.len() {
+            let Some(last) = vm.last_collection(at) else {
                 continue;
-            }
-            let written = match vm.last_collection(at) {
-                Some(last)
-                    if self.jvm.is_some() && self.ticks_of(recording, last.start_millis).0 >= 0 =>
-                {
-                    last.id.saturating_sub(1)
-                }
-                Some(last) => {
-                    self.note_heap_after(&last);
-                    last.id.max(count)
-                }
-                None => count,
             };
-            self.collectors[at].written = written;
+            self.collectors[at].written = last.id;
+            if self.jvm.is_some() && self.ticks_of(recording, last.start_millis).0 >= 0 {
+                // In the recording: the last is known, and those before it
+                // are all missed if the recording began with the JVM.
+                if self.ticks_of(recording, 0).0 >= 0 {
+                    self.missed += last.id.saturating_sub(1);
+                }
+                self.collectors[at].written = last.id.saturating_sub(1);
+                self.early.push(NotifiedCollection {
+                    collector: self.collectors[at].name.clone(),
+                    cause: None,
+                    info: last,
+                });
+            } else {
+                self.note_heap_after(&last);
+            }
         }
-        self.poll_counts(recording, vm, &counts)?;
         Ok(true)
     }
 
-    /// Writes the collections the management interface reports since the
-    /// last poll: for each collector that ran, its last collection (see
-    /// the module's notes), as `jdk.GCHeapSummary` before and after it and
-    /// `jdk.GarbageCollection`, in the order they started.
+    /// A stop-the-world pause the GC callbacks reported: written with the
+    /// collection that claims it ([`HeapContext::poll`]).
+    pub fn pause(&mut self, pause: Pause) {
+        self.pauses.push(pause);
+    }
+
+    /// Writes the collections notified since the last poll, in the order
+    /// they started, each with its pauses, and the pauses no collection
+    /// claimed within [`PAUSE_WAIT`].
     pub fn poll<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
@@ -310,56 +512,49 @@ impl HeapContext {
             self.begin(recording, vm)?;
             return Ok(());
         }
-        if self.collectors.is_empty() {
-            return Ok(());
+        let mut notified = vm.notified_collections();
+        // A notification of an early collection replaces it: it has the
+        // cause.
+        let early = std::mem::take(&mut self.early).into_iter().filter(|early| {
+            !notified
+                .iter()
+                .any(|n| n.collector == early.collector && n.info.id == early.info.id)
+        });
+        notified.extend(early.collect::<Vec<_>>());
+        notified.sort_by_key(|n| (n.info.start_millis, n.info.end_millis));
+        for collection in &notified {
+            self.write_notified(recording, collection)?;
         }
-        let counts = vm.collection_counts();
-        self.poll_counts(recording, vm, &counts)
+        let wait = ticks_in(PAUSE_WAIT);
+        let now = recording.clock().now().0;
+        self.write_unclaimed_pauses(recording, |pause| now - pause.end.0 > wait)
     }
 
-    fn poll_counts<S: Sink>(
+    /// At the recording's end: polls until every pause is claimed, for a
+    /// while (the last collection, the agent's own, may be notified after
+    /// its pause was reported), then writes the pauses left with ids of
+    /// their own.
+    pub fn end<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
         vm: &mut impl HeapVm,
-        counts: &[u64],
     ) -> Result<(), jfr_writer::Error> {
-        if counts.len() != self.collectors.len() {
-            return Ok(());
-        }
-        let mut ran = Vec::new();
-        for (at, &count) in counts.iter().enumerate() {
-            let collector = &mut self.collectors[at];
-            if count <= collector.count {
-                continue;
+        for _ in 0..END_POLLS {
+            self.poll(recording, vm)?;
+            if self.pauses.is_empty() || self.collectors.is_empty() {
+                break;
             }
-            collector.count = count;
-            let Some(last) = vm.last_collection(at) else {
-                continue;
-            };
-            let collector = &mut self.collectors[at];
-            // Another collection may have ended between the count and
-            // the GcInfo: the count only says whom to ask.
-            collector.count = collector.count.max(last.id);
-            if last.id <= collector.written {
-                continue;
-            }
-            self.missed += last.id - collector.written - 1;
-            collector.written = last.id;
-            ran.push((at, last));
+            std::thread::sleep(END_POLL_EVERY);
         }
-        ran.sort_by_key(|(_, last)| (last.start_millis, last.end_millis));
-        for (at, last) in ran {
-            self.write_collection(recording, at, &last)?;
-            self.note_heap_after(&last);
-        }
-        Ok(())
+        self.write_unclaimed_pauses(recording, |_| true)
     }
 
     /// At a flush (and at the end): polls, writes
-    /// `jdk.ClassLoadingStatistics`, and writes `jdk.JVMInformation` again
-    /// if a new chunk began since it was written, so that each chunk, read
-    /// alone, says which JVM it comes from (the JDK writes it at each
-    /// chunk's beginning).
+    /// `jdk.ClassLoadingStatistics`, and writes the chunk-start events
+    /// (`jdk.JVMInformation`, `jdk.GCConfiguration`,
+    /// `jdk.GCHeapConfiguration`) again if a new chunk began since they
+    /// were written, so that each chunk, read alone, says which JVM it
+    /// comes from (the JDK writes them at each chunk's beginning).
     pub fn at_flush<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
@@ -367,7 +562,7 @@ impl HeapContext {
     ) -> Result<(), jfr_writer::Error> {
         self.poll(recording, vm)?;
         if self.jvm_chunk != recording.chunk_number() {
-            self.write_jvm_information(recording)?;
+            self.write_chunk_start(recording)?;
         }
         if let Some(classes) = vm.class_loading() {
             ClassLoadingStatistics {
@@ -375,7 +570,7 @@ impl HeapContext {
                 loaded_class_count: saturate(classes.loaded),
                 unloaded_class_count: saturate(classes.unloaded),
             }
-            .write(recording, &self.class_loading)?;
+            .write(recording, &self.types.class_loading)?;
         }
         Ok(())
     }
@@ -388,42 +583,91 @@ impl HeapContext {
         self.last_after.map(|(_, used)| used)
     }
 
-    /// Collections not written because a later one of the same collector
-    /// happened before the poll (its `GcInfo` replaced theirs).
+    /// Collections of the recording not written: before the notifications
+    /// began, or refused by a full queue (the collectors' ids tell).
     pub fn collections_missed(&self) -> u64 {
         self.missed
     }
 
-    fn note_heap_after(&mut self, last: &LastCollection) {
+    fn note_heap_after(&mut self, info: &GcInfo) {
         if self
             .last_after
-            .is_none_or(|(ended, _)| last.end_millis >= ended)
+            .is_none_or(|(ended, _)| info.end_millis >= ended)
         {
-            self.last_after = Some((last.end_millis, last.after.used));
+            self.last_after = Some((info.end_millis, info.after.used));
         }
     }
 
-    fn write_jvm_information<S: Sink>(
+    fn next_gc_id(&mut self) -> i32 {
+        self.gc_id = self.gc_id.wrapping_add(1).max(1);
+        (self.gc_id & i32::MAX as u32) as i32
+    }
+
+    fn write_chunk_start<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
     ) -> Result<(), jfr_writer::Error> {
         self.jvm_chunk = recording.chunk_number();
-        let Some(jvm) = &self.jvm else {
-            return Ok(());
-        };
-        let version = jvm.version_line();
-        let arguments = jvm.arguments.join(" ");
-        JvmInformation {
-            start_time: recording.clock().now(),
-            jvm_name: Some(&jvm.vm_name),
-            jvm_version: Some(&version),
-            jvm_arguments: Some(&arguments),
-            jvm_flags: None,
-            java_arguments: jvm.java_command.as_deref(),
-            jvm_start_time: jvm.start_millis,
-            pid: jvm.pid,
+        let now = recording.clock().now();
+        if let Some(jvm) = &self.jvm {
+            let version = jvm.version_line();
+            let arguments = jvm.arguments.join(" ");
+            JvmInformation {
+                start_time: now,
+                jvm_name: Some(&jvm.vm_name),
+                jvm_version: Some(&version),
+                jvm_arguments: Some(&arguments),
+                jvm_flags: None,
+                java_arguments: jvm.java_command.as_deref(),
+                jvm_start_time: jvm.start_millis,
+                pid: jvm.pid,
+            }
+            .write(recording, &self.types.jvm_information)?;
         }
-        .write(recording, &self.jvm_information)
+        let configuration = &self.configuration;
+        if !configuration.known {
+            return Ok(());
+        }
+        let gc = &self.types.gc;
+        if let Some((young, old)) = configuration.collectors {
+            // Constants live for one chunk: made right before their event.
+            let (young, old) = (gc.name(recording, young)?, gc.name(recording, old)?);
+            GcConfiguration {
+                start_time: now,
+                young_collector: Some(young),
+                old_collector: Some(old),
+                parallel_gc_threads: configuration.parallel_gc_threads,
+                concurrent_gc_threads: configuration.concurrent_gc_threads,
+                uses_dynamic_gc_threads: configuration.uses_dynamic_gc_threads,
+                is_explicit_gc_concurrent: configuration.explicit_gc_concurrent,
+                is_explicit_gc_disabled: configuration.explicit_gc_disabled,
+                pause_target: configuration.pause_target,
+                gc_time_ratio: configuration.gc_time_ratio,
+            }
+            .write(recording, &self.types.configuration)?;
+        }
+        let mode = self
+            .jvm
+            .as_ref()
+            .and_then(|jvm| jvm.compressed_oops_mode.as_deref());
+        let mode = mode
+            .map(|mode| gc.narrow_oop_mode(recording, mode))
+            .transpose()?;
+        GcHeapConfiguration {
+            start_time: now,
+            min_size: configuration.min_heap,
+            max_size: configuration.max_heap,
+            initial_size: configuration.initial_heap,
+            uses_compressed_oops: configuration.compressed_oops,
+            compressed_oops_mode: mode,
+            object_alignment: configuration.object_alignment,
+            heap_address_bits: if configuration.compressed_oops {
+                32
+            } else {
+                64
+            },
+        }
+        .write(recording, &self.types.heap_configuration)
     }
 
     /// The recording's time of `millis` after the JVM's start; now if the
@@ -440,21 +684,141 @@ impl HeapContext {
         }
     }
 
-    fn write_collection<S: Sink>(
+    fn write_notified<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
-        collector: usize,
-        last: &LastCollection,
+        notified: &NotifiedCollection,
     ) -> Result<(), jfr_writer::Error> {
-        self.gc_id = self.gc_id.wrapping_add(1).max(1);
-        let gc_id = (self.gc_id & i32::MAX as u32) as i32;
-        let start = self.ticks_of(recording, last.start_millis);
-        let end = self.ticks_of(recording, last.end_millis);
+        let info = &notified.info;
+        let at = match self
+            .collectors
+            .iter()
+            .position(|c| c.name == notified.collector)
+        {
+            Some(at) => at,
+            None => {
+                self.collectors.push(Collector {
+                    name: notified.collector.clone(),
+                    written: 0,
+                });
+                self.collectors.len() - 1
+            }
+        };
+        let collector = &mut self.collectors[at];
+        if info.id <= collector.written {
+            return Ok(());
+        }
+        self.missed += info.id - collector.written - 1;
+        collector.written = info.id;
+        let kind = collector_kind(&notified.collector);
+        let name = match kind {
+            CollectorKind::Young(name) | CollectorKind::Old(name) => name,
+            CollectorKind::Cycle(name) if !name.is_empty() => name,
+            CollectorKind::Cycle(_) | CollectorKind::Unknown => notified.collector.as_str(),
+            // Not a collection: its pause waits for its cycle's
+            // notification, or gets an id of its own.
+            CollectorKind::Pauses => return Ok(()),
+        };
+        let start = self.ticks_of(recording, info.start_millis);
+        let end = self.ticks_of(recording, info.end_millis);
+        let tolerance = ticks_in(PAUSE_MATCH);
+        let claimed: Vec<Pause> = match kind {
+            CollectorKind::Cycle(_) => {
+                let (within, others) = self.pauses.iter().partition(|pause| {
+                    pause.start.0 >= start.0 - tolerance && pause.end.0 <= end.0 + tolerance
+                });
+                self.pauses = others;
+                within
+            }
+            _ => {
+                let nearest = self
+                    .pauses
+                    .iter()
+                    .enumerate()
+                    .map(|(at, pause)| (at, (pause.start.0 - start.0).abs()))
+                    .filter(|&(_, distance)| distance <= tolerance)
+                    .min_by_key(|&(_, distance)| distance);
+                nearest
+                    .map(|(at, _)| self.pauses.remove(at))
+                    .into_iter()
+                    .collect()
+            }
+        };
+        let gc_id = self.next_gc_id();
         let duration = (end.0 - start.0).max(0);
+        let (sum, longest) = if claimed.is_empty() {
+            match kind {
+                CollectorKind::Cycle(_) => (0, 0),
+                _ => (duration, duration),
+            }
+        } else {
+            let lengths = claimed
+                .iter()
+                .map(|pause| (pause.end.0 - pause.start.0).max(0));
+            (lengths.clone().sum(), lengths.max().unwrap_or(0))
+        };
+        for pause in claimed {
+            self.write_pause(recording, pause, gc_id)?;
+        }
+        self.write_summaries(recording, gc_id, info, start, end)?;
+        let types = &self.types;
+        let (name, cause) = (
+            types.gc.name(recording, name)?,
+            notified
+                .cause
+                .as_deref()
+                .map(|cause| types.gc.cause(recording, cause))
+                .transpose()?,
+        );
+        JdkGarbageCollection {
+            start_time: start,
+            duration,
+            gc_id,
+            name: Some(name),
+            cause,
+            sum_of_pauses: sum,
+            longest_pause: longest,
+        }
+        .write(recording, &types.collection)?;
+        match kind {
+            CollectorKind::Young(_) => YoungGarbageCollection {
+                start_time: start,
+                duration,
+                gc_id,
+                // Not known (see the module's notes).
+                tenuring_threshold: 0,
+            }
+            .write(recording, &types.young)?,
+            CollectorKind::Old(_) => OldGarbageCollection {
+                start_time: start,
+                duration,
+                gc_id,
+            }
+            .write(recording, &types.old)?,
+            _ => {}
+        }
+        self.note_heap_after(info);
+        Ok(())
+    }
+
+    /// `jdk.GCHeapSummary` and `jdk.MetaspaceSummary` before and after a
+    /// collection.
+    fn write_summaries<S: Sink>(
+        &mut self,
+        recording: &mut Recording<S>,
+        gc_id: i32,
+        info: &GcInfo,
+        start: Ticks,
+        end: Ticks,
+    ) -> Result<(), jfr_writer::Error> {
         let reserved = saturate(self.heap_reserved);
-        for (when, at, usage) in [(BEFORE_GC, start, last.before), (AFTER_GC, end, last.after)] {
+        let types = &self.types;
+        for (when, at, usage, metaspace) in [
+            (BEFORE_GC, start, info.before, info.metaspace_before),
+            (AFTER_GC, end, info.after, info.metaspace_after),
+        ] {
             // Constants live for one chunk: made right before their event.
-            let when = self.gc.when(recording, when)?;
+            let when = types.gc.when(recording, when)?;
             GcHeapSummary {
                 start_time: at,
                 gc_id,
@@ -466,23 +830,121 @@ impl HeapContext {
                 },
                 heap_used: saturate(usage.used),
             }
-            .write(recording, &self.heap_summary)?;
+            .write(recording, &types.heap_summary)?;
+            let Some(metaspace) = metaspace else {
+                continue;
+            };
+            let class_space = metaspace.class_space.unwrap_or_default();
+            let sizes = |used: u64, committed: u64, reserved: Option<u64>| MetaspaceSizes {
+                committed: saturate(committed),
+                used: saturate(used),
+                reserved: reserved.map_or(0, saturate),
+            };
+            MetaspaceSummary {
+                start_time: at,
+                gc_id,
+                when: Some(when),
+                // Not known (see the module's notes).
+                gc_threshold: 0,
+                metaspace: sizes(metaspace.all.used, metaspace.all.committed, None),
+                data_space: sizes(
+                    metaspace.all.used.saturating_sub(class_space.used),
+                    metaspace
+                        .all
+                        .committed
+                        .saturating_sub(class_space.committed),
+                    None,
+                ),
+                class_space: sizes(class_space.used, class_space.committed, class_space.max),
+            }
+            .write(recording, &types.metaspace_summary)?;
         }
-        let name = &self.collectors[collector].name;
-        let pause = if concurrent(name) { 0 } else { duration };
-        let name = self.gc.name(recording, name)?;
-        JdkGarbageCollection {
-            start_time: start,
-            duration,
-            gc_id,
-            name: Some(name),
-            // GcInfo has no cause (see the module's notes).
-            cause: None,
-            sum_of_pauses: pause,
-            longest_pause: pause,
-        }
-        .write(recording, &self.collection)
+        Ok(())
     }
+
+    fn write_pause<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        pause: Pause,
+        gc_id: i32,
+    ) -> Result<(), jfr_writer::Error> {
+        GcPhasePause {
+            start_time: pause.start,
+            duration: (pause.end.0 - pause.start.0).max(0),
+            event_thread: None,
+            gc_id,
+            name: Some(PAUSE_NAME),
+        }
+        .write(recording, &self.types.pause)
+    }
+
+    /// Writes the pauses no collection claimed that `give_up` says not to
+    /// wait for, each with a `gcId` of its own.
+    fn write_unclaimed_pauses<S: Sink>(
+        &mut self,
+        recording: &mut Recording<S>,
+        give_up: impl Fn(&Pause) -> bool,
+    ) -> Result<(), jfr_writer::Error> {
+        let (left, waiting) = std::mem::take(&mut self.pauses)
+            .into_iter()
+            .partition(|pause| give_up(pause));
+        self.pauses = waiting;
+        let left: Vec<Pause> = left;
+        for pause in left {
+            let gc_id = self.next_gc_id();
+            self.write_pause(recording, pause, gc_id)?;
+        }
+        Ok(())
+    }
+}
+
+/// How many times the end polls for the last notifications, and how often.
+const END_POLLS: u32 = 10;
+const END_POLL_EVERY: Duration = Duration::from_millis(20);
+
+/// The GC configuration from the JVM's flags (research: the JDK's
+/// `GCConfiguration` reads the same flags).
+fn read_configuration(vm: &mut impl HeapVm, collectors: &[String]) -> Configuration {
+    let mut flag = |name: &CStr| vm.vm_flag(name);
+    let number = |flag: Option<VmFlag>| -> i64 {
+        flag.and_then(|f| f.value.parse::<u64>().ok())
+            .map_or(0, |n| n.min(i64::MAX as u64) as i64)
+    };
+    let boolean = |flag: Option<VmFlag>| flag.is_some_and(|f| f.value == "true");
+    let max_heap = flag(c"MaxHeapSize");
+    let known = max_heap.is_some();
+    let pause_target = match flag(c"MaxGCPauseMillis") {
+        // The JDK's "not set" when the flag has its default.
+        Some(f) if f.origin != "DEFAULT" => number(Some(f)),
+        _ => i64::MIN,
+    };
+    let collectors = configured_collectors(collectors);
+    // The JDK writes no parallel threads for Serial.
+    let parallel_gc_threads = match collectors {
+        Some((_, "SerialOld")) => 0,
+        _ => number(flag(c"ParallelGCThreads")) as i32,
+    };
+    Configuration {
+        collectors,
+        parallel_gc_threads,
+        concurrent_gc_threads: number(flag(c"ConcGCThreads")) as i32,
+        uses_dynamic_gc_threads: boolean(flag(c"UseDynamicNumberOfGCThreads")),
+        explicit_gc_concurrent: boolean(flag(c"ExplicitGCInvokesConcurrent")),
+        explicit_gc_disabled: boolean(flag(c"DisableExplicitGC")),
+        pause_target,
+        gc_time_ratio: number(flag(c"GCTimeRatio")) as i32,
+        min_heap: number(flag(c"MinHeapSize")),
+        max_heap: number(max_heap),
+        initial_heap: number(flag(c"InitialHeapSize")),
+        compressed_oops: boolean(flag(c"UseCompressedOops")),
+        object_alignment: number(flag(c"ObjectAlignmentInBytes")),
+        known,
+    }
+}
+
+/// The ticks of a duration.
+fn ticks_in(duration: Duration) -> i64 {
+    (duration.as_nanos() as i64).saturating_mul(TICKS_PER_SECOND) / 1_000_000_000
 }
 
 fn saturate(value: u64) -> i64 {
@@ -502,6 +964,7 @@ mod tests {
             os_arch: Some("amd64".into()),
             arguments: vec![],
             java_command: None,
+            compressed_oops_mode: None,
             start_millis: 0,
             pid: 1,
         }
@@ -526,12 +989,35 @@ mod tests {
     }
 
     #[test]
-    fn only_cycle_collectors_are_concurrent() {
-        assert!(concurrent("ZGC Cycles") && concurrent("Shenandoah Cycles"));
-        assert!(!concurrent("ZGC Pauses") && !concurrent("G1 Young Generation"));
-        assert!(
-            !concurrent("G1 Concurrent GC"),
-            "its collections are pauses"
+    fn collectors_are_named_as_the_jdk_names_them() {
+        use CollectorKind::*;
+        for (bean, kind) in [
+            ("G1 Young Generation", Young("G1New")),
+            ("G1 Old Generation", Old("G1Full")),
+            ("G1 Concurrent GC", Pauses),
+            ("PS Scavenge", Young("ParallelScavenge")),
+            ("PS MarkSweep", Old("ParallelOld")),
+            ("Copy", Young("DefNew")),
+            ("MarkSweepCompact", Old("SerialOld")),
+            ("ZGC Cycles", Cycle("Z")),
+            ("ZGC Pauses", Pauses),
+            ("ZGC Minor Cycles", Cycle("ZGC Minor")),
+            ("ZGC Major Pauses", Pauses),
+            ("Shenandoah Cycles", Cycle("Shenandoah")),
+            ("Shenandoah Pauses", Pauses),
+            ("Epsilon", Unknown),
+        ] {
+            assert_eq!(collector_kind(bean), kind, "{bean}");
+        }
+        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            configured_collectors(&names(&["ZGC Cycles", "ZGC Pauses"])),
+            Some(("N/A", "Z"))
         );
+        assert_eq!(
+            configured_collectors(&names(&["ZGC Minor Cycles", "ZGC Major Cycles"])),
+            Some(("ZGC Minor", "ZGC Major"))
+        );
+        assert_eq!(configured_collectors(&names(&["Epsilon"])), None);
     }
 }

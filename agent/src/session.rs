@@ -607,9 +607,8 @@ fn write_recording<S: Sink>(
         }
         // Asleep until a batch of samples, a collection's end, a snapshot
         // or the stop wakes it, or a flush or the duration's end is due. A
-        // collection is read as it ends, not on a timer that a collector
-        // running again can beat (its management bean keeps only its last
-        // collection). A rate limit needs its windows watched.
+        // collection's notification is read soon after it ends, its pause
+        // waiting for it. A rate limit needs its windows watched.
         let mut wake_at = next_flush;
         if let Some(end) = deadline {
             wake_at = wake_at.min(end);
@@ -631,7 +630,7 @@ fn write_recording<S: Sink>(
             options,
             LogLevel::Debug,
             format_args!(
-                "{} collections not written: a later one of the same collector came before the poll",
+                "{} collections not written: before the GC notifications began, or refused by their full queue",
                 writer.collections_missed()
             ),
         );

@@ -43,7 +43,7 @@ use jfr_writer::{
 
 use crate::environment::{Environment, EnvironmentVm, ShutdownRecord};
 use crate::fingerprints::FingerprintMap;
-use crate::heap::{HeapContext, HeapVm};
+use crate::heap::{HeapContext, HeapVm, Pause};
 use crate::record::{RawFrame, SampleView};
 use crate::roots::{Reference, RootLimits, RootPath, RootsVm};
 use crate::signature::internal_name;
@@ -483,6 +483,24 @@ impl ActiveSettings {
         })
     }
 
+    /// Says `event_type` enabled, once.
+    fn write_enabled_once<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        event_type: &EventType,
+    ) -> Result<(), jfr_writer::Error> {
+        ActiveSetting {
+            start_time: recording.clock().now(),
+            duration: 0,
+            event_thread: None,
+            stack_trace: None.into(),
+            id: event_type.id().get() as i64,
+            name: Some(setting::ENABLED),
+            value: Some("true"),
+        }
+        .write(recording, &self.setting_type)
+    }
+
     /// Writes the events, as of now.
     fn write<S: Sink>(&self, recording: &mut Recording<S>) -> Result<(), jfr_writer::Error> {
         let now = recording.clock().now();
@@ -656,6 +674,7 @@ impl<S: Sink> Writer<S> {
             .settings
             .extend(environment.settings(settings.flush_millis));
         active.write(&mut recording)?;
+        let heap = HeapContext::register(&mut recording)?;
         let old_objects = if settings.live && settings.old_objects > 0 {
             let types = OldObjectTypes::register(&mut recording)?;
             Some(OldObjects {
@@ -677,7 +696,7 @@ impl<S: Sink> Writer<S> {
             agent_statistics: recording.register(events::agent_statistics())?,
             heap_exhausted: recording.register(events::heap_exhausted())?,
             live_set: recording.register(events::live_set())?,
-            heap: HeapContext::register(&mut recording)?,
+            heap,
             recording,
             methods: FxHashMap::default(),
             frames: FrameCache::new(),
@@ -758,8 +777,8 @@ impl<S: Sink> Writer<S> {
         self.heap.begin(&mut self.recording, vm)
     }
 
-    /// Writes the collections the JVM's management interface reports since
-    /// the last poll ([`HeapContext::poll`]).
+    /// Writes the collections the JVM notified since the last poll, with
+    /// their pauses ([`HeapContext::poll`]).
     pub fn poll_collections(&mut self, vm: &mut impl Vm) -> Result<(), jfr_writer::Error> {
         self.heap.poll(&mut self.recording, vm)
     }
@@ -777,8 +796,8 @@ impl<S: Sink> Writer<S> {
         self.heap.last_known_heap_usage()
     }
 
-    /// Collections whose figures were replaced by a later collection of the
-    /// same collector before a poll ([`HeapContext::collections_missed`]).
+    /// Collections of the recording not written: before the notifications
+    /// began, or refused by a full queue ([`HeapContext::collections_missed`]).
     pub fn collections_missed(&self) -> u64 {
         self.heap.collections_missed()
     }
@@ -902,6 +921,10 @@ impl<S: Sink> Writer<S> {
     ) -> Result<(), jfr_writer::Error> {
         self.gc_count = self.gc_count.max(gc.id);
         self.last_gc_end = self.last_gc_end.max(gc.end);
+        self.heap.pause(Pause {
+            start: Ticks(gc.start),
+            end: Ticks(gc.end),
+        });
         GarbageCollection {
             start_time: Ticks(gc.start),
             duration: gc.end - gc.start,
@@ -1103,6 +1126,7 @@ impl<S: Sink> Writer<S> {
         end: i64,
         collected: bool,
     ) -> Result<(), jfr_writer::Error> {
+        self.say_pause_phases_enabled()?;
         if !self.live {
             return Ok(());
         }
@@ -1212,6 +1236,16 @@ impl<S: Sink> Writer<S> {
         .write(&mut self.recording, &self.agent_statistics)
     }
 
+    /// Says `jdk.GCPhasePauseLevel1` enabled, in the file's last chunk
+    /// (or a snapshot's tail): once per file, which every rotation keeps,
+    /// for Mission Control takes a type with no events as enabled only if
+    /// exactly one setting in the file says so (its long-pause rule needs
+    /// it). A file cut short by a crash does not say it.
+    fn say_pause_phases_enabled(&mut self) -> Result<(), jfr_writer::Error> {
+        self.active
+            .write_enabled_once(&mut self.recording, self.heap.pause_level_1())
+    }
+
     /// Ends the recording: a last sweep, the old objects (with their paths
     /// to GC roots when asked), an `ObjectLifetime` with `live = true` for
     /// every object still tracked, the live set (`collected`: a collection
@@ -1224,6 +1258,9 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
         collected: bool,
     ) -> Result<S, jfr_writer::Error> {
+        // The last collections' notifications, and their pauses.
+        self.heap.end(&mut self.recording, vm)?;
+        self.say_pause_phases_enabled()?;
         let end = self.recording.clock().now().0;
         // An object the ring handed over after the collection that freed
         // it was not in the table when that collection was swept: sweep

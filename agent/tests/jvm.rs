@@ -4,6 +4,7 @@
 use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
 
+use heapsampler_agent::heap::{CollectorKind, collector_kind};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -1306,12 +1307,16 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
         .collect();
     let collections = &events["jdk.GarbageCollection"];
     let summaries = &events["jdk.GCHeapSummary"];
-    // Named as the JVM names its collectors; one gcId sequence, each with
-    // one summary before and one after.
+    // Named as the JDK names its collectors' collections; one gcId
+    // sequence, each with one summary before and one after.
+    let jdk_name = |collector: &str| match collector_kind(collector) {
+        CollectorKind::Young(name) | CollectorKind::Old(name) => name,
+        kind => panic!("{collector}: {kind:?}"),
+    };
     for line in collections {
         let name = text_field(line, "name");
         assert!(
-            collectors.contains(&name.as_str()),
+            collectors.iter().any(|c| jdk_name(c) == name),
             "{name} of {collectors:?}"
         );
     }
@@ -1345,7 +1350,10 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
         // may start in the same millisecond.
         let collection = collections
             .iter()
-            .find(|l| field(l, "startTime") == at.to_string() && text_field(l, "name") == collector)
+            .find(|l| {
+                field(l, "startTime") == at.to_string()
+                    && text_field(l, "name") == jdk_name(collector)
+            })
             .unwrap_or_else(|| {
                 panic!("{step}: no {collector} collection at {at} in {collections:#?}")
             });

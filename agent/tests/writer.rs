@@ -7,9 +7,10 @@ use heapsampler_test_support as support;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use heapsampler_agent::environment::EnvironmentVm;
+use heapsampler_agent::environment::{EnvironmentVm, VmFlag};
 use heapsampler_agent::heap::{
-    ClassLoading, Collectors, HeapUsage, HeapVm, JvmInfo, LastCollection,
+    ClassLoading, Collectors, GcInfo, HeapUsage, HeapVm, JvmInfo, Metaspace, NotifiedCollection,
+    SpaceUsage,
 };
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath, RootsVm};
@@ -41,12 +42,13 @@ struct FakeVm {
 struct FakeManagement {
     jvm: JvmInfo,
     collectors: Collectors,
-    counts: Vec<u64>,
-    /// Each collector's last collection.
-    last: Vec<Option<LastCollection>>,
+    /// Each collector's last collection before the notifications began.
+    last: Vec<Option<GcInfo>>,
+    /// Notified collections not drained yet.
+    notified: Vec<NotifiedCollection>,
+    /// The JVM's flags: (name, value, origin).
+    flags: Vec<(&'static str, &'static str, &'static str)>,
     classes: ClassLoading,
-    /// How many times a collector's last collection was asked for.
-    last_asked: usize,
 }
 
 impl Vm for FakeVm {
@@ -100,15 +102,26 @@ impl HeapVm for FakeVm {
     fn collectors(&mut self) -> Option<Collectors> {
         Some(self.management.as_ref()?.collectors.clone())
     }
-    fn collection_counts(&mut self) -> Vec<u64> {
-        self.management
-            .as_ref()
-            .map_or_else(Vec::new, |m| m.counts.clone())
+    fn last_collection(&mut self, collector: usize) -> Option<GcInfo> {
+        self.management.as_ref()?.last[collector]
     }
-    fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
-        let management = self.management.as_mut()?;
-        management.last_asked += 1;
-        management.last[collector]
+    fn notified_collections(&mut self) -> Vec<NotifiedCollection> {
+        self.management
+            .as_mut()
+            .map_or_else(Vec::new, |m| std::mem::take(&mut m.notified))
+    }
+    fn vm_flag(&mut self, name: &std::ffi::CStr) -> Option<VmFlag> {
+        let name = name.to_str().ok()?;
+        let &(_, value, origin) = self
+            .management
+            .as_ref()?
+            .flags
+            .iter()
+            .find(|f| f.0 == name)?;
+        Some(VmFlag {
+            value: value.into(),
+            origin: origin.into(),
+        })
     }
     fn class_loading(&mut self) -> Option<ClassLoading> {
         Some(self.management.as_ref()?.classes)
@@ -458,8 +471,9 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         .collect();
     assert_eq!(
         ids.len(),
-        2 + 10,
-        "ObjectAllocationSample, ObjectLifetime and the 10 environment events: {ids:?}"
+        3 + 10,
+        "ObjectAllocationSample, ObjectLifetime, GCPhasePauseLevel1 and the 10 environment \
+         events: {ids:?}"
     );
     let statistics = of("heapsampler.AgentStatistics ");
     assert_eq!(statistics.len(), 1);
@@ -1044,6 +1058,7 @@ fn g1(writer: &Writer<jfr_writer::FileSink>, started_before: i64) -> FakeManagem
                 "-agentpath:/x/libheapsampler.so=live=true".into(),
             ],
             java_command: Some("Leak 10".into()),
+            compressed_oops_mode: Some("Zero based".into()),
             start_millis: origin_millis - started_before,
             pid: 4242,
         },
@@ -1051,21 +1066,47 @@ fn g1(writer: &Writer<jfr_writer::FileSink>, started_before: i64) -> FakeManagem
             names: vec!["G1 Young Generation".into(), "G1 Old Generation".into()],
             heap_reserved: 1 << 30,
         },
-        counts: vec![0, 0],
         last: vec![None, None],
+        notified: Vec::new(),
+        flags: vec![
+            ("MaxHeapSize", "1073741824", "VM_CREATION"),
+            ("MinHeapSize", "8388608", "ERGONOMIC"),
+            ("InitialHeapSize", "16777216", "ERGONOMIC"),
+            ("UseCompressedOops", "true", "ERGONOMIC"),
+            ("ObjectAlignmentInBytes", "8", "DEFAULT"),
+            ("ParallelGCThreads", "2", "DEFAULT"),
+            ("ConcGCThreads", "1", "ERGONOMIC"),
+            ("UseDynamicNumberOfGCThreads", "true", "DEFAULT"),
+            ("ExplicitGCInvokesConcurrent", "false", "DEFAULT"),
+            ("DisableExplicitGC", "false", "DEFAULT"),
+            ("MaxGCPauseMillis", "200", "DEFAULT"),
+            ("GCTimeRatio", "12", "DEFAULT"),
+        ],
         classes: ClassLoading {
             loaded: 512,
             unloaded: 3,
         },
-        last_asked: 0,
     }
 }
 
 /// A collection of `id` from `start` to `end` ms after the JVM's start,
 /// the heap `used` MiB before and `left` MiB after, 64 MiB committed
-/// before and 96 after.
-fn collection(id: u64, start: i64, end: i64, used: u64, left: u64) -> Option<LastCollection> {
-    Some(LastCollection {
+/// before and 96 after; the metaspace 6 MiB used (1 of it classes) before
+/// and 5 (1) after, in 8 MiB committed (2 of classes, in 1 GiB reserved).
+fn collection(id: u64, start: i64, end: i64, used: u64, left: u64) -> GcInfo {
+    let metaspace = |used: u64| Metaspace {
+        all: SpaceUsage {
+            used: used << 20,
+            committed: 8 << 20,
+            max: None,
+        },
+        class_space: Some(SpaceUsage {
+            used: 1 << 20,
+            committed: 2 << 20,
+            max: Some(1 << 30),
+        }),
+    };
+    GcInfo {
         id,
         start_millis: start,
         end_millis: end,
@@ -1077,27 +1118,48 @@ fn collection(id: u64, start: i64, end: i64, used: u64, left: u64) -> Option<Las
             used: left << 20,
             committed: 96 << 20,
         },
-    })
+        metaspace_before: Some(metaspace(6)),
+        metaspace_after: Some(metaspace(5)),
+    }
+}
+
+/// `collection` as notified by `collector` for `cause`.
+fn notified(collector: &str, cause: &str, info: GcInfo) -> NotifiedCollection {
+    NotifiedCollection {
+        collector: collector.into(),
+        cause: Some(cause.into()),
+        info,
+    }
 }
 
 /// The events of these types in the file, as the JDK's parser reads them,
 /// with the start time of those written "now" (not from the JVM's times)
 /// replaced by `NOW`.
 fn heap_events(path: &Path) -> Vec<String> {
+    const NOW: [&str; 4] = [
+        "jdk.JVMInformation ",
+        "jdk.ClassLoadingStatistics ",
+        "jdk.GCConfiguration ",
+        "jdk.GCHeapConfiguration ",
+    ];
     support::dump_types(
         path,
         &[
             "jdk.JVMInformation",
+            "jdk.GCConfiguration",
+            "jdk.GCHeapConfiguration",
             "jdk.GCHeapSummary",
+            "jdk.MetaspaceSummary",
             "jdk.GarbageCollection",
+            "jdk.YoungGarbageCollection",
+            "jdk.OldGarbageCollection",
+            "jdk.GCPhasePause",
             "jdk.ClassLoadingStatistics",
         ],
     )
     .into_iter()
     .map(|line| {
-        if line.starts_with("jdk.JVMInformation ")
-            || line.starts_with("jdk.ClassLoadingStatistics ")
-        {
+        if NOW.iter().any(|t| line.starts_with(t)) {
             let time = line.split(' ').nth(1).unwrap().to_owned();
             line.replacen(&time, "startTime=NOW", 1)
         } else {
@@ -1107,75 +1169,122 @@ fn heap_events(path: &Path) -> Vec<String> {
     .collect()
 }
 
-/// `jdk.GCHeapSummary` as the JDK's parser prints it: the heap's start is
-/// not known (0), its reserved size is the fake JVM's 1 GiB.
-fn summary(at: i64, gc_id: u32, when: &str, committed_mib: u64, used_mib: u64) -> String {
+/// `jdk.GCHeapSummary` and `jdk.MetaspaceSummary` as the JDK's parser
+/// prints them: the heap's start is not known (0), its reserved size is
+/// the fake JVM's 1 GiB; the metaspace as [`collection`] has it, its total
+/// reservation and threshold not known (0).
+fn summaries(at: i64, gc_id: u32, when: &str, committed_mib: u64, used_mib: u64) -> [String; 2] {
     let committed = committed_mib << 20;
-    format!(
-        "jdk.GCHeapSummary startTime={at} gcId={gc_id} when=\"{when}\" \
-         heapSpace={{start=0,committedEnd={committed},committedSize={committed},\
-         reservedEnd=1073741824,reservedSize=1073741824}} heapUsed={}",
-        used_mib << 20
-    )
+    let metaspace_used = if when == "Before GC" { 6 } else { 5 };
+    [
+        format!(
+            "jdk.GCHeapSummary startTime={at} gcId={gc_id} when=\"{when}\" \
+             heapSpace={{start=0,committedEnd={committed},committedSize={committed},\
+             reservedEnd=1073741824,reservedSize=1073741824}} heapUsed={}",
+            used_mib << 20
+        ),
+        format!(
+            "jdk.MetaspaceSummary startTime={at} gcId={gc_id} when=\"{when}\" gcThreshold=0 \
+             metaspace={{committed=8388608,used={},reserved=0}} \
+             dataSpace={{committed=6291456,used={},reserved=0}} \
+             classSpace={{committed=2097152,used=1048576,reserved=1073741824}}",
+            metaspace_used << 20,
+            (metaspace_used - 1) << 20,
+        ),
+    ]
 }
 
-/// `jdk.GarbageCollection` as the JDK's parser prints it; the cause is
-/// null (the management interface does not give it).
-fn jdk_collection(at: i64, millis: i64, gc_id: u32, name: &str) -> String {
+/// `jdk.GarbageCollection` as the JDK's parser prints it.
+fn jdk_collection(
+    at: i64,
+    millis: i64,
+    gc_id: u32,
+    name: &str,
+    cause: &str,
+    pauses_nanos: i64,
+) -> String {
     let nanos = millis * 1_000_000;
     format!(
         "jdk.GarbageCollection startTime={at} duration={nanos} gcId={gc_id} name=\"{name}\" \
-         cause=null sumOfPauses={nanos} longestPause={nanos}"
+         cause=\"{cause}\" sumOfPauses={pauses_nanos} longestPause={pauses_nanos}"
+    )
+}
+
+fn pause(at: i64, nanos: i64, gc_id: u32) -> String {
+    format!(
+        "jdk.GCPhasePause startTime={at} duration={nanos} eventThread=null gcId={gc_id} \
+         name=\"GC Pause\""
     )
 }
 
 /// A recording attached to a JVM that ran for 10 s: the collections from
-/// before it are left out (the last one's heap is the last known), those
-/// after it are written in the order they started, each with one gcId on
-/// its heap summaries and its collection, the collector's name and its
-/// times from the JVM's; a collector that ran twice between polls has
-/// only its last collection written, and the other is counted.
+/// before it are left out (the last one's heap is the last known); those
+/// notified after it are written in the order they started, each with one
+/// gcId on its summaries, its collection, its young or old event and the
+/// pause the GC callbacks reported within it, named as the JDK names
+/// them, with the notified cause; a collector's ids left out are counted;
+/// a pause no collection claims (G1's Remark) is written at the end with
+/// an id of its own. The configuration comes from the JVM's flags.
 #[test]
-fn collections_from_the_jvms_management_interface_as_the_jdk_reads_them() {
+fn collections_from_the_jvms_notifications_as_the_jdk_reads_them() {
     let dir = support::temp_dir("agent_writer_heap");
     let path = dir.join("heap.jfr");
     let mut writer = new_writer(&path, &settings(&path));
     let mut jvm = g1(&writer, 10_000);
     // Before the recording: four young collections, one full one; the
     // young one ended last.
-    jvm.counts = vec![4, 1];
     jvm.last = vec![
-        collection(4, 9_000, 9_010, 40, 20),
-        collection(1, 5_000, 5_100, 60, 10),
+        Some(collection(4, 9_000, 9_010, 40, 20)),
+        Some(collection(1, 5_000, 5_100, 60, 10)),
     ];
     let epoch = |millis: i64| (jvm.jvm.start_millis + millis) * 1_000_000;
-    let (at, at_end) = (epoch(10_100), epoch(10_103));
+    let (at, at_end) = (epoch(10_100), epoch(10_102));
     let (full, full_end) = (epoch(10_300), epoch(10_350));
-    let (young, young_end) = (epoch(10_400), epoch(10_402));
+    let (young, young_end) = (epoch(10_400), epoch(10_403));
+    let remark = epoch(10_200);
     let mut vm = FakeVm {
         management: Some(jvm),
         ..FakeVm::default()
     };
     assert!(writer.begin_heap_context(&mut vm).unwrap());
     assert_eq!(writer.last_known_heap_usage(), Some(20 << 20));
+    let clock = writer.clock();
+    let ticks = |epoch_nanos: i64| clock.ticks_at_epoch_nanos(epoch_nanos).0;
+    let gc = |writer: &mut Writer<_>, vm: &mut FakeVm, id, start, end| {
+        let (start, end) = (ticks(start), ticks(end));
+        writer
+            .garbage_collection(vm, GcRecord { id, start, end })
+            .unwrap();
+    };
 
+    // The pause is reported before its notification; it waits for it.
+    gc(&mut writer, &mut vm, 1, at + 300_000, at + 2_100_000);
+    writer.poll_collections(&mut vm).unwrap();
     let management = vm.management.as_mut().unwrap();
-    management.counts = vec![5, 1];
-    management.last[0] = collection(5, 10_100, 10_103, 30, 25);
+    management.notified = vec![notified(
+        "G1 Young Generation",
+        "G1 Evacuation Pause",
+        collection(5, 10_100, 10_102, 30, 25),
+    )];
     writer.poll_collections(&mut vm).unwrap();
     assert_eq!(writer.last_known_heap_usage(), Some(25 << 20));
-    // Nothing ran since: nothing is asked or written.
-    let asked = vm.management.as_ref().unwrap().last_asked;
-    writer.poll_collections(&mut vm).unwrap();
-    assert_eq!(vm.management.as_ref().unwrap().last_asked, asked);
 
-    // Young collections 6 and 7 replaced by 8 before the poll; a full one
-    // that started before 8.
+    // A pause no collection is notified for; young collections 6 and 7
+    // refused by a full queue; a full collection that started before 8.
+    gc(&mut writer, &mut vm, 2, remark, remark + 1_000_000);
+    gc(&mut writer, &mut vm, 3, full + 500_000, full_end - 200_000);
     let management = vm.management.as_mut().unwrap();
-    management.counts = vec![8, 2];
-    management.last = vec![
-        collection(8, 10_400, 10_402, 50, 45),
-        collection(2, 10_300, 10_350, 70, 35),
+    management.notified = vec![
+        notified(
+            "G1 Young Generation",
+            "G1 Evacuation Pause",
+            collection(8, 10_400, 10_403, 50, 45),
+        ),
+        notified(
+            "G1 Old Generation",
+            "System.gc()",
+            collection(2, 10_300, 10_350, 70, 35),
+        ),
     ];
     writer.heap_statistics(&mut vm).unwrap();
     assert_eq!(writer.collections_missed(), 2);
@@ -1183,81 +1292,202 @@ fn collections_from_the_jvms_management_interface_as_the_jdk_reads_them() {
     finish(writer, &mut vm, 0);
 
     let jvm_start = vm.management.as_ref().unwrap().jvm.start_millis;
-    assert_eq!(
-        heap_events(&path),
-        [
-            format!(
-                "jdk.JVMInformation startTime=NOW jvmName=\"OpenJDK 64-Bit Server VM\" \
-                 jvmVersion=\"OpenJDK 64-Bit Server VM (17.0.15+6) for linux-amd64 JRE \
-                 (17.0.15+6)\" jvmArguments=\"-Xmx1g -agentpath:/x/libheapsampler.so=live=true\" \
-                 jvmFlags=null javaArguments=\"Leak 10\" jvmStartTime={jvm_start} pid=4242"
-            ),
-            summary(at, 1, "Before GC", 64, 30),
-            summary(at_end, 1, "After GC", 96, 25),
-            jdk_collection(at, 3, 1, "G1 Young Generation"),
-            summary(full, 2, "Before GC", 64, 70),
-            summary(full_end, 2, "After GC", 96, 35),
-            jdk_collection(full, 50, 2, "G1 Old Generation"),
-            summary(young, 3, "Before GC", 64, 50),
-            summary(young_end, 3, "After GC", 96, 45),
-            jdk_collection(young, 2, 3, "G1 Young Generation"),
-            "jdk.ClassLoadingStatistics startTime=NOW loadedClassCount=512 unloadedClassCount=3"
-                .to_owned(),
-        ]
-    );
-    // The JSON form, as `jfr print --json` gives it: the JVM's start as a
-    // time, the cause absent.
+    let mut expected = vec![
+        format!(
+            "jdk.JVMInformation startTime=NOW jvmName=\"OpenJDK 64-Bit Server VM\" \
+             jvmVersion=\"OpenJDK 64-Bit Server VM (17.0.15+6) for linux-amd64 JRE \
+             (17.0.15+6)\" jvmArguments=\"-Xmx1g -agentpath:/x/libheapsampler.so=live=true\" \
+             jvmFlags=null javaArguments=\"Leak 10\" jvmStartTime={jvm_start} pid=4242"
+        ),
+        // MaxGCPauseMillis has its default: no pause target (the JDK's
+        // Long.MIN_VALUE).
+        "jdk.GCConfiguration startTime=NOW youngCollector=\"G1New\" oldCollector=\"G1Old\" \
+         parallelGCThreads=2 concurrentGCThreads=1 usesDynamicGCThreads=true \
+         isExplicitGCConcurrent=false isExplicitGCDisabled=false \
+         pauseTarget=-9223372036854775808 gcTimeRatio=12"
+            .to_owned(),
+        "jdk.GCHeapConfiguration startTime=NOW minSize=8388608 maxSize=1073741824 \
+         initialSize=16777216 usesCompressedOops=true compressedOopsMode=\"Zero based\" \
+         objectAlignment=8 heapAddressBits=32"
+            .to_owned(),
+        pause(at + 300_000, 1_800_000, 1),
+    ];
+    expected.extend(summaries(at, 1, "Before GC", 64, 30));
+    expected.extend(summaries(at_end, 1, "After GC", 96, 25));
+    expected.extend([
+        jdk_collection(at, 2, 1, "G1New", "G1 Evacuation Pause", 1_800_000),
+        format!(
+            "jdk.YoungGarbageCollection startTime={at} duration=2000000 gcId=1 \
+             tenuringThreshold=0"
+        ),
+        pause(full + 500_000, 49_300_000, 2),
+    ]);
+    expected.extend(summaries(full, 2, "Before GC", 64, 70));
+    expected.extend(summaries(full_end, 2, "After GC", 96, 35));
+    expected.extend([
+        jdk_collection(full, 50, 2, "G1Full", "System.gc()", 49_300_000),
+        format!("jdk.OldGarbageCollection startTime={full} duration=50000000 gcId=2"),
+    ]);
+    // Without a pause reported, the collection's own length.
+    expected.extend(summaries(young, 3, "Before GC", 64, 50));
+    expected.extend(summaries(young_end, 3, "After GC", 96, 45));
+    expected.extend([
+        jdk_collection(young, 3, 3, "G1New", "G1 Evacuation Pause", 3_000_000),
+        format!(
+            "jdk.YoungGarbageCollection startTime={young} duration=3000000 gcId=3 \
+             tenuringThreshold=0"
+        ),
+        "jdk.ClassLoadingStatistics startTime=NOW loadedClassCount=512 unloadedClassCount=3"
+            .to_owned(),
+        pause(remark, 1_000_000, 4),
+    ]);
+    assert_eq!(heap_events(&path), expected);
+    // `jfr print --json` reads the cause and the JDK's name.
     let document = support::print_json(&path);
     let events = support::json_events(&document);
-    let of = |name: &str| {
-        events
-            .iter()
-            .filter(|e| e["type"] == name)
-            .collect::<Vec<_>>()
-    };
-    let collections = of("jdk.GarbageCollection");
+    let collections: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "jdk.GarbageCollection")
+        .collect();
     assert_eq!(collections.len(), 3);
-    assert_eq!(collections[1]["values"]["name"], "G1 Old Generation");
-    assert_eq!(collections[1]["values"]["cause"], serde_json::Value::Null);
-    let information = of("jdk.JVMInformation");
-    assert_eq!(information.len(), 1);
-    assert!(
-        information[0]["values"]["jvmStartTime"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("20")),
-        "{}",
-        information[0]
-    );
+    assert_eq!(collections[1]["values"]["name"], "G1Full");
+    assert_eq!(collections[1]["values"]["cause"], "System.gc()");
 }
 
-/// A recording made from the JVM's start (`-agentpath`) may still see the
-/// JVM's first collections only at its first poll: the writer thread
-/// starts while the application runs. They are its collections.
+/// A concurrent collector (ZGC on JDK 17): its `ZGC Pauses` notifications
+/// are not collections; its cycle, notified at its end, claims every pause
+/// the GC callbacks reported within it, and sums them; it has neither young
+/// nor old event; a pause outside any cycle gets an id of its own.
 #[test]
-fn collections_before_the_first_poll_of_a_recording_from_the_jvms_start_are_written() {
+fn a_concurrent_cycle_claims_the_pauses_within_it() {
+    let dir = support::temp_dir("agent_writer_heap_cycle");
+    let path = dir.join("cycle.jfr");
+    let mut writer = new_writer(&path, &settings(&path));
+    let mut jvm = g1(&writer, 1_000);
+    jvm.collectors.names = vec!["ZGC Cycles".into(), "ZGC Pauses".into()];
+    let epoch = |millis: i64| (jvm.jvm.start_millis + millis) * 1_000_000;
+    let (cycle, cycle_end) = (epoch(2_000), epoch(2_080));
+    let mut vm = FakeVm {
+        management: Some(jvm),
+        ..FakeVm::default()
+    };
+    writer.begin_heap_context(&mut vm).unwrap();
+    let clock = writer.clock();
+    let pauses = [
+        (cycle + 200_000, 30_000),
+        (cycle + 40_000_000, 50_000),
+        (cycle + 79_000_000, 20_000),
+        // After the cycle's end.
+        (cycle_end + 20_000_000, 10_000),
+    ];
+    for (at, (start, nanos)) in pauses.into_iter().enumerate() {
+        let start = clock.ticks_at_epoch_nanos(start).0;
+        writer
+            .garbage_collection(
+                &mut vm,
+                GcRecord {
+                    id: at as u64 + 1,
+                    start,
+                    end: start + nanos,
+                },
+            )
+            .unwrap();
+    }
+    let pause_of = |id, start: i64| {
+        notified(
+            "ZGC Pauses",
+            "System.gc()",
+            collection(id, start, start, 0, 0),
+        )
+    };
+    vm.management.as_mut().unwrap().notified = vec![
+        pause_of(1, 2_000),
+        pause_of(2, 2_040),
+        pause_of(3, 2_079),
+        notified(
+            "ZGC Cycles",
+            "System.gc()",
+            collection(1, 2_000, 2_080, 40, 20),
+        ),
+    ];
+    writer.poll_collections(&mut vm).unwrap();
+    finish(writer, &mut vm, 0);
+
+    let events = heap_events(&path);
+    let of = |name: &str| -> Vec<&String> {
+        events
+            .iter()
+            .filter(|e| e.starts_with(&format!("{name} ")))
+            .collect()
+    };
+    assert_eq!(
+        of("jdk.GarbageCollection"),
+        [
+            &jdk_collection(cycle, 80, 1, "Z", "System.gc()", 0).replace(
+                "sumOfPauses=0 longestPause=0",
+                "sumOfPauses=100000 longestPause=50000"
+            )
+        ]
+    );
+    assert_eq!(
+        of("jdk.GCPhasePause"),
+        [
+            &pause(cycle + 200_000, 30_000, 1),
+            &pause(cycle + 40_000_000, 50_000, 1),
+            &pause(cycle + 79_000_000, 20_000, 1),
+            &pause(cycle_end + 20_000_000, 10_000, 2),
+        ]
+    );
+    assert!(
+        of("jdk.YoungGarbageCollection").is_empty() && of("jdk.OldGarbageCollection").is_empty()
+    );
+    assert_eq!(of("jdk.MetaspaceSummary").len(), 2);
+}
+
+/// A recording made from the JVM's start (`-agentpath`) may see the
+/// JVM's first collections only in their collector's last `GcInfo`, from
+/// before the notifications began: the last is written at the next poll,
+/// with its pause and without a cause, the earlier ones counted.
+#[test]
+fn a_collection_before_the_notifications_began_is_written_without_its_cause() {
     let dir = support::temp_dir("agent_writer_heap_start");
     let path = dir.join("start.jfr");
     let mut writer = new_writer(&path, &settings(&path));
     let mut jvm = g1(&writer, -5);
-    jvm.counts = vec![3, 0];
-    jvm.last = vec![collection(3, 100, 104, 24, 8), None];
+    jvm.last = vec![Some(collection(3, 100, 104, 24, 8)), None];
+    let at = (jvm.jvm.start_millis + 100) * 1_000_000;
     let mut vm = FakeVm {
         management: Some(jvm),
         ..FakeVm::default()
     };
     assert!(writer.begin_heap_context(&mut vm).unwrap());
     assert_eq!(writer.collections_missed(), 2);
+    let start = writer.clock().ticks_at_epoch_nanos(at + 500_000).0;
+    writer
+        .garbage_collection(
+            &mut vm,
+            GcRecord {
+                id: 1,
+                start,
+                end: start + 3_000_000,
+            },
+        )
+        .unwrap();
+    writer.poll_collections(&mut vm).unwrap();
     assert_eq!(writer.last_known_heap_usage(), Some(8 << 20));
     finish(writer, &mut vm, 0);
-    let at = (vm.management.as_ref().unwrap().jvm.start_millis + 100) * 1_000_000;
     let events = heap_events(&path);
+    let collections: Vec<&String> = events
+        .iter()
+        .filter(|e| e.starts_with("jdk.GarbageCollection "))
+        .collect();
     assert_eq!(
-        events[1..],
-        [
-            summary(at, 1, "Before GC", 64, 24),
-            summary(at + 4_000_000, 1, "After GC", 96, 8),
-            jdk_collection(at, 4, 1, "G1 Young Generation"),
-        ]
+        collections,
+        [&jdk_collection(at, 4, 1, "G1New", "-", 3_000_000).replace("cause=\"-\"", "cause=null")]
+    );
+    assert!(
+        events.contains(&pause(at + 500_000, 3_000_000, 1)),
+        "{events:#?}"
     );
 }
 
@@ -1338,9 +1568,10 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
     );
     assert_eq!(
         support::summary_count(&summary, "jdk.ActiveSetting"),
-        (8 + 20) * chunks,
+        (8 + 20) * chunks + 1,
         "six of the allocation samples, two of the lifetimes, and of the 10 environment \
-         events each enabled, 9 a period and Shutdown its stack traces: {summary}"
+         events each enabled, 9 a period and Shutdown its stack traces, per chunk; once in \
+         the file jdk.GCPhasePauseLevel1's enabled: {summary}"
     );
     // What the JVM runs on, at each chunk's start too.
     assert_eq!(
@@ -1348,6 +1579,10 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
         chunks,
         "{summary}"
     );
+    // And the GC configuration, as the JDK writes it at each chunk's start.
+    for name in ["jdk.GCConfiguration", "jdk.GCHeapConfiguration"] {
+        assert_eq!(support::summary_count(&summary, name), chunks, "{summary}");
+    }
     assert_eq!(
         support::summary_count(&summary, "jdk.ClassLoadingStatistics"),
         21,

@@ -40,6 +40,7 @@
 mod typed;
 
 mod environment;
+mod gc;
 mod heap;
 mod old_objects;
 
@@ -48,6 +49,12 @@ pub use environment::{
     InitialSystemProperty, IntFlag, PhysicalMemory, Shutdown, StringFlag, UnsignedLongFlag,
     boolean_flag, cpu_information, cpu_load, initial_environment_variable, initial_system_property,
     int_flag, physical_memory, shutdown, string_flag, unsigned_long_flag,
+};
+pub use gc::{
+    GcConfiguration, GcHeapConfiguration, GcPhasePause, GcPhasePauseLevel1, MetaspaceSizes,
+    MetaspaceSummary, OldGarbageCollection, YoungGarbageCollection, gc_configuration,
+    gc_heap_configuration, gc_phase_pause, gc_phase_pause_level_1, metaspace_summary,
+    old_garbage_collection, young_garbage_collection,
 };
 pub use heap::{
     AFTER_GC, BEFORE_GC, ClassLoadingStatistics, GcHeapSummary, GcTypes, JdkGarbageCollection,

@@ -39,8 +39,8 @@ use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, os_thread_id, release_free_memo
 use super::management::{self, Management};
 use super::sys::*;
 use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
-use crate::environment::{EnvironmentVm, FlagValue};
-use crate::heap::{ClassLoading, Collectors, HeapVm, JvmInfo, LastCollection};
+use crate::environment::{EnvironmentVm, VmFlag};
+use crate::heap::{ClassLoading, Collectors, GcInfo, HeapVm, JvmInfo, NotifiedCollection};
 use crate::record::{RawFrame, max_record_len};
 use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
@@ -997,13 +997,7 @@ impl HeapVm for JvmtiVm<'_> {
         self.management()?.collectors()
     }
 
-    fn collection_counts(&mut self) -> Vec<u64> {
-        let jni = self.jni;
-        self.management()
-            .map_or_else(Vec::new, |m| m.collection_counts(jni))
-    }
-
-    fn last_collection(&mut self, collector: usize) -> Option<LastCollection> {
+    fn last_collection(&mut self, collector: usize) -> Option<GcInfo> {
         if !self.gc_info.allows() {
             return None;
         }
@@ -1011,6 +1005,16 @@ impl HeapVm for JvmtiVm<'_> {
         let last = self.management()?.last_collection(jni, collector);
         self.gc_info.made(last.is_some());
         last
+    }
+
+    fn notified_collections(&mut self) -> Vec<NotifiedCollection> {
+        let jni = self.jni;
+        self.management()
+            .map_or_else(Vec::new, |m| m.notified_collections(jni))
+    }
+
+    fn vm_flag(&mut self, name: &CStr) -> Option<VmFlag> {
+        management::vm_flag(self.jni, name)
     }
 
     fn class_loading(&mut self) -> Option<ClassLoading> {
@@ -1053,7 +1057,7 @@ impl EnvironmentVm for JvmtiVm<'_> {
         self.running.jvmti.system_properties().unwrap_or_default()
     }
 
-    fn vm_flags(&mut self, names: &[&str]) -> Vec<Option<FlagValue>> {
+    fn vm_flags(&mut self, names: &[&str]) -> Vec<Option<VmFlag>> {
         management::vm_flags(self.jni, names)
     }
 }

@@ -4,10 +4,12 @@
 //! ([`vm_option`]) that set which objects are tracked.
 //!
 //! [`Management::new`] looks the beans, classes and methods up once and
-//! keeps them (global references, method ids), so that a poll is a few
-//! calls: one `getCollectionCount()` per collector, and for a collector
-//! that ran, `getLastGcInfo()` and its maps read for the heap's pools,
-//! whose names are kept too. Every call runs inside a local frame that
+//! keeps them (global references, method ids), and adds a listener to the
+//! collectors' notifications that queues them ([`GcNotifications`]), so
+//! that a poll is one `poll()` of the queue when no collection ran, and for
+//! each notified collection its `GcInfo` and its maps read for the heap's
+//! and the metaspace's pools, whose names are kept too. Every call runs
+//! inside a local frame that
 //! frees its local references, and a pending exception is cleared and makes
 //! the answer `None`: a JVM without the management modules (a jlinked
 //! runtime) gives no such events, never a crash.
@@ -18,8 +20,10 @@ use std::ptr;
 use jni::sys::{JNIEnv, jclass, jint, jmethodID, jobject, jvalue};
 
 use super::jvm::Jni;
-use crate::environment::FlagValue;
-use crate::heap::{ClassLoading, Collectors, HeapUsage, JvmInfo, LastCollection};
+use crate::environment::VmFlag;
+use crate::heap::{
+    ClassLoading, Collectors, GcInfo, HeapUsage, JvmInfo, Metaspace, NotifiedCollection, SpaceUsage,
+};
 
 /// Checked JNI calls on the calling thread's environment: each clears a
 /// pending exception and then answers `None`.
@@ -166,6 +170,43 @@ impl Env {
         self.checked(object)
     }
 
+    /// A new object of `class` made by its constructor `init` with `args`
+    /// (which match its signature): a local reference.
+    fn new_object_with(self, class: jclass, init: jmethodID, args: &[jvalue]) -> Option<jobject> {
+        // SAFETY: `init` is a constructor of `class`, a live, concrete
+        // class reference, and `args` match its signature.
+        let object = unsafe {
+            (self.table().NewObjectA.expect("NewObjectA"))(self.0, class, init, args.as_ptr())
+        };
+        self.checked(object)
+    }
+
+    /// Calls a method of `object` returning nothing; `None` if it threw.
+    fn void(self, object: jobject, method: jmethodID, args: &[jvalue]) -> Option<()> {
+        // SAFETY: `object` is a live reference of a class that has
+        // `method`, and `args` match the method's signature.
+        unsafe {
+            (self.table().CallVoidMethodA.expect("CallVoidMethodA"))(
+                self.0,
+                object,
+                method,
+                args.as_ptr(),
+            )
+        };
+        (!self.failed()).then_some(())
+    }
+
+    /// A new `Object[]`-like array of `length` elements of `class`, each
+    /// `element`: a local reference.
+    fn array_of(self, length: jint, class: jclass, element: jobject) -> Option<jobject> {
+        // SAFETY: `class` and `element` are live references, `element` an
+        // instance of `class` (or null).
+        let array = unsafe {
+            (self.table().NewObjectArray.expect("NewObjectArray"))(self.0, length, class, element)
+        };
+        self.checked(array)
+    }
+
     /// Calls a no-argument method of `object` returning a `long`.
     fn long(self, object: jobject, method: jmethodID) -> Option<i64> {
         let args: [jvalue; 0] = [];
@@ -281,7 +322,10 @@ struct GcBeans {
     /// references to Java strings, keys of `GcInfo`'s usage maps.
     heap_pools: Vec<jobject>,
     heap_reserved: u64,
-    collection_count: jmethodID,
+    /// The metaspace's pools' names (`Metaspace`, `Compressed Class
+    /// Space`), global references; `None` if the JVM has no such pool.
+    metaspace_pool: Option<jobject>,
+    class_space_pool: Option<jobject>,
     last_gc_info: jmethodID,
     info_id: jmethodID,
     info_start: jmethodID,
@@ -291,6 +335,222 @@ struct GcBeans {
     map_get: jmethodID,
     used: jmethodID,
     committed: jmethodID,
+    max: jmethodID,
+}
+
+impl GcBeans {
+    /// A `GcInfo`'s figures: its usage maps summed over the heap's pools,
+    /// and the metaspace's pools.
+    fn read_info(&self, env: Env, info: jobject) -> Option<GcInfo> {
+        let usage_of = |map: jobject, pool: jobject| -> Option<Option<SpaceUsage>> {
+            // A pool missing from the map: not one this collector reports on.
+            let Some(usage) = env.object(map, self.map_get, &[jvalue { l: pool }]) else {
+                return Some(None);
+            };
+            let max = env.long(usage, self.max)?;
+            Some(Some(SpaceUsage {
+                used: env.long(usage, self.used)?.max(0) as u64,
+                committed: env.long(usage, self.committed)?.max(0) as u64,
+                max: (max >= 0).then_some(max as u64),
+            }))
+        };
+        let read = |getter| -> Option<(HeapUsage, Option<Metaspace>)> {
+            let map = env.object(info, getter, &[])?;
+            let mut heap = HeapUsage::default();
+            for &pool in &self.heap_pools {
+                if let Some(usage) = usage_of(map, pool)? {
+                    heap.used += usage.used;
+                    heap.committed += usage.committed;
+                }
+            }
+            let metaspace = match self.metaspace_pool {
+                Some(pool) => usage_of(map, pool)?.map(|all| Metaspace {
+                    all,
+                    class_space: None,
+                }),
+                None => None,
+            };
+            let metaspace = match (metaspace, self.class_space_pool) {
+                (Some(metaspace), Some(pool)) => Some(Metaspace {
+                    class_space: usage_of(map, pool)?,
+                    ..metaspace
+                }),
+                (metaspace, _) => metaspace,
+            };
+            Some((heap, metaspace))
+        };
+        let (before, metaspace_before) = read(self.usage_before)?;
+        let (after, metaspace_after) = read(self.usage_after)?;
+        Some(GcInfo {
+            id: env.long(info, self.info_id)?.max(0) as u64,
+            start_millis: env.long(info, self.info_start)?,
+            end_millis: env.long(info, self.info_end)?,
+            before,
+            after,
+            metaspace_before,
+            metaspace_after,
+        })
+    }
+}
+
+/// The collectors' notifications, each handed to a bounded queue by a
+/// listener made of the queue's `offer` ([`GcNotifications::listen`]): no
+/// class of the agent's own runs in the JVM, the JVM's notification thread
+/// never waits (a full queue refuses, and the collection's id left out
+/// says so), and the writer drains the queue when it polls.
+struct GcNotifications {
+    /// The `ArrayBlockingQueue`, a global reference.
+    queue: jobject,
+    /// The `NotificationListener`, a global reference, removed at release.
+    listener: jobject,
+    poll: jmethodID,
+    user_data: jmethodID,
+    /// `GarbageCollectionNotificationInfo`, a global reference, and its
+    /// methods.
+    info_class: jclass,
+    from: jmethodID,
+    gc_name: jmethodID,
+    gc_cause: jmethodID,
+    gc_info: jmethodID,
+    remove_listener: jmethodID,
+}
+
+/// How many notifications wait for the writer at most: a few seconds of
+/// the busiest collector's collections; more are refused, and counted.
+const NOTIFICATION_QUEUE: jint = 4096;
+
+impl GcNotifications {
+    /// Makes the queue and its listener and adds the listener to each of
+    /// `beans` (the collectors: every one is a `NotificationEmitter`).
+    /// Global references go to `keep`.
+    fn listen(env: Env, beans: &[jobject], keep: &mut Vec<jobject>) -> Option<Self> {
+        let queue_class = env.class(c"java/util/concurrent/ArrayBlockingQueue")?;
+        let queue_init = env.method(queue_class, c"<init>", c"(I)V")?;
+        let queue = env.new_object_with(
+            queue_class,
+            queue_init,
+            &[jvalue {
+                i: NOTIFICATION_QUEUE,
+            }],
+        )?;
+        // MethodHandles.publicLookup().findVirtual(ArrayBlockingQueue.class,
+        // "offer", methodType(boolean.class, Object.class)).bindTo(queue)
+        let handles = env.class(c"java/lang/invoke/MethodHandles")?;
+        let lookup_class = env.class(c"java/lang/invoke/MethodHandles$Lookup")?;
+        let handle_class = env.class(c"java/lang/invoke/MethodHandle")?;
+        let type_class = env.class(c"java/lang/invoke/MethodType")?;
+        let object_class = env.class(c"java/lang/Object")?;
+        let class_class = env.class(c"java/lang/Class")?;
+        let boolean_class = env.class(c"java/lang/Boolean")?;
+        let boolean = env.static_field(boolean_class, c"TYPE", c"Ljava/lang/Class;")?;
+        let public_lookup = env.static_method(
+            handles,
+            c"publicLookup",
+            c"()Ljava/lang/invoke/MethodHandles$Lookup;",
+        )?;
+        let lookup = env.static_object(handles, public_lookup, &[])?;
+        let method_type = env.static_method(
+            type_class,
+            c"methodType",
+            c"(Ljava/lang/Class;Ljava/lang/Class;)Ljava/lang/invoke/MethodType;",
+        )?;
+        let offer_type = env.static_object(
+            type_class,
+            method_type,
+            &[jvalue { l: boolean }, jvalue { l: object_class }],
+        )?;
+        let find_virtual = env.method(
+            lookup_class,
+            c"findVirtual",
+            c"(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/invoke/MethodType;)Ljava/lang/invoke/MethodHandle;",
+        )?;
+        let offer = env.object(
+            lookup,
+            find_virtual,
+            &[
+                jvalue { l: queue_class },
+                jvalue {
+                    l: env.string(c"offer")?,
+                },
+                jvalue { l: offer_type },
+            ],
+        )?;
+        let bind_to = env.method(
+            handle_class,
+            c"bindTo",
+            c"(Ljava/lang/Object;)Ljava/lang/invoke/MethodHandle;",
+        )?;
+        let offer = env.object(offer, bind_to, &[jvalue { l: queue }])?;
+        // (Object)boolean -> (Object, Object)boolean: the handback is
+        // dropped; the proxy adapts the rest to handleNotification's
+        // (Notification, Object)void.
+        let drop_arguments = env.static_method(
+            handles,
+            c"dropArguments",
+            c"(Ljava/lang/invoke/MethodHandle;I[Ljava/lang/Class;)Ljava/lang/invoke/MethodHandle;",
+        )?;
+        let dropped = env.array_of(1, class_class, object_class)?;
+        let handler = env.static_object(
+            handles,
+            drop_arguments,
+            &[jvalue { l: offer }, jvalue { i: 1 }, jvalue { l: dropped }],
+        )?;
+        let proxies = env.class(c"java/lang/invoke/MethodHandleProxies")?;
+        let as_interface = env.static_method(
+            proxies,
+            c"asInterfaceInstance",
+            c"(Ljava/lang/Class;Ljava/lang/invoke/MethodHandle;)Ljava/lang/Object;",
+        )?;
+        let listener_class = env.class(c"javax/management/NotificationListener")?;
+        let listener = env.static_object(
+            proxies,
+            as_interface,
+            &[jvalue { l: listener_class }, jvalue { l: handler }],
+        )?;
+        let emitter = env.class(c"javax/management/NotificationEmitter")?;
+        let add_listener = env.method(
+            emitter,
+            c"addNotificationListener",
+            c"(Ljavax/management/NotificationListener;Ljavax/management/NotificationFilter;Ljava/lang/Object;)V",
+        )?;
+        let remove_listener = env.method(
+            emitter,
+            c"removeNotificationListener",
+            c"(Ljavax/management/NotificationListener;)V",
+        )?;
+        let notification = env.class(c"javax/management/Notification")?;
+        let info_class = env.class(c"com/sun/management/GarbageCollectionNotificationInfo")?;
+        let keep_global = |keep: &mut Vec<jobject>, object: jobject| {
+            let global = env.global(object)?;
+            keep.push(global);
+            Some(global)
+        };
+        for class in [queue_class, notification, emitter] {
+            keep_global(keep, class)?;
+        }
+        let notifications = Self {
+            queue: keep_global(keep, queue)?,
+            listener: keep_global(keep, listener)?,
+            poll: env.method(queue_class, c"poll", c"()Ljava/lang/Object;")?,
+            user_data: env.method(notification, c"getUserData", c"()Ljava/lang/Object;")?,
+            from: env.static_method(
+                info_class,
+                c"from",
+                c"(Ljavax/management/openmbean/CompositeData;)Lcom/sun/management/GarbageCollectionNotificationInfo;",
+            )?,
+            gc_name: env.method(info_class, c"getGcName", c"()Ljava/lang/String;")?,
+            gc_cause: env.method(info_class, c"getGcCause", c"()Ljava/lang/String;")?,
+            gc_info: env.method(info_class, c"getGcInfo", c"()Lcom/sun/management/GcInfo;")?,
+            info_class: keep_global(keep, info_class)?,
+            remove_listener,
+        };
+        let listener = notifications.listener;
+        let null = jvalue { l: ptr::null_mut() };
+        for &bean in beans {
+            env.void(bean, add_listener, &[jvalue { l: listener }, null, null])?;
+        }
+        Some(notifications)
+    }
 }
 
 /// The `ClassLoadingMXBean`, a global reference, and its counts.
@@ -361,26 +621,14 @@ fn diagnostic_bean(env: Env, interface: jclass) -> Option<jobject> {
 /// classes are missing (a jlinked runtime) or a call throws. The first
 /// call loads management classes, some milliseconds once.
 pub fn vm_option(jni: Jni, name: &CStr) -> Option<String> {
-    let env = Env(jni.raw());
-    env.frame(16, || {
-        let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
-        let bean = diagnostic_bean(env, interface)?;
-        let get_option = env.method(
-            interface,
-            c"getVMOption",
-            c"(Ljava/lang/String;)Lcom/sun/management/VMOption;",
-        )?;
-        let option_class = env.class(c"com/sun/management/VMOption")?;
-        let get_value = env.method(option_class, c"getValue", c"()Ljava/lang/String;")?;
-        let option = env.object(
-            bean,
-            get_option,
-            &[jvalue {
-                l: env.string(name)?,
-            }],
-        )?;
-        env.text(env.object(option, get_value, &[])?)
-    })
+    vm_flag(jni, name).map(|flag| flag.value)
+}
+
+/// A HotSpot flag's value and where it came from (`VMOption.getOrigin()`),
+/// as [`vm_flags`] reads it.
+pub fn vm_flag(jni: Jni, name: &CStr) -> Option<VmFlag> {
+    let name = name.to_str().ok()?;
+    vm_flags(jni, &[name]).pop().flatten()
 }
 
 /// The management interface's beans and methods, looked up once on the
@@ -388,6 +636,8 @@ pub fn vm_option(jni: Jni, name: &CStr) -> Option<String> {
 /// [`Management::release`].
 pub struct Management {
     gc: Option<GcBeans>,
+    /// `None` if the listener could not be made or added.
+    notifications: Option<GcNotifications>,
     classes: Option<ClassBean>,
     /// The `RuntimeMXBean`, a global reference.
     runtime: Option<jobject>,
@@ -403,6 +653,7 @@ impl Management {
         let env = Env(jni.raw());
         let mut management = Self {
             gc: None,
+            notifications: None,
             classes: None,
             runtime: None,
             globals: Vec::new(),
@@ -411,6 +662,12 @@ impl Management {
             let factory = platform_factory(env)?;
             let list = ListMethods::new(env)?;
             management.gc = management.gc_beans(env, factory, &list);
+            if let Some(gc) = &management.gc {
+                // In its own frame: a failure leaves the rest found.
+                management.notifications = env.frame(64, || {
+                    GcNotifications::listen(env, &gc.beans, &mut management.globals)
+                });
+            }
             management.classes = management.class_bean(env, factory);
             management.runtime = management.bean(
                 env,
@@ -473,7 +730,6 @@ impl Management {
         // com.sun.management's extension (module jdk.management) has the
         // GcInfo; without it, no collector's figures.
         let extended = env.class(c"com/sun/management/GarbageCollectorMXBean")?;
-        let collector = env.class(c"java/lang/management/GarbageCollectorMXBean")?;
         let manager = env.class(c"java/lang/management/MemoryManagerMXBean")?;
         let info = env.class(c"com/sun/management/GcInfo")?;
         let map = env.class(c"java/util/Map")?;
@@ -485,7 +741,7 @@ impl Management {
         // ids stay valid (a method id lives as long as its class; these
         // are the boot loader's, never unloaded, but that is the JVM's
         // business).
-        for class in [extended, collector, info, map, usage] {
+        for class in [extended, info, map, usage] {
             self.keep(env, class)?;
         }
         let manager_name = env.method(manager, c"getName", c"()Ljava/lang/String;")?;
@@ -504,7 +760,8 @@ impl Management {
             names: Vec::new(),
             heap_pools: Vec::new(),
             heap_reserved: 0,
-            collection_count: env.method(collector, c"getCollectionCount", c"()J")?,
+            metaspace_pool: None,
+            class_space_pool: None,
             last_gc_info: env.method(
                 extended,
                 c"getLastGcInfo",
@@ -518,6 +775,7 @@ impl Management {
             map_get: env.method(map, c"get", c"(Ljava/lang/Object;)Ljava/lang/Object;")?,
             used: env.method(usage, c"getUsed", c"()J")?,
             committed: env.method(usage, c"getCommitted", c"()J")?,
+            max,
         };
         let getter = env.static_method(
             factory,
@@ -537,9 +795,15 @@ impl Management {
         let pools = env.static_object(factory, getter, &[])?;
         for pool in env.list(pools, list)? {
             let kind = env.object(pool, pool_type, &[])?;
+            let name = env.object(pool, pool_name, &[])?;
             if env.same(kind, heap_type) {
-                let name = env.object(pool, pool_name, &[])?;
                 gc.heap_pools.push(self.keep(env, name)?);
+                continue;
+            }
+            match env.text(name)?.as_str() {
+                "Metaspace" => gc.metaspace_pool = Some(self.keep(env, name)?),
+                "Compressed Class Space" => gc.class_space_pool = Some(self.keep(env, name)?),
+                _ => {}
             }
         }
         let getter = env.static_method(
@@ -562,49 +826,58 @@ impl Management {
         })
     }
 
-    /// Each collector's `getCollectionCount()`; empty if one fails.
-    pub fn collection_counts(&self, jni: Jni) -> Vec<u64> {
-        let env = Env(jni.raw());
-        let Some(gc) = &self.gc else {
-            return Vec::new();
-        };
-        gc.beans
-            .iter()
-            .map(|&bean| env.long(bean, gc.collection_count).map(|n| n.max(0) as u64))
-            .collect::<Option<Vec<u64>>>()
-            .unwrap_or_default()
-    }
-
-    /// Collector `collector`'s `getLastGcInfo()`, its usage maps summed
-    /// over the heap's pools.
-    pub fn last_collection(&self, jni: Jni, collector: usize) -> Option<LastCollection> {
+    /// Collector `collector`'s `getLastGcInfo()`: its last collection
+    /// before the notifications began.
+    pub fn last_collection(&self, jni: Jni, collector: usize) -> Option<GcInfo> {
         let env = Env(jni.raw());
         let gc = self.gc.as_ref()?;
         let bean = *gc.beans.get(collector)?;
-        let capacity = 16 + 2 * gc.heap_pools.len() as jint;
-        env.frame(capacity, || {
+        env.frame(32 + 2 * gc.heap_pools.len() as jint, || {
             let info = env.object(bean, gc.last_gc_info, &[])?;
-            let heap = |getter| {
-                let map = env.object(info, getter, &[])?;
-                let mut sum = HeapUsage::default();
-                for &pool in &gc.heap_pools {
-                    // A pool missing from the map: not one this collector
-                    // reports on.
-                    if let Some(usage) = env.object(map, gc.map_get, &[jvalue { l: pool }]) {
-                        sum.used += env.long(usage, gc.used)?.max(0) as u64;
-                        sum.committed += env.long(usage, gc.committed)?.max(0) as u64;
-                    }
-                }
-                Some(sum)
-            };
-            Some(LastCollection {
-                id: env.long(info, gc.info_id)?.max(0) as u64,
-                start_millis: env.long(info, gc.info_start)?,
-                end_millis: env.long(info, gc.info_end)?,
-                before: heap(gc.usage_before)?,
-                after: heap(gc.usage_after)?,
-            })
+            gc.read_info(env, info)
         })
+    }
+
+    /// The collections notified since the last call, in the order the JVM
+    /// notified them; empty without notifications. Each is read in its own
+    /// frame: the queue may hold thousands.
+    pub fn notified_collections(&self, jni: Jni) -> Vec<NotifiedCollection> {
+        let env = Env(jni.raw());
+        let (Some(gc), Some(notifications)) = (&self.gc, &self.notifications) else {
+            return Vec::new();
+        };
+        let mut notified = Vec::new();
+        loop {
+            let next = env.frame(32 + 2 * gc.heap_pools.len() as jint, || {
+                let Some(notification) = env.object(notifications.queue, notifications.poll, &[])
+                else {
+                    return Some(None);
+                };
+                let read = || {
+                    let data = env.object(notification, notifications.user_data, &[])?;
+                    let info = env.static_object(
+                        notifications.info_class,
+                        notifications.from,
+                        &[jvalue { l: data }],
+                    )?;
+                    let text = |method| env.text(env.object(info, method, &[])?);
+                    Some(NotifiedCollection {
+                        collector: text(notifications.gc_name)?,
+                        cause: Some(text(notifications.gc_cause)?),
+                        info: gc.read_info(env, env.object(info, notifications.gc_info, &[])?)?,
+                    })
+                };
+                // One that cannot be read is left out (its id then counts
+                // as missed); the queue is drained on.
+                Some(Some(read()))
+            });
+            match next {
+                Some(Some(Some(collection))) => notified.push(collection),
+                Some(Some(None)) => {}
+                _ => break,
+            }
+        }
+        notified
     }
 
     /// The `ClassLoadingMXBean`'s counts.
@@ -655,6 +928,7 @@ impl Management {
                 os_arch: property(c"os.arch"),
                 arguments,
                 java_command: property(c"sun.java.command"),
+                compressed_oops_mode: property(c"java.vm.compressedOopsMode"),
                 start_millis: env.long(runtime, start)?,
                 pid: std::process::id() as i64,
             })
@@ -665,6 +939,19 @@ impl Management {
     /// before it detaches.
     pub fn release(self, jni: Jni) {
         let env = Env(jni.raw());
+        // A listener left would fill its queue, never drained, for the
+        // JVM's life.
+        if let (Some(gc), Some(notifications)) = (&self.gc, &self.notifications) {
+            for &bean in &gc.beans {
+                let _ = env.void(
+                    bean,
+                    notifications.remove_listener,
+                    &[jvalue {
+                        l: notifications.listener,
+                    }],
+                );
+            }
+        }
         for global in self.globals {
             env.delete_global(global);
         }
@@ -679,7 +966,7 @@ impl Management {
 /// for a flag whose `getVMOption` throws (the JVM has no such flag, or it
 /// is locked: a diagnostic or experimental flag not unlocked), and for
 /// every flag without the management classes.
-pub fn vm_flags(jni: Jni, names: &[&str]) -> Vec<Option<FlagValue>> {
+pub fn vm_flags(jni: Jni, names: &[&str]) -> Vec<Option<VmFlag>> {
     let env = Env(jni.raw());
     let read = env.frame(16, || {
         let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
@@ -712,7 +999,7 @@ pub fn vm_flags(jni: Jni, names: &[&str]) -> Vec<Option<FlagValue>> {
                 let value = env.text(env.object(option, get_value, &[])?)?;
                 let origin = env.object(option, get_origin, &[])?;
                 let origin = env.text(env.object(origin, enum_name, &[])?)?;
-                Some(FlagValue { value, origin })
+                Some(VmFlag { value, origin })
             })
         };
         Some(names.iter().map(|name| flag(name)).collect())

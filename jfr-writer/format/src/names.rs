@@ -141,6 +141,12 @@ pub mod class {
     // The value types of the JDK's environment events.
     /// Where a VM flag's value came from (simple type: its text).
     pub const FLAG_VALUE_ORIGIN: &str = "jdk.types.FlagValueOrigin";
+
+    // The value types of the JDK's GC events.
+    /// A metaspace's committed, used and reserved bytes (a struct).
+    pub const METASPACE_SIZES: &str = "jdk.types.MetaspaceSizes";
+    /// How compressed object pointers are encoded (simple type).
+    pub const NARROW_OOP_MODE: &str = "jdk.types.NarrowOopMode";
 }
 
 /// The `jdk.jfr` annotation types.
@@ -264,6 +270,21 @@ pub mod event {
     pub const JVM_INFORMATION: &str = "jdk.JVMInformation";
     /// Classes loaded and unloaded so far.
     pub const CLASS_LOADING_STATISTICS: &str = "jdk.ClassLoadingStatistics";
+    /// The JDK's event of a young collection (beside its
+    /// [`JDK_GARBAGE_COLLECTION`]).
+    pub const YOUNG_GARBAGE_COLLECTION: &str = "jdk.YoungGarbageCollection";
+    /// The JDK's event of an old (full) collection.
+    pub const OLD_GARBAGE_COLLECTION: &str = "jdk.OldGarbageCollection";
+    /// The JDK's event of a stop-the-world GC pause.
+    pub const GC_PHASE_PAUSE: &str = "jdk.GCPhasePause";
+    /// The JDK's event of a pause's first-level phases.
+    pub const GC_PHASE_PAUSE_LEVEL_1: &str = "jdk.GCPhasePauseLevel1";
+    /// The JDK's metaspace sizes before and after each collection.
+    pub const METASPACE_SUMMARY: &str = "jdk.MetaspaceSummary";
+    /// The JDK's description of the collector's configuration.
+    pub const GC_CONFIGURATION: &str = "jdk.GCConfiguration";
+    /// The JDK's description of the heap's configuration.
+    pub const GC_HEAP_CONFIGURATION: &str = "jdk.GCHeapConfiguration";
     /// Ours: a sampled object's life, freed or still live at the end.
     pub const OBJECT_LIFETIME: &str = "heapsampler.ObjectLifetime";
     /// Ours: a garbage collection the agent saw.
@@ -502,6 +523,54 @@ pub mod field {
     pub const SUM_OF_PAUSES: &str = "sumOfPauses";
     /// A collection's longest pause.
     pub const LONGEST_PAUSE: &str = "longestPause";
+    /// The age at which a young collection promotes objects.
+    pub const TENURING_THRESHOLD: &str = "tenuringThreshold";
+    /// The metaspace size that triggers a collection.
+    pub const GC_THRESHOLD: &str = "gcThreshold";
+    /// The whole metaspace.
+    pub const METASPACE: &str = "metaspace";
+    /// The metaspace's non-class part.
+    pub const DATA_SPACE: &str = "dataSpace";
+    /// The compressed class space.
+    pub const CLASS_SPACE: &str = "classSpace";
+    /// Bytes committed.
+    pub const COMMITTED: &str = "committed";
+    /// Bytes in use.
+    pub const USED: &str = "used";
+    /// Bytes reserved.
+    pub const RESERVED: &str = "reserved";
+    /// The young generation's collector.
+    pub const YOUNG_COLLECTOR: &str = "youngCollector";
+    /// The old generation's collector.
+    pub const OLD_COLLECTOR: &str = "oldCollector";
+    /// `ParallelGCThreads`.
+    pub const PARALLEL_GC_THREADS: &str = "parallelGCThreads";
+    /// `ConcGCThreads`.
+    pub const CONCURRENT_GC_THREADS: &str = "concurrentGCThreads";
+    /// `UseDynamicNumberOfGCThreads`.
+    pub const USES_DYNAMIC_GC_THREADS: &str = "usesDynamicGCThreads";
+    /// `ExplicitGCInvokesConcurrent`.
+    pub const IS_EXPLICIT_GC_CONCURRENT: &str = "isExplicitGCConcurrent";
+    /// `DisableExplicitGC`.
+    pub const IS_EXPLICIT_GC_DISABLED: &str = "isExplicitGCDisabled";
+    /// `MaxGCPauseMillis`, when set.
+    pub const PAUSE_TARGET: &str = "pauseTarget";
+    /// `GCTimeRatio`.
+    pub const GC_TIME_RATIO: &str = "gcTimeRatio";
+    /// The heap's least size.
+    pub const MIN_SIZE: &str = "minSize";
+    /// The heap's initial size.
+    pub const INITIAL_SIZE: &str = "initialSize";
+    /// `UseCompressedOops`.
+    pub const USES_COMPRESSED_OOPS: &str = "usesCompressedOops";
+    /// How compressed object pointers are encoded.
+    pub const COMPRESSED_OOPS_MODE: &str = "compressedOopsMode";
+    /// `ObjectAlignmentInBytes`.
+    pub const OBJECT_ALIGNMENT: &str = "objectAlignment";
+    /// Bits of a heap reference.
+    pub const HEAP_ADDRESS_BITS: &str = "heapAddressBits";
+    /// A simple type's text (`jdk.types.NarrowOopMode`).
+    pub const MODE: &str = "mode";
 
     // `jdk.JVMInformation` and `jdk.ClassLoadingStatistics`.
     /// The JVM's name.

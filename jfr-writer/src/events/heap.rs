@@ -1,7 +1,8 @@
 //! The JDK's events that describe the heap and the JVM around the samples,
 //! declared as JDK 17 declares them, so that Mission Control's memory and
 //! GC rules run: `jdk.GCHeapSummary`, `jdk.GarbageCollection`,
-//! `jdk.JVMInformation` and `jdk.ClassLoadingStatistics`.
+//! `jdk.JVMInformation` and `jdk.ClassLoadingStatistics`; the collectors'
+//! own events are in `gc.rs`.
 
 use super::typed::{FieldValue, OfValueType, simple_string};
 use crate::error::Error;
@@ -16,10 +17,12 @@ use jfr_format::names::{class, event, field};
 /// The value types of the GC events, registered with one recording.
 #[derive(Debug, Clone)]
 pub struct GcTypes {
-    name: ValueType,
+    pub(super) name: ValueType,
     cause: ValueType,
-    when: ValueType,
+    pub(super) when: ValueType,
     virtual_space: ValueType,
+    pub(super) metaspace_sizes: ValueType,
+    pub(super) narrow_oop_mode: ValueType,
 }
 
 impl GcTypes {
@@ -86,10 +89,34 @@ impl GcTypes {
                         "Size of the reserved memory for the virtual space",
                     )),
             )?,
+            metaspace_sizes: recording.register_value_type(
+                ValueTypeBuilder::new(class::METASPACE_SIZES)
+                    .field(size(
+                        field::COMMITTED,
+                        "Committed",
+                        "Committed memory for this space",
+                    ))
+                    .field(size(
+                        field::USED,
+                        "Used",
+                        "Bytes allocated by objects in the space",
+                    ))
+                    .field(size(
+                        field::RESERVED,
+                        "Reserved",
+                        "Reserved memory for this space",
+                    )),
+            )?,
+            narrow_oop_mode: recording.register_value_type(simple_string(
+                class::NARROW_OOP_MODE,
+                "Narrow Oop Mode",
+                field::MODE,
+                "Mode",
+            ))?,
         })
     }
 
-    /// A collector's name (`G1 Young Generation`) as a constant of the chunk.
+    /// A collector's name (`G1New`) as a constant of the chunk.
     pub fn name<S: Sink>(
         &self,
         recording: &mut Recording<S>,
@@ -105,6 +132,16 @@ impl GcTypes {
         cause: &str,
     ) -> Result<ConstantRef, Error> {
         recording.constant(&self.cause, &[Value::String(Some(cause))])
+    }
+
+    /// How compressed object pointers are encoded (`Zero based`), as a
+    /// constant of the chunk.
+    pub fn narrow_oop_mode<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        mode: &str,
+    ) -> Result<ConstantRef, Error> {
+        recording.constant(&self.narrow_oop_mode, &[Value::String(Some(mode))])
     }
 
     /// Before or after a collection ([`BEFORE_GC`], [`AFTER_GC`]).
