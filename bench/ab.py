@@ -70,18 +70,20 @@ def main():
                     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
                     groups = overhead.perf_groups(data, args.perf_hz, agent)
                     results.setdefault((name, build), []).append(groups)
+                    groups["total"] = sum(groups.values())
                     print(f"{name} {build}: writer {groups['writer']:.3f} s, callback {groups['callback']:.3f} s, "
-                          f"stack walk {groups['stack_walk']:.3f} s", flush=True)
+                          f"stack walk {groups['stack_walk']:.3f} s, process {groups['total']:.3f} s", flush=True)
         print()
-        print("| workload | build | writer s | callback (without the stack walk) s | stack walk s |")
-        print("|---|---|---|---|---|")
+        print("| workload | build | writer s | callback (without the stack walk) s | stack walk s | process s |")
+        print("|---|---|---|---|---|---|")
         for (name, build), runs in sorted(results.items()):
             cells = []
-            for group in ("writer", "callback", "stack_walk"):
+            for group in ("writer", "callback", "stack_walk", "total"):
                 values = sorted(r[group] for r in runs)
                 cells.append(f"{statistics.median(values):.3f} ({values[0]:.3f} to {values[-1]:.3f})")
             print(f"| {name} | {build} | " + " | ".join(cells) + " |")
-        print(f"\nCPU seconds, medians over {args.rounds} runs each (range), {args.config}")
+        print(f"\nCPU seconds, medians over {args.rounds} runs each (range), {args.config}; "
+              "process: every thread of the JVM")
 
 
 if __name__ == "__main__":
