@@ -27,9 +27,10 @@
 //! JDK 17 notifies nothing of it, and 21+ notifies each of its pauses (as
 //! `G1 Concurrent GC`, cause `No GC`), not the cycle and its cause.
 //!
-//! A pause belongs to the collection whose `GcInfo` times hold it: the
-//! stop-the-world collection whose start is nearest the pause's, within
-//! [`PAUSE_MATCH`], or every pause within a concurrent cycle. The
+//! A pause belongs to the collection whose `GcInfo` times it holds (a
+//! stop-the-world collection's: the JVM times the collection inside its
+//! pause) or that holds it (every pause within a concurrent cycle), within
+//! [`PAUSE_MATCH`] for the two clocks. The
 //! collection's `sumOfPauses` and `longestPause` are its pauses' (without
 //! one, a stop-the-world collection's own duration, a cycle's 0). A pause
 //! no collection claims within [`PAUSE_WAIT`] (G1's Remark and Cleanup) has
@@ -301,9 +302,10 @@ fn configured_collectors(names: &[String]) -> Option<(&'static str, &'static str
     })
 }
 
-/// How far a pause may start from its collection's `GcInfo` start (whole
-/// milliseconds since the JVM's start, on another clock than the
-/// recording's) and still be its.
+/// How far a collection's `GcInfo` times (whole milliseconds since the
+/// JVM's start, on another clock than the recording's) may fall outside a
+/// stop-the-world pause, or a pause outside a concurrent cycle's times, for
+/// the pause still to be the collection's.
 pub const PAUSE_MATCH: Duration = Duration::from_millis(3);
 
 /// How long a pause waits for the notification of its collection: longer
@@ -731,15 +733,22 @@ impl HeapContext {
                 within
             }
             _ => {
+                // The collection's span (its start's millisecond whole)
+                // lies within its pause however late a loaded machine ran
+                // the VM thread: how far it falls outside a pause is the
+                // two clocks' difference, for its own pause alone.
+                let last = start.0 + ticks_in(Duration::from_millis(1));
+                let outside =
+                    |pause: &Pause| (pause.start.0 - last).max(0) + (end.0 - pause.end.0).max(0);
                 let nearest = self
                     .pauses
                     .iter()
                     .enumerate()
-                    .map(|(at, pause)| (at, (pause.start.0 - start.0).abs()))
-                    .filter(|&(_, distance)| distance <= tolerance)
-                    .min_by_key(|&(_, distance)| distance);
+                    .map(|(at, pause)| (at, outside(pause), (pause.start.0 - start.0).abs()))
+                    .filter(|&(_, outside, _)| outside <= tolerance)
+                    .min_by_key(|&(_, outside, distance)| (outside, distance));
                 nearest
-                    .map(|(at, _)| self.pauses.remove(at))
+                    .map(|(at, _, _)| self.pauses.remove(at))
                     .into_iter()
                     .collect()
             }

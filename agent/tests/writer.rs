@@ -1444,6 +1444,74 @@ fn a_concurrent_cycle_claims_the_pauses_within_it() {
     assert_eq!(of("jdk.MetaspaceSummary").len(), 2);
 }
 
+/// A loaded machine may run the VM thread late: a stop-the-world
+/// collection the JVM timed 12 ms into its 20 ms pause still claims that
+/// pause, not the one that ended 5 ms before the collection's start, which
+/// gets an id of its own.
+#[test]
+fn a_collection_claims_the_pause_it_lies_within_however_late_it_was_timed() {
+    let dir = support::temp_dir("agent_writer_heap_late");
+    let path = dir.join("late.jfr");
+    let mut writer = new_writer(&path, &settings(&path));
+    let jvm = g1(&writer, 1_000);
+    let started = jvm.jvm.start_millis;
+    let epoch = |millis: i64| (started + millis) * 1_000_000;
+    let mut vm = FakeVm {
+        management: Some(jvm),
+        ..FakeVm::default()
+    };
+    writer.begin_heap_context(&mut vm).unwrap();
+    let clock = writer.clock();
+    // (start, nanos): a short pause, then the collection's own.
+    let pauses = [(epoch(1_983), 2_000_000), (epoch(1_988), 20_000_000)];
+    for (at, (start, nanos)) in pauses.into_iter().enumerate() {
+        let start = clock.ticks_at_epoch_nanos(start).0;
+        writer
+            .garbage_collection(
+                &mut vm,
+                GcRecord {
+                    id: at as u64 + 1,
+                    start,
+                    end: start + nanos,
+                },
+            )
+            .unwrap();
+    }
+    vm.management.as_mut().unwrap().notified = vec![notified(
+        "G1 Young Generation",
+        "G1 Evacuation Pause",
+        collection(1, 2_000, 2_007, 40, 20),
+    )];
+    writer.poll_collections(&mut vm).unwrap();
+    finish(writer, &mut vm, 0);
+
+    let events = heap_events(&path);
+    let of = |name: &str| -> Vec<&String> {
+        events
+            .iter()
+            .filter(|e| e.starts_with(&format!("{name} ")))
+            .collect()
+    };
+    assert_eq!(
+        of("jdk.GarbageCollection"),
+        [&jdk_collection(
+            epoch(2_000),
+            7,
+            1,
+            "G1New",
+            "G1 Evacuation Pause",
+            20_000_000
+        )]
+    );
+    assert_eq!(
+        of("jdk.GCPhasePause"),
+        [
+            &pause(epoch(1_988), 20_000_000, 1),
+            &pause(epoch(1_983), 2_000_000, 2),
+        ]
+    );
+}
+
 /// A recording made from the JVM's start (`-agentpath`) may see the
 /// JVM's first collections only in their collector's last `GcInfo`, from
 /// before the notifications began: the last is written at the next poll,
