@@ -53,12 +53,19 @@ fn top_frame(values: &serde_json::Value) -> String {
     )
 }
 
+/// The method whose allocation failed, as the workload's `oom` line says
+/// it (`oom 57 in OutOfMemory$Leak.keep`); `None` for another line.
+fn failed_in(line: &str) -> Option<&str> {
+    line.strip_prefix("oom ")?.split(" in ").nth(1)
+}
+
 /// What the recording of a JVM that ran out of heap holds, whatever became
 /// of the JVM next: the JDK reads it; it marks the exhaustion, on the
-/// thread that failed and where; and the old objects written with it, most
-/// of them `Leak.keep`'s (its arrays fill the heap; `Churn.garbage`'s die
-/// at once, so few are live at any moment).
-fn assert_holds_the_exhaustion(path: &Path) {
+/// thread that failed and where (`failed_in`, as the workload said); and
+/// the old objects written with it, most of them `Leak.keep`'s (its arrays
+/// fill the heap; `Churn.garbage`'s die at once, so few are live at any
+/// moment).
+fn assert_holds_the_exhaustion(path: &Path, failed_in: &str) {
     let summary = support::summary(path);
     assert!(
         support::summary_count(&summary, "heapsampler.HeapExhausted") >= 1,
@@ -72,7 +79,7 @@ fn assert_holds_the_exhaustion(path: &Path) {
     let first = &markers[0];
     assert_eq!(first["message"], "Java heap space");
     assert_eq!(first["eventThread"]["javaName"], "main");
-    assert_eq!(top_frame(first), "OutOfMemory$Leak.keep");
+    assert_eq!(top_frame(first), failed_in);
     let written = first["oldObjects"].as_u64().unwrap();
     assert!(written > 100, "{written} old objects with the first marker");
     let old_objects = events_of(path, "jdk.OldObjectSample");
@@ -107,11 +114,9 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
     let output = record_command(&recording, &[HEAP], &[]).output_in_time();
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert!(output.status.success(), "{stderr}");
-    // HotSpot logs each exhaustion it reports to an agent, on stdout.
-    assert!(
-        stdout.lines().any(|line| line.starts_with("oom ")),
-        "{stdout}"
-    );
+    // The workload says where it ran out.
+    let failed = stdout.lines().find_map(failed_in);
+    let failed = failed.unwrap_or_else(|| panic!("no oom line: {stdout}"));
     assert!(
         stderr.contains("heapsampler: the JVM ran out of memory (Java heap space) at "),
         "{stderr}"
@@ -132,7 +137,7 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
             .contains("heapsampler: live: reachable at the end (collected before the final sweep)"),
         "{stderr}"
     );
-    assert_holds_the_exhaustion(&recording);
+    assert_holds_the_exhaustion(&recording, failed);
 
     let top = heapsampler([
         "top",
@@ -179,16 +184,16 @@ fn a_jvm_killed_after_running_out_of_heap_leaves_what_filled_it() {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn_within(DEADLINE);
-    // HotSpot logs each exhaustion it reports to an agent, on stdout.
-    let said_oom = std::io::BufReader::new(running.stdout.as_mut().unwrap())
+    // The workload says where it ran out.
+    let failed = std::io::BufReader::new(running.stdout.as_mut().unwrap())
         .lines()
         .map_while(Result::ok)
-        .any(|line| line.starts_with("oom "));
-    assert!(said_oom, "the workload ended without running out of heap");
+        .find_map(|line| failed_in(&line).map(str::to_owned));
+    let failed = failed.expect("the workload ended without running out of heap");
     // The marker was flushed before the error was thrown, so before `oom`.
     drop(running);
 
-    assert_holds_the_exhaustion(&recording);
+    assert_holds_the_exhaustion(&recording, &failed);
     let summary = support::summary(&recording);
     assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 0);
     let top = heapsampler(["top", recording.to_str().unwrap(), "--live"]);

@@ -9,8 +9,10 @@ import java.util.List;
  * run it with a small heap (-Xmx64m), which sets how far it gets.
  *
  * Usage: java -Xmx64m OutOfMemory.java [exit|sleep SECONDS]
- *   exit (default): catches the error, prints "oom MIB" (the MiB kept) and
- *     returns from main, the leak still reachable;
+ *   exit (default): catches the error, prints "oom MIB in METHOD" (the MiB
+ *     kept, and the method whose allocation failed: OutOfMemory$Leak.keep or
+ *     OutOfMemory$Churn.garbage) and returns from main, the leak still
+ *     reachable;
  *   sleep SECONDS: as exit, then sleeps (a test kills it meanwhile).
  */
 public final class OutOfMemory {
@@ -38,9 +40,15 @@ public final class OutOfMemory {
         // heap's summaries however busy the machine.
         System.gc();
         Thread.sleep(1000);
+        // Which allocation finds the heap full is up to the collector and
+        // whatever else allocates then (the JVM's GC notifications do, when
+        // a listener asked for them): the one that failed is said.
+        boolean keeping = false;
         try {
             while (true) {
+                keeping = true;
                 Leak.keep();
+                keeping = false;
                 Churn.garbage();
             }
         } catch (OutOfMemoryError e) {
@@ -48,7 +56,8 @@ public final class OutOfMemory {
         }
         // No string concatenation: its first use bootstraps classes.
         System.out.print("oom ");
-        System.out.println((long) KEPT.size() * LEAKED_BYTES / (1 << 20));
+        System.out.print((long) KEPT.size() * LEAKED_BYTES / (1 << 20));
+        System.out.println(keeping ? " in OutOfMemory$Leak.keep" : " in OutOfMemory$Churn.garbage");
         System.out.flush();
         if (after.equals("sleep")) {
             Thread.sleep(Long.parseLong(args[1]) * 1000);
