@@ -154,7 +154,17 @@ fn record_with_max_size_keeps_the_file_bounded() {
         chunks == 1 || size <= MAX_SIZE,
         "{chunks} chunks in {size} bytes with --max-size 1m"
     );
-    assert!(samples(&file) > 0);
+    // The samples kept, unless the recording's end came after a chunk end
+    // with no sample since: then the end's chunk is the newest complete
+    // one, kept, and the one before it, past the limit alone, is dropped
+    // (each flush here writes over 1 MiB of samples; under load the JVM's
+    // exit can take longer than a flush interval).
+    let ending_alone = chunks == 1 && {
+        let summary = support::summary(&file);
+        support::summary_count(&summary, "heapsampler.LiveSet") == 1
+            && support::summary_count(&summary, "jdk.ObjectAllocationSample") == 0
+    };
+    assert!(ending_alone || samples(&file) > 0);
     // More was written than kept: the oldest chunks were dropped.
     let document = support::print_json(&file);
     let written = support::json_events(&document)

@@ -19,7 +19,7 @@ const SCANNED: [&str; 6] = [
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 14] = [
     (
         "convert/src/analysis/diff.rs",
         "samples",
@@ -31,6 +31,7 @@ const OTHER_MEANINGS: [(&str, &str, &str); 13] = [
         "--by class, as the command line spells it",
     ),
     ("core/src/options.rs", "live", "the agent option live=true"),
+    ("core/src/options.rs", "mode", "the agent option mode=floor"),
     (
         "core/src/options.rs",
         "interval",
