@@ -262,6 +262,11 @@ public final class Scenarios {
             com.sun.management.GcInfo last = null;
             String collector = null;
             for (java.lang.management.GarbageCollectorMXBean bean : ManagementFactory.getGarbageCollectorMXBeans()) {
+                // Collectors of pauses, not collections (JDK 21+'s G1
+                // Concurrent GC: a concurrent cycle's may end after it).
+                if (bean.getName().equals("G1 Concurrent GC") || bean.getName().endsWith(" Pauses")) {
+                    continue;
+                }
                 com.sun.management.GcInfo info = ((com.sun.management.GarbageCollectorMXBean) bean).getLastGcInfo();
                 if (info != null && (last == null || info.getEndTime() > last.getEndTime())) {
                     last = info;
