@@ -1259,21 +1259,6 @@ fn hidden_true_keeps_lambda_proxy_frames_marked_hidden() {
     assert!(proxies > 0, "the workers' lambda proxy was sampled");
 }
 
-/// The value of `name` in a checker line: a quoted string unquoted (its
-/// spaces kept), anything else up to the next space.
-fn text_field(line: &str, name: &str) -> String {
-    let start = line
-        .find(&format!(" {name}="))
-        .unwrap_or_else(|| panic!("no {name} in {line}"))
-        + name.len()
-        + 2;
-    let rest = &line[start..];
-    match rest.strip_prefix('"') {
-        Some(quoted) => quoted[..quoted.find('"').unwrap()].to_owned(),
-        None => rest.split(' ').next().unwrap().to_owned(),
-    }
-}
-
 /// The heap's context from the JVM's management interface: a workload
 /// that keeps 16 MiB more at each step and calls System.gc() after each
 /// finds, in the recording, that collection with the heap it printed.
@@ -1316,7 +1301,7 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
         _ => None,
     };
     for line in collections {
-        let name = text_field(line, "name");
+        let name = support::dump_value(line, "name");
         assert!(
             collectors
                 .iter()
@@ -1333,7 +1318,7 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
     let summary = |gc_id: &str, when: &str| -> u64 {
         let found: Vec<&String> = summaries
             .iter()
-            .filter(|l| field(l, "gcId") == gc_id && text_field(l, "when") == when)
+            .filter(|l| field(l, "gcId") == gc_id && support::dump_value(l, "when") == when)
             .collect();
         assert_eq!(found.len(), 1, "gcId {gc_id} {when}: {found:#?}");
         field(found[0], "heapUsed").parse().unwrap()
@@ -1356,7 +1341,7 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
             .iter()
             .find(|l| {
                 field(l, "startTime") == at.to_string()
-                    && Some(text_field(l, "name").as_str()) == jdk_name(collector)
+                    && Some(support::dump_value(l, "name").as_str()) == jdk_name(collector)
             })
             .unwrap_or_else(|| {
                 panic!("{step}: no {collector} collection at {at} in {collections:#?}")
@@ -1390,14 +1375,20 @@ fn heap_summaries_after_each_collection_match_the_heap_the_workload_saw() {
     let information = &events["jdk.JVMInformation"];
     assert_eq!(information.len(), 1, "{information:#?}");
     let jvm = &information[0];
-    let arguments = text_field(jvm, "jvmArguments");
+    let arguments = support::dump_value(jvm, "jvmArguments");
     assert!(
         arguments.contains(&format!("-agentpath:{}=file=", agent().display()))
             && arguments.contains("-Xmx256m"),
         "{jvm}"
     );
-    assert_eq!(text_field(jvm, "javaArguments"), "Scenarios heap 5 16");
-    assert!(text_field(jvm, "jvmVersion").contains(" JRE ("), "{jvm}");
+    assert_eq!(
+        support::dump_value(jvm, "javaArguments"),
+        "Scenarios heap 5 16"
+    );
+    assert!(
+        support::dump_value(jvm, "jvmVersion").contains(" JRE ("),
+        "{jvm}"
+    );
     assert_eq!(field(jvm, "pid"), pid.to_string(), "{jvm}");
     let classes = &events["jdk.ClassLoadingStatistics"];
     assert!(!classes.is_empty());

@@ -63,22 +63,9 @@ fn record_with(test: &str, flags: &[&str], java_home: Option<&Path>, jvm_args: &
     file
 }
 
-/// A field's value in a line of `support::dump`, unquoted.
-fn value(line: &str, name: &str) -> String {
-    let start = line
-        .find(&format!(" {name}="))
-        .unwrap_or_else(|| panic!("no {name} in {line}"))
-        + name.len()
-        + 2;
-    let rest = &line[start..];
-    match rest.strip_prefix('"') {
-        Some(quoted) => quoted[..quoted.find('"').unwrap()].to_owned(),
-        None => rest.split([' ', ',', '}']).next().unwrap().to_owned(),
-    }
-}
-
+/// A field's value in a line of `support::dump_types`, as a number.
 fn number(line: &str, name: &str) -> i64 {
-    value(line, name)
+    support::dump_value(line, name)
         .parse()
         .unwrap_or_else(|e| panic!("{name} in {line}: {e}"))
 }
@@ -135,7 +122,7 @@ fn check(file: &Path, expected: &Expected) -> HashMap<String, Vec<String>> {
     let context = format!("{}: {collections:#?}", file.display());
     // Every collection named as the JDK names this collector's.
     for line in &collections {
-        let name = value(line, "name");
+        let name = support::dump_value(line, "name");
         assert!(
             name == expected.old || Some(name.as_str()) == expected.young,
             "{name} is not this collector's: {context}"
@@ -144,7 +131,10 @@ fn check(file: &Path, expected: &Expected) -> HashMap<String, Vec<String>> {
     // The workload's System.gc() calls, with the cause the JVM gives.
     let system_gcs = collections
         .iter()
-        .filter(|l| value(l, "name") == expected.old && value(l, "cause") == "System.gc()")
+        .filter(|l| {
+            support::dump_value(l, "name") == expected.old
+                && support::dump_value(l, "cause") == "System.gc()"
+        })
         .count();
     assert!(
         system_gcs >= NOTIFIED_STEPS,
@@ -156,7 +146,7 @@ fn check(file: &Path, expected: &Expected) -> HashMap<String, Vec<String>> {
     let named = |name: Option<&str>| -> Vec<i64> {
         collections
             .iter()
-            .filter(|l| Some(value(l, "name").as_str()) == name)
+            .filter(|l| Some(support::dump_value(l, "name").as_str()) == name)
             .map(|l| number(l, "gcId"))
             .collect()
     };
@@ -197,7 +187,7 @@ fn check(file: &Path, expected: &Expected) -> HashMap<String, Vec<String>> {
         for when in ["Before GC", "After GC"] {
             let found: Vec<&String> = metaspace
                 .iter()
-                .filter(|l| number(l, "gcId") == id && value(l, "when") == when)
+                .filter(|l| number(l, "gcId") == id && support::dump_value(l, "when") == when)
                 .collect();
             assert_eq!(found.len(), 1, "gcId {id} {when}: {metaspace:#?}");
             // metaspace={committed=N,used=N,reserved=N}
@@ -215,8 +205,8 @@ fn check(file: &Path, expected: &Expected) -> HashMap<String, Vec<String>> {
     assert_eq!(configuration.len(), 1, "one chunk: {configuration:#?}");
     assert_eq!(
         (
-            value(&configuration[0], "youngCollector"),
-            value(&configuration[0], "oldCollector")
+            support::dump_value(&configuration[0], "youngCollector"),
+            support::dump_value(&configuration[0], "oldCollector")
         ),
         (
             expected.configured.0.to_owned(),
@@ -250,7 +240,7 @@ fn g1_collections_are_the_jdks_with_their_causes_and_pauses() {
         let id = number(collection, "gcId");
         let own: Vec<&String> = pauses.iter().filter(|p| number(p, "gcId") == id).collect();
         assert_eq!(own.len(), 1, "{collection}: {own:#?}");
-        assert_eq!(value(own[0], "name"), "GC Pause");
+        assert_eq!(support::dump_value(own[0], "name"), "GC Pause");
         let pause = number(own[0], "duration");
         assert_eq!(number(collection, "sumOfPauses"), pause, "{collection}");
         assert_eq!(number(collection, "longestPause"), pause, "{collection}");
@@ -423,7 +413,7 @@ fn a_newer_jdk_names_generational_zgc_as_it_does() {
     let events = gc_events(&file);
     let names: Vec<String> = events["jdk.GarbageCollection"]
         .iter()
-        .map(|l| value(l, "name"))
+        .map(|l| support::dump_value(l, "name"))
         .collect();
     assert!(
         names.iter().all(|n| n == "ZGC Minor" || n == "ZGC Major"),
@@ -431,12 +421,21 @@ fn a_newer_jdk_names_generational_zgc_as_it_does() {
     );
     let major_system_gcs = events["jdk.GarbageCollection"]
         .iter()
-        .filter(|l| value(l, "name") == "ZGC Major" && value(l, "cause") == "System.gc()")
+        .filter(|l| {
+            support::dump_value(l, "name") == "ZGC Major"
+                && support::dump_value(l, "cause") == "System.gc()"
+        })
         .count();
     assert!(major_system_gcs >= NOTIFIED_STEPS, "{names:?}");
     let configuration = &events["jdk.GCConfiguration"][0];
-    assert_eq!(value(configuration, "youngCollector"), "ZGC Minor");
-    assert_eq!(value(configuration, "oldCollector"), "ZGC Major");
+    assert_eq!(
+        support::dump_value(configuration, "youngCollector"),
+        "ZGC Minor"
+    );
+    assert_eq!(
+        support::dump_value(configuration, "oldCollector"),
+        "ZGC Major"
+    );
 
     let file = record(
         "collections_g1_25",
@@ -507,7 +506,7 @@ fn the_gc_configuration_and_metaspace_are_the_jdks_own() {
         let after_gc = |file: &Path| -> Vec<(i64, String)> {
             support::dump_types(file, &["jdk.MetaspaceSummary"])
                 .into_iter()
-                .filter(|l| value(l, "when") == "After GC")
+                .filter(|l| support::dump_value(l, "when") == "After GC")
                 .map(|l| {
                     let spaces = l[l.find(" metaspace=").unwrap()..].to_owned();
                     (number(&l, "startTime"), spaces)

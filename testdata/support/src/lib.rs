@@ -221,6 +221,25 @@ pub fn dump(path: &Path) -> Vec<String> {
     dump_types(path, &[])
 }
 
+/// The value of field `name` in a line of [`dump_types`]: a quoted string
+/// unquoted (its spaces kept), anything else up to the next space, comma
+/// or closing brace (a field of an inline struct: `used` of
+/// `metaspace={committed=1,used=2}`).
+pub fn dump_value(line: &str, name: &str) -> String {
+    let start = line
+        .find(&format!(" {name}="))
+        .or_else(|| line.find(&format!("{{{name}=")))
+        .or_else(|| line.find(&format!(",{name}=")))
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+        + name.len()
+        + 2;
+    let rest = &line[start..];
+    match rest.strip_prefix('"') {
+        Some(quoted) => quoted[..quoted.find('"').unwrap()].to_owned(),
+        None => rest.split([' ', ',', '}']).next().unwrap().to_owned(),
+    }
+}
+
 /// The events of the given types, as the JDK reads them.
 pub fn dump_types(path: &Path, types: &[&str]) -> Vec<String> {
     let mut command = Command::new("java");
