@@ -525,8 +525,17 @@ fn the_gc_configuration_and_metaspace_are_the_jdks_own() {
                 continue;
             }
             // Collections back to back (a young one, then System.gc()'s)
-            // may both be near: ours is one of them.
-            assert!(near.contains(&spaces), "{gc} at {at}: {spaces}\n{near:#?}");
+            // may both be near: ours is one of them. A stop-the-world
+            // collection's metaspace is read in its pause, by both, so it is
+            // equal; a concurrent cycle's (ZGC) is read by each at its own
+            // moment after the cycle, while threads go on loading classes
+            // (CI saw 600 bytes apart): there sizes agree within 1%.
+            let tolerance = if gc == "Z" { 0.01 } else { 0.0 };
+            assert!(
+                near.iter()
+                    .any(|theirs| spaces_agree(&spaces, theirs, tolerance)),
+                "{gc} at {at}: {spaces}\n{near:#?}"
+            );
             compared += 1;
         }
         assert!(compared >= NOTIFIED_STEPS, "{gc}: {compared} compared");
@@ -534,6 +543,27 @@ fn the_gc_configuration_and_metaspace_are_the_jdks_own() {
             assert!(expected[0].contains(" pauseTarget=50 "), "{expected:#?}");
         }
     }
+}
+
+/// Whether two `metaspace={committed=N,..} ..` texts name the same fields
+/// in the same order with numbers within `tolerance` (a fraction) of each
+/// other.
+fn spaces_agree(ours: &str, theirs: &str, tolerance: f64) -> bool {
+    let split = |text: &str| -> Vec<(String, f64)> {
+        text.split([',', ' ', '{', '}'])
+            .filter_map(|part| part.split_once('='))
+            .filter(|(_, value)| !value.is_empty())
+            .map(|(name, value)| {
+                let digits: String = value.chars().filter(char::is_ascii_digit).collect();
+                (name.to_owned(), digits.parse().unwrap_or(f64::NAN))
+            })
+            .collect()
+    };
+    let (ours, theirs) = (split(ours), split(theirs));
+    ours.len() == theirs.len()
+        && ours.iter().zip(&theirs).all(|((a_name, a), (b_name, b))| {
+            a_name == b_name && (a - b).abs() <= tolerance * a.max(*b)
+        })
 }
 
 /// `metaspace={..,reserved=N} dataSpace={..,reserved=N} classSpace={..}`
