@@ -19,6 +19,7 @@
 //! use them to sample its own allocations.
 
 pub mod estimate;
+pub mod live;
 pub mod liveness;
 pub mod options;
 pub mod rate_limit;
