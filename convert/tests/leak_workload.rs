@@ -1,0 +1,380 @@
+//! The leak workload (`testdata/workloads/Leaks.java`) keeps what it says
+//! it keeps, as today's `heapsampler top --live` reads it from a real JVM
+//! under the agent: its leaks and its cache at their printed bytes, every
+//! other site far below. What the leak analysis is checked against must be
+//! checked first.
+//!
+//! Tolerances. `top` gives each estimate a 95% interval: a check of three
+//! intervals would fail by chance in one run of seven. Each check widens
+//! the printed interval to twice its reach on each side of the estimate
+//! (about 3.9 standard deviations: a chance failure in about 1 in 10,000
+//! checks), and allows for the rounding of the printed figures (half a unit
+//! of their last digit). So that the check says something, each interval
+//! must also be narrow: at `--interval 32k` a leak of 2.6 MB has about 80
+//! samples, a 95% interval of about ±22%.
+
+use std::path::{Path, PathBuf};
+
+use heapsampler_test_support::{self as support, Deadline, heapsampler_command, heapsampler_ok};
+
+/// The heap the workload is documented with: a young generation of
+/// 16 MiB, collected about every half second at the workload's 24 MiB/s,
+/// and a heap small enough that G1's old collections (mixed) run within a
+/// 20 s run, so that the cache's evicted values are freed before the end.
+const HEAP: [&str; 2] = ["-Xmx64m", "-Xmn16m"];
+
+/// Mean bytes between samples: many samples, tight intervals, at a cost
+/// the 2-core machine bears (about 800 samples a second).
+const INTERVAL: &str = "32k";
+
+/// The most live bytes a site other than the leaks and the cache may hold
+/// at the end: the JVM's own (class loading, lambdas) and the cache's keys
+/// and map entries (about 150 kB for 8 MiB of values). A fifth of the
+/// smallest leak tested (2.6 MB); a session site would hold about 0.5 MB
+/// if the workload left its sessions open.
+const OTHER_SITE_BOUND: f64 = 0.5e6;
+
+/// What `Leaks` prints at its end.
+#[derive(Debug, Default)]
+struct Printed {
+    leak_a: Kept,
+    leak_b: Kept,
+    cache: Kept,
+    collections: u64,
+    elapsed_ms: u64,
+}
+
+/// A leak's or the cache's objects and bytes, and a leak's rate.
+#[derive(Debug, Default, PartialEq)]
+struct Kept {
+    objects: u64,
+    bytes: u64,
+    rate: u64,
+}
+
+impl Printed {
+    fn parse(stdout: &str) -> Printed {
+        let mut printed = Printed::default();
+        for line in stdout.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let number = |name: &str| -> u64 {
+                let at = words
+                    .iter()
+                    .position(|word| *word == name)
+                    .unwrap_or_else(|| panic!("no {name} in {line}"));
+                words[at + 1].parse().unwrap()
+            };
+            match words.first() {
+                Some(&"leak-a") | Some(&"leak-b") => {
+                    let kept = Kept {
+                        objects: number("objects"),
+                        bytes: number("bytes"),
+                        rate: number("rate"),
+                    };
+                    if words[0] == "leak-a" {
+                        printed.leak_a = kept;
+                    } else {
+                        printed.leak_b = kept;
+                    }
+                }
+                Some(&"cache") => {
+                    printed.cache = Kept {
+                        objects: number("objects"),
+                        bytes: number("bytes"),
+                        rate: 0,
+                    }
+                }
+                Some(&"collections") => printed.collections = number("collections"),
+                Some(&"elapsed") => printed.elapsed_ms = number("elapsed"),
+                _ => panic!("unexpected line {line} in {stdout}"),
+            }
+        }
+        printed
+    }
+}
+
+/// `heapsampler record --interval 32k -- java HEAP Leaks ARGS...` into
+/// `dir/name.jfr`; what the workload printed.
+fn record_leaks(dir: &Path, name: &str, args: &[&str]) -> (PathBuf, Printed) {
+    let recording = dir.join(format!("{name}.jfr"));
+    let output = heapsampler_command(["record", "--interval", INTERVAL, "-o"])
+        .arg(&recording)
+        .arg("--agent")
+        .arg(support::agent_library())
+        .args(["--", "java"])
+        .args(HEAP)
+        .arg("-cp")
+        .arg(support::compiled_workload("Leaks"))
+        .arg("Leaks")
+        .args(args)
+        .output_in_time();
+    let stdout = support::text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "Leaks {args:?}: {}\n{stdout}",
+        support::text(&output.stderr)
+    );
+    (recording, Printed::parse(&stdout))
+}
+
+/// A `top` row: its live bytes, their 95% interval, and where.
+#[derive(Debug)]
+struct Row {
+    bytes: f64,
+    low: f64,
+    high: f64,
+    key: String,
+}
+
+/// `top FILE --live ARGS...`'s rows, all of them.
+fn live_rows(recording: &Path, args: &[&str]) -> (Vec<Row>, String) {
+    let (table, _) = heapsampler_ok(
+        [
+            &["top", recording.to_str().unwrap(), "--live", "-n", "1000"],
+            args,
+        ]
+        .concat(),
+    );
+    let rows = table
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.starts_with("total"))
+        .map(|line| {
+            let cells: Vec<&str> = line
+                .split("  ")
+                .map(str::trim)
+                .filter(|cell| !cell.is_empty())
+                .collect();
+            let (low, high) = interval(cells[2]);
+            Row {
+                bytes: bytes(cells[1]),
+                low,
+                high,
+                key: cells[7].to_owned(),
+            }
+        })
+        .collect();
+    (rows, table)
+}
+
+/// `6.1 MB` in bytes.
+fn bytes(text: &str) -> f64 {
+    let (number, unit) = text.split_once(' ').unwrap_or((text, "B"));
+    number.parse::<f64>().unwrap() * scale(unit)
+}
+
+fn scale(unit: &str) -> f64 {
+    match unit {
+        "B" => 1.0,
+        "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        other => panic!("unit {other}"),
+    }
+}
+
+/// `4.9-7.4 MB` or `900.0 kB-1.2 MB` in bytes.
+fn interval(text: &str) -> (f64, f64) {
+    let (low, high) = text.split_once('-').unwrap();
+    let high_unit = high.split_once(' ').map_or("B", |(_, unit)| unit);
+    let low = if low.contains(' ') {
+        bytes(low)
+    } else {
+        bytes(&format!("{low} {high_unit}"))
+    };
+    (low, bytes(high))
+}
+
+/// Half a unit of the last printed digit of `value` (one decimal of kB,
+/// MB or GB; whole bytes below 1 kB).
+fn rounding(value: f64) -> f64 {
+    match value {
+        v if v >= 1e9 => 0.05e9,
+        v if v >= 1e6 => 0.05e6,
+        v if v >= 1e3 => 0.05e3,
+        _ => 0.5,
+    }
+}
+
+/// The row whose key starts with `site`: it must be there.
+fn row<'a>(rows: &'a [Row], site: &str, table: &str) -> &'a Row {
+    rows.iter()
+        .find(|row| row.key.starts_with(site))
+        .unwrap_or_else(|| panic!("no row for {site}:\n{table}"))
+}
+
+/// The row's interval, widened to twice its reach (and the rounding),
+/// holds `truth`; and the 95% interval is at most `widest` of the
+/// estimate on either side.
+fn holds(row: &Row, truth: u64, widest: f64, table: &str) {
+    let truth = truth as f64;
+    let low = row.bytes - 2.0 * (row.bytes - row.low) - 2.0 * rounding(row.low);
+    let high = row.bytes + 2.0 * (row.high - row.bytes) + 2.0 * rounding(row.high);
+    assert!(
+        (low..=high).contains(&truth),
+        "{}: {truth} bytes kept, outside {low}-{high}:\n{table}",
+        row.key
+    );
+    assert!(
+        row.high - row.bytes <= widest * row.bytes && row.bytes - row.low <= widest * row.bytes,
+        "{}: an interval wider than ±{widest} says little:\n{table}",
+        row.key
+    );
+    if !(row.low - rounding(row.low)..=row.high + rounding(row.high)).contains(&truth) {
+        eprintln!(
+            "{}: {truth} bytes kept, outside the 95% interval {}-{} (as 1 in 20 are)",
+            row.key, row.low, row.high
+        );
+    }
+}
+
+/// The objects of `site` in the recording's lifetimes (`convert`'s CSV)
+/// all have the class and size the workload assumes.
+fn object_sizes_are(recording: &Path, site: &str, class: &str, size: u64) {
+    let csv = recording.with_extension("csv");
+    heapsampler_ok([
+        "convert",
+        recording.to_str().unwrap(),
+        "--events",
+        "heapsampler.ObjectLifetime",
+        "-o",
+        csv.to_str().unwrap(),
+    ]);
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (stack, class_at, size_at) = (
+        column("stackTrace"),
+        column("objectClass"),
+        column("objectSize"),
+    );
+    let mut seen = 0;
+    for record in reader.records() {
+        let record = record.unwrap();
+        if !record[stack].starts_with(site) {
+            continue;
+        }
+        seen += 1;
+        assert_eq!(&record[class_at], class, "{site}'s class");
+        assert_eq!(
+            record[size_at].parse::<u64>().unwrap(),
+            size,
+            "{site}'s objects as the JVM sizes them"
+        );
+    }
+    assert!(seen > 0, "no samples of {site}");
+}
+
+/// Two leaks at 256 and 128 KiB/s and a cache of 8 MiB for 20 s: each
+/// leak's site holds what the workload printed it kept, rate x 20 s; the
+/// cache's holds its 8 MiB; every other site less than
+/// [`OTHER_SITE_BOUND`].
+#[test]
+fn top_live_holds_what_each_leak_and_the_cache_kept() {
+    let dir = support::temp_dir("convert_leak_workload");
+    let (recording, printed) = record_leaks(
+        &dir,
+        "leaks",
+        &["20", "leak-a", "256", "leak-b", "128", "cache", "8"],
+    );
+    // The fixed work, whatever the machine's load: rate x 20 s.
+    assert_eq!(
+        printed.leak_a,
+        Kept {
+            objects: 256 * 20,
+            bytes: 256 * 20 * 1024,
+            rate: 256 * 1024
+        }
+    );
+    assert_eq!(
+        printed.leak_b,
+        Kept {
+            objects: 2 * 128 * 20,
+            bytes: 128 * 20 * 1024,
+            rate: 128 * 1024
+        }
+    );
+    assert_eq!(
+        printed.cache,
+        Kept {
+            objects: 2048,
+            bytes: 8 << 20,
+            rate: 0
+        }
+    );
+    // 480 MiB of garbage into a 16 MiB young generation: about 35
+    // collections, counted on the work done, not the time taken.
+    assert!(printed.collections >= 20, "{printed:?}");
+    assert!(printed.elapsed_ms >= 20_000, "{printed:?}");
+
+    // The sizes the printed bytes assume are the JVM's.
+    object_sizes_are(&recording, "Leaks$LeakA.keep(", "byte[]", 1024);
+    object_sizes_are(&recording, "Leaks$LeakB.keep(", "long[]", 512);
+    object_sizes_are(&recording, "Leaks$Cache.put(", "byte[]", 4096);
+
+    let (rows, table) = live_rows(&recording, &["--by", "site"]);
+    // Expected samples: 160, 80 and 256, so 95% intervals of about ±16%,
+    // ±22% and ±12%: at most ±35% leaves room for a low draw.
+    let leak_a = row(&rows, "Leaks$LeakA.keep(", &table);
+    holds(leak_a, printed.leak_a.bytes, 0.35, &table);
+    let leak_b = row(&rows, "Leaks$LeakB.keep(", &table);
+    holds(leak_b, printed.leak_b.bytes, 0.35, &table);
+    let cache = row(&rows, "Leaks$Cache.put(", &table);
+    holds(cache, printed.cache.bytes, 0.35, &table);
+    // 8.4, 5.2 and 2.6 MB, the neighbours apart by more than 4 standard
+    // deviations of their difference: the ranks are the kept bytes'.
+    let rank = |site: &str| rows.iter().position(|row| row.key.starts_with(site));
+    assert!(
+        rank("Leaks$Cache.put(") < rank("Leaks$LeakA.keep(")
+            && rank("Leaks$LeakA.keep(") < rank("Leaks$LeakB.keep("),
+        "{table}"
+    );
+    for other in rows
+        .iter()
+        .filter(|row| ![leak_a, leak_b, cache].iter().any(|r| r.key == row.key))
+    {
+        assert!(
+            other.bytes < OTHER_SITE_BOUND,
+            "{} holds {} bytes at the end:\n{table}",
+            other.key,
+            other.bytes
+        );
+    }
+}
+
+/// No leak, the same garbage, sessions and cache: no site but the cache's
+/// holds more than [`OTHER_SITE_BOUND`] at the end.
+#[test]
+fn without_a_leak_only_the_cache_holds_much() {
+    let dir = support::temp_dir("convert_leak_workload_none");
+    let (recording, printed) = record_leaks(&dir, "none", &["12", "cache", "8"]);
+    assert_eq!(printed.leak_a, Kept::default());
+    assert_eq!(printed.leak_b, Kept::default());
+    assert_eq!(printed.cache.bytes, 8 << 20);
+    let (rows, table) = live_rows(&recording, &["--by", "site"]);
+    let cache = row(&rows, "Leaks$Cache.put(", &table);
+    holds(cache, printed.cache.bytes, 0.35, &table);
+    for other in rows.iter().filter(|row| row.key != cache.key) {
+        assert!(
+            other.bytes < OTHER_SITE_BOUND,
+            "{} holds {} bytes at the end:\n{table}",
+            other.key,
+            other.bytes
+        );
+    }
+    // By class too: byte[] is the cache's values, and the JVM's own few
+    // (a few per cent of them, well within the widened interval).
+    let (classes, table) = live_rows(&recording, &["--by", "class"]);
+    holds(
+        row(&classes, "byte[]", &table),
+        printed.cache.bytes,
+        0.35,
+        &table,
+    );
+    assert!(
+        !classes
+            .iter()
+            .any(|row| row.key == "long[]" && row.bytes >= OTHER_SITE_BOUND),
+        "{table}"
+    );
+}
