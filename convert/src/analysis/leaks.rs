@@ -43,6 +43,7 @@ use heapsampler_core::live::{Growth, LiveSeries};
 use jfr_format::names::{event, field};
 
 use crate::Error;
+use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::analysis::top::{self, GroupBy, HeldBy, Lines, Query};
 use crate::model::allocation::Source;
 use crate::model::filter::Filter;
@@ -115,6 +116,9 @@ pub struct Timeline {
     pub threads: Vec<ThreadCount>,
     /// `heapsampler.ObjectLifetime` events.
     pub lifetimes: u64,
+    /// What the recording says of its end: whether its live set was taken
+    /// right after a collection.
+    pub ending: Ending,
 }
 
 impl Timeline {
@@ -285,9 +289,15 @@ impl Analysis for ReadTimeline {
 /// summaries and thread counts by time and name.
 fn read_timeline(path: &Path, progress: &mut (dyn FnMut(u64) + Send)) -> Result<Timeline, Error> {
     let file = RecordingFile::open(path)?;
-    let mut timeline = Pipeline::default()
-        .run(file, &ReadTimeline, Timeline::default(), progress)?
+    let (mut timeline, ending) = Pipeline::default()
+        .run(
+            file,
+            &(ReadTimeline, ReadEnding),
+            (Timeline::default(), Ending::default()),
+            progress,
+        )?
         .merged;
+    timeline.ending = ending;
     timeline.collections.sort_by_key(|c| c.gc_id);
     timeline.collections.dedup_by_key(|c| c.gc_id);
     timeline.heap_after.sort_by_key(|h| h.nanos);
@@ -328,15 +338,44 @@ struct ReadSeries<'t> {
 #[derive(Debug, Default)]
 struct ChunkSeries {
     lines: Lines,
-    series: Vec<LiveSeries>,
+    series: Vec<GroupSeries>,
     untracked: Weights,
+}
+
+/// A group's live bytes after each checkpoint, and those of its objects
+/// still live at the end alone.
+#[derive(Debug, Clone)]
+struct GroupSeries {
+    live: LiveSeries,
+    /// Objects live at the end, from the first checkpoint after their
+    /// allocation on: after checkpoint `k`, the bytes allocated before it
+    /// that the end still holds.
+    retained: LiveSeries,
+}
+
+impl GroupSeries {
+    fn new(checkpoints: usize) -> Self {
+        Self {
+            live: LiveSeries::new(checkpoints),
+            retained: LiveSeries::new(checkpoints),
+        }
+    }
+
+    fn merge(&mut self, other: &GroupSeries) {
+        self.live.merge(&other.live);
+        self.retained.merge(&other.retained);
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.live.memory_bytes() + self.retained.memory_bytes()
+    }
 }
 
 /// All groups' series, merged in chunk order.
 #[derive(Debug, Default)]
 struct AllSeries {
     lines: Lines,
-    series: Vec<LiveSeries>,
+    series: Vec<GroupSeries>,
     untracked: Estimate,
 }
 
@@ -382,11 +421,17 @@ impl SampleVisitor for SeriesVisitor<'_, '_> {
             let checkpoints = self.checkpoints.checkpoints.len();
             self.part
                 .series
-                .resize_with(line + 1, || LiveSeries::new(checkpoints));
+                .resize_with(line + 1, || GroupSeries::new(checkpoints));
         }
         let allocated = epoch_nanos(self.header, sample.start_time.unwrap_or(0));
         let live = self.checkpoints.live(allocated, sample.freed_by_gc_id);
-        self.part.series[line].add(live, sample.weight, sample.size);
+        let group = &mut self.part.series[line];
+        if sample.live {
+            group
+                .retained
+                .add(live.clone(), sample.weight, sample.size);
+        }
+        group.live.add(live, sample.weight, sample.size);
     }
 }
 
@@ -425,7 +470,7 @@ impl Analysis for ReadSeries<'_> {
             let at = all.lines.number(line);
             if all.series.len() <= at {
                 all.series
-                    .resize_with(at + 1, || LiveSeries::new(checkpoints));
+                    .resize_with(at + 1, || GroupSeries::new(checkpoints));
             }
             all.series[at].merge(&series);
         }
@@ -435,7 +480,7 @@ impl Analysis for ReadSeries<'_> {
     fn part_bytes(&self, part: &ChunkSeries) -> usize {
         let lines: usize = part.lines.lines.iter().map(|l| 2 * l.len() + 64).sum();
         lines
-            + part.series.iter().map(LiveSeries::memory_bytes).sum::<usize>()
+            + part.series.iter().map(GroupSeries::memory_bytes).sum::<usize>()
             + part.untracked.bytes()
     }
 }
@@ -512,6 +557,11 @@ pub struct Leaks {
     pub judged: usize,
     /// The suspects, fastest growth first.
     pub suspects: Vec<Suspect>,
+    /// Groups whose live bytes grew significantly but whose objects from
+    /// the window's first half are gone at the end: garbage no collection
+    /// of the old generation had reached yet (with G1, a mixed one), or a
+    /// cache turning over, not a leak (see `retained`). In file order.
+    pub freed: Vec<(String, Growth)>,
     /// The live set at the heap's peak.
     pub peak: Option<Peak>,
     /// Samples whose liveness the agent did not track.
@@ -585,11 +635,12 @@ pub fn leaks(
     let peak_checkpoint = peak_checkpoint(&timeline, &chosen);
     let mut live_set = LiveSeries::new(chosen.len());
     let mut suspects = Vec::new();
+    let mut freed = Vec::new();
     let mut at_peak: Vec<(String, Estimate)> = Vec::new();
     let (mut groups, mut judged) = (0, 0);
     for (key, series) in all.lines.lines.iter().zip(&all.series) {
-        live_set.merge(series);
-        let live = series.estimates();
+        live_set.merge(&series.live);
+        let live = series.live.estimates();
         if live.iter().all(|e| e.samples() == 0) {
             continue;
         }
@@ -601,7 +652,9 @@ pub fn leaks(
             continue;
         };
         judged += 1;
-        if growth.is_suspect() {
+        if growth.is_suspect() && !retained(&seconds, &series.retained, &growth) {
+            freed.push((key.clone(), growth));
+        } else if growth.is_suspect() {
             suspects.push(Suspect {
                 key: key.clone(),
                 growth,
@@ -639,6 +692,7 @@ pub fn leaks(
         groups,
         judged,
         suspects,
+        freed,
         peak,
         untracked: all.untracked,
         paths_to_roots: false,
@@ -650,6 +704,36 @@ pub fn leaks(
     Ok(leaks)
 }
 
+/// Whether a group whose live bytes grew (`growth`) still holds at the
+/// end what it grew by: of the bytes its live set grew by in the first half
+/// of the window (at the lower bound of the growth), the objects allocated
+/// in that half and live at the end hold at least half (at the upper bound
+/// of their estimate, `retained`'s: the end's objects by the checkpoint
+/// after their allocation).
+///
+/// Why. Live after a collection means not freed by it, and objects that
+/// die in the old generation are freed only by a collection of the old
+/// generation (with G1, a mixed or full one): between two, a site whose
+/// old objects churn (a cache at its size, evicting its oldest) piles up
+/// garbage as a leak would, and so does the heap after each collection.
+/// What a leak keeps, the end still holds: its objects allocated early in
+/// the window are there at the end, where a cache's were evicted and
+/// freed. At a recording's end that collected the heap (a JVM that
+/// exited), what the end holds is exactly what was reachable; otherwise it
+/// may still include garbage, and the check lets more through.
+fn retained(seconds: &[f64], retained: &LiveSeries, growth: &Growth) -> bool {
+    let window = &growth.window;
+    if window.len() < 2 {
+        return true;
+    }
+    let start = window.start;
+    let middle_time = (seconds[start] + seconds[window.end - 1]) / 2.0;
+    let middle = start + seconds[window.clone()].partition_point(|&t| t < middle_time);
+    let held = retained.estimates();
+    let grew = growth.interval.low.max(0.0) * (seconds[middle] - seconds[start]);
+    held[middle].bytes_interval().high - held[start].bytes() >= grew / 2.0
+}
+
 /// The passes [`leaks`] makes over the file, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
@@ -659,6 +743,17 @@ pub enum Pass {
     LiveBytes,
     /// The suspects' classes, ages and paths to GC roots.
     Suspects,
+}
+
+impl Pass {
+    /// What the pass reads, for a progress line: `collections`.
+    pub fn what(self) -> &'static str {
+        match self {
+            Self::Collections => "collections, 1 of 3",
+            Self::LiveBytes => "live bytes, 2 of 3",
+            Self::Suspects => "suspects, 3 of 3",
+        }
+    }
 }
 
 /// The checkpoint the peak is at: the one nearest in time to the fullest
@@ -888,6 +983,15 @@ fn describe_suspects(
     Ok(())
 }
 
+/// What a group is, one and several: `("site", "sites")`.
+fn noun(by: GroupBy) -> (&'static str, &'static str) {
+    match by {
+        GroupBy::Site | GroupBy::AppSite => ("site", "sites"),
+        GroupBy::Class => ("class", "classes"),
+        GroupBy::Thread => ("thread", "threads"),
+    }
+}
+
 /// Seconds as a clock: `0:45`, `12:03`, `1:02:03`.
 pub fn clock(seconds: f64) -> String {
     let whole = seconds.max(0.0).round() as u64;
@@ -921,19 +1025,18 @@ impl Leaks {
     /// +29.5 MB/min); 2 suspects`, `no site's live bytes grow`, or why the
     /// recording cannot say.
     pub fn verdict(&self) -> String {
-        let what = match self.by {
-            GroupBy::Site | GroupBy::AppSite => "site",
-            GroupBy::Class => "class",
-            GroupBy::Thread => "thread",
-        };
+        let what = noun(self.by).0;
         match self.unanswered() {
             Some(Unanswered::NoLiveness) => {
-                return "cannot say what leaks: the recording has no liveness events                         (heapsampler.ObjectLifetime); record with heapsampler's agent,                         liveness on (the default)"
+                return "cannot say what leaks: the recording has no liveness events \
+                 (heapsampler.ObjectLifetime); record with heapsampler's agent, \
+                 liveness on (the default)"
                     .to_owned();
             }
             Some(Unanswered::TooFewCollections) => {
                 return format!(
-                    "cannot say what leaks: {} collections, too few to follow live bytes                      over time; record longer or with a smaller heap",
+                    "cannot say what leaks: {} collections, too few to follow live bytes \
+                     over time; record longer or with a smaller heap",
                     self.timeline.collections.len()
                 );
             }
@@ -972,9 +1075,10 @@ impl Leaks {
             let window = &growth.window;
             let _ = writeln!(
                 out,
-                "from the live bytes of {} {}s after each of {} collections, growth fitted                  from {} to {} (the first part is warm-up)",
+                "from the live bytes of {} {} after each of {} collections, growth fitted \
+                 from {} to {} (the first part is warm-up)",
                 self.groups,
-                self.by.name(),
+                noun(self.by).1,
                 self.checkpoints.len(),
                 clock(seconds[window.start]),
                 clock(seconds[window.end - 1]),
@@ -1006,7 +1110,7 @@ impl Leaks {
                         .map_or("-".to_owned(), |n| n.to_string()),
                     suspect.key
                 );
-                if !suspect.classes.is_empty() {
+                if !suspect.classes.is_empty() && self.by != GroupBy::Class {
                     let classes: Vec<String> = suspect
                         .classes
                         .iter()
@@ -1027,12 +1131,30 @@ impl Leaks {
             }
             let _ = writeln!(
                 out,
-                "age, GCs: the median age of the objects live at the end, and the collections                  they outlived"
+                "age, GCs: the median age of the objects live at the end, and the collections \
+                 they outlived"
             );
             if !self.paths_to_roots {
                 let _ = writeln!(
                     out,
                     "no paths to GC roots recorded: record with --roots to see what holds them"
+                );
+            }
+        }
+        if !self.freed.is_empty() {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "grew, but what they held in the first half is gone at the end (old garbage \
+                 not yet collected, or a cache turning over; not a leak):"
+            );
+            for (key, growth) in self.freed.iter().take(limit) {
+                let _ = writeln!(
+                    out,
+                    "{:>4}  {:>13}  {}",
+                    "",
+                    per_minute(growth.bytes_per_second),
+                    key
                 );
             }
         }
@@ -1067,7 +1189,8 @@ impl Leaks {
         if self.untracked.samples() > 0 {
             let _ = writeln!(
                 out,
-                "not followed: {} of objects at or above the agent's live_max size                  (by default G1's humongous objects), whose lifetime is unknown",
+                "not followed: {} of objects at or above the agent's live_max size \
+                 (by default G1's humongous objects), whose lifetime is unknown",
                 describe(&self.untracked)
             );
         }
@@ -1088,11 +1211,18 @@ impl Leaks {
         let used = heap_near(&self.timeline, end)? as f64;
         let live = self.live_set[last];
         Some(format!(
-            "after the last collection the sampled objects estimate a live set of {} ({}),              {:.0}% of the {} the heap had in use: the rest is what the agent did not follow              (objects allocated before it started, objects at or above live_max, the JVM's              own) and the collector's slack",
+            "after the last collection the sampled objects estimate a live set of {} ({}), \
+             {:.0}% of the {} the heap had in use{}",
             human_bytes(live.bytes()),
             human_interval(&live.bytes_interval(), human_bytes),
             100.0 * live.bytes() / used.max(1.0),
-            human_bytes(used)
+            human_bytes(used),
+            if live.bytes_interval().high < used {
+                ": the rest is what the agent did not follow (objects allocated before it \
+                 started, objects at or above live_max, the JVM's own) and the collector's slack"
+            } else {
+                ""
+            }
         ))
     }
 }
