@@ -106,7 +106,7 @@
 use crate::sampling::sample_probability;
 
 /// The normal deviate of a two-sided 95% interval: `Φ⁻¹(0.975)`.
-const Z_95: f64 = 1.959_963_984_540_054;
+pub(crate) const Z_95: f64 = 1.959_963_984_540_054;
 
 /// The running sums of one estimated quantity (bytes or objects) over a
 /// group's samples. Crate-visible for [`live`](crate::live), which keeps
