@@ -472,6 +472,49 @@ fn too_few_checkpoints_give_no_verdict() {
     assert!(Growth::fit(&[5.0; 40], &estimates).is_none());
 }
 
+/// Checkpoints uneven in time (a pause in collections): blocks with no
+/// checkpoint drop out, the increments bridge them, and an exact leak is
+/// still fitted at its rate; with fewer than four blocks left, no verdict.
+#[test]
+fn blocks_without_checkpoints_drop_out() {
+    let size = 64 * INTERVAL;
+    let weight = bytes_weight(size, INTERVAL).round();
+    let fit = |seconds: &[f64]| {
+        let mut series = LiveSeries::new(seconds.len());
+        for second in 1..seconds[seconds.len() - 1] as usize {
+            let range = live_range(seconds, second as f64, f64::INFINITY);
+            series.add(range, weight, Some(size));
+        }
+        Growth::fit(seconds, &series.estimates())
+    };
+    // Every 10 s to 2000 s, none to 3000 s, every 10 s to 4000 s: the
+    // window, from 1010 s, is cut in blocks of 374 s, of which the fourth
+    // and fifth (2131 to 2879 s) hold no checkpoint.
+    let seconds: Vec<f64> = (1..=200)
+        .chain(300..=400)
+        .map(|s| f64::from(s) * 10.0)
+        .collect();
+    let growth = fit(&seconds).expect("a verdict");
+    assert_eq!(
+        (growth.blocks, growth.degrees_of_freedom),
+        (6, 4),
+        "{growth:?}"
+    );
+    let rate = size as f64;
+    assert!(
+        (growth.bytes_per_second - rate).abs() < 1e-6 * rate,
+        "{growth:?}"
+    );
+    assert!(growth.is_suspect());
+    // The window's first checkpoint (1010 s), then none to 3800 s: two
+    // blocks hold checkpoints, too few for a verdict.
+    let seconds: Vec<f64> = (1..=101)
+        .chain(380..=400)
+        .map(|s| f64::from(s) * 10.0)
+        .collect();
+    assert_eq!(fit(&seconds), None);
+}
+
 /// A steady site's background, used in the leak runs: sessions of 2 KiB
 /// objects living three minutes on average (18 MB live) and short-lived
 /// 48-byte objects at 1 MiB/s living 0.2 s.
