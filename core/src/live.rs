@@ -532,8 +532,8 @@ impl Growth {
         let degrees_of_freedom = increments.len() - 1;
         // The sampling floor: what the samples added or lost between the
         // first block and the last add their variances (a leak's, exactly).
-        let (first, last) = (points[0], points[points.len() - 1]);
-        let sampling_variance = (last.2 - first.2).abs() / total_seconds.powi(2);
+        let (first_block, last_block) = (points[0], points[points.len() - 1]);
+        let sampling_variance = (last_block.2 - first_block.2).abs() / total_seconds.powi(2);
         let half_width = (STUDENT_T_975[degrees_of_freedom - 1] * growth_variance.sqrt())
             .max(Z_95 * sampling_variance.sqrt());
         Some(Growth {
