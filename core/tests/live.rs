@@ -545,7 +545,7 @@ const NO_LEAK_RUNS: u64 = 400;
 #[test]
 fn no_leak_is_rarely_a_suspect() {
     let batch_period = 300.0;
-    let programs: [(&str, Vec<Stream>); 7] = [
+    let programs: [(&str, Vec<Stream>); 8] = [
         (
             "short-lived, 48 B at 1 MiB/s living 0.5 s",
             vec![Stream::steady(0, 48, MIB, Lifetime::Exponential(0.5))],
@@ -609,6 +609,21 @@ fn no_leak_is_rarely_a_suspect() {
                     Lifetime::Batch {
                         period: batch_period,
                         freed_after: 90.0,
+                    },
+                )
+            }],
+        ),
+        (
+            "slow batch: 32 MiB over 5 min every 20 min, freed at 10",
+            vec![Stream {
+                duty: Some((1200.0, 300.0)),
+                ..Stream::steady(
+                    0,
+                    16 * 1024,
+                    32.0 * MIB / 300.0,
+                    Lifetime::Batch {
+                        period: 1200.0,
+                        freed_after: 600.0,
                     },
                 )
             }],
