@@ -81,7 +81,8 @@ impl fmt::Display for Unmeasured {
 /// What the threads' allocated bytes ask of the JVM, on the writer thread.
 pub trait ThreadsVm {
     /// Every live platform thread but the writer's own, with its allocated
-    /// bytes, read in one call; why not, if the JVM will not say.
+    /// bytes, read in one call (none for now: the JVM is not asked while a
+    /// failed read backs off); why not, if the JVM will not say.
     fn thread_allocations(&mut self) -> Result<Vec<ThreadAllocation>, Unmeasured> {
         Err(Unmeasured::Unavailable)
     }

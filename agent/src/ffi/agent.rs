@@ -751,6 +751,7 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
         jni,
         management: Lookup::NotYet,
         gc_info: Backoff::default(),
+        thread_bytes: Backoff::default(),
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
         .and_then(|sink| Ok(sink.finish()?));
@@ -772,6 +773,9 @@ struct JvmtiVm<'s> {
     management: Lookup,
     /// When a collection's figures may be asked for again after a failure.
     gc_info: Backoff,
+    /// When the threads' allocated bytes may be asked for again after a
+    /// failure (their `long[]` are Java objects too).
+    thread_bytes: Backoff,
 }
 
 /// A pause after each failure of a call, doubling from a second to a
@@ -1062,6 +1066,9 @@ impl ThreadsVm for JvmtiVm<'_> {
         if self.management().is_none() {
             return Err(Unmeasured::Unavailable);
         }
+        if !self.thread_bytes.allows() {
+            return Ok(Vec::new());
+        }
         let (jvmti, jni) = (self.running.jvmti, self.jni);
         let threads = jvmti.all_threads().map_err(|_| Unmeasured::Unavailable)?;
         let writer = jvmti.current_thread().ok();
@@ -1092,7 +1099,10 @@ impl ThreadsVm for JvmtiVm<'_> {
         let bytes = self
             .management()
             .ok_or(Unmeasured::Unavailable)?
-            .thread_allocated_bytes(jni, &ids)?;
+            .thread_allocated_bytes(jni, &ids);
+        self.thread_bytes
+            .made(!matches!(bytes, Err(Unmeasured::Unavailable)));
+        let bytes = bytes?;
         Ok(listed
             .into_iter()
             .zip(bytes)
