@@ -487,9 +487,9 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         .collect();
     assert_eq!(
         ids.len(),
-        3 + 10,
-        "ObjectAllocationSample, ObjectLifetime, GCPhasePauseLevel1 and the 10 environment \
-         events: {ids:?}"
+        3 + 10 + 1,
+        "ObjectAllocationSample, ObjectLifetime, GCPhasePauseLevel1, the 10 environment \
+         events and ThreadAllocationStatistics: {ids:?}"
     );
     let statistics = of("heapsampler.AgentStatistics ");
     assert_eq!(statistics.len(), 1);
@@ -1652,10 +1652,11 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
     );
     assert_eq!(
         support::summary_count(&summary, "jdk.ActiveSetting"),
-        (8 + 20) * chunks + 1,
-        "six of the allocation samples, two of the lifetimes, and of the 10 environment \
-         events each enabled, 9 a period and Shutdown its stack traces, per chunk; once in \
-         the file jdk.GCPhasePauseLevel1's enabled: {summary}"
+        (8 + 20 + 2) * chunks + 1,
+        "six of the allocation samples, two of the lifetimes, of the 10 environment \
+         events each enabled, 9 a period and Shutdown its stack traces, and \
+         ThreadAllocationStatistics' enabled and period, per chunk; once in the file \
+         jdk.GCPhasePauseLevel1's enabled: {summary}"
     );
     // What the JVM runs on, at each chunk's start too.
     assert_eq!(
