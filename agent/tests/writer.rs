@@ -14,6 +14,7 @@ use heapsampler_agent::heap::{
 };
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath, RootsVm};
+use heapsampler_agent::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
 use heapsampler_agent::writer::{
     ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
@@ -36,6 +37,10 @@ struct FakeVm {
     management: Option<FakeManagement>,
     /// How many times the writer had the VM forget what is gone.
     forget_gone_calls: usize,
+    /// The threads' allocated bytes the JVM gives; `None`: it cannot.
+    thread_allocations: Option<Vec<ThreadAllocation>>,
+    /// What the writer told of missing thread figures.
+    unmeasured: Vec<Unmeasured>,
 }
 
 /// What a fake JVM's management interface answers.
@@ -87,6 +92,17 @@ impl Vm for FakeVm {
 }
 
 impl EnvironmentVm for FakeVm {}
+
+impl ThreadsVm for FakeVm {
+    fn thread_allocations(&mut self) -> Result<Vec<ThreadAllocation>, Unmeasured> {
+        self.thread_allocations
+            .clone()
+            .ok_or(Unmeasured::Unsupported)
+    }
+    fn unmeasured(&mut self, why: Unmeasured) {
+        self.unmeasured.push(why);
+    }
+}
 
 impl RootsVm for FakeVm {
     fn paths_to_roots(&mut self, handles: &[u64], _: &RootLimits) -> Vec<Option<RootPath>> {
@@ -471,9 +487,9 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
         .collect();
     assert_eq!(
         ids.len(),
-        3 + 10,
-        "ObjectAllocationSample, ObjectLifetime, GCPhasePauseLevel1 and the 10 environment \
-         events: {ids:?}"
+        3 + 10 + 1,
+        "ObjectAllocationSample, ObjectLifetime, GCPhasePauseLevel1, the 10 environment \
+         events and ThreadAllocationStatistics: {ids:?}"
     );
     let statistics = of("heapsampler.AgentStatistics ");
     assert_eq!(statistics.len(), 1);
@@ -1723,10 +1739,11 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
     );
     assert_eq!(
         support::summary_count(&summary, "jdk.ActiveSetting"),
-        (8 + 20) * chunks + 1,
-        "six of the allocation samples, two of the lifetimes, and of the 10 environment \
-         events each enabled, 9 a period and Shutdown its stack traces, per chunk; once in \
-         the file jdk.GCPhasePauseLevel1's enabled: {summary}"
+        (8 + 20 + 2) * chunks + 1,
+        "six of the allocation samples, two of the lifetimes, of the 10 environment \
+         events each enabled, 9 a period and Shutdown its stack traces, and \
+         ThreadAllocationStatistics' enabled and period, per chunk; once in the file \
+         jdk.GCPhasePauseLevel1's enabled: {summary}"
     );
     // What the JVM runs on, at each chunk's start too.
     assert_eq!(
@@ -1743,4 +1760,102 @@ fn every_chunk_carries_the_jvms_information_and_the_recordings_settings() {
         21,
         "one per flush and one at the end"
     );
+}
+
+/// A thread the JVM lists, with what it allocated.
+fn allocation(
+    key: Option<u64>,
+    java_thread_id: i64,
+    name: &str,
+    allocated: u64,
+) -> ThreadAllocation {
+    ThreadAllocation {
+        key,
+        java_thread_id,
+        name: name.into(),
+        allocated,
+    }
+}
+
+#[test]
+fn each_flush_writes_every_threads_allocated_bytes_on_the_samples_thread() {
+    let dir = support::temp_dir("agent_thread_allocations");
+    let path = dir.join("threads.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LMain;", "allocate", "()V", &[], false));
+    vm.classes.insert(100, class("[I"));
+    let mut writer = new_writer(&path, &settings(&path));
+    let t0 = writer.clock().now().0;
+    // Thread key 1 is sampled (the fake's "main", Java id 10); Java
+    // thread 30 never is.
+    writer
+        .sample(&mut vm, &record(1, t0 + 10, 100, 24, 0, false, &[(1, 0)]))
+        .unwrap();
+    vm.thread_allocations = Some(vec![
+        allocation(Some(1), 10, "main", 1000),
+        allocation(None, 30, "idle", 5000),
+    ]);
+    let statistics = Statistics {
+        samples: 1,
+        lost_samples: 0,
+    };
+    writer
+        .flush(&mut vm, statistics, RingStats::default())
+        .unwrap();
+    vm.thread_allocations = Some(vec![
+        allocation(Some(1), 10, "main", 2000),
+        allocation(None, 30, "idle", 5000),
+    ]);
+    finish(writer, &mut vm, 1);
+    assert!(vm.unmeasured.is_empty());
+
+    let main = "thread(\"main\",10,\"main\",501,null)";
+    let idle = "thread(\"idle\",30,\"idle\",0,null)";
+    let sample = support::dump_types(&path, &["jdk.ObjectAllocationSample"]);
+    assert!(
+        sample[0].contains(&format!("eventThread={main} ")),
+        "{sample:?}"
+    );
+    let statistics: Vec<String> = support::dump_types(&path, &["jdk.ThreadAllocationStatistics"])
+        .iter()
+        .map(|line| {
+            let (_, fields) = line.split_once(" allocated=").unwrap();
+            format!("allocated={fields}")
+        })
+        .collect();
+    assert_eq!(
+        statistics,
+        [
+            format!("allocated=1000 thread={main}"),
+            format!("allocated=5000 thread={idle}"),
+            format!("allocated=2000 thread={main}"),
+            format!("allocated=5000 thread={idle}"),
+        ]
+    );
+}
+
+#[test]
+fn a_jvm_that_cannot_count_threads_bytes_gets_no_statistics_and_says_so_once() {
+    let dir = support::temp_dir("agent_thread_allocations_unmeasured");
+    let path = dir.join("threads.jfr");
+    let mut vm = FakeVm::default();
+    let mut writer = new_writer(&path, &settings(&path));
+    let statistics = Statistics {
+        samples: 0,
+        lost_samples: 0,
+    };
+    writer
+        .flush(&mut vm, statistics, RingStats::default())
+        .unwrap();
+    finish(writer, &mut vm, 0);
+    assert_eq!(vm.unmeasured, [Unmeasured::Unsupported]);
+    assert!(support::dump_types(&path, &["jdk.ThreadAllocationStatistics"]).is_empty());
+    // Declared all the same: a reader tells "none measured" from "not
+    // recorded".
+    let declared = support::declaration(
+        &support::metadata_of(Some(&path)),
+        "jdk.ThreadAllocationStatistics",
+    );
+    assert!(declared.iter().any(|line| line.trim() == "long allocated;"));
 }
