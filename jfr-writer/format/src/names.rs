@@ -261,8 +261,6 @@ pub mod event {
     pub const EXECUTION_SAMPLE: &str = "jdk.ExecutionSample";
     /// The JDK's leak event: an object sampled long ago and still live.
     pub const OLD_OBJECT_SAMPLE: &str = "jdk.OldObjectSample";
-    /// The JVM's count of the bytes each thread allocated since it started.
-    pub const THREAD_ALLOCATION_STATISTICS: &str = "jdk.ThreadAllocationStatistics";
     /// The JDK's heap usage before and after each collection.
     pub const GC_HEAP_SUMMARY: &str = "jdk.GCHeapSummary";
     /// The JDK's garbage collection event (ours is
@@ -512,11 +510,6 @@ pub mod field {
     pub const HEAP_SPACE: &str = "heapSpace";
     /// Bytes of the heap in use.
     pub const HEAP_USED: &str = "heapUsed";
-    /// `jdk.ThreadAllocationStatistics`: bytes the thread allocated since it
-    /// started.
-    pub const ALLOCATED: &str = "allocated";
-    /// `jdk.ThreadAllocationStatistics`: the thread counted.
-    pub const THREAD: &str = "thread";
     /// A virtual space's first address.
     pub const START: &str = "start";
     /// The end of a virtual space's committed part.
