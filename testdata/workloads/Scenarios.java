@@ -13,7 +13,8 @@ import java.util.List;
  *                      allocation site, a class per thread; prints
  *                      "worker-T CLASS" for each (the array class's name)
  *   liveness           keeps 1000 byte[4096] reachable, drops 1000, System.gc()
- *   exit CODE          allocates, then System.exit(CODE)
+ *   exit CODE [SECONDS] allocates, then, once SECONDS of wall time have
+ *                      passed since the start (default 0), System.exit(CODE)
  *   throw              allocates, then throws from main (uncaught)
  *   oom                allocates until OutOfMemoryError (uncaught)
  *   unload ROUNDS [MS] each round defines Scenarios$Guest in a new class loader,
@@ -57,7 +58,9 @@ public final class Scenarios {
             case "one-site" -> oneSite(Integer.parseInt(args[1]), Long.parseLong(args[2]) << 20);
             case "liveness" -> liveness();
             case "exit" -> {
+                long until = System.nanoTime() + (args.length > 2 ? Long.parseLong(args[2]) : 0) * 1_000_000_000L;
                 churn(64 << 20);
+                Thread.sleep(Math.max(0, (until - System.nanoTime()) / 1_000_000));
                 System.exit(Integer.parseInt(args[1]));
             }
             case "throw" -> {
