@@ -38,7 +38,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use heapsampler_core::estimate::Estimate;
+use heapsampler_core::estimate::{Estimate, Interval};
 use heapsampler_core::live::{Growth, LiveSeries};
 use jfr_format::names::{event, field};
 
@@ -150,7 +150,9 @@ impl Timeline {
         };
         let mut kept: Vec<Collection> = Vec::with_capacity(MAX_CHECKPOINTS);
         for (at, collection) in all.iter().enumerate() {
-            let next_in_another = all.get(at + 1).is_none_or(|n| slice(n) != slice(collection));
+            let next_in_another = all
+                .get(at + 1)
+                .is_none_or(|n| slice(n) != slice(collection));
             if next_in_another {
                 kept.push(*collection);
             }
@@ -198,9 +200,7 @@ impl Analysis for ReadTimeline {
                 match plan.class().name.as_str() {
                     event::GARBAGE_COLLECTION => Some(TimelineReading::Collection(plan)),
                     event::GC_HEAP_SUMMARY => Some(TimelineReading::HeapSummary(plan)),
-                    event::THREAD_ALLOCATION_STATISTICS => {
-                        Some(TimelineReading::ThreadCount(plan))
-                    }
+                    event::THREAD_ALLOCATION_STATISTICS => Some(TimelineReading::ThreadCount(plan)),
                     event::OBJECT_LIFETIME => Some(TimelineReading::Lifetime),
                     _ => None,
                 }
@@ -219,8 +219,9 @@ impl Analysis for ReadTimeline {
             let names = &plan.class().fields;
             let (mut start, mut duration, mut id, mut used, mut allocated) = (0, 0, 0, 0, 0);
             let (mut after, mut thread) = (false, Value::Null);
-            plan.read(&mut raw_event, &mut |index: usize, value: Field<'_>| {
-                match names[index].name.as_str() {
+            plan.read(
+                &mut raw_event,
+                &mut |index: usize, value: Field<'_>| match names[index].name.as_str() {
                     field::START_TIME => start = value.integer().unwrap_or(0),
                     field::DURATION => duration = value.integer().unwrap_or(0),
                     field::GC_ID => id = value.count().unwrap_or(0),
@@ -229,8 +230,8 @@ impl Analysis for ReadTimeline {
                     field::WHEN => after = text.text(&value.into_value()) == "After GC",
                     field::THREAD => thread = value.into_value(),
                     _ => {}
-                }
-            })?;
+                },
+            )?;
             let nanos = epoch_nanos(&header, start);
             match reading {
                 TimelineReading::Collection(_) => part.collections.push(Collection {
@@ -265,7 +266,11 @@ impl Analysis for ReadTimeline {
         timeline.heap_after.extend(part.heap_after);
         timeline.lifetimes += part.lifetimes;
         for count in part.threads {
-            match timeline.threads.iter_mut().find(|t| t.thread == count.thread) {
+            match timeline
+                .threads
+                .iter_mut()
+                .find(|t| t.thread == count.thread)
+            {
                 Some(known) if known.nanos <= count.nanos => *known = count,
                 Some(_) => {}
                 None => timeline.threads.push(count),
@@ -403,9 +408,9 @@ fn line_of(
         GroupBy::Thread => &sample.event_thread,
     };
     match *key {
-        Field::Pooled { class_id, key } => *keys.entry((class_id, key)).or_insert_with(|| {
-            lines.number(by.line(text.text(&Value::Ref { class_id, key })))
-        }),
+        Field::Pooled { class_id, key } => *keys
+            .entry((class_id, key))
+            .or_insert_with(|| lines.number(by.line(text.text(&Value::Ref { class_id, key })))),
         ref other => lines.number(by.line(text.text(&other.clone().into_value()))),
     }
 }
@@ -427,9 +432,7 @@ impl SampleVisitor for SeriesVisitor<'_, '_> {
         let live = self.checkpoints.live(allocated, sample.freed_by_gc_id);
         let group = &mut self.part.series[line];
         if sample.live {
-            group
-                .retained
-                .add(live.clone(), sample.weight, sample.size);
+            group.retained.add(live.clone(), sample.weight, sample.size);
         }
         group.live.add(live, sample.weight, sample.size);
     }
@@ -480,7 +483,11 @@ impl Analysis for ReadSeries<'_> {
     fn part_bytes(&self, part: &ChunkSeries) -> usize {
         let lines: usize = part.lines.lines.iter().map(|l| 2 * l.len() + 64).sum();
         lines
-            + part.series.iter().map(GroupSeries::memory_bytes).sum::<usize>()
+            + part
+                .series
+                .iter()
+                .map(GroupSeries::memory_bytes)
+                .sum::<usize>()
             + part.untracked.bytes()
     }
 }
@@ -818,7 +825,13 @@ impl SampleVisitor for SuspectVisitor<'_, '_> {
         if !(sample.live && sample.tracked) {
             return;
         }
-        let line = line_of(self.reading.by, text, sample, &mut self.keys, &mut self.lines);
+        let line = line_of(
+            self.reading.by,
+            text,
+            sample,
+            &mut self.keys,
+            &mut self.lines,
+        );
         while self.suspect_of.len() <= line {
             let key = &self.lines.lines[self.suspect_of.len()];
             self.suspect_of
@@ -1010,20 +1023,20 @@ pub fn per_minute(bytes_per_second: f64) -> String {
     format!("{sign}{}/min", human_bytes(bytes_per_second.abs() * 60.0))
 }
 
-/// A growth's 95% interval per minute: `+10.9 to +13.1 MB/min` (units
-/// each bound's own).
-pub fn per_minute_interval(growth: &Growth) -> String {
+/// A growth's 95% interval per minute, from one in bytes per second:
+/// `+10.9 MB to +13.1 MB/min`.
+pub fn per_minute_interval(interval: &Interval) -> String {
     format!(
         "{} to {}",
-        per_minute(growth.interval.low).trim_end_matches("/min"),
-        per_minute(growth.interval.high)
+        per_minute(interval.low).trim_end_matches("/min"),
+        per_minute(interval.high)
     )
 }
 
 impl Leaks {
-    /// The verdict in one line: `the live set grows +26.8 MB/min (+24.1 to
-    /// +29.5 MB/min); 2 suspects`, `no site's live bytes grow`, or why the
-    /// recording cannot say.
+    /// The verdict in one line: `2 suspects, growing +26.8 MB/min (+24.1 MB
+    /// to +29.5 MB/min); the live set grows ...`, `no site's live bytes
+    /// grow; the live set changes by ...`, or why the recording cannot say.
     pub fn verdict(&self) -> String {
         let what = noun(self.by).0;
         match self.unanswered() {
@@ -1051,14 +1064,40 @@ impl Leaks {
                     "changes by"
                 },
                 per_minute(g.bytes_per_second),
-                per_minute_interval(g)
+                per_minute_interval(&g.interval)
             )
         });
         let live_set = live_set.unwrap_or_default();
         match self.suspects.len() {
             0 => format!("no {what}'s live bytes grow; {live_set}"),
-            1 => format!("{live_set}; 1 suspect"),
-            n => format!("{live_set}; {n} suspects"),
+            n => {
+                let together = self.suspects_growth();
+                format!(
+                    "{n} suspect{}, growing {} ({}); {live_set}",
+                    if n == 1 { "" } else { "s" },
+                    per_minute(together.estimate),
+                    per_minute_interval(&together)
+                )
+            }
+        }
+    }
+
+    /// The suspects' growths added up, in bytes per second: the estimates
+    /// summed, and each side of the interval the root of the sum of the
+    /// squares of theirs (the sites' samples are independent).
+    pub fn suspects_growth(&self) -> Interval {
+        let estimate: f64 = self.suspects.iter().map(|s| s.growth.bytes_per_second).sum();
+        let side = |reach: fn(&Interval) -> f64| {
+            self.suspects
+                .iter()
+                .map(|s| reach(&s.growth.interval).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        Interval {
+            estimate,
+            low: estimate - side(|i| i.estimate - i.low),
+            high: estimate + side(|i| i.high - i.estimate),
         }
     }
 
@@ -1099,12 +1138,10 @@ impl Leaks {
                     "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  {}",
                     rank + 1,
                     per_minute(suspect.growth.bytes_per_second),
-                    per_minute_interval(&suspect.growth),
+                    per_minute_interval(&suspect.growth.interval),
                     human_bytes(end.bytes()),
                     human_interval(&end.bytes_interval(), human_bytes),
-                    suspect
-                        .median_age_seconds
-                        .map_or("-".to_owned(), clock),
+                    suspect.median_age_seconds.map_or("-".to_owned(), clock),
                     suspect
                         .median_collections
                         .map_or("-".to_owned(), |n| n.to_string()),
@@ -1160,9 +1197,9 @@ impl Leaks {
         }
         if let Some(peak) = &self.peak {
             let _ = writeln!(out);
-            let heap = peak
-                .heap_used
-                .map_or(String::new(), |used| format!(", heap {} in use", human_bytes(used as f64)));
+            let heap = peak.heap_used.map_or(String::new(), |used| {
+                format!(", heap {} in use", human_bytes(used as f64))
+            });
             let _ = writeln!(
                 out,
                 "peak: after collection {} at {}{heap}; live then, estimated {} ({}):",
@@ -1290,9 +1327,6 @@ mod tests {
     fn the_median_is_by_weight() {
         assert_eq!(weighted_median::<f64>(Vec::new()), None);
         assert_eq!(weighted_median(vec![(1.0, 1.0), (5.0, 3.0)]), Some(5.0));
-        assert_eq!(
-            weighted_median(vec![(9, 1.0), (1, 1.0), (2, 1.0)]),
-            Some(2)
-        );
+        assert_eq!(weighted_median(vec![(9, 1.0), (1, 1.0), (2, 1.0)]), Some(2));
     }
 }
