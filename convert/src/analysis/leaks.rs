@@ -116,6 +116,9 @@ pub struct Timeline {
     pub threads: Vec<ThreadCount>,
     /// `heapsampler.ObjectLifetime` events.
     pub lifetimes: u64,
+    /// The JVM's version line (`jdk.JVMInformation`'s `jvmVersion`), if
+    /// the recording says.
+    pub jvm: Option<String>,
     /// What the recording says of its end: whether its live set was taken
     /// right after a collection.
     pub ending: Ending,
@@ -171,6 +174,7 @@ enum TimelineReading<'c> {
     Collection(EventPlan<'c>),
     HeapSummary(EventPlan<'c>),
     ThreadCount(EventPlan<'c>),
+    Jvm(EventPlan<'c>),
     Lifetime,
 }
 
@@ -202,6 +206,7 @@ impl Analysis for ReadTimeline {
                     event::GC_HEAP_SUMMARY => Some(TimelineReading::HeapSummary(plan)),
                     event::THREAD_ALLOCATION_STATISTICS => Some(TimelineReading::ThreadCount(plan)),
                     event::OBJECT_LIFETIME => Some(TimelineReading::Lifetime),
+                    event::JVM_INFORMATION => Some(TimelineReading::Jvm(plan)),
                     _ => None,
                 }
             }) else {
@@ -214,11 +219,12 @@ impl Analysis for ReadTimeline {
                 }
                 TimelineReading::Collection(plan)
                 | TimelineReading::HeapSummary(plan)
-                | TimelineReading::ThreadCount(plan) => plan,
+                | TimelineReading::ThreadCount(plan)
+                | TimelineReading::Jvm(plan) => plan,
             };
             let names = &plan.class().fields;
             let (mut start, mut duration, mut id, mut used, mut allocated) = (0, 0, 0, 0, 0);
-            let (mut after, mut thread) = (false, Value::Null);
+            let (mut after, mut thread, mut jvm) = (false, Value::Null, Value::Null);
             plan.read(
                 &mut raw_event,
                 &mut |index: usize, value: Field<'_>| match names[index].name.as_str() {
@@ -229,6 +235,7 @@ impl Analysis for ReadTimeline {
                     field::ALLOCATED => allocated = value.count().unwrap_or(0),
                     field::WHEN => after = text.text(&value.into_value()) == "After GC",
                     field::THREAD => thread = value.into_value(),
+                    field::JVM_VERSION => jvm = value.into_value(),
                     _ => {}
                 },
             )?;
@@ -238,6 +245,7 @@ impl Analysis for ReadTimeline {
                     gc_id: id,
                     end_nanos: epoch_nanos(&header, start.saturating_add(duration)),
                 }),
+                TimelineReading::Jvm(_) => part.jvm = Some(text.text(&jvm)),
                 TimelineReading::HeapSummary(_) if after => {
                     part.heap_after.push(HeapAfter { nanos, used });
                 }
@@ -265,6 +273,7 @@ impl Analysis for ReadTimeline {
         timeline.collections.extend(part.collections);
         timeline.heap_after.extend(part.heap_after);
         timeline.lifetimes += part.lifetimes;
+        timeline.jvm = timeline.jvm.take().or(part.jvm);
         for count in part.threads {
             match timeline
                 .threads
@@ -597,6 +606,14 @@ impl Leaks {
         } else {
             None
         }
+    }
+
+    /// The heap in use after the collection `gc_id` (of the agent's), if
+    /// a heap summary was written within a second of its end.
+    pub fn heap_after(&self, gc_id: u64) -> Option<u64> {
+        let collections = &self.timeline.collections;
+        let at = collections.binary_search_by_key(&gc_id, |c| c.gc_id).ok()?;
+        heap_near(&self.timeline, collections[at].end_nanos)
     }
 
     /// The checkpoints' times, seconds from the recording's start.

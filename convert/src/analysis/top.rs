@@ -163,6 +163,9 @@ pub struct Table {
     pub left_out: Vec<(Source, u64)>,
     /// The recording's length in seconds.
     pub seconds: f64,
+    /// The mean bytes between samples, when the recording names one for
+    /// all of it (heapsampler's agent does; the JDK's sampler has none).
+    pub interval: Option<u64>,
     /// With `live`: how many old objects of the recording have a path to
     /// a GC root (none without the agent's `roots=true`).
     pub paths_to_roots: Option<u64>,
@@ -564,6 +567,7 @@ impl Groups {
             events: read.events_of(chosen),
             left_out,
             seconds: read.seconds(),
+            interval: read.interval(),
             paths_to_roots: query.live.then_some(recorded),
         }
     }

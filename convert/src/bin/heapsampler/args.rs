@@ -272,6 +272,31 @@ pub enum Command {
         #[arg(short = 'n', long, default_value_t = 10)]
         limit: usize,
     },
+    /// One page that answers "what is leaking?": an HTML report.
+    ///
+    /// Writes one self-contained HTML file (no network, no external file:
+    /// it opens offline in any browser) that leads with the verdict, then
+    /// shows the heap after each collection with the suspects' estimated
+    /// live bytes stacked under it, the suspects (as `leaks` lists them),
+    /// the live set by site at the heap's peak, the allocation and live
+    /// flame graphs, the top sites by bytes allocated, the per-thread
+    /// estimates set against the JVM's own counts
+    /// (jdk.ThreadAllocationStatistics), and what the recording is. It
+    /// reads the JDK's own recordings too, and says what they lack.
+    ///
+    /// Example: heapsampler report app.jfr -o app.html
+    Report {
+        /// The recording.
+        file: PathBuf,
+        /// The page to write; by default beside the recording, named as it
+        /// is with .html.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Group the leak analysis by allocation site (the top frame),
+        /// app-site (the first frame outside the JDK), class or thread.
+        #[arg(long, value_enum, default_value_t = ByArg::Site)]
+        by: ByArg,
+    },
     /// What changed between two recordings, per site, class or thread.
     ///
     /// Compares the allocation rate (estimated bytes per second of each

@@ -144,6 +144,18 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         )?,
         Command::Summary { file } => summary(&file)?,
         Command::Leaks { file, by, limit } => leaks(&file, by.into(), limit)?,
+        Command::Report { file, output, by } => {
+            let options = convert::ReportOptions {
+                output,
+                by: by.into(),
+            };
+            let reported = convert::report(&file, &options)?;
+            say(format!("{}", reported.verdict));
+            say(format!(
+                "wrote {}: open it in a browser",
+                reported.output.display()
+            ));
+        }
         Command::Top {
             file,
             question,
@@ -370,8 +382,9 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
     let mut shown: Option<(Pass, Progress)> = None;
     let found = leaks::leaks(file, by, &mut |pass, bytes| {
         if shown.as_ref().is_none_or(|(at, _)| *at != pass) {
-            let what = format!("{} ({})", file.display(), pass.what());
-            shown = Some((pass, Progress::new(what, size, true)));
+            let mut line = Progress::new(file.display().to_string(), size, true);
+            line.set_stage(pass.what());
+            shown = Some((pass, line));
         }
         if let Some((_, progress)) = shown.as_mut() {
             progress.update(bytes);
