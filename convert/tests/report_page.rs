@@ -278,6 +278,7 @@ window.addEventListener("load", function () { setTimeout(function () {
         out.suspects = Array.prototype.map.call(document.querySelectorAll("#suspects tr.suspect"), function (tr) {
             var o = data(tr, ["rank", "site", "growth", "growth-low", "growth-high", "live", "live-low", "live-high"]);
             o.text = tr.textContent.replace(/\s+/g, " ").trim();
+            o.heldBy = tr.nextElementSibling.textContent.replace(/\s+/g, " ").trim();
             return o;
         });
         out.series = Array.prototype.map.call(document.querySelectorAll("#heap-series tbody tr"), function (tr) {
@@ -575,11 +576,14 @@ fn a_page_with_suspects_shows_them_and_works_offline() {
         "198.3 MB",
         "byte[] 150.0 MB",
         "5 min 1 s",
-        "java.util.HashMap.table",
     ] {
         assert!(first.contains(words), "{words} in {first}");
     }
-    assert!(suspects[1]["text"].as_str().unwrap().contains("no paths"));
+    assert_eq!(
+        suspects[0]["heldBy"],
+        format!("held by {}", page.suspects[0].root_paths[0])
+    );
+    assert_eq!(suspects[1]["heldBy"], "held by no paths to roots");
 
     // Every point of every series: the heap's and the two suspects'.
     let chart = page.heap.as_ref().unwrap();

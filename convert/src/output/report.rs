@@ -293,6 +293,9 @@ impl Cell {
 struct SuspectView {
     rank: usize,
     site: String,
+    /// The site cut after each `.` and `(`, where a narrow column may wrap
+    /// it.
+    site_parts: Vec<String>,
     colour: Option<String>,
     growth: Cell,
     live: Cell,
@@ -351,6 +354,11 @@ impl<'p> View<'p> {
                 .map(|s| SuspectView {
                     rank: s.rank,
                     site: s.site.clone(),
+                    site_parts: s
+                        .site
+                        .split_inclusive(['.', '('])
+                        .map(str::to_owned)
+                        .collect(),
                     colour: colour_of(&s.site),
                     growth: Cell {
                         series: s.site.clone(),
@@ -570,8 +578,8 @@ fn draw_heap(chart: &HeapChart) -> Result<String, Box<dyn std::error::Error>> {
             .y_label_formatter(&|bytes| human_bytes(*bytes))
             .x_desc("time since the recording started (m:ss)")
             .y_desc("bytes")
-            .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 15))
+            .label_style(("sans-serif", 16))
+            .axis_desc_style(("sans-serif", 16))
             .draw()?;
         let mut bottom = vec![0.0; times.len()];
         for (at, top) in stacked.iter().enumerate() {
@@ -675,12 +683,14 @@ fn svg_height(svg: &str) -> Option<u32> {
         .map(|h| h.ceil() as u32)
 }
 
-/// What goes before a flame graph in its frame: no margin, and inferno's
+/// What goes before a flame graph in its frame: no margin, the graph as
+/// wide as the frame (inferno's script takes its width off for that, and in
+/// an HTML document an SVG without one is 300 pixels wide), and inferno's
 /// writes of its state into the frame's address (which an `about:srcdoc`
 /// frame refuses, throwing) made harmless; the graph works the same
 /// without them.
 const FRAME_HEAD: &str = "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
-<style>html,body{margin:0;overflow:hidden}</style><script>\
+<style>html,body{margin:0;overflow:hidden}svg{display:block;width:100%}</style><script>\
 (function(){var replace=history.replaceState.bind(history);\
 history.replaceState=function(s,t,u){try{replace(s,t,u)}catch(e){}};})();\
 </script></head><body>";
