@@ -19,7 +19,7 @@
 //! script sees only its graph, as in the `flame` command's file. One thing
 //! differs there: the frame's address (`about:srcdoc`) cannot take the zoom
 //! and search state inferno writes into it, which throws; a small script
-//! before inferno's keeps that from being an error ([`FRAME_HEAD`]).
+//! before inferno's keeps that from being an error.
 //!
 //! Every chart's data is in the page too, as a table beside the chart
 //! (collapsed under `<details>`), each cell naming its series in
