@@ -31,7 +31,8 @@ fn around(estimate: f64, share: f64) -> Interval {
 }
 
 const CACHE_SITE: &str = "com.example.cache.SessionCache.put(SessionCache.java:88)";
-const LISTENER_SITE: &str = "com.example.events.Bus.subscribe(Bus.java:41)";
+// A constructor: its name is escaped in the HTML and in the chart.
+const LISTENER_SITE: &str = "com.example.events.Bus.<init>(Bus.java:41)";
 
 /// A flame graph as `heapsampler flame` draws one, of a few stacks.
 fn flame_svg(title: &str, stacks: &[(&str, i64)]) -> String {
