@@ -27,6 +27,8 @@
 //! `data-low` and `data-high` for the 95% interval): what a reader checks a
 //! chart against, and what tests read.
 
+pub mod build;
+
 use askama::Template;
 use heapsampler_core::estimate::Interval;
 use plotters::prelude::*;

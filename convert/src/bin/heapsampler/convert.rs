@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use heapsampler_convert::Error;
 use heapsampler_convert::analysis::fold::{self, Fold, FoldJob, Folded, Totals};
 use heapsampler_convert::analysis::liveness::Ending;
+use heapsampler_convert::analysis::top::GroupBy;
 use heapsampler_convert::model::allocation::{ALLOCATIONS, Source};
 use heapsampler_convert::model::filter::Filter;
 use heapsampler_convert::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
@@ -18,7 +19,6 @@ use heapsampler_convert::output::flame;
 use heapsampler_convert::output::human::{describe, human_bytes, thousands};
 use heapsampler_convert::output::pprof::{self, Made};
 use heapsampler_convert::output::report::{self, build::Step};
-use heapsampler_convert::analysis::top::GroupBy;
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 

@@ -9,8 +9,8 @@ use std::path::Path;
 use heapsampler_core::estimate::{Estimate, Interval};
 
 use super::{
-    Flame, HeapChart, Page, PeakRow, PeakSection, Series, Severity, SiteRow, SuspectRow,
-    ThreadRow, Verdict,
+    Flame, HeapChart, Page, PeakRow, PeakSection, Series, Severity, SiteRow, SuspectRow, ThreadRow,
+    Verdict,
 };
 use crate::Error;
 use crate::analysis::leaks::{self, Leaks, Pass, Unanswered, clock, per_minute};
@@ -54,7 +54,9 @@ pub fn build(
     by: GroupBy,
     progress: &mut (dyn FnMut(Step, u64) + Send),
 ) -> Result<Page, Error> {
-    let found = leaks::leaks(path, by, &mut |pass, bytes| progress(Step::Leaks(pass), bytes))?;
+    let found = leaks::leaks(path, by, &mut |pass, bytes| {
+        progress(Step::Leaks(pass), bytes)
+    })?;
     progress(Step::Allocations, 0);
     let sites = allocations(path, by)?;
     let threads = allocations(path, GroupBy::Thread)?;
@@ -92,9 +94,10 @@ pub fn build(
     };
     let lost = statistic(field::LOST_SAMPLES);
     Ok(Page {
-        title: path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()),
+        title: path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
         verdict: verdict(&found),
         recording: recording(&found, sites.as_ref(), lost),
         lacking: lacking(&found, sites.as_ref()),
@@ -145,16 +148,8 @@ fn verdict(found: &Leaks) -> Verdict {
         (None, false) => Severity::Suspects,
     };
     let mut details = Vec::new();
-    if let (None, Some(growth)) = (found.unanswered(), &found.live_set_growth) {
-        let seconds = found.seconds();
-        details.push(format!(
-            "From each {}'s estimated live bytes after {} collections; growth fitted from {} \
-             to {}, after a warm-up.",
-            found.by.name(),
-            found.checkpoints.len(),
-            clock(seconds[growth.window.start]),
-            clock(seconds[growth.window.end - 1]),
-        ));
+    if let Some(basis) = found.basis() {
+        details.push(format!("{}.", capitalized(&basis)));
     }
     if let Some(sentence) = found.against_the_heap() {
         details.push(format!("{}.", capitalized(&sentence)));
@@ -169,9 +164,9 @@ fn verdict(found: &Leaks) -> Verdict {
 /// `sentence` with its first letter capital.
 fn capitalized(sentence: &str) -> String {
     let mut chars = sentence.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 fn recording(found: &Leaks, sites: Option<&Table>, lost: Option<i64>) -> Vec<(String, String)> {
@@ -185,7 +180,10 @@ fn recording(found: &Leaks, sites: Option<&Table>, lost: Option<i64>) -> Vec<(St
         if let Some(interval) = table.interval {
             rows.push((
                 "Sampling interval".to_owned(),
-                format!("{} (mean bytes between samples)", human_bytes(interval as f64)),
+                format!(
+                    "{} (mean bytes between samples)",
+                    human_bytes(interval as f64)
+                ),
             ));
         }
         rows.push((
@@ -406,7 +404,12 @@ fn threads_total(found: &Leaks, threads: Option<&Table>) -> Option<ThreadRow> {
     let mut estimated = Estimate::new();
     let mut counted = 0.0;
     for entry in &table.entries {
-        if let Some(count) = found.timeline.threads.iter().find(|t| t.thread == entry.key) {
+        if let Some(count) = found
+            .timeline
+            .threads
+            .iter()
+            .find(|t| t.thread == entry.key)
+        {
             estimated.merge(&entry.estimate);
             counted += count.allocated as f64;
         }
