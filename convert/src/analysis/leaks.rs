@@ -1077,9 +1077,10 @@ impl Leaks {
             n => {
                 let together = self.suspects_growth();
                 format!(
-                    "{n} suspect{}, growing {} together ({})",
+                    "{n} suspect{}, growing {}{} ({})",
                     if n == 1 { "" } else { "s" },
                     per_minute(together.estimate),
+                    if n == 1 { "" } else { " together" },
                     per_minute_interval(&together)
                 )
             }

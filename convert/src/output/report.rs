@@ -576,7 +576,9 @@ fn draw_heap(chart: &HeapChart) -> Result<String, Box<dyn std::error::Error>> {
             .light_line_style(WHITE.mix(0.0))
             .bold_line_style(RGBColor(0, 0, 0).mix(0.1))
             .x_label_formatter(&|at| clock(*at * unit))
-            .x_labels(12)
+            // No more ticks than whole units: a short recording's would
+            // fall between seconds, and read as the same second twice.
+            .x_labels(((end / unit).ceil() as usize + 1).clamp(2, 12))
             .y_label_formatter(&|bytes| human_bytes(*bytes))
             .x_desc("time since the recording started (m:ss)")
             .y_desc("bytes")
