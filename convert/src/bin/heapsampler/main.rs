@@ -150,7 +150,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 by: by.into(),
             };
             let reported = convert::report(&file, &options)?;
-            say(format!("{}", reported.verdict));
+            say(&reported.verdict);
             say(format!(
                 "wrote {}: open it in a browser",
                 reported.output.display()
