@@ -10,7 +10,7 @@
 //! live after every collection that ended after its allocation and came
 //! before the one that freed it (all of them, for an object live at the
 //! end): a range of collections, added to its group's
-//! [`LiveSeries`](heapsampler_core::live::LiveSeries), whose estimate after
+//! [`LiveSeries`], whose estimate after
 //! each collection is the Horvitz-Thompson sum of the core's estimator
 //! (each object still stands for its sample's weight while live). The
 //! collections are the checkpoints; a recording with more than

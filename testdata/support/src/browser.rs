@@ -120,8 +120,8 @@ fn attribute_escaped(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// Opens a copy of the page at `html`, [`CATCH_ERRORS`] first in it and in
-/// each flame graph's frame, [`CHECK`] last, in headless Chromium and
+/// Opens a copy of the page at `html`, `CATCH_ERRORS` first in it and in
+/// each flame graph's frame, `CHECK` last, in headless Chromium and
 /// returns the JSON the check wrote.
 pub fn checked_in_browser(chromium: &Path, html: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(html).unwrap();
