@@ -193,3 +193,36 @@ for name in "$csv_samples" "$folded" "$flame"; do
         "$(awk -v a="${wall[$name]}" -v b="${wall[$csv_samples]}" 'BEGIN { printf "%.2f", a / b }')x |" \
         "$target |"
 done
+
+# The leak analysis and the report, against `top`, on an agent recording
+# (the one above is the JDK's, without liveness): AGENT_MB (default 200) of
+# testdata/workloads/AllocationMix.java recorded by heapsampler at a 16 KiB
+# interval, its samples' lifetimes and collections all real (not copies).
+# Targets: `leaks` and `report` use every core, as `flame` does, and take no
+# more memory than `top`.
+agent_mb=${AGENT_MB:-200}
+agent="$work/agent-${agent_mb}mb.jfr"
+if [ ! -s "$agent" ]; then
+    echo "recording AllocationMix under the agent until the file reaches $agent_mb MB..." >&2
+    mkdir -p "$work/classes"
+    javac -d "$work/classes" "$root/testdata/workloads/AllocationMix.java"
+    # About 3.3 MB a second at 16k on these machines: a margin of time,
+    # then cut at the size (the agent keeps its newest chunks within it).
+    "$heapsampler" record --interval 16k --max-size "${agent_mb}m" -o "$agent" -- \
+        java -cp "$work/classes" AllocationMix $((agent_mb / 3 + 10)) 2 >/dev/null 2>&1
+fi
+echo "agent recording: $agent, $(stat -c %s "$agent") bytes" >&2
+echo
+echo "| on the agent recording | wall s | CPU s | peak RSS MiB |"
+echo "|---|---|---|---|"
+run "heapsampler top" sh -c '"$1" top "$2" >/dev/null' sh "$heapsampler" "$agent"
+run "heapsampler top --live" sh -c '"$1" top "$2" --live >/dev/null' sh "$heapsampler" "$agent"
+run "heapsampler leaks" sh -c '"$1" leaks "$2" >/dev/null' sh "$heapsampler" "$agent"
+# On one core (the pipeline uses as many threads as it may run on).
+run "heapsampler leaks, one core" sh -c 'taskset -c 0 "$1" leaks "$2" >/dev/null' sh \
+    "$heapsampler" "$agent"
+run "heapsampler report" sh -c '"$1" report "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$agent" \
+    "$work/agent.html"
+run "heapsampler flame" sh -c '"$1" flame "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$agent" \
+    "$work/agent.svg"
+rm -f "$work/agent.html" "$work/agent.svg"

@@ -27,6 +27,7 @@ use heapsampler_agent::environment::EnvironmentVm;
 use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::RootsVm;
+use heapsampler_agent::threads::ThreadsVm;
 use heapsampler_agent::writer::{
     ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
@@ -79,6 +80,8 @@ impl HeapVm for InstantVm {}
 impl RootsVm for InstantVm {}
 
 impl EnvironmentVm for InstantVm {}
+
+impl ThreadsVm for InstantVm {}
 
 /// xorshift64: the same stacks on every run, no dependency.
 struct Random(u64);

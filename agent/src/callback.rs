@@ -261,6 +261,13 @@ impl Keys {
         Some(seen.clone())
     }
 
+    /// The key of the thread whose JVMTI tag is `tag`, if the callback has
+    /// sampled it in this session.
+    pub fn sampled_thread(&self, tag: u64) -> Option<u64> {
+        let key = tag & 0xffff_ffff;
+        (tag >> 32 == self.session && self.threads.lock().contains_key(&key)).then_some(key)
+    }
+
     /// Forgets the threads and classes that are gone: deletes the weak
     /// references of resolved threads that were collected, and retires
     /// those of classes unloaded. Their keys never come again. Called at

@@ -392,6 +392,14 @@ pub struct HeapContext {
     /// last `GcInfo` at the start, written at the next poll, once their
     /// pauses are reported.
     early: Vec<NotifiedCollection>,
+    /// Stop-the-world collections notified before their pause was
+    /// reported, and those notified after them, in order: the JVM's
+    /// notification thread may deliver a collection before the writer has
+    /// taken its GC callbacks' pause. Written once the pause is in, or after
+    /// [`PAUSE_WAIT`] without it.
+    waiting: Vec<NotifiedCollection>,
+    /// When the first of `waiting` began to wait, in recording ticks.
+    waiting_since: Option<i64>,
     /// The last `gcId` given (0: none yet).
     gc_id: u32,
     missed: u64,
@@ -428,6 +436,8 @@ impl HeapContext {
             heap_reserved: 0,
             pauses: Vec::new(),
             early: Vec::new(),
+            waiting: Vec::new(),
+            waiting_since: None,
             gc_id: 0,
             missed: 0,
             last_after: None,
@@ -514,6 +524,22 @@ impl HeapContext {
             self.begin(recording, vm)?;
             return Ok(());
         }
+        self.write_collections(recording, vm, false)?;
+        let wait = ticks_in(PAUSE_WAIT);
+        let now = recording.clock().now().0;
+        self.write_unclaimed_pauses(recording, |pause| now - pause.end.0 > wait)
+    }
+
+    /// Writes the collections notified since the last poll and those
+    /// waiting, in the order they started, up to the first stop-the-world
+    /// one whose pause is not reported yet: that one and the rest wait for
+    /// it, for [`PAUSE_WAIT`] at most (`all`: not at all).
+    fn write_collections<S: Sink>(
+        &mut self,
+        recording: &mut Recording<S>,
+        vm: &mut impl HeapVm,
+        all: bool,
+    ) -> Result<(), jfr_writer::Error> {
         let mut notified = vm.notified_collections();
         // A notification of an early collection replaces it: it has the
         // cause.
@@ -523,13 +549,61 @@ impl HeapContext {
                 .any(|n| n.collector == early.collector && n.info.id == early.info.id)
         });
         notified.extend(early.collect::<Vec<_>>());
+        notified.append(&mut self.waiting);
         notified.sort_by_key(|n| (n.info.start_millis, n.info.end_millis));
-        for collection in &notified {
-            self.write_notified(recording, collection)?;
-        }
-        let wait = ticks_in(PAUSE_WAIT);
         let now = recording.clock().now().0;
-        self.write_unclaimed_pauses(recording, |pause| now - pause.end.0 > wait)
+        let waited_enough = all
+            || self
+                .waiting_since
+                .is_some_and(|since| now - since > ticks_in(PAUSE_WAIT));
+        let mut notified = notified.into_iter();
+        while let Some(collection) = notified.next() {
+            if !waited_enough && self.lacks_pause(recording, &collection) {
+                self.waiting.push(collection);
+                self.waiting.extend(notified);
+                self.waiting_since.get_or_insert(now);
+                return Ok(());
+            }
+            self.write_notified(recording, &collection)?;
+        }
+        self.waiting_since = None;
+        Ok(())
+    }
+
+    /// Whether `notified` is a stop-the-world collection none of the
+    /// reported pauses could be the pause of.
+    fn lacks_pause<S: Sink>(
+        &self,
+        recording: &Recording<S>,
+        notified: &NotifiedCollection,
+    ) -> bool {
+        match collector_kind(&notified.collector) {
+            CollectorKind::Young(_) | CollectorKind::Old(_) => {
+                let start = self.ticks_of(recording, notified.info.start_millis);
+                let end = self.ticks_of(recording, notified.info.end_millis);
+                self.own_pause(start, end).is_none()
+            }
+            _ => false,
+        }
+    }
+
+    /// The pause of a stop-the-world collection timed from `start` to
+    /// `end`: the collection's span (its start's millisecond whole) lies
+    /// within its pause however late a loaded machine ran the VM thread, so
+    /// how far it falls outside a pause is the two clocks' difference, for
+    /// its own pause alone. Of those within [`PAUSE_MATCH`], the least
+    /// outside, then the nearest.
+    fn own_pause(&self, start: Ticks, end: Ticks) -> Option<usize> {
+        let tolerance = ticks_in(PAUSE_MATCH);
+        let last = start.0 + ticks_in(Duration::from_millis(1));
+        let outside = |pause: &Pause| (pause.start.0 - last).max(0) + (end.0 - pause.end.0).max(0);
+        self.pauses
+            .iter()
+            .enumerate()
+            .map(|(at, pause)| (at, outside(pause), (pause.start.0 - start.0).abs()))
+            .filter(|&(_, outside, _)| outside <= tolerance)
+            .min_by_key(|&(_, outside, distance)| (outside, distance))
+            .map(|(at, _, _)| at)
     }
 
     /// At the recording's end: polls until every pause is claimed, for a
@@ -543,11 +617,13 @@ impl HeapContext {
     ) -> Result<(), jfr_writer::Error> {
         for _ in 0..END_POLLS {
             self.poll(recording, vm)?;
-            if self.pauses.is_empty() || self.collectors.is_empty() {
+            let claimed = self.pauses.is_empty() && self.waiting.is_empty();
+            if claimed || (self.collectors.is_empty() && self.waiting.is_empty()) {
                 break;
             }
             std::thread::sleep(END_POLL_EVERY);
         }
+        self.write_collections(recording, vm, true)?;
         self.write_unclaimed_pauses(recording, |_| true)
     }
 
@@ -732,26 +808,11 @@ impl HeapContext {
                 self.pauses = others;
                 within
             }
-            _ => {
-                // The collection's span (its start's millisecond whole)
-                // lies within its pause however late a loaded machine ran
-                // the VM thread: how far it falls outside a pause is the
-                // two clocks' difference, for its own pause alone.
-                let last = start.0 + ticks_in(Duration::from_millis(1));
-                let outside =
-                    |pause: &Pause| (pause.start.0 - last).max(0) + (end.0 - pause.end.0).max(0);
-                let nearest = self
-                    .pauses
-                    .iter()
-                    .enumerate()
-                    .map(|(at, pause)| (at, outside(pause), (pause.start.0 - start.0).abs()))
-                    .filter(|&(_, outside, _)| outside <= tolerance)
-                    .min_by_key(|&(_, outside, distance)| (outside, distance));
-                nearest
-                    .map(|(at, _, _)| self.pauses.remove(at))
-                    .into_iter()
-                    .collect()
-            }
+            _ => self
+                .own_pause(start, end)
+                .map(|at| self.pauses.remove(at))
+                .into_iter()
+                .collect(),
         };
         let gc_id = self.next_gc_id();
         let duration = (end.0 - start.0).max(0);

@@ -24,6 +24,8 @@
 //!   ([`environment::EnvironmentVm`]), and why it shut down.
 //! - [`heap`]: the heap's context (GC, heap summary, JVM and class loading
 //!   events) from the JVM's management interface ([`heap::HeapVm`]).
+//! - [`threads`]: the bytes each thread allocated, as the JVM counts them
+//!   ([`threads::ThreadsVm`]), in `jdk.ThreadAllocationStatistics`.
 //! - [`roots`]: paths from GC roots to live sampled objects (`roots=true`),
 //!   from the heap walk a [`roots::RootsVm`] makes.
 //! - [`signature`]: class signatures and the names made of them.
@@ -36,7 +38,7 @@
 //! Everything outside `ffi` knows the JVM only through those traits, so it
 //! is tested with a fake VM (`tests/callback.rs`, `tests/session.rs`,
 //! `tests/writer.rs`). The modules import one another one way: `writer`
-//! uses `heap`, `environment`, `roots`, `record`, `fingerprints` and `signature`;
+//! uses `heap`, `environment`, `threads`, `roots`, `record`, `fingerprints` and `signature`;
 //! `session` uses `writer`; `callback` uses `session`; none uses `ffi`.
 
 mod ffi;
@@ -51,4 +53,5 @@ pub mod roots;
 pub mod session;
 pub mod signature;
 pub mod site_classes;
+pub mod threads;
 pub mod writer;

@@ -47,6 +47,7 @@ use crate::heap::{HeapContext, HeapVm, Pause};
 use crate::record::{RawFrame, SampleView};
 use crate::roots::{Reference, RootLimits, RootPath, RootsVm};
 use crate::signature::internal_name;
+use crate::threads::{ThreadAllocations, ThreadsVm};
 use heapsampler_core::options::{LiveMax, Options};
 
 /// A class as the JVM describes it.
@@ -94,7 +95,7 @@ pub struct ThreadInfo {
 
 /// What the writer asks of the JVM, on its own thread: beyond what the heap
 /// context ([`HeapVm`]) and the paths to roots ([`RootsVm`]) ask.
-pub trait Vm: HeapVm + RootsVm + EnvironmentVm {
+pub trait Vm: HeapVm + RootsVm + EnvironmentVm + ThreadsVm {
     /// Describes a method, or `None` if it is gone (its class unloaded).
     fn method(&mut self, method: u64) -> Option<MethodInfo>;
     /// Describes a class from its key, or `None` if it is gone.
@@ -417,6 +418,9 @@ pub struct Writer<S: Sink> {
     /// What the JVM runs on: processors, memory, flags, properties
     /// ([`crate::environment`]).
     environment: Environment,
+    /// The JVM's count of each thread's allocated bytes, at each flush
+    /// ([`crate::threads`]).
+    thread_allocations: ThreadAllocations,
 }
 
 /// What a recording was started with, as the `jdk.ActiveRecording` and
@@ -665,6 +669,7 @@ impl<S: Sink> Writer<S> {
         let allocation_sample = recording.register(events::object_allocation_sample())?;
         let object_lifetime = recording.register(events::object_lifetime())?;
         let environment = Environment::register(&mut recording, settings.environment)?;
+        let thread_allocations = ThreadAllocations::register(&mut recording)?;
         let mut active = ActiveSettings::new(
             &mut recording,
             settings,
@@ -673,6 +678,9 @@ impl<S: Sink> Writer<S> {
         active
             .settings
             .extend(environment.settings(settings.flush_millis));
+        active
+            .settings
+            .extend(thread_allocations.settings(settings.flush_millis));
         active.write(&mut recording)?;
         let heap = HeapContext::register(&mut recording)?;
         let old_objects = if settings.live && settings.old_objects > 0 {
@@ -717,6 +725,7 @@ impl<S: Sink> Writer<S> {
             roots: settings.roots,
             active,
             environment,
+            thread_allocations,
         })
     }
 
@@ -987,6 +996,7 @@ impl<S: Sink> Writer<S> {
         ring: RingStats,
     ) -> Result<(), jfr_writer::Error> {
         self.environment.at_flush(&mut self.recording)?;
+        self.write_thread_allocations(vm)?;
         if self.recording.chunk_is_due() {
             let objects = self.chunk_end_old_objects();
             self.end_chunk(vm, &objects, statistics, ring)
@@ -1200,6 +1210,7 @@ impl<S: Sink> Writer<S> {
         shrink(&mut self.methods);
         shrink(&mut self.classes);
         shrink(&mut self.threads);
+        self.thread_allocations.retain_held(recording);
         vm.forget_gone();
     }
 
@@ -1298,6 +1309,7 @@ impl<S: Sink> Writer<S> {
             self.write_live_set(end, collected, live_objects)?;
         }
         self.environment.at_flush(&mut self.recording)?;
+        self.write_thread_allocations(vm)?;
         self.write_statistics(statistics, ring)?;
         // The end's old objects are in the file before the last chunk
         // end's are renamed.
@@ -1419,6 +1431,31 @@ impl<S: Sink> Writer<S> {
                 root,
             }
             .write(&mut self.recording, &old.event_type)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a `jdk.ThreadAllocationStatistics` for each thread the JVM
+    /// lists, its `thread` the samples' for a thread sampled
+    /// ([`crate::threads`]).
+    fn write_thread_allocations(&mut self, vm: &mut impl Vm) -> Result<(), jfr_writer::Error> {
+        let Some(threads) = self.thread_allocations.measure(vm) else {
+            return Ok(());
+        };
+        let now = self.recording.clock().now();
+        for allocation in &threads {
+            let thread = match allocation.key {
+                Some(key) => self.thread(vm, key),
+                None => self
+                    .thread_allocations
+                    .unsampled_thread(&mut self.recording, allocation),
+            };
+            self.thread_allocations.write(
+                &mut self.recording,
+                now,
+                thread,
+                allocation.allocated,
+            )?;
         }
         Ok(())
     }

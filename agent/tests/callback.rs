@@ -19,6 +19,7 @@ use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleView};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{self, Collections, Session, SessionVm};
+use heapsampler_agent::threads::ThreadsVm;
 use heapsampler_agent::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
 use heapsampler_core::options::{Mode, Options};
 use heapsampler_core::ring::{Consumer, ring_buffer};
@@ -874,6 +875,8 @@ impl HeapVm for Writer<'_> {}
 impl RootsVm for Writer<'_> {}
 
 impl EnvironmentVm for Writer<'_> {}
+
+impl ThreadsVm for Writer<'_> {}
 
 impl SessionVm for Writer<'_> {
     fn set_sampling_interval(&mut self, _interval: u64) {}

@@ -1725,3 +1725,86 @@ fn pools_stop_growing_when_stacks_never_repeat_and_threads_come_and_go() {
         last.4
     );
 }
+
+/// The `thread=thread(...)` (or `eventThread=`) value of a dumped event.
+fn thread_value<'a>(line: &'a str, field_name: &str) -> &'a str {
+    let start = line
+        .find(&format!(" {field_name}=thread("))
+        .unwrap_or_else(|| panic!("no {field_name} in {line}"))
+        + field_name.len()
+        + 2;
+    let end = start + line[start..].find(')').unwrap() + 1;
+    &line[start..end]
+}
+
+#[test]
+fn thread_allocation_statistics_are_the_jvms_count_on_the_samples_thread() {
+    let dir = support::temp_dir("agent_thread_allocations");
+    let (ours, jdks) = (dir.join("ours.jfr"), dir.join("jdk.jfr"));
+    // The thread allocates 64 MiB, then stays alive (parked) until the JVM
+    // exits: both recorders read its count at their ends, after it
+    // stopped allocating.
+    let output = scenario(
+        &format!("file={}", ours.display()),
+        &[&format!(
+            "-XX:StartFlightRecording:filename={}",
+            jdks.display()
+        )],
+        &["measured", "64", "stay"],
+    )
+    .output_in_time();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let counted: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("allocated "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let statistics = |file: &Path| -> Vec<String> {
+        support::dump_types(file, &["jdk.ThreadAllocationStatistics"])
+            .into_iter()
+            .filter(|l| l.contains(" thread=thread(\"measured\","))
+            .collect()
+    };
+    let (our_statistics, jdk_statistics) = (statistics(&ours), statistics(&jdks));
+    let (ours_last, jdk_last) = (
+        our_statistics
+            .last()
+            .expect("no statistics of \"measured\""),
+        jdk_statistics.last().expect("the JDK wrote none"),
+    );
+    let allocated: u64 = field(ours_last, "allocated").parse().unwrap();
+    // The workload counted its loop alone; the thread's count also has its
+    // start and the count's own reads: a few KiB. 256 KiB is far out.
+    assert!(
+        (counted..counted + (256 << 10)).contains(&allocated),
+        "the JVM counted {allocated} bytes for the thread, the workload {counted}"
+    );
+    assert_eq!(
+        allocated.to_string(),
+        field(jdk_last, "allocated"),
+        "ours: {ours_last}\nthe JDK's: {jdk_last}"
+    );
+
+    // The thread is the samples' constant: same name, Java id and OS id.
+    let samples = support::dump_types(&ours, &["jdk.ObjectAllocationSample"]);
+    let sampled = samples
+        .iter()
+        .find(|l| l.contains(" eventThread=thread(\"measured\","))
+        .expect("no sample of \"measured\"");
+    assert_eq!(
+        thread_value(ours_last, "thread"),
+        thread_value(sampled, "eventThread")
+    );
+    // And the JDK's own thread has the same Java thread id.
+    let java_id = |thread: &str| thread.split(',').nth(1).unwrap().to_owned();
+    assert_eq!(
+        java_id(thread_value(ours_last, "thread")),
+        java_id(thread_value(jdk_last, "thread"))
+    );
+}

@@ -14,6 +14,7 @@ use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{
     self, Collection, Collections, RunningCollections, Session, SessionVm,
 };
+use heapsampler_agent::threads::ThreadsVm;
 use heapsampler_agent::writer::{ClassInfo, Exhaustion, MethodInfo, ThreadInfo, Vm};
 use heapsampler_core::options::{LiveMax, Options};
 use heapsampler_core::ring::{WaitOutcome, ring_buffer};
@@ -69,6 +70,8 @@ impl HeapVm for FakeVm {}
 impl RootsVm for FakeVm {}
 
 impl EnvironmentVm for FakeVm {}
+
+impl ThreadsVm for FakeVm {}
 
 impl SessionVm for FakeVm {
     fn set_sampling_interval(&mut self, _interval: u64) {}

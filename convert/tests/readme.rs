@@ -167,6 +167,13 @@ fn check_demo(dir: &Path, stdout: &str) {
     assert!(samples > 0);
     let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
     assert_eq!(rows as u64, samples, "one CSV row per sample");
+    // The report names the leak's site as its suspect.
+    let report = std::fs::read_to_string(dir.join("demo.html")).unwrap();
+    assert!(
+        report
+            .contains("class=\"suspect\" data-rank=\"1\" data-site=\"Demo$SessionCache.remember("),
+        "the leak a suspect in the report"
+    );
     // The flame graph's root counts every sample (1,234: as titles write it).
     let svg = std::fs::read_to_string(dir.join("demo.svg")).unwrap();
     let digits = samples.to_string();
@@ -183,6 +190,9 @@ fn check_demo(dir: &Path, stdout: &str) {
         "the JDK's `jfr summary` reads it:".to_owned(),
         "samples as CSV: heapsampler-demo/demo-samples.csv".to_owned(),
         "flame graph: heapsampler-demo/demo.svg".to_owned(),
+        // The leak, found: the cache keeps 32 MiB over the 5 s, some 60
+        // samples, growing far above what the growth test needs.
+        "report: heapsampler-demo/demo.html (open it in a browser: 1 suspect, growing +".to_owned(),
         "Where the bytes were allocated".to_owned(),
         "Still live at the end".to_owned(),
         "open heapsampler-demo/demo.jfr in JDK Mission Control".to_owned(),

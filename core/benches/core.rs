@@ -1,6 +1,7 @@
 //! Benchmarks of the sampling core: the costs the agent pays per allocation
 //! sample (a distance draw, a weight, a ring-buffer push) and per garbage
-//! collection (a liveness sweep).
+//! collection (a liveness sweep), and what the converter pays per sampled
+//! object for live series.
 //!
 //! Run with `cargo bench -p heapsampler-core --bench core`; results and the
 //! targets are in BENCHMARKS.md.
@@ -11,6 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use heapsampler_core::live::{Growth, LiveSeries};
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::ring_buffer;
 use heapsampler_core::sampling::{SampleDistance, bytes_weight};
@@ -137,10 +139,57 @@ fn liveness(c: &mut Criterion) {
     group.finish();
 }
 
+/// A million sampled objects over a thousand sites and 300 checkpoints, as
+/// the converter builds one series per site: the adds, then every site's
+/// estimates and growth.
+fn live(c: &mut Criterion) {
+    const SAMPLES: u64 = 1_000_000;
+    const SITES: usize = 1000;
+    const CHECKPOINTS: usize = 300;
+    let seconds: Vec<f64> = (1..=CHECKPOINTS).map(|c| c as f64 * 12.0).collect();
+    let build = || {
+        let mut sites = vec![LiveSeries::new(CHECKPOINTS); SITES];
+        // A fixed pseudo-random stream of ranges (an LCG): most objects
+        // live a few checkpoints, every 16th to the end.
+        let mut state = 1u64;
+        for n in 0..SAMPLES {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let start = (state >> 33) as usize % CHECKPOINTS;
+            let end = if n % 16 == 0 {
+                CHECKPOINTS
+            } else {
+                start + (state >> 20) as usize % 8
+            };
+            let site = ((state >> 40) as usize % SITES) * (n as usize % 7 + 1) % SITES;
+            sites[site].add(start..end, 524_300.0, Some(24));
+        }
+        sites
+    };
+    let mut group = c.benchmark_group("live");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(SAMPLES));
+    group.bench_function("add_1m_samples_1000_sites", |b| b.iter(build));
+    let sites = build();
+    let memory: usize = sites.iter().map(LiveSeries::memory_bytes).sum();
+    eprintln!("live series of 1000 sites, 1M samples: {memory} bytes");
+    group.bench_function("estimates_and_growth_1000_sites", |b| {
+        b.iter(|| {
+            sites
+                .iter()
+                .filter_map(|site| Growth::fit(&seconds, &site.estimates()))
+                .filter(Growth::is_suspect)
+                .count()
+        })
+    });
+    group.finish();
+}
+
 // The macro defines an undocumented `pub fn benches`.
 #[allow(missing_docs)]
 mod group {
     use super::*;
-    criterion_group!(benches, sampling, ring, liveness);
+    criterion_group!(benches, sampling, ring, liveness, live);
 }
 criterion_main!(group::benches);

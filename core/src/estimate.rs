@@ -106,22 +106,23 @@
 use crate::sampling::sample_probability;
 
 /// The normal deviate of a two-sided 95% interval: `Φ⁻¹(0.975)`.
-const Z_95: f64 = 1.959_963_984_540_054;
+pub(crate) const Z_95: f64 = 1.959_963_984_540_054;
 
 /// The running sums of one estimated quantity (bytes or objects) over a
-/// group's samples.
+/// group's samples. Crate-visible for [`live`](crate::live), which keeps
+/// differences of the additive ones (all but `largest_scale`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Sums {
+pub(crate) struct Sums {
     /// `Σ y/p`: the estimate.
-    estimate: f64,
+    pub(crate) estimate: f64,
     /// `Σ y²(1-p)/p²`: the unbiased estimate of the estimate's variance.
-    variance: f64,
+    pub(crate) variance: f64,
     /// The largest `y(1-p)/p` of a sample, the gamma scale of one sample
     /// (its variance term over its estimate term): the sample of which the
-    /// interval adds half.
-    largest_scale: f64,
+    /// interval adds half. A maximum, not a sum: it cannot be subtracted.
+    pub(crate) largest_scale: f64,
     /// `Σ y`: what the samples saw, a sure lower bound.
-    seen: f64,
+    pub(crate) seen: f64,
 }
 
 impl Sums {
@@ -255,11 +256,12 @@ impl Interval {
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Estimate {
-    samples: u64,
+    // Crate-visible for `live`, which rebuilds estimates from its sums.
+    pub(crate) samples: u64,
     /// Samples added without their object's size: not in `objects`.
-    unsized_samples: u64,
-    bytes: Sums,
-    objects: Sums,
+    pub(crate) unsized_samples: u64,
+    pub(crate) bytes: Sums,
+    pub(crate) objects: Sums,
 }
 
 impl Estimate {

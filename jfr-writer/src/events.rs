@@ -46,9 +46,10 @@ mod old_objects;
 
 pub use environment::{
     BooleanFlag, CpuInformation, CpuLoad, FlagTypes, InitialEnvironmentVariable,
-    InitialSystemProperty, IntFlag, PhysicalMemory, Shutdown, StringFlag, UnsignedLongFlag,
-    boolean_flag, cpu_information, cpu_load, initial_environment_variable, initial_system_property,
-    int_flag, physical_memory, shutdown, string_flag, unsigned_long_flag,
+    InitialSystemProperty, IntFlag, PhysicalMemory, Shutdown, StringFlag,
+    ThreadAllocationStatistics, UnsignedLongFlag, boolean_flag, cpu_information, cpu_load,
+    initial_environment_variable, initial_system_property, int_flag, physical_memory, shutdown,
+    string_flag, thread_allocation_statistics, unsigned_long_flag,
 };
 pub use gc::{
     GcConfiguration, GcHeapConfiguration, GcPhasePause, GcPhasePauseLevel1, MetaspaceSizes,

@@ -1,5 +1,6 @@
 //! The JDK's environment events (processors, memory, VM flags, system
-//! properties, environment variables, shutdown), written by jfr-writer and
+//! properties, environment variables, shutdown, each thread's allocated
+//! bytes), written by jfr-writer and
 //! read back by the JDK's own parser: declared as JDK 17 declares them, and
 //! every value read back as written.
 
@@ -7,7 +8,8 @@ use heapsampler_test_support as support;
 
 use jfr_writer::events::{
     self, BooleanFlag, CpuInformation, CpuLoad, FlagTypes, InitialEnvironmentVariable,
-    InitialSystemProperty, IntFlag, PhysicalMemory, Shutdown, StringFlag, UnsignedLongFlag,
+    InitialSystemProperty, IntFlag, PhysicalMemory, Shutdown, StringFlag,
+    ThreadAllocationStatistics, UnsignedLongFlag,
 };
 use jfr_writer::{EventType, Options, Recording, Sink, StackFrame, StackTrace, Thread};
 use support::{declaration, dump_types, metadata_of, temp_dir};
@@ -24,6 +26,7 @@ struct Types {
     system_property: EventType,
     environment_variable: EventType,
     shutdown: EventType,
+    thread_allocation: EventType,
 }
 
 fn register<S: Sink>(recording: &mut Recording<S>) -> Types {
@@ -40,6 +43,7 @@ fn register<S: Sink>(recording: &mut Recording<S>) -> Types {
         system_property: event(events::initial_system_property()),
         environment_variable: event(events::initial_environment_variable()),
         shutdown: event(events::shutdown()),
+        thread_allocation: event(events::thread_allocation_statistics()),
         flags,
     }
 }
@@ -63,6 +67,7 @@ fn environment_events_are_declared_as_the_jdk_declares_them() {
         "jdk.InitialSystemProperty",
         "jdk.InitialEnvironmentVariable",
         "jdk.Shutdown",
+        "jdk.ThreadAllocationStatistics",
         "jdk.types.FlagValueOrigin",
     ] {
         let declared = declaration(&ours, name);
@@ -183,6 +188,13 @@ fn environment_events_read_back_exactly() {
     }
     .write(&mut recording, &types.shutdown)
     .unwrap();
+    ThreadAllocationStatistics {
+        start_time: at,
+        allocated: (1 << 40) + 3,
+        thread: Some(thread),
+    }
+    .write(&mut recording, &types.thread_allocation)
+    .unwrap();
     recording.close().unwrap();
 
     let epoch = dump_types(&path, &[])[0]
@@ -253,6 +265,14 @@ fn environment_events_read_back_exactly() {
             "jdk.Shutdown startTime={epoch} eventThread=thread(\"main\",1,\"main\",7,null) \
              stackTrace=stack(false:java.lang.Shutdown.exit()V:10:3:Unknown:0:false) \
              reason=\"Shutdown requested from Java\""
+        )]
+    );
+    assert_eq!(
+        dump_types(&path, &["jdk.ThreadAllocationStatistics"]),
+        vec![format!(
+            "jdk.ThreadAllocationStatistics startTime={epoch} allocated={} \
+             thread=thread(\"main\",1,\"main\",7,null)",
+            (1u64 << 40) + 3
         )]
     );
 }

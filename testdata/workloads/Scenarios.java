@@ -13,7 +13,8 @@ import java.util.List;
  *                      allocation site, a class per thread; prints
  *                      "worker-T CLASS" for each (the array class's name)
  *   liveness           keeps 1000 byte[4096] reachable, drops 1000, System.gc()
- *   exit CODE          allocates, then System.exit(CODE)
+ *   exit CODE [SECONDS] allocates, then, once SECONDS of wall time have
+ *                      passed since the start (default 0), System.exit(CODE)
  *   throw              allocates, then throws from main (uncaught)
  *   oom                allocates until OutOfMemoryError (uncaught)
  *   unload ROUNDS [MS] each round defines Scenarios$Guest in a new class loader,
@@ -21,9 +22,12 @@ import java.util.List;
  *                      unloads while its samples may still be queued, then
  *                      sleeps MS milliseconds (default 0); prints
  *                      "unloaded N" (classes the JVM unloaded)
- *   measured MIB       a thread named "measured" allocates MIB of int[1] and
+ *   measured MIB [stay]
+ *                      a thread named "measured" allocates MIB of int[1] and
  *                      prints "allocated N": the bytes the JVM counted for it
- *                      (ThreadMXBean.getThreadAllocatedBytes)
+ *                      (ThreadMXBean.getThreadAllocatedBytes); with "stay",
+ *                      the thread (a daemon) then waits, alive, until the JVM
+ *                      exits, so that the JVM's count of it is read at the end
  *   humongous MIB      allocates MIB in short-lived 2 MiB byte arrays (G1
  *                      humongous objects), keeping the last 8 reachable
  *   run SECONDS [N]    allocates on N threads (default 2) for SECONDS, after
@@ -54,7 +58,9 @@ public final class Scenarios {
             case "one-site" -> oneSite(Integer.parseInt(args[1]), Long.parseLong(args[2]) << 20);
             case "liveness" -> liveness();
             case "exit" -> {
+                long until = System.nanoTime() + (args.length > 2 ? Long.parseLong(args[2]) : 0) * 1_000_000_000L;
                 churn(64 << 20);
+                Thread.sleep(Math.max(0, (until - System.nanoTime()) / 1_000_000));
                 System.exit(Integer.parseInt(args[1]));
             }
             case "throw" -> {
@@ -63,7 +69,8 @@ public final class Scenarios {
             }
             case "oom" -> oom();
             case "unload" -> unload(Integer.parseInt(args[1]), args.length > 2 ? Long.parseLong(args[2]) : 0);
-            case "measured" -> measured(Long.parseLong(args[1]) << 20);
+            case "measured" -> measured(
+                    Long.parseLong(args[1]) << 20, args.length > 2 && args[2].equals("stay"));
             case "humongous" -> humongous(Long.parseLong(args[1]));
             case "heap" -> heap(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
             case "run" -> run(Long.parseLong(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 2);
@@ -162,18 +169,27 @@ public final class Scenarios {
         sink = recent;
     }
 
-    static void measured(long bytes) throws InterruptedException {
+    static void measured(long bytes, boolean stay) throws InterruptedException {
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long[] counted = new long[1];
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
         Thread worker = new Thread(() -> {
             long id = Thread.currentThread().getId();
             long before = threads.getThreadAllocatedBytes(id);
             allocateSmall(bytes);
             counted[0] = threads.getThreadAllocatedBytes(id) - before;
+            done.countDown();
+            while (stay) {
+                java.util.concurrent.locks.LockSupport.park();
+            }
         }, "measured");
+        worker.setDaemon(stay);
         worker.start();
-        worker.join();
+        done.await();
+        if (!stay) {
+            worker.join();
+        }
         System.out.println("allocated " + counted[0]);
     }
 

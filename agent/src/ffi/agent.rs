@@ -45,6 +45,7 @@ use crate::record::{RawFrame, max_record_len};
 use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
 use crate::signature::is_hidden_signature;
+use crate::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
 use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
@@ -750,6 +751,7 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
         jni,
         management: Lookup::NotYet,
         gc_info: Backoff::default(),
+        thread_bytes: Backoff::default(),
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
         .and_then(|sink| Ok(sink.finish()?));
@@ -771,6 +773,9 @@ struct JvmtiVm<'s> {
     management: Lookup,
     /// When a collection's figures may be asked for again after a failure.
     gc_info: Backoff,
+    /// When the threads' allocated bytes may be asked for again after a
+    /// failure (their `long[]` are Java objects too).
+    thread_bytes: Backoff,
 }
 
 /// A pause after each failure of a call, doubling from a second to a
@@ -1050,6 +1055,75 @@ fn report_shutdown(jni: Jni) {
             callback::shutdown(&running.session, &running.keys, &mut local, &mut vm);
         }
     });
+}
+
+impl ThreadsVm for JvmtiVm<'_> {
+    /// JVMTI's live platform threads but this one, the writer, each with
+    /// its Java id, name and the session's key if sampled; then their
+    /// allocated bytes in one call. A thread that ended in between is left
+    /// out (the JVM answers -1 for it).
+    fn thread_allocations(&mut self) -> Result<Vec<ThreadAllocation>, Unmeasured> {
+        if self.management().is_none() {
+            return Err(Unmeasured::Unavailable);
+        }
+        if !self.thread_bytes.allows() {
+            return Ok(Vec::new());
+        }
+        let (jvmti, jni) = (self.running.jvmti, self.jni);
+        let threads = jvmti.all_threads().map_err(|_| Unmeasured::Unavailable)?;
+        let writer = jvmti.current_thread().ok();
+        let mut listed = Vec::with_capacity(threads.len());
+        for thread in threads {
+            let is_writer = writer.is_some_and(|writer| jni.is_same_object(writer, thread));
+            let java_thread_id = if is_writer { -1 } else { jni.thread_id(thread) };
+            if java_thread_id >= 0 {
+                if let Ok(name) = jvmti.thread_name(jni, thread) {
+                    let key = jvmti
+                        .tag(thread)
+                        .ok()
+                        .and_then(|tag| self.running.keys.sampled_thread(tag as u64));
+                    listed.push(ThreadAllocation {
+                        key,
+                        java_thread_id,
+                        name,
+                        allocated: 0,
+                    });
+                }
+            }
+            jni.delete_local_ref(thread);
+        }
+        if let Some(writer) = writer {
+            jni.delete_local_ref(writer);
+        }
+        let ids: Vec<i64> = listed.iter().map(|thread| thread.java_thread_id).collect();
+        let bytes = self
+            .management()
+            .ok_or(Unmeasured::Unavailable)?
+            .thread_allocated_bytes(jni, &ids);
+        self.thread_bytes
+            .made(!matches!(bytes, Err(Unmeasured::Unavailable)));
+        let bytes = bytes?;
+        Ok(listed
+            .into_iter()
+            .zip(bytes)
+            .filter_map(|(thread, bytes)| {
+                let allocated = u64::try_from(bytes).ok()?;
+                Some(ThreadAllocation {
+                    allocated,
+                    ..thread
+                })
+            })
+            .collect())
+    }
+
+    fn unmeasured(&mut self, why: Unmeasured) {
+        // The management interface's absence is said already, at debug.
+        let level = match why {
+            Unmeasured::Unavailable => LogLevel::Debug,
+            Unmeasured::Unsupported | Unmeasured::Disabled => LogLevel::Info,
+        };
+        log(self.running.session.options(), level, why);
+    }
 }
 
 impl EnvironmentVm for JvmtiVm<'_> {

@@ -1,6 +1,7 @@
 //! The JVM's management interface (`java.lang.management` and
 //! `com.sun.management`) over JNI: for the writer thread, the figures of
-//! [`crate::heap`]; at a session's start, the HotSpot flags
+//! [`crate::heap`] and each thread's allocated bytes
+//! ([`crate::threads`]); at a session's start, the HotSpot flags
 //! ([`vm_option`]) that set which objects are tracked.
 //!
 //! [`Management::new`] looks the beans, classes and methods up once and
@@ -24,6 +25,7 @@ use crate::environment::VmFlag;
 use crate::heap::{
     ClassLoading, Collectors, GcInfo, HeapUsage, JvmInfo, Metaspace, NotifiedCollection, SpaceUsage,
 };
+use crate::threads::Unmeasured;
 
 /// Checked JNI calls on the calling thread's environment: each clears a
 /// pending exception and then answers `None`.
@@ -221,6 +223,69 @@ impl Env {
             )
         };
         (!self.failed()).then_some(value)
+    }
+
+    /// Calls a no-argument method of `object` returning a `boolean`.
+    fn boolean(self, object: jobject, method: jmethodID) -> Option<bool> {
+        let args: [jvalue; 0] = [];
+        // SAFETY: as for `long`, for a method returning boolean.
+        let value = unsafe {
+            (self.table().CallBooleanMethodA.expect("CallBooleanMethodA"))(
+                self.0,
+                object,
+                method,
+                args.as_ptr(),
+            )
+        };
+        (!self.failed()).then_some(value != 0)
+    }
+
+    /// The class of `object`: a local reference.
+    fn class_of(self, object: jobject) -> Option<jclass> {
+        // SAFETY: `object` is a live, non-null reference.
+        let class =
+            unsafe { (self.table().GetObjectClass.expect("GetObjectClass"))(self.0, object) };
+        self.checked(class)
+    }
+
+    /// A new `long[]` holding `values`: a local reference.
+    fn long_array(self, values: &[i64]) -> Option<jobject> {
+        let length = jint::try_from(values.len()).ok()?;
+        let table = self.table();
+        // SAFETY: NewLongArray makes an array of `length` longs (or fails
+        // with an OutOfMemoryError pending, cleared by `checked`);
+        // SetLongArrayRegion copies `length` longs into it from `values`.
+        unsafe {
+            let array =
+                self.checked((table.NewLongArray.expect("NewLongArray"))(self.0, length))?;
+            (table.SetLongArrayRegion.expect("SetLongArrayRegion"))(
+                self.0,
+                array,
+                0,
+                length,
+                values.as_ptr(),
+            );
+            (!self.failed()).then_some(array)
+        }
+    }
+
+    /// The elements of a `long[]`.
+    fn longs(self, array: jobject) -> Option<Vec<i64>> {
+        let table = self.table();
+        // SAFETY: `array` is a live long[] reference: its length is read,
+        // then that many elements copied into a buffer of that length.
+        unsafe {
+            let length = (table.GetArrayLength.expect("GetArrayLength"))(self.0, array);
+            let mut values = vec![0i64; length.max(0) as usize];
+            (table.GetLongArrayRegion.expect("GetLongArrayRegion"))(
+                self.0,
+                array,
+                0,
+                length.max(0),
+                values.as_mut_ptr(),
+            );
+            (!self.failed()).then_some(values)
+        }
     }
 
     /// Calls a no-argument method of `object` returning an `int`.
@@ -560,6 +625,17 @@ struct ClassBean {
     unloaded: jmethodID,
 }
 
+/// The `ThreadMXBean`, a global reference, and the methods that give the
+/// threads' allocated bytes, looked up on its class (JDK 17's
+/// `sun.management.ThreadImpl` has them, protected, for
+/// `com.sun.management`'s subclass; JNI calls them all the same).
+struct ThreadBean {
+    bean: jobject,
+    supported: jmethodID,
+    enabled: jmethodID,
+    allocated: jmethodID,
+}
+
 /// Loads jdk.management's native library by initialising the module's
 /// bean provider, as `ManagementFactory` does before it hands out any of
 /// the module's beans: without it, the collectors' `getLastGcInfo()` and
@@ -639,6 +715,7 @@ pub struct Management {
     /// `None` if the listener could not be made or added.
     notifications: Option<GcNotifications>,
     classes: Option<ClassBean>,
+    threads: Option<ThreadBean>,
     /// The `RuntimeMXBean`, a global reference.
     runtime: Option<jobject>,
     /// Every global reference held, for [`Management::release`].
@@ -655,6 +732,7 @@ impl Management {
             gc: None,
             notifications: None,
             classes: None,
+            threads: None,
             runtime: None,
             globals: Vec::new(),
         };
@@ -669,6 +747,7 @@ impl Management {
                 });
             }
             management.classes = management.class_bean(env, factory);
+            management.threads = management.thread_bean(env, factory);
             management.runtime = management.bean(
                 env,
                 factory,
@@ -723,6 +802,23 @@ impl Management {
             bean,
             loaded,
             unloaded,
+        })
+    }
+
+    fn thread_bean(&mut self, env: Env, factory: jclass) -> Option<ThreadBean> {
+        let bean = self.bean(
+            env,
+            factory,
+            c"getThreadMXBean",
+            c"()Ljava/lang/management/ThreadMXBean;",
+        )?;
+        let class = env.class_of(bean)?;
+        self.keep(env, class)?;
+        Some(ThreadBean {
+            bean,
+            supported: env.method(class, c"isThreadAllocatedMemorySupported", c"()Z")?,
+            enabled: env.method(class, c"isThreadAllocatedMemoryEnabled", c"()Z")?,
+            allocated: env.method(class, c"getThreadAllocatedBytes", c"([J)[J")?,
         })
     }
 
@@ -888,6 +984,31 @@ impl Management {
             loaded: env.long(classes.bean, classes.loaded)?.max(0) as u64,
             unloaded: env.long(classes.bean, classes.unloaded)?.max(0) as u64,
         })
+    }
+
+    /// The bytes each of the threads of Java ids `ids` allocated since it
+    /// started (`getThreadAllocatedBytes(long[])`, one call), -1 for one
+    /// no longer alive; why none if the JVM does not measure them.
+    pub fn thread_allocated_bytes(&self, jni: Jni, ids: &[i64]) -> Result<Vec<i64>, Unmeasured> {
+        let env = Env(jni.raw());
+        let threads = self.threads.as_ref().ok_or(Unmeasured::Unavailable)?;
+        match env.boolean(threads.bean, threads.supported) {
+            Some(true) => {}
+            Some(false) => return Err(Unmeasured::Unsupported),
+            None => return Err(Unmeasured::Unavailable),
+        }
+        match env.boolean(threads.bean, threads.enabled) {
+            Some(true) => {}
+            Some(false) => return Err(Unmeasured::Disabled),
+            None => return Err(Unmeasured::Unavailable),
+        }
+        env.frame(4, || {
+            let ids = env.long_array(ids)?;
+            let bytes = env.object(threads.bean, threads.allocated, &[jvalue { l: ids }])?;
+            env.longs(bytes)
+        })
+        .filter(|bytes| bytes.len() == ids.len())
+        .ok_or(Unmeasured::Unavailable)
     }
 
     /// The `RuntimeMXBean`'s description of the JVM, with the system

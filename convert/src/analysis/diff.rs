@@ -243,6 +243,7 @@ mod tests {
             events: total.samples(),
             left_out: Vec::new(),
             seconds,
+            interval: None,
             paths_to_roots: None,
         }
     }

@@ -60,6 +60,24 @@ impl GroupBy {
         }
     }
 
+    /// The depth of the stack traces' text to read: the top frame is the
+    /// allocation site; the program's own may be deeper.
+    pub fn stack_depth(self) -> usize {
+        if self == Self::AppSite { 64 } else { 1 }
+    }
+
+    /// The line of a group whose key's text is `text`: the app frame of a
+    /// stack for `app-site`, [`missing`](Self::missing) for an empty one.
+    pub fn line(self, text: String) -> String {
+        if text.is_empty() {
+            self.missing().to_owned()
+        } else if self == Self::AppSite {
+            app_frame(&text).to_owned()
+        } else {
+            text
+        }
+    }
+
     /// The line for samples without what they are grouped by.
     pub fn missing(self) -> &'static str {
         match self {
@@ -145,6 +163,9 @@ pub struct Table {
     pub left_out: Vec<(Source, u64)>,
     /// The recording's length in seconds.
     pub seconds: f64,
+    /// The mean bytes between samples, when the recording names one for
+    /// all of it (heapsampler's agent does; the JDK's sampler has none).
+    pub interval: Option<u64>,
     /// With `live`: how many old objects of the recording have a path to
     /// a GC root (none without the agent's `roots=true`).
     pub paths_to_roots: Option<u64>,
@@ -231,14 +252,14 @@ impl ChunkTally {
 
 /// Lines (sites, classes or threads) numbered in the order they come.
 #[derive(Debug, Default)]
-struct Lines {
-    lines: Vec<String>,
+pub(crate) struct Lines {
+    pub(crate) lines: Vec<String>,
     index: HashMap<String, usize>,
 }
 
 impl Lines {
     /// The number of `line`, given one if it is new.
-    fn number(&mut self, line: String) -> usize {
+    pub(crate) fn number(&mut self, line: String) -> usize {
         if let Some(&at) = self.index.get(&line) {
             return at;
         }
@@ -333,14 +354,7 @@ fn count_path(
 impl Grouping {
     /// The line of a key's text.
     fn line_of(&mut self, text: String) -> usize {
-        let line = if text.is_empty() {
-            self.query.by.missing().to_owned()
-        } else if self.query.by == GroupBy::AppSite {
-            app_frame(&text).to_owned()
-        } else {
-            text
-        };
-        self.part.lines.number(line)
+        self.part.lines.number(self.query.by.line(text))
     }
 }
 
@@ -417,14 +431,6 @@ impl SampleVisitor for Grouping {
     }
 }
 
-impl Query {
-    /// The depth of the stack traces' text: the top frame is the
-    /// allocation site; the program's own may be deeper.
-    fn stack_depth(&self) -> usize {
-        if self.by == GroupBy::AppSite { 64 } else { 1 }
-    }
-}
-
 /// Every kind of events of [`Query::sources`] is summed on its own in one
 /// pass; the table is of the first kind the recording has events of.
 impl Analysis for Query {
@@ -455,7 +461,7 @@ impl Analysis for Query {
             context.recording_start,
             sources,
             &Filter::default(),
-            self.stack_depth(),
+            self.by.stack_depth(),
             &mut grouping,
         )?;
         Ok(hand_on(grouping.part)?)
@@ -561,6 +567,7 @@ impl Groups {
             events: read.events_of(chosen),
             left_out,
             seconds: read.seconds(),
+            interval: read.interval(),
             paths_to_roots: query.live.then_some(recorded),
         }
     }

@@ -52,6 +52,10 @@ pub struct Sample<'a> {
     pub live: bool,
     /// Collections it outlived (ObjectLifetime's `gcsSurvived`; 0 elsewhere).
     pub gcs_survived: u64,
+    /// The collection after which it was found dead (ObjectLifetime's
+    /// `freedByGcId`, a `heapsampler.GarbageCollection` id; 0 while live,
+    /// and elsewhere).
+    pub freed_by_gc_id: u64,
     /// Whether the agent tracked its liveness (ObjectLifetime's `tracked`;
     /// absent: true).
     pub tracked: bool,
@@ -105,6 +109,11 @@ impl Weights {
     /// Keeps `sample`'s weight and size.
     pub fn push(&mut self, sample: &Sample<'_>) {
         self.0.push((sample.weight, sample.size));
+    }
+
+    /// Keeps `more`'s samples after these.
+    pub fn extend(&mut self, more: Weights) {
+        self.0.extend(more.0);
     }
 
     /// Adds the samples kept to `estimate`, in order.
@@ -256,6 +265,7 @@ struct Columns {
     object_size: Option<usize>,
     live: Option<usize>,
     gcs_survived: Option<usize>,
+    freed_by_gc_id: Option<usize>,
     tracked: Option<usize>,
 }
 
@@ -468,6 +478,7 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
         object_size: index(field::OBJECT_SIZE),
         live: index(field::LIVE),
         gcs_survived: index(field::GCS_SURVIVED),
+        freed_by_gc_id: index(field::FREED_BY_GC_ID),
         tracked: index(field::TRACKED),
     };
     Reading::Samples(Kind { source, event_type }, columns)
@@ -476,7 +487,7 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
 /// Reads one sample's fields, showing each to `see` as well: the weight as
 /// a number (an integer or a floating-point field; 0 for anything else),
 /// `live` and `tracked` as booleans (absent: not live, and tracked),
-/// `gcsSurvived` and `objectSize` as counts (absent or negative: 0, and no
+/// `gcsSurvived`, `freedByGcId` and `objectSize` as counts (absent or negative: 0, and no
 /// size).
 fn read_sample<'a>(
     plan: &EventPlan<'_>,
@@ -493,6 +504,7 @@ fn read_sample<'a>(
         size: None,
         live: false,
         gcs_survived: 0,
+        freed_by_gc_id: 0,
         tracked: true,
     };
     plan.read(raw, &mut |index: usize, field: Field<'a>| {
@@ -513,6 +525,8 @@ fn read_sample<'a>(
             sample.tracked = field != Field::Boolean(false);
         } else if Some(index) == columns.gcs_survived {
             sample.gcs_survived = field.count().unwrap_or(0);
+        } else if Some(index) == columns.freed_by_gc_id {
+            sample.freed_by_gc_id = field.count().unwrap_or(0);
         } else if Some(index) == columns.object_size {
             sample.size = field.count();
         }

@@ -5,3 +5,4 @@ pub mod csv;
 pub mod flame;
 pub mod human;
 pub mod pprof;
+pub mod report;

@@ -322,6 +322,9 @@ pub mod event {
     pub const INITIAL_ENVIRONMENT_VARIABLE: &str = "jdk.InitialEnvironmentVariable";
     /// The JVM shutting down, and why.
     pub const SHUTDOWN: &str = "jdk.Shutdown";
+    /// The bytes a Java thread allocated since it started, as the JVM
+    /// counts them (`ThreadMXBean.getThreadAllocatedBytes`).
+    pub const THREAD_ALLOCATION_STATISTICS: &str = "jdk.ThreadAllocationStatistics";
 }
 
 /// Field names, of events and of the constant-pool types.
@@ -618,4 +621,9 @@ pub mod field {
     pub const KEY: &str = "key";
     /// Why the JVM shut down.
     pub const REASON: &str = "reason";
+    /// The thread an event is about, not the one that wrote it
+    /// (`jdk.ThreadAllocationStatistics`).
+    pub const THREAD: &str = "thread";
+    /// Bytes a thread allocated since it started.
+    pub const ALLOCATED: &str = "allocated";
 }

@@ -19,7 +19,27 @@ const SCANNED: [&str; 6] = [
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 14] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 18] = [
+    (
+        "convert/src/output/pprof.rs",
+        "thread",
+        "a pprof label's key",
+    ),
+    (
+        "convert/src/analysis/top.rs",
+        "thread",
+        "--by thread, as the command line spells it",
+    ),
+    (
+        "convert/src/output/flame.rs",
+        "allocated",
+        "words of a flame graph's subtitle",
+    ),
+    (
+        "convert/src/bin/heapsampler/convert.rs",
+        "allocated",
+        "a word of flame's message",
+    ),
     (
         "convert/src/analysis/diff.rs",
         "samples",

@@ -5,7 +5,8 @@
 //! the VM's flags (`jdk.BooleanFlag`, `jdk.IntFlag`,
 //! `jdk.UnsignedLongFlag`, `jdk.StringFlag`), the system properties and
 //! environment at the start (`jdk.InitialSystemProperty`,
-//! `jdk.InitialEnvironmentVariable`), and `jdk.Shutdown`.
+//! `jdk.InitialEnvironmentVariable`), `jdk.Shutdown`, and the bytes each
+//! thread allocated (`jdk.ThreadAllocationStatistics`).
 
 use super::typed::simple_string;
 use crate::error::Error;
@@ -301,5 +302,32 @@ typed_event! {
         pub reason: Option<&'a str> => field::REASON
             .label("Reason")
             .description("Reason for JVM shutdown"),
+    }
+}
+
+typed_event! {
+    /// `jdk.ThreadAllocationStatistics`, as the JDK declares it.
+    pub fn thread_allocation_statistics() -> EventTypeBuilder {
+        EventTypeBuilder::new(event::THREAD_ALLOCATION_STATISTICS)
+            .category(&["Java Application", "Statistics"])
+            .label("Thread Allocation Statistics")
+            .setting(Setting::Period, "everyChunk")
+            .setting(Setting::Enabled, "true")
+    }
+
+    /// A `jdk.ThreadAllocationStatistics`: the bytes one thread allocated
+    /// since it started, as the JVM counts them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct ThreadAllocationStatistics {
+        /// When it was read.
+        pub start_time: Ticks,
+        /// Bytes allocated since the thread started.
+        pub allocated: i64 => field::ALLOCATED
+            .unsigned()
+            .unit(Unit::Bytes)
+            .label("Allocated")
+            .description("Approximate number of bytes allocated since thread start"),
+        /// The thread.
+        pub thread: Option<ThreadRef> => field::THREAD.label("Thread"),
     }
 }

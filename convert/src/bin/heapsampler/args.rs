@@ -239,6 +239,64 @@ pub enum Command {
         #[arg(short = 'n', long, default_value_t = 20)]
         limit: usize,
     },
+    /// What is leaking: the sites whose live bytes grow, how fast, and
+    /// what they keep.
+    ///
+    /// Reads heapsampler's liveness events (each sampled object's
+    /// allocation and the collection that freed it, or that it was still
+    /// live at the end) and estimates each site's live bytes after every
+    /// collection, with 95% intervals. A suspect is a site whose live
+    /// bytes grow significantly after the warm-up (the first part of the
+    /// recording): it is listed with its growth per minute and that
+    /// growth's 95% interval, its live bytes at the end, the classes it
+    /// keeps, the median age of its live objects and the collections they
+    /// outlived, and, when the recording has paths to GC roots (record
+    /// --roots), what holds them. Then the peak: the live set by site after
+    /// the collection that left the heap fullest. And how much of the heap
+    /// the sampled objects account for.
+    ///
+    /// Live after a collection means not freed by it: objects that died in
+    /// the old generation count until a collection of the old generation
+    /// frees them, as they do in the heap after each collection. The exit
+    /// status is 0 whether or not there is a suspect.
+    ///
+    /// Example: heapsampler leaks app.jfr --by app-site
+    Leaks {
+        /// The recording.
+        file: PathBuf,
+        /// Group by allocation site (the top frame), app-site (the first
+        /// frame outside the JDK), class or thread.
+        #[arg(long, value_enum, default_value_t = ByArg::Site)]
+        by: ByArg,
+        /// How many suspects and peak lines.
+        #[arg(short = 'n', long, default_value_t = 10)]
+        limit: usize,
+    },
+    /// One page that answers "what is leaking?": an HTML report.
+    ///
+    /// Writes one self-contained HTML file (no network, no external file:
+    /// it opens offline in any browser) that leads with the verdict, then
+    /// shows the heap after each collection with the suspects' estimated
+    /// live bytes stacked under it, the suspects (as `leaks` lists them),
+    /// the live set by site at the heap's peak, the allocation and live
+    /// flame graphs, the top sites by bytes allocated, the per-thread
+    /// estimates set against the JVM's own counts
+    /// (jdk.ThreadAllocationStatistics), and what the recording is. It
+    /// reads the JDK's own recordings too, and says what they lack.
+    ///
+    /// Example: heapsampler report app.jfr -o app.html
+    Report {
+        /// The recording.
+        file: PathBuf,
+        /// The page to write; by default beside the recording, named as it
+        /// is with .html.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Group the leak analysis by allocation site (the top frame),
+        /// app-site (the first frame outside the JDK), class or thread.
+        #[arg(long, value_enum, default_value_t = ByArg::Site)]
+        by: ByArg,
+    },
     /// What changed between two recordings, per site, class or thread.
     ///
     /// Compares the allocation rate (estimated bytes per second of each

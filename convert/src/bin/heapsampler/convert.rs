@@ -11,12 +11,14 @@ use std::path::{Path, PathBuf};
 use heapsampler_convert::Error;
 use heapsampler_convert::analysis::fold::{self, Fold, FoldJob, Folded, Totals};
 use heapsampler_convert::analysis::liveness::Ending;
+use heapsampler_convert::analysis::top::GroupBy;
 use heapsampler_convert::model::allocation::{ALLOCATIONS, Source};
 use heapsampler_convert::model::filter::Filter;
 use heapsampler_convert::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
 use heapsampler_convert::output::flame;
 use heapsampler_convert::output::human::{describe, human_bytes, thousands};
 use heapsampler_convert::output::pprof::{self, Made};
+use heapsampler_convert::output::report::{self, build::Step};
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
@@ -389,6 +391,52 @@ pub fn flame(file: &Path, options: &FlameOptions) -> Result<Flamed, Failure> {
         outcome: Outcome::of_folded(&drawn.folded, &options.draw.filter),
         untracked: drawn.folded.stacks.untracked(),
         ending: drawn.ending,
+    })
+}
+
+/// What `report` is asked.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// Where the page goes; by default beside the recording, `.html`.
+    pub output: Option<PathBuf>,
+    /// What the leak analysis groups by.
+    pub by: GroupBy,
+}
+
+/// A report written.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    /// Where.
+    pub output: PathBuf,
+    /// Its verdict's headline.
+    pub verdict: String,
+}
+
+/// `heapsampler report`: the page of `file`, written where `options` say.
+pub fn report(file: &Path, options: &ReportOptions) -> Result<Reported, Failure> {
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| beside(file, ".html"));
+    let mut shown: Option<(Step, Progress)> = None;
+    let page = report::build::build(file, options.by, &mut |step, bytes| {
+        if shown.as_ref().is_none_or(|(at, _)| *at != step) {
+            let mut line = progress(file, Some(&output));
+            line.set_stage(step.what());
+            shown = Some((step, line));
+        }
+        if let Some((_, line)) = shown.as_mut() {
+            line.update(bytes);
+        }
+    })?;
+    drop(shown);
+    let mut out = create(&output)?;
+    report::write_page(&page, &mut out)
+        .and_then(|()| out.flush())
+        .map_err(|e| writing(&output, e))?;
+    Ok(Reported {
+        output,
+        verdict: page.verdict.headline,
     })
 }
 

@@ -1,7 +1,7 @@
 //! `heapsampler demo`: records the bundled workload (a small order service
 //! with allocation pressure and a leak, `testdata/workloads/Demo.java`),
-//! has the JDK's own `jfr` check the recording, and leaves it with its CSV
-//! and a flame graph in one folder. The source is built into this program, so the demo needs
+//! has the JDK's own `jfr` check the recording, and leaves it with its CSV,
+//! a flame graph and the report page in one folder. The source is built into this program, so the demo needs
 //! only a JDK and the agent.
 
 use std::io::Read;
@@ -32,6 +32,8 @@ struct Files {
     csv: PathBuf,
     /// The flame graph of the bytes allocated.
     flame: PathBuf,
+    /// The report page.
+    report: PathBuf,
 }
 
 impl Files {
@@ -42,6 +44,7 @@ impl Files {
             recording: dir.join("demo.jfr"),
             csv: dir.join("demo-samples.csv"),
             flame: dir.join("demo.svg"),
+            report: dir.join("demo.html"),
         }
     }
 }
@@ -124,6 +127,16 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
         files.flame.display(),
         drawn.stacks
     );
+    let report = convert::ReportOptions {
+        output: Some(files.report.clone()),
+        by: GroupBy::AppSite,
+    };
+    let reported = convert::report(&files.recording, &report).map_err(|e| e.to_string())?;
+    println!(
+        "  report: {} (open it in a browser: {})",
+        files.report.display(),
+        reported.verdict
+    );
     // The JVM's exit is collected before the final sweep: what is live is
     // what the program still reaches, the leak among it.
     for (live, title) in [
@@ -148,6 +161,7 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
     let recording = files.recording.display();
     println!(
         "\nNext: open {recording} in JDK Mission Control, or try\n  \
+         heapsampler leaks {recording}             (what is leaking, how fast)\n  \
          heapsampler top {recording} --by site    (the top frame, JDK code included)\n  \
          heapsampler top {recording} --by class\n  \
          heapsampler top {recording} --live\n  \

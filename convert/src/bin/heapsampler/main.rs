@@ -34,14 +34,16 @@ use std::process::ExitCode;
 use clap::Parser;
 use heapsampler_convert::Error;
 use heapsampler_convert::analysis::diff;
+use heapsampler_convert::analysis::leaks::{self, Pass};
 use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
 use heapsampler_convert::analysis::summary::summarize;
-use heapsampler_convert::analysis::top::{Groups, Query, Table};
+use heapsampler_convert::analysis::top::{GroupBy, Groups, Query, Table};
 use heapsampler_convert::output::flame::{self, Weight};
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
 use args::{Cli, Command, Sampling};
+use progress::Progress;
 
 /// Why a command failed: the line to print, and so the exit code.
 #[derive(Debug)]
@@ -141,6 +143,19 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             agent.as_deref(),
         )?,
         Command::Summary { file } => summary(&file)?,
+        Command::Leaks { file, by, limit } => leaks(&file, by.into(), limit)?,
+        Command::Report { file, output, by } => {
+            let options = convert::ReportOptions {
+                output,
+                by: by.into(),
+            };
+            let reported = convert::report(&file, &options)?;
+            say(&reported.verdict);
+            say(format!(
+                "wrote {}: open it in a browser",
+                reported.output.display()
+            ));
+        }
         Command::Top {
             file,
             question,
@@ -360,6 +375,24 @@ fn table(file: &Path, query: Query) -> Result<(Table, Option<Ending>), Failure> 
         .into());
     }
     Ok((table, ending))
+}
+
+fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
+    let size = std::fs::metadata(file).ok().map(|m| m.len());
+    let mut shown: Option<(Pass, Progress)> = None;
+    let found = leaks::leaks(file, by, &mut |pass, bytes| {
+        if shown.as_ref().is_none_or(|(at, _)| *at != pass) {
+            let mut line = Progress::new(file.display().to_string(), size, true);
+            line.set_stage(pass.what());
+            shown = Some((pass, line));
+        }
+        if let Some((_, progress)) = shown.as_mut() {
+            progress.update(bytes);
+        }
+    })?;
+    drop(shown);
+    print!("{}", found.render(limit));
+    Ok(())
 }
 
 fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {

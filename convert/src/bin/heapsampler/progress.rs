@@ -42,6 +42,12 @@ impl Progress {
         }
     }
 
+    /// Says which stage of a work of several reads this is: `reading
+    /// FILE (STAGE)`.
+    pub fn set_stage(&mut self, stage: &str) {
+        self.what = format!("{} ({stage})", self.what);
+    }
+
     /// `bytes` have been read.
     pub fn update(&mut self, bytes: u64) {
         if !self.enabled {

@@ -1,0 +1,1360 @@
+//! `heapsampler leaks` and the report's answer to "what is leaking?": each
+//! site's (class's, thread's) estimated live bytes after the recording's
+//! collections, how fast they grow, the sites whose growth is significant
+//! (the suspects), and the live set at the heap's peak.
+//!
+//! Where it comes from. For every sampled object the agent writes one
+//! `heapsampler.ObjectLifetime`: when it was allocated (`startTime`), the
+//! `heapsampler.GarbageCollection` after which it was found dead
+//! (`freedByGcId`), or that it was still live at the end. So the object was
+//! live after every collection that ended after its allocation and came
+//! before the one that freed it (all of them, for an object live at the
+//! end): a range of collections, added to its group's
+//! [`LiveSeries`], whose estimate after
+//! each collection is the Horvitz-Thompson sum of the core's estimator
+//! (each object still stands for its sample's weight while live). The
+//! collections are the checkpoints; a recording with more than
+//! [`MAX_CHECKPOINTS`] keeps that many, evenly in time (the last collection
+//! in each of as many equal slices of the recording).
+//!
+//! Three passes over the file, each on every core through the
+//! [`Pipeline`], each with memory bounded by what it keeps, never by the
+//! events: the collections and the heap after each (`jdk.GCHeapSummary`),
+//! with the JVM's per-thread counts (`jdk.ThreadAllocationStatistics`); the
+//! series of every group (memory: a sparse series per group, see
+//! `LiveSeries`); then, for the suspects only, the classes they keep and
+//! how old their live objects are. Paths to GC roots, when the recording
+//! has them, come from `top --live`'s matching of old objects to samples.
+//!
+//! Why the estimated live set falls short of the heap after a collection:
+//! the heap holds objects allocated before the recording (an attached
+//! agent), objects the agent did not track (at or above its `live_max`
+//! size: by default G1's humongous objects), the JVM's own (class data
+//! lives outside the heap, but interned strings, class mirrors and other
+//! JVM-made objects are on it, and were never sampled), and the
+//! collector's slack (a region only partly used counts as used).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use heapsampler_core::estimate::{Estimate, Interval};
+use heapsampler_core::live::{Growth, LiveSeries};
+use jfr_format::names::{event, field};
+
+use crate::Error;
+use crate::analysis::liveness::{Ending, ReadEnding};
+use crate::analysis::top::{self, GroupBy, HeldBy, Lines, Query};
+use crate::model::allocation::Source;
+use crate::model::filter::Filter;
+use crate::model::samples::{self, Kind, Sample, SampleVisitor, Weights};
+use crate::model::text::{Flattener, epoch_nanos};
+use crate::output::human::{describe, human_bytes, human_interval};
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
+use jfr_reader::IdMap;
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::{EventPlan, Field, TypeMap};
+use jfr_reader::file::RecordingFile;
+use jfr_reader::value::Value;
+
+/// The most collections the series are kept at. A day's recording of a
+/// busy service has hundreds of thousands of young collections; a chart
+/// shows a few hundred points, and the growth test needs no more.
+pub const MAX_CHECKPOINTS: usize = 400;
+
+/// How many of the live set's sites the peak lists.
+const PEAK_SITES: usize = 10;
+
+/// How many classes a suspect's line lists.
+const SUSPECT_CLASSES: usize = 5;
+
+/// A collection the agent saw (`heapsampler.GarbageCollection`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Collection {
+    /// Its id, which `ObjectLifetime.freedByGcId` names.
+    pub gc_id: u64,
+    /// When it ended, nanoseconds since the epoch.
+    pub end_nanos: i64,
+}
+
+/// The heap in use right after a collection (`jdk.GCHeapSummary`, `when =
+/// After GC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapAfter {
+    /// When, nanoseconds since the epoch.
+    pub nanos: i64,
+    /// Bytes in use.
+    pub used: u64,
+}
+
+/// The JVM's count of a thread's allocated bytes
+/// (`jdk.ThreadAllocationStatistics`): its last in the recording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadCount {
+    /// The thread's name, as `top --by thread` writes it.
+    pub thread: String,
+    /// Bytes allocated since the thread started.
+    pub allocated: u64,
+    /// When it was counted, nanoseconds since the epoch.
+    pub nanos: i64,
+}
+
+/// What the first pass reads: the recording's span, its collections, the
+/// heap after each, the JVM's per-thread counts, and how many liveness
+/// events there are.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timeline {
+    /// The first chunk's start, nanoseconds since the epoch.
+    pub start_nanos: Option<i64>,
+    /// The last chunk's end, nanoseconds since the epoch.
+    pub end_nanos: i64,
+    /// The agent's collections, by id.
+    pub collections: Vec<Collection>,
+    /// The heap after each collection the JVM reported, in time order.
+    pub heap_after: Vec<HeapAfter>,
+    /// Each thread's last count, by name.
+    pub threads: Vec<ThreadCount>,
+    /// `heapsampler.ObjectLifetime` events.
+    pub lifetimes: u64,
+    /// The JVM's version line (`jdk.JVMInformation`'s `jvmVersion`), if
+    /// the recording says.
+    pub jvm: Option<String>,
+    /// What the recording says of its end: whether its live set was taken
+    /// right after a collection.
+    pub ending: Ending,
+}
+
+impl Timeline {
+    /// Seconds from the recording's start to `nanos`.
+    pub fn seconds(&self, nanos: i64) -> f64 {
+        self.start_nanos
+            .map_or(0.0, |start| nanos.saturating_sub(start) as f64 / 1e9)
+    }
+
+    /// The recording's length in seconds.
+    pub fn length(&self) -> f64 {
+        self.seconds(self.end_nanos)
+    }
+
+    /// At most [`MAX_CHECKPOINTS`] of the collections, evenly in time: all
+    /// of them when there are no more; else the last to end in each of
+    /// that many equal slices of the span from the first collection's end
+    /// to the last's (a slice without one has none).
+    pub fn checkpoints(&self) -> Vec<Collection> {
+        let all = &self.collections;
+        if all.len() <= MAX_CHECKPOINTS {
+            return all.clone();
+        }
+        let (first, last) = (all[0].end_nanos, all[all.len() - 1].end_nanos);
+        let span = (last - first).max(1) as f64;
+        let slice = |c: &Collection| {
+            (((c.end_nanos - first) as f64 / span) * MAX_CHECKPOINTS as f64)
+                .min(MAX_CHECKPOINTS as f64 - 1.0) as usize
+        };
+        let mut kept: Vec<Collection> = Vec::with_capacity(MAX_CHECKPOINTS);
+        for (at, collection) in all.iter().enumerate() {
+            let next_in_another = all
+                .get(at + 1)
+                .is_none_or(|n| slice(n) != slice(collection));
+            if next_in_another {
+                kept.push(*collection);
+            }
+        }
+        kept
+    }
+}
+
+/// Reading a [`Timeline`]: only the fields of the collections, heap
+/// summaries and thread counts are read; liveness events are counted.
+#[derive(Debug, Clone, Copy, Default)]
+struct ReadTimeline;
+
+/// How the first pass reads an event type.
+enum TimelineReading<'c> {
+    Collection(EventPlan<'c>),
+    HeapSummary(EventPlan<'c>),
+    ThreadCount(EventPlan<'c>),
+    Jvm(EventPlan<'c>),
+    Lifetime,
+}
+
+impl Analysis for ReadTimeline {
+    type Part = Timeline;
+    type Merged = Timeline;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        _context: &ChunkContext,
+        hand_on: &mut dyn FnMut(Timeline) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        let header = chunk.header;
+        let mut part = Timeline {
+            start_nanos: Some(header.start_nanos),
+            end_nanos: header.start_nanos.saturating_add(header.duration_nanos),
+            ..Timeline::default()
+        };
+        let text = Flattener::new(chunk, 1);
+        let mut threads: HashMap<String, ThreadCount> = HashMap::new();
+        let mut types: TypeMap<Option<TimelineReading<'_>>> = TypeMap::default();
+        for raw_event in chunk.raw_events() {
+            let mut raw_event = raw_event?;
+            let Some(reading) = types.get_or_insert_with(raw_event.type_id, || {
+                let plan = chunk.plan(raw_event.type_id)?;
+                match plan.class().name.as_str() {
+                    event::GARBAGE_COLLECTION => Some(TimelineReading::Collection(plan)),
+                    event::GC_HEAP_SUMMARY => Some(TimelineReading::HeapSummary(plan)),
+                    event::THREAD_ALLOCATION_STATISTICS => Some(TimelineReading::ThreadCount(plan)),
+                    event::OBJECT_LIFETIME => Some(TimelineReading::Lifetime),
+                    event::JVM_INFORMATION => Some(TimelineReading::Jvm(plan)),
+                    _ => None,
+                }
+            }) else {
+                continue;
+            };
+            let plan = match reading {
+                TimelineReading::Lifetime => {
+                    part.lifetimes += 1;
+                    continue;
+                }
+                TimelineReading::Collection(plan)
+                | TimelineReading::HeapSummary(plan)
+                | TimelineReading::ThreadCount(plan)
+                | TimelineReading::Jvm(plan) => plan,
+            };
+            let names = &plan.class().fields;
+            let (mut start, mut duration, mut id, mut used, mut allocated) = (0, 0, 0, 0, 0);
+            let (mut after, mut thread, mut jvm) = (false, Value::Null, Value::Null);
+            plan.read(
+                &mut raw_event,
+                &mut |index: usize, value: Field<'_>| match names[index].name.as_str() {
+                    field::START_TIME => start = value.integer().unwrap_or(0),
+                    field::DURATION => duration = value.integer().unwrap_or(0),
+                    field::GC_ID => id = value.count().unwrap_or(0),
+                    field::HEAP_USED => used = value.count().unwrap_or(0),
+                    field::ALLOCATED => allocated = value.count().unwrap_or(0),
+                    field::WHEN => after = text.text(&value.into_value()) == "After GC",
+                    field::THREAD => thread = value.into_value(),
+                    field::JVM_VERSION => jvm = value.into_value(),
+                    _ => {}
+                },
+            )?;
+            let nanos = epoch_nanos(&header, start);
+            match reading {
+                TimelineReading::Collection(_) => part.collections.push(Collection {
+                    gc_id: id,
+                    end_nanos: epoch_nanos(&header, start.saturating_add(duration)),
+                }),
+                TimelineReading::Jvm(_) => part.jvm = Some(text.text(&jvm)),
+                TimelineReading::HeapSummary(_) if after => {
+                    part.heap_after.push(HeapAfter { nanos, used });
+                }
+                TimelineReading::ThreadCount(_) => {
+                    let thread = GroupBy::Thread.line(text.text(&thread));
+                    threads.insert(
+                        thread.clone(),
+                        ThreadCount {
+                            thread,
+                            allocated,
+                            nanos,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        part.threads = threads.into_values().collect();
+        Ok(hand_on(part)?)
+    }
+
+    fn merge(&self, timeline: &mut Timeline, part: Timeline) -> Result<(), Error> {
+        timeline.start_nanos = timeline.start_nanos.or(part.start_nanos);
+        timeline.end_nanos = timeline.end_nanos.max(part.end_nanos);
+        timeline.collections.extend(part.collections);
+        timeline.heap_after.extend(part.heap_after);
+        timeline.lifetimes += part.lifetimes;
+        timeline.jvm = timeline.jvm.take().or(part.jvm);
+        for count in part.threads {
+            match timeline
+                .threads
+                .iter_mut()
+                .find(|t| t.thread == count.thread)
+            {
+                Some(known) if known.nanos <= count.nanos => *known = count,
+                Some(_) => {}
+                None => timeline.threads.push(count),
+            }
+        }
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &Timeline) -> usize {
+        part.collections.len() * std::mem::size_of::<Collection>()
+            + part.heap_after.len() * std::mem::size_of::<HeapAfter>()
+            + part
+                .threads
+                .iter()
+                .map(|t| t.thread.len() + std::mem::size_of::<ThreadCount>())
+                .sum::<usize>()
+    }
+}
+
+/// Reads the recording's [`Timeline`], sorted: collections by id, heap
+/// summaries and thread counts by time and name.
+fn read_timeline(path: &Path, progress: &mut (dyn FnMut(u64) + Send)) -> Result<Timeline, Error> {
+    let file = RecordingFile::open(path)?;
+    let (mut timeline, ending) = Pipeline::default()
+        .run(
+            file,
+            &(ReadTimeline, ReadEnding),
+            (Timeline::default(), Ending::default()),
+            progress,
+        )?
+        .merged;
+    timeline.ending = ending;
+    timeline.collections.sort_by_key(|c| c.gc_id);
+    timeline.collections.dedup_by_key(|c| c.gc_id);
+    timeline.heap_after.sort_by_key(|h| h.nanos);
+    timeline.threads.sort_by(|a, b| a.thread.cmp(&b.thread));
+    Ok(timeline)
+}
+
+/// Where a sampled object was live: the checkpoints after which it was.
+#[derive(Debug, Clone, Copy)]
+struct Checkpoints<'t> {
+    checkpoints: &'t [Collection],
+}
+
+impl Checkpoints<'_> {
+    /// The checkpoints after which an object allocated at `allocated`
+    /// (nanoseconds since the epoch) was live: those that ended after it,
+    /// up to the collection that freed it (`freed_by`; 0: live at the end).
+    fn live(&self, allocated: i64, freed_by: u64) -> std::ops::Range<usize> {
+        let first = self
+            .checkpoints
+            .partition_point(|c| c.end_nanos <= allocated);
+        let end = if freed_by == 0 {
+            self.checkpoints.len()
+        } else {
+            self.checkpoints.partition_point(|c| c.gc_id < freed_by)
+        };
+        first..end.max(first)
+    }
+}
+
+/// The second pass: every group's live series.
+struct ReadSeries<'t> {
+    by: GroupBy,
+    checkpoints: Checkpoints<'t>,
+}
+
+/// A chunk's groups and their series: what the second pass hands on.
+#[derive(Debug, Default)]
+struct ChunkSeries {
+    lines: Lines,
+    series: Vec<GroupSeries>,
+    untracked: Weights,
+}
+
+/// A group's live bytes after each checkpoint, and those of its objects
+/// still live at the end alone.
+#[derive(Debug, Clone)]
+struct GroupSeries {
+    live: LiveSeries,
+    /// Objects live at the end, from the first checkpoint after their
+    /// allocation on: after checkpoint `k`, the bytes allocated before it
+    /// that the end still holds.
+    retained: LiveSeries,
+}
+
+impl GroupSeries {
+    fn new(checkpoints: usize) -> Self {
+        Self {
+            live: LiveSeries::new(checkpoints),
+            retained: LiveSeries::new(checkpoints),
+        }
+    }
+
+    fn merge(&mut self, other: &GroupSeries) {
+        self.live.merge(&other.live);
+        self.retained.merge(&other.retained);
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.live.memory_bytes() + self.retained.memory_bytes()
+    }
+}
+
+/// All groups' series, merged in chunk order.
+#[derive(Debug, Default)]
+struct AllSeries {
+    lines: Lines,
+    series: Vec<GroupSeries>,
+    untracked: Estimate,
+}
+
+/// Groups the samples of a chunk by the query's key, as `top` does.
+struct SeriesVisitor<'c, 't> {
+    by: GroupBy,
+    checkpoints: Checkpoints<'t>,
+    header: &'c jfr_format::ChunkHeader,
+    part: ChunkSeries,
+    keys: IdMap<(u64, u64), usize>,
+}
+
+/// The line of a sample's key in `lines`, its text made once per pool key
+/// per chunk.
+fn line_of(
+    by: GroupBy,
+    text: &Flattener<'_, '_>,
+    sample: &Sample<'_>,
+    keys: &mut IdMap<(u64, u64), usize>,
+    lines: &mut Lines,
+) -> usize {
+    let key = match by {
+        GroupBy::Site | GroupBy::AppSite => &sample.stack_trace,
+        GroupBy::Class => &sample.object_class,
+        GroupBy::Thread => &sample.event_thread,
+    };
+    match *key {
+        Field::Pooled { class_id, key } => *keys
+            .entry((class_id, key))
+            .or_insert_with(|| lines.number(by.line(text.text(&Value::Ref { class_id, key })))),
+        ref other => lines.number(by.line(text.text(&other.clone().into_value()))),
+    }
+}
+
+impl SampleVisitor for SeriesVisitor<'_, '_> {
+    fn sample(&mut self, text: &Flattener<'_, '_>, _kind: Kind, sample: &Sample<'_>) {
+        if !sample.tracked {
+            self.part.untracked.push(sample);
+            return;
+        }
+        let line = line_of(self.by, text, sample, &mut self.keys, &mut self.part.lines);
+        if self.part.series.len() <= line {
+            let checkpoints = self.checkpoints.checkpoints.len();
+            self.part
+                .series
+                .resize_with(line + 1, || GroupSeries::new(checkpoints));
+        }
+        let allocated = epoch_nanos(self.header, sample.start_time.unwrap_or(0));
+        let live = self.checkpoints.live(allocated, sample.freed_by_gc_id);
+        let group = &mut self.part.series[line];
+        if sample.live {
+            group.retained.add(live.clone(), sample.weight, sample.size);
+        }
+        group.live.add(live, sample.weight, sample.size);
+    }
+}
+
+impl Analysis for ReadSeries<'_> {
+    type Part = ChunkSeries;
+    type Merged = AllSeries;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        context: &ChunkContext,
+        hand_on: &mut dyn FnMut(ChunkSeries) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        let mut visitor = SeriesVisitor {
+            by: self.by,
+            checkpoints: self.checkpoints,
+            header: &chunk.header,
+            part: ChunkSeries::default(),
+            keys: IdMap::default(),
+        };
+        samples::read_chunk(
+            chunk,
+            context.recording_start,
+            &[Source::ObjectLifetimes],
+            &Filter::default(),
+            self.by.stack_depth(),
+            &mut visitor,
+        )?;
+        Ok(hand_on(visitor.part)?)
+    }
+
+    fn merge(&self, all: &mut AllSeries, part: ChunkSeries) -> Result<(), Error> {
+        part.untracked.add_to(&mut all.untracked);
+        let checkpoints = self.checkpoints.checkpoints.len();
+        for (line, series) in part.lines.lines.into_iter().zip(part.series) {
+            let at = all.lines.number(line);
+            if all.series.len() <= at {
+                all.series
+                    .resize_with(at + 1, || GroupSeries::new(checkpoints));
+            }
+            all.series[at].merge(&series);
+        }
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &ChunkSeries) -> usize {
+        let lines: usize = part.lines.lines.iter().map(|l| 2 * l.len() + 64).sum();
+        lines
+            + part
+                .series
+                .iter()
+                .map(GroupSeries::memory_bytes)
+                .sum::<usize>()
+            + part.untracked.bytes()
+    }
+}
+
+/// A site (class, thread) whose live bytes grow significantly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suspect {
+    /// The site, class or thread.
+    pub key: String,
+    /// How fast its live bytes grow after the warm-up.
+    pub growth: Growth,
+    /// Its live bytes and objects after each checkpoint.
+    pub live: Vec<Estimate>,
+    /// The classes of its objects live at the end, most bytes first (at
+    /// most a few).
+    pub classes: Vec<(String, Estimate)>,
+    /// The median age of its objects live at the end, in seconds, by bytes.
+    pub median_age_seconds: Option<f64>,
+    /// The median number of collections its objects live at the end
+    /// outlived, by bytes.
+    pub median_collections: Option<u64>,
+    /// What holds most of its objects, when the recording has paths to GC
+    /// roots.
+    pub held_by: Option<HeldBy>,
+}
+
+impl Suspect {
+    /// Its live bytes after the last checkpoint.
+    pub fn live_at_end(&self) -> Estimate {
+        self.live.last().copied().unwrap_or_default()
+    }
+}
+
+/// The live set at the collection after which the heap was fullest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Peak {
+    /// The checkpoint's index.
+    pub checkpoint: usize,
+    /// The heap in use after the collection nearest it, if the recording
+    /// has heap summaries.
+    pub heap_used: Option<u64>,
+    /// The groups live there, most bytes first (at most a few).
+    pub groups: Vec<(String, Estimate)>,
+    /// Every group together.
+    pub total: Estimate,
+}
+
+/// A checkpoint: one collection after which the live bytes are estimated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Checkpoint {
+    /// The collection's id.
+    pub gc_id: u64,
+    /// When it ended, seconds from the recording's start.
+    pub seconds: f64,
+}
+
+/// The answer to "what is leaking?" for one recording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leaks {
+    /// What the groups are.
+    pub by: GroupBy,
+    /// The recording's collections, heap summaries and thread counts.
+    pub timeline: Timeline,
+    /// The collections the live bytes are estimated after.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Every group's live bytes together after each checkpoint: the
+    /// estimated live set.
+    pub live_set: Vec<Estimate>,
+    /// How fast the estimated live set grows.
+    pub live_set_growth: Option<Growth>,
+    /// Groups with a sample live after some checkpoint.
+    pub groups: usize,
+    /// Of those, the groups whose growth could be judged.
+    pub judged: usize,
+    /// The suspects, fastest growth first.
+    pub suspects: Vec<Suspect>,
+    /// Groups whose live bytes grew significantly but whose objects from
+    /// the window's first half are gone at the end: garbage no collection
+    /// of the old generation had reached yet (with G1, a mixed one), or a
+    /// cache turning over, not a leak (see `retained`). In file order.
+    pub freed: Vec<(String, Growth)>,
+    /// The live set at the heap's peak.
+    pub peak: Option<Peak>,
+    /// Samples whose liveness the agent did not track.
+    pub untracked: Estimate,
+    /// Whether the recording has paths to GC roots.
+    pub paths_to_roots: bool,
+}
+
+/// Why a recording cannot say what leaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unanswered {
+    /// No `heapsampler.ObjectLifetime` events: the JDK's own recording, or
+    /// the agent's with liveness off.
+    NoLiveness,
+    /// Too few collections to follow the live bytes over time.
+    TooFewCollections,
+}
+
+impl Leaks {
+    /// Why the recording cannot say what leaks, if it cannot.
+    pub fn unanswered(&self) -> Option<Unanswered> {
+        if self.timeline.lifetimes == 0 {
+            Some(Unanswered::NoLiveness)
+        } else if self.live_set_growth.is_none() {
+            Some(Unanswered::TooFewCollections)
+        } else {
+            None
+        }
+    }
+
+    /// The heap in use after the collection `gc_id` (of the agent's), if
+    /// a heap summary was written within a second of its end.
+    pub fn heap_after(&self, gc_id: u64) -> Option<u64> {
+        let collections = &self.timeline.collections;
+        let at = collections.binary_search_by_key(&gc_id, |c| c.gc_id).ok()?;
+        heap_near(&self.timeline, collections[at].end_nanos)
+    }
+
+    /// The checkpoints' times, seconds from the recording's start.
+    pub fn seconds(&self) -> Vec<f64> {
+        self.checkpoints.iter().map(|c| c.seconds).collect()
+    }
+}
+
+/// Answers "what is leaking?" for the recording at `path`, grouping by
+/// `by`, on every core; `progress` is told the bytes read, pass after
+/// pass (`passes` says how many there are before each starts).
+pub fn leaks(
+    path: &Path,
+    by: GroupBy,
+    progress: &mut (dyn FnMut(Pass, u64) + Send),
+) -> Result<Leaks, Error> {
+    let timeline = read_timeline(path, &mut |bytes| progress(Pass::Collections, bytes))?;
+    let chosen = timeline.checkpoints();
+    let checkpoints: Vec<Checkpoint> = chosen
+        .iter()
+        .map(|c| Checkpoint {
+            gc_id: c.gc_id,
+            seconds: timeline.seconds(c.end_nanos),
+        })
+        .collect();
+    let seconds: Vec<f64> = checkpoints.iter().map(|c| c.seconds).collect();
+    let all = if timeline.lifetimes == 0 {
+        AllSeries::default()
+    } else {
+        let reading = ReadSeries {
+            by,
+            checkpoints: Checkpoints {
+                checkpoints: &chosen,
+            },
+        };
+        let file = RecordingFile::open(path)?;
+        Pipeline::default()
+            .run(file, &reading, AllSeries::default(), &mut |bytes| {
+                progress(Pass::LiveBytes, bytes)
+            })?
+            .merged
+    };
+    let peak_checkpoint = peak_checkpoint(&timeline, &chosen);
+    let mut live_set = LiveSeries::new(chosen.len());
+    let mut suspects = Vec::new();
+    let mut freed = Vec::new();
+    let mut at_peak: Vec<(String, Estimate)> = Vec::new();
+    let (mut groups, mut judged) = (0, 0);
+    for (key, series) in all.lines.lines.iter().zip(&all.series) {
+        live_set.merge(&series.live);
+        let live = series.live.estimates();
+        if live.iter().all(|e| e.samples() == 0) {
+            continue;
+        }
+        groups += 1;
+        if let Some(peak) = peak_checkpoint.filter(|&p| live[p].samples() > 0) {
+            at_peak.push((key.clone(), live[peak]));
+        }
+        let Some(growth) = Growth::fit(&seconds, &live) else {
+            continue;
+        };
+        judged += 1;
+        if growth.is_suspect() && !retained(&seconds, &series.retained, &growth) {
+            freed.push((key.clone(), growth));
+        } else if growth.is_suspect() {
+            suspects.push(Suspect {
+                key: key.clone(),
+                growth,
+                live,
+                classes: Vec::new(),
+                median_age_seconds: None,
+                median_collections: None,
+                held_by: None,
+            });
+        }
+    }
+    suspects.sort_by(|a, b| {
+        b.growth
+            .bytes_per_second
+            .total_cmp(&a.growth.bytes_per_second)
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    let live_set = live_set.estimates();
+    let live_set_growth = Growth::fit(&seconds, &live_set);
+    let peak = peak_checkpoint.map(|checkpoint| {
+        at_peak.sort_by(|a, b| b.1.bytes().total_cmp(&a.1.bytes()).then(a.0.cmp(&b.0)));
+        at_peak.truncate(PEAK_SITES);
+        Peak {
+            checkpoint,
+            heap_used: heap_near(&timeline, chosen[checkpoint].end_nanos),
+            groups: at_peak,
+            total: live_set[checkpoint],
+        }
+    });
+    let mut leaks = Leaks {
+        by,
+        checkpoints,
+        live_set,
+        live_set_growth,
+        groups,
+        judged,
+        suspects,
+        freed,
+        peak,
+        untracked: all.untracked,
+        paths_to_roots: false,
+        timeline,
+    };
+    if !leaks.suspects.is_empty() {
+        describe_suspects(path, &mut leaks, progress)?;
+    }
+    Ok(leaks)
+}
+
+/// Whether a group whose live bytes grew (`growth`) still holds at the
+/// end what it grew by: of the bytes its live set grew by in the first half
+/// of the window (at the lower bound of the growth), the objects allocated
+/// in that half and live at the end hold at least half (at the upper bound
+/// of their estimate, `retained`'s: the end's objects by the checkpoint
+/// after their allocation).
+///
+/// Why. Live after a collection means not freed by it, and objects that
+/// die in the old generation are freed only by a collection of the old
+/// generation (with G1, a mixed or full one): between two, a site whose
+/// old objects churn (a cache at its size, evicting its oldest) piles up
+/// garbage as a leak would, and so does the heap after each collection.
+/// What a leak keeps, the end still holds: its objects allocated early in
+/// the window are there at the end, where a cache's were evicted and
+/// freed. At a recording's end that collected the heap (a JVM that
+/// exited), what the end holds is exactly what was reachable; otherwise it
+/// may still include garbage, and the check lets more through.
+fn retained(seconds: &[f64], retained: &LiveSeries, growth: &Growth) -> bool {
+    let window = &growth.window;
+    if window.len() < 2 {
+        return true;
+    }
+    let start = window.start;
+    let middle_time = (seconds[start] + seconds[window.end - 1]) / 2.0;
+    let middle = start + seconds[window.clone()].partition_point(|&t| t < middle_time);
+    let held = retained.estimates();
+    let grew = growth.interval.low.max(0.0) * (seconds[middle] - seconds[start]);
+    held[middle].bytes_interval().high - held[start].bytes() >= grew / 2.0
+}
+
+/// The passes [`leaks`] makes over the file, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// The collections, heap summaries and thread counts.
+    Collections,
+    /// Every group's live bytes after each collection.
+    LiveBytes,
+    /// The suspects' classes, ages and paths to GC roots.
+    Suspects,
+}
+
+impl Pass {
+    /// What the pass reads, for a progress line: `collections`.
+    pub fn what(self) -> &'static str {
+        match self {
+            Self::Collections => "collections, 1 of 3",
+            Self::LiveBytes => "live bytes, 2 of 3",
+            Self::Suspects => "suspects, 3 of 3",
+        }
+    }
+}
+
+/// The checkpoint the peak is at: the one nearest in time to the fullest
+/// heap after a collection, or without heap summaries none.
+fn peak_checkpoint(timeline: &Timeline, checkpoints: &[Collection]) -> Option<usize> {
+    let last = checkpoints.last()?.end_nanos.saturating_add(1_000_000_000);
+    let fullest = timeline
+        .heap_after
+        .iter()
+        .filter(|h| h.nanos <= last)
+        .max_by_key(|h| (h.used, std::cmp::Reverse(h.nanos)))?;
+    nearest(checkpoints.iter().map(|c| c.end_nanos), fullest.nanos)
+}
+
+/// The index of the time in `times` nearest `nanos`.
+fn nearest(times: impl Iterator<Item = i64>, nanos: i64) -> Option<usize> {
+    times
+        .enumerate()
+        .min_by_key(|&(_, t)| t.abs_diff(nanos))
+        .map(|(at, _)| at)
+}
+
+/// The heap after the collection whose summary is nearest `nanos`, within
+/// a second.
+fn heap_near(timeline: &Timeline, nanos: i64) -> Option<u64> {
+    let at = nearest(timeline.heap_after.iter().map(|h| h.nanos), nanos)?;
+    let heap = timeline.heap_after[at];
+    (heap.nanos.abs_diff(nanos) <= 1_000_000_000).then_some(heap.used)
+}
+
+/// The third pass, for the suspects: the classes of their objects live at
+/// the end, with those objects' ages and collections outlived.
+struct ReadSuspects<'t> {
+    by: GroupBy,
+    suspects: HashMap<&'t str, usize>,
+    collections: &'t [Collection],
+    end_nanos: i64,
+}
+
+/// What the third pass finds of each suspect, in a chunk or merged.
+#[derive(Debug, Default)]
+struct SuspectDetails {
+    /// Per suspect: its live objects' classes and weights.
+    classes: Vec<HashMap<String, Weights>>,
+    /// Per suspect: each live sample's age (seconds), collections outlived
+    /// and weight.
+    ages: Vec<Vec<(f64, u64, f64)>>,
+}
+
+struct SuspectVisitor<'c, 't> {
+    reading: &'c ReadSuspects<'t>,
+    header: &'c jfr_format::ChunkHeader,
+    part: SuspectDetails,
+    lines: Lines,
+    /// The suspect of each line of the chunk, if it is one.
+    suspect_of: Vec<Option<usize>>,
+    keys: IdMap<(u64, u64), usize>,
+}
+
+impl SampleVisitor for SuspectVisitor<'_, '_> {
+    fn sample(&mut self, text: &Flattener<'_, '_>, _kind: Kind, sample: &Sample<'_>) {
+        if !(sample.live && sample.tracked) {
+            return;
+        }
+        let line = line_of(
+            self.reading.by,
+            text,
+            sample,
+            &mut self.keys,
+            &mut self.lines,
+        );
+        while self.suspect_of.len() <= line {
+            let key = &self.lines.lines[self.suspect_of.len()];
+            self.suspect_of
+                .push(self.reading.suspects.get(key.as_str()).copied());
+        }
+        let Some(suspect) = self.suspect_of[line] else {
+            return;
+        };
+        let class = text.text(&sample.object_class.clone().into_value());
+        self.part.classes[suspect]
+            .entry(GroupBy::Class.line(class))
+            .or_default()
+            .push(sample);
+        let allocated = epoch_nanos(self.header, sample.start_time.unwrap_or(0));
+        let outlived = self.reading.collections.len()
+            - self
+                .reading
+                .collections
+                .partition_point(|c| c.end_nanos <= allocated);
+        let age = (self.reading.end_nanos - allocated).max(0) as f64 / 1e9;
+        self.part.ages[suspect].push((age, outlived as u64, sample.weight));
+    }
+}
+
+impl Analysis for ReadSuspects<'_> {
+    type Part = SuspectDetails;
+    type Merged = SuspectDetails;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        context: &ChunkContext,
+        hand_on: &mut dyn FnMut(SuspectDetails) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        let mut visitor = SuspectVisitor {
+            reading: self,
+            header: &chunk.header,
+            part: SuspectDetails::new(self.suspects.len()),
+            lines: Lines::default(),
+            suspect_of: Vec::new(),
+            keys: IdMap::default(),
+        };
+        samples::read_chunk(
+            chunk,
+            context.recording_start,
+            &[Source::ObjectLifetimes],
+            &Filter::default(),
+            self.by.stack_depth(),
+            &mut visitor,
+        )?;
+        Ok(hand_on(visitor.part)?)
+    }
+
+    fn merge(&self, all: &mut SuspectDetails, part: SuspectDetails) -> Result<(), Error> {
+        for (classes, more) in all.classes.iter_mut().zip(part.classes) {
+            for (class, weights) in more {
+                classes.entry(class).or_default().extend(weights);
+            }
+        }
+        for (ages, more) in all.ages.iter_mut().zip(part.ages) {
+            ages.extend(more);
+        }
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &SuspectDetails) -> usize {
+        let classes: usize = part
+            .classes
+            .iter()
+            .flat_map(|c| c.iter())
+            .map(|(class, weights)| class.len() + weights.bytes() + 64)
+            .sum();
+        let ages: usize = part.ages.iter().map(|a| a.len() * 24).sum();
+        classes + ages
+    }
+}
+
+impl SuspectDetails {
+    fn new(suspects: usize) -> Self {
+        Self {
+            classes: (0..suspects).map(|_| HashMap::new()).collect(),
+            ages: vec![Vec::new(); suspects],
+        }
+    }
+}
+
+/// The weighted median of `values` (value, weight), or `None` for none.
+fn weighted_median<T: Copy + PartialOrd>(mut values: Vec<(T, f64)>) -> Option<T> {
+    values.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+    let total: f64 = values.iter().map(|v| v.1).sum();
+    let mut seen = 0.0;
+    for (value, weight) in &values {
+        seen += weight;
+        if seen >= total / 2.0 {
+            return Some(*value);
+        }
+    }
+    values.last().map(|v| v.0)
+}
+
+/// Fills in each suspect's classes, ages and path to a GC root.
+fn describe_suspects(
+    path: &Path,
+    leaks: &mut Leaks,
+    progress: &mut (dyn FnMut(Pass, u64) + Send),
+) -> Result<(), Error> {
+    let reading = ReadSuspects {
+        by: leaks.by,
+        suspects: leaks
+            .suspects
+            .iter()
+            .enumerate()
+            .map(|(at, s)| (s.key.as_str(), at))
+            .collect(),
+        collections: &leaks.timeline.collections,
+        end_nanos: leaks.timeline.end_nanos,
+    };
+    let file = RecordingFile::open(path)?;
+    let details = Pipeline::default()
+        .run(
+            file,
+            &reading,
+            SuspectDetails::new(leaks.suspects.len()),
+            &mut |bytes| progress(Pass::Suspects, bytes),
+        )?
+        .merged;
+    let held = top::top(
+        path,
+        Query {
+            by: leaks.by,
+            live: true,
+            min_gcs: 0,
+        },
+    )?;
+    leaks.paths_to_roots = held.paths_to_roots.is_some_and(|paths| paths > 0);
+    let mut held: HashMap<String, HeldBy> = held
+        .entries
+        .into_iter()
+        .filter_map(|entry| Some((entry.key, entry.held_by?)))
+        .collect();
+    for ((suspect, classes), ages) in leaks
+        .suspects
+        .iter_mut()
+        .zip(details.classes)
+        .zip(details.ages)
+    {
+        let mut classes: Vec<(String, Estimate)> = classes
+            .into_iter()
+            .map(|(class, weights)| {
+                let mut estimate = Estimate::new();
+                weights.add_to(&mut estimate);
+                (class, estimate)
+            })
+            .collect();
+        classes.sort_by(|a, b| b.1.bytes().total_cmp(&a.1.bytes()).then(a.0.cmp(&b.0)));
+        classes.truncate(SUSPECT_CLASSES);
+        suspect.classes = classes;
+        suspect.median_age_seconds = weighted_median(ages.iter().map(|a| (a.0, a.2)).collect());
+        suspect.median_collections = weighted_median(ages.iter().map(|a| (a.1, a.2)).collect());
+        suspect.held_by = held.remove(&suspect.key);
+    }
+    Ok(())
+}
+
+/// What a group is, one and several: `("site", "sites")`.
+fn noun(by: GroupBy) -> (&'static str, &'static str) {
+    match by {
+        GroupBy::Site | GroupBy::AppSite => ("site", "sites"),
+        GroupBy::Class => ("class", "classes"),
+        GroupBy::Thread => ("thread", "threads"),
+    }
+}
+
+/// Seconds as a clock: `0:45`, `12:03`, `1:02:03`.
+pub fn clock(seconds: f64) -> String {
+    let whole = seconds.max(0.0).round() as u64;
+    let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// A growth in bytes per second as people read it, per minute and signed:
+/// `+12.0 MB/min`, `-300 kB/min`.
+pub fn per_minute(bytes_per_second: f64) -> String {
+    let sign = if bytes_per_second < 0.0 { "-" } else { "+" };
+    format!("{sign}{}/min", human_bytes(bytes_per_second.abs() * 60.0))
+}
+
+/// A growth's 95% interval per minute, from one in bytes per second:
+/// `+10.9 MB to +13.1 MB/min`.
+pub fn per_minute_interval(interval: &Interval) -> String {
+    format!(
+        "{} to {}",
+        per_minute(interval.low).trim_end_matches("/min"),
+        per_minute(interval.high)
+    )
+}
+
+impl Leaks {
+    /// The verdict in one line: `2 suspects, growing +26.8 MB/min together
+    /// (+24.1 MB to +29.5 MB/min)`, `no site's live bytes grow`, or why the
+    /// recording cannot say.
+    pub fn verdict(&self) -> String {
+        let what = noun(self.by).0;
+        match self.unanswered() {
+            Some(Unanswered::NoLiveness) => {
+                return "cannot say what leaks: the recording has no liveness events \
+                 (heapsampler.ObjectLifetime); record with heapsampler's agent, \
+                 liveness on (the default)"
+                    .to_owned();
+            }
+            Some(Unanswered::TooFewCollections) => {
+                return format!(
+                    "cannot say what leaks: {} collections, too few to follow live bytes \
+                     over time; record longer or with a smaller heap",
+                    self.timeline.collections.len()
+                );
+            }
+            None => {}
+        }
+        match self.suspects.len() {
+            0 => format!("no {what}'s live bytes grow"),
+            n => {
+                let together = self.suspects_growth();
+                format!(
+                    "{n} suspect{}, growing {}{} ({})",
+                    if n == 1 { "" } else { "s" },
+                    per_minute(together.estimate),
+                    if n == 1 { "" } else { " together" },
+                    per_minute_interval(&together)
+                )
+            }
+        }
+    }
+
+    /// How the verdict was reached, in a sentence: `from the live bytes of
+    /// 12 sites after each of 77 collections, fitted from 0:11 to 0:40
+    /// after a warm-up; the whole live set grows +51.6 MB/min (...)`.
+    /// `None` when the recording cannot say.
+    pub fn basis(&self) -> Option<String> {
+        if self.unanswered().is_some() {
+            return None;
+        }
+        let growth = self.live_set_growth.as_ref()?;
+        let seconds = self.seconds();
+        let window = &growth.window;
+        Some(format!(
+            "from the live bytes of {} {} after each of {} collections, fitted from {} to {} \
+             after a warm-up; the whole live set {} {} ({})",
+            self.groups,
+            noun(self.by).1,
+            self.checkpoints.len(),
+            clock(seconds[window.start]),
+            clock(seconds[window.end - 1]),
+            if growth.is_suspect() {
+                "grows"
+            } else {
+                "changes by"
+            },
+            per_minute(growth.bytes_per_second),
+            per_minute_interval(&growth.interval)
+        ))
+    }
+
+    /// The suspects' growths added up, in bytes per second: the estimates
+    /// summed, and each side of the interval the root of the sum of the
+    /// squares of theirs (the sites' samples are independent).
+    pub fn suspects_growth(&self) -> Interval {
+        let estimate: f64 = self
+            .suspects
+            .iter()
+            .map(|s| s.growth.bytes_per_second)
+            .sum();
+        let side = |reach: fn(&Interval) -> f64| {
+            self.suspects
+                .iter()
+                .map(|s| reach(&s.growth.interval).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        Interval {
+            estimate,
+            low: estimate - side(|i| i.estimate - i.low),
+            high: estimate + side(|i| i.high - i.estimate),
+        }
+    }
+
+    /// The verdict, the suspects (at most `limit`), the peak and the
+    /// comparison with the heap, as text for a terminal.
+    pub fn render(&self, limit: usize) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", self.verdict());
+        if self.unanswered().is_some() {
+            return out;
+        }
+        let seconds = self.seconds();
+        if let Some(basis) = self.basis() {
+            let _ = writeln!(out, "{basis}");
+        }
+        if !self.suspects.is_empty() {
+            let _ = writeln!(out);
+            let _ = writeln!(out, "suspects, fastest growth first:");
+            let _ = writeln!(
+                out,
+                "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  where",
+                "#", "growth", "95% interval", "live at end", "95% interval", "age", "GCs"
+            );
+            for (rank, suspect) in self.suspects.iter().take(limit).enumerate() {
+                let end = suspect.live_at_end();
+                let _ = writeln!(
+                    out,
+                    "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  {}",
+                    rank + 1,
+                    per_minute(suspect.growth.bytes_per_second),
+                    per_minute_interval(&suspect.growth.interval),
+                    human_bytes(end.bytes()),
+                    human_interval(&end.bytes_interval(), human_bytes),
+                    suspect.median_age_seconds.map_or("-".to_owned(), clock),
+                    suspect
+                        .median_collections
+                        .map_or("-".to_owned(), |n| n.to_string()),
+                    suspect.key
+                );
+                if !suspect.classes.is_empty() && self.by != GroupBy::Class {
+                    let classes: Vec<String> = suspect
+                        .classes
+                        .iter()
+                        .map(|(class, e)| format!("{class} {}", human_bytes(e.bytes())))
+                        .collect();
+                    let _ = writeln!(out, "{:>6}keeps {}", "", classes.join(", "));
+                }
+                if let Some(held) = &suspect.held_by {
+                    let _ = writeln!(
+                        out,
+                        "{:>6}held by {}  ({} of {} old objects with a path)",
+                        "", held.path, held.objects, held.of
+                    );
+                }
+            }
+            if self.suspects.len() > limit {
+                let _ = writeln!(out, "and {} more", self.suspects.len() - limit);
+            }
+            let _ = writeln!(
+                out,
+                "age, GCs: the median age of the objects live at the end, and the collections \
+                 they outlived"
+            );
+            if !self.paths_to_roots {
+                let _ = writeln!(
+                    out,
+                    "no paths to GC roots recorded: record with --roots to see what holds them"
+                );
+            }
+        }
+        if !self.freed.is_empty() {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "grew, but what they held in the first half is gone at the end (old garbage \
+                 not yet collected, or a cache turning over; not a leak):"
+            );
+            for (key, growth) in self.freed.iter().take(limit) {
+                let _ = writeln!(
+                    out,
+                    "{:>4}  {:>13}  {}",
+                    "",
+                    per_minute(growth.bytes_per_second),
+                    key
+                );
+            }
+        }
+        if let Some(peak) = &self.peak {
+            let _ = writeln!(out);
+            let heap = peak.heap_used.map_or(String::new(), |used| {
+                format!(", heap {} in use", human_bytes(used as f64))
+            });
+            let _ = writeln!(
+                out,
+                "peak: after collection {} at {}{heap}; live then, estimated {} ({}):",
+                self.checkpoints[peak.checkpoint].gc_id,
+                clock(seconds[peak.checkpoint]),
+                human_bytes(peak.total.bytes()),
+                human_interval(&peak.total.bytes_interval(), human_bytes),
+            );
+            for (rank, (key, live)) in peak.groups.iter().take(limit).enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{:>4}  {:>9}  {:>17}  {}",
+                    rank + 1,
+                    human_bytes(live.bytes()),
+                    human_interval(&live.bytes_interval(), human_bytes),
+                    key
+                );
+            }
+        }
+        if let Some(line) = self.against_the_heap() {
+            let _ = writeln!(out);
+            let _ = writeln!(out, "{line}");
+        }
+        if self.untracked.samples() > 0 {
+            let _ = writeln!(
+                out,
+                "not followed: {} of objects at or above the agent's live_max size \
+                 (by default G1's humongous objects), whose lifetime is unknown",
+                describe(&self.untracked)
+            );
+        }
+        out
+    }
+
+    /// The estimated live set after the last checkpoint set against the
+    /// heap the JVM had in use then, in a sentence; `None` without a heap
+    /// summary near it.
+    pub fn against_the_heap(&self) -> Option<String> {
+        let last = self.checkpoints.len().checked_sub(1)?;
+        let end = self
+            .timeline
+            .collections
+            .iter()
+            .find(|c| c.gc_id == self.checkpoints[last].gc_id)?
+            .end_nanos;
+        let used = heap_near(&self.timeline, end)? as f64;
+        let live = self.live_set[last];
+        Some(format!(
+            "after the last collection the sampled objects estimate a live set of {} ({}), \
+             {:.0}% of the {} the heap had in use{}",
+            human_bytes(live.bytes()),
+            human_interval(&live.bytes_interval(), human_bytes),
+            100.0 * live.bytes() / used.max(1.0),
+            human_bytes(used),
+            if live.bytes_interval().high < used {
+                ": the rest is what the agent did not follow (objects allocated before it \
+                 started, objects at or above live_max, the JVM's own) and the collector's slack"
+            } else {
+                ""
+            }
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collections(ends: &[i64]) -> Vec<Collection> {
+        ends.iter()
+            .enumerate()
+            .map(|(at, &end_nanos)| Collection {
+                gc_id: at as u64 + 1,
+                end_nanos,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_object_is_live_after_the_collections_between_its_allocation_and_its_death() {
+        let all = collections(&[10, 20, 30, 40]);
+        let checkpoints = Checkpoints { checkpoints: &all };
+        // Allocated before collection 2 ended, freed by collection 4:
+        // live after 2 and 3.
+        assert_eq!(checkpoints.live(15, 4), 1..3);
+        // Live at the end.
+        assert_eq!(checkpoints.live(15, 0), 1..4);
+        // Allocated and freed between two collections: never live after one.
+        assert_eq!(checkpoints.live(21, 3), 2..2);
+        // Allocated after the last collection, live at the end: not yet.
+        assert_eq!(checkpoints.live(41, 0), 4..4);
+        // Freed by a collection before its allocation's (a late sweep).
+        assert_eq!(checkpoints.live(35, 2), 3..3);
+    }
+
+    #[test]
+    fn many_collections_keep_at_most_the_maximum_evenly_in_time() {
+        // Ten collections a second for 100 s, then a burst of 50 in the
+        // last second.
+        let mut ends: Vec<i64> = (0..1000).map(|i| i * 100_000_000).collect();
+        ends.extend((0..50).map(|i| 100_000_000_000 + i * 1_000_000));
+        let timeline = Timeline {
+            collections: collections(&ends),
+            ..Timeline::default()
+        };
+        let kept = timeline.checkpoints();
+        assert!(kept.len() <= MAX_CHECKPOINTS, "{}", kept.len());
+        assert!(kept.len() >= MAX_CHECKPOINTS - 2, "{}", kept.len());
+        assert_eq!(kept.last(), timeline.collections.last(), "the last is kept");
+        assert!(kept.windows(2).all(|w| w[0].gc_id < w[1].gc_id));
+        // Evenly in time: no gap between kept ones much over a slice.
+        let slice = (ends[ends.len() - 1] - ends[0]) / MAX_CHECKPOINTS as i64;
+        assert!(
+            kept.windows(2)
+                .all(|w| w[1].end_nanos - w[0].end_nanos <= 2 * slice)
+        );
+        let few = Timeline {
+            collections: collections(&[1, 2, 3]),
+            ..Timeline::default()
+        };
+        assert_eq!(few.checkpoints(), few.collections);
+    }
+
+    #[test]
+    fn the_median_is_by_weight() {
+        assert_eq!(weighted_median::<f64>(Vec::new()), None);
+        assert_eq!(weighted_median(vec![(1.0, 1.0), (5.0, 3.0)]), Some(5.0));
+        assert_eq!(weighted_median(vec![(9, 1.0), (1, 1.0), (2, 1.0)]), Some(2));
+    }
+}
