@@ -1013,13 +1013,19 @@ fn describe_suspects(
     Ok(())
 }
 
-/// What a group is, one and several: `("site", "sites")`.
-fn noun(by: GroupBy) -> (&'static str, &'static str) {
-    match by {
-        GroupBy::Site | GroupBy::AppSite => ("site", "sites"),
-        GroupBy::Class => ("class", "classes"),
-        GroupBy::Thread => ("thread", "threads"),
-    }
+/// What a group is, one and several: `("site", "sites")`, as `--by`
+/// names it (an app-site is a site).
+fn noun(by: GroupBy) -> (&'static str, String) {
+    let one = match by {
+        GroupBy::AppSite => GroupBy::Site.name(),
+        _ => by.name(),
+    };
+    let several = if one.ends_with('s') {
+        format!("{one}es")
+    } else {
+        format!("{one}s")
+    };
+    (one, several)
 }
 
 /// Seconds as a clock: `0:45`, `12:03`, `1:02:03`.
