@@ -172,7 +172,7 @@ fn check_demo(dir: &Path, stdout: &str) {
     assert!(
         report
             .contains("class=\"suspect\" data-rank=\"1\" data-site=\"Demo$SessionCache.remember("),
-        "the leak a suspect in the report"
+        "the leak a suspect in the report:\n{stdout}"
     );
     // The flame graph's root counts every sample (1,234: as titles write it).
     let svg = std::fs::read_to_string(dir.join("demo.svg")).unwrap();
