@@ -40,6 +40,64 @@ if [ ! -x /usr/bin/time ]; then
 fi
 (cd "$root" && cargo build --release -q -p heapsampler-convert --bin heapsampler)
 
+# run NAME COMMAND...: time one run, print a table row.
+declare -A wall cpu_time
+run() {
+    local name=$1
+    shift
+    echo "running: $name" >&2
+    /usr/bin/time -v -o "$work/time.txt" "$@"
+    local elapsed cpu rss
+    elapsed=$(awk -F': ' '/Elapsed \(wall clock\)/ {
+        n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$work/time.txt")
+    cpu=$(awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {print u + s}' "$work/time.txt")
+    rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$work/time.txt")
+    wall[$name]=$elapsed
+    cpu_time[$name]=$cpu
+    printf '| %s | %.2f | %.2f | %s |\n' "$name" "$elapsed" "$cpu" "$rss"
+}
+
+# The leak analysis and the report, against `top`, on an agent recording
+# (the one above is the JDK's, without liveness): AGENT_MB (default 200) of
+# testdata/workloads/AllocationMix.java recorded by heapsampler at a 16 KiB
+# interval, its samples' lifetimes and collections all real (not copies).
+# Targets: `leaks` and `report` use every core, as `flame` does, and take no
+# more memory than `top`. AGENT_ONLY=1 runs this part alone.
+agent_runs() {
+    agent_mb=${AGENT_MB:-200}
+    agent="$work/agent-${agent_mb}mb.jfr"
+    if [ ! -s "$agent" ]; then
+        echo "recording AllocationMix under the agent until the file reaches $agent_mb MB..." >&2
+        mkdir -p "$work/classes"
+        javac -d "$work/classes" "$root/testdata/workloads/AllocationMix.java"
+        # About 3.3 MB a second at 16k on these machines: a margin of time,
+        # then cut at the size (the agent keeps its newest chunks within it).
+        "$heapsampler" record --interval 16k --max-size "${agent_mb}m" -o "$agent" -- \
+            java -cp "$work/classes" AllocationMix $((agent_mb / 3 + 10)) 2 >/dev/null 2>&1
+    fi
+    echo "agent recording: $agent, $(stat -c %s "$agent") bytes" >&2
+    echo
+    echo "| on the agent recording | wall s | CPU s | peak RSS MiB |"
+    echo "|---|---|---|---|"
+    run "heapsampler top" sh -c '"$1" top "$2" >/dev/null' sh "$heapsampler" "$agent"
+    run "heapsampler top --live" sh -c '"$1" top "$2" --live >/dev/null' sh "$heapsampler" "$agent"
+    run "heapsampler leaks" sh -c '"$1" leaks "$2" >/dev/null' sh "$heapsampler" "$agent"
+    # On one core (the pipeline uses as many threads as it may run on).
+    run "heapsampler leaks, one core" sh -c 'taskset -c 0 "$1" leaks "$2" >/dev/null' sh \
+        "$heapsampler" "$agent"
+    run "heapsampler report" sh -c '"$1" report "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$agent" \
+        "$work/agent.html"
+    run "heapsampler flame" sh -c '"$1" flame "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$agent" \
+        "$work/agent.svg"
+    rm -f "$work/agent.html" "$work/agent.svg"
+}
+if [ -n "${AGENT_ONLY:-}" ]; then
+    echo "cores: $(nproc); before: $(uptime)" >&2
+    agent_runs
+    echo "after: $(uptime)" >&2
+    exit 0
+fi
+
 base="$work/base-${seconds}s.jfr"
 if [ ! -s "$base" ]; then
     echo "recording ${seconds} s of testdata/workloads/AllocationMix.java (2 threads)..." >&2
@@ -57,23 +115,6 @@ chunks=$("$heapsampler" summary "$big" | awk '/Chunks:/ {print $2}')
 echo "recording: $big" >&2
 echo "  $big_bytes bytes, $chunks chunks; one copy: $(stat -c %s "$base") bytes" >&2
 cat "$big" >/dev/null # in the page cache for every run alike
-
-# run NAME COMMAND...: time one run, print a table row.
-declare -A wall cpu_time
-run() {
-    local name=$1
-    shift
-    echo "running: $name" >&2
-    /usr/bin/time -v -o "$work/time.txt" "$@"
-    local elapsed cpu rss
-    elapsed=$(awk -F': ' '/Elapsed \(wall clock\)/ {
-        n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$work/time.txt")
-    cpu=$(awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {print u + s}' "$work/time.txt")
-    rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$work/time.txt")
-    wall[$name]=$elapsed
-    cpu_time[$name]=$cpu
-    printf '| %s | %.2f | %.2f | %s |\n' "$name" "$elapsed" "$cpu" "$rss"
-}
 
 rm -rf "$work/csv-all" "$work/samples.csv" "$work/one-copy"
 # Other work on the machine shows in the times: say how busy it was.
@@ -143,6 +184,14 @@ for n in $(seq 1 "$fold_runs"); do
         "$work/big.svg"
 done
 rm -f "$work/big.collapsed" "$work/big.svg"
+# The leak analysis and the report on the JDK's recording (no liveness:
+# they read its collections, allocations and flame graph), against top.
+run "heapsampler top (the JDK's recording)" sh -c '"$1" top "$2" >/dev/null' sh "$heapsampler" "$big"
+run "heapsampler leaks (the JDK's recording)" sh -c '"$1" leaks "$2" >/dev/null' sh "$heapsampler" \
+    "$big"
+run "heapsampler report (the JDK's recording)" sh -c '"$1" report "$2" -o "$3" 2>/dev/null' sh \
+    "$heapsampler" "$big" "$work/big.html"
+rm -f "$work/big.html"
 
 # median NAME [RUNS]: sets the wall and CPU times of NAME to the medians of
 # the RUNS (default: $runs) runs "NAME, run N", and says what the wall
@@ -194,35 +243,4 @@ for name in "$csv_samples" "$folded" "$flame"; do
         "$target |"
 done
 
-# The leak analysis and the report, against `top`, on an agent recording
-# (the one above is the JDK's, without liveness): AGENT_MB (default 200) of
-# testdata/workloads/AllocationMix.java recorded by heapsampler at a 16 KiB
-# interval, its samples' lifetimes and collections all real (not copies).
-# Targets: `leaks` and `report` use every core, as `flame` does, and take no
-# more memory than `top`.
-agent_mb=${AGENT_MB:-200}
-agent="$work/agent-${agent_mb}mb.jfr"
-if [ ! -s "$agent" ]; then
-    echo "recording AllocationMix under the agent until the file reaches $agent_mb MB..." >&2
-    mkdir -p "$work/classes"
-    javac -d "$work/classes" "$root/testdata/workloads/AllocationMix.java"
-    # About 3.3 MB a second at 16k on these machines: a margin of time,
-    # then cut at the size (the agent keeps its newest chunks within it).
-    "$heapsampler" record --interval 16k --max-size "${agent_mb}m" -o "$agent" -- \
-        java -cp "$work/classes" AllocationMix $((agent_mb / 3 + 10)) 2 >/dev/null 2>&1
-fi
-echo "agent recording: $agent, $(stat -c %s "$agent") bytes" >&2
-echo
-echo "| on the agent recording | wall s | CPU s | peak RSS MiB |"
-echo "|---|---|---|---|"
-run "heapsampler top" sh -c '"$1" top "$2" >/dev/null' sh "$heapsampler" "$agent"
-run "heapsampler top --live" sh -c '"$1" top "$2" --live >/dev/null' sh "$heapsampler" "$agent"
-run "heapsampler leaks" sh -c '"$1" leaks "$2" >/dev/null' sh "$heapsampler" "$agent"
-# On one core (the pipeline uses as many threads as it may run on).
-run "heapsampler leaks, one core" sh -c 'taskset -c 0 "$1" leaks "$2" >/dev/null' sh \
-    "$heapsampler" "$agent"
-run "heapsampler report" sh -c '"$1" report "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$agent" \
-    "$work/agent.html"
-run "heapsampler flame" sh -c '"$1" flame "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$agent" \
-    "$work/agent.svg"
-rm -f "$work/agent.html" "$work/agent.svg"
+agent_runs
