@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 
 use heapsampler_convert::model::text::java_class_name;
 use heapsampler_convert::output::human::human_bytes;
+use heapsampler_test_support::browser::{chromium, percent_decode};
 use heapsampler_test_support::{heapsampler, heapsampler_ok};
 use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};
 use jfr_writer::{FrameType, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks};
@@ -426,11 +427,6 @@ fn collapsed(recording: &Path, depth: &str) -> Vec<(String, u64)> {
     .collect()
 }
 
-/// Chromium, if the machine has it (see [`support::needed_tool`]).
-fn chromium(test: &str) -> Option<PathBuf> {
-    support::needed_tool(test, &["chromium", "chromium-browser", "google-chrome"])
-}
-
 /// What the page's script did, as the check script appended to a copy of
 /// the SVG saw it (see [`browse`]).
 #[derive(Debug)]
@@ -631,23 +627,6 @@ fn run_in_browser(chromium: &Path, svg: &Path, check: &str) -> serde_json::Value
             )
         });
     serde_json::from_str(&percent_decode(encoded)).unwrap()
-}
-
-/// `%E2%9C%93` to its bytes, as `decodeURIComponent` does.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            out.push(u8::from_str_radix(&text[at + 1..at + 3], 16).unwrap());
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(out).unwrap()
 }
 
 /// Draws `recording` at `depth` and checks it in Chromium against the

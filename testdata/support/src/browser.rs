@@ -208,7 +208,7 @@ pub fn screenshot(chromium: &Path, html: &Path, height: u64) -> PathBuf {
 }
 
 /// `%E2%9C%93` to its bytes, as `decodeURIComponent` does.
-fn percent_decode(text: &str) -> String {
+pub fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
