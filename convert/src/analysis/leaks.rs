@@ -464,14 +464,7 @@ impl Analysis for ReadSeries<'_> {
             part: ChunkSeries::default(),
             keys: IdMap::default(),
         };
-        samples::read_chunk(
-            chunk,
-            context.recording_start,
-            &[Source::ObjectLifetimes],
-            &Filter::default(),
-            self.by.stack_depth(),
-            &mut visitor,
-        )?;
+        read_lifetimes(chunk, context, self.by, &mut visitor)?;
         Ok(hand_on(visitor.part)?)
     }
 
@@ -499,6 +492,25 @@ impl Analysis for ReadSeries<'_> {
                 .sum::<usize>()
             + part.untracked.bytes()
     }
+}
+
+/// Hands `visitor` every `heapsampler.ObjectLifetime` of `chunk`, its
+/// stack read as deep as grouping `by` needs.
+fn read_lifetimes(
+    chunk: &Chunk<'_>,
+    context: &ChunkContext,
+    by: GroupBy,
+    visitor: &mut dyn SampleVisitor,
+) -> Result<(), jfr_reader::ReadError> {
+    samples::read_chunk(
+        chunk,
+        context.recording_start,
+        &[Source::ObjectLifetimes],
+        &Filter::default(),
+        by.stack_depth(),
+        visitor,
+    )?;
+    Ok(())
 }
 
 /// A site (class, thread) whose live bytes grow significantly.
@@ -891,14 +903,7 @@ impl Analysis for ReadSuspects<'_> {
             suspect_of: Vec::new(),
             keys: IdMap::default(),
         };
-        samples::read_chunk(
-            chunk,
-            context.recording_start,
-            &[Source::ObjectLifetimes],
-            &Filter::default(),
-            self.by.stack_depth(),
-            &mut visitor,
-        )?;
+        read_lifetimes(chunk, context, self.by, &mut visitor)?;
         Ok(hand_on(visitor.part)?)
     }
 
