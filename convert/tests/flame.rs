@@ -6,14 +6,12 @@
 //! frame's details, a click zooms, and its search finds a known method.
 
 use heapsampler_test_support as support;
-use heapsampler_test_support::Deadline;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use heapsampler_convert::model::text::java_class_name;
 use heapsampler_convert::output::human::human_bytes;
-use heapsampler_test_support::browser::{chromium, percent_decode};
+use heapsampler_test_support::browser::{self, chromium};
 use heapsampler_test_support::{heapsampler, heapsampler_ok};
 use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};
 use jfr_writer::{FrameType, MethodRef, Options, Recording, StackFrame, StackTrace, Thread, Ticks};
@@ -582,51 +580,7 @@ fn run_in_browser(chromium: &Path, svg: &Path, check: &str) -> serde_json::Value
         .concat(),
     )
     .unwrap();
-    let profile = svg.with_extension("chromium-profile");
-    // The document goes to a file: a pipe nobody reads while the browser
-    // runs would fill, and stop it.
-    let dumped = svg.with_extension("dom.txt");
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--no-first-run",
-            "--mute-audio",
-            "--window-size=1400,900",
-            // Timers run in virtual time, which waits for the page: no
-            // wall-clock race on a busy machine.
-            "--virtual-time-budget=10000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", checked.display()))
-        .stdout(std::fs::File::create(&dumped).unwrap())
-        .stderr(Stdio::null())
-        .spawn_within(support::DEADLINE);
-    let status = child.wait().unwrap();
-    assert!(
-        !child.was_killed(),
-        "chromium did not finish with {}",
-        checked.display()
-    );
-    let dom = std::fs::read_to_string(&dumped).unwrap();
-    let encoded = dom
-        .split("id=\"heapsampler-check\">")
-        .nth(1)
-        .and_then(|rest| rest.split('<').next())
-        .unwrap_or_else(|| {
-            panic!(
-                "no check result from chromium ({status}): {}",
-                dom.chars().take(500).collect::<String>()
-            )
-        });
-    serde_json::from_str(&percent_decode(encoded)).unwrap()
+    browser::dumped_check(chromium, &checked, "1400,900")
 }
 
 /// Draws `recording` at `depth` and checks it in Chromium against the

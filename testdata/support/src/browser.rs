@@ -142,8 +142,18 @@ pub fn checked_in_browser(chromium: &Path, html: &Path) -> serde_json::Value {
     );
     let checked = html.with_extension("checked.html");
     std::fs::write(&checked, checked_text).unwrap();
-    let dumped = html.with_extension("dom.txt");
-    let mut child = browser(chromium, html, "1280,900")
+    dumped_check(chromium, &checked, "1280,900")
+}
+
+/// Opens the page `checked` (a page with a check script that writes its
+/// findings, URI-encoded JSON, into an element `heapsampler-check`) in
+/// headless Chromium with a window of `size` ("width,height") and returns
+/// that JSON.
+pub fn dumped_check(chromium: &Path, checked: &Path, size: &str) -> serde_json::Value {
+    // The document goes to a file: a pipe nobody reads while the browser
+    // runs would fill, and stop it.
+    let dumped = checked.with_extension("dom.txt");
+    let mut child = browser(chromium, checked, size)
         .arg("--dump-dom")
         .arg(format!("file://{}", checked.display()))
         .stdout(std::fs::File::create(&dumped).unwrap())
@@ -160,7 +170,12 @@ pub fn checked_in_browser(chromium: &Path, html: &Path) -> serde_json::Value {
         .split("id=\"heapsampler-check\">")
         .nth(1)
         .and_then(|rest| rest.split('<').next())
-        .unwrap_or_else(|| panic!("no check result from chromium ({status})"));
+        .unwrap_or_else(|| {
+            panic!(
+                "no check result from chromium ({status}): {}",
+                dom.chars().take(500).collect::<String>()
+            )
+        });
     serde_json::from_str(&percent_decode(encoded)).unwrap()
 }
 
