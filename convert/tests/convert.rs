@@ -498,3 +498,44 @@ fn an_event_type_the_recording_lacks_is_an_error_that_names_what_it_has() {
     assert!(stderr.contains("no events of jdk.ObjectAllocationSample passed the filters"));
     assert_eq!(files, ["none.csv", "profile.jfr"]);
 }
+
+/// `heapsampler ... | head`: a reader that goes away before the output is
+/// written ends the command quietly, with success, as it ends `rg` or
+/// `jq`: no panic, no message.
+#[test]
+fn a_closed_standard_output_ends_each_command_quietly() {
+    let recording = profile_recording().to_str().unwrap();
+    for args in [
+        &["top", recording][..],
+        &["top", recording, "--by", "class", "-n", "1000"],
+        &["diff", recording, recording],
+        &["summary", recording],
+        &["leaks", recording],
+        &[
+            "convert",
+            recording,
+            "--events",
+            "jdk.ObjectAllocationSample",
+            "-o",
+            "-",
+        ],
+        &["convert", recording, "--format", "collapsed", "-o", "-"],
+        &["convert", recording, "--format", "pprof", "-o", "-"],
+    ] {
+        let mut running = heapsampler_command(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn_within(support::DEADLINE);
+        // Closed before the command has read the recording, so before it
+        // writes anything.
+        drop(running.stdout.take());
+        let output = running.wait_with_output();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

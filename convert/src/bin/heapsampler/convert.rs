@@ -533,6 +533,9 @@ fn open(path: &Path) -> io::Result<Box<dyn Write + Send>> {
 
 /// Writing `output` failed.
 fn writing(output: &Path, error: io::Error) -> Failure {
+    if is_stdout(output) {
+        return crate::writing_stdout(&error);
+    }
     Failure::Failed(format!("writing {}: {error}", output.display()))
 }
 

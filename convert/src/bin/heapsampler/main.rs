@@ -54,6 +54,8 @@ enum Failure {
     Failed(String),
     /// A recording could not be read, or made something of.
     Recording(Error),
+    /// Standard output's reader went away (`| head`): nothing to say.
+    Closed,
 }
 
 impl Failure {
@@ -63,6 +65,25 @@ impl Failure {
         match self {
             Self::Usage(_) => ExitCode::from(2),
             Self::Failed(_) | Self::Recording(_) => ExitCode::from(1),
+            // As a program killed by SIGPIPE would not, but as `rg` and
+            // `jq` do: the reader has what it wanted.
+            Self::Closed => ExitCode::SUCCESS,
+        }
+    }
+}
+
+impl Failure {
+    /// Whether standard output's reader went away: here, or while the
+    /// library wrote a conversion there.
+    fn is_closed(&self) -> bool {
+        match self {
+            Self::Closed => true,
+            Self::Recording(error) => {
+                std::iter::successors(Some(error as &dyn std::error::Error), |e| e.source())
+                    .filter_map(|e| e.downcast_ref::<std::io::Error>())
+                    .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }
+            Self::Usage(_) | Self::Failed(_) => false,
         }
     }
 }
@@ -72,6 +93,7 @@ impl std::fmt::Display for Failure {
         match self {
             Self::Usage(message) | Self::Failed(message) => f.write_str(message),
             Self::Recording(error) => error.fmt(f),
+            Self::Closed => f.write_str("standard output was closed"),
         }
     }
 }
@@ -88,6 +110,21 @@ impl From<Error> for Failure {
     }
 }
 
+/// Writes `text` to standard output, where tables and reports go.
+fn out(text: impl std::fmt::Display) -> Result<(), Failure> {
+    use std::io::Write as _;
+    write!(std::io::stdout().lock(), "{text}").map_err(|error| writing_stdout(&error))
+}
+
+/// Writing to standard output failed: [`Failure::Closed`] if its reader
+/// went away.
+fn writing_stdout(error: &std::io::Error) -> Failure {
+    match error.kind() {
+        std::io::ErrorKind::BrokenPipe => Failure::Closed,
+        _ => Failure::Failed(format!("writing to standard output: {error}")),
+    }
+}
+
 /// A line on standard error, as every message of ours is: `heapsampler: ...`.
 fn say(message: impl std::fmt::Display) {
     eprintln!("heapsampler: {message}");
@@ -96,6 +133,7 @@ fn say(message: impl std::fmt::Display) {
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(code) => code,
+        Err(failure) if failure.is_closed() => Failure::Closed.exit_code(),
         Err(failure) => {
             say(&failure);
             failure.exit_code()
@@ -335,7 +373,7 @@ fn dump(
 
 fn summary(file: &Path) -> Result<(), Failure> {
     let summary = summarize(file)?;
-    print!("{}", summary.render(file));
+    out(summary.render(file))?;
     if let Some((offset, bytes)) = summary.truncated {
         say(format_args!(
             "warning: {}: the last chunk (at byte {offset}) is cut short after {bytes} bytes; \
@@ -391,15 +429,15 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
         }
     })?;
     drop(shown);
-    print!("{}", found.render(limit));
+    out(found.render(limit))?;
     Ok(())
 }
 
 fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
     let (table, ending) = table(file, query)?;
-    print!("{}", table.render(limit));
+    out(table.render(limit))?;
     if let Some(ending) = ending {
-        println!("{}", ending.live_statement());
+        out(format_args!("{}\n", ending.live_statement()))?;
     }
     Ok(())
 }
@@ -415,8 +453,8 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
             table.total.samples()
         )
     };
-    println!(
-        "{} by {}: {} -> {}",
+    out(format_args!(
+        "{} by {}: {} -> {}\n",
         if query.live {
             "bytes live at the end"
         } else {
@@ -425,7 +463,7 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
         query.by.name(),
         describe(base, &base_table),
         describe(new, &new_table)
-    );
+    ))?;
     if base_table.source != new_table.source {
         say(format_args!(
             "warning: {} counts {} events, {} counts {} events",
@@ -436,10 +474,14 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
         ));
     }
     let diff = diff::diff(&base_table, &new_table, !query.live);
-    print!("{}", diff.render(limit));
+    out(diff.render(limit))?;
     for (file, ending) in [(base, base_ending), (new, new_ending)] {
         if let Some(ending) = ending {
-            println!("{}: {}", file.display(), ending.live_statement());
+            out(format_args!(
+                "{}: {}\n",
+                file.display(),
+                ending.live_statement()
+            ))?;
         }
     }
     Ok(())
