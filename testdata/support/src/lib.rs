@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 pub mod browser;
 mod cli;
 mod process;
+pub mod python;
 pub mod recordings;
 
 pub use cli::{
