@@ -91,12 +91,30 @@ fn deadline(command: &str) -> Duration {
 
 /// Runs `command` with `sh` in `dir`; panics with its output unless it
 /// succeeds. Returns its standard output.
+///
+/// `cargo install` runs in the workspace itself (a package's path must be
+/// where its workspace lists it) and installs into `dir/installed` (whose
+/// `bin` is first on every command's `PATH`), building in a target
+/// directory kept between runs (a clean one would build everything again,
+/// twice in CI); the agent library an installed `heapsampler` writes out
+/// goes to `dir/cache`.
 fn run(dir: &Path, command: &str) -> String {
-    let output = Command::new("sh")
-        .arg("-c")
+    let path = std::env::join_paths(std::iter::once(dir.join("installed/bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
         .arg(command)
         .current_dir(dir)
-        .output_within(deadline(command));
+        .env("PATH", path)
+        .env("CARGO_INSTALL_ROOT", dir.join("installed"))
+        .env("XDG_CACHE_HOME", dir.join("cache"));
+    if command.starts_with("cargo install") {
+        sh.current_dir(root())
+            .env("CARGO_TARGET_DIR", root().join("target/readme-install"));
+    }
+    let output = sh.output_within(deadline(command));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
@@ -137,6 +155,21 @@ fn the_readme_commands_run_as_written() {
         ran += 1;
         if command == quick_start {
             check_demo(&dir.join("heapsampler-demo"), &stdout);
+        }
+        if command.starts_with("cargo install") {
+            // The executable alone: what it records with, it carries.
+            let installed: Vec<_> = std::fs::read_dir(dir.join("installed/bin"))
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name())
+                .collect();
+            assert_eq!(installed, ["heapsampler"], "{command}");
+            // The demo wrote out its own; the installed one writes its.
+            let _ = std::fs::remove_dir_all(dir.join("cache"));
+        }
+        if command.starts_with("heapsampler record") {
+            let cached =
+                std::fs::read_dir(dir.join("cache/heapsampler")).map_or(0, Iterator::count);
+            assert_eq!(cached, 1, "`{command}` wrote out the agent it carries");
         }
         if command.contains(" diff base.jfr leak.jfr --by app-site") {
             // "what changed: the leak's site first".

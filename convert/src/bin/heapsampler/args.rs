@@ -121,7 +121,7 @@ pub enum Command {
         /// one under ZGC and Shenandoah).
         #[arg(long)]
         collect: bool,
-        /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
+        /// The agent library (default: $HEAPSAMPLER_AGENT, or the one this program carries).
         #[arg(long)]
         agent: Option<PathBuf>,
         /// The jcmd to use (default: $JAVA_HOME/bin/jcmd, or the PATH's).
@@ -163,7 +163,7 @@ pub enum Command {
         /// PID GC.run`.
         #[arg(long)]
         collect: bool,
-        /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
+        /// The agent library (default: $HEAPSAMPLER_AGENT, or the one this program carries).
         #[arg(long)]
         agent: Option<PathBuf>,
         /// The jcmd to use (default: $JAVA_HOME/bin/jcmd, or the PATH's).
@@ -191,7 +191,7 @@ pub enum Command {
         /// a few seconds on a loaded machine. Hidden: for the demo's tests.
         #[arg(long, hide = true, default_value_t = 60)]
         grace: u64,
-        /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
+        /// The agent library (default: $HEAPSAMPLER_AGENT, or the one this program carries).
         #[arg(long)]
         agent: Option<PathBuf>,
     },
@@ -667,7 +667,7 @@ pub struct Sampling {
     pub roots: Roots,
     #[command(flatten)]
     pub bounds: Bounds,
-    /// The agent library (default: $HEAPSAMPLER_AGENT, or next to this program).
+    /// The agent library (default: $HEAPSAMPLER_AGENT, or the one this program carries).
     #[arg(long)]
     pub agent: Option<PathBuf>,
 }

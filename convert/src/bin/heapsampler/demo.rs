@@ -63,7 +63,7 @@ enum Ended {
 /// seconds is killed, and what its recording holds so far is shown.
 pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> Result<(), String> {
     let files = Files::in_dir(dir);
-    let agent = record::find_agent(agent)?;
+    let agent = crate::agent::find(agent)?;
     println!(
         "Recording a small order service for {seconds} s with the agent ({})...",
         agent.display()

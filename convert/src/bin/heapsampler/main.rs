@@ -20,6 +20,7 @@
 //! (`heapsampler_convert`), which creates no file and prints nothing: the
 //! paths, the files, the progress and every message are here.
 
+mod agent;
 mod args;
 mod attach;
 mod convert;
@@ -262,7 +263,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 }
 
 fn record(output: &Path, sampling: &Sampling, program: &[String]) -> Result<ExitCode, Failure> {
-    let agent = record::find_agent(sampling.agent.as_deref())?;
+    let agent = crate::agent::find(sampling.agent.as_deref())?;
     let options = record::agent_options(sampling, output)?;
     let code = record::run(&agent, &options, program)?;
     match record::report(output) {
@@ -283,7 +284,7 @@ fn attach(
     let output = output.unwrap_or_else(|| PathBuf::from(format!("heapsampler-{pid}.jfr")));
     let output = std::path::absolute(&output).map_err(|e| format!("{}: {e}", output.display()))?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
-    let agent = record::find_agent(sampling.agent.as_deref())?;
+    let agent = crate::agent::find(sampling.agent.as_deref())?;
     let (options, duration) = record::attach_options(sampling, &output, duration)?;
     attach::attach(&jcmd, pid, &agent, &options, &output, duration)?;
     match duration {
@@ -308,7 +309,7 @@ fn detach(
     jcmd: Option<&Path>,
 ) -> Result<(), Failure> {
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
-    let agent = record::find_agent(agent)?;
+    let agent = crate::agent::find(agent)?;
     match attach::detach(&jcmd, pid, &agent, collect)? {
         Some(recording) => match record::report(&recording) {
             Ok(report) => report.lines().for_each(say),
@@ -359,7 +360,7 @@ fn dump(
     // The JVM has its own working directory: give it an absolute path.
     let output = std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
-    let agent = record::find_agent(agent)?;
+    let agent = crate::agent::find(agent)?;
     attach::dump(&jcmd, pid, &agent, &output, collect)?;
     match record::report(&output) {
         Ok(report) => report.lines().for_each(say),

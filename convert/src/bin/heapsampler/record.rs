@@ -1,7 +1,7 @@
 //! `heapsampler record -- java ...`: runs a Java program with the agent and
 //! says where the recording is and what it holds.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
@@ -18,46 +18,6 @@ use crate::args::Sampling;
 
 /// The live sites a report shows for a JVM that ran out of heap.
 const EXHAUSTED_LIVE_ROWS: usize = 5;
-
-/// The agent library's file name.
-const AGENT_FILE: &str = "libheapsampler.so";
-
-/// Finds the agent: `--agent`, then `$HEAPSAMPLER_AGENT`, then next to this
-/// executable (where `cargo build --release` puts both).
-pub fn find_agent(explicit: Option<&Path>) -> Result<PathBuf, String> {
-    if let Some(path) = explicit {
-        // Asked for by name: that one or an error, never a fallback.
-        return if path.is_file() {
-            Ok(path.to_owned())
-        } else {
-            Err(format!("--agent {}: no such file", path.display()))
-        };
-    }
-    let candidates: Vec<PathBuf> = std::env::var_os("HEAPSAMPLER_AGENT")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(
-            std::env::current_exe()
-                .ok()
-                .and_then(|exe| Some(exe.parent()?.join(AGENT_FILE))),
-        )
-        .collect();
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .ok_or_else(|| {
-            format!(
-                "cannot find {AGENT_FILE} (looked at {}): build it with `cargo build --release`, \
-             or give its path with --agent or HEAPSAMPLER_AGENT",
-                candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-}
 
 /// The agent's option string for a recording with `sampling`'s options,
 /// checked by the agent's own parser so that a bad value is reported here,

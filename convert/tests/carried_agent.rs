@@ -1,0 +1,181 @@
+//! The agent library the `heapsampler` executable carries: a copy of the
+//! executable alone in a folder (as `cargo install` leaves it, no
+//! `libheapsampler.so` beside it) records, writing the library to its
+//! cache once, checked against the carried bytes before each use, safely
+//! when two commands start at once, and never into a folder other users
+//! can write. The README's test installs it with `cargo install` itself.
+
+use heapsampler_test_support as support;
+use heapsampler_test_support::{DEADLINE, Deadline};
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A folder holding a copy of the executable alone, and a cache folder.
+struct Installed {
+    exe: PathBuf,
+    cache: PathBuf,
+    dir: PathBuf,
+}
+
+impl Installed {
+    fn new(test: &str) -> Self {
+        let dir = support::temp_dir(test);
+        let bin = dir.join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let exe = bin.join("heapsampler");
+        std::fs::copy(support::heapsampler_exe(), &exe).unwrap();
+        Self {
+            exe,
+            cache: dir.join("cache"),
+            dir,
+        }
+    }
+
+    /// `heapsampler ARGS` from the copy, with the cache folder as
+    /// `XDG_CACHE_HOME` and no `HEAPSAMPLER_AGENT`.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.exe);
+        command
+            .args(args)
+            .env("XDG_CACHE_HOME", &self.cache)
+            .env_remove("HEAPSAMPLER_AGENT");
+        command
+    }
+
+    /// `record -o NAME -- java Scenarios exit 0`: a short JVM run.
+    fn record(&self, name: &str) -> Command {
+        let workload = support::compiled_workload("Scenarios");
+        let output = self.dir.join(name);
+        let mut command = self.command(&["record", "--interval", "64k", "-o"]);
+        command
+            .arg(output)
+            .args(["--", "java", "-cp"])
+            .arg(workload)
+            .args(["Scenarios", "exit", "0"]);
+        command
+    }
+
+    /// The agent libraries written to the cache.
+    fn cached(&self) -> Vec<PathBuf> {
+        let dir = self.cache.join("heapsampler");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|entries| entries.map(|entry| entry.unwrap().path()).collect())
+            .unwrap_or_default();
+        found.sort();
+        found
+    }
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_recorded(installed: &Installed, name: &str, output: &Output) {
+    assert!(output.status.success(), "{}", text(output));
+    let summary = support::summary(&installed.dir.join(name));
+    assert!(
+        support::summary_count(&summary, "jdk.ObjectAllocationSample") > 0,
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_lone_executable_records_with_the_agent_it_carries() {
+    let installed = Installed::new("carried_agent_lone");
+    assert!(installed.cached().is_empty());
+    let first = installed.record("first.jfr").output_in_time();
+    assert_recorded(&installed, "first.jfr", &first);
+
+    // One library, named by version and hash, readable by the JVM, in a
+    // folder of this user's that no one else can write to.
+    let cached = installed.cached();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let library = &cached[0];
+    let name = library.file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.starts_with(&format!("libheapsampler-{}-", env!("CARGO_PKG_VERSION")))
+            && name.ends_with(".so"),
+        "{name}"
+    );
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&installed.cache.join("heapsampler")), 0o700);
+    assert_eq!(mode(library), 0o644);
+    // The very library the build made, debug info aside: the same agent.
+    let carried = std::fs::read(library).unwrap();
+    assert!(carried.starts_with(b"\x7fELF"), "a shared library");
+
+    // Used again as it is: not rewritten.
+    let written_at = std::fs::metadata(library).unwrap().modified().unwrap();
+    let second = installed.record("second.jfr").output_in_time();
+    assert_recorded(&installed, "second.jfr", &second);
+    assert_eq!(
+        std::fs::metadata(library).unwrap().modified().unwrap(),
+        written_at
+    );
+
+    // A copy cut short (a disk that filled, a hand that edited it) is found
+    // different and written again whole before the JVM loads it.
+    std::fs::write(library, &carried[..carried.len() / 2]).unwrap();
+    let third = installed.record("third.jfr").output_in_time();
+    assert_recorded(&installed, "third.jfr", &third);
+    assert_eq!(std::fs::read(library).unwrap(), carried);
+    assert_eq!(installed.cached(), cached, "no temporary file left behind");
+}
+
+#[test]
+fn commands_starting_at_once_each_find_a_whole_library() {
+    let installed = Installed::new("carried_agent_at_once");
+    let names: Vec<String> = (0..4).map(|i| format!("run{i}.jfr")).collect();
+    let running: Vec<_> = names
+        .iter()
+        .map(|name| {
+            installed
+                .record(name)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn_within(DEADLINE)
+        })
+        .collect();
+    for (name, run) in names.iter().zip(running) {
+        assert_recorded(&installed, name, &run.wait_with_output());
+    }
+    assert_eq!(installed.cached().len(), 1, "{:?}", installed.cached());
+}
+
+#[test]
+fn a_cache_others_can_write_to_is_refused_with_what_to_do() {
+    let installed = Installed::new("carried_agent_shared_cache");
+    let dir = installed.cache.join("heapsampler");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let output = installed.record("refused.jfr").output_in_time();
+    let stderr = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot write the agent library to {}: other users can write to it (mode 777)",
+            dir.display()
+        )) && stderr.contains("give one with --agent or HEAPSAMPLER_AGENT"),
+        "{stderr}"
+    );
+    assert!(installed.cached().is_empty(), "{:?}", installed.cached());
+    assert!(!installed.dir.join("refused.jfr").exists());
+}
+
+#[test]
+fn an_agent_named_by_the_environment_must_exist() {
+    let installed = Installed::new("carried_agent_named");
+    let output = installed
+        .record("named.jfr")
+        .env("HEAPSAMPLER_AGENT", "/no/such/libheapsampler.so")
+        .output_in_time();
+    let stderr = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("HEAPSAMPLER_AGENT /no/such/libheapsampler.so: no such file"),
+        "{stderr}"
+    );
+    assert!(installed.cached().is_empty(), "named, so never written");
+}
