@@ -199,7 +199,10 @@ impl Process {
         if let Some(pid) = self.pid {
             attributes.push(int("process.pid", pid));
         }
-        if let Some(start) = self.start_millis.and_then(chrono::DateTime::from_timestamp_millis) {
+        if let Some(start) = self
+            .start_millis
+            .and_then(chrono::DateTime::from_timestamp_millis)
+        {
             let start = start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
             attributes.push(text("process.creation.time", &start));
         }
@@ -472,18 +475,20 @@ fn from_pprof(
         }))
         .collect();
     let location_table = std::iter::once(proto::Location::default())
-        .chain(location.into_iter().map(|l| proto::Location {
-            lines: l
-                .line
-                .into_iter()
-                .map(|line| proto::Line {
-                    function_index: line.function_id as i32,
-                    line: line.line,
-                    column: line.column,
-                })
-                .collect(),
-            attribute_indices: vec![frame_type],
-            ..proto::Location::default()
+        .chain(location.into_iter().map(|l| {
+            proto::Location {
+                lines: l
+                    .line
+                    .into_iter()
+                    .map(|line| proto::Line {
+                        function_index: line.function_id as i32,
+                        line: line.line,
+                        column: line.column,
+                    })
+                    .collect(),
+                attribute_indices: vec![frame_type],
+                ..proto::Location::default()
+            }
         }))
         .collect();
     // Each pprof sample's stack and attributes, then its values by type.

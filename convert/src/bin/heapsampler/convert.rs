@@ -56,7 +56,9 @@ impl Options {
     /// left out of what has none, and an empty window.
     fn check(&self) -> Result<(), Failure> {
         match (self.format, self.events.len()) {
-            (FormatArg::Csv, _) | (FormatArg::Collapsed, 0 | 1) | (FormatArg::Pprof | FormatArg::Otlp, 0) => {}
+            (FormatArg::Csv, _)
+            | (FormatArg::Collapsed, 0 | 1)
+            | (FormatArg::Pprof | FormatArg::Otlp, 0) => {}
             (FormatArg::Collapsed, _) => {
                 return Err(Failure::Usage(format!(
                     "--format collapsed folds one event type, not {}: name one with --events",
@@ -64,7 +66,11 @@ impl Options {
                 )));
             }
             (format @ (FormatArg::Pprof | FormatArg::Otlp), _) => {
-                let format = if format == FormatArg::Otlp { "otlp" } else { "pprof" };
+                let format = if format == FormatArg::Otlp {
+                    "otlp"
+                } else {
+                    "pprof"
+                };
                 return Err(Failure::Usage(format!(
                     "--format {} reads the allocation events itself (as top does) and takes \
                      no --events: leave it out",
