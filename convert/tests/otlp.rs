@@ -28,7 +28,8 @@ const MODULES: [&str; 1] =
 /// period, whether each dictionary table's entry 0 is its zero value,
 /// each profile's values by leaf site (`pkg.Class.method(line)`, as `top
 /// --by site`), the distinct function names, threads and classes, and how
-/// many samples lack a thread or class attribute.
+/// many samples lack a thread or class attribute, and the strings nothing
+/// refers to.
 const DECODE: &str = r#"
 import json, sys
 from opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2 import ExportProfilesServiceRequest
@@ -82,6 +83,14 @@ for p in scope_profiles.profiles:
         "period": p.period,
     })
 functions = sorted({s[f.name_strindex] for f in d.function_table[1:]})
+used = {0}
+for f in d.function_table:
+    used |= {f.name_strindex, f.system_name_strindex, f.filename_strindex}
+for a in d.attribute_table:
+    used |= {a.key_strindex, a.unit_strindex}
+for p in scope_profiles.profiles:
+    used |= {p.sample_type.type_strindex, p.sample_type.unit_strindex}
+    used |= {p.period_type.type_strindex, p.period_type.unit_strindex}
 frame_types = {attribute(i) for l in d.location_table[1:] for i in l.attribute_indices}
 print(json.dumps({
     "resource": {a.key: any_value(a.value) for a in resource_profiles.resource.attributes},
@@ -94,6 +103,7 @@ print(json.dumps({
     "threads": sorted(threads),
     "classes": sorted(classes),
     "unlabelled": unlabelled,
+    "orphan_strings": [t for i, t in enumerate(s) if i not in used],
 }))
 "#;
 
@@ -188,8 +198,8 @@ fn system_property(recording: &Path, key: &str) -> String {
 }
 
 /// Asserts what every export has: one resource and scope, each dictionary
-/// table's zero value at 0, named frames of kind jvm, and a thread and a
-/// class on every sample; and the resource as the recording describes its
+/// table's zero value at 0, no string that nothing refers to, named frames
+/// of kind jvm, and a thread and a class on every sample; and the resource as the recording describes its
 /// JVM (`jfr print` reading jdk.JVMInformation and the system properties).
 fn assert_common(decoded: &Value, recording: &Path) {
     for (table, zero) in decoded["zeros"].as_object().unwrap() {
@@ -201,6 +211,8 @@ fn assert_common(decoded: &Value, recording: &Path) {
         serde_json::json!(["profile.frame.type=jvm"])
     );
     assert_eq!(decoded["unlabelled"], 0, "samples without thread or class");
+    // "There SHOULD NOT be orphaned (unreferenced) items in a dictionary."
+    assert_eq!(decoded["orphan_strings"], serde_json::json!([]));
     let resource = &decoded["resource"];
     let jvm = first_event(recording, "jdk.JVMInformation");
     assert!(resource["process.pid"].as_i64().unwrap() > 0, "{resource}");

@@ -23,6 +23,8 @@
 //! of samples: the allocating thread's name ([`THREAD_KEY`], the semantic
 //! conventions' `thread.name`) and the allocated class ([`CLASS_KEY`]: the
 //! conventions have no key for it). No mapping: the frames are named.
+//! The string table holds only what the dictionary and profiles refer to
+//! (attribute values are their own strings).
 //! Each profile has the recording's start and duration and pprof's
 //! period.
 //!
@@ -434,34 +436,27 @@ fn from_pprof(
         default_sample_type,
         ..
     } = profile;
-    let mut strings: HashMap<String, i32> = string_table
-        .iter()
-        .enumerate()
-        .map(|(at, s)| (s.clone(), at as i32))
-        .collect();
-    let mut string_table = string_table;
+    // The strings the export refers to, each once: not pprof's label keys,
+    // nor its label values, which attributes hold themselves.
+    let old = string_table;
+    let mut strings: Indexed<String> = Indexed::new();
     let mut string = |text: &str| -> i32 {
-        if let Some(&index) = strings.get(text) {
-            return index;
+        if text.is_empty() {
+            0
+        } else {
+            strings.index(&text.to_owned())
         }
-        let index = string_table.len() as i32;
-        string_table.push(text.to_owned());
-        strings.insert(text.to_owned(), index);
-        index
     };
-    // pprof's label keys, and ours for them.
-    let (class_label, thread_label) = (string(pprof::CLASS_LABEL), string(pprof::THREAD_LABEL));
     let (class_key, thread_key) = (string(CLASS_KEY), string(THREAD_KEY));
-    let frame_type = (string(FRAME_TYPE_KEY), string("jvm"));
-    // Attributes by key and value string index.
-    let mut attributes: Indexed<(i32, i32)> = Indexed::new();
-    let frame_type = attributes.index(&frame_type);
+    // Attributes by key (string index) and value.
+    let mut attributes: Indexed<(i32, String)> = Indexed::new();
+    let frame_type = attributes.index(&(string(FRAME_TYPE_KEY), "jvm".to_owned()));
     let mut stacks: Indexed<Vec<i32>> = Indexed::new();
     let function_table = std::iter::once(proto::Function::default())
         .chain(function.into_iter().map(|f| proto::Function {
-            name_strindex: f.name as i32,
-            system_name_strindex: f.system_name as i32,
-            filename_strindex: f.filename as i32,
+            name_strindex: string(&old[f.name as usize]),
+            system_name_strindex: string(&old[f.system_name as usize]),
+            filename_strindex: string(&old[f.filename as usize]),
             start_line: f.start_line,
         }))
         .collect();
@@ -492,21 +487,22 @@ fn from_pprof(
                 .label
                 .iter()
                 .filter_map(|label| {
-                    let key = match label.key as i32 {
-                        key if key == class_label => class_key,
-                        key if key == thread_label => thread_key,
+                    let key = match old[label.key as usize].as_str() {
+                        pprof::CLASS_LABEL => class_key,
+                        pprof::THREAD_LABEL => thread_key,
                         _ => return None,
                     };
-                    Some(attributes.index(&(key, label.str as i32)))
+                    Some(attributes.index(&(key, old[label.str as usize].clone())))
                 })
                 .collect();
             (stack, sample_attributes)
         })
         .collect();
-    let period_type = period_type.map(|t| proto::ValueType {
-        type_strindex: t.r#type as i32,
-        unit_strindex: t.unit as i32,
-    });
+    let mut value_type = |t: &pprof::proto::ValueType| proto::ValueType {
+        type_strindex: string(&old[t.r#type as usize]),
+        unit_strindex: string(&old[t.unit as usize]),
+    };
+    let period_type = period_type.as_ref().map(&mut value_type);
     let mut order: Vec<usize> = (0..sample_type.len()).collect();
     // The default first, the others in pprof's order.
     if let Some(at) = sample_type
@@ -519,10 +515,7 @@ fn from_pprof(
     let profiles = order
         .into_iter()
         .map(|at| proto::Profile {
-            sample_type: Some(proto::ValueType {
-                type_strindex: sample_type[at].r#type as i32,
-                unit_strindex: sample_type[at].unit as i32,
-            }),
+            sample_type: Some(value_type(&sample_type[at])),
             samples: samples
                 .iter()
                 .zip(&keyed)
@@ -542,7 +535,7 @@ fn from_pprof(
         })
         .collect();
     let attribute_table = attributes
-        .into_table((0, 0))
+        .into_table((0, String::new()))
         .into_iter()
         .map(|(key, value)| {
             if key == 0 {
@@ -550,7 +543,7 @@ fn from_pprof(
             }
             proto::KeyValueAndUnit {
                 key_strindex: key,
-                value: Some(string_value(&string_table[value as usize])),
+                value: Some(string_value(&value)),
                 unit_strindex: 0,
             }
         })
@@ -582,7 +575,7 @@ fn from_pprof(
             location_table,
             function_table,
             link_table: vec![proto::Link::default()],
-            string_table,
+            string_table: strings.into_table(String::new()),
             attribute_table,
             stack_table,
         }),
