@@ -581,3 +581,87 @@ fn from_pprof(
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The resource's attributes as `key=value`, in order.
+    fn attributes(process: &Process) -> Vec<String> {
+        process
+            .attributes()
+            .into_iter()
+            .map(|kv| {
+                let value = match kv.value.and_then(|v| v.value) {
+                    Some(proto::any_value::Value::StringValue(text)) => text,
+                    Some(proto::any_value::Value::IntValue(n)) => n.to_string(),
+                    other => format!("{other:?}"),
+                };
+                format!("{}={value}", kv.key)
+            })
+            .collect()
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn system_properties_come_before_what_jvm_information_tells() {
+        // As a JVM that records the Java-level properties would.
+        let process = Process {
+            pid: Some(42),
+            start_millis: Some(0),
+            jvm_name: Some("OpenJDK 64-Bit Server VM".to_owned()),
+            jvm_version: Some(
+                "OpenJDK 64-Bit Server VM (21+35) for bsd-aarch64 JRE (21+35)".to_owned(),
+            ),
+            properties: pairs(&[
+                ("java.runtime.name", "OpenJDK Runtime Environment"),
+                ("java.runtime.version", "21+35"),
+                ("java.vm.version", "21+35-vm"),
+                ("os.name", "Mac OS X"),
+                ("os.arch", "aarch64"),
+                ("user.name", "duke"),
+            ]),
+            environment: pairs(&[("HOSTNAME", "build-7")]),
+        };
+        assert_eq!(
+            attributes(&process),
+            [
+                "service.name=unknown_service:java",
+                "process.pid=42",
+                "process.creation.time=1970-01-01T00:00:00.000Z",
+                "process.runtime.name=OpenJDK Runtime Environment",
+                "process.runtime.version=21+35",
+                "process.runtime.description=21+35-vm",
+                "process.owner=duke",
+                "os.type=darwin",
+                "host.arch=arm64",
+                "host.name=build-7",
+            ]
+        );
+        // HotSpot's own: the platform it was built for.
+        let hotspot = Process {
+            properties: pairs(&[("java.vm.version", "21+35-vm")]),
+            environment: Vec::new(),
+            ..process
+        };
+        let found = attributes(&hotspot);
+        assert!(found.contains(&"os.type=darwin".to_owned()), "{found:?}");
+        assert!(found.contains(&"host.arch=arm64".to_owned()), "{found:?}");
+        assert!(found.contains(&"process.runtime.name=OpenJDK 64-Bit Server VM".to_owned()));
+        assert!(found.contains(&"process.runtime.version=21+35-vm".to_owned()));
+        assert!(!found.iter().any(|a| a.starts_with("host.name")));
+    }
+
+    #[test]
+    fn a_recording_that_says_nothing_of_its_jvm_has_the_service_name_alone() {
+        assert_eq!(
+            attributes(&Process::default()),
+            ["service.name=unknown_service:java"]
+        );
+    }
+}
