@@ -390,8 +390,8 @@ Examples:
         #[arg(long)]
         no_class_frame: bool,
     },
-    /// Convert events to CSV, to folded stacks for flame graphs, or to a
-    /// heap profile for go tool pprof.
+    /// Convert events to CSV, to folded stacks for flame graphs, to a heap
+    /// profile for go tool pprof, or to OpenTelemetry profiles.
     ///
     /// CSV (the default): one row per event, one column per field. Threads
     /// become their names, classes their Java names (int[],
