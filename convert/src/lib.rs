@@ -24,8 +24,8 @@
 //!   report (each site's live bytes at each collection) will be one more: a
 //!   chunk's collections as its part, appended in chunk order.
 //! - [`output`]: what is written: CSV ([`output::csv`], rows made straight
-//!   from the events' bytes), pprof heap profiles ([`output::pprof`]),
-//!   flame graphs ([`output::flame`]), and figures for people
+//!   from the events' bytes), pprof heap profiles ([`output::pprof`]) and
+//!   OpenTelemetry profiles made from them ([`output::otlp`]), flame graphs ([`output::flame`]), and figures for people
 //!   ([`output::human`]).
 //! - [`Error`]: why reading a recording, or making something of it, failed.
 //!

@@ -34,6 +34,8 @@ fn skipped(command: &str) -> Option<&'static str> {
         )
     } else if command.starts_with("cargo test") {
         Some("the command that runs this test")
+    } else if command.starts_with("curl ") {
+        Some("needs an OpenTelemetry collector; tests/otlp.rs decodes what it would be sent")
     } else if command.starts_with("PATH=") {
         Some("the suite again under another JDK; .ci/run does it")
     } else {

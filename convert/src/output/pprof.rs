@@ -550,8 +550,9 @@ const ALLOC_SPACE: SampleType = ("alloc_space", "bytes");
 const INUSE_OBJECTS: SampleType = ("inuse_objects", "count");
 const INUSE_SPACE: SampleType = ("inuse_space", "bytes");
 
-/// A profile of what `builder` gathered.
-fn build(gathered: Gathered, truncated: Option<(u64, u64)>) -> Pprof {
+/// A profile of what [`Profiling`] gathered (the OTLP export is made
+/// from it: [`crate::output::otlp`]).
+pub fn build(gathered: Gathered, truncated: Option<(u64, u64)>) -> Pprof {
     let Gathered {
         read,
         tables,

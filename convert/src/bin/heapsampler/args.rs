@@ -390,8 +390,8 @@ Examples:
         #[arg(long)]
         no_class_frame: bool,
     },
-    /// Convert events to CSV, to folded stacks for flame graphs, or to a
-    /// heap profile for go tool pprof.
+    /// Convert events to CSV, to folded stacks for flame graphs, to a heap
+    /// profile for go tool pprof, or to OpenTelemetry profiles.
     ///
     /// CSV (the default): one row per event, one column per field. Threads
     /// become their names, classes their Java names (int[],
@@ -435,6 +435,19 @@ Examples:
     /// line numbers, no source file (JFR records none); [truncated] at the
     /// root of stacks cut at the depth limit. Takes no --events.
     ///
+    /// OTLP (--format otlp): an OpenTelemetry profiles export
+    /// (ExportProfilesServiceRequest of opentelemetry-proto v1.10.0's
+    /// profiles/v1development), uncompressed protobuf: the body an OTLP/HTTP
+    /// collector takes at /v1development/profiles (compress in transport,
+    /// with Content-Encoding). The samples, sample types and rounding are
+    /// pprof's; OTLP has one sample type per profile, so the request holds
+    /// one profile per type, the default (inuse_space, else alloc_space)
+    /// first. Attributes thread.name and heapsampler.allocated_class on each
+    /// sample; the resource names the JVM and process with OpenTelemetry's
+    /// semantic conventions (process.pid, process.runtime.name and version,
+    /// os.type, host.arch, host.name...) from what the recording says.
+    /// Takes no --events.
+    ///
     /// The filters (--from, --to, --thread, --class) apply to every format;
     /// an event must pass all of them.
     #[command(after_long_help = "\
@@ -444,7 +457,8 @@ Examples:
   heapsampler convert alloc.jfr --format collapsed -o - | inferno-flamegraph > alloc.svg
   heapsampler convert alloc.jfr --format collapsed --class 'byte\\[\\]' -o bytes.collapsed
   heapsampler convert recording.jfr --format collapsed --events jdk.ExecutionSample -o cpu.collapsed
-  heapsampler convert alloc.jfr --format pprof -o heap.pb.gz && go tool pprof -top heap.pb.gz")]
+  heapsampler convert alloc.jfr --format pprof -o heap.pb.gz && go tool pprof -top heap.pb.gz
+  heapsampler convert alloc.jfr --format otlp -o heap.otlp.pb")]
     Convert {
         /// The recording (plain, zstd or gzip).
         file: PathBuf,
@@ -452,15 +466,15 @@ Examples:
         /// event types, a folder.
         ///
         /// Default: next to the recording, as NAME.csv (one CSV type),
-        /// NAME-csv/ (several), NAME.collapsed or NAME.pb.gz. Example: -o - | less
+        /// NAME-csv/ (several), NAME.collapsed, NAME.pb.gz or NAME.otlp.pb. Example: -o - | less
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Only these event types, comma-separated (default: all for CSV,
         /// jdk.ObjectAllocationSample for collapsed).
         ///
         /// --format collapsed takes exactly one type, since bytes and event
-        /// counts do not add up in one graph; --format pprof takes none (it
-        /// reads the allocation events). Example: --events
+        /// counts do not add up in one graph; --format pprof and otlp take
+        /// none (they read the allocation events). Example: --events
         /// jdk.ObjectAllocationSample,jdk.ExecutionSample
         #[arg(long, value_delimiter = ',')]
         events: Vec<String>,
@@ -470,8 +484,9 @@ Examples:
         /// Example: --stack-depth 16
         #[arg(long, default_value_t = 64)]
         stack_depth: usize,
-        /// What to write: csv, collapsed (folded stacks for flame graphs), or
-        /// pprof (a heap profile for go tool pprof).
+        /// What to write: csv, collapsed (folded stacks for flame graphs),
+        /// pprof (a heap profile for go tool pprof), or otlp (OpenTelemetry
+        /// profiles).
         ///
         /// Example: --format collapsed -o - | flamegraph.pl > alloc.svg
         #[arg(long, value_enum, default_value_t = FormatArg::Csv)]
@@ -614,6 +629,9 @@ pub enum FormatArg {
     Collapsed,
     /// A heap profile for go tool pprof (gzip-compressed protobuf).
     Pprof,
+    /// An OpenTelemetry profiles export (ExportProfilesServiceRequest,
+    /// protobuf).
+    Otlp,
 }
 
 /// How to sample: the options `record` and `attach` share.

@@ -17,6 +17,7 @@ use heapsampler_convert::model::filter::Filter;
 use heapsampler_convert::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
 use heapsampler_convert::output::flame;
 use heapsampler_convert::output::human::{describe, human_bytes, thousands};
+use heapsampler_convert::output::otlp;
 use heapsampler_convert::output::pprof::{self, Made};
 use heapsampler_convert::output::report::{self, build::Step};
 use heapsampler_convert::pipeline::Pipeline;
@@ -55,19 +56,26 @@ impl Options {
     /// left out of what has none, and an empty window.
     fn check(&self) -> Result<(), Failure> {
         match (self.format, self.events.len()) {
-            (FormatArg::Csv, _) | (FormatArg::Collapsed, 0 | 1) | (FormatArg::Pprof, 0) => {}
+            (FormatArg::Csv, _)
+            | (FormatArg::Collapsed, 0 | 1)
+            | (FormatArg::Pprof | FormatArg::Otlp, 0) => {}
             (FormatArg::Collapsed, _) => {
                 return Err(Failure::Usage(format!(
                     "--format collapsed folds one event type, not {}: name one with --events",
                     self.events.join(",")
                 )));
             }
-            (FormatArg::Pprof, _) => {
-                return Err(Failure::Usage(
-                    "--format pprof reads the allocation events itself (as top does) and takes \
-                     no --events: leave it out"
-                        .to_owned(),
-                ));
+            (format @ (FormatArg::Pprof | FormatArg::Otlp), _) => {
+                let format = if format == FormatArg::Otlp {
+                    "otlp"
+                } else {
+                    "pprof"
+                };
+                return Err(Failure::Usage(format!(
+                    "--format {} reads the allocation events itself (as top does) and takes \
+                     no --events: leave it out",
+                    format
+                )));
             }
         }
         if !self.class_frame && !matches!(self.format, FormatArg::Collapsed) {
@@ -114,6 +122,19 @@ impl Outcome {
             filtered: !filter.is_empty(),
             truncated: folded.truncated,
             profile: None,
+        }
+    }
+
+    /// What making a profile (pprof, OTLP) did.
+    fn of_profile(made: Made, filtered: bool) -> Self {
+        Self {
+            events: made.allocations.samples(),
+            types: made.types.clone(),
+            folded: made.source,
+            left_out: made.left_out.clone(),
+            filtered,
+            truncated: made.truncated,
+            profile: Some(made),
         }
     }
 
@@ -289,15 +310,30 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, Failure> {
             }
             let mut out = create(&output)?;
             pprof::write(&profile, &mut out).map_err(|e| writing(&output, e))?;
-            Ok(Outcome {
-                events: made.allocations.samples(),
-                types: made.types.clone(),
-                folded: made.source,
-                left_out: made.left_out.clone(),
-                filtered,
-                truncated: made.truncated,
-                profile: Some(made),
-            })
+            Ok(Outcome::of_profile(made, filtered))
+        }
+        FormatArg::Otlp => {
+            let output = options
+                .output
+                .clone()
+                .unwrap_or_else(|| beside(file, ".otlp.pb"));
+            let otlp::Otlp { request, made } = otlp::request(
+                recording,
+                &options.filter,
+                options.stack_depth,
+                &pipeline,
+                &mut progress,
+            )?;
+            if made.source.is_none() {
+                return Err(Error::NoEvents {
+                    recording: file.to_owned(),
+                    live: false,
+                }
+                .into());
+            }
+            let mut out = create(&output)?;
+            otlp::write(&request, &mut out).map_err(|e| writing(&output, e))?;
+            Ok(Outcome::of_profile(made, filtered))
         }
     }
 }

@@ -1,0 +1,667 @@
+//! `heapsampler convert --format otlp`: the allocation samples of a
+//! recording as an OpenTelemetry profiles export, an
+//! `ExportProfilesServiceRequest` of opentelemetry-proto v1.10.0's
+//! `profiles/v1development` (uncompressed protobuf: the body an OTLP/HTTP
+//! collector takes at `/v1development/profiles`, where compression is the
+//! sender's `Content-Encoding`, not the message's).
+//!
+//! The samples are gathered as [`pprof`] gathers them, by stack, class and
+//! thread, with the same sample types (`alloc_objects` or `samples`,
+//! `alloc_space`, and from liveness `inuse_objects`, `inuse_space`) and the
+//! same rounding, so a type's total differs from `heapsampler top`'s by
+//! less than half a unit per sample. OTLP has one sample type per
+//! `Profile`: the request holds one profile per type, the default first
+//! (pprof's default: `inuse_space` when there are lifetimes, else
+//! `alloc_space`; viewers show `profiles[0]` first), then pprof's order.
+//! A profile leaves out the samples whose value rounds to 0.
+//!
+//! Every profile shares one `ProfilesDictionary`, each of whose tables
+//! begins with its zero value (`""`, `Function{}`, ...), as v1.10.0
+//! requires: functions (`pkg.Class.method`, system name with the JVM
+//! descriptor, no file: see [`pprof`]), locations (function and line, each
+//! with [`FRAME_TYPE_KEY`] `jvm`), stacks (leaf first), and the attributes
+//! of samples: the allocating thread's name ([`THREAD_KEY`], the semantic
+//! conventions' `thread.name`) and the allocated class ([`CLASS_KEY`]: the
+//! conventions have no key for it). No mapping: the frames are named.
+//! The string table holds only what the dictionary and profiles refer to
+//! (attribute values are their own strings).
+//! Each profile has the recording's start and duration and pprof's
+//! period.
+//!
+//! The resource, with OpenTelemetry's semantic conventions, from what the
+//! recording says (an attribute is left out when it does not):
+//!
+//! | attribute | from |
+//! |---|---|
+//! | `service.name` | `unknown_service:java`, the conventions' default |
+//! | `process.pid` | `jdk.JVMInformation` `pid` |
+//! | `process.creation.time` | `jdk.JVMInformation` `jvmStartTime` (ISO 8601) |
+//! | `process.runtime.name` | system property `java.runtime.name`, else `jdk.JVMInformation` `jvmName` |
+//! | `process.runtime.version` | `java.runtime.version`, else `java.vm.version` |
+//! | `process.runtime.description` | `java.vm.vendor`, `java.vm.name`, `java.vm.version` |
+//! | `process.executable.path` | `java.home` + `/bin/java` |
+//! | `process.owner` | `user.name` |
+//! | `os.type` | `os.name`, else the `for linux-amd64` of `jvmVersion` (`linux`, `darwin`, `windows`, else lower case) |
+//! | `os.version` | `os.version` |
+//! | `host.arch` | `os.arch`, else as `os.type` (`amd64`, `arm64`, else as is) |
+//! | `host.name` | environment variable `HOSTNAME` |
+//!
+//! System properties are `jdk.InitialSystemProperty` events, environment
+//! variables `jdk.InitialEnvironmentVariable`; only the first chunk is
+//! read for them (the JVM writes them at every chunk's start, and reading
+//! every chunk's events twice cost a fifth of the export's time). HotSpot records only the VM's own properties there (no
+//! `java.runtime.*`, `os.*`, `user.name`): hence the second sources. The
+//! scope is `heapsampler` and its version.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use jfr_format::names::{event, field};
+use prost::Message;
+
+use crate::Error;
+use crate::model::filter::Filter;
+use crate::model::text::Flattener;
+use crate::output::pprof::{self, Gathered, Made, Profiling};
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
+use jfr_reader::chunk::Chunk;
+use jfr_reader::event::{EventPlan, Field, TypeMap};
+use jfr_reader::file::RecordingFile;
+use jfr_reader::value::Value;
+
+/// The messages of opentelemetry-proto v1.10.0 (in `convert/proto/otlp/`,
+/// with its licence), as prost-build generates them: `tests/otlp.rs`
+/// checks the generated code against the .proto files, and says how to
+/// generate it again.
+#[allow(missing_docs, clippy::all, rustdoc::all)]
+pub mod proto {
+    /// `opentelemetry.proto`.
+    pub mod opentelemetry {
+        pub mod proto {
+            pub mod collector {
+                pub mod profiles {
+                    pub mod v1development {
+                        include!(
+                            "../../proto/otlp/opentelemetry.proto.collector.profiles.v1development.rs"
+                        );
+                    }
+                }
+            }
+            pub mod profiles {
+                pub mod v1development {
+                    include!("../../proto/otlp/opentelemetry.proto.profiles.v1development.rs");
+                }
+            }
+            pub mod common {
+                pub mod v1 {
+                    include!("../../proto/otlp/opentelemetry.proto.common.v1.rs");
+                }
+            }
+            pub mod resource {
+                pub mod v1 {
+                    include!("../../proto/otlp/opentelemetry.proto.resource.v1.rs");
+                }
+            }
+        }
+    }
+    pub use opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+    pub use opentelemetry::proto::common::v1::{
+        AnyValue, InstrumentationScope, KeyValue, any_value,
+    };
+    pub use opentelemetry::proto::profiles::v1development::*;
+    pub use opentelemetry::proto::resource::v1::Resource;
+}
+
+/// The attribute key of the allocating thread's name (semantic conventions).
+pub const THREAD_KEY: &str = "thread.name";
+
+/// The attribute key of the allocated class's Java name (`byte[]`,
+/// `java.lang.String`): ours, the conventions have none.
+pub const CLASS_KEY: &str = "heapsampler.allocated_class";
+
+/// The attribute key of a location's kind of frame (semantic conventions),
+/// `jvm` for every frame here.
+pub const FRAME_TYPE_KEY: &str = "profile.frame.type";
+
+/// An OTLP profiles export and what it was made of.
+#[derive(Debug, Clone)]
+pub struct Otlp {
+    /// The request.
+    pub request: proto::ExportProfilesServiceRequest,
+    /// What it was made of, for the messages after it (as pprof's).
+    pub made: Made,
+}
+
+/// Reads the allocation samples of `file` that `filter` keeps, keeping the
+/// `stack_depth` frames nearest the top of each stack, and what describes
+/// its JVM, into an export, through `pipeline`, telling `progress` the
+/// bytes read.
+pub fn request(
+    file: RecordingFile,
+    filter: &Filter,
+    stack_depth: usize,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Otlp, Error> {
+    let profiling = Profiling {
+        filter,
+        stack_depth,
+    };
+    let ran = pipeline.run(
+        file,
+        &(profiling, ReadProcess),
+        (Gathered::new(), Process::default()),
+        progress,
+    )?;
+    let (gathered, process) = ran.merged;
+    let pprof::Pprof { profile, made } = pprof::build(gathered, ran.truncated);
+    Ok(Otlp {
+        request: from_pprof(profile, &process),
+        made,
+    })
+}
+
+/// Writes `request` as protobuf, uncompressed.
+pub fn write(request: &proto::ExportProfilesServiceRequest, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(&request.encode_to_vec())?;
+    out.flush()
+}
+
+/// What a recording says of its JVM: the first chunk's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Process {
+    /// `jdk.JVMInformation`'s `pid`.
+    pub pid: Option<i64>,
+    /// `jdk.JVMInformation`'s `jvmStartTime`, milliseconds since the epoch.
+    pub start_millis: Option<i64>,
+    /// `jdk.JVMInformation`'s `jvmName` (`OpenJDK 64-Bit Server VM`).
+    pub jvm_name: Option<String>,
+    /// `jdk.JVMInformation`'s `jvmVersion`, the line of `java -version`
+    /// that ends `for linux-amd64 JRE (...)`.
+    pub jvm_version: Option<String>,
+    /// System properties, in the order met, each once.
+    pub properties: Vec<(String, String)>,
+    /// Environment variables, in the order met, each once.
+    pub environment: Vec<(String, String)>,
+}
+
+impl Process {
+    fn property(&self, key: &str) -> Option<&str> {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The resource's attributes, as the module's table says.
+    pub fn attributes(&self) -> Vec<proto::KeyValue> {
+        let mut attributes = vec![text("service.name", "unknown_service:java")];
+        if let Some(pid) = self.pid {
+            attributes.push(int("process.pid", pid));
+        }
+        if let Some(start) = self
+            .start_millis
+            .and_then(chrono::DateTime::from_timestamp_millis)
+        {
+            let start = start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            attributes.push(text("process.creation.time", &start));
+        }
+        let property = |key| self.property(key).filter(|v| !v.is_empty());
+        let jvm_name = self.jvm_name.as_deref().filter(|n| !n.is_empty());
+        if let Some(name) = property("java.runtime.name").or(jvm_name) {
+            attributes.push(text("process.runtime.name", name));
+        }
+        let version = property("java.runtime.version").or(property("java.vm.version"));
+        if let Some(version) = version {
+            attributes.push(text("process.runtime.version", version));
+        }
+        // `... for linux-amd64 JRE (...)`: the platform HotSpot was built for.
+        let platform = self
+            .jvm_version
+            .as_deref()
+            .and_then(|v| v.split_once(" for ")?.1.split_whitespace().next())
+            .and_then(|platform| platform.split_once('-'));
+        let vm: Vec<&str> = ["java.vm.vendor", "java.vm.name", "java.vm.version"]
+            .into_iter()
+            .filter_map(property)
+            .collect();
+        if !vm.is_empty() {
+            attributes.push(text("process.runtime.description", &vm.join(" ")));
+        }
+        if let Some(home) = property("java.home") {
+            let java = format!("{}/bin/java", home.trim_end_matches('/'));
+            attributes.push(text("process.executable.path", &java));
+        }
+        if let Some(user) = property("user.name") {
+            attributes.push(text("process.owner", user));
+        }
+        if let Some(os) = property("os.name").or(platform.map(|(os, _)| os)) {
+            let os = match os {
+                "Linux" | "linux" => "linux".to_owned(),
+                "bsd" | "macos" => "darwin".to_owned(),
+                "Mac OS X" => "darwin".to_owned(),
+                windows if windows.starts_with("Windows") => "windows".to_owned(),
+                other => other.to_lowercase(),
+            };
+            attributes.push(text("os.type", &os));
+        }
+        if let Some(version) = property("os.version") {
+            attributes.push(text("os.version", version));
+        }
+        if let Some(arch) = property("os.arch").or(platform.map(|(_, arch)| arch)) {
+            let arch = match arch {
+                "amd64" | "x86_64" => "amd64",
+                "aarch64" => "arm64",
+                other => other,
+            };
+            attributes.push(text("host.arch", arch));
+        }
+        let host = self.environment.iter().find(|(k, _)| k == "HOSTNAME");
+        if let Some((_, host)) = host.filter(|(_, v)| !v.is_empty()) {
+            attributes.push(text("host.name", host));
+        }
+        attributes
+    }
+}
+
+fn text(key: &str, value: &str) -> proto::KeyValue {
+    proto::KeyValue {
+        key: key.to_owned(),
+        value: Some(string_value(value)),
+        ..proto::KeyValue::default()
+    }
+}
+
+fn int(key: &str, value: i64) -> proto::KeyValue {
+    proto::KeyValue {
+        key: key.to_owned(),
+        value: Some(proto::AnyValue {
+            value: Some(proto::any_value::Value::IntValue(value)),
+        }),
+        ..proto::KeyValue::default()
+    }
+}
+
+fn string_value(value: &str) -> proto::AnyValue {
+    proto::AnyValue {
+        value: Some(proto::any_value::Value::StringValue(value.to_owned())),
+    }
+}
+
+/// Reading a recording's [`Process`].
+#[derive(Debug, Clone, Copy)]
+struct ReadProcess;
+
+/// What an event tells of the process.
+enum Describes<'c> {
+    Jvm(EventPlan<'c>),
+    Property(EventPlan<'c>),
+    Environment(EventPlan<'c>),
+}
+
+impl Analysis for ReadProcess {
+    type Part = Process;
+    type Merged = Process;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        context: &ChunkContext,
+        hand_on: &mut dyn FnMut(Process) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        if context.offset != 0 {
+            return Ok(());
+        }
+        let mut part = Process::default();
+        let text = Flattener::new(chunk, 1);
+        let mut types: TypeMap<Option<Describes<'_>>> = TypeMap::default();
+        for raw_event in chunk.raw_events() {
+            let mut raw_event = raw_event?;
+            let Some(describes) = types.get_or_insert_with(raw_event.type_id, || {
+                let plan = chunk.plan(raw_event.type_id)?;
+                match plan.class().name.as_str() {
+                    event::JVM_INFORMATION => Some(Describes::Jvm(plan)),
+                    event::INITIAL_SYSTEM_PROPERTY => Some(Describes::Property(plan)),
+                    event::INITIAL_ENVIRONMENT_VARIABLE => Some(Describes::Environment(plan)),
+                    _ => None,
+                }
+            }) else {
+                continue;
+            };
+            let plan = match describes {
+                Describes::Jvm(plan) | Describes::Property(plan) | Describes::Environment(plan) => {
+                    plan
+                }
+            };
+            let names = &plan.class().fields;
+            let (mut pid, mut start) = (None, None);
+            let (mut jvm_name, mut jvm_version) = (Value::Null, Value::Null);
+            let (mut key, mut value) = (Value::Null, Value::Null);
+            plan.read(
+                &mut raw_event,
+                &mut |index: usize, field_value: Field<'_>| match names[index].name.as_str() {
+                    field::PID => pid = field_value.integer(),
+                    field::JVM_START_TIME => start = field_value.integer(),
+                    field::JVM_NAME => jvm_name = field_value.into_value(),
+                    field::JVM_VERSION => jvm_version = field_value.into_value(),
+                    field::KEY => key = field_value.into_value(),
+                    field::VALUE => value = field_value.into_value(),
+                    _ => {}
+                },
+            )?;
+            match describes {
+                Describes::Jvm(_) => {
+                    part.pid = part.pid.or(pid);
+                    part.start_millis = part.start_millis.or(start);
+                    part.jvm_name = part.jvm_name.take().or(Some(text.text(&jvm_name)));
+                    part.jvm_version = part.jvm_version.take().or(Some(text.text(&jvm_version)));
+                }
+                Describes::Property(_) | Describes::Environment(_) => {
+                    let list = if matches!(describes, Describes::Property(_)) {
+                        &mut part.properties
+                    } else {
+                        &mut part.environment
+                    };
+                    let key = text.text(&key);
+                    if !key.is_empty() && !list.iter().any(|(k, _)| *k == key) {
+                        list.push((key, text.text(&value)));
+                    }
+                }
+            }
+        }
+        Ok(hand_on(part)?)
+    }
+
+    fn merge(&self, process: &mut Process, part: Process) -> Result<(), Error> {
+        // The first chunk's, the only part.
+        *process = part;
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &Process) -> usize {
+        part.properties
+            .iter()
+            .chain(&part.environment)
+            .map(|(k, v)| k.len() + v.len() + 48)
+            .sum()
+    }
+}
+
+/// Values stored once, indexed from 1 in order of arrival, after the
+/// zero value at 0 (v1.10.0's dictionary tables).
+#[derive(Debug)]
+struct Indexed<T>(HashMap<T, i32>);
+
+impl<T: std::hash::Hash + Eq + Clone> Indexed<T> {
+    fn new() -> Self {
+        Self(HashMap::new())
+    }
+
+    fn index(&mut self, value: &T) -> i32 {
+        if let Some(&index) = self.0.get(value) {
+            return index;
+        }
+        let index = self.0.len() as i32 + 1;
+        self.0.insert(value.clone(), index);
+        index
+    }
+
+    /// The values, in index order, after `zero`.
+    fn into_table(self, zero: T) -> Vec<T> {
+        let mut values: Vec<(i32, T)> = self.0.into_iter().map(|(v, i)| (i, v)).collect();
+        values.sort_unstable_by_key(|&(i, _)| i);
+        std::iter::once(zero)
+            .chain(values.into_iter().map(|(_, v)| v))
+            .collect()
+    }
+}
+
+/// The export of a pprof profile: its tables become the dictionary (pprof
+/// ids are 1-based, so an id is the index after OTLP's zero entries), each
+/// sample type a profile.
+fn from_pprof(
+    profile: pprof::proto::Profile,
+    process: &Process,
+) -> proto::ExportProfilesServiceRequest {
+    let pprof::proto::Profile {
+        sample_type,
+        sample: samples,
+        location,
+        function,
+        string_table,
+        time_nanos,
+        duration_nanos,
+        period_type,
+        period,
+        default_sample_type,
+        ..
+    } = profile;
+    // The strings the export refers to, each once: not pprof's label keys,
+    // nor its label values, which attributes hold themselves.
+    let old = string_table;
+    let mut strings: Indexed<String> = Indexed::new();
+    let mut string = |text: &str| -> i32 {
+        if text.is_empty() {
+            0
+        } else {
+            strings.index(&text.to_owned())
+        }
+    };
+    let (class_key, thread_key) = (string(CLASS_KEY), string(THREAD_KEY));
+    // Attributes by key (string index) and value.
+    let mut attributes: Indexed<(i32, String)> = Indexed::new();
+    let frame_type = attributes.index(&(string(FRAME_TYPE_KEY), "jvm".to_owned()));
+    let mut stacks: Indexed<Vec<i32>> = Indexed::new();
+    let function_table = std::iter::once(proto::Function::default())
+        .chain(function.into_iter().map(|f| proto::Function {
+            name_strindex: string(&old[f.name as usize]),
+            system_name_strindex: string(&old[f.system_name as usize]),
+            filename_strindex: string(&old[f.filename as usize]),
+            start_line: f.start_line,
+        }))
+        .collect();
+    let location_table = std::iter::once(proto::Location::default())
+        .chain(location.into_iter().map(|l| {
+            proto::Location {
+                lines: l
+                    .line
+                    .into_iter()
+                    .map(|line| proto::Line {
+                        function_index: line.function_id as i32,
+                        line: line.line,
+                        column: line.column,
+                    })
+                    .collect(),
+                attribute_indices: vec![frame_type],
+                ..proto::Location::default()
+            }
+        }))
+        .collect();
+    // Each pprof sample's stack and attributes, then its values by type.
+    let keyed: Vec<(i32, Vec<i32>)> = samples
+        .iter()
+        .map(|sample| {
+            let locations: Vec<i32> = sample.location_id.iter().map(|&id| id as i32).collect();
+            let stack = stacks.index(&locations);
+            let sample_attributes = sample
+                .label
+                .iter()
+                .filter_map(|label| {
+                    let key = match old[label.key as usize].as_str() {
+                        pprof::CLASS_LABEL => class_key,
+                        pprof::THREAD_LABEL => thread_key,
+                        _ => return None,
+                    };
+                    Some(attributes.index(&(key, old[label.str as usize].clone())))
+                })
+                .collect();
+            (stack, sample_attributes)
+        })
+        .collect();
+    let mut value_type = |t: &pprof::proto::ValueType| proto::ValueType {
+        type_strindex: string(&old[t.r#type as usize]),
+        unit_strindex: string(&old[t.unit as usize]),
+    };
+    let period_type = period_type.as_ref().map(&mut value_type);
+    let mut order: Vec<usize> = (0..sample_type.len()).collect();
+    // The default first, the others in pprof's order.
+    if let Some(at) = sample_type
+        .iter()
+        .position(|t| t.r#type == default_sample_type)
+    {
+        order.remove(at);
+        order.insert(0, at);
+    }
+    let profiles = order
+        .into_iter()
+        .map(|at| proto::Profile {
+            sample_type: Some(value_type(&sample_type[at])),
+            samples: samples
+                .iter()
+                .zip(&keyed)
+                .filter(|(sample, _)| sample.value[at] != 0)
+                .map(|(sample, (stack, attributes))| proto::Sample {
+                    stack_index: *stack,
+                    attribute_indices: attributes.clone(),
+                    values: vec![sample.value[at]],
+                    ..proto::Sample::default()
+                })
+                .collect(),
+            time_unix_nano: time_nanos.max(0) as u64,
+            duration_nano: duration_nanos.max(0) as u64,
+            period_type,
+            period,
+            ..proto::Profile::default()
+        })
+        .collect();
+    let attribute_table = attributes
+        .into_table((0, String::new()))
+        .into_iter()
+        .map(|(key, value)| {
+            if key == 0 {
+                return proto::KeyValueAndUnit::default();
+            }
+            proto::KeyValueAndUnit {
+                key_strindex: key,
+                value: Some(string_value(&value)),
+                unit_strindex: 0,
+            }
+        })
+        .collect();
+    let stack_table = stacks
+        .into_table(Vec::new())
+        .into_iter()
+        .map(|location_indices| proto::Stack { location_indices })
+        .collect();
+    proto::ExportProfilesServiceRequest {
+        resource_profiles: vec![proto::ResourceProfiles {
+            resource: Some(proto::Resource {
+                attributes: process.attributes(),
+                ..proto::Resource::default()
+            }),
+            scope_profiles: vec![proto::ScopeProfiles {
+                scope: Some(proto::InstrumentationScope {
+                    name: "heapsampler".to_owned(),
+                    version: env!("CARGO_PKG_VERSION").to_owned(),
+                    ..proto::InstrumentationScope::default()
+                }),
+                profiles,
+                schema_url: String::new(),
+            }],
+            schema_url: String::new(),
+        }],
+        dictionary: Some(proto::ProfilesDictionary {
+            mapping_table: vec![proto::Mapping::default()],
+            location_table,
+            function_table,
+            link_table: vec![proto::Link::default()],
+            string_table: strings.into_table(String::new()),
+            attribute_table,
+            stack_table,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The resource's attributes as `key=value`, in order.
+    fn attributes(process: &Process) -> Vec<String> {
+        process
+            .attributes()
+            .into_iter()
+            .map(|kv| {
+                let value = match kv.value.and_then(|v| v.value) {
+                    Some(proto::any_value::Value::StringValue(text)) => text,
+                    Some(proto::any_value::Value::IntValue(n)) => n.to_string(),
+                    other => format!("{other:?}"),
+                };
+                format!("{}={value}", kv.key)
+            })
+            .collect()
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn system_properties_come_before_what_jvm_information_tells() {
+        // As a JVM that records the Java-level properties would.
+        let process = Process {
+            pid: Some(42),
+            start_millis: Some(0),
+            jvm_name: Some("OpenJDK 64-Bit Server VM".to_owned()),
+            jvm_version: Some(
+                "OpenJDK 64-Bit Server VM (21+35) for bsd-aarch64 JRE (21+35)".to_owned(),
+            ),
+            properties: pairs(&[
+                ("java.runtime.name", "OpenJDK Runtime Environment"),
+                ("java.runtime.version", "21+35"),
+                ("java.vm.version", "21+35-vm"),
+                ("os.name", "Mac OS X"),
+                ("os.arch", "aarch64"),
+                ("user.name", "duke"),
+            ]),
+            environment: pairs(&[("HOSTNAME", "build-7")]),
+        };
+        assert_eq!(
+            attributes(&process),
+            [
+                "service.name=unknown_service:java",
+                "process.pid=42",
+                "process.creation.time=1970-01-01T00:00:00.000Z",
+                "process.runtime.name=OpenJDK Runtime Environment",
+                "process.runtime.version=21+35",
+                "process.runtime.description=21+35-vm",
+                "process.owner=duke",
+                "os.type=darwin",
+                "host.arch=arm64",
+                "host.name=build-7",
+            ]
+        );
+        // HotSpot's own: the platform it was built for.
+        let hotspot = Process {
+            properties: pairs(&[("java.vm.version", "21+35-vm")]),
+            environment: Vec::new(),
+            ..process
+        };
+        let found = attributes(&hotspot);
+        assert!(found.contains(&"os.type=darwin".to_owned()), "{found:?}");
+        assert!(found.contains(&"host.arch=arm64".to_owned()), "{found:?}");
+        assert!(found.contains(&"process.runtime.name=OpenJDK 64-Bit Server VM".to_owned()));
+        assert!(found.contains(&"process.runtime.version=21+35-vm".to_owned()));
+        assert!(!found.iter().any(|a| a.starts_with("host.name")));
+    }
+
+    #[test]
+    fn a_recording_that_says_nothing_of_its_jvm_has_the_service_name_alone() {
+        assert_eq!(
+            attributes(&Process::default()),
+            ["service.name=unknown_service:java"]
+        );
+    }
+}
