@@ -301,13 +301,7 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, Failure> {
                 &pipeline,
                 &mut progress,
             )?;
-            if made.source.is_none() {
-                return Err(Error::NoEvents {
-                    recording: file.to_owned(),
-                    live: false,
-                }
-                .into());
-            }
+            made_of_events(&made, file)?;
             let mut out = create(&output)?;
             pprof::write(&profile, &mut out).map_err(|e| writing(&output, e))?;
             Ok(Outcome::of_profile(made, filtered))
@@ -324,17 +318,24 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, Failure> {
                 &pipeline,
                 &mut progress,
             )?;
-            if made.source.is_none() {
-                return Err(Error::NoEvents {
-                    recording: file.to_owned(),
-                    live: false,
-                }
-                .into());
-            }
+            made_of_events(&made, file)?;
             let mut out = create(&output)?;
             otlp::write(&request, &mut out).map_err(|e| writing(&output, e))?;
             Ok(Outcome::of_profile(made, filtered))
         }
+    }
+}
+
+/// Fails when a profile (pprof's or OTLP's) was made of no allocation
+/// events: the recording has none of the kinds it reads.
+fn made_of_events(made: &Made, file: &Path) -> Result<(), Failure> {
+    match made.source {
+        Some(_) => Ok(()),
+        None => Err(Error::NoEvents {
+            recording: file.to_owned(),
+            live: false,
+        }
+        .into()),
     }
 }
 
