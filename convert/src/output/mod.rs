@@ -4,5 +4,6 @@
 pub mod csv;
 pub mod flame;
 pub mod human;
+pub mod parquet;
 pub mod pprof;
 pub mod report;
