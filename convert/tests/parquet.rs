@@ -550,3 +550,80 @@ print(json.dumps([list(r) for r in rows]))
         assert_eq!(row[4], 0, "no stack: an empty list");
     }
 }
+
+/// The statements of the README's `sql` block.
+fn readme_queries() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let block = readme
+        .split("```sql\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("an sql block in the README");
+    block
+        .split(';')
+        .map(|statement| {
+            let lines: Vec<&str> = statement
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("--"))
+                .collect();
+            lines.join("\n").trim().to_owned()
+        })
+        .filter(|statement| !statement.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_readme_queries_find_the_top_sites_and_the_leaking_host() {
+    let test = "the_readme_queries_find_the_top_sites_and_the_leaking_host";
+    let Some(python) = support::python::needed_python(test, &["duckdb"]) else {
+        return;
+    };
+    let lake = lake();
+    let queries = readme_queries();
+    assert_eq!(queries.len(), 2, "{queries:?}");
+    let script = r#"
+import duckdb, json, sys
+print(json.dumps([[list(r) for r in duckdb.sql(q).fetchall()] for q in sys.argv[1:]]))
+"#;
+    // The README's paths are relative to the folder that holds `lake/`.
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .args(&queries)
+        .current_dir(lake.parquet.parent().unwrap())
+        .output_in_time();
+    let stderr = support::text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // The top site of all four recordings: their two sites of 16 MiB each,
+    // whichever the samples make larger.
+    let sites = &json[0];
+    let first = sites[0][0].as_str().unwrap();
+    assert!(
+        first.starts_with("Scenarios$Paced.boxes(")
+            || first.starts_with("Scenarios$Paced.buffers("),
+        "{sites}"
+    );
+    let allocated: f64 = lake
+        .recordings
+        .iter()
+        .map(|r| table(&r.jfr, false).total.bytes())
+        .sum();
+    let shown: f64 = sites
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row[1].as_f64().unwrap())
+        .sum();
+    assert!(
+        shown > 0.9 * allocated && shown <= allocated * (1.0 + TOLERANCE),
+        "{shown} of {allocated}"
+    );
+    // The leak: host-a's, in both its recordings.
+    let by_host = &json[1];
+    assert_eq!(by_host[0][0], "host-a", "{by_host}");
+    assert_eq!(by_host[0][1], LEAK_SITE, "{by_host}");
+    assert_eq!(by_host[0][3], 2, "{by_host}");
+}
