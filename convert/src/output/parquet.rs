@@ -27,7 +27,7 @@
 //! | `stack` | list of strings | the frames, top (the allocation site, `top`'s `site`) first: `pkg.Class.method(line)`; `[truncated]` last when frames nearer the root are missing |
 //!
 //! The identity comes from the recording's first chunk
-//! ([`process`](crate::model::process)); a value it does not tell is null.
+//! ([`crate::model::process`]); a value it does not tell is null.
 //! Timestamps are microseconds: Spark reads no nanosecond timestamps.
 //!
 //! An allocation sampled by heapsampler's agent has two events, two rows:
@@ -102,7 +102,7 @@ const SOURCES: [Source; 3] = [
 ];
 
 /// The event types written (`event`), by default all of them: the types
-/// of [`SOURCES`], in order.
+/// of the kinds read, in order: the samples, the lifetimes, the TLAB events.
 pub const EVENT_TYPES: [&str; 4] = [
     jfr_format::names::event::OBJECT_ALLOCATION_SAMPLE,
     jfr_format::names::event::OBJECT_LIFETIME,
