@@ -468,14 +468,15 @@ enum Ended {
 }
 
 /// Strings of a chunk (threads, classes, frames), each once, numbered in
-/// order of arrival: the values of the batches' dictionaries.
+/// order of arrival.
 #[derive(Default)]
 struct Strings {
     index: HashMap<String, i32>,
     values: Vec<String>,
-    /// The values as an array, as of `array_len` values.
-    array: Option<ArrayRef>,
-    array_len: usize,
+    /// Per string, its number in the batch being encoded (-1: not in it).
+    in_batch: Vec<i32>,
+    /// The strings of the batch being encoded, in its order.
+    batch: Vec<i32>,
 }
 
 impl Strings {
@@ -489,18 +490,30 @@ impl Strings {
         index
     }
 
-    /// The values so far, as an array (made again only when there are new
-    /// ones).
-    fn array(&mut self) -> ArrayRef {
-        match &self.array {
-            Some(array) if self.array_len == self.values.len() => Arc::clone(array),
-            _ => {
-                let array: ArrayRef = Arc::new(StringArray::from_iter_values(&self.values));
-                self.array = Some(Arc::clone(&array));
-                self.array_len = self.values.len();
-                array
-            }
+    /// The number in the batch's dictionary of the string numbered
+    /// `index` in the chunk. A batch's dictionary holds the strings it
+    /// uses only, so that a chunk of many distinct strings (a thread per
+    /// task) does not copy them all into every batch.
+    fn in_batch(&mut self, index: i32) -> i32 {
+        self.in_batch.resize(self.values.len(), -1);
+        let slot = &mut self.in_batch[index as usize];
+        if *slot < 0 {
+            *slot = self.batch.len() as i32;
+            self.batch.push(index);
         }
+        *slot
+    }
+
+    /// The batch's dictionary, and a fresh one for the next batch.
+    fn take_batch(&mut self) -> ArrayRef {
+        let values = StringArray::from_iter_values(
+            self.batch.iter().map(|&index| &self.values[index as usize]),
+        );
+        for &index in &self.batch {
+            self.in_batch[index as usize] = -1;
+        }
+        self.batch.clear();
+        Arc::new(values)
     }
 }
 
@@ -699,9 +712,16 @@ impl ChunkRows<'_, '_, '_> {
         }
     }
 
-    fn try_encode(&mut self, batch: Batch) -> Result<(), ParquetError> {
+    fn try_encode(&mut self, mut batch: Batch) -> Result<(), ParquetError> {
         let rows = batch.len();
-        let values = self.strings.array();
+        let strings = &mut self.strings;
+        for key in batch.thread.iter_mut().chain(&mut batch.class).flatten() {
+            *key = strings.in_batch(*key);
+        }
+        for key in &mut batch.frames {
+            *key = strings.in_batch(*key);
+        }
+        let values = strings.take_batch();
         let strings = |keys: Vec<Option<i32>>| -> ArrayRef {
             Arc::new(DictionaryArray::<Int32Type>::new(
                 Int32Array::from(keys),
