@@ -42,6 +42,14 @@ pub enum Error {
         /// Whether the question was of objects still live.
         live: bool,
     },
+    /// Writing the Parquet of a recording failed.
+    #[error("{}: writing Parquet: {source}", recording.display())]
+    Parquet {
+        /// The recording.
+        recording: PathBuf,
+        /// Why.
+        source: parquet::errors::ParquetError,
+    },
     /// A flame graph would have nothing in it.
     #[error("{}: nothing to draw: {why}", recording.display())]
     NothingToDraw {

@@ -15,8 +15,9 @@
 //! - [`model`]: what the events mean, whatever reads them: which events
 //!   stand for allocated bytes ([`model::allocation`]), the text of values
 //!   ([`model::text`]), which events to keep ([`model::filter`]), the event
-//!   types a command names ([`model::types`]), and a chunk's allocation
-//!   samples with their weight, size and liveness ([`model::samples`]).
+//!   types a command names ([`model::types`]), a chunk's allocation
+//!   samples with their weight, size and liveness ([`model::samples`]), and
+//!   what a recording says of its JVM ([`model::process`]).
 //! - [`analysis`]: what the events add up to, each an `Analysis`: folded
 //!   stacks ([`analysis::fold`]), `top`'s groups ([`analysis::top`]) and
 //!   [`analysis::diff`] of two of them, [`analysis::summary`], and what
@@ -25,7 +26,9 @@
 //!   chunk's collections as its part, appended in chunk order.
 //! - [`output`]: what is written: CSV ([`output::csv`], rows made straight
 //!   from the events' bytes), pprof heap profiles ([`output::pprof`]) and
-//!   OpenTelemetry profiles made from them ([`output::otlp`]), flame graphs ([`output::flame`]), and figures for people
+//!   OpenTelemetry profiles made from them ([`output::otlp`]), Parquet
+//!   tables of the allocation events ([`output::parquet`]), flame graphs
+//!   ([`output::flame`]), and figures for people
 //!   ([`output::human`]).
 //! - [`Error`]: why reading a recording, or making something of it, failed.
 //!

@@ -5,6 +5,7 @@
 
 pub mod allocation;
 pub mod filter;
+pub mod process;
 pub mod samples;
 pub mod text;
 pub mod types;

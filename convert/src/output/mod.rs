@@ -5,5 +5,6 @@ pub mod csv;
 pub mod flame;
 pub mod human;
 pub mod otlp;
+pub mod parquet;
 pub mod pprof;
 pub mod report;

@@ -56,18 +56,15 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use jfr_format::names::{event, field};
 use prost::Message;
 
 use crate::Error;
 use crate::model::filter::Filter;
-use crate::model::text::Flattener;
+use crate::model::process::{self, Process};
 use crate::output::pprof::{self, Gathered, Made, Profiling};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::chunk::Chunk;
-use jfr_reader::event::{EventPlan, Field, TypeMap};
 use jfr_reader::file::RecordingFile;
-use jfr_reader::value::Value;
 
 /// The messages of opentelemetry-proto v1.10.0 (in `convert/proto/otlp/`,
 /// with its licence), as prost-build generates them: `tests/otlp.rs`
@@ -167,101 +164,73 @@ pub fn write(request: &proto::ExportProfilesServiceRequest, out: &mut dyn Write)
     out.flush()
 }
 
-/// What a recording says of its JVM: the first chunk's.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Process {
-    /// `jdk.JVMInformation`'s `pid`.
-    pub pid: Option<i64>,
-    /// `jdk.JVMInformation`'s `jvmStartTime`, milliseconds since the epoch.
-    pub start_millis: Option<i64>,
-    /// `jdk.JVMInformation`'s `jvmName` (`OpenJDK 64-Bit Server VM`).
-    pub jvm_name: Option<String>,
-    /// `jdk.JVMInformation`'s `jvmVersion`, the line of `java -version`
-    /// that ends `for linux-amd64 JRE (...)`.
-    pub jvm_version: Option<String>,
-    /// System properties, in the order met, each once.
-    pub properties: Vec<(String, String)>,
-    /// Environment variables, in the order met, each once.
-    pub environment: Vec<(String, String)>,
-}
-
-impl Process {
-    fn property(&self, key: &str) -> Option<&str> {
-        self.properties
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+/// The resource's attributes of `process`, as the module's table says.
+pub fn resource_attributes(process: &Process) -> Vec<proto::KeyValue> {
+    let mut attributes = vec![text("service.name", "unknown_service:java")];
+    if let Some(pid) = process.pid {
+        attributes.push(int("process.pid", pid));
     }
-
-    /// The resource's attributes, as the module's table says.
-    pub fn attributes(&self) -> Vec<proto::KeyValue> {
-        let mut attributes = vec![text("service.name", "unknown_service:java")];
-        if let Some(pid) = self.pid {
-            attributes.push(int("process.pid", pid));
-        }
-        if let Some(start) = self
-            .start_millis
-            .and_then(chrono::DateTime::from_timestamp_millis)
-        {
-            let start = start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-            attributes.push(text("process.creation.time", &start));
-        }
-        let property = |key| self.property(key).filter(|v| !v.is_empty());
-        let jvm_name = self.jvm_name.as_deref().filter(|n| !n.is_empty());
-        if let Some(name) = property("java.runtime.name").or(jvm_name) {
-            attributes.push(text("process.runtime.name", name));
-        }
-        let version = property("java.runtime.version").or(property("java.vm.version"));
-        if let Some(version) = version {
-            attributes.push(text("process.runtime.version", version));
-        }
-        // `... for linux-amd64 JRE (...)`: the platform HotSpot was built for.
-        let platform = self
-            .jvm_version
-            .as_deref()
-            .and_then(|v| v.split_once(" for ")?.1.split_whitespace().next())
-            .and_then(|platform| platform.split_once('-'));
-        let vm: Vec<&str> = ["java.vm.vendor", "java.vm.name", "java.vm.version"]
-            .into_iter()
-            .filter_map(property)
-            .collect();
-        if !vm.is_empty() {
-            attributes.push(text("process.runtime.description", &vm.join(" ")));
-        }
-        if let Some(home) = property("java.home") {
-            let java = format!("{}/bin/java", home.trim_end_matches('/'));
-            attributes.push(text("process.executable.path", &java));
-        }
-        if let Some(user) = property("user.name") {
-            attributes.push(text("process.owner", user));
-        }
-        if let Some(os) = property("os.name").or(platform.map(|(os, _)| os)) {
-            let os = match os {
-                "Linux" | "linux" => "linux".to_owned(),
-                "bsd" | "macos" => "darwin".to_owned(),
-                "Mac OS X" => "darwin".to_owned(),
-                windows if windows.starts_with("Windows") => "windows".to_owned(),
-                other => other.to_lowercase(),
-            };
-            attributes.push(text("os.type", &os));
-        }
-        if let Some(version) = property("os.version") {
-            attributes.push(text("os.version", version));
-        }
-        if let Some(arch) = property("os.arch").or(platform.map(|(_, arch)| arch)) {
-            let arch = match arch {
-                "amd64" | "x86_64" => "amd64",
-                "aarch64" => "arm64",
-                other => other,
-            };
-            attributes.push(text("host.arch", arch));
-        }
-        let host = self.environment.iter().find(|(k, _)| k == "HOSTNAME");
-        if let Some((_, host)) = host.filter(|(_, v)| !v.is_empty()) {
-            attributes.push(text("host.name", host));
-        }
-        attributes
+    if let Some(start) = process
+        .start_millis
+        .and_then(chrono::DateTime::from_timestamp_millis)
+    {
+        let start = start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        attributes.push(text("process.creation.time", &start));
     }
+    let property = |key| process.property(key).filter(|v| !v.is_empty());
+    let jvm_name = process.jvm_name.as_deref().filter(|n| !n.is_empty());
+    if let Some(name) = property("java.runtime.name").or(jvm_name) {
+        attributes.push(text("process.runtime.name", name));
+    }
+    let version = property("java.runtime.version").or(property("java.vm.version"));
+    if let Some(version) = version {
+        attributes.push(text("process.runtime.version", version));
+    }
+    // `... for linux-amd64 JRE (...)`: the platform HotSpot was built for.
+    let platform = process
+        .jvm_version
+        .as_deref()
+        .and_then(|v| v.split_once(" for ")?.1.split_whitespace().next())
+        .and_then(|platform| platform.split_once('-'));
+    let vm: Vec<&str> = ["java.vm.vendor", "java.vm.name", "java.vm.version"]
+        .into_iter()
+        .filter_map(property)
+        .collect();
+    if !vm.is_empty() {
+        attributes.push(text("process.runtime.description", &vm.join(" ")));
+    }
+    if let Some(home) = property("java.home") {
+        let java = format!("{}/bin/java", home.trim_end_matches('/'));
+        attributes.push(text("process.executable.path", &java));
+    }
+    if let Some(user) = property("user.name") {
+        attributes.push(text("process.owner", user));
+    }
+    if let Some(os) = property("os.name").or(platform.map(|(os, _)| os)) {
+        let os = match os {
+            "Linux" | "linux" => "linux".to_owned(),
+            "bsd" | "macos" => "darwin".to_owned(),
+            "Mac OS X" => "darwin".to_owned(),
+            windows if windows.starts_with("Windows") => "windows".to_owned(),
+            other => other.to_lowercase(),
+        };
+        attributes.push(text("os.type", &os));
+    }
+    if let Some(version) = property("os.version") {
+        attributes.push(text("os.version", version));
+    }
+    if let Some(arch) = property("os.arch").or(platform.map(|(_, arch)| arch)) {
+        let arch = match arch {
+            "amd64" | "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
+        };
+        attributes.push(text("host.arch", arch));
+    }
+    if let Some(host) = process.variable("HOSTNAME").filter(|v| !v.is_empty()) {
+        attributes.push(text("host.name", host));
+    }
+    attributes
 }
 
 fn text(key: &str, value: &str) -> proto::KeyValue {
@@ -292,13 +261,6 @@ fn string_value(value: &str) -> proto::AnyValue {
 #[derive(Debug, Clone, Copy)]
 struct ReadProcess;
 
-/// What an event tells of the process.
-enum Describes<'c> {
-    Jvm(EventPlan<'c>),
-    Property(EventPlan<'c>),
-    Environment(EventPlan<'c>),
-}
-
 impl Analysis for ReadProcess {
     type Part = Process;
     type Merged = Process;
@@ -312,64 +274,7 @@ impl Analysis for ReadProcess {
         if context.offset != 0 {
             return Ok(());
         }
-        let mut part = Process::default();
-        let text = Flattener::new(chunk, 1);
-        let mut types: TypeMap<Option<Describes<'_>>> = TypeMap::default();
-        for raw_event in chunk.raw_events() {
-            let mut raw_event = raw_event?;
-            let Some(describes) = types.get_or_insert_with(raw_event.type_id, || {
-                let plan = chunk.plan(raw_event.type_id)?;
-                match plan.class().name.as_str() {
-                    event::JVM_INFORMATION => Some(Describes::Jvm(plan)),
-                    event::INITIAL_SYSTEM_PROPERTY => Some(Describes::Property(plan)),
-                    event::INITIAL_ENVIRONMENT_VARIABLE => Some(Describes::Environment(plan)),
-                    _ => None,
-                }
-            }) else {
-                continue;
-            };
-            let plan = match describes {
-                Describes::Jvm(plan) | Describes::Property(plan) | Describes::Environment(plan) => {
-                    plan
-                }
-            };
-            let names = &plan.class().fields;
-            let (mut pid, mut start) = (None, None);
-            let (mut jvm_name, mut jvm_version) = (Value::Null, Value::Null);
-            let (mut key, mut value) = (Value::Null, Value::Null);
-            plan.read(
-                &mut raw_event,
-                &mut |index: usize, field_value: Field<'_>| match names[index].name.as_str() {
-                    field::PID => pid = field_value.integer(),
-                    field::JVM_START_TIME => start = field_value.integer(),
-                    field::JVM_NAME => jvm_name = field_value.into_value(),
-                    field::JVM_VERSION => jvm_version = field_value.into_value(),
-                    field::KEY => key = field_value.into_value(),
-                    field::VALUE => value = field_value.into_value(),
-                    _ => {}
-                },
-            )?;
-            match describes {
-                Describes::Jvm(_) => {
-                    part.pid = part.pid.or(pid);
-                    part.start_millis = part.start_millis.or(start);
-                    part.jvm_name = part.jvm_name.take().or(Some(text.text(&jvm_name)));
-                    part.jvm_version = part.jvm_version.take().or(Some(text.text(&jvm_version)));
-                }
-                Describes::Property(_) | Describes::Environment(_) => {
-                    let list = if matches!(describes, Describes::Property(_)) {
-                        &mut part.properties
-                    } else {
-                        &mut part.environment
-                    };
-                    let key = text.text(&key);
-                    if !key.is_empty() && !list.iter().any(|(k, _)| *k == key) {
-                        list.push((key, text.text(&value)));
-                    }
-                }
-            }
-        }
-        Ok(hand_on(part)?)
+        Ok(hand_on(process::read(chunk)?)?)
     }
 
     fn merge(&self, process: &mut Process, part: Process) -> Result<(), Error> {
@@ -556,7 +461,7 @@ fn from_pprof(
     proto::ExportProfilesServiceRequest {
         resource_profiles: vec![proto::ResourceProfiles {
             resource: Some(proto::Resource {
-                attributes: process.attributes(),
+                attributes: resource_attributes(process),
                 ..proto::Resource::default()
             }),
             scope_profiles: vec![proto::ScopeProfiles {
@@ -588,8 +493,7 @@ mod tests {
 
     /// The resource's attributes as `key=value`, in order.
     fn attributes(process: &Process) -> Vec<String> {
-        process
-            .attributes()
+        resource_attributes(process)
             .into_iter()
             .map(|kv| {
                 let value = match kv.value.and_then(|v| v.value) {

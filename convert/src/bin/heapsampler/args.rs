@@ -391,7 +391,8 @@ Examples:
         no_class_frame: bool,
     },
     /// Convert events to CSV, to folded stacks for flame graphs, to a heap
-    /// profile for go tool pprof, or to OpenTelemetry profiles.
+    /// profile for go tool pprof, to OpenTelemetry profiles, or to a
+    /// Parquet table.
     ///
     /// CSV (the default): one row per event, one column per field. Threads
     /// become their names, classes their Java names (int[],
@@ -448,6 +449,28 @@ Examples:
     /// os.type, host.arch, host.name...) from what the recording says.
     /// Takes no --events.
     ///
+    /// Parquet (--format parquet): the allocation events as a table, one
+    /// row per event, for Spark, DuckDB, Trino or any lake engine. Columns:
+    /// the recording's identity on every row (recording: the path as given;
+    /// host: the JVM's HOSTNAME; pid; jvm_start; jvm_name; jvm_version), so
+    /// that the files of many recordings query as one dataset; then event
+    /// (the event type), time (of the allocation, UTC, microseconds),
+    /// thread, class, weight (estimated bytes), size (when the recording
+    /// tells it), tracked, live, gcs_survived and freed_by_gc_id (from
+    /// heapsampler.ObjectLifetime; null on other events), and stack: a list
+    /// of frames pkg.Class.method(line), top (the allocation site) first,
+    /// [truncated] last when cut. An object heapsampler sampled has two
+    /// rows, its jdk.ObjectAllocationSample and its
+    /// heapsampler.ObjectLifetime (TLAB events, in the JDK's recordings,
+    /// record the same allocations again): sum weight over one event type.
+    /// The stack is a list in each row rather than an id into a second
+    /// table, so that one file is the whole recording and a glob over many
+    /// needs no join; Parquet's dictionary encoding stores each frame once
+    /// per row group. zstd-compressed; written chunk by chunk, one row group
+    /// per chunk. --events keeps some of jdk.ObjectAllocationSample,
+    /// heapsampler.ObjectLifetime, jdk.ObjectAllocationInNewTLAB and
+    /// jdk.ObjectAllocationOutsideTLAB (default: all).
+    ///
     /// The filters (--from, --to, --thread, --class) apply to every format;
     /// an event must pass all of them.
     #[command(after_long_help = "\
@@ -458,7 +481,10 @@ Examples:
   heapsampler convert alloc.jfr --format collapsed --class 'byte\\[\\]' -o bytes.collapsed
   heapsampler convert recording.jfr --format collapsed --events jdk.ExecutionSample -o cpu.collapsed
   heapsampler convert alloc.jfr --format pprof -o heap.pb.gz && go tool pprof -top heap.pb.gz
-  heapsampler convert alloc.jfr --format otlp -o heap.otlp.pb")]
+  heapsampler convert alloc.jfr --format otlp -o heap.otlp.pb
+  heapsampler convert alloc.jfr --format parquet -o lake/alloc.parquet
+  duckdb -c \"SELECT stack[1] AS site, sum(weight) AS bytes FROM 'lake/*.parquet' \\
+    WHERE event = 'jdk.ObjectAllocationSample' GROUP BY site ORDER BY bytes DESC LIMIT 10\"")]
     Convert {
         /// The recording (plain, zstd or gzip).
         file: PathBuf,
@@ -466,7 +492,8 @@ Examples:
         /// event types, a folder.
         ///
         /// Default: next to the recording, as NAME.csv (one CSV type),
-        /// NAME-csv/ (several), NAME.collapsed, NAME.pb.gz or NAME.otlp.pb. Example: -o - | less
+        /// NAME-csv/ (several), NAME.collapsed, NAME.pb.gz, NAME.otlp.pb or
+        /// NAME.parquet. Example: -o - | less
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Only these event types, comma-separated (default: all for CSV,
@@ -474,7 +501,8 @@ Examples:
         ///
         /// --format collapsed takes exactly one type, since bytes and event
         /// counts do not add up in one graph; --format pprof and otlp take
-        /// none (they read the allocation events). Example: --events
+        /// none (they read the allocation events); --format parquet takes
+        /// allocation event types (default: all of them). Example: --events
         /// jdk.ObjectAllocationSample,jdk.ExecutionSample
         #[arg(long, value_delimiter = ',')]
         events: Vec<String>,
@@ -485,8 +513,9 @@ Examples:
         #[arg(long, default_value_t = 64)]
         stack_depth: usize,
         /// What to write: csv, collapsed (folded stacks for flame graphs),
-        /// pprof (a heap profile for go tool pprof), or otlp (OpenTelemetry
-        /// profiles).
+        /// pprof (a heap profile for go tool pprof), otlp (OpenTelemetry
+        /// profiles), or parquet (a table of the allocation events for
+        /// Spark, DuckDB and other lake engines).
         ///
         /// Example: --format collapsed -o - | flamegraph.pl > alloc.svg
         #[arg(long, value_enum, default_value_t = FormatArg::Csv)]
@@ -632,6 +661,8 @@ pub enum FormatArg {
     /// An OpenTelemetry profiles export (ExportProfilesServiceRequest,
     /// protobuf).
     Otlp,
+    /// The allocation events as a Parquet table, one row per event.
+    Parquet,
 }
 
 /// How to sample: the options `record` and `attach` share.

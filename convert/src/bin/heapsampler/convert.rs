@@ -18,6 +18,7 @@ use heapsampler_convert::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
 use heapsampler_convert::output::flame;
 use heapsampler_convert::output::human::{describe, human_bytes, thousands};
 use heapsampler_convert::output::otlp;
+use heapsampler_convert::output::parquet::{self, Identity, ParquetOptions};
 use heapsampler_convert::output::pprof::{self, Made};
 use heapsampler_convert::output::report::{self, build::Step};
 use heapsampler_convert::pipeline::Pipeline;
@@ -56,7 +57,7 @@ impl Options {
     /// left out of what has none, and an empty window.
     fn check(&self) -> Result<(), Failure> {
         match (self.format, self.events.len()) {
-            (FormatArg::Csv, _)
+            (FormatArg::Csv | FormatArg::Parquet, _)
             | (FormatArg::Collapsed, 0 | 1)
             | (FormatArg::Pprof | FormatArg::Otlp, 0) => {}
             (FormatArg::Collapsed, _) => {
@@ -77,6 +78,14 @@ impl Options {
                     format
                 )));
             }
+        }
+        let unknown = parquet::unknown_types(&self.events);
+        if self.format == FormatArg::Parquet && !unknown.is_empty() {
+            return Err(Failure::Usage(format!(
+                "--format parquet writes allocation events, not {}: --events takes {}",
+                unknown.join(","),
+                parquet::EVENT_TYPES.join(", ")
+            )));
         }
         if !self.class_frame && !matches!(self.format, FormatArg::Collapsed) {
             return Err(Failure::Usage(
@@ -322,6 +331,43 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, Failure> {
             let mut out = create(&output)?;
             otlp::write(&request, &mut out).map_err(|e| writing(&output, e))?;
             Ok(Outcome::of_profile(made, filtered))
+        }
+        FormatArg::Parquet => {
+            let output = options
+                .output
+                .clone()
+                .unwrap_or_else(|| beside(file, ".parquet"));
+            let identity = Identity::read(file, file.display().to_string());
+            let parquet_options = ParquetOptions {
+                events: &options.events,
+                filter: &options.filter,
+                stack_depth: options.stack_depth,
+                identity: &identity,
+            };
+            let out = create(&output)?;
+            let written =
+                parquet::write(recording, &parquet_options, out, &pipeline, &mut progress)
+                    .inspect_err(|_| {
+                        // Not a Parquet file without its footer: none rather
+                        // than one that fails whatever reads it.
+                        if !is_stdout(&output) {
+                            let _ = std::fs::remove_file(&output);
+                        }
+                    })?;
+            let types = if options.events.is_empty() {
+                parquet::EVENT_TYPES.map(str::to_owned).to_vec()
+            } else {
+                options.events.clone()
+            };
+            Ok(Outcome {
+                events: written.total_rows(),
+                types,
+                folded: None,
+                left_out: Vec::new(),
+                filtered,
+                truncated: written.truncated,
+                profile: None,
+            })
         }
     }
 }
