@@ -4,12 +4,24 @@
 //! writes it out when no other agent is named.
 //!
 //! Cargo cannot yet make one package's library an input of another's
-//! binary on stable (artifact dependencies), so this runs Cargo itself: the
-//! agent's package from this workspace, in a target directory of its own
-//! under `OUT_DIR` (the outer build holds the lock on its own), at the
-//! outer build's profile and target, sharing its jobserver. Debug info is
-//! left out of the carried copy (2 MB rather than 25); the library that
-//! `cargo build` puts in `target/` keeps it.
+//! binary on stable (artifact dependencies), so this runs Cargo itself, in
+//! a target directory of its own under `OUT_DIR` (the outer build holds the
+//! lock on its own), at the outer build's profile and target, sharing its
+//! jobserver. Debug info is left out of the carried copy (2 MB rather than
+//! 25); the library that `cargo build` puts in `target/` keeps it.
+//!
+//! Where the agent's sources are comes from the `heapsampler-agent`
+//! dependency's build script (`DEP_HEAPSAMPLER_AGENT_ROOT`), so that one
+//! way serves both places a build starts from:
+//! - this repository: the agent's library package, `agent/cdylib`, built
+//!   with the workspace's lock file (`--locked`);
+//! - a published package (`cargo install heapsampler-convert`), where the
+//!   agent is the package Cargo fetched and `agent/cdylib` is not there (a
+//!   package holds no nested package): a library package made here, whose
+//!   one source is the agent package's `library.rs` (the same file
+//!   `agent/cdylib` builds), resolved `--offline` from what the outer build
+//!   fetched, since this package depends on the agent and so on all of
+//!   its dependencies.
 //!
 //! Cargo reruns this when a source the agent is built from changes: the
 //! files the agent's own dependency file lists, the manifests of the
@@ -24,28 +36,27 @@ use std::process::Command;
 const LIBRARY: &str = "libheapsampler.so";
 
 fn main() {
-    let manifest_dir = PathBuf::from(var("CARGO_MANIFEST_DIR"));
-    let workspace = manifest_dir.join("..");
-    let agent_manifest = workspace.join("agent/cdylib/Cargo.toml");
-    if !agent_manifest.is_file() {
-        fail(&format!(
-            "the agent's sources are not beside this package ({} is missing): \
-             heapsampler builds from its repository, where agent/ sits beside convert/",
-            agent_manifest.display()
-        ));
-    }
-    let target_dir = PathBuf::from(var("OUT_DIR")).join("agent");
+    let agent_root = PathBuf::from(var("DEP_HEAPSAMPLER_AGENT_ROOT"));
+    let out_dir = PathBuf::from(var("OUT_DIR"));
+    let target_dir = out_dir.join("agent");
     let (target, host) = (var("TARGET"), var("HOST"));
     // "release" for the release and bench profiles, "debug" for the others.
     let profile = var("PROFILE");
 
     let mut cargo = Command::new(env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
-    cargo
-        .args(["build", "--locked", "--package", "heapsampler-agent-cdylib"])
-        .arg("--manifest-path")
-        .arg(&agent_manifest)
-        .arg("--target-dir")
-        .arg(&target_dir);
+    cargo.args(["build", "--package", "heapsampler-agent-cdylib"]);
+    let repository_package = agent_root.join("cdylib/Cargo.toml");
+    let lock_file = agent_root.join("../Cargo.lock");
+    if repository_package.is_file() {
+        cargo
+            .arg("--locked")
+            .arg("--manifest-path")
+            .arg(&repository_package);
+    } else {
+        let manifest = library_package(&out_dir.join("agent-package"), &agent_root);
+        cargo.arg("--offline").arg("--manifest-path").arg(manifest);
+    }
+    cargo.arg("--target-dir").arg(&target_dir);
     if profile == "release" {
         cargo.arg("--release");
     }
@@ -83,7 +94,10 @@ fn main() {
     let dep_info = built.join("libheapsampler.d");
     let sources = std::fs::read_to_string(&dep_info)
         .unwrap_or_else(|error| fail(&format!("reading {}: {error}", dep_info.display())));
-    let mut watched = vec![workspace.join("Cargo.lock")];
+    let mut watched: Vec<PathBuf> = Some(lock_file)
+        .filter(|lock| lock.is_file())
+        .into_iter()
+        .collect();
     for source in dependencies(&sources) {
         if let Some(manifest) = package_manifest(&source) {
             watched.push(manifest);
@@ -99,6 +113,62 @@ fn main() {
         "cargo::rustc-env=HEAPSAMPLER_CARRIED_AGENT={}",
         library.display()
     );
+}
+
+/// Writes, in `dir`, the manifest of a package that builds the agent
+/// library from the agent package at `agent_root` (as `agent/cdylib` does
+/// in the repository), and returns its path. A workspace of its own, so
+/// that no workspace above `OUT_DIR` claims it.
+fn library_package(dir: &Path, agent_root: &Path) -> PathBuf {
+    let library = agent_root.join("library.rs");
+    if !library.is_file() {
+        fail(&format!(
+            "the agent package at {} has no library.rs to build the agent library from",
+            agent_root.display()
+        ));
+    }
+    let manifest = format!(
+        "# Made by heapsampler-convert's build script: the agent library of the\n\
+         # heapsampler-agent package at {root}.\n\
+         [package]\n\
+         name = \"heapsampler-agent-cdylib\"\n\
+         version = \"{version}\"\n\
+         edition = \"2024\"\n\
+         publish = false\n\
+         \n\
+         [lib]\n\
+         name = \"heapsampler\"\n\
+         crate-type = [\"cdylib\"]\n\
+         path = {library}\n\
+         \n\
+         [dependencies]\n\
+         heapsampler-agent = {{ path = {root_string} }}\n\
+         \n\
+         [workspace]\n",
+        root = agent_root.display(),
+        version = var("CARGO_PKG_VERSION"),
+        library = toml_string(&library),
+        root_string = toml_string(agent_root),
+    );
+    let path = dir.join("Cargo.toml");
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&path, manifest))
+        .unwrap_or_else(|error| fail(&format!("writing {}: {error}", path.display())));
+    path
+}
+
+/// `path` as a TOML string: a literal string, which takes any character
+/// but the quote that ends it and control characters.
+fn toml_string(path: &Path) -> String {
+    let text = path
+        .to_str()
+        .unwrap_or_else(|| fail(&format!("{} is not UTF-8", path.display())));
+    if text.contains('\'') || text.chars().any(char::is_control) {
+        fail(&format!(
+            "cannot name {text} in a Cargo manifest: it has a quote or a control character"
+        ));
+    }
+    format!("'{text}'")
 }
 
 fn var(name: &str) -> String {

@@ -3,7 +3,9 @@
 //! `libheapsampler.so` beside it) records, writing the library to its
 //! cache once, checked against the carried bytes before each use, safely
 //! when two commands start at once, and never into a folder other users
-//! can write. The README's test installs it with `cargo install` itself.
+//! can write. The README's test installs it with `cargo install` itself;
+//! here the packages as they would be published are installed too, as
+//! crates.io would give them to a user, with no repository around them.
 
 use heapsampler_test_support as support;
 use heapsampler_test_support::{DEADLINE, Deadline};
@@ -11,6 +13,7 @@ use heapsampler_test_support::{DEADLINE, Deadline};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 /// A folder holding a copy of the executable alone, and a cache folder.
 struct Installed {
@@ -28,6 +31,15 @@ impl Installed {
         std::fs::copy(support::heapsampler_exe(), &exe).unwrap();
         Self {
             exe,
+            cache: dir.join("cache"),
+            dir,
+        }
+    }
+
+    /// An executable `cargo install` put in `dir/root/bin`.
+    fn installed_in(dir: PathBuf) -> Self {
+        Self {
+            exe: dir.join("root/bin/heapsampler"),
             cache: dir.join("cache"),
             dir,
         }
@@ -178,4 +190,124 @@ fn an_agent_named_by_the_environment_must_exist() {
         "{stderr}"
     );
     assert!(installed.cached().is_empty(), "named, so never written");
+}
+
+/// A cold release build of the command line and its agent on two busy
+/// cores takes about 10 minutes; three times that is a hang.
+const INSTALL_DEADLINE: Duration = Duration::from_secs(30 * 60);
+
+/// The Cargo running the tests, in `dir`.
+fn cargo(dir: &Path) -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(dir);
+    command
+}
+
+/// Runs `command`, which must succeed within the install's deadline.
+fn succeed(command: &mut Command) {
+    let output = command.output_within(INSTALL_DEADLINE);
+    assert!(output.status.success(), "{command:?}: {}", text(&output));
+}
+
+#[test]
+fn the_published_packages_install_a_heapsampler_that_records() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // Outside the workspace, as Cargo's own download folder is: a package
+    // inside a workspace that does not list it is refused. One name, so
+    // that a run's build replaces the last one's in the shared target.
+    let dir = std::env::temp_dir().join("heapsampler-tests-published");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    // The packages as `cargo publish` would upload them (the agent's
+    // library package and the test support are not published).
+    let packaged = dir.join("target");
+    succeed(
+        cargo(&workspace)
+            .args([
+                "package",
+                "--workspace",
+                "--no-verify",
+                "--offline",
+                "--allow-dirty",
+            ])
+            .args(["--exclude", "heapsampler-agent-cdylib"])
+            .args(["--exclude", "heapsampler-test-support"])
+            .env("CARGO_TARGET_DIR", &packaged),
+    );
+
+    // Unpacked as Cargo unpacks what it downloads, and found by the
+    // version their dependents ask for: a `[patch.crates-io]` in the
+    // configuration of the folder where Cargo runs, which the agent's build
+    // inside the install's build reads too.
+    let crates = dir.join("crates");
+    std::fs::create_dir(&crates).unwrap();
+    let mut patches = String::from("[patch.crates-io]\n");
+    for entry in std::fs::read_dir(packaged.join("package")).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .strip_suffix(".crate")
+        else {
+            continue;
+        };
+        succeed(
+            Command::new("tar")
+                .arg("-xzf")
+                .arg(&path)
+                .arg("-C")
+                .arg(&crates),
+        );
+        let package = name
+            .strip_suffix(&format!("-{}", env!("CARGO_PKG_VERSION")))
+            .unwrap();
+        patches += &format!("{package} = {{ path = {:?} }}\n", crates.join(name));
+    }
+    std::fs::create_dir(dir.join(".cargo")).unwrap();
+    std::fs::write(dir.join(".cargo/config.toml"), &patches).unwrap();
+    let agent = crates.join(format!("heapsampler-agent-{}", env!("CARGO_PKG_VERSION")));
+    assert!(agent.join("library.rs").is_file(), "{patches}");
+    assert!(
+        !agent.join("cdylib").exists(),
+        "a package holds no nested package: the agent's library package is not published"
+    );
+
+    // Built where the README's install builds, so that the dependencies
+    // compiled there serve both.
+    let install_target = workspace.join("target/readme-install");
+    let convert = crates.join(format!("heapsampler-convert-{}", env!("CARGO_PKG_VERSION")));
+    succeed(
+        cargo(&dir)
+            .args(["install", "--offline", "--locked", "--path"])
+            .arg(&convert)
+            .arg("--root")
+            .arg(dir.join("root"))
+            .env("CARGO_TARGET_DIR", &install_target),
+    );
+    let bin: Vec<_> = std::fs::read_dir(dir.join("root/bin"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(bin, ["heapsampler"]);
+
+    // The agent was built from the published agent package.
+    let built_from_it = std::fs::read_dir(install_target.join("release/build"))
+        .unwrap()
+        .filter_map(|entry| {
+            std::fs::read_to_string(entry.unwrap().path().join("out/agent-package/Cargo.toml")).ok()
+        })
+        .any(|manifest| manifest.contains(agent.to_str().unwrap()));
+    assert!(
+        built_from_it,
+        "no library package made from {}",
+        agent.display()
+    );
+
+    let installed = Installed::installed_in(dir);
+    let output = installed.record("published.jfr").output_in_time();
+    assert_recorded(&installed, "published.jfr", &output);
+    assert_eq!(installed.cached().len(), 1);
+    std::fs::remove_dir_all(&installed.dir).unwrap();
 }

@@ -1,5 +1,5 @@
 //! `heapsampler demo`: records the bundled workload (a small order service
-//! with allocation pressure and a leak, `testdata/workloads/Demo.java`),
+//! with allocation pressure and a leak, `Demo.java` beside this file),
 //! has the JDK's own `jfr` check the recording, and leaves it with its CSV,
 //! a flame graph and the report page in one folder. The source is built into this program, so the demo needs
 //! only a JDK and the agent.
@@ -19,7 +19,7 @@ use crate::jdk::find_tool;
 use crate::record;
 
 /// The workload's source, written out and compiled at each run.
-const SOURCE: &str = include_str!("../../../../testdata/workloads/Demo.java");
+const SOURCE: &str = include_str!("Demo.java");
 
 /// The demo's files, all in one folder.
 #[derive(Debug, Clone)]
