@@ -398,6 +398,9 @@ fn an_empty_file_is_not_a_recording_and_leaves_nothing_behind() {
         &["convert", "empty.jfr", "-o", "out.csv"][..],
         &["convert", "empty.jfr"],
         &["convert", "empty.jfr", "--format", "collapsed"],
+        &["convert", "empty.jfr", "--format", "pprof"],
+        &["convert", "empty.jfr", "--format", "otlp"],
+        &["convert", "empty.jfr", "--format", "parquet"],
         &["convert", "nothing.jfr.zst", "-o", "out"],
         &["top", "empty.jfr"],
         &["summary", "empty.jfr"],
@@ -418,6 +421,53 @@ fn an_empty_file_is_not_a_recording_and_leaves_nothing_behind() {
         );
         assert_eq!(files, inputs, "{args:?} left files behind");
     }
+}
+
+/// A recording without allocation events: the profiles have nothing to
+/// be made of and say so, as `top` does, writing nothing (and, reading the
+/// allocation events themselves, take no `--events`); a table of none
+/// is a table all the same (a lake may gather recordings of idle JVMs),
+/// with the warning.
+#[test]
+fn a_recording_without_allocations_gives_no_profile_and_an_empty_table() {
+    let dir = support::temp_dir("convert_no_allocations");
+    jfr_writer::Recording::create(dir.join("idle.jfr"), jfr_writer::Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    for format in ["pprof", "otlp"] {
+        let (code, stderr, files) = run_in(&dir, &["convert", "idle.jfr", "--format", format]);
+        assert_eq!(code, Some(1), "{format}: {stderr}");
+        assert!(
+            stderr.contains("has no jdk.ObjectAllocationSample events")
+                && stderr.contains("record with heapsampler"),
+            "{format}: {stderr}"
+        );
+        assert_eq!(files, ["idle.jfr"], "{format}: nothing written");
+        // They read the allocation events themselves.
+        let events = ["--events", "jdk.ExecutionSample"];
+        let (code, stderr, _) = run_in(
+            &dir,
+            &[&["convert", "idle.jfr", "--format", format][..], &events].concat(),
+        );
+        assert_eq!(code, Some(2), "{format}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--format {format}")) && stderr.contains("takes no --events"),
+            "{format}: {stderr}"
+        );
+    }
+    let (code, stderr, files) = run_in(&dir, &["convert", "idle.jfr", "--format", "parquet"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("no events of jdk.ObjectAllocationSample"),
+        "{stderr}"
+    );
+    assert_eq!(files, ["idle.jfr", "idle.parquet"]);
+    let table = std::fs::read(dir.join("idle.parquet")).unwrap();
+    assert!(
+        table.starts_with(b"PAR1") && table.ends_with(b"PAR1"),
+        "a whole Parquet file: its footer written"
+    );
 }
 
 #[test]

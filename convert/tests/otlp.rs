@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
 use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
-use heapsampler_test_support::{heapsampler, heapsampler_ok};
+use heapsampler_test_support::heapsampler_ok;
 use serde_json::Value;
 
 /// The modules the decoding imports.
@@ -437,57 +437,6 @@ fn opentelemetry_reads_a_jdk_recording_as_samples_and_space() {
     // A throttled sampler has no one interval.
     assert_eq!(profile(&decoded, "alloc_space/bytes")["period"], 0);
     assert_common(&decoded, &recording);
-}
-
-#[test]
-fn what_otlp_cannot_show_is_refused_clearly() {
-    let dir = support::temp_dir("convert_otlp_refused");
-    let recording = agent_recording();
-    let output = heapsampler([
-        "convert",
-        recording.to_str().unwrap(),
-        "--format",
-        "otlp",
-        "--events",
-        "jdk.ExecutionSample",
-    ]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("--format otlp") && stderr.contains("takes no --events"),
-        "{stderr}"
-    );
-    // A recording without allocation events: as top says it.
-    let empty = dir.join("empty.jfr");
-    jfr_writer::Recording::create(&empty, jfr_writer::Options::default())
-        .unwrap()
-        .close()
-        .unwrap();
-    let request = dir.join("empty.otlp.pb");
-    let output = heapsampler([
-        "convert",
-        empty.to_str().unwrap(),
-        "--format",
-        "otlp",
-        "-o",
-        request.to_str().unwrap(),
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("has no jdk.ObjectAllocationSample events")
-            && stderr.contains("record with heapsampler"),
-        "{stderr}"
-    );
-    assert!(!request.exists(), "nothing written");
-    // Not a recording: one line, no panic.
-    let garbage = dir.join("garbage.jfr");
-    std::fs::write(&garbage, b"not a recording").unwrap();
-    let output = heapsampler(["convert", garbage.to_str().unwrap(), "--format", "otlp"]);
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(stderr.contains("garbage.jfr"), "{stderr}");
 }
 
 /// Set to write convert/proto/otlp/'s Rust again from its .proto files,

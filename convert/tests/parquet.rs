@@ -468,30 +468,6 @@ print(json.dumps(duckdb.sql(f"SELECT event, thread, count(*) FROM read_parquet('
     assert!(!out.with_file_name("cpu.parquet").exists());
 }
 
-#[test]
-fn a_file_that_is_no_recording_is_a_clear_error_and_leaves_no_parquet() {
-    let dir = support::temp_dir("convert_parquet_bad_input");
-    let bad = dir.join("notes.jfr");
-    std::fs::write(
-        &bad,
-        "not a flight recording, but long enough to be read as one",
-    )
-    .unwrap();
-    let out = dir.join("notes.parquet");
-    let (code, stderr) = heapsampler_exit([
-        "convert",
-        bad.to_str().unwrap(),
-        "--format",
-        "parquet",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("notes.jfr"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(!out.exists(), "a Parquet without its footer was left");
-}
-
 /// Writes `recording` as Parquet on `threads` threads: the file's bytes,
 /// and what was written.
 fn parquet_bytes(

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
 use heapsampler_convert::analysis::top::{self, Entry, GroupBy, Query, Table};
-use heapsampler_test_support::{heapsampler, heapsampler_ok};
+use heapsampler_test_support::heapsampler_ok;
 
 /// `go tool pprof ARGS... PROFILE`'s output, which must succeed.
 fn pprof(args: &[&str], profile: &Path) -> String {
@@ -335,47 +335,6 @@ fn filters_and_the_depth_apply_as_to_the_other_formats() {
     }
     assert!(traces.contains("thread:  worker-0"), "{traces}");
     assert!(!traces.contains("thread:  worker-1"), "{traces}");
-}
-
-#[test]
-fn what_pprof_cannot_show_is_refused_clearly() {
-    let dir = support::temp_dir("convert_pprof_refused");
-    // --events: pprof reads the allocation events itself.
-    let recording = agent_recording();
-    let output = heapsampler([
-        "convert",
-        recording.to_str().unwrap(),
-        "--format",
-        "pprof",
-        "--events",
-        "jdk.ExecutionSample",
-    ]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("takes no --events"), "{stderr}");
-    // A recording without allocation events: as top says it.
-    let empty = dir.join("empty.jfr");
-    jfr_writer::Recording::create(&empty, jfr_writer::Options::default())
-        .unwrap()
-        .close()
-        .unwrap();
-    let profile = dir.join("empty.pb.gz");
-    let output = heapsampler([
-        "convert",
-        empty.to_str().unwrap(),
-        "--format",
-        "pprof",
-        "-o",
-        profile.to_str().unwrap(),
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("has no jdk.ObjectAllocationSample events")
-            && stderr.contains("record with heapsampler"),
-        "{stderr}"
-    );
-    assert!(!profile.exists(), "nothing written");
 }
 
 /// Set to write convert/proto/perftools.profiles.rs again from
