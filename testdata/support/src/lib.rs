@@ -5,7 +5,10 @@
 //!
 //! Files go under cargo's target directory (`target/tmp`, what cargo gives
 //! integration tests as `CARGO_TARGET_TMPDIR`), found from the running test
-//! binary, so a test's files stay beside the build that made them.
+//! binary, so a test's files stay beside the build that made them; or
+//! under `HEAPSAMPLER_TEST_TMP` when set, so that two runs of the suite
+//! from one build (under two JDKs at once, to load the machine) do not
+//! write each other's files.
 
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -25,7 +28,7 @@ pub use cli::{
 
 pub use process::{DEADLINE, Deadline, Watched};
 
-/// `target/tmp`: the target directory is the first one up from the running
+/// `HEAPSAMPLER_TEST_TMP`, else `target/tmp`: the target directory is the first one up from the running
 /// binary that holds cargo's `CACHEDIR.TAG`, or else the one holding the
 /// binary's profile directory (`target/release/deps/test-hash`). Cargo
 /// writes the tag only into a target directory it creates, so `target`
@@ -33,6 +36,11 @@ pub use process::{DEADLINE, Deadline, Watched};
 fn target_tmp() -> PathBuf {
     static TMP: OnceLock<PathBuf> = OnceLock::new();
     TMP.get_or_init(|| {
+        if let Some(tmp) = std::env::var_os("HEAPSAMPLER_TEST_TMP") {
+            let tmp = PathBuf::from(tmp);
+            std::fs::create_dir_all(&tmp).unwrap();
+            return tmp;
+        }
         let exe = std::env::current_exe().expect("the test binary's path");
         let above_profile = || {
             let deps = exe.parent().filter(|dir| dir.ends_with("deps"))?;
