@@ -281,6 +281,11 @@ pub fn write(
         // dictionary that would overflow.
         .set_column_dictionary_enabled(time.clone(), false)
         .set_column_encoding(time, Encoding::DELTA_BINARY_PACKED)
+        // The identity's pid and start are the same in every row: plain
+        // pages of them compress to next to nothing, and a dictionary would
+        // look up each value (a fiftieth of the time).
+        .set_column_dictionary_enabled(ColumnPath::from("pid"), false)
+        .set_column_dictionary_enabled(ColumnPath::from("jvm_start"), false)
         .set_statistics_enabled(EnabledStatistics::Page)
         .build();
     let parquet_schema = ArrowSchemaConverter::new()
@@ -562,11 +567,12 @@ struct StringColumn {
     /// The row group's dictionary: strings of the chunk, in order of their
     /// numbers.
     dictionary: Vec<u32>,
-    /// The page being gathered: its values' dictionary numbers, and, per
-    /// value or missing value, its levels.
+    /// The page being gathered: its values' dictionary numbers; per row of
+    /// one string or none, its definition level (1: a string); per row of a
+    /// list, its length (the levels follow).
     values: Vec<u32>,
     definitions: Vec<u32>,
-    repetitions: Vec<u32>,
+    lengths: Vec<u32>,
     page_rows: usize,
     /// The row group's data pages, encoded, each with its rows.
     pages: Vec<(CompressedPage, usize)>,
@@ -596,7 +602,7 @@ impl StringColumn {
             dictionary: Vec::new(),
             values: Vec::new(),
             definitions: Vec::new(),
-            repetitions: Vec::new(),
+            lengths: Vec::new(),
             page_rows: 0,
             pages: Vec::new(),
             rows: 0,
@@ -632,19 +638,42 @@ impl StringColumn {
         self.page_rows += 1;
     }
 
+    /// Appends `rows` rows of the same one string or none (null).
+    fn push_rows(
+        &mut self,
+        string: Option<u32>,
+        mut rows: usize,
+        compressor: &mut zstd::bulk::Compressor<'_>,
+    ) -> Result<(), ParquetError> {
+        debug_assert!(!self.list && (self.nullable || string.is_some()));
+        let number = string.map(|string| self.number(string));
+        while rows > 0 {
+            let page_rows = rows.min(PAGE_ROWS.saturating_sub(self.page_rows).max(1));
+            if let Some(number) = number {
+                self.values.resize(self.values.len() + page_rows, number);
+            }
+            if self.nullable {
+                let level = u32::from(number.is_some());
+                self.definitions
+                    .resize(self.definitions.len() + page_rows, level);
+            }
+            self.page_rows += page_rows;
+            rows -= page_rows;
+            if self.page_is_full() {
+                self.encode_page(compressor)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Appends a row of a list of strings.
     fn push_list(&mut self, strings: &[u32]) {
         debug_assert!(self.list);
-        if strings.is_empty() {
-            self.repetitions.push(0);
-            self.definitions.push(0);
-        }
-        for (at, &string) in strings.iter().enumerate() {
+        for &string in strings {
             let number = self.number(string);
             self.values.push(number);
-            self.repetitions.push(u32::from(at > 0));
-            self.definitions.push(1);
         }
+        self.lengths.push(strings.len() as u32);
         self.page_rows += 1;
     }
 
@@ -660,21 +689,32 @@ impl StringColumn {
         if self.page_rows == 0 {
             return Ok(());
         }
-        let mut page = Vec::with_capacity(self.values.len() * 2 + self.definitions.len() / 2 + 16);
-        if self.list {
-            put_levels(&mut page, &self.repetitions);
-        }
-        if self.nullable {
-            put_levels(&mut page, &self.definitions);
-        }
-        let width = bit_width(self.dictionary.len().saturating_sub(1) as u32);
-        page.push(width as u8);
-        put_hybrid(&mut page, &self.values, width);
-        let levels = if self.nullable {
+        let mut page = Vec::with_capacity(self.values.len() * 2 + self.page_rows / 2 + 16);
+        let levels = if self.list {
+            // An empty list has one level (its definition 0), and a list of
+            // strings one per string.
+            let levels = self.values.len() + self.lengths.iter().filter(|&&n| n == 0).count();
+            put_levels(&mut page, |out| put_repetitions(out, &self.lengths, levels));
+            put_levels(&mut page, |out| {
+                if levels == self.values.len() {
+                    put_run(out, 1, levels, 1);
+                } else {
+                    let definitions = self.lengths.iter().flat_map(|&length| {
+                        std::iter::repeat_n(1, length as usize).chain((length == 0).then_some(0))
+                    });
+                    put_hybrid(out, &definitions.collect::<Vec<_>>(), 1);
+                }
+            });
+            levels
+        } else if self.nullable {
+            put_levels(&mut page, |out| put_hybrid(out, &self.definitions, 1));
             self.definitions.len()
         } else {
             self.values.len()
         };
+        let width = bit_width(self.dictionary.len().saturating_sub(1) as u32);
+        page.push(width as u8);
+        put_hybrid(&mut page, &self.values, width);
         let compressed = compressor.compress(&page)?;
         let data_page = Page::DataPage {
             buf: Bytes::from(compressed),
@@ -691,7 +731,7 @@ impl StringColumn {
         self.page_rows = 0;
         self.values.clear();
         self.definitions.clear();
-        self.repetitions.clear();
+        self.lengths.clear();
         Ok(())
     }
 
@@ -780,14 +820,43 @@ fn bit_width(max: u32) -> u32 {
     u32::BITS - max.leading_zeros()
 }
 
-/// Appends levels of at most 1 as a format 1.0 data page has them: their
-/// length in 4 bytes, then the levels in the RLE/bit-packed hybrid.
-fn put_levels(out: &mut Vec<u8>, levels: &[u32]) {
+/// Appends levels as a format 1.0 data page has them: their length in 4
+/// bytes, then the levels (of at most 1) that `put` appends in the
+/// RLE/bit-packed hybrid.
+fn put_levels(out: &mut Vec<u8>, put: impl FnOnce(&mut Vec<u8>)) {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
-    put_hybrid(out, levels, 1);
+    put(out);
     let length = (out.len() - start - 4) as u32;
     out[start..start + 4].copy_from_slice(&length.to_le_bytes());
+}
+
+/// Appends the repetition levels of lists of `lengths`, `levels` in all,
+/// bit-packed: 0 for each list's first string (or for an empty list), 1 for
+/// the others.
+fn put_repetitions(out: &mut Vec<u8>, lengths: &[u32], levels: usize) {
+    let mut bits = vec![u8::MAX; levels.div_ceil(8)];
+    let mut at = 0;
+    for &length in lengths {
+        bits[at / 8] &= !(1 << (at % 8));
+        at += (length as usize).max(1);
+    }
+    if levels % 8 != 0 {
+        // The last group's padding.
+        bits[levels / 8] &= (1 << (levels % 8)) - 1;
+    }
+    // A group of 8 levels of 1 bit is a byte.
+    for run in bits.chunks(PACKED_GROUPS) {
+        put_varint(out, ((run.len() as u64) << 1) | 1);
+        out.extend_from_slice(run);
+    }
+}
+
+/// Appends a run of `count` times `value`, of `width` bits, in the hybrid.
+fn put_run(out: &mut Vec<u8>, value: u32, count: usize, width: u32) {
+    put_varint(out, (count as u64) << 1);
+    let bytes = width.div_ceil(8) as usize;
+    out.extend_from_slice(&value.to_le_bytes()[..bytes]);
 }
 
 /// The most groups of 8 values in one bit-packed run: its header is then
@@ -798,30 +867,30 @@ const PACKED_GROUPS: usize = 63;
 /// RLE/bit-packed hybrid: runs of 8 or more equal values as the count and
 /// the value, the others bit-packed, 8 values in `width` bytes.
 fn put_hybrid(out: &mut Vec<u8>, values: &[u32], width: u32) {
-    // Invariant: `values[packed..at]` are still to write, bit-packed.
+    // Invariant: `values[packed..start]` are still to write, bit-packed;
+    // `values[start..at]` are equal.
     let mut packed = 0;
-    let mut at = 0;
-    while at < values.len() {
-        let value = values[at];
-        let mut run = values[at..].iter().take_while(|&&v| v == value).count();
+    let mut start = 0;
+    for at in 1..=values.len() {
+        if at < values.len() && values[at] == values[start] {
+            continue;
+        }
+        let mut run = at - start;
         if run >= 8 {
             // A bit-packed run holds whole groups of 8: the first of the
             // equal values complete its last group.
-            let fill = (8 - (at - packed) % 8) % 8;
-            if at > packed {
-                put_packed(out, &values[packed..at + fill], width);
-                at += fill;
+            let fill = (8 - (start - packed) % 8) % 8;
+            if start > packed {
+                put_packed(out, &values[packed..start + fill], width);
                 run -= fill;
-                packed = at;
+                packed = start + fill;
             }
             if run >= 8 {
-                put_varint(out, (run as u64) << 1);
-                let bytes = width.div_ceil(8) as usize;
-                out.extend_from_slice(&value.to_le_bytes()[..bytes]);
-                packed = at + run;
+                put_run(out, values[start], run, width);
+                packed = at;
             }
         }
-        at += run;
+        start = at;
     }
     if packed < values.len() {
         put_packed(out, &values[packed..], width);
@@ -833,6 +902,17 @@ fn put_packed(out: &mut Vec<u8>, values: &[u32], width: u32) {
     for run in values.chunks(PACKED_GROUPS * 8) {
         let groups = run.len().div_ceil(8);
         put_varint(out, ((groups as u64) << 1) | 1);
+        if width <= 16 {
+            // A group's 8 values fit in 128 bits: its `width` bytes.
+            for group in run.chunks(8) {
+                let mut bits = 0u128;
+                for (at, &value) in group.iter().enumerate() {
+                    bits |= u128::from(value) << (at as u32 * width);
+                }
+                out.extend_from_slice(&bits.to_le_bytes()[..width as usize]);
+            }
+            continue;
+        }
         // Invariant: fewer than 8 bits wait in `bits`, so a value of up to
         // 32 more fits.
         let mut bits = 0u64;
@@ -899,7 +979,8 @@ struct ChunkRows<'w, 'o, 'h> {
     batch: Batch,
     strings: Strings,
     /// The string indexes of the identity's recording, host, JVM name and
-    /// version, the first four of [`STRING_COLUMNS`].
+    /// version, the first four of [`STRING_COLUMNS`]: the same in each row,
+    /// written a batch at a time.
     identity_strings: [Option<u32>; 4],
     /// The string index of each of [`EVENT_TYPES`].
     event_strings: [u32; 4],
@@ -937,9 +1018,6 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
             .start_time
             .map(|ticks| epoch_nanos(self.header, ticks).div_euclid(1000));
         let size = sample.size.map(|size| size.min(i64::MAX as u64) as i64);
-        for (column, string) in self.identity_strings.into_iter().enumerate() {
-            self.columns[RECORDING + column].push(string);
-        }
         self.columns[EVENT].push(Some(self.event_strings[event]));
         self.columns[THREAD].push(thread);
         self.columns[CLASS].push(class);
@@ -1072,6 +1150,9 @@ impl ChunkRows<'_, '_, '_> {
 
     fn try_encode(&mut self, batch: Batch) -> Result<(), ParquetError> {
         let rows = batch.len();
+        for (column, string) in self.identity_strings.into_iter().enumerate() {
+            self.columns[RECORDING + column].push_rows(string, rows, &mut self.compressor)?;
+        }
         let identity = self.writing.identity;
         // The columns that are not strings, in order.
         let arrays: [ArrayRef; 9] = [
