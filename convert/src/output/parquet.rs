@@ -1240,3 +1240,141 @@ impl ChunkRows<'_, '_, '_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, ListArray, StringArray};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    /// Rows of a nullable string and of a list of strings.
+    struct Rows {
+        names: Vec<Option<u32>>,
+        lists: Vec<Vec<u32>>,
+    }
+
+    /// Runs of equal values of lengths about a bit-packed group's 8, after
+    /// groups left partial, among distinct values, enough for dictionary
+    /// numbers of more than 16 bits.
+    fn rows(count: usize) -> Rows {
+        let runs = [7, 8, 9, 3, 100, 2, 16, 17];
+        let mut names = Vec::with_capacity(count);
+        let mut segment = 0;
+        while names.len() < count {
+            let run = match segment {
+                10 => 5000,
+                _ if segment % 50 == 49 => runs[segment / 50 % runs.len()],
+                _ => 1,
+            };
+            let name = (segment % 41 != 0).then_some((segment * 7919 % 200_000) as u32);
+            names.extend(std::iter::repeat_n(name, run.min(count - names.len())));
+            segment += 1;
+        }
+        let lists = (0..count)
+            .map(|row| {
+                // The first pages without an empty list, the others with.
+                let length = if row < 40_000 { 3 } else { row % 6 };
+                (0..length)
+                    .map(|at| (200_000 + (row + at) % 30) as u32)
+                    .collect()
+            })
+            .collect();
+        Rows { names, lists }
+    }
+
+    #[test]
+    fn string_columns_encoded_here_read_back_through_parquet_rs() {
+        let schema = Arc::new(Schema::new(vec![
+            ArrowField::new("name", DataType::Utf8, true),
+            ArrowField::new(
+                "list",
+                DataType::List(Arc::new(ArrowField::new_list_field(DataType::Utf8, false))),
+                false,
+            ),
+            ArrowField::new("constant", DataType::Utf8, false),
+        ]));
+        let parquet_schema = ArrowSchemaConverter::new().convert(&schema).unwrap();
+        let mut strings = Strings::default();
+        for string in 0..200_030 {
+            strings.index(&format!("s{string}"));
+        }
+        let constant = strings.index("constant");
+        let mut columns: Vec<StringColumn> = parquet_schema
+            .columns()
+            .iter()
+            .map(|leaf| StringColumn::new(Arc::clone(leaf)).unwrap())
+            .collect();
+        let mut compressor = zstd::bulk::Compressor::new(1).unwrap();
+        let rows = rows(130_000);
+        let distinct: std::collections::HashSet<_> = rows.names[..100_000].iter().collect();
+        assert!(
+            distinct.len() > 1 << 16,
+            "the first row group's numbers have 17 bits"
+        );
+        let mut file = SerializedFileWriter::new(
+            Vec::new(),
+            parquet_schema.root_schema_ptr(),
+            Arc::new(WriterProperties::builder().build()),
+        )
+        .unwrap();
+        // Two row groups, the second from the columns the first left.
+        for group in [0..100_000, 100_000..rows.names.len()] {
+            for row in group.clone() {
+                columns[0].push(rows.names[row]);
+                columns[1].push_list(&rows.lists[row]);
+                for column in &mut columns[..2] {
+                    if column.page_is_full() {
+                        column.encode_page(&mut compressor).unwrap();
+                    }
+                }
+            }
+            columns[2]
+                .push_rows(Some(constant), group.len(), &mut compressor)
+                .unwrap();
+            let mut row_group = file.next_row_group().unwrap();
+            for column in &mut columns {
+                let (bytes, close) = column.close(&strings, &mut compressor).unwrap();
+                row_group.append_column(&bytes, close).unwrap();
+            }
+            row_group.close().unwrap();
+        }
+        let bytes = Bytes::from(file.into_inner().unwrap());
+
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
+        let text = |string: u32| format!("s{string}");
+        let mut row = 0;
+        for batch in reader {
+            let batch = batch.unwrap();
+            let names = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            let lists = batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .unwrap();
+            let constants = batch
+                .column(2)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            for at in 0..batch.num_rows() {
+                let name = (!names.is_null(at)).then(|| names.value(at).to_owned());
+                assert_eq!(name, rows.names[row].map(text), "row {row}");
+                let list = lists.value(at);
+                let list = list.as_any().downcast_ref::<StringArray>().unwrap();
+                let list: Vec<&str> = list.iter().map(Option::unwrap).collect();
+                let expected: Vec<String> = rows.lists[row].iter().copied().map(text).collect();
+                assert_eq!(list, expected, "row {row}");
+                assert_eq!(constants.value(at), "constant");
+                row += 1;
+            }
+        }
+        assert_eq!(row, rows.names.len());
+    }
+}
