@@ -56,6 +56,12 @@
 //! chunk order ([`pipeline`](crate::pipeline)), so memory is bounded by a
 //! few chunks' encoded rows, not by the recording. Columns are
 //! zstd-compressed.
+//!
+//! The string columns' pages are encoded here (`StringColumn`), from
+//! the numbers the chunk gives its strings as it reads them: parquet-rs's
+//! writer, given arrow arrays, would hash every string of every row again
+//! to find it in its dictionary. The other columns are arrow arrays, which
+//! parquet-rs encodes.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -773,7 +779,6 @@ impl StringColumn {
             uncompressed += written.uncompressed_size;
         }
         page_writer.close()?;
-        drop(page_writer);
         let bytes = Bytes::from(sink.into_inner()?);
         debug_assert_eq!(bytes.len(), compressed);
         let metadata = ColumnChunkMetaData::builder(Arc::clone(&self.descr))
@@ -841,7 +846,7 @@ fn put_repetitions(out: &mut Vec<u8>, lengths: &[u32], levels: usize) {
         bits[at / 8] &= !(1 << (at % 8));
         at += (length as usize).max(1);
     }
-    if levels % 8 != 0 {
+    if !levels.is_multiple_of(8) {
         // The last group's padding.
         bits[levels / 8] &= (1 << (levels % 8)) - 1;
     }
