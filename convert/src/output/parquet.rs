@@ -56,28 +56,33 @@
 //! chunk order ([`pipeline`](crate::pipeline)), so memory is bounded by a
 //! few chunks' encoded rows, not by the recording. Columns are
 //! zstd-compressed.
+//!
+//! The string columns' pages are encoded here (`StringColumn`), from
+//! the numbers the chunk gives its strings as it reads them: parquet-rs's
+//! writer, given arrow arrays, would hash every string of every row again
+//! to find it in its dictionary. The other columns are arrow arrays, which
+//! parquet-rs encodes.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::types::{Int8Type, Int32Type};
-use arrow_array::{
-    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int8Array, Int32Array, Int64Array,
-    ListArray, StringArray, TimestampMicrosecondArray,
-};
-use arrow_buffer::OffsetBuffer;
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
+use bytes::Bytes;
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::arrow_writer::{
     ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves,
 };
-use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::basic::{Compression, Encoding, PageType, ZstdLevel};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
+use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::ColumnPath;
+use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 
 use crate::Error;
 use crate::analysis::fold::TRUNCATED_FRAME;
@@ -190,27 +195,14 @@ impl Identity {
     }
 }
 
-/// A string column's type: a dictionary of strings (each distinct string
-/// once per batch), which Parquet stores as a plain string column.
-fn dictionary(key: DataType) -> DataType {
-    DataType::Dictionary(Box::new(key), Box::new(DataType::Utf8))
-}
-
 fn timestamp() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
 }
 
-/// The frames of a stack: a list of strings.
-fn frames_field() -> Arc<ArrowField> {
-    Arc::new(ArrowField::new_list_field(
-        dictionary(DataType::Int32),
-        false,
-    ))
-}
-
 /// The table's columns (see the [module doc](self)).
 pub fn schema() -> SchemaRef {
-    let string = || dictionary(DataType::Int32);
+    let string = || DataType::Utf8;
+    let frames = ArrowField::new_list_field(DataType::Utf8, false);
     Arc::new(Schema::new(vec![
         ArrowField::new("recording", string(), false),
         ArrowField::new("host", string(), true),
@@ -218,7 +210,7 @@ pub fn schema() -> SchemaRef {
         ArrowField::new("jvm_start", timestamp(), true),
         ArrowField::new("jvm_name", string(), true),
         ArrowField::new("jvm_version", string(), true),
-        ArrowField::new("event", dictionary(DataType::Int8), false),
+        ArrowField::new("event", string(), false),
         ArrowField::new("time", timestamp(), true),
         ArrowField::new("thread", string(), true),
         ArrowField::new("class", string(), true),
@@ -228,7 +220,7 @@ pub fn schema() -> SchemaRef {
         ArrowField::new("live", DataType::Boolean, true),
         ArrowField::new("gcs_survived", DataType::Int64, true),
         ArrowField::new("freed_by_gc_id", DataType::Int64, true),
-        ArrowField::new("stack", DataType::List(frames_field()), false),
+        ArrowField::new("stack", DataType::List(Arc::new(frames)), false),
     ]))
 }
 
@@ -287,27 +279,34 @@ pub fn write(
         source,
     };
     let schema = schema();
-    let column = |path: &str| ColumnPath::from(path);
-    let mut properties = WriterProperties::builder()
+    let time = ColumnPath::from("time");
+    let properties = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_created_by(format!("heapsampler {}", env!("CARGO_PKG_VERSION")))
         // Times are nearly all distinct and nearly in order: deltas, not a
         // dictionary that would overflow.
-        .set_column_dictionary_enabled(column("time"), false)
-        .set_column_encoding(column("time"), Encoding::DELTA_BINARY_PACKED)
-        .set_statistics_enabled(EnabledStatistics::Page);
-    // The minimum and maximum of a page of frames, threads or classes tell
-    // a query little, and cost two string comparisons per value: a tenth
-    // of the time. (A recording's identity is one value per column chunk:
-    // its dictionary, which an engine reads before the rows anyway.)
-    for path in STRING_COLUMNS {
-        properties =
-            properties.set_column_statistics_enabled(column(path), EnabledStatistics::None);
-    }
-    let properties = properties.build();
+        .set_column_dictionary_enabled(time.clone(), false)
+        .set_column_encoding(time, Encoding::DELTA_BINARY_PACKED)
+        // The identity's pid and start are the same in every row: plain
+        // pages of them compress to next to nothing, and a dictionary would
+        // look up each value (a fiftieth of the time).
+        .set_column_dictionary_enabled(ColumnPath::from("pid"), false)
+        .set_column_dictionary_enabled(ColumnPath::from("jvm_start"), false)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .build();
     let parquet_schema = ArrowSchemaConverter::new()
         .convert(&schema)
         .map_err(failed)?;
+    let string_columns = STRING_COLUMNS
+        .iter()
+        .map(|path| {
+            parquet_schema
+                .columns()
+                .iter()
+                .position(|leaf| leaf.path().string() == *path)
+                .expect("the string columns are of the schema")
+        })
+        .collect();
     let writer =
         SerializedFileWriter::new(out, parquet_schema.root_schema_ptr(), Arc::new(properties))
             .map_err(failed)?;
@@ -329,6 +328,8 @@ pub fn write(
     let writing = Writing {
         recording: recording.clone(),
         schema,
+        leaves: parquet_schema.columns().to_vec(),
+        string_columns,
         factory,
         identity: options.identity,
         filter: options.filter,
@@ -360,6 +361,10 @@ pub fn write(
 struct Writing<'o> {
     recording: PathBuf,
     schema: SchemaRef,
+    /// The Parquet columns, in order.
+    leaves: Vec<ColumnDescPtr>,
+    /// The index in `leaves` of each of [`STRING_COLUMNS`].
+    string_columns: Vec<usize>,
     factory: ArrowRowGroupWriterFactory,
     identity: &'o Identity,
     filter: &'o Filter,
@@ -377,9 +382,28 @@ struct Merged {
     row_groups: u64,
 }
 
+/// A column chunk of a row group, encoded.
+enum ColumnChunk {
+    /// Encoded by parquet-rs's writer of arrow arrays.
+    Arrow(ArrowColumnChunk),
+    /// A string column's, encoded here ([`StringColumn`]): its pages, and
+    /// what describes them.
+    Strings(Bytes, ColumnCloseResult),
+}
+
+impl ColumnChunk {
+    fn close(&self) -> &ColumnCloseResult {
+        match self {
+            ColumnChunk::Arrow(chunk) => chunk.close(),
+            ColumnChunk::Strings(_, close) => close,
+        }
+    }
+}
+
 /// A row group, encoded: what the work on a chunk hands on.
 pub struct RowGroup {
-    columns: Vec<ArrowColumnChunk>,
+    /// Per Parquet column, in order.
+    columns: Vec<ColumnChunk>,
     /// Rows per type of [`EVENT_TYPES`].
     rows: [u64; 4],
     /// The encoded bytes.
@@ -405,12 +429,40 @@ impl Analysis for Writing<'_> {
         context: &ChunkContext,
         hand_on: &mut dyn FnMut(RowGroup) -> Result<(), Stopped>,
     ) -> Result<(), ChunkError> {
+        let failed = |source| {
+            ChunkError::Failed(Error::Parquet {
+                recording: self.recording.clone(),
+                source,
+            })
+        };
+        let mut strings = Strings::default();
+        let identity = self.identity;
+        let identity_strings = [
+            Some(identity.recording.as_str()),
+            identity.host.as_deref(),
+            identity.jvm_name.as_deref(),
+            identity.jvm_version.as_deref(),
+        ]
+        .map(|value| value.map(|value| strings.index(value)));
+        let event_strings = EVENT_TYPES.map(|name| strings.index(name));
+        let columns = self
+            .string_columns
+            .iter()
+            .map(|&leaf| StringColumn::new(Arc::clone(&self.leaves[leaf])))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(failed)?;
+        let compressor = zstd::bulk::Compressor::new(ZstdLevel::default().compression_level())
+            .map_err(|error| failed(error.into()))?;
         let mut rows = ChunkRows {
             writing: self,
             header: &chunk.header,
             sources: &self.sources,
             batch: Batch::default(),
-            strings: Strings::default(),
+            strings,
+            identity_strings,
+            event_strings,
+            columns,
+            compressor,
             threads_and_classes: IdMap::default(),
             stacks: IdMap::default(),
             frames: HashMap::new(),
@@ -432,10 +484,7 @@ impl Analysis for Writing<'_> {
         match rows.ended {
             None => Ok(()),
             Some(Ended::Stopped) => Err(ChunkError::Stopped),
-            Some(Ended::Failed(source)) => Err(ChunkError::Failed(Error::Parquet {
-                recording: self.recording.clone(),
-                source,
-            })),
+            Some(Ended::Failed(source)) => Err(failed(source)),
         }
     }
 
@@ -446,7 +495,11 @@ impl Analysis for Writing<'_> {
         };
         let mut row_group = merged.writer.next_row_group().map_err(failed)?;
         for column in group.columns {
-            column.append_to_row_group(&mut row_group).map_err(failed)?;
+            match column {
+                ColumnChunk::Arrow(chunk) => chunk.append_to_row_group(&mut row_group),
+                ColumnChunk::Strings(bytes, close) => row_group.append_column(&bytes, close),
+            }
+            .map_err(failed)?;
         }
         row_group.close().map_err(failed)?;
         for (rows, more) in merged.rows.iter_mut().zip(group.rows) {
@@ -467,85 +520,461 @@ enum Ended {
     Failed(ParquetError),
 }
 
-/// Strings of a chunk (threads, classes, frames), each once, numbered in
-/// order of arrival.
+/// Strings of a chunk (threads, classes, frames, the identity's and the
+/// event types), each once, numbered in order of arrival.
 #[derive(Default)]
 struct Strings {
-    index: HashMap<String, i32>,
+    index: HashMap<String, u32>,
     values: Vec<String>,
-    /// Per string, its number in the batch being encoded (-1: not in it).
-    in_batch: Vec<i32>,
-    /// The strings of the batch being encoded, in its order.
-    batch: Vec<i32>,
 }
 
 impl Strings {
-    fn index(&mut self, text: &str) -> i32 {
+    fn index(&mut self, text: &str) -> u32 {
         if let Some(&index) = self.index.get(text) {
             return index;
         }
-        let index = self.values.len() as i32;
+        let index = u32::try_from(self.values.len()).expect("a chunk's strings fit in u32");
         self.index.insert(text.to_owned(), index);
         self.values.push(text.to_owned());
         index
     }
+}
 
-    /// The number in the batch's dictionary of the string numbered
-    /// `index` in the chunk. A batch's dictionary holds the strings it
-    /// uses only, so that a chunk of many distinct strings (a thread per
-    /// task) does not copy them all into every batch.
-    fn in_batch(&mut self, index: i32) -> i32 {
-        self.in_batch.resize(self.values.len(), -1);
-        let slot = &mut self.in_batch[index as usize];
-        if *slot < 0 {
-            *slot = self.batch.len() as i32;
-            self.batch.push(index);
-        }
-        *slot
+/// Data pages end, at the end of a row, once they hold this many rows
+/// (parquet-rs's default)...
+const PAGE_ROWS: usize = 20_000;
+
+/// ...or this many values (the frames of deep stacks).
+const PAGE_VALUES: usize = 1 << 17;
+
+/// A string column of a chunk's row groups, dictionary-encoded from the
+/// chunk's own numbering of its strings ([`Strings`]): parquet-rs's
+/// encoder takes values, and hashes and compares each against its
+/// dictionary (a quarter of the time at 5 frames a row); here a value is
+/// a number, and the row group's dictionary a vector indexed by it.
+///
+/// A row group's column chunk is what parquet-rs writes for a
+/// dictionary-encoded column in format 1.0 pages: a dictionary page
+/// (PLAIN: each string as its length and bytes) of the strings the row
+/// group uses, in order of first use, then data pages of at most
+/// [`PAGE_ROWS`] whole rows, each the repetition and definition levels
+/// and the values' dictionary numbers in the RLE/bit-packed hybrid;
+/// zstd-compressed, with an offset index and no statistics (the minimum
+/// and maximum frame or thread of a page tell a query little).
+struct StringColumn {
+    descr: ColumnDescPtr,
+    /// Whether a row is a list of strings (else one string or none).
+    list: bool,
+    /// Whether a row may have no string: a null, or an empty list.
+    nullable: bool,
+    /// Per string of the chunk, its number in the row group's dictionary
+    /// plus one (0: not in it).
+    numbers: Vec<u32>,
+    /// The row group's dictionary: strings of the chunk, in order of their
+    /// numbers.
+    dictionary: Vec<u32>,
+    /// The page being gathered: its values' dictionary numbers; per row of
+    /// one string or none, its definition level (1: a string); per row of a
+    /// list, its length (the levels follow).
+    values: Vec<u32>,
+    definitions: Vec<u32>,
+    lengths: Vec<u32>,
+    page_rows: usize,
+    /// The row group's data pages, encoded, each with its rows.
+    pages: Vec<(CompressedPage, usize)>,
+    /// The rows and the levels (values and missing values) in `pages`.
+    rows: usize,
+    levels: usize,
+}
+
+impl StringColumn {
+    fn new(descr: ColumnDescPtr) -> Result<Self, ParquetError> {
+        let (list, nullable) = match (descr.max_rep_level(), descr.max_def_level()) {
+            (0, 0) => (false, false),
+            (0, 1) => (false, true),
+            (1, 1) => (true, true),
+            levels => {
+                return Err(ParquetError::General(format!(
+                    "column {} has the levels {levels:?} of no string column written",
+                    descr.path()
+                )));
+            }
+        };
+        Ok(Self {
+            descr,
+            list,
+            nullable,
+            numbers: Vec::new(),
+            dictionary: Vec::new(),
+            values: Vec::new(),
+            definitions: Vec::new(),
+            lengths: Vec::new(),
+            page_rows: 0,
+            pages: Vec::new(),
+            rows: 0,
+            levels: 0,
+        })
     }
 
-    /// The batch's dictionary, and a fresh one for the next batch.
-    fn take_batch(&mut self) -> ArrayRef {
-        let values = StringArray::from_iter_values(
-            self.batch.iter().map(|&index| &self.values[index as usize]),
-        );
-        for &index in &self.batch {
-            self.in_batch[index as usize] = -1;
+    /// The number in the row group's dictionary of the chunk's string
+    /// numbered `string`, added if new.
+    fn number(&mut self, string: u32) -> u32 {
+        let index = string as usize;
+        if index >= self.numbers.len() {
+            self.numbers.resize(index + 1, 0);
         }
-        self.batch.clear();
-        Arc::new(values)
+        let slot = &mut self.numbers[index];
+        if *slot == 0 {
+            self.dictionary.push(string);
+            *slot = self.dictionary.len() as u32;
+        }
+        *slot - 1
+    }
+
+    /// Appends a row of one string or none (null).
+    fn push(&mut self, string: Option<u32>) {
+        debug_assert!(!self.list && (self.nullable || string.is_some()));
+        if let Some(string) = string {
+            let number = self.number(string);
+            self.values.push(number);
+        }
+        if self.nullable {
+            self.definitions.push(u32::from(string.is_some()));
+        }
+        self.page_rows += 1;
+    }
+
+    /// Appends `rows` rows of the same one string or none (null).
+    fn push_rows(
+        &mut self,
+        string: Option<u32>,
+        mut rows: usize,
+        compressor: &mut zstd::bulk::Compressor<'_>,
+    ) -> Result<(), ParquetError> {
+        debug_assert!(!self.list && (self.nullable || string.is_some()));
+        let number = string.map(|string| self.number(string));
+        while rows > 0 {
+            let page_rows = rows.min(PAGE_ROWS.saturating_sub(self.page_rows).max(1));
+            if let Some(number) = number {
+                self.values.resize(self.values.len() + page_rows, number);
+            }
+            if self.nullable {
+                let level = u32::from(number.is_some());
+                self.definitions
+                    .resize(self.definitions.len() + page_rows, level);
+            }
+            self.page_rows += page_rows;
+            rows -= page_rows;
+            if self.page_is_full() {
+                self.encode_page(compressor)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends a row of a list of strings.
+    fn push_list(&mut self, strings: &[u32]) {
+        debug_assert!(self.list);
+        for &string in strings {
+            let number = self.number(string);
+            self.values.push(number);
+        }
+        self.lengths.push(strings.len() as u32);
+        self.page_rows += 1;
+    }
+
+    fn page_is_full(&self) -> bool {
+        self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_VALUES
+    }
+
+    /// Encodes the rows gathered as a data page.
+    fn encode_page(
+        &mut self,
+        compressor: &mut zstd::bulk::Compressor<'_>,
+    ) -> Result<(), ParquetError> {
+        if self.page_rows == 0 {
+            return Ok(());
+        }
+        let mut page = Vec::with_capacity(self.values.len() * 2 + self.page_rows / 2 + 16);
+        let levels = if self.list {
+            // An empty list has one level (its definition 0), and a list of
+            // strings one per string.
+            let levels = self.values.len() + self.lengths.iter().filter(|&&n| n == 0).count();
+            put_levels(&mut page, |out| put_repetitions(out, &self.lengths, levels));
+            put_levels(&mut page, |out| {
+                if levels == self.values.len() {
+                    put_run(out, 1, levels, 1);
+                } else {
+                    let definitions = self.lengths.iter().flat_map(|&length| {
+                        std::iter::repeat_n(1, length as usize).chain((length == 0).then_some(0))
+                    });
+                    put_hybrid(out, &definitions.collect::<Vec<_>>(), 1);
+                }
+            });
+            levels
+        } else if self.nullable {
+            put_levels(&mut page, |out| put_hybrid(out, &self.definitions, 1));
+            self.definitions.len()
+        } else {
+            self.values.len()
+        };
+        let width = bit_width(self.dictionary.len().saturating_sub(1) as u32);
+        page.push(width as u8);
+        put_hybrid(&mut page, &self.values, width);
+        let compressed = compressor.compress(&page)?;
+        let data_page = Page::DataPage {
+            buf: Bytes::from(compressed),
+            num_values: levels as u32,
+            encoding: Encoding::RLE_DICTIONARY,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        };
+        self.pages
+            .push((CompressedPage::new(data_page, page.len()), self.page_rows));
+        self.rows += self.page_rows;
+        self.levels += levels;
+        self.page_rows = 0;
+        self.values.clear();
+        self.definitions.clear();
+        self.lengths.clear();
+        Ok(())
+    }
+
+    /// The row group's column chunk, its strings those of `strings`; the
+    /// column is then empty, for the chunk's next row group.
+    fn close(
+        &mut self,
+        strings: &Strings,
+        compressor: &mut zstd::bulk::Compressor<'_>,
+    ) -> Result<(Bytes, ColumnCloseResult), ParquetError> {
+        self.encode_page(compressor)?;
+        let mut plain = Vec::new();
+        for &string in &self.dictionary {
+            let text = strings.values[string as usize].as_bytes();
+            plain.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            plain.extend_from_slice(text);
+            self.numbers[string as usize] = 0;
+        }
+        let dictionary_page = Page::DictionaryPage {
+            buf: Bytes::from(compressor.compress(&plain)?),
+            num_values: self.dictionary.len() as u32,
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        };
+        self.dictionary.clear();
+        let data_pages = self.pages.len();
+        let mut sink = TrackedWrite::new(Vec::new());
+        let mut page_writer = SerializedPageWriter::new(&mut sink);
+        let written = page_writer.write_page(CompressedPage::new(dictionary_page, plain.len()))?;
+        let data_page_offset = written.compressed_size;
+        let mut compressed = written.compressed_size;
+        let mut uncompressed = written.uncompressed_size;
+        let mut offsets = OffsetIndexBuilder::new();
+        for (page, rows) in self.pages.drain(..) {
+            let written = page_writer.write_page(page)?;
+            offsets.append_offset_and_size(written.offset as i64, written.compressed_size as i32);
+            offsets.append_row_count(rows as i64);
+            compressed += written.compressed_size;
+            uncompressed += written.uncompressed_size;
+        }
+        page_writer.close()?;
+        let bytes = Bytes::from(sink.into_inner()?);
+        debug_assert_eq!(bytes.len(), compressed);
+        let metadata = ColumnChunkMetaData::builder(Arc::clone(&self.descr))
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_encodings(vec![
+                Encoding::PLAIN,
+                Encoding::RLE,
+                Encoding::RLE_DICTIONARY,
+            ])
+            .set_page_encoding_stats(vec![
+                PageEncodingStats {
+                    page_type: PageType::DICTIONARY_PAGE,
+                    encoding: Encoding::PLAIN,
+                    count: 1,
+                },
+                PageEncodingStats {
+                    page_type: PageType::DATA_PAGE,
+                    encoding: Encoding::RLE_DICTIONARY,
+                    count: data_pages as i32,
+                },
+            ])
+            .set_total_compressed_size(compressed as i64)
+            .set_total_uncompressed_size(uncompressed as i64)
+            .set_num_values(self.levels as i64)
+            .set_dictionary_page_offset(Some(0))
+            .set_data_page_offset(data_page_offset as i64)
+            .build()?;
+        let close = ColumnCloseResult {
+            bytes_written: compressed as u64,
+            rows_written: self.rows as u64,
+            metadata,
+            bloom_filter: None,
+            column_index: None,
+            offset_index: Some(offsets.build()),
+        };
+        self.rows = 0;
+        self.levels = 0;
+        Ok((bytes, close))
     }
 }
 
-/// Rows gathered, not yet encoded: column by column.
+/// The bits that hold numbers up to `max`.
+fn bit_width(max: u32) -> u32 {
+    u32::BITS - max.leading_zeros()
+}
+
+/// Appends levels as a format 1.0 data page has them: their length in 4
+/// bytes, then the levels (of at most 1) that `put` appends in the
+/// RLE/bit-packed hybrid.
+fn put_levels(out: &mut Vec<u8>, put: impl FnOnce(&mut Vec<u8>)) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    put(out);
+    let length = (out.len() - start - 4) as u32;
+    out[start..start + 4].copy_from_slice(&length.to_le_bytes());
+}
+
+/// Appends the repetition levels of lists of `lengths`, `levels` in all,
+/// bit-packed: 0 for each list's first string (or for an empty list), 1 for
+/// the others.
+fn put_repetitions(out: &mut Vec<u8>, lengths: &[u32], levels: usize) {
+    let mut bits = vec![u8::MAX; levels.div_ceil(8)];
+    let mut at = 0;
+    for &length in lengths {
+        bits[at / 8] &= !(1 << (at % 8));
+        at += (length as usize).max(1);
+    }
+    if !levels.is_multiple_of(8) {
+        // The last group's padding.
+        bits[levels / 8] &= (1 << (levels % 8)) - 1;
+    }
+    // A group of 8 levels of 1 bit is a byte.
+    for run in bits.chunks(PACKED_GROUPS) {
+        put_varint(out, ((run.len() as u64) << 1) | 1);
+        out.extend_from_slice(run);
+    }
+}
+
+/// Appends a run of `count` times `value`, of `width` bits, in the hybrid.
+fn put_run(out: &mut Vec<u8>, value: u32, count: usize, width: u32) {
+    put_varint(out, (count as u64) << 1);
+    let bytes = width.div_ceil(8) as usize;
+    out.extend_from_slice(&value.to_le_bytes()[..bytes]);
+}
+
+/// The most groups of 8 values in one bit-packed run: its header is then
+/// one byte, as parquet-rs writes it.
+const PACKED_GROUPS: usize = 63;
+
+/// Appends `values`, each of at most `width` bits, in Parquet's
+/// RLE/bit-packed hybrid: runs of 8 or more equal values as the count and
+/// the value, the others bit-packed, 8 values in `width` bytes.
+fn put_hybrid(out: &mut Vec<u8>, values: &[u32], width: u32) {
+    // Invariant: `values[packed..start]` are still to write, bit-packed;
+    // `values[start..at]` are equal.
+    let mut packed = 0;
+    let mut start = 0;
+    for at in 1..=values.len() {
+        if at < values.len() && values[at] == values[start] {
+            continue;
+        }
+        let mut run = at - start;
+        if run >= 8 {
+            // A bit-packed run holds whole groups of 8: the first of the
+            // equal values complete its last group.
+            let fill = (8 - (start - packed) % 8) % 8;
+            if start > packed {
+                put_packed(out, &values[packed..start + fill], width);
+                run -= fill;
+                packed = start + fill;
+            }
+            if run >= 8 {
+                put_run(out, values[start], run, width);
+                packed = at;
+            }
+        }
+        start = at;
+    }
+    if packed < values.len() {
+        put_packed(out, &values[packed..], width);
+    }
+}
+
+/// Appends `values` bit-packed (the last group padded with zeros).
+fn put_packed(out: &mut Vec<u8>, values: &[u32], width: u32) {
+    for run in values.chunks(PACKED_GROUPS * 8) {
+        let groups = run.len().div_ceil(8);
+        put_varint(out, ((groups as u64) << 1) | 1);
+        if width <= 16 {
+            // A group's 8 values fit in 128 bits: its `width` bytes.
+            for group in run.chunks(8) {
+                let mut bits = 0u128;
+                for (at, &value) in group.iter().enumerate() {
+                    bits |= u128::from(value) << (at as u32 * width);
+                }
+                out.extend_from_slice(&bits.to_le_bytes()[..width as usize]);
+            }
+            continue;
+        }
+        // Invariant: fewer than 8 bits wait in `bits`, so a value of up to
+        // 32 more fits.
+        let mut bits = 0u64;
+        let mut count = 0;
+        for at in 0..groups * 8 {
+            bits |= u64::from(run.get(at).copied().unwrap_or(0)) << count;
+            count += width;
+            while count >= 8 {
+                out.push(bits as u8);
+                bits >>= 8;
+                count -= 8;
+            }
+        }
+    }
+}
+
+/// Appends `value` as a ULEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Rows gathered for the columns written through arrow arrays, not yet
+/// encoded: column by column.
 #[derive(Default)]
 struct Batch {
-    event: Vec<i8>,
     time: Vec<Option<i64>>,
-    thread: Vec<Option<i32>>,
-    class: Vec<Option<i32>>,
     weight: Vec<f64>,
     size: Vec<Option<i64>>,
     tracked: Vec<Option<bool>>,
     live: Vec<Option<bool>>,
     gcs_survived: Vec<Option<i64>>,
     freed_by_gc_id: Vec<Option<i64>>,
-    /// Where each row's frames start in `frames`, and the end.
-    stack_offsets: Vec<i32>,
-    frames: Vec<i32>,
 }
 
 impl Batch {
     fn len(&self) -> usize {
-        self.event.len()
+        self.weight.len()
     }
 }
 
 /// A row group being encoded.
 struct Group {
+    /// Per Parquet column, its writer (those of the string columns unused).
     writers: Vec<ArrowColumnWriter>,
     rows: [u64; 4],
 }
+
+/// The string columns, in the order of [`STRING_COLUMNS`].
+const RECORDING: usize = 0;
+const EVENT: usize = 4;
+const THREAD: usize = 5;
+const CLASS: usize = 6;
+const STACK: usize = 7;
 
 /// Turning a chunk's samples into row groups.
 struct ChunkRows<'w, 'o, 'h> {
@@ -554,12 +983,21 @@ struct ChunkRows<'w, 'o, 'h> {
     sources: &'w [Source],
     batch: Batch,
     strings: Strings,
+    /// The string indexes of the identity's recording, host, JVM name and
+    /// version, the first four of [`STRING_COLUMNS`]: the same in each row,
+    /// written a batch at a time.
+    identity_strings: [Option<u32>; 4],
+    /// The string index of each of [`EVENT_TYPES`].
+    event_strings: [u32; 4],
+    /// The string columns, in the order of [`STRING_COLUMNS`].
+    columns: Vec<StringColumn>,
+    compressor: zstd::bulk::Compressor<'static>,
     /// The string index of each pooled thread and class (`None`: no text).
-    threads_and_classes: IdMap<(u64, u64), Option<i32>>,
+    threads_and_classes: IdMap<(u64, u64), Option<u32>>,
     /// The frames (string indexes) of each pooled stack trace.
-    stacks: IdMap<(u64, u64), Box<[i32]>>,
+    stacks: IdMap<(u64, u64), Box<[u32]>>,
     /// The string index of each frame: its pooled method and line.
-    frames: HashMap<(u64, u64, Option<u32>), i32>,
+    frames: HashMap<(u64, u64, Option<u32>), u32>,
     group: Option<Group>,
     hand_on: &'h mut dyn FnMut(RowGroup) -> Result<(), Stopped>,
     ended: Option<Ended>,
@@ -585,12 +1023,12 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
             .start_time
             .map(|ticks| epoch_nanos(self.header, ticks).div_euclid(1000));
         let size = sample.size.map(|size| size.min(i64::MAX as u64) as i64);
+        self.columns[EVENT].push(Some(self.event_strings[event]));
+        self.columns[THREAD].push(thread);
+        self.columns[CLASS].push(class);
         self.stack(text, &sample.stack_trace);
         let batch = &mut self.batch;
-        batch.event.push(event as i8);
         batch.time.push(time);
-        batch.thread.push(thread);
-        batch.class.push(class);
         batch.weight.push(sample.weight);
         batch.size.push(size);
         let count = |n: u64| Some(n.min(i64::MAX as u64) as i64);
@@ -615,6 +1053,14 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
                 rows: [0; 4],
             })
             .rows[event] += 1;
+        for column in &mut self.columns {
+            if column.page_is_full() {
+                if let Err(error) = column.encode_page(&mut self.compressor) {
+                    self.ended = Some(Ended::Failed(error));
+                    return;
+                }
+            }
+        }
         if self.batch.len() >= BATCH_ROWS {
             self.encode_batch();
             let rows: u64 = self.group.as_ref().map_or(0, |g| g.rows.iter().sum());
@@ -627,7 +1073,7 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
 
 impl ChunkRows<'_, '_, '_> {
     /// The string index of a thread's or class's text (`None`: it has none).
-    fn text_index(&mut self, text: &Flattener<'_, '_>, value: &Field<'_>) -> Option<i32> {
+    fn text_index(&mut self, text: &Flattener<'_, '_>, value: &Field<'_>) -> Option<u32> {
         match *value {
             Field::Pooled { class_id, key } => {
                 if let Some(&index) = self.threads_and_classes.get(&(class_id, key)) {
@@ -648,9 +1094,6 @@ impl ChunkRows<'_, '_, '_> {
 
     /// Appends a row's frames: a stack trace's, made once per chunk.
     fn stack(&mut self, text: &Flattener<'_, '_>, stack_trace: &Field<'_>) {
-        if self.batch.stack_offsets.is_empty() {
-            self.batch.stack_offsets.push(0);
-        }
         match *stack_trace {
             Field::Pooled { class_id, key } => {
                 if !self.stacks.contains_key(&(class_id, key)) {
@@ -658,20 +1101,18 @@ impl ChunkRows<'_, '_, '_> {
                     self.stacks.insert((class_id, key), frames);
                 }
                 let frames = &self.stacks[&(class_id, key)];
-                self.batch.frames.extend_from_slice(frames);
+                self.columns[STACK].push_list(frames);
             }
-            Field::Null => {}
+            Field::Null => self.columns[STACK].push_list(&[]),
             ref inline => {
                 let frames = self.frames_of(text, &inline.clone().into_value());
-                self.batch.frames.extend_from_slice(&frames);
+                self.columns[STACK].push_list(&frames);
             }
         }
-        let end = i32::try_from(self.batch.frames.len()).expect("a batch's frames fit in i32");
-        self.batch.stack_offsets.push(end);
     }
 
     /// The frames of a stack trace, as string indexes, top first.
-    fn frames_of(&mut self, text: &Flattener<'_, '_>, stack_trace: &Value) -> Box<[i32]> {
+    fn frames_of(&mut self, text: &Flattener<'_, '_>, stack_trace: &Value) -> Box<[u32]> {
         let stack = text.stack_parts(stack_trace);
         let mut frames = Vec::with_capacity(stack.frames.len() + 1);
         for frame in &stack.frames {
@@ -712,73 +1153,43 @@ impl ChunkRows<'_, '_, '_> {
         }
     }
 
-    fn try_encode(&mut self, mut batch: Batch) -> Result<(), ParquetError> {
+    fn try_encode(&mut self, batch: Batch) -> Result<(), ParquetError> {
         let rows = batch.len();
-        let strings = &mut self.strings;
-        for key in batch.thread.iter_mut().chain(&mut batch.class).flatten() {
-            *key = strings.in_batch(*key);
+        for (column, string) in self.identity_strings.into_iter().enumerate() {
+            self.columns[RECORDING + column].push_rows(string, rows, &mut self.compressor)?;
         }
-        for key in &mut batch.frames {
-            *key = strings.in_batch(*key);
-        }
-        let values = strings.take_batch();
-        let strings = |keys: Vec<Option<i32>>| -> ArrayRef {
-            Arc::new(DictionaryArray::<Int32Type>::new(
-                Int32Array::from(keys),
-                Arc::clone(&values),
-            ))
-        };
         let identity = self.writing.identity;
-        let constant = |value: Option<&str>| -> ArrayRef {
-            let values: ArrayRef = Arc::new(StringArray::from_iter_values(value));
-            let keys = Int32Array::from(vec![value.map(|_| 0); rows]);
-            Arc::new(DictionaryArray::<Int32Type>::new(keys, values))
-        };
-        let event_names: ArrayRef = Arc::new(StringArray::from_iter_values(EVENT_TYPES));
-        let frames =
-            DictionaryArray::<Int32Type>::new(Int32Array::from(batch.frames), Arc::clone(&values));
-        let stack = ListArray::try_new(
-            frames_field(),
-            OffsetBuffer::new(batch.stack_offsets.into()),
-            Arc::new(frames),
-            None,
-        )?;
-        let columns: [ArrayRef; 17] = [
-            constant(Some(&identity.recording)),
-            constant(identity.host.as_deref()),
+        // The columns that are not strings, in order.
+        let arrays: [ArrayRef; 9] = [
             Arc::new(Int64Array::from(vec![identity.pid; rows])),
             Arc::new(
                 TimestampMicrosecondArray::from(vec![identity.jvm_start_micros; rows])
                     .with_timezone("UTC"),
             ),
-            constant(identity.jvm_name.as_deref()),
-            constant(identity.jvm_version.as_deref()),
-            Arc::new(DictionaryArray::<Int8Type>::new(
-                Int8Array::from(batch.event),
-                event_names,
-            )),
             Arc::new(TimestampMicrosecondArray::from(batch.time).with_timezone("UTC")),
-            strings(batch.thread),
-            strings(batch.class),
             Arc::new(Float64Array::from(batch.weight)),
             Arc::new(Int64Array::from(batch.size)),
             Arc::new(BooleanArray::from(batch.tracked)),
             Arc::new(BooleanArray::from(batch.live)),
             Arc::new(Int64Array::from(batch.gcs_survived)),
             Arc::new(Int64Array::from(batch.freed_by_gc_id)),
-            Arc::new(stack),
         ];
         let group = self.group.as_mut().expect("rows belong to a group");
         if group.writers.is_empty() {
             group.writers = self.writing.factory.create_column_writers(0)?;
         }
-        let mut writers = group.writers.iter_mut();
-        for (array, field) in columns.iter().zip(self.writing.schema.fields()) {
+        // Each field but the last (the stack, a string column) is one
+        // Parquet column: a field's index is its column's.
+        let fields = self
+            .writing
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(column, _)| !self.writing.string_columns.contains(column));
+        for ((column, field), array) in fields.zip(&arrays) {
             for leaf in compute_leaves(field, array)? {
-                let writer = writers
-                    .next()
-                    .ok_or_else(|| ParquetError::General("a column without a writer".into()))?;
-                writer.write(&leaf)?;
+                group.writers[column].write(&leaf)?;
             }
         }
         Ok(())
@@ -793,26 +1204,182 @@ impl ChunkRows<'_, '_, '_> {
         if self.ended.is_some() {
             return;
         }
-        let columns: Result<Vec<ArrowColumnChunk>, ParquetError> =
-            group.writers.into_iter().map(|w| w.close()).collect();
-        let columns = match columns {
-            Ok(columns) => columns,
+        let group = match self.close_group(group) {
+            Ok(group) => group,
             Err(error) => {
                 self.ended = Some(Ended::Failed(error));
                 return;
             }
         };
+        if (self.hand_on)(group).is_err() {
+            self.ended = Some(Ended::Stopped);
+        }
+    }
+
+    /// The row group's column chunks.
+    fn close_group(&mut self, group: Group) -> Result<RowGroup, ParquetError> {
+        let mut columns = Vec::with_capacity(group.writers.len());
+        for (column, writer) in group.writers.into_iter().enumerate() {
+            let string = self
+                .writing
+                .string_columns
+                .iter()
+                .position(|&c| c == column);
+            columns.push(match string {
+                Some(string) => {
+                    let (bytes, close) =
+                        self.columns[string].close(&self.strings, &mut self.compressor)?;
+                    ColumnChunk::Strings(bytes, close)
+                }
+                None => ColumnChunk::Arrow(writer.close()?),
+            });
+        }
         let bytes = columns
             .iter()
             .map(|c| c.close().metadata.compressed_size().max(0) as usize)
             .sum();
-        let group = RowGroup {
+        Ok(RowGroup {
             columns,
             rows: group.rows,
             bytes,
-        };
-        if (self.hand_on)(group).is_err() {
-            self.ended = Some(Ended::Stopped);
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, ListArray, StringArray};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    /// Rows of a nullable string and of a list of strings.
+    struct Rows {
+        names: Vec<Option<u32>>,
+        lists: Vec<Vec<u32>>,
+    }
+
+    /// Runs of equal values of lengths about a bit-packed group's 8, after
+    /// groups left partial, among distinct values, enough for dictionary
+    /// numbers of more than 16 bits.
+    fn rows(count: usize) -> Rows {
+        let runs = [7, 8, 9, 3, 100, 2, 16, 17];
+        let mut names = Vec::with_capacity(count);
+        let mut segment = 0;
+        while names.len() < count {
+            let run = match segment {
+                10 => 5000,
+                _ if segment % 50 == 49 => runs[segment / 50 % runs.len()],
+                _ => 1,
+            };
+            let name = (segment % 41 != 0).then_some((segment * 7919 % 200_000) as u32);
+            names.extend(std::iter::repeat_n(name, run.min(count - names.len())));
+            segment += 1;
         }
+        let lists = (0..count)
+            .map(|row| {
+                // The first pages without an empty list, the others with.
+                let length = if row < 40_000 { 3 } else { row % 6 };
+                (0..length)
+                    .map(|at| (200_000 + (row + at) % 30) as u32)
+                    .collect()
+            })
+            .collect();
+        Rows { names, lists }
+    }
+
+    #[test]
+    fn string_columns_encoded_here_read_back_through_parquet_rs() {
+        let schema = Arc::new(Schema::new(vec![
+            ArrowField::new("name", DataType::Utf8, true),
+            ArrowField::new(
+                "list",
+                DataType::List(Arc::new(ArrowField::new_list_field(DataType::Utf8, false))),
+                false,
+            ),
+            ArrowField::new("constant", DataType::Utf8, false),
+        ]));
+        let parquet_schema = ArrowSchemaConverter::new().convert(&schema).unwrap();
+        let mut strings = Strings::default();
+        for string in 0..200_030 {
+            strings.index(&format!("s{string}"));
+        }
+        let constant = strings.index("constant");
+        let mut columns: Vec<StringColumn> = parquet_schema
+            .columns()
+            .iter()
+            .map(|leaf| StringColumn::new(Arc::clone(leaf)).unwrap())
+            .collect();
+        let mut compressor = zstd::bulk::Compressor::new(1).unwrap();
+        let rows = rows(130_000);
+        let distinct: std::collections::HashSet<_> = rows.names[..100_000].iter().collect();
+        assert!(
+            distinct.len() > 1 << 16,
+            "the first row group's numbers have 17 bits"
+        );
+        let mut file = SerializedFileWriter::new(
+            Vec::new(),
+            parquet_schema.root_schema_ptr(),
+            Arc::new(WriterProperties::builder().build()),
+        )
+        .unwrap();
+        // Two row groups, the second from the columns the first left.
+        for group in [0..100_000, 100_000..rows.names.len()] {
+            for row in group.clone() {
+                columns[0].push(rows.names[row]);
+                columns[1].push_list(&rows.lists[row]);
+                for column in &mut columns[..2] {
+                    if column.page_is_full() {
+                        column.encode_page(&mut compressor).unwrap();
+                    }
+                }
+            }
+            columns[2]
+                .push_rows(Some(constant), group.len(), &mut compressor)
+                .unwrap();
+            let mut row_group = file.next_row_group().unwrap();
+            for column in &mut columns {
+                let (bytes, close) = column.close(&strings, &mut compressor).unwrap();
+                row_group.append_column(&bytes, close).unwrap();
+            }
+            row_group.close().unwrap();
+        }
+        let bytes = Bytes::from(file.into_inner().unwrap());
+
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
+        let text = |string: u32| format!("s{string}");
+        let mut row = 0;
+        for batch in reader {
+            let batch = batch.unwrap();
+            let names = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            let lists = batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .unwrap();
+            let constants = batch
+                .column(2)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            for at in 0..batch.num_rows() {
+                let name = (!names.is_null(at)).then(|| names.value(at).to_owned());
+                assert_eq!(name, rows.names[row].map(text), "row {row}");
+                let list = lists.value(at);
+                let list = list.as_any().downcast_ref::<StringArray>().unwrap();
+                let list: Vec<&str> = list.iter().map(Option::unwrap).collect();
+                let expected: Vec<String> = rows.lists[row].iter().copied().map(text).collect();
+                assert_eq!(list, expected, "row {row}");
+                assert_eq!(constants.value(at), "constant");
+                row += 1;
+            }
+        }
+        assert_eq!(row, rows.names.len());
     }
 }
