@@ -115,16 +115,57 @@ pub const EVENT_TYPES: [&str; 4] = [
     jfr_format::names::event::OBJECT_ALLOCATION_OUTSIDE_TLAB,
 ];
 
+/// The columns' names, each once: the table's own vocabulary (some are
+/// also JFR field names, with another meaning there).
+pub mod column {
+    /// See the [module doc](super).
+    pub const RECORDING: &str = "recording";
+    /// See the [module doc](super).
+    pub const HOST: &str = "host";
+    /// See the [module doc](super).
+    pub const PID: &str = "pid";
+    /// See the [module doc](super).
+    pub const JVM_START: &str = "jvm_start";
+    /// See the [module doc](super).
+    pub const JVM_NAME: &str = "jvm_name";
+    /// See the [module doc](super).
+    pub const JVM_VERSION: &str = "jvm_version";
+    /// See the [module doc](super).
+    pub const EVENT: &str = "event";
+    /// See the [module doc](super).
+    pub const TIME: &str = "time";
+    /// See the [module doc](super).
+    pub const THREAD: &str = "thread";
+    /// See the [module doc](super).
+    pub const CLASS: &str = "class";
+    /// See the [module doc](super).
+    pub const WEIGHT: &str = "weight";
+    /// See the [module doc](super).
+    pub const SIZE: &str = "size";
+    /// See the [module doc](super).
+    pub const TRACKED: &str = "tracked";
+    /// See the [module doc](super).
+    pub const LIVE: &str = "live";
+    /// See the [module doc](super).
+    pub const GCS_SURVIVED: &str = "gcs_survived";
+    /// See the [module doc](super).
+    pub const FREED_BY_GC_ID: &str = "freed_by_gc_id";
+    /// See the [module doc](super).
+    pub const STACK: &str = "stack";
+    /// The stack's frames, as Parquet paths a list's items.
+    pub const STACK_FRAMES: &str = "stack.list.item";
+}
+
 /// The string columns (their Parquet paths).
 const STRING_COLUMNS: [&str; 8] = [
-    "recording",
-    "host",
-    "jvm_name",
-    "jvm_version",
-    "event",
-    "thread",
-    "class",
-    "stack.list.item",
+    column::RECORDING,
+    column::HOST,
+    column::JVM_NAME,
+    column::JVM_VERSION,
+    column::EVENT,
+    column::THREAD,
+    column::CLASS,
+    column::STACK_FRAMES,
 ];
 
 /// The most rows in a row group: a chunk's rows are one row group unless
@@ -204,23 +245,23 @@ pub fn schema() -> SchemaRef {
     let string = || DataType::Utf8;
     let frames = ArrowField::new_list_field(DataType::Utf8, false);
     Arc::new(Schema::new(vec![
-        ArrowField::new("recording", string(), false),
-        ArrowField::new("host", string(), true),
-        ArrowField::new("pid", DataType::Int64, true),
-        ArrowField::new("jvm_start", timestamp(), true),
-        ArrowField::new("jvm_name", string(), true),
-        ArrowField::new("jvm_version", string(), true),
-        ArrowField::new("event", string(), false),
-        ArrowField::new("time", timestamp(), true),
-        ArrowField::new("thread", string(), true),
-        ArrowField::new("class", string(), true),
-        ArrowField::new("weight", DataType::Float64, false),
-        ArrowField::new("size", DataType::Int64, true),
-        ArrowField::new("tracked", DataType::Boolean, true),
-        ArrowField::new("live", DataType::Boolean, true),
-        ArrowField::new("gcs_survived", DataType::Int64, true),
-        ArrowField::new("freed_by_gc_id", DataType::Int64, true),
-        ArrowField::new("stack", DataType::List(Arc::new(frames)), false),
+        ArrowField::new(column::RECORDING, string(), false),
+        ArrowField::new(column::HOST, string(), true),
+        ArrowField::new(column::PID, DataType::Int64, true),
+        ArrowField::new(column::JVM_START, timestamp(), true),
+        ArrowField::new(column::JVM_NAME, string(), true),
+        ArrowField::new(column::JVM_VERSION, string(), true),
+        ArrowField::new(column::EVENT, string(), false),
+        ArrowField::new(column::TIME, timestamp(), true),
+        ArrowField::new(column::THREAD, string(), true),
+        ArrowField::new(column::CLASS, string(), true),
+        ArrowField::new(column::WEIGHT, DataType::Float64, false),
+        ArrowField::new(column::SIZE, DataType::Int64, true),
+        ArrowField::new(column::TRACKED, DataType::Boolean, true),
+        ArrowField::new(column::LIVE, DataType::Boolean, true),
+        ArrowField::new(column::GCS_SURVIVED, DataType::Int64, true),
+        ArrowField::new(column::FREED_BY_GC_ID, DataType::Int64, true),
+        ArrowField::new(column::STACK, DataType::List(Arc::new(frames)), false),
     ]))
 }
 
@@ -279,7 +320,7 @@ pub fn write(
         source,
     };
     let schema = schema();
-    let time = ColumnPath::from("time");
+    let time = ColumnPath::from(column::TIME);
     let properties = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_created_by(format!("heapsampler {}", env!("CARGO_PKG_VERSION")))
@@ -290,8 +331,8 @@ pub fn write(
         // The identity's pid and start are the same in every row: plain
         // pages of them compress to next to nothing, and a dictionary would
         // look up each value (a fiftieth of the time).
-        .set_column_dictionary_enabled(ColumnPath::from("pid"), false)
-        .set_column_dictionary_enabled(ColumnPath::from("jvm_start"), false)
+        .set_column_dictionary_enabled(ColumnPath::from(column::PID), false)
+        .set_column_dictionary_enabled(ColumnPath::from(column::JVM_START), false)
         .set_statistics_enabled(EnabledStatistics::Page)
         .build();
     let parquet_schema = ArrowSchemaConverter::new()

@@ -19,7 +19,42 @@ const SCANNED: [&str; 6] = [
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 18] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 25] = [
+    (
+        "convert/src/output/parquet.rs",
+        "thread",
+        "a column of heapsampler's Parquet table",
+    ),
+    (
+        "convert/src/output/parquet.rs",
+        "class",
+        "a column of heapsampler's Parquet table",
+    ),
+    (
+        "convert/src/output/parquet.rs",
+        "pid",
+        "a column of heapsampler's Parquet table",
+    ),
+    (
+        "convert/src/output/parquet.rs",
+        "weight",
+        "a column of heapsampler's Parquet table",
+    ),
+    (
+        "convert/src/output/parquet.rs",
+        "size",
+        "a column of heapsampler's Parquet table",
+    ),
+    (
+        "convert/src/output/parquet.rs",
+        "tracked",
+        "a column of heapsampler's Parquet table",
+    ),
+    (
+        "convert/src/output/parquet.rs",
+        "live",
+        "a column of heapsampler's Parquet table",
+    ),
     (
         "convert/src/output/pprof.rs",
         "thread",
