@@ -9,6 +9,7 @@ use heapsampler_test_support::heapsampler_command;
 use heapsampler_test_support::{heapsampler, text};
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// The bytes `top --live` estimates live in `recording`, and the line that
 /// says what live means there.
@@ -154,14 +155,24 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     ]);
     assert!(attached.status.success(), "{}", text(&attached.stderr));
 
-    let dumped = heapsampler(["dump", &pid, "-o", &path("now.jfr"), "--agent", agent]);
-    let said = text(&dumped.stderr);
-    assert!(dumped.status.success(), "{said}");
+    // Dumped again until a snapshot holds an object no collection has
+    // reached: just after the attach, a loaded machine's JVM may have
+    // allocated no sample yet, or seen each one freed already.
+    let started = Instant::now();
+    let (said, live, statement) = loop {
+        let dumped = heapsampler(["dump", &pid, "-o", &path("now.jfr"), "--agent", agent]);
+        let said = text(&dumped.stderr);
+        assert!(dumped.status.success(), "{said}");
+        let (live, statement) = live_total(Path::new(&path("now.jfr")));
+        if live > 0.0 || started.elapsed() > Duration::from_secs(60) {
+            break (said, live, statement);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
     assert!(
         said.contains("heapsampler: live: not collected yet"),
         "{said}"
     );
-    let (live, statement) = live_total(Path::new(&path("now.jfr")));
     assert!(
         statement.starts_with("live: not collected yet"),
         "{statement}"
