@@ -46,12 +46,15 @@ fn main() {
     let mut cargo = Command::new(env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
     cargo.args(["build", "--package", "heapsampler-agent-cdylib"]);
     let repository_package = agent_root.join("cdylib/Cargo.toml");
-    let lock_file = agent_root.join("../Cargo.lock");
+    // What the agent is built from, besides the files its dep-info lists.
+    let mut watched = Vec::new();
     if repository_package.is_file() {
         cargo
             .arg("--locked")
             .arg("--manifest-path")
             .arg(&repository_package);
+        // The workspace's, one level above the agent's package.
+        watched.push(agent_root.join("../Cargo.lock"));
     } else {
         let manifest = library_package(&out_dir.join("agent-package"), &agent_root);
         cargo.arg("--offline").arg("--manifest-path").arg(manifest);
@@ -94,10 +97,6 @@ fn main() {
     let dep_info = built.join("libheapsampler.d");
     let sources = std::fs::read_to_string(&dep_info)
         .unwrap_or_else(|error| fail(&format!("reading {}: {error}", dep_info.display())));
-    let mut watched: Vec<PathBuf> = Some(lock_file)
-        .filter(|lock| lock.is_file())
-        .into_iter()
-        .collect();
     for source in dependencies(&sources) {
         if let Some(manifest) = package_manifest(&source) {
             watched.push(manifest);
