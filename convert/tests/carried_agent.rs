@@ -253,9 +253,12 @@ fn the_published_packages_install_a_heapsampler_that_records() {
         else {
             continue;
         };
+        // Stamped now (-m), not with the packaged times, so that Cargo
+        // builds this run's sources rather than finding the last run's
+        // artifacts, at the same paths, fresh.
         succeed(
             Command::new("tar")
-                .arg("-xzf")
+                .arg("-xzmf")
                 .arg(&path)
                 .arg("-C")
                 .arg(&crates),
