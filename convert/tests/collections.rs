@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{heapsampler_command, jmc_check, text};
+use support::{MissionControl, heapsampler_command, text};
 
 const STEPS: usize = 4;
 
@@ -268,7 +268,12 @@ fn g1_collections_are_the_jdks_with_their_causes_and_pauses() {
         );
     }
 
-    let rule = mission_control_rules(&file);
+    let Some(rule) = mission_control_rules(
+        "g1_collections_are_the_jdks_with_their_causes_and_pauses",
+        &file,
+    ) else {
+        return;
+    };
     // Its verdict stays OK unless every collection was System.gc()'s (it
     // divides two integers); its text says System.gc() caused some.
     let system_gc = rule("SystemGc");
@@ -284,9 +289,10 @@ fn g1_collections_are_the_jdks_with_their_causes_and_pauses() {
 /// GC events let run (n/a before) run: the leak rule, which threw on an
 /// undeclared young/old type, and those of the pauses, the configuration
 /// and the metaspace. LongGcPause needs jdk.GCPhasePauseLevel1 said enabled
-/// exactly once in the file. Returns each rule's line by its id.
-fn mission_control_rules(file: &Path) -> impl Fn(&str) -> String {
-    let output = jmc_check(["-v".as_ref(), file.as_os_str()]);
+/// exactly once in the file. Returns each rule's line by its id, or
+/// `None` where `test` has no checker.
+fn mission_control_rules(test: &str, file: &Path) -> Option<impl Fn(&str) -> String> {
+    let output = MissionControl::find(test)?.run(["-v".as_ref(), file.as_os_str()]);
     let report = text(&output.stdout);
     assert!(
         output.status.success() && !report.contains("RULE-EXCEPTION"),
@@ -313,7 +319,7 @@ fn mission_control_rules(file: &Path) -> impl Fn(&str) -> String {
         let line = rule(id);
         assert!(!line.starts_with(&format!("RULE {id} NA ")), "{line}");
     }
-    rule
+    Some(rule)
 }
 
 /// A recording of several chunks (`--max-size` cuts them small and drops
@@ -332,7 +338,10 @@ fn a_rotated_recording_keeps_mission_controls_gc_rules_running() {
     let summary = support::summary(&file);
     assert!(support::summary_chunks(&summary) > 1, "{summary}");
     // Mission Control's gate for LongGcPause: exactly one enabled setting.
-    let _rules = mission_control_rules(&file);
+    let _rules = mission_control_rules(
+        "a_rotated_recording_keeps_mission_controls_gc_rules_running",
+        &file,
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use heapsampler_test_support::{self as support, DEADLINE, Deadline};
 
-use heapsampler_test_support::{heapsampler_command, heapsampler_ok, jmc_check, text};
+use heapsampler_test_support::{MissionControl, heapsampler_command, heapsampler_ok, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,29 +47,6 @@ fn start_times(document: &serde_json::Value, event_type: &str) -> Vec<String> {
         .collect()
 }
 
-/// `jmc-check --leaks`: Mission Control's count of old object events, the
-/// leak objects of its reference tree and the tree's roots.
-fn jmc_leaks(path: &Path) -> (u64, u64, u64) {
-    let output = jmc_check([Path::new("--leaks"), path]);
-    let said = text(&output.stdout);
-    assert!(output.status.success(), "{said}{}", text(&output.stderr));
-    assert!(said.contains("LOG warnings: 0"), "{said}");
-    let number_after = |key: &str| -> u64 {
-        let at = said.find(key).unwrap_or_else(|| panic!("{key} in {said}")) + key.len();
-        said[at..]
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    (
-        number_after("OldObjectSample events="),
-        number_after("leakObjects="),
-        number_after("rootObjects(trees)="),
-    )
-}
-
 /// The count `heapsampler summary` gives for `event_type`.
 fn our_count(summary: &str, event_type: &str) -> u64 {
     summary
@@ -85,7 +62,7 @@ fn our_count(summary: &str, event_type: &str) -> u64 {
 /// events and whose earlier chunk ends' still in it are `snapshots`:
 /// one live set under the JDK's name, each object once in Mission
 /// Control, all of it written at one moment, after every renamed one.
-fn assert_one_live_set(path: &Path, samples: u64, snapshots: u64) {
+fn assert_one_live_set(test: &str, path: &Path, samples: u64, snapshots: u64) {
     let summary = support::summary(path);
     assert_eq!(
         support::summary_count(&summary, SAMPLE),
@@ -108,7 +85,9 @@ fn assert_one_live_set(path: &Path, samples: u64, snapshots: u64) {
     let lines = support::dump_types(path, &[SAMPLE, SNAPSHOT]);
     let named = |name: &str| lines.iter().filter(|l| l.starts_with(name)).count() as u64;
     assert_eq!((named(SAMPLE), named(SNAPSHOT)), (samples, snapshots));
-    assert_eq!(jmc_leaks(path), (samples, samples, samples));
+    if let Some(jmc) = MissionControl::find(test) {
+        assert_eq!(jmc.leak_counts(path), (samples, samples, samples));
+    }
     let (ours, _) = heapsampler_ok(["summary", path.to_str().unwrap()]);
     assert_eq!(our_count(&ours, SAMPLE), samples, "{ours}");
     assert_eq!(our_count(&ours, SNAPSHOT), snapshots, "{ours}");
@@ -137,7 +116,12 @@ fn a_rotated_recording_holds_its_ends_live_set_once_and_the_earlier_ones_renamed
     assert!(live_at_end > 100, "{live_at_end} live at the end");
     let snapshots = support::summary_count(&summary, SNAPSHOT);
     assert!(snapshots > 0, "earlier chunk ends' in the file: {summary}");
-    assert_one_live_set(&path, live_at_end, snapshots);
+    assert_one_live_set(
+        "a_rotated_recording_holds_its_ends_live_set_once_and_the_earlier_ones_renamed",
+        &path,
+        live_at_end,
+        snapshots,
+    );
 
     // JDK 25's parser reads the two types as 17's does.
     let jfr_25 = Path::new(JFR_25);
@@ -212,7 +196,12 @@ fn a_killed_jvm_leaves_its_newest_chunk_ends_live_set() {
     let samples = support::summary_count(&summary, SAMPLE);
     let snapshots = support::summary_count(&summary, SNAPSHOT);
     assert!(samples > 0 && snapshots > 0, "{summary}");
-    assert_one_live_set(&path, samples, snapshots);
+    assert_one_live_set(
+        "a_killed_jvm_leaves_its_newest_chunk_ends_live_set",
+        &path,
+        samples,
+        snapshots,
+    );
     // The JVM's end never came: no end's live objects.
     assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 0);
 }
@@ -260,7 +249,12 @@ fn a_dump_holds_its_own_live_set_once() {
     let samples = support::summary_count(&summary, SAMPLE);
     let snapshots = support::summary_count(&summary, SNAPSHOT);
     assert!(samples > 0 && snapshots > 0, "{summary}");
-    assert_one_live_set(&snapshot, samples, snapshots);
+    assert_one_live_set(
+        "a_dump_holds_its_own_live_set_once",
+        &snapshot,
+        samples,
+        snapshots,
+    );
 }
 
 /// A `.jfr.zst` recording cannot rename what a chunk's end wrote once the

@@ -8,7 +8,7 @@
 
 use heapsampler_test_support::{self as support, DEADLINE, Deadline};
 
-use heapsampler_test_support::{heapsampler, heapsampler_command, jmc_check, text};
+use heapsampler_test_support::{MissionControl, heapsampler, heapsampler_command, text};
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -64,8 +64,8 @@ fn failed_in(line: &str) -> Option<&str> {
 /// thread that failed and where (`failed_in`, as the workload said); and
 /// the old objects written with it, most of them `Leak.keep`'s (its arrays
 /// fill the heap; `Churn.garbage`'s die at once, so few are live at any
-/// moment).
-fn assert_holds_the_exhaustion(path: &Path, failed_in: &str) {
+/// moment). Mission Control parses it, where `test` has its checker.
+fn assert_holds_the_exhaustion(test: &str, path: &Path, failed_in: &str) {
     let summary = support::summary(path);
     assert!(
         support::summary_count(&summary, "heapsampler.HeapExhausted") >= 1,
@@ -107,7 +107,10 @@ fn assert_holds_the_exhaustion(path: &Path, failed_in: &str) {
         "{leaked} of {} old objects are Leak.keep's",
         old_objects.len()
     );
-    let parsed = jmc_check([path.to_str().unwrap()]);
+    let Some(jmc) = MissionControl::find(test) else {
+        return;
+    };
+    let parsed = jmc.run([path.to_str().unwrap()]);
     let said = text(&parsed.stdout);
     assert!(
         matches!(parsed.status.code(), Some(0 | 1)) && said.contains("RESULT: parsed"),
@@ -151,7 +154,11 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
             .contains("heapsampler: live: reachable at the end (collected before the final sweep)"),
         "{stderr}"
     );
-    assert_holds_the_exhaustion(&recording, failed);
+    assert_holds_the_exhaustion(
+        "running_out_of_heap_is_recorded_with_what_filled_it",
+        &recording,
+        failed,
+    );
 
     let top = heapsampler([
         "top",
@@ -171,7 +178,11 @@ fn running_out_of_heap_is_recorded_with_what_filled_it() {
 
     // Mission Control's Memory Leak page: its trees are of the leaked
     // long[] arrays, more of them than of anything else.
-    let leaks = jmc_check(["--leaks", recording.to_str().unwrap()]);
+    let Some(jmc) = MissionControl::find("running_out_of_heap_is_recorded_with_what_filled_it")
+    else {
+        return;
+    };
+    let leaks = jmc.run(["--leaks", recording.to_str().unwrap()]);
     let trees = text(&leaks.stdout);
     assert!(leaks.status.success(), "{trees}{}", text(&leaks.stderr));
     let count = |class: &str| {
@@ -207,7 +218,11 @@ fn a_jvm_killed_after_running_out_of_heap_leaves_what_filled_it() {
     // The marker was flushed before the error was thrown, so before `oom`.
     drop(running);
 
-    assert_holds_the_exhaustion(&recording, &failed);
+    assert_holds_the_exhaustion(
+        "a_jvm_killed_after_running_out_of_heap_leaves_what_filled_it",
+        &recording,
+        &failed,
+    );
     let summary = support::summary(&recording);
     assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 0);
     let top = heapsampler(["top", recording.to_str().unwrap(), "--live"]);

@@ -88,9 +88,73 @@ pub fn record_with_agent(path: &Path, flags: &[&str], name: &str, args: &[&str])
     text(&output.stdout)
 }
 
-/// Mission Control's parser and rules, headless (`shared/jmc/README.md`),
-/// from the workspace's sibling `shared/` folder, as CI lays it out.
-pub fn jmc_check<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
-    let jmc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/jmc/jmc-check");
-    Command::new(jmc).args(args).output_in_time()
+/// The environment variable that names `jmc-check`, Mission Control's
+/// parser and rules run headless (`shared/jmc/README.md` beside the
+/// repository in CI, which `.ci/run` names here).
+pub const JMC_CHECK_VARIABLE: &str = "HEAPSAMPLER_JMC_CHECK";
+
+/// Mission Control's parser and rules, headless: `jmc-check`, which no
+/// package registry offers, so a clone of the repository alone lacks it.
+#[derive(Debug, Clone)]
+pub struct MissionControl {
+    program: PathBuf,
+}
+
+impl MissionControl {
+    /// `jmc-check` where [`JMC_CHECK_VARIABLE`] names it. Without it, `None`
+    /// and one line saying that `test`'s check of what Mission Control
+    /// shows is skipped, except in CI (`CI=true`), where `.ci/run` names it
+    /// and its absence fails the test. A name given that is no file fails
+    /// the test anywhere: it was meant to run.
+    pub fn find(test: &str) -> Option<Self> {
+        let Some(program) = std::env::var_os(JMC_CHECK_VARIABLE) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{test}: CI=true and {JMC_CHECK_VARIABLE} is not set: .ci/run sets it to \
+                 ../shared/jmc/jmc-check"
+            );
+            eprintln!(
+                "{test}: skipped Mission Control's check: {JMC_CHECK_VARIABLE} does not name \
+                 jmc-check (its parser and rules, headless), which CI has beside the repository"
+            );
+            return None;
+        };
+        let program = PathBuf::from(program);
+        assert!(
+            program.is_file(),
+            "{test}: {JMC_CHECK_VARIABLE}={} is no file",
+            program.display()
+        );
+        Some(Self { program })
+    }
+
+    /// `jmc-check ARGS...`, under the tests' deadline, whatever its outcome.
+    pub fn run<S: AsRef<OsStr>>(&self, args: impl IntoIterator<Item = S>) -> Output {
+        Command::new(&self.program).args(args).output_in_time()
+    }
+
+    /// `jmc-check --leaks PATH`, which must succeed with no warning of
+    /// Mission Control's parser: its count of old object events, and the
+    /// leak objects and roots of the reference tree its Memory Leak page
+    /// builds of them.
+    pub fn leak_counts(&self, path: &Path) -> (u64, u64, u64) {
+        let output = self.run([Path::new("--leaks"), path]);
+        let said = text(&output.stdout);
+        assert!(output.status.success(), "{said}{}", text(&output.stderr));
+        assert!(said.contains("LOG warnings: 0"), "{said}");
+        let number_after = |key: &str| -> u64 {
+            let at = said.find(key).unwrap_or_else(|| panic!("{key} in {said}")) + key.len();
+            said[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (
+            number_after("OldObjectSample events="),
+            number_after("leakObjects="),
+            number_after("rootObjects(trees)="),
+        )
+    }
 }

@@ -22,8 +22,8 @@ pub mod python;
 pub mod recordings;
 
 pub use cli::{
-    heapsampler, heapsampler_command, heapsampler_exe, heapsampler_exit, heapsampler_ok, jmc_check,
-    record_with_agent, text,
+    JMC_CHECK_VARIABLE, MissionControl, heapsampler, heapsampler_command, heapsampler_exe,
+    heapsampler_exit, heapsampler_ok, record_with_agent, text,
 };
 
 pub use process::{DEADLINE, Deadline, Watched};
