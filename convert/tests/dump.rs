@@ -4,7 +4,7 @@
 
 use heapsampler_test_support as support;
 
-use heapsampler_test_support::heapsampler_exit;
+use heapsampler_test_support::{Deadline as _, heapsampler_exit};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -105,6 +105,135 @@ fn dump_a_running_jvm_and_a_file_being_written() {
         support::summary_count(&support::summary(&file), "heapsampler.ObjectLifetime"),
         all
     );
+}
+
+/// `heapsampler ARGS...` with its cache in `dir`, so that the agent it
+/// would write out of itself is a file of its own there (another file
+/// than any a JVM of the test loaded): its exit code and standard error.
+fn heapsampler_cached_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = support::heapsampler_command(args)
+        .env("XDG_CACHE_HOME", dir)
+        .env_remove("HEAPSAMPLER_AGENT")
+        .output_in_time();
+    (output.status.code(), support::text(&output.stderr))
+}
+
+/// A recording started with `-agentpath:` is reached by `dump PID` and
+/// `detach PID` whatever agent the command carries or is given (each file a
+/// JVM loads is an agent of its own, and only the one recording knows the
+/// recording): they load the file the JVM's recording announces. An
+/// `attach` meanwhile is refused, naming it.
+#[test]
+fn dump_and_detach_reach_a_recording_started_with_agentpath() {
+    let dir = support::temp_dir("convert_dump_agentpath");
+    // A name that jcmd's listing of properties escapes: a space, a colon,
+    // an equals sign, a hash and a letter past ASCII.
+    let file = dir.join("started at: #1 = Zürich.jfr");
+    let snapshot = dir.join("snapshot.jfr");
+    let other_agent = dir.join("libheapsampler-copy.so");
+    std::fs::copy(agent(), &other_agent).unwrap();
+    let agentpath = format!(
+        "-agentpath:{}=file={},interval=64k",
+        agent().display(),
+        file.display()
+    );
+    let mut jvm = support::running_jvm_with(&[agentpath]);
+    let pid = jvm.id().to_string();
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+
+    // The command's own agent, written out to the cache: not the JVM's.
+    let (code, stderr) = heapsampler_cached_in(&dir, &["dump", &pid, "-o", &path(&snapshot)]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(samples(&snapshot) > 0);
+
+    let (code, stderr) = heapsampler_cached_in(
+        &dir,
+        &["attach", &pid, "-o", &path(&dir.join("second.jfr"))],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "a recording is already running in JVM {pid} (to {})",
+            file.display()
+        )) && stderr.contains(&format!("the agent loaded from {}", agent().display())),
+        "{stderr}"
+    );
+
+    // Another file named: the recording's own is asked, and said to be.
+    let (code, stderr) =
+        heapsampler_cached_in(&dir, &["detach", &pid, "--agent", &path(&other_agent)]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "JVM {pid} samples with the agent loaded from {}, not --agent's {}",
+            agent().display(),
+            other_agent.display()
+        )),
+        "{stderr}"
+    );
+    // The report of the recording the JVM announced, its name read back
+    // from jcmd's escaped listing.
+    assert!(
+        stderr.contains(&format!("recording: {}", file.display())),
+        "{stderr}"
+    );
+    let (code, stderr) = heapsampler_cached_in(&dir, &["detach", &pid]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("has no heapsampler recording running"),
+        "{stderr}"
+    );
+    // The next attach goes through the copy that holds the JVM's sampling
+    // (JVMTI lets one agent sample), not the command's own.
+    let next = dir.join("next.jfr");
+    let (code, stderr) = heapsampler_cached_in(&dir, &["attach", &pid, "-o", &path(&next)]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stderr) = heapsampler_cached_in(&dir, &["detach", &pid]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("recording: {}", next.display())),
+        "{stderr}"
+    );
+    assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
+    jvm.kill().unwrap();
+    jvm.wait().unwrap();
+    let recorded = samples(&file);
+    assert!(recorded >= samples(&snapshot), "{recorded}");
+    assert!(samples(&next) > 0);
+}
+
+/// A JVM whose recording is announced by another version of the agent:
+/// the command says so before it asks that agent. (No agent of another
+/// version is at hand, so the JVM announces one by its own properties,
+/// naming this build's agent file, which then finds no recording to dump.)
+#[test]
+fn dump_says_when_another_version_records() {
+    let dir = support::temp_dir("convert_dump_other_version");
+    let announced = dir.join("elsewhere.jfr");
+    let mut jvm = support::running_jvm_with(&[
+        "-Dheapsampler.agent.version=0.0.1".to_owned(),
+        format!("-Dheapsampler.agent.library={}", agent().display()),
+        format!("-Dheapsampler.recording={}", announced.display()),
+    ]);
+    let pid = jvm.id().to_string();
+    let snapshot = dir.join("snapshot.jfr");
+    let (code, stderr) =
+        heapsampler_cached_in(&dir, &["dump", &pid, "-o", snapshot.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "JVM {pid} samples with heapsampler 0.0.1's agent ({}); this is heapsampler {}",
+            agent().display(),
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("JVM {pid} wrote no snapshot")),
+        "{stderr}"
+    );
+    jvm.kill().unwrap();
+    jvm.wait().unwrap();
 }
 
 #[test]

@@ -16,10 +16,13 @@
 //!   parsed and checked without a JVM, so that the command line checks it too.
 //! - [`liveness`]: the table of sampled objects still tracked, swept after each
 //!   garbage collection to learn which of them died.
+//! - [`announcement`]: the system properties by which the agent that records
+//!   in a JVM says so, for the command line to find it.
 //!
 //! The agent (`heapsampler-agent`) connects these to JVMTI; any Rust program can
 //! use them to sample its own allocations.
 
+pub mod announcement;
 pub mod estimate;
 pub mod live;
 pub mod liveness;

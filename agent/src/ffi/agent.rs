@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use heapsampler_core::announcement::{self, Announcement};
 use heapsampler_core::options::{LiveSetAt, LogLevel, Options};
 use heapsampler_core::ring::{Consumer, ring_buffer};
 use jfr_writer::{FileSink, Recording};
@@ -35,7 +36,7 @@ use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
-use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, os_thread_id, release_free_memory};
+use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, library_path, os_thread_id, release_free_memory};
 use super::management::{self, Management};
 use super::sys::*;
 use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
@@ -257,31 +258,44 @@ pub unsafe extern "system" fn Agent_OnAttach(
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
         .map_err(|e| e.to_string())
         .and_then(|options| {
+            let jni = Vm::new(vm)
+                .jni()
+                .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
             if let Some(to) = &options.dump {
-                let jni = Vm::new(vm)
-                    .jni()
-                    .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
                 return dump(to, options.collects_at(LiveSetAt::Snapshot), jni);
             }
             let running = SESSION
                 .read()
                 .as_ref()
                 .map(|running| running.session.options().file.clone());
-            let jni = environment(vm)?
-                .1
-                .jni()
-                .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
             match (options.stop, running) {
                 (true, Some(_)) => {
                     stop(jni, None, LiveSetAt::Stop, options.collect);
                     Ok(())
                 }
-                (true, None) => Err("no recording is running".to_owned()),
+                (true, None) => Err(not_recording(jni)),
                 (false, Some(file)) => Err(format!(
                     "a recording is already running (to {}); attach with 'stop' first",
                     file.display()
                 )),
-                (false, None) => start(prepare(vm, options)?, jni),
+                (false, None) => match announced_by_another(jni) {
+                    Some(other) => Err(match &other.recording {
+                        Some(recording) => format!(
+                            "a recording is already running (to {}), by the agent loaded from \
+                             {} (version {}); attach that file with 'stop' first",
+                            recording.display(),
+                            other.library.display(),
+                            other.version
+                        ),
+                        None => format!(
+                            "the agent loaded from {} (version {}) samples in this JVM (JVMTI \
+                             lets one agent sample): attach that file",
+                            other.library.display(),
+                            other.version
+                        ),
+                    }),
+                    None => start(prepare(vm, options)?, jni),
+                },
             }
         });
     match result {
@@ -309,10 +323,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
 fn dump(to: &std::path::Path, collect: bool, jni: Jni) -> Result<(), String> {
     // The session is held, not the lock: a `stop` meanwhile waits for the
     // writer, which answers (or refuses) the request before it ends.
-    let running = SESSION
-        .read()
-        .clone()
-        .ok_or_else(|| "no recording is running".to_owned())?;
+    let running = SESSION.read().clone().ok_or_else(|| not_recording(jni))?;
     let collected = collect && force_collection(&running, jni, LiveSetAt::Snapshot);
     let answer = running.session.request_dump(to, collected)?;
     let outcome = answer
@@ -410,6 +421,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         ),
     );
     let filter = options.threads.clone();
+    announce(jni, options);
     *SESSION.write() = Some(running);
     match filter {
         // Every thread: one global switch.
@@ -428,6 +440,58 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
             }
             Ok(())
         }
+    }
+}
+
+/// Says in the JVM's system properties that this copy of the agent
+/// samples here and records to `options.file`
+/// ([`heapsampler_core::announcement`]). Unsaid when this library's path
+/// is unknown: then nothing could name the copy to load.
+fn announce(jni: Jni, options: &Options) {
+    let Some(library) = library_path() else {
+        return;
+    };
+    let announcement = Announcement {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        library,
+        recording: Some(
+            std::path::absolute(&options.file).unwrap_or_else(|_| options.file.clone()),
+        ),
+    };
+    for (name, value) in announcement.properties() {
+        management::set_system_property(jni, name, value.as_deref());
+    }
+}
+
+/// Says that no recording runs; this copy still holds the sampling, for
+/// its next recording.
+fn withdraw(jni: Jni) {
+    management::set_system_property(jni, announcement::property::RECORDING, None);
+}
+
+/// Another copy of the agent (loaded from another file) that announces
+/// itself in this JVM, if any.
+fn announced_by_another(jni: Jni) -> Option<Announcement> {
+    let announced = Announcement::from_properties(|name| management::system_property(jni, name))?;
+    (Some(&announced.library) != library_path().as_ref()).then_some(announced)
+}
+
+/// Why a `stop` or `dump=` has no recording to reach through this copy of
+/// the agent: none runs, or another copy is the one that samples here.
+fn not_recording(jni: Jni) -> String {
+    match announced_by_another(jni) {
+        Some(other) => format!(
+            "no recording is running in the agent loaded from {}; the agent loaded from {} \
+             (version {}) samples in this JVM{}: load that file",
+            library_path().map_or_else(|| "this file".to_owned(), |p| p.display().to_string()),
+            other.library.display(),
+            other.version,
+            other
+                .recording
+                .map(|recording| format!(" and records to {}", recording.display()))
+                .unwrap_or_default()
+        ),
+        None => "no recording is running".to_owned(),
     }
 }
 
@@ -502,6 +566,7 @@ fn stop(jni: Jni, only: Option<u64>, at: LiveSetAt, collect: Option<bool>) {
     }
     // The session is over: a collection from now on belongs to no recording.
     COLLECTIONS.end();
+    withdraw(jni);
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
     // The last reference (the writer's went with it): the session's memory

@@ -728,3 +728,24 @@ pub fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// The file this library was loaded from, as the JVM named it to the
+/// dynamic loader (made absolute against the working directory, which a
+/// JVM never changes): the file a second load must name to reach this copy.
+pub fn library_path() -> Option<std::path::PathBuf> {
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    let address = library_path as *const libc::c_void;
+    // SAFETY: dladdr reads the loader's tables for an address of this
+    // library's code and fills `info`, which it may leave zeroed.
+    let found = unsafe { libc::dladdr(address, info.as_mut_ptr()) } != 0;
+    // SAFETY: zeroed, then filled by dladdr: valid either way.
+    let info = unsafe { info.assume_init() };
+    if !found || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname is a NUL-terminated string the loader owns for as
+    // long as the library stays loaded, which a JVM's agent does.
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    use std::os::unix::ffi::OsStrExt as _;
+    std::path::absolute(std::ffi::OsStr::from_bytes(name.to_bytes())).ok()
+}

@@ -147,8 +147,21 @@ impl Env {
         self.checked(value)
     }
 
-    /// Calls a static method of `class` returning an object.
+    /// Calls a static method of `class` returning an object: `None` if it
+    /// threw or returned null.
     fn static_object(self, class: jclass, method: jmethodID, args: &[jvalue]) -> Option<jobject> {
+        self.static_object_or_null(class, method, args)
+            .and_then(|value| self.checked(value))
+    }
+
+    /// As [`static_object`](Self::static_object), for a method that may
+    /// return null: `None` only if it threw.
+    fn static_object_or_null(
+        self,
+        class: jclass,
+        method: jmethodID,
+        args: &[jvalue],
+    ) -> Option<jobject> {
         // SAFETY: `method` is a static method of `class`, and `args`
         // match its signature.
         let value = unsafe {
@@ -157,7 +170,7 @@ impl Env {
                 .CallStaticObjectMethodA
                 .expect("CallStaticObjectMethodA"))(self.0, class, method, args.as_ptr())
         };
-        self.checked(value)
+        (!self.failed()).then_some(value)
     }
 
     /// A new object of `class` made by its no-argument constructor
@@ -698,6 +711,65 @@ fn diagnostic_bean(env: Env, interface: jclass) -> Option<jobject> {
 /// call loads management classes, some milliseconds once.
 pub fn vm_option(jni: Jni, name: &CStr) -> Option<String> {
     vm_flag(jni, name).map(|flag| flag.value)
+}
+
+/// The Java system property `name` (`System.getProperty`), `None` when
+/// it is not set or the call throws.
+pub fn system_property(jni: Jni, name: &str) -> Option<String> {
+    let env = Env(jni.raw());
+    let name = CString::new(name).ok()?;
+    env.frame(4, || {
+        let system = env.class(c"java/lang/System")?;
+        let get = env.static_method(
+            system,
+            c"getProperty",
+            c"(Ljava/lang/String;)Ljava/lang/String;",
+        )?;
+        let key = env.string(&name)?;
+        env.text(env.static_object(system, get, &[jvalue { l: key }])?)
+    })
+}
+
+/// Sets the Java system property `name` to `value`
+/// (`System.setProperty`), or clears it (`System.clearProperty`) for
+/// `None`; whether the call returned without throwing.
+pub fn set_system_property(jni: Jni, name: &str, value: Option<&str>) -> bool {
+    let env = Env(jni.raw());
+    let (Ok(name), Ok(value)) = (CString::new(name), value.map(CString::new).transpose()) else {
+        return false;
+    };
+    env.frame(4, || {
+        let system = env.class(c"java/lang/System")?;
+        let key = env.string(&name)?;
+        // Both return the property's previous value, null if none: not
+        // a failure, so only a pending exception is one.
+        let (method, args) = match &value {
+            Some(value) => (
+                env.static_method(
+                    system,
+                    c"setProperty",
+                    c"(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;",
+                )?,
+                vec![
+                    jvalue { l: key },
+                    jvalue {
+                        l: env.string(value)?,
+                    },
+                ],
+            ),
+            None => (
+                env.static_method(
+                    system,
+                    c"clearProperty",
+                    c"(Ljava/lang/String;)Ljava/lang/String;",
+                )?,
+                vec![jvalue { l: key }],
+            ),
+        };
+        // The previous value, or null.
+        env.static_object_or_null(system, method, &args).map(drop)
+    })
+    .is_some()
 }
 
 /// A HotSpot flag's value and where it came from (`VMOption.getOrigin()`),

@@ -339,8 +339,15 @@ pub fn workload(name: &str) -> PathBuf {
 /// 4`), started without the agent; returns once it says it is ready, for
 /// a test to attach to. Killed when dropped, or after [`DEADLINE`].
 pub fn running_jvm() -> Watched {
+    running_jvm_with::<&str>(&[])
+}
+
+/// [`running_jvm`], started with the JVM's options `jvm` (an
+/// `-agentpath:`, properties).
+pub fn running_jvm_with<S: AsRef<std::ffi::OsStr>>(jvm: &[S]) -> Watched {
     use std::io::BufRead;
     let mut child = Command::new("java")
+        .args(jvm)
         .arg(workload("Scenarios"))
         .args(["run", "60", "4"])
         .stdout(std::process::Stdio::piped())

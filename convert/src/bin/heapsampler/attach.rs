@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use heapsampler_core::announcement::Announcement;
 use heapsampler_core::options::name;
 
 /// Where `attach` notes the recording for `detach`.
@@ -94,15 +95,26 @@ pub fn describe(duration: Duration) -> String {
 
 /// Starts a recording in JVM `pid` with the agent's `options` (which name
 /// the file, absolute: the JVM's working directory is not ours, and the
-/// `duration`, if any, the options give).
+/// `duration`, if any, the options give); refused at once when the agent
+/// `announced` in the JVM records.
 pub fn attach(
     jcmd: &Path,
     pid: u32,
-    agent: &Path,
+    (agent, announced): (&Path, Option<&Announcement>),
     options: &str,
     output: &Path,
     duration: Option<Duration>,
 ) -> Result<(), String> {
+    if let Some(running) = announced {
+        if let Some(recording) = &running.recording {
+            return Err(format!(
+                "a recording is already running in JVM {pid} (to {}), by the agent loaded from \
+                 {}; stop it first with `heapsampler detach {pid}`",
+                recording.display(),
+                running.library.display()
+            ));
+        }
+    }
     // A recording that stopped by itself: its note is stale.
     let running = Note::read(pid).filter(|note| note.ended_by_itself().is_none());
     load(jcmd, pid, agent, options).map_err(|refused| match refused {
@@ -204,26 +216,100 @@ enum Refusal {
 fn load(jcmd: &Path, pid: u32, agent: &Path, options: &str) -> Result<(), Refusal> {
     // JDK 17's jcmd splits `name=value` into its own arguments unless the
     // agent's options are quoted once more.
-    let output = Command::new(jcmd)
-        .arg(pid.to_string())
-        .arg("JVMTI.agent_load")
-        .arg(agent)
-        .arg(format!("\"{options}\""))
-        .output()
-        .map_err(|e| Refusal::Jcmd(format!("cannot run {}: {e}", jcmd.display())))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let quoted = format!("\"{options}\"");
+    let text = run_jcmd(
+        jcmd,
+        pid,
+        &[
+            "JVMTI.agent_load".as_ref(),
+            agent.as_os_str(),
+            quoted.as_ref(),
+        ],
+    )
+    .map_err(Refusal::Jcmd)?;
     if text.contains("return code: 0") {
         return Ok(());
     }
     if text.contains("return code: ") {
         return Err(Refusal::Agent);
     }
+    Err(Refusal::Jcmd(jcmd_failure(pid, &text)))
+}
+
+/// The heapsampler agent that announces itself in JVM `pid`
+/// ([`Announcement`]), and its recording if one runs, read from the JVM's
+/// system properties; `None` when none is announced.
+pub fn announced(jcmd: &Path, pid: u32) -> Result<Option<Announcement>, String> {
+    let text = run_jcmd(jcmd, pid, &["VM.system_properties".as_ref()])?;
+    // `KEY=VALUE` lines as `Properties.store` writes them, after jcmd's own
+    // `PID:` line and the store's `#date` comment.
+    let properties: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|line| line.split_once('='))
+        .collect();
+    if properties.is_empty() {
+        return Err(jcmd_failure(pid, &text));
+    }
+    Ok(Announcement::from_properties(|name| {
+        properties
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| unescape_property(value))
+    }))
+}
+
+/// A value as `Properties.store` escaped it: `\\`, `\=`, `\:`, `\#`,
+/// `\!`, `\t`, `\n`, `\r`, `\f` and `\uXXXX` (UTF-16, so a character
+/// past the first 65,536 is two).
+fn unescape_property(value: &str) -> String {
+    let mut units: Vec<u16> = Vec::with_capacity(value.len());
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        let unescaped = if c != '\\' {
+            c
+        } else {
+            match chars.next() {
+                Some('t') => '\t',
+                Some('n') => '\n',
+                Some('r') => '\r',
+                Some('f') => '\u{c}',
+                Some('u') => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    if let Ok(unit) = u16::from_str_radix(&hex, 16) {
+                        units.push(unit);
+                    }
+                    continue;
+                }
+                Some(other) => other,
+                None => break,
+            }
+        };
+        units.extend(unescaped.encode_utf16(&mut [0; 2]).iter());
+    }
+    char::decode_utf16(units)
+        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect()
+}
+
+/// `jcmd PID ARGS...`: what it printed, or why it could not run.
+fn run_jcmd(jcmd: &Path, pid: u32, args: &[&std::ffi::OsStr]) -> Result<String, String> {
+    let output = Command::new(jcmd)
+        .arg(pid.to_string())
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", jcmd.display()))?;
+    Ok(format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    ))
+}
+
+/// Why jcmd, which printed `text`, could not do what it was asked in JVM
+/// `pid`.
+fn jcmd_failure(pid: u32, text: &str) -> String {
     // JDK 17's jcmd says "No such process", JDK 25's "non existent JVM pid".
-    let reason = if ["No such process", "Could not find", "non existent JVM pid"]
+    if ["No such process", "Could not find", "non existent JVM pid"]
         .iter()
         .any(|says| text.contains(says))
     {
@@ -244,7 +330,6 @@ fn load(jcmd: &Path, pid: u32, agent: &Path, options: &str) -> Result<(), Refusa
             .map(str::trim)
             .find(|line| !line.is_empty() && !line.starts_with(&format!("{pid}:")))
             .unwrap_or("no output");
-        format!("jcmd could not load the agent into JVM {pid}: {first}")
-    };
-    Err(Refusal::Jcmd(reason))
+        format!("jcmd could not reach JVM {pid}: {first}")
+    }
 }

@@ -41,6 +41,8 @@ use heapsampler_convert::analysis::summary::summarize;
 use heapsampler_convert::analysis::top::{GroupBy, Groups, Query, Table};
 use heapsampler_convert::output::flame::{self, Weight};
 use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_core::announcement::Announcement;
+use heapsampler_core::options;
 use jfr_reader::file::RecordingFile;
 
 use args::{Cli, Command, Sampling};
@@ -284,9 +286,16 @@ fn attach(
     let output = output.unwrap_or_else(|| PathBuf::from(format!("heapsampler-{pid}.jfr")));
     let output = std::path::absolute(&output).map_err(|e| format!("{}: {e}", output.display()))?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
-    let agent = crate::agent::find(sampling.agent.as_deref())?;
     let (options, duration) = record::attach_options(sampling, &output, duration)?;
-    attach::attach(&jcmd, pid, &agent, &options, &output, duration)?;
+    let (agent, announced) = agent_in(&jcmd, pid, sampling.agent.as_deref())?;
+    attach::attach(
+        &jcmd,
+        pid,
+        (&agent, announced.as_ref()),
+        &options,
+        &output,
+        duration,
+    )?;
     match duration {
         Some(duration) => say(format_args!(
             "recording JVM {pid} to {} for {}; it stops by itself then, or sooner with \
@@ -309,8 +318,9 @@ fn detach(
     jcmd: Option<&Path>,
 ) -> Result<(), Failure> {
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
-    let agent = crate::agent::find(agent)?;
-    match attach::detach(&jcmd, pid, &agent, collect)? {
+    let (agent, announced) = agent_in(&jcmd, pid, agent)?;
+    let noted = attach::detach(&jcmd, pid, &agent, collect)?;
+    match announced.and_then(|running| running.recording).or(noted) {
         Some(recording) => match record::report(&recording) {
             Ok(report) => report.lines().for_each(say),
             Err(error) => say(format_args!(
@@ -320,6 +330,38 @@ fn detach(
         None => say(format_args!("stopped the recording in JVM {pid}")),
     }
     Ok(())
+}
+
+/// The agent library to load into JVM `pid`, and the agent there as it
+/// announces itself: the copy that samples there (the only one that can,
+/// and the one that knows its recording), loaded from whatever file
+/// (`-agentpath:`, another heapsampler's `attach`), said when it is another
+/// version than this command's or another file than `named`. With none
+/// announced, the agent `named` (else the carried one).
+fn agent_in(
+    jcmd: &Path,
+    pid: u32,
+    named: Option<&Path>,
+) -> Result<(PathBuf, Option<Announcement>), Failure> {
+    let Some(announced) = attach::announced(jcmd, pid)? else {
+        return Ok((crate::agent::find(named)?, None));
+    };
+    let ours = env!("CARGO_PKG_VERSION");
+    if announced.version != ours {
+        say(format_args!(
+            "JVM {pid} samples with heapsampler {}'s agent ({}); this is heapsampler {ours}: \
+             asking that agent",
+            announced.version,
+            announced.library.display()
+        ));
+    } else if let Some(named) = named.filter(|named| *named != announced.library) {
+        say(format_args!(
+            "JVM {pid} samples with the agent loaded from {}, not --agent's {}: asking that one",
+            announced.library.display(),
+            named.display()
+        ));
+    }
+    Ok((announced.library.clone(), Some(announced)))
 }
 
 /// `dump TARGET -o OUTPUT`: a snapshot of a file being written, or of the
@@ -360,7 +402,7 @@ fn dump(
     // The JVM has its own working directory: give it an absolute path.
     let output = std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
-    let agent = crate::agent::find(agent)?;
+    let (agent, _) = agent_in(&jcmd, pid, agent)?;
     attach::dump(&jcmd, pid, &agent, &output, collect)?;
     match record::report(&output) {
         Ok(report) => report.lines().for_each(say),
