@@ -643,6 +643,27 @@ fn write_recording<S: Sink>(
     writer.finish(vm, session.statistics(), consumer.stats(), collected)
 }
 
+/// The file an `exclusive=true` recording writes (see
+/// [`Options::exclusive`]): `file` when this process is the first to
+/// create it, else `file` with process id `pid` in its name. Creating it
+/// is the claim, atomic between the JVMs of one command.
+pub fn claim_file(file: &Path, pid: u32) -> Result<PathBuf, String> {
+    let claim = |path: &Path| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map(drop)
+    };
+    match claim(file) {
+        Ok(()) => Ok(file.to_owned()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(
+            heapsampler_core::options::with_process_id(file, &pid.to_string()),
+        ),
+        Err(error) => Err(format!("cannot create {}: {error}", file.display())),
+    }
+}
+
 /// The recording options of the agent's `options`: where chunks end
 /// (`chunk_size=`, `chunk_age=`, lowered by the recording to a share of the
 /// limits) and how the file keeps only its recent chunks (`maxsize=`,

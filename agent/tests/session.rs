@@ -12,7 +12,7 @@ use heapsampler_agent::heap::HeapVm;
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{
-    self, Collection, Collections, RunningCollections, Session, SessionVm,
+    self, Collection, Collections, RunningCollections, Session, SessionVm, claim_file,
 };
 use heapsampler_agent::threads::ThreadsVm;
 use heapsampler_agent::writer::{ClassInfo, Exhaustion, MethodInfo, ThreadInfo, Vm};
@@ -524,4 +524,20 @@ fn heap_exhaustions_are_written_before_they_are_answered() {
             "allocate"
         );
     }
+}
+
+/// `exclusive=true`: the first process to create the file writes it; the
+/// next, finding it there, writes a name of its own, and the first's file
+/// is left as it was.
+#[test]
+fn an_exclusive_file_goes_to_the_first_and_the_next_gets_its_pid() {
+    let dir = support::temp_dir("agent_claim_file");
+    let file = dir.join("run.jfr");
+    assert_eq!(claim_file(&file, 7).unwrap(), file);
+    std::fs::write(&file, "the first JVM's").unwrap();
+    assert_eq!(claim_file(&file, 4242).unwrap(), dir.join("run-4242.jfr"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "the first JVM's");
+    let missing = dir.join("no such folder").join("run.jfr");
+    let error = claim_file(&missing, 7).unwrap_err();
+    assert!(error.contains("cannot create"), "{error}");
 }

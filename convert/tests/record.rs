@@ -1,4 +1,4 @@
-//! `heapsampler record -- java ...` with a real JVM and the real agent.
+//! `heapsampler record -- COMMAND ...` with real JVMs and the real agent.
 
 use heapsampler_test_support as support;
 use heapsampler_test_support::Deadline;
@@ -91,6 +91,121 @@ fn bad_sampling_options_are_refused_before_java_starts() {
         stderr.contains("bad option 'interval=12x': expected a size in bytes"),
         "{stderr}"
     );
+}
+
+/// `javac`, which takes no `-agentpath:` among its own arguments, records
+/// as `java` does: its one JVM's recording is the file asked for.
+#[test]
+fn records_any_command_that_starts_a_jvm() {
+    let dir = support::temp_dir("convert_record_javac");
+    let file = dir.join("javac.jfr");
+    let classes = dir.join("classes");
+    let output = heapsampler_command(["record", "-o"])
+        .arg(&file)
+        .arg("--agent")
+        .arg(agent())
+        .args(["--", "javac", "-d"])
+        .arg(&classes)
+        .arg(scenarios())
+        .output_in_time();
+    let stderr = support::text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(classes.join("Scenarios.class").is_file(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("heapsampler: recording: {}", file.display())),
+        "{stderr}"
+    );
+    assert!(support::summary_count(&support::summary(&file), "jdk.ObjectAllocationSample") > 0);
+    // Each JVM's file had its own name until it was the only one.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+}
+
+/// `record -o OUTPUT -- sh SCRIPT`: the script starts two JVMs, one after
+/// the other, in another folder; returns the recordings in `dir` by name,
+/// after checking that each JVM had what the environment set in
+/// `JAVA_TOOL_OPTIONS` too and that each recording is reported on.
+fn record_a_script(dir: &Path, output: &str) -> Vec<PathBuf> {
+    let script = dir.join("two-jvms.sh");
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        &script,
+        "set -e\n\
+         cd \"$1\"\n\
+         java -XshowSettings:properties -version 2>&1 | grep -F heapsampler.marker\n\
+         java -cp \"$2\" Scenarios paced 1 8\n",
+    )
+    .unwrap();
+    let output = heapsampler_command(["record", "--interval", "64k", "-o"])
+        .arg(dir.join(output))
+        .arg("--agent")
+        .arg(agent())
+        .args(["--", "sh"])
+        .arg(&script)
+        .arg(&elsewhere)
+        .arg(support::compiled_workload("Scenarios"))
+        .env("JAVA_TOOL_OPTIONS", "-Dheapsampler.marker=kept")
+        .output_in_time();
+    let (stdout, stderr) = (support::text(&output.stdout), support::text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("heapsampler.marker = kept"), "{stdout}");
+    assert!(
+        stderr.contains("heapsampler: 2 JVMs recorded, each to a file of its own:"),
+        "{stderr}"
+    );
+    let mut recordings: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "jfr"))
+        .collect();
+    recordings.sort();
+    for recording in &recordings {
+        assert!(
+            stderr.contains(&format!("heapsampler: recording: {}", recording.display())),
+            "{stderr}"
+        );
+    }
+    recordings
+}
+
+/// The process id in `recording`'s name between `prefix` and `.jfr`.
+fn pid_named(recording: &Path, prefix: &str) -> u32 {
+    let name = recording.file_name().unwrap().to_str().unwrap();
+    name.strip_prefix(prefix)
+        .and_then(|rest| rest.strip_suffix(".jfr"))
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("{name}: not {prefix}PID.jfr"))
+}
+
+/// Each JVM a script starts records to a file of its own: the first to
+/// start to the file asked for (replacing an earlier run's), the next with
+/// its process id in the name; with `%p` in the name asked for, each with
+/// its own. Every file is finished, and the workload's holds samples.
+#[test]
+fn records_every_jvm_a_script_starts() {
+    let dir = support::temp_dir("convert_record_script");
+    std::fs::write(dir.join("run.jfr"), "an earlier run's").unwrap();
+    let recordings = record_a_script(&dir, "run.jfr");
+    assert_eq!(recordings.len(), 2, "{recordings:?}");
+    assert_eq!(recordings[1], dir.join("run.jfr"), "{recordings:?}");
+    pid_named(&recordings[0], "run-");
+    // The second JVM, the workload's, allocated.
+    let samples = |recording: &Path| {
+        support::summary_count(&support::summary(recording), "jdk.ObjectAllocationSample")
+    };
+    assert!(samples(&recordings[0]) > 0, "{recordings:?}");
+    support::summary(&recordings[1]);
+
+    let dir = support::temp_dir("convert_record_script_pids");
+    let recordings = record_a_script(&dir, "each-%p.jfr");
+    assert_eq!(recordings.len(), 2, "{recordings:?}");
+    let pids: Vec<u32> = recordings.iter().map(|r| pid_named(r, "each-")).collect();
+    assert_ne!(pids[0], pids[1]);
+    assert!(recordings.iter().any(|r| samples(r) > 0), "{recordings:?}");
 }
 
 #[test]

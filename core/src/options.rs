@@ -4,7 +4,7 @@
 //! gives one line naming the option and what it accepts: the JVM then stops
 //! at start (or, at attach, the attach fails and the JVM runs on).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The largest interval JVMTI takes: `SetHeapSamplingInterval` takes a `jint`.
@@ -120,6 +120,27 @@ pub struct Options {
     /// They may hold secrets: Mission Control's PasswordsInEnvironment
     /// rule reads them, and so does anyone the file is given to.
     pub environment: bool,
+    /// Take `file` only if no file has its name; if one has (another JVM of
+    /// the same command took it), record to [`with_process_id`]'s name
+    /// instead (`exclusive=`; `heapsampler record` sets it, so that each
+    /// JVM its command starts writes a file of its own).
+    pub exclusive: bool,
+}
+
+/// `path` with `-ID` before its extension (`.jfr` or `.jfr.zst`), or at the
+/// end of a name without one: `javac.jfr` -> `javac-4242.jfr`. With `%p`
+/// for `id`, the pattern `file=` takes ([`PID`]).
+pub fn with_process_id(path: &Path, id: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let extension = [".jfr.zst", ".jfr"]
+        .into_iter()
+        .find(|extension| name.len() > extension.len() && name.ends_with(extension))
+        .unwrap_or("");
+    let stem = &name[..name.len() - extension.len()];
+    path.with_file_name(format!("{stem}-{id}{extension}"))
 }
 
 /// What writes a recording's live objects, for [`Options::collects_at`].
@@ -161,6 +182,10 @@ impl Default for Roots {
 /// The deepest `roots_depth=`.
 pub const MAX_ROOTS_DEPTH: usize = 4096;
 
+/// What `file=` replaces with the process id, as JFR's `filename=` does: a
+/// name for each JVM of a command that starts several.
+pub const PID: &str = "%p";
+
 impl Options {
     /// The defaults, recording to `heapsampler-<pid>.jfr` in the working directory.
     pub fn defaults(pid: u32) -> Self {
@@ -188,6 +213,7 @@ impl Options {
             duration: None,
             collect: None,
             environment: true,
+            exclusive: false,
         }
     }
 
@@ -219,7 +245,9 @@ impl Options {
             let need =
                 |accepted: &str| value.filter(|v| !v.is_empty()).ok_or_else(|| bad(accepted));
             match name {
-                name::FILE => options.file = PathBuf::from(need(FILE)?),
+                name::FILE => {
+                    options.file = PathBuf::from(need(FILE)?.replace(PID, &pid.to_string()))
+                }
                 name::INTERVAL => {
                     options.interval = parse_size(need(INTERVAL)?)
                         .filter(|&bytes| bytes <= MAX_INTERVAL)
@@ -236,6 +264,9 @@ impl Options {
                 name::ENVIRONMENT => {
                     options.environment =
                         parse_bool(need(ENVIRONMENT)?).ok_or_else(|| bad(ENVIRONMENT))?
+                }
+                name::EXCLUSIVE => {
+                    options.exclusive = parse_bool(need(BOOL)?).ok_or_else(|| bad(BOOL))?
                 }
                 name::HIDDEN => {
                     options.hidden_frames = parse_bool(need(HIDDEN)?).ok_or_else(|| bad(HIDDEN))?
@@ -395,7 +426,7 @@ const MAX_SIZE: &str = "a size of at least 1m such as 100m or 1g (the recording 
 const MAX_AGE: &str = "a duration of at least 1s such as 30m, 6h or 1d (the recording keeps the chunks that ended within it)";
 const DUMP: &str = "an absolute path such as /tmp/snapshot.jfr";
 
-const FILE: &str = "a file path such as alloc.jfr (alloc.jfr.zst writes zstd-compressed)";
+const FILE: &str = "a file path such as alloc.jfr (alloc.jfr.zst writes zstd-compressed; %p in it is the JVM's process id)";
 const INTERVAL: &str =
     "a size in bytes from 0 to 2g with an optional k, m or g suffix; 0 samples every allocation";
 const DEPTH: &str = "a number of frames from 1 to 2048";
@@ -466,10 +497,11 @@ pub mod name {
     pub const COLLECT: &str = "collect";
     pub const STOP: &str = "stop";
     pub const ENVIRONMENT: &str = "environment";
+    pub const EXCLUSIVE: &str = "exclusive";
 }
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment, exclusive";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -564,6 +596,7 @@ mod tests {
         assert_eq!(options.duration, None);
         assert_eq!(options.collect, None);
         assert!(options.environment);
+        assert!(!options.exclusive);
         assert_eq!(parse("").unwrap(), options);
         assert_eq!(parse("live=true,,").unwrap(), options);
     }
@@ -575,6 +608,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(options.file, PathBuf::from("/tmp/a.jfr"));
+        assert_eq!(
+            parse("file=/tmp/%p/javac-%p.jfr").unwrap().file,
+            PathBuf::from("/tmp/4242/javac-4242.jfr")
+        );
+        assert!(parse("exclusive=true").unwrap().exclusive);
+        for (path, named) in [
+            ("/tmp/javac.jfr", "/tmp/javac-4242.jfr"),
+            ("a.jfr.zst", "a-4242.jfr.zst"),
+            ("run", "run-4242"),
+            (".jfr", ".jfr-4242"),
+        ] {
+            assert_eq!(
+                with_process_id(Path::new(path), "4242"),
+                PathBuf::from(named)
+            );
+        }
         assert_eq!(options.interval, 32 * 1024);
         assert_eq!(options.depth, 2048);
         assert!(!options.live);

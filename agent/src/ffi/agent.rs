@@ -171,8 +171,11 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
 }
 
 /// Prepares a recording; returns a message for the user on failure.
-fn prepare(vm: *mut JavaVM, options: Options) -> Result<Pending, String> {
+fn prepare(vm: *mut JavaVM, mut options: Options) -> Result<Pending, String> {
     let (jvmti, vm) = environment(vm)?;
+    if options.exclusive {
+        options.file = session::claim_file(&options.file, std::process::id())?;
+    }
     // At load, before any Java thread exists: a thread draws the distance to
     // its first sample with the interval in force when it starts, so setting
     // it later would leave the first ~512 KiB of early threads at the

@@ -31,7 +31,16 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a Java program with the agent, then say where the recording is.
+    /// Run a command with the agent in every JVM it starts, then say what
+    /// each recorded.
+    ///
+    /// The command is `java`, or anything that starts JVMs: `javac`, `mvn`,
+    /// `gradle`, a service's start script. The agent reaches each JVM through
+    /// JAVA_TOOL_OPTIONS (added to what is set there already; each JVM
+    /// prints "Picked up JAVA_TOOL_OPTIONS" as it starts), and each writes
+    /// a file of its own: --output with the JVM's process id before its
+    /// extension (javac-4242.jfr), renamed to --output itself when only one
+    /// JVM ran. Put %p in --output to keep the process id in every name.
     ///
     /// When the program exits, the agent forces a garbage collection before
     /// it writes the sampled objects still live, so that live (top --live,
@@ -55,13 +64,16 @@ pub enum Command {
     /// The program's exit code is passed through.
     ///
     /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
+    ///
+    /// Example: heapsampler record -o build.jfr -- mvn -q package
     Record {
-        /// The recording to write.
+        /// The recording to write (%p: the JVM's process id).
         #[arg(short, long, default_value = "heapsampler.jfr")]
         output: PathBuf,
         #[command(flatten)]
         sampling: Sampling,
-        /// The program: `java` and its arguments.
+        /// The command and its arguments: `java ...`, or any command that
+        /// starts JVMs.
         #[arg(last = true, required = true)]
         program: Vec<String>,
     },

@@ -1,7 +1,7 @@
 //! `heapsampler record -- java ...`: runs a Java program with the agent and
 //! says where the recording is and what it holds.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
@@ -12,7 +12,7 @@ use heapsampler_convert::pipeline::Pipeline;
 use jfr_format::names::event;
 use jfr_reader::file::RecordingFile;
 
-use heapsampler_core::options::name;
+use heapsampler_core::options::{PID, name};
 
 use crate::args::Sampling;
 
@@ -22,8 +22,12 @@ const EXHAUSTED_LIVE_ROWS: usize = 5;
 /// The agent's option string for a recording with `sampling`'s options,
 /// checked by the agent's own parser so that a bad value is reported here,
 /// not on the JVM's stderr.
-pub fn agent_options(sampling: &Sampling, output: &Path) -> Result<String, String> {
-    let options = option_string(output, sampling, &[])?;
+pub fn agent_options(
+    sampling: &Sampling,
+    output: &Path,
+    more: &[(&str, String)],
+) -> Result<String, String> {
+    let options = option_string(output, sampling, more)?;
     heapsampler_core::options::Options::parse(Some(&options), std::process::id())
         .map_err(|e| e.to_string())?;
     Ok(options)
@@ -112,21 +116,171 @@ pub fn option_string(
         .join(","))
 }
 
-/// Runs `program` (a `java` command line) with the agent; returns the
-/// program's exit code (128 + signal if a signal ended it).
+/// The recordings that a path with `%p` names, with the process id each
+/// holds in its name: those new or changed since
+/// [`Recordings::existing`] looked.
+pub struct Recordings {
+    pattern: PathBuf,
+    seen: Vec<(PathBuf, Option<std::time::SystemTime>)>,
+}
+
+impl Recordings {
+    /// The files that `pattern` names now, to tell the run's own from.
+    pub fn existing(pattern: &Path) -> Self {
+        let seen = Self::matching(pattern)
+            .into_iter()
+            .map(|(path, _)| {
+                let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+                (path, modified)
+            })
+            .collect();
+        Self {
+            pattern: pattern.to_owned(),
+            seen,
+        }
+    }
+
+    /// The files that `pattern` names that are new or changed since
+    /// [`existing`](Self::existing), with their process ids, in order.
+    pub fn written(&self) -> Vec<(PathBuf, Option<u32>)> {
+        Self::matching(&self.pattern)
+            .into_iter()
+            .filter(|(path, _)| {
+                let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+                !self
+                    .seen
+                    .iter()
+                    .any(|(seen, at)| seen == path && *at == modified)
+            })
+            .map(|(path, pid)| (path, Some(pid)))
+            .collect()
+    }
+
+    /// Every file in the pattern's folder whose name is the pattern's with
+    /// a number for each `%p`, all the same; sorted by that number.
+    fn matching(pattern: &Path) -> Vec<(PathBuf, u32)> {
+        let dir = match pattern.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let Some(name) = pattern.file_name().and_then(|name| name.to_str()) else {
+            return Vec::new();
+        };
+        let parts: Vec<&str> = name.split(PID).collect();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(PathBuf, u32)> = entries
+            .filter_map(|entry| {
+                let file = entry.ok()?.file_name().into_string().ok()?;
+                let pid = pid_in(&file, &parts)?;
+                Some((dir.join(file), pid))
+            })
+            .collect();
+        found.sort_by_key(|&(_, pid)| pid);
+        found
+    }
+}
+
+/// A file moved out of the way of a run, to be put back if the run
+/// writes none in its place.
+pub struct SetAside {
+    aside: PathBuf,
+}
+
+/// Moves `path` to a hidden name beside it.
+pub fn set_aside(path: &Path) -> Result<SetAside, String> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let aside = path.with_file_name(format!(".{name}.{}.earlier", std::process::id()));
+    std::fs::rename(path, &aside)
+        .map_err(|e| format!("cannot move the earlier {} aside: {e}", path.display()))?;
+    Ok(SetAside { aside })
+}
+
+impl SetAside {
+    /// Puts the file back at `path` if nothing took its place, else
+    /// removes it (the run's file replaces it, as a new recording does).
+    pub fn settle(self, path: &Path) {
+        let _ = if path.exists() {
+            std::fs::remove_file(&self.aside)
+        } else {
+            std::fs::rename(&self.aside, path)
+        };
+    }
+}
+
+/// The process id that `file` holds where `parts` (a name cut at each
+/// `%p`) has a `%p`, the same number at each.
+fn pid_in(file: &str, parts: &[&str]) -> Option<u32> {
+    let (first, rest) = parts.split_first()?;
+    let mut left = file.strip_prefix(first)?;
+    let mut pid = None;
+    for part in rest {
+        let digits = left.bytes().take_while(u8::is_ascii_digit).count();
+        let number: u32 = left[..digits].parse().ok()?;
+        if pid.is_some_and(|pid| pid != number) {
+            return None;
+        }
+        pid = Some(number);
+        left = left[digits..].strip_prefix(part)?;
+    }
+    left.is_empty().then_some(pid?)
+}
+
+/// Runs `program` (any command: `java`, `javac`, `mvn`, a script) with
+/// the agent given to every JVM it starts, through `JAVA_TOOL_OPTIONS`
+/// (added to what the environment has there already), which each JVM
+/// reads as it starts; returns the program's exit code (128 + signal if a
+/// signal ended it).
 pub fn run(agent: &Path, options: &str, program: &[String]) -> Result<i32, String> {
-    let (java, args) = program
+    let (command, args) = program
         .split_first()
         .ok_or("no program to run: give one after --, such as `-- java -jar app.jar`")?;
-    let status = Command::new(java)
-        .arg(format!("-agentpath:{}={options}", agent.display()))
+    let tool_options = tool_options(
+        std::env::var_os(JAVA_TOOL_OPTIONS).as_deref(),
+        &format!("-agentpath:{}={options}", agent.display()),
+    )?;
+    let status = Command::new(command)
         .args(args)
+        .env(JAVA_TOOL_OPTIONS, tool_options)
         .status()
-        .map_err(|e| format!("cannot run {java}: {e}"))?;
+        .map_err(|e| format!("cannot run {command}: {e}"))?;
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// The variable every JVM reads its extra options from as it starts,
+/// whatever launched it.
+const JAVA_TOOL_OPTIONS: &str = "JAVA_TOOL_OPTIONS";
+
+/// `existing` `JAVA_TOOL_OPTIONS` with `option` added, quoted as the JVM
+/// splits the variable: at white space, outside single or double quotes.
+fn tool_options(existing: Option<&std::ffi::OsStr>, option: &str) -> Result<String, String> {
+    let quoted = if !option.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+        option.to_owned()
+    } else if !option.contains('\'') {
+        format!("'{option}'")
+    } else if !option.contains('"') {
+        format!("\"{option}\"")
+    } else {
+        return Err(format!(
+            "cannot give the agent to the JVMs through {JAVA_TOOL_OPTIONS}: {option} holds \
+             both kinds of quote"
+        ));
+    };
+    let existing = existing
+        .map(|existing| {
+            existing.to_str().map(str::to_owned).ok_or_else(|| {
+                format!("{JAVA_TOOL_OPTIONS} is not text: cannot add the agent to it")
+            })
+        })
+        .transpose()?;
+    Ok(match existing.as_deref().map(str::trim) {
+        Some(existing) if !existing.is_empty() => format!("{existing} {quoted}"),
+        _ => quoted,
+    })
 }
 
 /// Lines about a finished recording: where, how much, the top site (named
