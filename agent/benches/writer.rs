@@ -29,7 +29,7 @@ use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::threads::ThreadsVm;
 use heapsampler_agent::writer::{
-    ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
+    ClassInfo, GcRecord, Loader, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
 use heapsampler_core::options::LiveMax;
 use heapsampler_core::ring::RingStats;
@@ -40,13 +40,26 @@ use support::Discard;
 /// are found collected at the first collection after their sample.
 struct InstantVm;
 
+/// The application's class loader, which defines the fake classes, as a
+/// real JVM describes it.
+fn app_loader() -> Loader {
+    Loader::Object {
+        class: Some(Box::new(ClassInfo {
+            signature: "Ljdk/internal/loader/ClassLoaders$AppClassLoader;".to_owned(),
+            hidden: false,
+            loader: Loader::Boot,
+        })),
+        name: Some("app".to_owned()),
+    }
+}
+
 impl Vm for InstantVm {
     fn method(&mut self, method: u64) -> Option<MethodInfo> {
         Some(MethodInfo {
             class: ClassInfo {
                 signature: format!("Lcom/example/Type{};", method % 97),
                 hidden: false,
-                boot_loader: false,
+                loader: app_loader(),
             },
             name: format!("method{method}"),
             descriptor: "(I)Ljava/lang/Object;".to_owned(),
@@ -59,7 +72,7 @@ impl Vm for InstantVm {
         Some(ClassInfo {
             signature: format!("Lcom/example/Allocated{class};"),
             hidden: false,
-            boot_loader: false,
+            loader: app_loader(),
         })
     }
     fn thread(&mut self, thread: u64) -> ThreadInfo {

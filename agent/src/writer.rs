@@ -59,9 +59,27 @@ pub struct ClassInfo {
     /// proxies, lambda forms and the like. The JDK's recordings leave their
     /// frames out.
     pub hidden: bool,
-    /// Whether the bootstrap loader defined the class (JVMTI's
-    /// `GetClassLoader` gives null).
-    pub boot_loader: bool,
+    /// The loader that defined it.
+    pub loader: Loader,
+}
+
+/// The loader that defined a class, as the JVM describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Loader {
+    /// The bootstrap loader (JVMTI's `GetClassLoader` gives null).
+    Boot,
+    /// A loader object: the application's (`app`), the platform's, or
+    /// one of the program's own.
+    Object {
+        /// The loader's own class (`jdk/internal/loader/ClassLoaders$AppClassLoader`),
+        /// `None` where the VM did not describe it.
+        class: Option<Box<ClassInfo>>,
+        /// Its name, `ClassLoader.getName()`: `app`, `platform`; `None` for
+        /// an unnamed loader.
+        name: Option<String>,
+    },
+    /// Not known: the VM could not tell, or the class is a stand-in.
+    Unknown,
 }
 
 /// A method as the JVM describes it.
@@ -563,15 +581,31 @@ fn boot_loader<S: Sink>(
     })
 }
 
-/// Pools a class. Loaders other than the bootstrap one are left out (null).
+/// Pools a class with its loader, as the JDK's recordings write them: the
+/// bootstrap loader as [`boot_loader`], any other with its class and name
+/// (`app`, of class `jdk/internal/loader/ClassLoaders$AppClassLoader`).
+/// The JDK's `jfr view` takes a frame for the application's
+/// (`stackTrace.topApplicationFrame`, which its `memory-leaks-by-site`
+/// groups by) only if its class has a loader not named `bootstrap`
+/// (`jdk.jfr.internal.query.FieldBuilder.topApplicationFrame`): a class
+/// with no loader is no application's. Loaders of one class and name are
+/// one value.
 fn class_named<S: Sink>(
     recording: &mut Recording<S>,
     pooled_boot_loader: &mut Option<ClassLoaderRef>,
     info: &ClassInfo,
 ) -> ClassRef {
-    let class_loader = info
-        .boot_loader
-        .then(|| boot_loader(recording, pooled_boot_loader));
+    let class_loader = match &info.loader {
+        Loader::Boot => Some(boot_loader(recording, pooled_boot_loader)),
+        Loader::Object { class, name } => {
+            let class = class
+                .as_deref()
+                .map(|class| class_named(recording, pooled_boot_loader, class));
+            let name = name.as_deref().map(|name| recording.symbol(name));
+            Some(recording.class_loader(ClassLoader { class, name }))
+        }
+        Loader::Unknown => None,
+    };
     let name = recording.symbol(internal_name(&info.signature));
     recording.class(Class {
         class_loader,
@@ -625,7 +659,7 @@ fn referrer_chain<S: Sink>(
             &ClassInfo {
                 signature: link.holder_class.clone(),
                 hidden: false,
-                boot_loader: false,
+                loader: Loader::Unknown,
             },
         );
         // An identity, not an address (JVMTI gives none), that is never a
@@ -1369,6 +1403,11 @@ impl<S: Sink> Writer<S> {
     /// Writes a `jdk.OldObjectSample` for each of `objects`, seen live at
     /// `at`, with its path to a GC root where `paths` has one (`paths` is
     /// empty, or has one entry per object).
+    ///
+    /// All end at `at` (no duration): the JDK's `jfr view` memory leak
+    /// views show one batch, the events ending when the last one read ends
+    /// (`LAST_BATCH`: `jdk.jfr.internal.query.Histogram.add` and
+    /// `Function.LastBatch`), so one live set must share one end time.
     fn write_old_objects(
         &mut self,
         vm: &mut impl Vm,
@@ -1579,7 +1618,7 @@ impl<S: Sink> Writer<S> {
         let unloaded = ClassInfo {
             signature: "Lunknown/UnloadedClass;".to_owned(),
             hidden: false,
-            boot_loader: false,
+            loader: Loader::Unknown,
         };
         class_named(&mut self.recording, &mut self.boot_loader, &unloaded)
     }

@@ -20,7 +20,7 @@ use heapsampler_agent::record::{RawFrame, SampleHeader, SampleView};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{self, Collections, Session, SessionVm};
 use heapsampler_agent::threads::ThreadsVm;
-use heapsampler_agent::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
+use heapsampler_agent::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
 use heapsampler_core::options::{Mode, Options};
 use heapsampler_core::ring::{Consumer, ring_buffer};
 use jfr_writer::{Clock, Recording};
@@ -832,7 +832,7 @@ impl writer::Vm for Writer<'_> {
             class: ClassInfo {
                 signature: "Lcom/example/Main;".into(),
                 hidden: false,
-                boot_loader: false,
+                loader: Loader::Unknown,
             },
             name: format!("m{:x}", method & 0xff),
             descriptor: "()V".into(),
@@ -848,7 +848,7 @@ impl writer::Vm for Writer<'_> {
         Some(ClassInfo {
             signature: world.signatures[&object].clone(),
             hidden: false,
-            boot_loader: false,
+            loader: Loader::Unknown,
         })
     }
     fn thread(&mut self, thread: u64) -> ThreadInfo {

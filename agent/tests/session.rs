@@ -15,7 +15,7 @@ use heapsampler_agent::session::{
     self, Collection, Collections, RunningCollections, Session, SessionVm, claim_file,
 };
 use heapsampler_agent::threads::ThreadsVm;
-use heapsampler_agent::writer::{ClassInfo, Exhaustion, MethodInfo, ThreadInfo, Vm};
+use heapsampler_agent::writer::{ClassInfo, Exhaustion, Loader, MethodInfo, ThreadInfo, Vm};
 use heapsampler_core::options::{LiveMax, Options};
 use heapsampler_core::ring::{WaitOutcome, ring_buffer};
 use jfr_writer::Recording;
@@ -34,7 +34,7 @@ impl Vm for FakeVm {
             class: ClassInfo {
                 signature: "LMain;".into(),
                 hidden: false,
-                boot_loader: false,
+                loader: Loader::Unknown,
             },
             name: "allocate".into(),
             descriptor: "()V".into(),
@@ -47,7 +47,7 @@ impl Vm for FakeVm {
         Some(ClassInfo {
             signature: "[I".into(),
             hidden: false,
-            boot_loader: true,
+            loader: Loader::Boot,
         })
     }
     fn thread(&mut self, thread: u64) -> ThreadInfo {

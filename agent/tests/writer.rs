@@ -16,7 +16,7 @@ use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
 use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath, RootsVm};
 use heapsampler_agent::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
 use heapsampler_agent::writer::{
-    ClassInfo, GcRecord, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
+    ClassInfo, GcRecord, Loader, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
 };
 use heapsampler_core::options::{LiveMax, Options as AgentOptions};
 use heapsampler_core::ring::RingStats;
@@ -145,13 +145,27 @@ impl HeapVm for FakeVm {
 }
 
 /// A class as the fake VM describes it: the bootstrap loader's classes are
-/// those of the JDK (`java/...`) and arrays, as in a real JVM; hidden ones
-/// are named as the JVM names hidden classes (`Outer$$Lambda$14.0x...`).
+/// those of the JDK (`java/...`) and arrays, the others the application
+/// loader's, as in a real JVM; hidden ones are named as the JVM names
+/// hidden classes (`Outer$$Lambda$14.0x...`).
 fn class(signature: &str) -> ClassInfo {
+    let boot = signature.starts_with("Ljava/") || signature.starts_with('[');
     ClassInfo {
         signature: signature.into(),
         hidden: signature.contains('.'),
-        boot_loader: signature.starts_with("Ljava/") || signature.starts_with('['),
+        loader: if boot { Loader::Boot } else { app_loader() },
+    }
+}
+
+/// The application's class loader, as a JDK 9 or later JVM describes it.
+fn app_loader() -> Loader {
+    Loader::Object {
+        class: Some(Box::new(ClassInfo {
+            signature: "Ljdk/internal/loader/ClassLoaders$AppClassLoader;".into(),
+            hidden: false,
+            loader: Loader::Boot,
+        })),
+        name: Some("app".into()),
     }
 }
 
@@ -781,11 +795,12 @@ fn frames_of_hidden_classes_kept_on_request_are_marked_hidden() {
     assert_eq!(frames[0]["method"]["type"]["hidden"], false);
 }
 
-/// A class of the bootstrap loader names the loader as the JDK's own
-/// recordings do (`jfr print --json` of one: `"classLoader": {"type": null,
-/// "name": "bootstrap"}`); other loaders are not written (null).
+/// A class names its loader as the JDK's own recordings do (`jfr print
+/// --json` of one): the bootstrap loader `{"type": null, "name":
+/// "bootstrap"}`, the application's named `app`, of its class (itself the
+/// bootstrap loader's).
 #[test]
-fn boot_classes_name_the_bootstrap_loader_as_the_jdk_does() {
+fn classes_name_their_loaders_as_the_jdk_does() {
     let path = record_through_a_lambda_proxy("agent_writer_boot_loader", false);
     let document = support::print_json(&path);
     let sample = support::json_events(&document)
@@ -801,11 +816,16 @@ fn boot_classes_name_the_bootstrap_loader_as_the_jdk_does() {
         frames[1]["method"]["type"]["classLoader"], bootstrap,
         "java.lang.Thread"
     );
+    let app = &frames[0]["method"]["type"]["classLoader"];
     assert_eq!(
-        frames[0]["method"]["type"]["classLoader"],
-        serde_json::Value::Null,
-        "Main, of the application's loader"
+        app["name"], "app",
+        "Main, of the application's loader: {app}"
     );
+    assert_eq!(
+        app["type"]["name"], "jdk/internal/loader/ClassLoaders$AppClassLoader",
+        "{app}"
+    );
+    assert_eq!(app["type"]["classLoader"], bootstrap, "{app}");
 }
 
 /// `mode=discard`, the overhead benchmark's diagnostic: the writer drops

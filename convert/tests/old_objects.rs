@@ -4,7 +4,8 @@
 //! Control's Memory Leak page (`jmc-check --leaks`) counts each live
 //! object once, and a JVM killed after some chunk ends leaves the newest
 //! live set under the JDK's name. Read by the JDK's `jfr` (17 and 25),
-//! `RecordingFile`, Mission Control's parser and `heapsampler summary`.
+//! `RecordingFile`, Mission Control's parser and `heapsampler summary`;
+//! JDK 25's `jfr view` shows them in its memory leak views.
 
 use heapsampler_test_support::{self as support, DEADLINE, Deadline};
 
@@ -18,6 +19,21 @@ const SNAPSHOT: &str = "heapsampler.OldObjectSnapshot";
 
 /// JDK 25's `jfr`, where this machine and CI have it.
 const JFR_25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr";
+
+/// JDK 25's `jfr`, or `None`, having said that `what` is skipped, where
+/// it is missing (never under `CI=true`, which has it).
+fn jfr_25(what: &str) -> Option<&'static Path> {
+    let jfr_25 = Path::new(JFR_25);
+    if jfr_25.is_file() {
+        return Some(jfr_25);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true and no {JFR_25}"
+    );
+    eprintln!("skipped {what}: no {JFR_25}");
+    None
+}
 
 /// `heapsampler record` of `Scenarios paced SECONDS 16 leak` (16 MiB a
 /// second, a quarter as much again kept reachable), at 64k, chunks ending
@@ -124,15 +140,9 @@ fn a_rotated_recording_holds_its_ends_live_set_once_and_the_earlier_ones_renamed
     );
 
     // JDK 25's parser reads the two types as 17's does.
-    let jfr_25 = Path::new(JFR_25);
-    if !jfr_25.is_file() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true and no {JFR_25}"
-        );
-        eprintln!("skipped JDK 25's reading: no {JFR_25}");
+    let Some(jfr_25) = jfr_25("JDK 25's reading") else {
         return;
-    }
+    };
     let output = Command::new(jfr_25)
         .arg("summary")
         .arg(&path)
@@ -294,4 +304,135 @@ fn a_compressed_recording_writes_its_live_set_at_its_end_only() {
     let moments: std::collections::BTreeSet<&str> =
         rows.map(|row| row.split(',').nth(start).unwrap()).collect();
     assert_eq!(moments.len(), 1, "{moments:?}");
+}
+
+/// The cells of `column` in `jfr view VIEW FILE`'s table, one per row, as
+/// JDK 25's `jfr` prints it: a title, the columns' names, a rule of dashes
+/// as wide as each column (columns one space apart), a line per row.
+fn view_column(jfr: &Path, view: &str, path: &Path, column: &str) -> (Vec<String>, String) {
+    let output = Command::new(jfr)
+        .arg("view")
+        .arg(view)
+        .arg(path)
+        .output_in_time();
+    let said = text(&output.stdout);
+    assert!(output.status.success(), "{said}{}", text(&output.stderr));
+    let lines: Vec<Vec<char>> = said.lines().map(|l| l.chars().collect()).collect();
+    let rule = lines
+        .iter()
+        .position(|l| l.starts_with(&['-', '-']))
+        .unwrap_or_else(|| panic!("no table in jfr view {view}:\n{said}"));
+    assert!(rule > 0, "{said}");
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (at, c) in lines[rule].iter().chain([&' ']).enumerate() {
+        match (c, start) {
+            ('-', None) => start = Some(at),
+            (' ', Some(from)) => {
+                spans.push(from..at);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let cell = |line: &[char], span: &std::ops::Range<usize>| -> String {
+        let end = span.end.min(line.len());
+        let start = span.start.min(end);
+        line[start..end]
+            .iter()
+            .collect::<String>()
+            .trim()
+            .to_owned()
+    };
+    let span = spans
+        .iter()
+        .find(|span| cell(&lines[rule - 1], span) == column)
+        .unwrap_or_else(|| panic!("no column {column} in jfr view {view}:\n{said}"));
+    let cells = lines[rule + 1..]
+        .iter()
+        .take_while(|line| !line.iter().all(|c| c.is_whitespace()))
+        .map(|line| cell(line, span))
+        .collect();
+    (cells, said)
+}
+
+/// The JDK's `jfr view memory-leaks-by-site` and `memory-leaks-by-class`
+/// (JDK 21 and later) show the last batch of `jdk.OldObjectSample` (those
+/// of the last one's end time) grouped by the allocation's top application
+/// frame, the first whose class's loader is not the bootstrap loader, and
+/// by the object's class. Of a program with two leaks, `Leaks` leaking
+/// byte[1008] from `LeakA.keep` (256 KiB a second) and long[62] from
+/// `LeakB.keep` (128 KiB a second) for 4 s, each leak's site and class are
+/// a row. At 16k, LeakB's 512 KiB kept hold about 32 samples, so one at
+/// least but for a chance of e^-32, and LeakA's twice as many. The JDK's
+/// own recording of the program is the control: its views name the leaks
+/// in the same words (its sampler keeps a dozen live objects of its
+/// choosing, most of them the leaks', so it may miss one leak, never both
+/// in five runs), and names the program's class loader as ours does.
+#[test]
+fn the_jdks_memory_leak_views_show_each_leaks_site_and_class() {
+    let Some(jfr_25) = jfr_25("the JDK's memory leak views") else {
+        return;
+    };
+    let dir = support::temp_dir("convert_old_objects_jfr_view");
+    let ours = dir.join("ours.jfr");
+    let theirs = dir.join("jdk.jfr");
+    let args = ["4", "leak-a", "256", "leak-b", "128", "garbage", "8"];
+    support::record_with_agent(&ours, &["--interval", "16k"], "Leaks", &args);
+    let classes = support::compiled_workload("Leaks");
+    let mut java_args = vec!["-cp", classes.to_str().unwrap(), "Leaks"];
+    java_args.extend(args);
+    support::record_with_jfr(&theirs, &["settings=profile"], &java_args);
+
+    for (view, column, leaks) in [
+        (
+            "memory-leaks-by-site",
+            "Application Method",
+            ["Leaks$LeakA.keep()", "Leaks$LeakB.keep()"],
+        ),
+        (
+            "memory-leaks-by-class",
+            "Object Class",
+            ["byte[]", "long[]"],
+        ),
+    ] {
+        let (their_rows, their_table) = view_column(jfr_25, view, &theirs, column);
+        assert!(
+            leaks
+                .iter()
+                .any(|leak| their_rows.iter().any(|row| row == leak)),
+            "the JDK's own recording names no leak:\n{their_table}"
+        );
+        let (our_rows, our_table) = view_column(jfr_25, view, &ours, column);
+        for leak in leaks {
+            assert!(
+                our_rows.iter().any(|row| row == leak),
+                "no row {leak} in ours:\n{our_table}\nthe JDK's:\n{their_table}"
+            );
+        }
+    }
+    // A class of the program names its loader as the JDK's recording does
+    // (JDK 17's `jfr print`).
+    let loader_of_leaks = |path: &Path| -> serde_json::Value {
+        let document = support::print_json(path);
+        support::json_events(&document)
+            .iter()
+            .filter(|e| e["type"] == SAMPLE)
+            .flat_map(|e| e["values"]["stackTrace"]["frames"].as_array().unwrap())
+            .map(|frame| &frame["method"]["type"])
+            .find(|class| class["name"] == "Leaks")
+            .unwrap_or_else(|| panic!("no frame of Leaks in {}", path.display()))["classLoader"]
+            .clone()
+    };
+    let (our_loader, their_loader) = (loader_of_leaks(&ours), loader_of_leaks(&theirs));
+    assert_eq!(our_loader["name"], "app", "{our_loader}");
+    assert_eq!(our_loader["name"], their_loader["name"]);
+    assert_eq!(
+        our_loader["type"]["name"], their_loader["type"]["name"],
+        "{our_loader} vs {their_loader}"
+    );
+    // Mission Control reads the loaders with no warning.
+    let summary = support::summary(&ours);
+    let samples = support::summary_count(&summary, SAMPLE);
+    assert_eq!(jmc_leaks(&ours), (samples, samples, samples));
 }

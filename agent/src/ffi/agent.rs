@@ -32,7 +32,7 @@ use heapsampler_core::announcement::{self, Announcement};
 use heapsampler_core::options::{LiveSetAt, LogLevel, Options};
 use heapsampler_core::ring::{Consumer, ring_buffer};
 use jfr_writer::{FileSink, Recording};
-use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
+use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jfieldID, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
@@ -47,7 +47,7 @@ use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
 use crate::signature::is_hidden_signature;
 use crate::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
-use crate::writer::{self, ClassInfo, MethodInfo, ThreadInfo};
+use crate::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -820,6 +820,7 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
         management: Lookup::NotYet,
         gc_info: Backoff::default(),
         thread_bytes: Backoff::default(),
+        loader_name: jni.class_loader_name_field(),
     };
     let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
         .and_then(|sink| Ok(sink.finish()?));
@@ -844,7 +845,15 @@ struct JvmtiVm<'s> {
     /// When the threads' allocated bytes may be asked for again after a
     /// failure (their `long[]` are Java objects too).
     thread_bytes: Backoff,
+    /// `ClassLoader.name` ([`Jni::class_loader_name_field`]), looked up once.
+    loader_name: Option<jfieldID>,
 }
+
+/// How many loaders deep a class's description goes: its loader's class,
+/// that class's loader's class, ... The JDK's loaders' classes are the
+/// bootstrap loader's, so a class of the application's loader needs one;
+/// a deeper chain's last loader is described without its class.
+const LOADER_DEPTH: u32 = 4;
 
 /// A pause after each failure of a call, doubling from a second to a
 /// minute while it fails, ended by a success. A collection's figures
@@ -957,18 +966,46 @@ impl JvmtiVm<'_> {
         }
     }
 
-    /// Describes a class from a live reference: once per class or method
-    /// the writer resolves, never per sample.
+    /// Describes a class from a live reference, with its loader: once per
+    /// class or method the writer resolves, never per sample.
     fn class_info(&self, class: jclass) -> Option<ClassInfo> {
+        self.class_info_within(class, LOADER_DEPTH)
+    }
+
+    /// [`JvmtiVm::class_info`], its loaders' classes described `depth`
+    /// loaders deep.
+    fn class_info_within(&self, class: jclass, depth: u32) -> Option<ClassInfo> {
         let jvmti = self.running.jvmti;
         let signature = jvmti.class_signature(class).ok()?;
+        let loader = match jvmti.class_loader(class) {
+            Ok(loader) if loader.is_null() => Loader::Boot,
+            Ok(loader) => {
+                let described = self.loader_info(loader, depth);
+                self.jni.delete_local_ref(loader);
+                described
+            }
+            Err(_) => Loader::Unknown,
+        };
         Some(ClassInfo {
             hidden: is_hidden_signature(&signature),
             signature,
-            boot_loader: jvmti
-                .defined_by_boot_loader(self.jni, class)
-                .unwrap_or(false),
+            loader,
         })
+    }
+
+    /// Describes a live loader object: its name and, `depth` loaders deep,
+    /// its class.
+    fn loader_info(&self, loader: jobject, depth: u32) -> Loader {
+        let class = depth.checked_sub(1).and_then(|depth| {
+            let class = self.jni.object_class(loader);
+            let described = self.class_info_within(class, depth);
+            self.jni.delete_local_ref(class);
+            described.map(Box::new)
+        });
+        let name = self
+            .loader_name
+            .and_then(|field| self.jni.string_field(loader, field));
+        Loader::Object { class, name }
     }
 }
 

@@ -4,7 +4,9 @@
 use std::ffi::{CStr, c_char, c_void};
 use std::ptr;
 
-use jni::sys::{JNIEnv, JavaVM, jboolean, jclass, jint, jlong, jmethodID, jobject, jvalue};
+use jni::sys::{
+    JNIEnv, JavaVM, jboolean, jclass, jfieldID, jint, jlong, jmethodID, jobject, jvalue,
+};
 
 use super::sys::*;
 
@@ -270,18 +272,14 @@ impl Jvmti {
         Ok(self.take_string(signature))
     }
 
-    /// Whether the bootstrap loader defined a class: JVMTI gives it no
-    /// loader object. `jni` deletes the local reference to any other loader.
-    pub fn defined_by_boot_loader(&self, jni: Jni, class: jclass) -> Result<bool, JvmtiError> {
+    /// The loader that defined a class: a local reference the caller
+    /// deletes, or null for the bootstrap loader (JVMTI gives it no object).
+    pub fn class_loader(&self, class: jclass) -> Result<jobject, JvmtiError> {
         let mut loader: jobject = ptr::null_mut();
         // SAFETY: `class` is a live reference; the JVM writes a local
         // reference or null.
         check(unsafe { self.table().GetClassLoader(self.0, class, &mut loader) })?;
-        if loader.is_null() {
-            return Ok(true);
-        }
-        jni.delete_local_ref(loader);
-        Ok(false)
+        Ok(loader)
     }
 
     /// A method's name and descriptor.
@@ -647,6 +645,74 @@ impl Jni {
     pub fn pop_local_frame(self) {
         // SAFETY: called once per successful push_local_frame.
         unsafe { (self.table().PopLocalFrame.expect("PopLocalFrame"))(self.0, ptr::null_mut()) };
+    }
+
+    /// The class of a live object: a local reference.
+    pub fn object_class(self, object: jobject) -> jclass {
+        // SAFETY: `object` is a live, non-null reference.
+        unsafe { (self.table().GetObjectClass.expect("GetObjectClass"))(self.0, object) }
+    }
+
+    /// `java.lang.ClassLoader`'s `name` field (JDK 9 and later): what
+    /// `getName()` returns and HotSpot's recordings name a loader by
+    /// (`app`, `platform`). `None` if the JVM has no such field. Valid for
+    /// the JVM's life: the bootstrap loader's classes are never unloaded.
+    pub fn class_loader_name_field(self) -> Option<jfieldID> {
+        // SAFETY: standard JNI lookups with NUL-terminated names; a missing
+        // class or field leaves an error pending, cleared.
+        unsafe {
+            let table = self.table();
+            let class =
+                (table.FindClass.expect("FindClass"))(self.0, c"java/lang/ClassLoader".as_ptr());
+            if class.is_null() {
+                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+                return None;
+            }
+            let field = (table.GetFieldID.expect("GetFieldID"))(
+                self.0,
+                class,
+                c"name".as_ptr(),
+                c"Ljava/lang/String;".as_ptr(),
+            );
+            if (table.ExceptionCheck.expect("ExceptionCheck"))(self.0) != 0 {
+                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+            }
+            (table.DeleteLocalRef.expect("DeleteLocalRef"))(self.0, class);
+            (!field.is_null()).then_some(field)
+        }
+    }
+
+    /// The text of a `String` field of `object` (no Java code runs);
+    /// `None` if it is null.
+    pub fn string_field(self, object: jobject, field: jfieldID) -> Option<String> {
+        // SAFETY: `object` is a live reference of a class that has `field`,
+        // a field of type String; its characters are copied out and
+        // released, and the local reference deleted.
+        unsafe {
+            let table = self.table();
+            let string = (table.GetObjectField.expect("GetObjectField"))(self.0, object, field);
+            if string.is_null() {
+                return None;
+            }
+            let chars = (table.GetStringUTFChars.expect("GetStringUTFChars"))(
+                self.0,
+                string,
+                ptr::null_mut(),
+            );
+            let text = if chars.is_null() {
+                // Out of memory, with an error pending.
+                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
+                None
+            } else {
+                let text = CStr::from_ptr(chars).to_string_lossy().into_owned();
+                (table.ReleaseStringUTFChars.expect("ReleaseStringUTFChars"))(
+                    self.0, string, chars,
+                );
+                Some(text)
+            };
+            (table.DeleteLocalRef.expect("DeleteLocalRef"))(self.0, string);
+            text
+        }
     }
 
     /// Whether `class` is `superclass` or a subclass of it (or implements it).
