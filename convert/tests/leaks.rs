@@ -6,7 +6,8 @@
 //! reads it: what the leak analysis is checked against must be checked
 //! first. Then how few collections give a verdict: a short recording names
 //! its leak, and one whose collections are too few, or bunched in time
-//! (`Scenarios bursts`), is told why not.
+//! (`Scenarios bursts`), is told why not, and `leaks --help` says how many
+//! are needed.
 //!
 //! Tolerances. `top` gives each estimate a 95% interval: a check of three
 //! intervals would fail by chance in one run of seven. Each check widens
@@ -19,6 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
+use heapsampler_core::live::GrowthTest;
 use heapsampler_test_support::{
     self as support, Deadline, browser, heapsampler_command, heapsampler_ok,
 };
@@ -777,4 +779,27 @@ fn without_enough_collections_spread_in_time_leaks_says_why() {
         counted[0] >= 6 && counted[1] < 4 && counted[2] == 8,
         "{reason}"
     );
+}
+
+/// `leaks --help` gives the fewest collections for a verdict, and why, as
+/// the growth test counts them.
+#[test]
+fn the_help_gives_the_fewest_collections_for_a_verdict() {
+    let (help, _) = heapsampler_ok(["leaks", "--help"]);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        format!(
+            "A verdict needs at least {} collections: {} after the warm-up (the first quarter",
+            GrowthTest::MIN_CHECKPOINTS,
+            GrowthTest::MIN_BLOCKS
+        ),
+        format!(
+            "in at least {} of {} equal slices of the time after it",
+            GrowthTest::MIN_BLOCKS,
+            GrowthTest::BLOCKS
+        ),
+        "Student's t on the degrees of freedom".to_owned(),
+    ] {
+        assert!(help.contains(&said), "{said:?} in {help}");
+    }
 }
