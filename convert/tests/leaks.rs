@@ -4,7 +4,10 @@
 //! the cache at its plateau, the sessions and the garbage no suspect. And
 //! first, that the workload keeps what it says it keeps, as `top --live`
 //! reads it: what the leak analysis is checked against must be checked
-//! first.
+//! first. Then how few collections give a verdict: a short recording names
+//! its leak, and one whose collections are too few, or bunched in time
+//! (`Scenarios bursts`), is told why not, and `leaks --help` says how many
+//! are needed.
 //!
 //! Tolerances. `top` gives each estimate a 95% interval: a check of three
 //! intervals would fail by chance in one run of seven. Each check widens
@@ -17,6 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
+use heapsampler_core::live::GrowthTest;
 use heapsampler_test_support::{
     self as support, Deadline, browser, heapsampler_command, heapsampler_ok,
 };
@@ -644,4 +648,158 @@ fn without_a_leak_there_is_no_suspect() {
         "{page:#}"
     );
     assert!(!page["flames"].as_array().unwrap().is_empty(), "{page:#}");
+}
+
+/// `leaks FILE`'s text, and the collections its basis line says the live
+/// bytes were followed after.
+fn verdict_and_collections(recording: &Path) -> (String, usize) {
+    let (text, _) = heapsampler_ok(["leaks", recording.to_str().unwrap()]);
+    let collections = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split(" after each of ").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no collections counted:\n{text}"));
+    (text, collections)
+}
+
+/// A leak of 2 MiB/s for 6 s (the documented heap: a young collection
+/// about every half second, at most 13 collections with the workload's and
+/// the agent's at the end, 144 MiB of garbage into 16 MiB): fewer than the
+/// 21 evenly spread collections the growth test once needed (16 after the
+/// warm-up), enough now. The leak is the fastest suspect, and its growth
+/// interval, widened to twice its reach, holds the true rate. Sampled at 32
+/// KiB, the 12 MiB leaked are about 380 samples, some 280 after the
+/// warm-up: a growth about 15 standard errors above zero, found in any run.
+#[test]
+fn a_short_recording_of_few_collections_names_its_leak() {
+    let dir = support::temp_dir("convert_leaks_short");
+    let (recording, printed) = record_leaks(&dir, "short", &["6", "leak-a", "2048"]);
+    assert_eq!(printed.leak_a.bytes, 2048 * 6 * 1024);
+    let (text, collections) = verdict_and_collections(&recording);
+    assert!(collections <= 16, "{collections} collections:\n{text}");
+    let (found, text) = suspects(&recording, &[]);
+    let leak = found
+        .first()
+        .filter(|s| s.key.starts_with("Leaks$LeakA.keep("))
+        .unwrap_or_else(|| panic!("the leak is not the first suspect:\n{text}"));
+    let truth = printed.leak_a.rate as f64 * 60.0;
+    let low = leak.growth - 2.0 * (leak.growth - leak.low) - 0.1e6;
+    let high = leak.growth + 2.0 * (leak.high - leak.growth) + 0.1e6;
+    assert!(
+        (low..=high).contains(&truth),
+        "leaks {truth} bytes a minute, outside {low}-{high}:\n{text}"
+    );
+}
+
+/// `java Scenarios bursts FIRST THEN` recorded into `dir/name.jfr`, and
+/// `leaks`' verdict on it, which must be that it cannot say; the report's
+/// page says the same of what it lacks.
+fn cannot_say(dir: &Path, name: &str, first: u32, then: u32) -> String {
+    let recording = dir.join(format!("{name}.jfr"));
+    support::record_with_agent(
+        &recording,
+        &[],
+        "Scenarios",
+        &["bursts", &first.to_string(), &then.to_string()],
+    );
+    let (text, _) = heapsampler_ok(["leaks", recording.to_str().unwrap()]);
+    let verdict = text.lines().next().unwrap().to_owned();
+    let reason = verdict
+        .strip_prefix("cannot say what leaks: ")
+        .unwrap_or_else(|| panic!("a verdict from bunched collections:\n{text}"));
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let html = recording.with_extension("html");
+    heapsampler_ok([
+        "report",
+        recording.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    // The report's words as the page has them (HTML-escaped).
+    let lacking = format!("{}{}.", reason[..1].to_uppercase(), &reason[1..]);
+    let escaped = lacking.replace('&', "&amp;").replace('\'', "&#39;");
+    assert!(page.contains(&escaped), "the report lacks {lacking:?}");
+    reason.to_owned()
+}
+
+/// The numbers in `text`, in order.
+fn numbers(text: &str) -> Vec<usize> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|word| word.parse().ok())
+        .collect()
+}
+
+/// A refusal names its reason, with its counts, and what to do: two
+/// collections (and the agent's at the end) are too few in all; twenty at
+/// the start, then a pause nine times as long, leave only the agent's
+/// after the warm-up (a quarter of the time); twenty, the pause, and six
+/// more back to back at the end leave seven after it, bunched in one or two
+/// of its eight slices of time. The workload times its pause by its first
+/// burst, so the burst is in the warm-up however slow the machine.
+#[test]
+fn without_enough_collections_spread_in_time_leaks_says_why() {
+    let dir = support::temp_dir("convert_leaks_bunched");
+
+    let reason = cannot_say(&dir, "two", 2, 0);
+    let counted = numbers(&reason);
+    assert!(
+        reason.ends_with("so that the JVM collects more often") && reason.contains("record longer"),
+        "{reason}"
+    );
+    // `3 collections, and a verdict needs at least 5 (4 after a warm-up ...`
+    assert!(counted[0] < 5 && counted[1..3] == [5, 4], "{reason}");
+    assert!(
+        reason.contains(" collections, and a verdict needs at least "),
+        "{reason}"
+    );
+
+    // `1 of the 22 collections came after the warm-up (...), and a verdict
+    // needs 4 there`.
+    let reason = cannot_say(&dir, "start", 20, 0);
+    let counted = numbers(&reason);
+    assert!(
+        reason.contains(" collections came after the warm-up ")
+            && reason.contains("past the start-up"),
+        "{reason}"
+    );
+    assert!(counted[0] < 4 && counted[1] >= 21, "{reason}");
+
+    // `the 7 collections after the warm-up fall in 1 of the 8 equal slices
+    // ..., and a verdict needs 4 slices with one`.
+    let reason = cannot_say(&dir, "ends", 20, 6);
+    let counted = numbers(&reason);
+    assert!(
+        reason.starts_with("the ") && reason.contains(" collections after the warm-up fall in "),
+        "{reason}"
+    );
+    assert!(
+        counted[0] >= 6 && counted[1] < 4 && counted[2] == 8,
+        "{reason}"
+    );
+}
+
+/// `leaks --help` gives the fewest collections for a verdict, and why, as
+/// the growth test counts them.
+#[test]
+fn the_help_gives_the_fewest_collections_for_a_verdict() {
+    let (help, _) = heapsampler_ok(["leaks", "--help"]);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        format!(
+            "A verdict needs at least {} collections: {} after the warm-up (the first quarter",
+            GrowthTest::MIN_CHECKPOINTS,
+            GrowthTest::MIN_BLOCKS
+        ),
+        format!(
+            "in at least {} of {} equal slices of the time after it",
+            GrowthTest::MIN_BLOCKS,
+            GrowthTest::BLOCKS
+        ),
+        "Student's t on the degrees of freedom".to_owned(),
+    ] {
+        assert!(help.contains(&said), "{said:?} in {help}");
+    }
 }

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use heapsampler_core::live::{Growth, LiveSeries};
+use heapsampler_core::live::{Growth, GrowthTest, LiveSeries};
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::ring_buffer;
 use heapsampler_core::sampling::{SampleDistance, bytes_weight};
@@ -174,11 +174,12 @@ fn live(c: &mut Criterion) {
     let sites = build();
     let memory: usize = sites.iter().map(LiveSeries::memory_bytes).sum();
     eprintln!("live series of 1000 sites, 1M samples: {memory} bytes");
+    let test = GrowthTest::new(&seconds).expect("checkpoints enough for a verdict");
     group.bench_function("estimates_and_growth_1000_sites", |b| {
         b.iter(|| {
             sites
                 .iter()
-                .filter_map(|site| Growth::fit(&seconds, &site.estimates()))
+                .map(|site| test.fit(&site.estimates()))
                 .filter(Growth::is_suspect)
                 .count()
         })

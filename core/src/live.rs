@@ -36,33 +36,49 @@
 //! autocorrelated, and a regression over per-collection points, whose
 //! standard error assumes independent points, is far too sure of itself.
 //!
-//! [`Growth::fit`] works on the *increments* of block means, as those of a
+//! [`GrowthTest::fit`] works on the *increments* of block means, as those of a
 //! random walk with drift:
 //!
 //! - The warm-up is the first quarter of the time from the first checkpoint
 //!   to the last; the window is the checkpoints after it.
-//! - The window is cut into `B = 8` blocks of equal time. Each block with a
-//!   checkpoint gives a point: its checkpoints' mean time `t̄_j`, mean
-//!   estimated live bytes `m_j` and mean estimated variance `v_j`.
+//! - The time from the warm-up's end to the last checkpoint is cut into
+//!   `B = 8` blocks of equal time. Each block with a checkpoint gives a
+//!   point: its checkpoints' mean time `t̄_j`, mean estimated live bytes
+//!   `m_j` and mean estimated variance `v_j`.
 //! - The growth is `ĝ = (m_b - m_1) / (t̄_b - t̄_1)` over the `b` points:
 //!   the increments `d_j = m_{j+1} - m_j` summed over their times `Δ_j`.
 //! - Its variance, if the live bytes are a random walk of variance `σ²` per
-//!   second seen through block means: the increments of block means of a
-//!   random walk are not independent (adjacent ones share a block, lag-one
-//!   correlation ¼, variance `(2/3) σ² Δ`), and over `k = b - 1` equal
-//!   increments `E[Σ (d_j - ĝΔ_j)²/Δ_j] = σ² ((2/3) k - (b - 4/3)/k)` while
-//!   `Var(m_b - m_1) = σ² Δ (b - 4/3)`. So `σ̂²` is the sum of squares over
-//!   that factor, and `se(ĝ)² = σ̂² Δ̄ (b - 4/3) / (ΣΔ)²`. (Taking the
-//!   increments as independent, the textbook `σ̂² = Σ/(k-1)`, makes the
-//!   variance 1.54 times too small at `b = 8`: the interval covered a leak's
-//!   rate in 87% of runs.)
-//! - The 95% interval is `ĝ ± max(t(b-2) se, 1.96 √|v_b - v_1| / (t̄_b - t̄_1))`,
-//!   Student's t on `b - 2` degrees of freedom (6), or the sampling floor:
-//!   the samples gained or lost between the first block and the last add
-//!   their variances, which the estimates know (for a leak, `v_b - v_1` is
-//!   the increment's variance to within 5%). The t term's variance comes from
-//!   six degrees of freedom and can be small by luck when a group has few
-//!   samples; the floor, from every sample, cannot.
+//!   second seen through the points: two points' means have the covariance
+//!   `σ²` times the mean of `min(s, t)` over their checkpoints' times, so
+//!   `Var(ĝ)` and the expected sum of squares `E[Q]`, `Q = Σ (d_j -
+//!   ĝΔ_j)²/Δ_j`, are `σ²` times factors of the checkpoints' times alone
+//!   (`E[Q] = σ² tr M`, `M` the covariance of the terms `(d_j - ĝΔ_j)/√Δ_j`
+//!   per unit `σ²`). So `σ̂² = Q / tr M` and `se(ĝ)² = σ̂² Var(ĝ)/σ²`.
+//!   With one checkpoint a block the increments are independent, of
+//!   variance `σ² Δ_j`: `E[Q] = σ² (b - 2)` and `Var(ĝ) = σ² / ΣΔ`, the
+//!   textbook. With many, evenly, in each of `b` equal blocks, adjacent
+//!   increments share a block (lag-one correlation ¼, variance `(2/3) σ²
+//!   Δ`): over `k = b - 1` of them `E[Q] = σ² ((2/3) k - (b - 4/3)/k)` and
+//!   `Var(m_b - m_1) = σ² Δ (b - 4/3)` (tested in this module). Taking the
+//!   increments as independent there makes the variance 1.54 times too
+//!   small at `b = 8` (the interval covered a leak's rate in 87% of runs);
+//!   the closed forms used at one checkpoint a block make it 1.54 times too
+//!   large, at two 1.14: a short recording's blocks hold one or two, hence
+//!   the factors from the times.
+//! - The 95% interval is `ĝ ± max(t(ν) se, 1.96 √|v_b - v_1| / (t̄_b - t̄_1))`.
+//!   Student's t on `ν` degrees of freedom, Satterthwaite's for `Q`: `ν =
+//!   2 E[Q]² / Var(Q) = (tr M)² / tr M²`, which is `b - 2` with one
+//!   checkpoint a block (`Q / σ²` is then a chi-square on them) and less
+//!   when blocks hold many (5.46 of 6 at eight blocks, 1.92 of 2 at four:
+//!   the shared blocks' correlation); `t` between whole degrees of freedom
+//!   errs wide, by 3% at most. Or the sampling floor: the samples gained or
+//!   lost between the first point and the last add their variances, which
+//!   the estimates know (for a leak, `v_b - v_1 = σ² (t̄_b - t̄_1)`: the
+//!   variance of the increment at one checkpoint a block, at most `k / (k -
+//!   1/3)` of it with many, 1.05 at eight blocks and 1.13 at four). The t
+//!   term's variance comes from a few degrees of freedom and can be small
+//!   by luck when a group has few samples; the floor, from every sample,
+//!   cannot.
 //! - The group is a suspect when the interval's lower bound is above 0: a
 //!   one-sided test at 2.5% (nominally).
 //!
@@ -75,11 +91,13 @@
 //! autocorrelated and its t rejects far too often. For a group whose live
 //! set does not grow (short-lived objects, sessions living minutes, a cache
 //! at its plateau, a periodic batch) the block means are a stationary
-//! series, and the increments over-estimate the variance of `m_b - m_1`, by
-//! about `1.54 (1 - ρ₁)(B - 1) / (1 - ρ_{B-1})` (ρ the block means'
-//! autocorrelations): above 1 unless the series' memory is comparable to the
-//! whole window (ρ₁ near 1). The test is conservative there, the side a
-//! leak detector must err on, and pays for it in power when a leak shares
+//! series, and the increments over-estimate the variance of `m_b - m_1`:
+//! for block means independent of each other (a memory shorter than a
+//! block), 12.5 times at eight blocks of many checkpoints, 10.5 at eight of
+//! one or two, 4 at four of one; less when the memory spans blocks, below 1
+//! only when it is comparable to the whole window (the block means'
+//! lag-one correlation near 1). The test is conservative there, the side
+//! a leak detector must err on, and pays for it in power when a leak shares
 //! its group with a large steady live set (below). A regression over the
 //! block means with the sampling bound `v_1 + v_b` (which holds whatever
 //! the samples' lifetimes) as its floor finds that leak at half the rate,
@@ -88,42 +106,71 @@
 //! it is a suspect as often as the nominal 2.5% on the rare site: not
 //! chosen.
 //!
+//! # How few checkpoints
+//!
+//! A verdict needs [`GrowthTest::MIN_BLOCKS`] = 4 blocks holding a checkpoint
+//! after the warm-up, so at least [`GrowthTest::MIN_CHECKPOINTS`] = 5
+//! checkpoints in all (the warm-up holds the first); 5 evenly in time give
+//! one. Fewer points would keep the false-positive rate (the factors and
+//! `ν` hold for any), not the power: three points leave one degree of
+//! freedom, `t(1) = 12.7` (against `t(2) = 4.3`), and in 30 s with four
+//! checkpoints (three after the warm-up) the smallest leak found in nine
+//! runs of ten was 900 MiB/min alone on its site (found in 93.5% of runs
+//! even at that) and 1.04 GiB/min with the background: 11 and 4.8 times
+//! what four points, of five checkpoints, find (below). So fewer than 5
+//! checkpoints in all, fewer than 4 after the warm-up, or those after it
+//! in fewer than 4 of the 8 blocks (bunched: most of them at the start, or
+//! in a burst) give no verdict, and [`NoVerdict`] says which. Blocks are
+//! not made fewer or longer when checkpoints are few: with the factors of
+//! the checkpoints' own times a block of one is as good a point as any, and
+//! more points give more degrees of freedom.
+//!
 //! # The figures
 //!
 //! Measured by simulation with the core's sampler model in
 //! `core/tests/live.rs` (`cargo test --release -p heapsampler-core --test
-//! live -- --nocapture` prints them): one-hour recordings at 512 KiB, a
-//! checkpoint every 12 s (300, what the converter keeps of a collection
-//! every 2 s).
+//! live -- --nocapture` prints them), at 512 KiB: one-hour recordings with
+//! a checkpoint every 12 s (300, what the converter keeps of a collection
+//! every 2 s); and the same programs 120 times faster (each rate 120 times
+//! higher, each time 120 times shorter: the same samples) in 30 s with a
+//! checkpoint every 2 s (15, 11 after the warm-up) or every 6 s (5, the
+//! fewest). Figures for the three in that order.
 //!
 //! - False positives, share of 400 runs in which a group that does not grow
-//!   is a suspect: short-lived objects (1 MiB/s living 0.5 s) 0%; sessions of
-//!   2 KiB living 3 minutes (18 MB live) 0%, living 6 minutes (longer than
-//!   a block) 0%; a rare site (2.3 samples live on average) 0.25%; a cache
-//!   filling 64 MiB during the first 12 minutes then turning over (entries
-//!   live 17 minutes on average) 0.25%; a batch of 32 MiB built and freed
-//!   every 5 minutes 0%, every 20 minutes (live for 10) 0%; data kept from
-//!   the first 5 minutes 0%. Under the nominal 2.5%: the design is
-//!   conservative for stationary series.
+//!   is a suspect: short-lived objects (1 MiB/s living 0.5 s) 0%, 0%, 0%;
+//!   sessions of 2 KiB living 3 minutes (18 MB live) 0%, 0%, 0.75%, living
+//!   6 minutes (longer than a block) 0%, 0%, 1.5%; a rare site (2.3 samples
+//!   live on average) 0.25% in each; a cache filling 64 MiB during the
+//!   first 12 minutes then turning over (entries live 17 minutes on
+//!   average) 0.25%, 0.75%, 1.5%; a batch of 32 MiB built and freed every 5
+//!   minutes, every 20 minutes (live for 10), and data kept from the first
+//!   5 minutes, 0% in each. Under the nominal 2.5%: the design is
+//!   conservative for stationary series, less so with fewer points.
 //! - Coverage of a leak's true rate by the growth interval, 400 runs per
-//!   rate, leaking 96-byte objects: on a site of its own, 94.5% at 120
-//!   KiB/min (about 10 samples in the window), 96.75% at 480, 97.25% at
-//!   1920, 97.5% at 7680; on a site that also holds 18 MB of sessions living
-//!   3 minutes and 1 MiB/s of short-lived objects, 98.25% to 99.75%.
-//! - The smallest leak found (suspect) in 90% of one-hour runs: 170 KiB/min
-//!   (10 MiB an hour) on a site of its own; 960 KiB/min (56 MiB an hour) on
-//!   the site with sessions, whose stationary noise the increments count
-//!   about ten times over.
-//! - Two sites leaking 8 and 16 KiB/s, each with the sessions, rank right
-//!   in 99.2% of 400 runs (99.7% expected from the growths' spreads).
+//!   rate, leaking 96-byte objects at 120, 480, 1920 and 7680 KiB/min in
+//!   the hour (the first about 10 samples in the window): on a site of its
+//!   own, 94.75%, 96.75%, 97.25%, 97.75%; 94.25%, 96.75%, 98.25%, 96.75%;
+//!   95.5%, 99.25%, 99.25%, 98.5%. On a site that also holds 18 MB of
+//!   sessions living 3 minutes and 1 MiB/s of short-lived objects, 98.25%
+//!   to 99.75%; 98.75% to 100%; 98.5% to 99%.
+//! - The smallest leak found (suspect) in 90% of runs, on a site of its
+//!   own: 170 KiB/min (9.9 MiB in the hour); 19.9 MiB/min (the same 9.9 MiB
+//!   in 30 s: fifteen checkpoints find what three hundred do); 79.5 MiB/min
+//!   (40 MiB in 30 s, four times as much). On the site with sessions, whose
+//!   stationary noise the increments count about ten times over: 960
+//!   KiB/min (56 MiB); 134 MiB/min (67 MiB); 225 MiB/min (112 MiB).
+//! - Two sites leaking 8 and 16 KiB/s in the hour, each with the sessions,
+//!   rank right in 99.2% of 400 runs (99.7% expected from the growths'
+//!   spreads).
 //!
 //! Where it stops holding. A group whose live set varies slowly, on the scale
 //! of the whole window (objects living most of an hour, a cache still filling
 //! after the first quarter, a batch cycle of an hour), has a trend within the
 //! window that no test over the window can tell from a leak: it may be a
-//! suspect. A leak that starts or stops within the window is fitted as its
-//! average growth over the window. Fewer than [`Growth::MIN_CHECKPOINTS`]
-//! checkpoints after the warm-up give no verdict.
+//! suspect. In a short recording that scale is short: objects living tens
+//! of seconds in a 30-second one, or the start-up's class data and caches
+//! still filling after its first quarter. A leak that starts or stops
+//! within the window is fitted as its average growth over the window.
 
 use std::ops::Range;
 
@@ -445,16 +492,51 @@ pub struct Growth {
     /// The blocks of the window that had a checkpoint: the points whose
     /// increments were fitted.
     pub blocks: usize,
-    /// The t interval's degrees of freedom: `blocks - 2`.
-    pub degrees_of_freedom: usize,
+    /// The t interval's degrees of freedom: the effective ones of the
+    /// increments' sum of squares at the points' times (module doc), at
+    /// most `blocks - 2`, which they are when each block holds one
+    /// checkpoint.
+    pub degrees_of_freedom: f64,
+}
+
+/// Why the checkpoints' times give no growth verdict, whatever the live
+/// bytes: the counts that fell short. The module doc says why the
+/// thresholds are what they are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NoVerdict {
+    /// Fewer than [`GrowthTest::MIN_CHECKPOINTS`] checkpoints in all.
+    TooFewCheckpoints {
+        /// The checkpoints.
+        checkpoints: usize,
+    },
+    /// Fewer than [`GrowthTest::MIN_BLOCKS`] checkpoints after the warm-up.
+    TooFewAfterWarmUp {
+        /// The checkpoints in all.
+        checkpoints: usize,
+        /// Those after the warm-up.
+        after_warm_up: usize,
+        /// When the warm-up ends, in the checkpoints' seconds.
+        warm_up_end: f64,
+    },
+    /// Enough checkpoints after the warm-up, but in fewer than
+    /// [`GrowthTest::MIN_BLOCKS`] of the [`GrowthTest::BLOCKS`] blocks of equal
+    /// time from the warm-up's end to the last checkpoint: bunched, they do
+    /// not follow the live bytes through that time.
+    Bunched {
+        /// The checkpoints after the warm-up.
+        after_warm_up: usize,
+        /// The blocks holding one.
+        blocks: usize,
+        /// The warm-up's end, in the checkpoints' seconds.
+        from: f64,
+        /// The last checkpoint's time.
+        to: f64,
+    },
 }
 
 /// The share of the time from the first checkpoint to the last that is
 /// warm-up.
 const WARM_UP: f64 = 0.25;
-
-/// The blocks of equal time the window is cut into.
-const BLOCKS: usize = 8;
 
 /// `t(df)`, the 97.5% quantile of Student's t on `df` = 1, 2, ...
 /// degrees of freedom.
@@ -463,103 +545,347 @@ const STUDENT_T_975: [f64; 14] = [
     2.201_0, 2.178_8, 2.160_4, 2.144_8,
 ];
 
-const _: () = assert!(BLOCKS - 2 <= STUDENT_T_975.len());
+const _: () = assert!(GrowthTest::BLOCKS - 2 <= STUDENT_T_975.len());
+const _: () = assert!(GrowthTest::MIN_BLOCKS >= 4 && GrowthTest::MIN_BLOCKS <= GrowthTest::BLOCKS);
 
-impl Growth {
-    /// The fewest checkpoints after the warm-up for a verdict: two per block.
-    pub const MIN_CHECKPOINTS: usize = 2 * BLOCKS;
+/// `t(df)` at `df` of 1 or more, not necessarily whole: between two whole
+/// degrees of freedom of the table, `ln t` linear in `1/df`. That is never
+/// below the true quantile (`ln t` is convex in `1/df` there) and within 3%
+/// of it from 1 degree of freedom on (0.5% at the 1.9 of four blocks of many
+/// checkpoints); tested in this module.
+fn student_t_975(df: f64) -> f64 {
+    let df = df.clamp(1.0, STUDENT_T_975.len() as f64);
+    let below = df.floor();
+    if below == df {
+        return STUDENT_T_975[below as usize - 1];
+    }
+    let above = below + 1.0;
+    let share = (1.0 / below - 1.0 / df) / (1.0 / below - 1.0 / above);
+    let (low, high) = (
+        STUDENT_T_975[below as usize - 1].ln(),
+        STUDENT_T_975[above as usize - 1].ln(),
+    );
+    (low + share * (high - low)).exp()
+}
 
-    /// Fits the trend of `live` (one estimate per checkpoint) over `seconds`
-    /// (each checkpoint's time, seconds from the recording's start,
-    /// ascending). `None` when fewer than [`MIN_CHECKPOINTS`](Self::MIN_CHECKPOINTS)
-    /// checkpoints follow the warm-up, or when their times leave fewer than
-    /// four blocks with a checkpoint (two degrees of freedom).
+/// The growth test for one recording's checkpoints: what depends on their
+/// times alone, made once for all its groups. That is the window, its
+/// points (the blocks holding a checkpoint), and under the random walk of
+/// the module doc, per unit of its variance a second, the variance of the
+/// growth and the expected sum of squares of the increments, with that
+/// sum's effective degrees of freedom.
+///
+/// ```
+/// use heapsampler_core::estimate::Estimate;
+/// use heapsampler_core::live::{GrowthTest, NoVerdict};
+///
+/// let seconds: Vec<f64> = (1..=15).map(|c| 2.0 * f64::from(c)).collect();
+/// let test = GrowthTest::new(&seconds).unwrap();
+/// let growth = test.fit(&vec![Estimate::new(); 15]);
+/// assert!(!growth.is_suspect());
+/// assert_eq!(
+///     GrowthTest::new(&seconds[..3]).unwrap_err(),
+///     NoVerdict::TooFewCheckpoints { checkpoints: 3 }
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrowthTest {
+    checkpoints: usize,
+    window: Range<usize>,
+    /// The point of each of the window's checkpoints, in order.
+    point_of: Vec<usize>,
+    /// Each point's mean time, seconds from the warm-up's end.
+    times: Vec<f64>,
+    /// `Var(ĝ) / σ²`.
+    growth_variance: f64,
+    /// `E[Σ (d_j - ĝΔ_j)²/Δ_j] / σ²`.
+    expected_squares: f64,
+    /// `2 E[Q]² / Var(Q)` of that sum of squares `Q`: Satterthwaite's.
+    degrees_of_freedom: f64,
+}
+
+impl GrowthTest {
+    /// The blocks of equal time the time after the warm-up is cut into.
+    pub const BLOCKS: usize = 8;
+
+    /// The fewest blocks holding a checkpoint for a verdict: four points,
+    /// three increments, about two degrees of freedom (module doc).
+    pub const MIN_BLOCKS: usize = 4;
+
+    /// The fewest checkpoints for a verdict: the warm-up holds at least the
+    /// first, and [`MIN_BLOCKS`](Self::MIN_BLOCKS) must follow it. As many,
+    /// evenly in time, give one.
+    pub const MIN_CHECKPOINTS: usize = Self::MIN_BLOCKS + 1;
+
+    /// The test for checkpoints at `seconds` (each one's time, seconds from
+    /// the recording's start, ascending), or why they give no verdict on
+    /// any group: too few, too few after the warm-up, or too bunched in
+    /// time ([`NoVerdict`]).
+    pub fn new(seconds: &[f64]) -> Result<GrowthTest, NoVerdict> {
+        let checkpoints = seconds.len();
+        if checkpoints < Self::MIN_CHECKPOINTS {
+            return Err(NoVerdict::TooFewCheckpoints { checkpoints });
+        }
+        let (first, last) = (seconds[0], seconds[checkpoints - 1]);
+        let warm_up_end = first + WARM_UP * (last - first).max(0.0);
+        let start = seconds.partition_point(|&t| t < warm_up_end);
+        let window = start..checkpoints;
+        if window.len() < Self::MIN_BLOCKS {
+            return Err(NoVerdict::TooFewAfterWarmUp {
+                checkpoints,
+                after_warm_up: window.len(),
+                warm_up_end,
+            });
+        }
+        // The blocks cut the time from the warm-up's end, not from the
+        // first checkpoint after it: checkpoints bunched at the end of a
+        // long window do not follow it, however many.
+        let block_seconds = (last - warm_up_end) / Self::BLOCKS as f64;
+        // Seconds from the warm-up's end, by block.
+        let mut blocks: [Vec<f64>; Self::BLOCKS] = Default::default();
+        let mut block_of = Vec::with_capacity(window.len());
+        for &t in &seconds[window.clone()] {
+            let block = if block_seconds > 0.0 {
+                (((t - warm_up_end) / block_seconds) as usize).min(Self::BLOCKS - 1)
+            } else {
+                0
+            };
+            blocks[block].push(t - warm_up_end);
+            block_of.push(block);
+        }
+        let held = blocks.iter().filter(|b| !b.is_empty()).count();
+        if held < Self::MIN_BLOCKS {
+            return Err(NoVerdict::Bunched {
+                after_warm_up: window.len(),
+                blocks: held,
+                from: warm_up_end,
+                to: last,
+            });
+        }
+        let mut point_of_block = [0; Self::BLOCKS];
+        let mut points: Vec<Vec<f64>> = Vec::with_capacity(held);
+        for (block, mut times) in blocks.into_iter().enumerate() {
+            if !times.is_empty() {
+                times.sort_by(f64::total_cmp);
+                point_of_block[block] = points.len();
+                points.push(times);
+            }
+        }
+        let point_of = block_of.iter().map(|&b| point_of_block[b]).collect();
+        Ok(Self::of_points(checkpoints, window, point_of, &points))
+    }
+
+    /// The factors for points of checkpoints at `points` (each ascending,
+    /// seconds from the warm-up's end; each point's all before the
+    /// next's).
+    fn of_points(
+        checkpoints: usize,
+        window: Range<usize>,
+        point_of: Vec<usize>,
+        points: &[Vec<f64>],
+    ) -> GrowthTest {
+        let b = points.len();
+        let times: Vec<f64> = points
+            .iter()
+            .map(|p| p.iter().sum::<f64>() / p.len() as f64)
+            .collect();
+        // The covariance of the points' means of a random walk of variance
+        // 1 a second: the mean over their checkpoints' pairs of `min(s, t)`.
+        // Across points, `s` is always the earlier's; within one, each
+        // checkpoint (in order) is the smaller of the pairs with itself and
+        // with each later one.
+        let within: Vec<f64> = points
+            .iter()
+            .map(|point| {
+                let n = point.len();
+                let pairs: f64 = point
+                    .iter()
+                    .enumerate()
+                    .map(|(k, t)| t * (2 * (n - k) - 1) as f64)
+                    .sum();
+                pairs / (n * n) as f64
+            })
+            .collect();
+        let covariance: Vec<Vec<f64>> = (0..b)
+            .map(|i| {
+                (0..b)
+                    .map(|j| if i == j { within[i] } else { times[i.min(j)] })
+                    .collect()
+            })
+            .collect();
+        let quadratic = |x: &[f64], y: &[f64]| -> f64 {
+            (0..b)
+                .map(|i| (0..b).map(|j| x[i] * covariance[i][j] * y[j]).sum::<f64>())
+                .sum()
+        };
+        let total = times[b - 1] - times[0];
+        // The growth `(m_b - m_1) / ΣΔ` and each residual `(d_j - ĝΔ_j) /
+        // √Δ_j` as weights on the points' means.
+        let mut growth = vec![0.0; b];
+        growth[0] = -1.0 / total;
+        growth[b - 1] = 1.0 / total;
+        let residuals: Vec<Vec<f64>> = times
+            .windows(2)
+            .enumerate()
+            .map(|(j, pair)| {
+                let dt = pair[1] - pair[0];
+                let mut weights: Vec<f64> = growth.iter().map(|w| -dt * w).collect();
+                weights[j + 1] += 1.0;
+                weights[j] -= 1.0;
+                weights.iter().map(|w| w / dt.sqrt()).collect()
+            })
+            .collect();
+        // `Q` is the quadratic form of `M = R C Rᵀ`: for Gaussian means,
+        // `E[Q] = tr M` and `Var(Q) = 2 tr M²`.
+        let m: Vec<Vec<f64>> = residuals
+            .iter()
+            .map(|x| residuals.iter().map(|y| quadratic(x, y)).collect())
+            .collect();
+        let trace: f64 = (0..m.len()).map(|i| m[i][i]).sum();
+        let trace_of_square: f64 = m.iter().flatten().map(|x| x * x).sum();
+        GrowthTest {
+            checkpoints,
+            window,
+            point_of,
+            growth_variance: quadratic(&growth, &growth),
+            expected_squares: trace,
+            degrees_of_freedom: trace * trace / trace_of_square,
+            times,
+        }
+    }
+
+    /// Fits the trend of `live`, one estimate per checkpoint.
     ///
     /// # Panics
     ///
-    /// When `seconds` and `live` differ in length: a programming error.
-    pub fn fit(seconds: &[f64], live: &[Estimate]) -> Option<Growth> {
-        assert_eq!(seconds.len(), live.len(), "one time per checkpoint");
-        let (&first, &last) = (seconds.first()?, seconds.last()?);
-        let span = last - first;
-        if span.is_nan() || span <= 0.0 {
-            return None;
+    /// When `live` has not one estimate per checkpoint: a programming error.
+    pub fn fit(&self, live: &[Estimate]) -> Growth {
+        assert_eq!(live.len(), self.checkpoints, "one estimate per checkpoint");
+        let b = self.times.len();
+        // (Σ bytes, Σ variance of bytes, checkpoints) per point.
+        let mut sums = vec![(0.0, 0.0, 0usize); b];
+        for (&point, estimate) in self.point_of.iter().zip(&live[self.window.clone()]) {
+            let sum = &mut sums[point];
+            sum.0 += estimate.bytes();
+            sum.1 += estimate.bytes_variance();
+            sum.2 += 1;
         }
-        let warm_up_end = first + WARM_UP * span;
-        let start = seconds.partition_point(|&t| t < warm_up_end);
-        let window = start..seconds.len();
-        if window.len() < Self::MIN_CHECKPOINTS {
-            return None;
-        }
-        let window_start = seconds[start];
-        let block_seconds = (last - window_start) / BLOCKS as f64;
-        if block_seconds.is_nan() || block_seconds <= 0.0 {
-            return None;
-        }
-        // (Σ t, Σ bytes, Σ variance of bytes, checkpoints) per block.
-        let mut sums = [(0.0, 0.0, 0.0, 0usize); BLOCKS];
-        for (t, estimate) in seconds[window.clone()].iter().zip(&live[window.clone()]) {
-            let block = (((t - window_start) / block_seconds) as usize).min(BLOCKS - 1);
-            let sum = &mut sums[block];
-            sum.0 += t;
-            sum.1 += estimate.bytes();
-            sum.2 += estimate.bytes_variance();
-            sum.3 += 1;
-        }
-        // (mean time, mean bytes, mean variance of bytes) of each block.
-        let points: Vec<(f64, f64, f64)> = sums
+        // (mean bytes, mean variance of bytes) of each point.
+        let means: Vec<(f64, f64)> = sums
             .iter()
-            .filter(|(_, _, _, n)| *n > 0)
-            .map(|&(t, bytes, variance, n)| {
-                let n = n as f64;
-                (t / n, bytes / n, variance / n)
+            .map(|&(bytes, variance, n)| (bytes / n as f64, variance / n as f64))
+            .collect();
+        let (first, last) = (means[0], means[b - 1]);
+        let total_seconds = self.times[b - 1] - self.times[0];
+        let growth = (last.0 - first.0) / total_seconds;
+        let squares: f64 = (0..b - 1)
+            .map(|j| {
+                let dt = self.times[j + 1] - self.times[j];
+                (means[j + 1].0 - means[j].0 - growth * dt).powi(2) / dt
             })
-            .collect();
-        if points.len() < 4 {
-            return None;
-        }
-        let increments: Vec<(f64, f64)> = points
-            .windows(2)
-            .map(|pair| (pair[1].0 - pair[0].0, pair[1].1 - pair[0].1))
-            .collect();
-        let total_seconds: f64 = increments.iter().map(|(dt, _)| dt).sum();
-        let growth = (points[points.len() - 1].1 - points[0].1) / total_seconds;
-        // The random walk seen through block means (module doc): with `b`
-        // points and `k = b - 1` increments, `E[Σ (d_j - ĝΔ_j)²/Δ_j] =
-        // σ² ((2/3) k - (b - 4/3) / k)` and `Var(ĝ) = σ² Δ̄ (b - 4/3) / (ΣΔ)²`.
-        let (b, k) = (points.len() as f64, increments.len() as f64);
-        let squares: f64 = increments
-            .iter()
-            .map(|(dt, d)| (d - growth * dt).powi(2) / dt)
             .sum();
-        let variance_per_second = squares / (2.0 / 3.0 * k - (b - 4.0 / 3.0) / k);
-        let mean_increment_seconds = total_seconds / k;
-        let growth_variance =
-            variance_per_second * mean_increment_seconds * (b - 4.0 / 3.0) / total_seconds.powi(2);
-        let degrees_of_freedom = increments.len() - 1;
+        let growth_variance = squares / self.expected_squares * self.growth_variance;
         // The sampling floor: what the samples added or lost between the
-        // first block and the last add their variances (a leak's, exactly).
-        let (first_block, last_block) = (points[0], points[points.len() - 1]);
-        let sampling_variance = (last_block.2 - first_block.2).abs() / total_seconds.powi(2);
-        let half_width = (STUDENT_T_975[degrees_of_freedom - 1] * growth_variance.sqrt())
+        // first point and the last add their variances (a leak's, exactly).
+        let sampling_variance = (last.1 - first.1).abs() / total_seconds.powi(2);
+        let half_width = (student_t_975(self.degrees_of_freedom) * growth_variance.sqrt())
             .max(Z_95 * sampling_variance.sqrt());
-        Some(Growth {
+        Growth {
             bytes_per_second: growth,
             interval: Interval {
                 estimate: growth,
                 low: growth - half_width,
                 high: growth + half_width,
             },
-            window,
-            blocks: points.len(),
-            degrees_of_freedom,
-        })
+            window: self.window.clone(),
+            blocks: b,
+            degrees_of_freedom: self.degrees_of_freedom,
+        }
     }
+}
 
+impl Growth {
     /// Whether the growth is significantly above zero: the 95% interval's
     /// lower bound above 0, a one-sided test at 2.5% (its false-positive
     /// rate measured in the [module doc](self)).
     pub fn is_suspect(&self) -> bool {
         self.interval.low > 0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The design of `n` checkpoints a second in each of `b` whole seconds
+    /// (block `j` the second from `j`), evenly within it.
+    fn design(b: usize, n: usize) -> GrowthTest {
+        let points: Vec<Vec<f64>> = (0..b)
+            .map(|j| {
+                (0..n)
+                    .map(|i| j as f64 + (i as f64 + 0.5) / n as f64)
+                    .collect()
+            })
+            .collect();
+        GrowthTest::of_points(b * n, 0..b * n, Vec::new(), &points)
+    }
+
+    /// One checkpoint a block: the increments are independent, each of
+    /// variance `σ² Δ`, so `Q / σ²` is a chi-square on `b - 2` degrees of
+    /// freedom exactly, and `Var(ĝ) = σ² / ΣΔ`.
+    #[test]
+    fn one_checkpoint_a_block_is_the_textbook_random_walk() {
+        for b in 4..=GrowthTest::BLOCKS {
+            let d = design(b, 1);
+            let k = (b - 1) as f64;
+            assert!((d.expected_squares - (k - 1.0)).abs() < 1e-12, "{d:?}");
+            assert!((d.degrees_of_freedom - (k - 1.0)).abs() < 1e-12, "{d:?}");
+            assert!((d.growth_variance - 1.0 / k).abs() < 1e-12, "{d:?}");
+        }
+    }
+
+    /// Many checkpoints a block: the module doc's closed forms for block
+    /// means of a continuous random walk, `E[Q] = σ² ((2/3) k - (b - 4/3)/k)`
+    /// and `Var(ĝ) = σ² Δ (b - 4/3) / (ΣΔ)²`, to the discreteness of 200
+    /// checkpoints a block (1e-4); and fewer effective degrees of freedom
+    /// than `b - 2` (5.46 at eight blocks, 1.92 at four).
+    #[test]
+    fn many_checkpoints_a_block_give_the_closed_forms() {
+        for (b, df) in [(4, 1.92), (5, 2.81), (6, 3.69), (8, 5.46)] {
+            let d = design(b, 200);
+            let bf = b as f64;
+            let k = bf - 1.0;
+            let squares = 2.0 / 3.0 * k - (bf - 4.0 / 3.0) / k;
+            let variance = (bf - 4.0 / 3.0) / (k * k);
+            assert!((d.expected_squares / squares - 1.0).abs() < 1e-4, "{d:?}");
+            assert!((d.growth_variance / variance - 1.0).abs() < 1e-4, "{d:?}");
+            assert!((d.degrees_of_freedom - df).abs() < 0.01, "{d:?}");
+        }
+    }
+
+    /// At whole degrees of freedom the table; between, at or above the true
+    /// quantile and within 3% of it. The true ones computed by integrating
+    /// Student's density (to 1e-4).
+    #[test]
+    fn t_between_whole_degrees_of_freedom_errs_wide_by_little() {
+        for (df, t) in STUDENT_T_975.iter().enumerate() {
+            assert_eq!(student_t_975(df as f64 + 1.0), *t);
+        }
+        for (df, truth) in [
+            (1.25, 8.028),
+            (1.5, 6.0167),
+            (1.75, 4.9488),
+            (1.92, 4.4791),
+            (2.5, 3.5747),
+            (2.9, 3.2454),
+            (3.5, 2.9401),
+            (5.47, 2.5055),
+        ] {
+            let t = student_t_975(df);
+            assert!(
+                t >= truth - 1e-4 && t <= 1.03 * truth,
+                "t({df}) = {t}, truly {truth}"
+            );
+        }
     }
 }

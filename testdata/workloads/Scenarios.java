@@ -46,6 +46,12 @@ import java.util.List;
  *                      a quarter as much again reachable (Paced.leak); then
  *                      System.gc(), so that what is live at the end is what
  *                      is reachable, not what no collection has reached yet
+ *   bursts N M         keeps 4 MiB (sampled objects to follow), then runs N
+ *                      collections (System.gc()) back to back, sleeps nine
+ *                      times as long as they took (at least a second), then
+ *                      runs M more: collections bunched at the start (and at
+ *                      the end), whatever the machine's speed, the first
+ *                      burst a tenth of the time to the second at most
  */
 public final class Scenarios {
     static volatile Object sink;
@@ -74,6 +80,7 @@ public final class Scenarios {
             case "humongous" -> humongous(Long.parseLong(args[1]));
             case "heap" -> heap(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
             case "run" -> run(Long.parseLong(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 2);
+            case "bursts" -> bursts(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
             case "paced" -> Paced.run(Long.parseLong(args[1]), Long.parseLong(args[2]) << 20,
                     args.length > 3 && args[3].equals("leak"));
             default -> throw new IllegalArgumentException(args[0]);
@@ -296,6 +303,21 @@ public final class Scenarios {
             // polls within 50 ms of a collection; a second leaves room for
             // a machine busy with other JVMs.
             Thread.sleep(1000);
+        }
+    }
+
+    static void bursts(int first, int then) throws InterruptedException {
+        for (int i = 0; i < 1024; i++) {
+            KEPT.add(new byte[4096 - 16]);
+        }
+        long start = System.nanoTime();
+        for (int i = 0; i < first; i++) {
+            System.gc();
+        }
+        long took = System.nanoTime() - start;
+        Thread.sleep(Math.max(1000, 9 * took / 1_000_000));
+        for (int i = 0; i < then; i++) {
+            System.gc();
         }
     }
 

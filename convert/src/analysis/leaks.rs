@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
-use heapsampler_core::live::{Growth, LiveSeries};
+use heapsampler_core::live::{Growth, GrowthTest, LiveSeries, NoVerdict};
 use jfr_format::names::{event, field};
 
 use crate::Error;
@@ -577,8 +577,9 @@ pub struct Leaks {
     /// Every group's live bytes together after each checkpoint: the
     /// estimated live set.
     pub live_set: Vec<Estimate>,
-    /// How fast the estimated live set grows.
-    pub live_set_growth: Option<Growth>,
+    /// How fast the estimated live set grows, or why the collections'
+    /// times give no verdict on any group.
+    pub live_set_growth: Result<Growth, NoVerdict>,
     /// Groups with a sample live after some checkpoint.
     pub groups: usize,
     /// Of those, the groups whose growth could be judged.
@@ -599,13 +600,14 @@ pub struct Leaks {
 }
 
 /// Why a recording cannot say what leaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Unanswered {
     /// No `heapsampler.ObjectLifetime` events: the JDK's own recording, or
     /// the agent's with liveness off.
     NoLiveness,
-    /// Too few collections to follow the live bytes over time.
-    TooFewCollections,
+    /// Too few collections, or too few after the warm-up, or those too
+    /// bunched in time, to follow the live bytes over time.
+    TooFewCollections(NoVerdict),
 }
 
 impl Leaks {
@@ -613,10 +615,11 @@ impl Leaks {
     pub fn unanswered(&self) -> Option<Unanswered> {
         if self.timeline.lifetimes == 0 {
             Some(Unanswered::NoLiveness)
-        } else if self.live_set_growth.is_none() {
-            Some(Unanswered::TooFewCollections)
         } else {
-            None
+            self.live_set_growth
+                .as_ref()
+                .err()
+                .map(|reason| Unanswered::TooFewCollections(*reason))
         }
     }
 
@@ -631,6 +634,18 @@ impl Leaks {
     /// The checkpoints' times, seconds from the recording's start.
     pub fn seconds(&self) -> Vec<f64> {
         self.checkpoints.iter().map(|c| c.seconds).collect()
+    }
+
+    /// Why the collections give no verdict (`reason`), with their counts,
+    /// and what to do, as a clause (`leaks`' verdict and the report's list
+    /// of what is lacking say it): `3 collections, and a verdict needs at
+    /// least 5 (...); record longer, ...`.
+    pub fn too_few_collections(&self, reason: &NoVerdict) -> String {
+        too_few_collections(
+            reason,
+            self.checkpoints.len(),
+            self.timeline.collections.len(),
+        )
     }
 }
 
@@ -669,6 +684,8 @@ pub fn leaks(
             .merged
     };
     let peak_checkpoint = peak_checkpoint(&timeline, &chosen);
+    // Whether the collections give a verdict depends on their times alone.
+    let test = GrowthTest::new(&seconds);
     let mut live_set = LiveSeries::new(chosen.len());
     let mut suspects = Vec::new();
     let mut freed = Vec::new();
@@ -684,9 +701,10 @@ pub fn leaks(
         if let Some(peak) = peak_checkpoint.filter(|&p| live[p].samples() > 0) {
             at_peak.push((key.clone(), live[peak]));
         }
-        let Some(growth) = Growth::fit(&seconds, &live) else {
+        let Ok(test) = &test else {
             continue;
         };
+        let growth = test.fit(&live);
         judged += 1;
         if growth.is_suspect() && !retained(&seconds, &series.retained, &growth) {
             freed.push((key.clone(), growth));
@@ -709,7 +727,7 @@ pub fn leaks(
             .then_with(|| a.key.cmp(&b.key))
     });
     let live_set = live_set.estimates();
-    let live_set_growth = Growth::fit(&seconds, &live_set);
+    let live_set_growth = test.map(|test| test.fit(&live_set));
     let peak = peak_checkpoint.map(|checkpoint| {
         at_peak.sort_by(|a, b| b.1.bytes().total_cmp(&a.1.bytes()).then(a.0.cmp(&b.0)));
         at_peak.truncate(PEAK_SITES);
@@ -1033,6 +1051,63 @@ fn noun(by: GroupBy) -> (&'static str, String) {
     (one, several)
 }
 
+/// Why the collections give no verdict, with their counts, and what to do,
+/// as a clause: `3 collections, and a verdict needs at least 5 (...);
+/// record longer, ...`. The reason's counts are of the `followed`
+/// collections (the checkpoints), which are all the recording's
+/// `collections` unless there are more than [`MAX_CHECKPOINTS`].
+fn too_few_collections(reason: &NoVerdict, followed: usize, collections: usize) -> String {
+    let said = no_verdict(reason);
+    if followed < collections {
+        format!(
+            "of the {collections} collections {followed} are followed (the last in each of \
+             {MAX_CHECKPOINTS} equal slices of the time): {said}"
+        )
+    } else {
+        said
+    }
+}
+
+/// [`too_few_collections`]' reason, in the counts of the collections
+/// followed.
+fn no_verdict(reason: &NoVerdict) -> String {
+    const WARM_UP: &str = "the first quarter of the time from the first collection to the last";
+    const SMALLER_HEAP: &str = "a smaller heap (-Xmx, -Xmn), so that the JVM collects more often";
+    let needs = GrowthTest::MIN_BLOCKS;
+    match *reason {
+        NoVerdict::TooFewCheckpoints { checkpoints } => format!(
+            "{checkpoints} collection{}, and a verdict needs at least {} ({needs} after a \
+             warm-up, {WARM_UP}); record longer, or with {SMALLER_HEAP}",
+            if checkpoints == 1 { "" } else { "s" },
+            GrowthTest::MIN_CHECKPOINTS,
+        ),
+        NoVerdict::TooFewAfterWarmUp {
+            checkpoints,
+            after_warm_up,
+            warm_up_end,
+        } => format!(
+            "{after_warm_up} of the {checkpoints} collections came after the warm-up ({WARM_UP}, \
+             to {}), and a verdict needs {needs} there; record longer, past the start-up, or \
+             with {SMALLER_HEAP}",
+            clock(warm_up_end)
+        ),
+        NoVerdict::Bunched {
+            after_warm_up,
+            blocks,
+            from,
+            to,
+        } => format!(
+            "the {after_warm_up} collections after the warm-up fall in {blocks} of the {} equal \
+             slices of the time from its end to the last collection ({} to {}), and a verdict \
+             needs {needs} slices with one: bunched, they do not follow the live bytes over \
+             time; record longer, or with {SMALLER_HEAP} and steadily",
+            GrowthTest::BLOCKS,
+            clock(from),
+            clock(to)
+        ),
+    }
+}
+
 /// Seconds as a clock: `0:45`, `12:03`, `1:02:03`.
 pub fn clock(seconds: f64) -> String {
     let whole = seconds.max(0.0).round() as u64;
@@ -1074,11 +1149,10 @@ impl Leaks {
                  liveness on (the default)"
                     .to_owned();
             }
-            Some(Unanswered::TooFewCollections) => {
+            Some(Unanswered::TooFewCollections(reason)) => {
                 return format!(
-                    "cannot say what leaks: {} collections, too few to follow live bytes \
-                     over time; record longer or with a smaller heap",
-                    self.timeline.collections.len()
+                    "cannot say what leaks: {}",
+                    self.too_few_collections(&reason)
                 );
             }
             None => {}
@@ -1106,7 +1180,7 @@ impl Leaks {
         if self.unanswered().is_some() {
             return None;
         }
-        let growth = self.live_set_growth.as_ref()?;
+        let growth = self.live_set_growth.as_ref().ok()?;
         let seconds = self.seconds();
         let window = &growth.window;
         Some(format!(
@@ -1360,6 +1434,44 @@ mod tests {
             ..Timeline::default()
         };
         assert_eq!(few.checkpoints(), few.collections);
+    }
+
+    /// A thousand collections in the first second, then one at 100 s: of
+    /// the checkpoints kept (the last in each 400th of the time, five), one
+    /// follows the warm-up, and the refusal says both counts.
+    #[test]
+    fn a_refusal_says_how_many_collections_were_followed() {
+        let mut ends: Vec<i64> = (0..1000).map(|i| i * 1_000_000).collect();
+        ends.push(100_000_000_000);
+        let timeline = Timeline {
+            collections: collections(&ends),
+            ..Timeline::default()
+        };
+        let kept = timeline.checkpoints();
+        let seconds: Vec<f64> = kept.iter().map(|c| c.end_nanos as f64 / 1e9).collect();
+        let reason = GrowthTest::new(&seconds).unwrap_err();
+        assert!(
+            matches!(
+                reason,
+                NoVerdict::TooFewAfterWarmUp {
+                    checkpoints: 5,
+                    after_warm_up: 1,
+                    ..
+                }
+            ),
+            "{reason:?}"
+        );
+        assert_eq!(
+            too_few_collections(&reason, kept.len(), ends.len()),
+            "of the 1001 collections 5 are followed (the last in each of 400 equal slices of \
+             the time): 1 of the 5 collections came after the warm-up (the first quarter of \
+             the time from the first collection to the last, to 0:25), and a verdict needs 4 \
+             there; record longer, past the start-up, or with a smaller heap (-Xmx, -Xmn), so \
+             that the JVM collects more often"
+        );
+        assert!(
+            too_few_collections(&reason, 5, 5).starts_with("1 of the 5 collections came after")
+        );
     }
 
     #[test]

@@ -223,11 +223,10 @@ fn lacking(found: &Leaks, sites: Option<&Table>) -> Vec<String> {
                 .to_owned(),
         );
     }
-    if found.unanswered() == Some(Unanswered::TooFewCollections) {
+    if let Some(Unanswered::TooFewCollections(reason)) = found.unanswered() {
         lacking.push(format!(
-            "Only {} collections: too few to follow live bytes over time. Record longer, or \
-             with a smaller heap.",
-            found.timeline.collections.len()
+            "{}.",
+            capitalized(&found.too_few_collections(&reason))
         ));
     }
     if found.timeline.heap_after.is_empty() {
