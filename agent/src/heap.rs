@@ -46,8 +46,11 @@
 //!   0, except the class space's reservation (its pool's maximum).
 //! - **Collections before the listener was added** (the writer thread
 //!   starts while the application runs): only each collector's last, from
-//!   its last `GcInfo`, is written, without a cause; the others, and any
-//!   refused by a full queue, are counted by the collectors' ids
+//!   its last `GcInfo`, is written, without a cause and without its
+//!   metaspace (taken before the agent loaded the management interface's
+//!   classes, some hundreds of KiB that Mission Control would read as the
+//!   application's metaspace growing); the others, and any refused by a
+//!   full queue, are counted by the collectors' ids
 //!   ([`HeapContext::collections_missed`]).
 //!
 //! `gcId` is one sequence across collectors (1, 2, ... in the order the
@@ -497,7 +500,11 @@ impl HeapContext {
                 self.early.push(NotifiedCollection {
                     collector: self.collectors[at].name.clone(),
                     cause: None,
-                    info: last,
+                    info: GcInfo {
+                        metaspace_before: None,
+                        metaspace_after: None,
+                        ..last
+                    },
                 });
             } else {
                 self.note_heap_after(&last);

@@ -1638,7 +1638,9 @@ fn a_collection_notified_before_its_pause_waits_for_it() {
 /// A recording made from the JVM's start (`-agentpath`) may see the
 /// JVM's first collections only in their collector's last `GcInfo`, from
 /// before the notifications began: the last is written at the next poll,
-/// with its pause and without a cause, the earlier ones counted.
+/// with its pause and heap summaries, without a cause and without its
+/// metaspace (from before the agent's own classes), the earlier ones
+/// counted.
 #[test]
 fn a_collection_before_the_notifications_began_is_written_without_its_cause() {
     let dir = support::temp_dir("agent_writer_heap_start");
@@ -1680,6 +1682,9 @@ fn a_collection_before_the_notifications_began_is_written_without_its_cause() {
         events.contains(&pause(at + 500_000, 3_000_000, 1)),
         "{events:#?}"
     );
+    let summaries = |name: &str| events.iter().filter(|e| e.starts_with(name)).count();
+    assert_eq!(summaries("jdk.GCHeapSummary "), 2, "{events:#?}");
+    assert_eq!(summaries("jdk.MetaspaceSummary "), 0, "{events:#?}");
 }
 
 /// Without the management interface (a jlinked runtime without

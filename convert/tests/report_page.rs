@@ -4,15 +4,16 @@
 //! file and opened in headless Chromium: no script error in the page or in
 //! its flame graphs' frames (whose zoom and hover are tried), the verdict,
 //! the suspects and every chart series in the DOM with the figures given,
-//! nothing fetched from anywhere; and a full-page screenshot 1280 pixels
-//! wide, kept beside the page for a person to look at.
+//! nothing fetched from anywhere, the flame graphs' subtitles whole at
+//! widths from 800 pixels up; and a full-page screenshot 1280 pixels wide,
+//! kept beside the page for a person to look at.
 
 use heapsampler_test_support as support;
 
 use std::path::PathBuf;
 
 use heapsampler_test_support::browser::{
-    assert_self_contained, checked_in_browser, chromium, screenshot,
+    assert_self_contained, checked_in_browser, chromium, dumped_check, screenshot,
 };
 
 use heapsampler_convert::analysis::fold::{FoldedStacks, Totals};
@@ -36,7 +37,8 @@ const CACHE_SITE: &str = "com.example.cache.SessionCache.put(SessionCache.java:8
 // A constructor: its name is escaped in the HTML and in the chart.
 const LISTENER_SITE: &str = "com.example.events.Bus.<init>(Bus.java:41)";
 
-/// A flame graph as `heapsampler flame` draws one, of a few stacks.
+/// A flame graph as `heapsampler report` draws one, of a few stacks: its
+/// subtitle left to the page.
 fn flame_svg(title: &str, stacks: &[(&str, i64)]) -> String {
     let mut folded = FoldedStacks::new();
     for &(line, bytes) in stacks {
@@ -48,7 +50,7 @@ fn flame_svg(title: &str, stacks: &[(&str, i64)]) -> String {
             },
         );
     }
-    flame::render(&folded, Weight::Bytes, title, "hand-made stacks").unwrap()
+    flame::render(&folded, Weight::Bytes, title, None).unwrap()
 }
 
 /// 40 collections 15 s apart from 10 s on; the cache grows 20 MB/min and
@@ -161,6 +163,10 @@ fn leaking_page() -> Page {
         flames: vec![
             Flame {
                 heading: "Allocated bytes".into(),
+                subtitle: "18.1 GB allocated (estimated from 34,567 samples of \
+                           jdk.ObjectAllocationSample); warm: application code, blue: the \
+                           JDK's, green: the class allocated"
+                    .into(),
                 svg: flame_svg(
                     "Allocated bytes by stack: service.jfr",
                     &[
@@ -172,6 +178,10 @@ fn leaking_page() -> Page {
             },
             Flame {
                 heading: "Live bytes at the end".into(),
+                subtitle: "265.7 MB still live at the end (reachable) (estimated from 507 \
+                           samples of heapsampler.ObjectLifetime); warm: application code, \
+                           blue: the JDK's, green: the class allocated"
+                    .into(),
                 svg: flame_svg(
                     "Live bytes by stack: service.jfr",
                     &[
@@ -228,6 +238,10 @@ fn jdk_page() -> Page {
         ],
         flames: vec![Flame {
             heading: "Allocated bytes".into(),
+            subtitle: "3.0 MB allocated (estimated from 6 samples of \
+                       jdk.ObjectAllocationSample); warm: application code, blue: the JDK's, \
+                       green: the class allocated"
+                .into(),
             svg: flame_svg(
                 "Allocated bytes by stack: jdk-profile.jfr",
                 &[("app.Main.main;app.Work.run;int[]_[k]", 3_000_000)],
@@ -439,4 +453,91 @@ fn a_jdk_recording_page_says_what_it_lacks() {
     assert_eq!(json["series"], serde_json::json!([]));
     assert_flames_work(&json, 1);
     screenshot(&chromium, &html, json["height"].as_u64().unwrap());
+}
+
+/// Put last in a page: once it and its frames have loaded, finds every
+/// text that holds one of `WANTED` (its whitespace collapsed), in the page
+/// and in each flame graph's frame, and writes each one's box and the
+/// width of the page or frame that shows it, as URI-encoded JSON.
+const SUBTITLE_CHECK: &str = r##"<script>
+window.addEventListener("load", function () { setTimeout(function () {
+    var out = { texts: [], errors: [] };
+    try {
+        var documents = [["page", document]];
+        Array.prototype.forEach.call(document.querySelectorAll("iframe.flame"), function (frame, at) {
+            documents.push(["frame " + at, frame.contentDocument]);
+        });
+        documents.forEach(function (shown) {
+            var d = shown[1];
+            var walker = d.createTreeWalker(d.body, NodeFilter.SHOW_TEXT);
+            for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+                var text = node.textContent.replace(/\s+/g, " ").trim();
+                if (!WANTED.some(function (w) { return text.indexOf(w) >= 0; })) continue;
+                var range = d.createRange();
+                range.selectNodeContents(node);
+                var box = range.getBoundingClientRect();
+                out.texts.push({ in: shown[0], text: text, left: box.left, right: box.right,
+                    lines: range.getClientRects().length, width: d.documentElement.clientWidth });
+            }
+        });
+    } catch (e) {
+        out.errors.push("the check: " + e + " " + e.stack);
+    }
+    var node = document.createElement("pre");
+    node.id = "heapsampler-check";
+    node.textContent = encodeURIComponent(JSON.stringify(out));
+    document.body.appendChild(node);
+}, 200); });
+</script>"##;
+
+/// Each flame graph's subtitle, its figure first, is shown whole at every
+/// window width from 800 pixels up: every text holding it lies within the
+/// width of the page or frame that shows it, wrapped where it does not fit
+/// on one line (inferno's subtitle, one line of SVG text centred in a graph
+/// narrower than it, lost both ends, the figure with the left one).
+#[test]
+fn the_flame_graphs_subtitles_fit_or_wrap_at_any_width_from_800_pixels() {
+    let page = leaking_page();
+    let html = written("report_page_subtitles", &page);
+    let Some(chromium) =
+        chromium("the_flame_graphs_subtitles_fit_or_wrap_at_any_width_from_800_pixels")
+    else {
+        return;
+    };
+    let subtitles: Vec<&str> = page.flames.iter().map(|f| f.subtitle.as_str()).collect();
+    let text = std::fs::read_to_string(&html).unwrap();
+    let body_end = text.rfind("</body>").expect("a body");
+    let script = SUBTITLE_CHECK.replace("WANTED", &serde_json::to_string(&subtitles).unwrap());
+    let checked = html.with_extension("subtitles.html");
+    std::fs::write(
+        &checked,
+        [&text[..body_end], &script, &text[body_end..]].concat(),
+    )
+    .unwrap();
+    let mut wrapped = false;
+    for width in [800, 1024, 1280, 1600] {
+        let json = dumped_check(&chromium, &checked, &format!("{width},900"));
+        assert_eq!(json["errors"], serde_json::json!([]), "{json:#}");
+        let texts = json["texts"].as_array().unwrap();
+        for subtitle in &subtitles {
+            assert!(
+                texts.iter().any(|t| t["text"] == *subtitle),
+                "{subtitle:?} not shown at {width} pixels: {json:#}"
+            );
+        }
+        for shown in texts {
+            let (left, right, room) = (
+                shown["left"].as_f64().unwrap(),
+                shown["right"].as_f64().unwrap(),
+                shown["width"].as_f64().unwrap(),
+            );
+            assert!(
+                left >= 0.0 && right <= room,
+                "at {width} pixels, cut (from {left} to {right} of 0 to {room}): {shown:#}"
+            );
+            wrapped |= shown["lines"].as_u64().unwrap() > 1;
+        }
+    }
+    // Both are longer than the page is wide at 800 pixels.
+    assert!(wrapped, "no subtitle wrapped");
 }

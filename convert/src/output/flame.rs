@@ -85,11 +85,16 @@ pub struct Options {
     /// Each stack ends with a box of the allocated class
     /// ([`Fold::class_frame`]), in its own colour.
     pub class_frame: bool,
+    /// The subtitle ([`Drawn::subtitle`]) is drawn under the title: one
+    /// line of SVG text, which a graph shown narrower than it cuts at both
+    /// ends. A page that shows the subtitle in its own text, where it
+    /// wraps, draws the graph without.
+    pub subtitle_in_graph: bool,
 }
 
 impl Default for Options {
     /// 64 frames a stack (the agent's and JFR's depth), by bytes,
-    /// everything allocated, with class boxes.
+    /// everything allocated, with class boxes and the subtitle.
     fn default() -> Self {
         Self {
             stack_depth: 64,
@@ -97,6 +102,7 @@ impl Default for Options {
             live: None,
             filter: Filter::default(),
             class_frame: true,
+            subtitle_in_graph: true,
         }
     }
 }
@@ -106,6 +112,8 @@ impl Default for Options {
 pub struct Drawn {
     /// The SVG.
     pub svg: String,
+    /// The totals, where they come from, and what the colours mean.
+    pub subtitle: String,
     /// What was folded into it.
     pub folded: Folded,
     /// With `live`: what the recording says of its end.
@@ -168,11 +176,12 @@ pub fn draw(
         });
     }
     let live_meaning = ending.as_ref().map(Ending::live_brief);
+    let subtitle = subtitle(&folded, options, live_meaning);
     let svg = render(
         &folded.stacks,
         options.weight,
         &title(&path, options),
-        &subtitle(&folded, options, live_meaning),
+        options.subtitle_in_graph.then_some(subtitle.as_str()),
     )
     .map_err(|why| Error::Draw {
         recording: path.clone(),
@@ -180,6 +189,7 @@ pub fn draw(
     })?;
     Ok(Drawn {
         svg,
+        subtitle,
         folded,
         ending,
     })
@@ -336,12 +346,12 @@ fn colour(frame: &str) -> Color {
 const FRAME_HEIGHT: usize = 16;
 
 /// The flame graph of `stacks` as SVG, frames as wide as `weight` says,
-/// under `title` and `subtitle`.
+/// under `title` and `subtitle`, if any.
 pub fn render(
     stacks: &FoldedStacks,
     weight: Weight,
     title: &str,
-    subtitle: &str,
+    subtitle: Option<&str>,
 ) -> Result<String, String> {
     let sorted = stacks.sorted();
     // A space in a frame's name (JVM languages allow one) would read as
@@ -365,7 +375,7 @@ pub fn render(
     }
     let mut options = inferno::flamegraph::Options::default();
     options.title = title.to_owned();
-    options.subtitle = Some(subtitle.to_owned());
+    options.subtitle = subtitle.map(str::to_owned);
     options.count_name = match weight {
         Weight::Bytes => "bytes",
         Weight::Samples => "samples",
@@ -788,7 +798,7 @@ mod tests {
 
     #[test]
     fn titles_give_bytes_share_and_samples_of_each_frame() {
-        let svg = render(&stacks(), Weight::Bytes, "t", "s").unwrap();
+        let svg = render(&stacks(), Weight::Bytes, "t", Some("s")).unwrap();
         let frames = frames(&svg);
         // Sorted stacks, root first: [truncated] 0-20, app.Main 20-200, r 200-210.
         let expected = [
@@ -829,7 +839,7 @@ mod tests {
 
     #[test]
     fn by_samples_widths_and_shares_count_samples() {
-        let svg = render(&stacks(), Weight::Samples, "t", "s").unwrap();
+        let svg = render(&stacks(), Weight::Samples, "t", Some("s")).unwrap();
         let frames = frames(&svg);
         assert_eq!(
             title_of(&frames, "all", 0),
@@ -869,7 +879,7 @@ mod tests {
         }
         // Warm for the application, blue for the JDK, grey for markers,
         // the same colour for the same name every time.
-        let svg = render(&stacks(), Weight::Bytes, "t", "s").unwrap();
+        let svg = render(&stacks(), Weight::Bytes, "t", Some("s")).unwrap();
         for (title, fill, ..) in frames(&svg) {
             let name = &title[..title.rfind(" (").unwrap()];
             let rgb: Vec<u16> = fill
@@ -897,7 +907,7 @@ mod tests {
     #[test]
     fn a_frame_drawn_elsewhere_than_folded_is_an_error() {
         let stacks = stacks();
-        let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
+        let svg = render(&stacks, Weight::Bytes, "t", Some("s")).unwrap();
         let table = FrameTable::default();
         let error = rewrite_frames(&svg, &table, Weight::Bytes, stacks.totals(), 7.0).unwrap_err();
         assert!(error.contains("is not one folded"), "{error}");
@@ -915,7 +925,7 @@ mod tests {
                 events: 1,
             },
         );
-        let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
+        let svg = render(&stacks, Weight::Bytes, "t", Some("s")).unwrap();
         let frames = frames(&svg);
         assert_eq!(
             title_of(&frames, "k.T.two\u{a0}3", 0),
@@ -978,7 +988,7 @@ mod tests {
         ] {
             stacks.add(line, Totals { value, events: 1 });
         }
-        let svg = render(&stacks, Weight::Bytes, "t", "s").unwrap();
+        let svg = render(&stacks, Weight::Bytes, "t", Some("s")).unwrap();
         // 11% of 1180 pixels less 3, at 7.08 a character: 17 characters,
         // too few for the 24 of the name, enough for its 14 without the
         // package.

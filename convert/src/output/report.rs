@@ -181,7 +181,11 @@ pub struct PeakRow {
 pub struct Flame {
     /// What it shows: "Allocated bytes", "Live bytes at the end".
     pub heading: String,
-    /// The SVG file `output::flame` made, whole.
+    /// Its totals and what its colours mean (`flame::Drawn::subtitle`),
+    /// shown above it in the page's text, which wraps to the page's width.
+    pub subtitle: String,
+    /// The SVG file `output::flame` made, whole, drawn without its
+    /// subtitle.
     pub svg: String,
 }
 
@@ -315,6 +319,7 @@ struct PeakView {
 
 struct FlameView {
     heading: String,
+    subtitle: String,
     /// The whole document of the frame.
     document: String,
     height: u32,
@@ -398,6 +403,7 @@ impl<'p> View<'p> {
                 .iter()
                 .map(|flame| FlameView {
                     heading: flame.heading.clone(),
+                    subtitle: flame.subtitle.clone(),
                     document: frame_document(&flame.svg),
                     height: svg_height(&flame.svg).unwrap_or(600) + 4,
                 })

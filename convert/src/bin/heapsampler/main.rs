@@ -256,6 +256,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     live: live.then_some(min_gcs),
                     filter: filters.into(),
                     class_frame: !no_class_frame,
+                    subtitle_in_graph: true,
                 },
             };
             flame(&file, &options)?

@@ -69,14 +69,17 @@ pub fn build(
         if live.is_some() && found.timeline.lifetimes == 0 {
             continue;
         }
+        // The page shows the subtitle above the graph, where it wraps.
         let options = flame::Options {
             live,
+            subtitle_in_graph: false,
             ..flame::Options::default()
         };
         let file = RecordingFile::open(path)?;
         match flame::draw(file, &options, &Pipeline::default(), &mut |_| {}) {
             Ok(drawn) => flames.push(Flame {
                 heading: heading.to_owned(),
+                subtitle: drawn.subtitle,
                 svg: drawn.svg,
             }),
             // A recording without allocation events has no flame graph:
