@@ -324,7 +324,12 @@ fn the_metaspace_rule_stays_quiet_on_a_run_that_loads_no_class() {
         "the metaspace grew by {} bytes: {used:?}",
         last - first
     );
-    let analysis = Analysis::of(&path);
+    let Some(jmc) =
+        MissionControl::find("the_metaspace_rule_stays_quiet_on_a_run_that_loads_no_class")
+    else {
+        return;
+    };
+    let analysis = Analysis::of(&jmc, &path);
     assert_ne!(
         analysis.verdict("IncreasingMetaSpaceLiveSet"),
         "WARNING",
