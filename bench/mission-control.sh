@@ -12,12 +12,13 @@
 #
 #   bench/mission-control.sh
 #
-# Needs java, javac, cargo and ../shared/jmc (beside the checkout).
+# Needs java, javac, cargo and Mission Control's jmc-check, named by
+# HEAPSAMPLER_JMC_CHECK (else ../shared/jmc beside the checkout, as in CI).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 work="$root/target/bench-mission-control"
-jmc="$root/../shared/jmc/jmc-check"
+jmc="${HEAPSAMPLER_JMC_CHECK:-$root/../shared/jmc/jmc-check}"
 jdk25=/usr/lib/jvm/temurin-25-jdk-amd64
 mkdir -p "$work/classes"
 (cd "$root" && cargo build --release --quiet -p heapsampler-convert -p heapsampler-agent-cdylib)
