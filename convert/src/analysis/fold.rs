@@ -36,6 +36,7 @@ use std::io::{self, Write};
 use jfr_format::names::{event, field};
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use crate::Error;
@@ -244,6 +245,7 @@ impl FoldedStacks {
             &|name| wanted(name).then_some(0),
             &mut folded,
             Some(filter),
+            &AtomicUsize::new(0),
         )?;
         self.add_folded(&folded[0]);
         Ok(self.folded - before)
@@ -381,12 +383,19 @@ impl ChunkStacks {
 /// the top of each stack. The chunk is read once, whatever the number of
 /// sets; each pooled stack (the JDK's and ours) is folded into its line
 /// once.
+///
+/// The sets are in order of preference, and only the first a recording has
+/// events of is wanted ([`Folding::folded`]): `first_read`, shared by the
+/// recording's chunks, is the first set any of them has read an event of
+/// so far, and the events of the sets after it are read and counted but
+/// not folded, as those sets will not be wanted.
 pub fn fold_chunk<'a>(
     chunk: &Chunk<'a>,
     fold: Fold,
     into: &dyn Fn(&str) -> Option<usize>,
     stacks: &mut [ChunkStacks],
     filter: Option<&ChunkFilter<'_, '_, '_>>,
+    first_read: &AtomicUsize,
 ) -> Result<(), ReadError> {
     let flattener = Flattener::new(chunk, fold.stack_depth);
     let sets = stacks.len();
@@ -408,6 +417,14 @@ pub fn fold_chunk<'a>(
             fold_type.plan.skip(&mut raw)?;
             continue;
         };
+        let first = first_read.load(Ordering::Relaxed);
+        if at > first {
+            fold_type.plan.skip(&mut raw)?;
+            stacks[at].read += 1;
+            continue;
+        } else if at < first {
+            first_read.fetch_min(at, Ordering::Relaxed);
+        }
         let mut check = filter.map(|filter| filter.check(raw.type_id));
         let mut stack = Field::Null;
         let mut class = None;
@@ -536,12 +553,16 @@ pub fn fold(
 /// Folding a recording's events into stacks, as a [`FoldJob`] says: each
 /// chunk's folded lines are added up in chunk order, with each kind of
 /// allocation events in its own set of stacks until the recording's end
-/// tells which one the recording has.
+/// tells which one the recording has. Once a chunk has read an event of one
+/// kind, the kinds after it are only counted ([`fold_chunk`]).
 #[derive(Debug)]
 pub struct Folding<'o> {
     job: FoldJob<'o>,
     /// The event types of each set of stacks, in order of preference.
     kinds: Vec<Vec<&'o str>>,
+    /// The first set any chunk has read an event of so far (past the last
+    /// set: none yet).
+    first_read: AtomicUsize,
     /// Which of the types named the chunks declare.
     declared: Declared,
     /// Chunks' sets of lines added up, emptied, for other chunks to fill
@@ -567,6 +588,7 @@ impl<'o> Folding<'o> {
         };
         Self {
             declared: Declared::new(job.types),
+            first_read: AtomicUsize::new(kinds.len()),
             job,
             kinds,
             spare: Mutex::default(),
@@ -651,7 +673,14 @@ impl Analysis for Folding<'_> {
             .pop();
         let mut folded =
             spare.unwrap_or_else(|| self.kinds.iter().map(|_| ChunkStacks::default()).collect());
-        fold_chunk(chunk, self.job.fold, &into, &mut folded, filter.as_ref())?;
+        fold_chunk(
+            chunk,
+            self.job.fold,
+            &into,
+            &mut folded,
+            filter.as_ref(),
+            &self.first_read,
+        )?;
         Ok(hand_on(folded)?)
     }
 
