@@ -23,6 +23,7 @@
 #   bench/convert.sh 10 50        # a quicker run: 10 s recording, >= 50 MB
 #   CONVERT_RUNS=9 bench/convert.sh  # the main convert 9 times (default 5)
 #   SAMPLES_ONLY=1 bench/convert.sh  # the samples four ways alone
+#   HEAPSAMPLER=OLD/heapsampler bench/convert.sh  # another build's binary
 #
 # Needs java and jfr (JDK 17), cargo, and GNU time (/usr/bin/time; Debian
 # package `time`). jfr's output goes to /dev/null; ours goes to real files
@@ -35,7 +36,9 @@ target_mb=${2:-200}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work="$root/target/bench-convert"
 mkdir -p "$work"
-heapsampler="$root/target/release/heapsampler"
+# Another build's binary, to measure it the same way (the default: this
+# tree's, built first).
+heapsampler=${HEAPSAMPLER:-$root/target/release/heapsampler}
 
 if [ ! -x /usr/bin/time ]; then
     echo "needs GNU time: apt-get install time" >&2
@@ -110,21 +113,26 @@ samples_ways() {
     for name in "$csv" "${ways[@]}"; do median "$name" "$fold_runs"; done
     echo
     echo "| $label, medians of $fold_runs | wall s | CPU s | wall / CSV's, round by round:" \
-        "median (range) | target |"
-    echo "|---|---|---|---|---|"
+        "median (range) | CPU / CSV's, likewise | target (wall) |"
+    echo "|---|---|---|---|---|---|"
     echo "| \`convert --events jdk.ObjectAllocationSample -o /dev/null\` | ${wall[$csv]} |" \
-        "${cpu_time[$csv]} | 1.00x | |"
+        "${cpu_time[$csv]} | 1.00x | 1.00x | |"
     for way in "${ways[@]}"; do
-        local ratios
-        ratios=$(for n in $(seq 1 "$fold_runs"); do
-            awk -v a="${wall["$way, run $n"]}" -v b="${wall["$csv, run $n"]}" \
-                'BEGIN { printf "%.3f\n", a / b }'
-        done | sort -g)
-        echo "| $way | ${wall[$way]} | ${cpu_time[$way]} |" \
-            "$(echo "$ratios" | awk '{ v[NR] = $1 } END {
-                m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-                printf "%.2fx (%.2f to %.2f)", m, v[1], v[NR] }') | 1.0x or less |"
+        echo "| $way | ${wall[$way]} | ${cpu_time[$way]} | $(ratios wall "$way" "$csv") |" \
+            "$(ratios cpu_time "$way" "$csv") | 1.0x or less |"
     done
+}
+
+# ratios TIMES WAY CSV: the median and range of the round-by-round ratios
+# of WAY's TIMES (wall or cpu_time) to CSV's.
+ratios() {
+    local -n times=$1
+    for n in $(seq 1 "${FOLD_RUNS:-5}"); do
+        awk -v a="${times["$2, run $n"]}" -v b="${times["$3, run $n"]}" \
+            'BEGIN { printf "%.3f\n", a / b }'
+    done | sort -g | awk '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%.2fx (%.2f to %.2f)", m, v[1], v[NR] }'
 }
 
 # The samples four ways on a recording with the TLAB events beside the
