@@ -138,9 +138,9 @@ ratios() {
 # The samples four ways on a recording with the TLAB events beside the
 # samples, as a user's was (issue 46): TLAB_SECONDS (default 11) of
 # AllocationMix under JDK 17 with 4 KiB TLABs (-XX:TLABSize=4k
-# -XX:-ResizeTLAB: a TLAB event per 4 KiB allocated), settings=profile,
-# unthrottled sampling and the TLAB events: about 45 MB, 1.5 M samples
-# and as many TLAB events. Folded stacks, flame graphs and top fold or sum
+# -XX:-ResizeTLAB: a new TLAB, and its event, every 4 KiB or so),
+# settings=profile, unthrottled sampling and the TLAB events: 42 to 47 MB
+# here, 1.4 to 1.5 M samples and as many TLAB events. Folded stacks, flame graphs and top fold or sum
 # the samples and leave the TLAB events out, as they record the same
 # allocations; the CSV of the samples skips them.
 tlab_runs() {
