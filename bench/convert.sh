@@ -6,11 +6,12 @@
 # thread (it uses every core by default), a convert of a single copy of
 # the recording, to show that memory does not grow with the file, and the
 # allocation samples as a pprof heap profile, as OpenTelemetry profiles
-# and as a Parquet table. And the allocation samples
-# three ways, alternating, FOLD_RUNS times each (default 5): as CSV to
-# /dev/null, as folded stacks (`convert --format collapsed`) and as a flame
-# graph (`heapsampler flame`); the folded stacks' target is to take no
-# longer than the CSV, which reads the same events.
+# and as a Parquet table. And the allocation samples four ways, in turn,
+# FOLD_RUNS times each (default 5): as CSV to /dev/null, as folded stacks
+# (`convert --format collapsed`), as a flame graph (`heapsampler flame`)
+# and as `heapsampler top`'s table, each against the CSV, which reads the
+# same events: on that recording and on one with the TLAB events too (see
+# samples_ways below).
 #
 # The recording is a real JDK 17 one (settings=profile plus JFR's own
 # allocation sampling unthrottled) of the bundled allocation workload,
@@ -21,6 +22,8 @@
 #   bench/convert.sh              # 30 s recording, >= 200 MB file
 #   bench/convert.sh 10 50        # a quicker run: 10 s recording, >= 50 MB
 #   CONVERT_RUNS=9 bench/convert.sh  # the main convert 9 times (default 5)
+#   SAMPLES_ONLY=1 bench/convert.sh  # the samples four ways alone
+#   HEAPSAMPLER=OLD/heapsampler bench/convert.sh  # another build's binary
 #
 # Needs java and jfr (JDK 17), cargo, and GNU time (/usr/bin/time; Debian
 # package `time`). jfr's output goes to /dev/null; ours goes to real files
@@ -33,7 +36,9 @@ target_mb=${2:-200}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work="$root/target/bench-convert"
 mkdir -p "$work"
-heapsampler="$root/target/release/heapsampler"
+# Another build's binary, to measure it the same way (the default: this
+# tree's, built first).
+heapsampler=${HEAPSAMPLER:-$root/target/release/heapsampler}
 
 if [ ! -x /usr/bin/time ]; then
     echo "needs GNU time: apt-get install time" >&2
@@ -56,6 +61,100 @@ run() {
     wall[$name]=$elapsed
     cpu_time[$name]=$cpu
     printf '| %s | %.2f | %.2f | %s |\n' "$name" "$elapsed" "$cpu" "$rss"
+}
+
+# median NAME [RUNS]: sets the wall and CPU times of NAME to the medians of
+# the RUNS (default: $runs) runs "NAME, run N", and says what the wall
+# times ranged over.
+median() {
+    local key sorted count=${2:-$runs}
+    for key in wall cpu_time; do
+        local -n times=$key
+        sorted=$(for n in $(seq 1 "$count"); do echo "${times["$1, run $n"]}"; done | sort -g)
+        times[$1]=$(echo "$sorted" | awk '{ v[NR] = $1 }
+            END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+        if [ "$key" = wall ]; then
+            echo "$1: median of $count runs ${times[$1]} s wall," \
+                "from $(echo "$sorted" | head -1) to $(echo "$sorted" | tail -1) s"
+        fi
+    done
+}
+
+# The allocation samples of RECORDING (called LABEL in the tables) four
+# ways, in turn, FOLD_RUNS times each (default 5), so that the machine's
+# load falls on all alike: as CSV to /dev/null (`--events
+# jdk.ObjectAllocationSample`: the same events read, no file written), as
+# folded stacks, as a flame graph and as `top`'s table. Each run is set
+# against the CSV's run of its round: the table gives the medians, and the
+# median and range of those ratios, which hold better than the medians'
+# when the machine is busy. Targets, wall time against the CSV's: folded
+# stacks and the flame graph 1.0x or less (they read the same events and
+# add up a few thousand lines where the CSV writes a row per event), `top`
+# 1.0x or less (it adds up per site too).
+samples_ways() {
+    local recording=$1 label=$2 n name csv way
+    local fold_runs=${FOLD_RUNS:-5}
+    csv="CSV of the samples ($label)"
+    local ways=("collapsed ($label)" "flame ($label)" "top ($label)")
+    echo
+    echo "| run | wall s | CPU s | peak RSS MiB |"
+    echo "|---|---|---|---|"
+    for n in $(seq 1 "$fold_runs"); do
+        run "$csv, run $n" "$heapsampler" convert "$recording" \
+            --events jdk.ObjectAllocationSample -o /dev/null
+        run "${ways[0]}, run $n" "$heapsampler" convert "$recording" --format collapsed \
+            -o "$work/samples.collapsed"
+        run "${ways[1]}, run $n" sh -c '"$1" flame "$2" -o "$3" 2>/dev/null' sh "$heapsampler" \
+            "$recording" "$work/samples.svg"
+        run "${ways[2]}, run $n" sh -c '"$1" top "$2" >/dev/null' sh "$heapsampler" "$recording"
+    done
+    rm -f "$work/samples.collapsed" "$work/samples.svg"
+    echo
+    for name in "$csv" "${ways[@]}"; do median "$name" "$fold_runs"; done
+    echo
+    echo "| $label, medians of $fold_runs | wall s | CPU s | wall / CSV's, round by round:" \
+        "median (range) | CPU / CSV's, likewise | target (wall) |"
+    echo "|---|---|---|---|---|---|"
+    echo "| \`convert --events jdk.ObjectAllocationSample -o /dev/null\` | ${wall[$csv]} |" \
+        "${cpu_time[$csv]} | 1.00x | 1.00x | |"
+    for way in "${ways[@]}"; do
+        echo "| $way | ${wall[$way]} | ${cpu_time[$way]} | $(ratios wall "$way" "$csv") |" \
+            "$(ratios cpu_time "$way" "$csv") | 1.0x or less |"
+    done
+}
+
+# ratios TIMES WAY CSV: the median and range of the round-by-round ratios
+# of WAY's TIMES (wall or cpu_time) to CSV's.
+ratios() {
+    local -n times=$1
+    for n in $(seq 1 "${FOLD_RUNS:-5}"); do
+        awk -v a="${times["$2, run $n"]}" -v b="${times["$3, run $n"]}" \
+            'BEGIN { printf "%.3f\n", a / b }'
+    done | sort -g | awk '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%.2fx (%.2f to %.2f)", m, v[1], v[NR] }'
+}
+
+# The samples four ways on a recording with the TLAB events beside the
+# samples, as a user's was (issue 46): TLAB_SECONDS (default 11) of
+# AllocationMix under JDK 17 with 4 KiB TLABs (-XX:TLABSize=4k
+# -XX:-ResizeTLAB: a new TLAB, and its event, every 4 KiB or so),
+# settings=profile, unthrottled sampling and the TLAB events: 42 to 47 MB
+# here, 1.4 to 1.5 M samples and as many TLAB events. Folded stacks, flame graphs and top fold or sum
+# the samples and leave the TLAB events out, as they record the same
+# allocations; the CSV of the samples skips them.
+tlab_runs() {
+    local tlab_seconds=${TLAB_SECONDS:-11}
+    local tlab="$work/tlab-${tlab_seconds}s.jfr"
+    if [ ! -s "$tlab" ]; then
+        echo "recording ${tlab_seconds} s of AllocationMix with 4 KiB TLABs and the TLAB events..." >&2
+        java -XX:TLABSize=4k -XX:MinTLABSize=2k -XX:-ResizeTLAB \
+            "-XX:StartFlightRecording=filename=$tlab,settings=profile,settings=$root/testdata/jfc/allocation-sample-unthrottled.jfc,settings=$root/testdata/jfc/allocation-tlab.jfc" \
+            "$root/testdata/workloads/AllocationMix.java" "$tlab_seconds" 2 >/dev/null 2>&1
+    fi
+    echo "TLAB recording: $tlab, $(stat -c %s "$tlab") bytes" >&2
+    cat "$tlab" >/dev/null # in the page cache for every run alike
+    samples_ways "$tlab" "with the TLAB events, $((($(stat -c %s "$tlab") + 500000) / 1000000)) MB"
 }
 
 # The leak analysis and the report, against `top`, on an agent recording
@@ -116,6 +215,14 @@ chunks=$("$heapsampler" summary "$big" | awk '/Chunks:/ {print $2}')
 echo "recording: $big" >&2
 echo "  $big_bytes bytes, $chunks chunks; one copy: $(stat -c %s "$base") bytes" >&2
 cat "$big" >/dev/null # in the page cache for every run alike
+big_label="$((big_bytes / 1000000)) MB"
+if [ -n "${SAMPLES_ONLY:-}" ]; then
+    echo "cores: $(nproc); before: $(uptime)" >&2
+    samples_ways "$big" "$big_label"
+    tlab_runs
+    echo "after: $(uptime)" >&2
+    exit 0
+fi
 
 rm -rf "$work/csv-all" "$work/samples.csv" "$work/one-copy"
 # Other work on the machine shows in the times: say how busy it was.
@@ -179,22 +286,9 @@ run "jfr print --json" sh -c 'jfr print --json "$1" >/dev/null' sh "$big"
 run "jfr print" sh -c 'jfr print "$1" >/dev/null' sh "$big"
 for n in $(seq $(((runs + 1) / 2 + 1)) "$runs"); do convert_all "$n"; done
 
-# The allocation samples three ways, in turn, so that the machine's load
-# falls on all three alike.
-csv_samples="heapsampler convert --events jdk.ObjectAllocationSample -o /dev/null"
-folded="heapsampler convert --format collapsed"
-flame="heapsampler flame"
-fold_runs=${FOLD_RUNS:-5}
-run "$folded, --threads 1" "$heapsampler" convert "$big" --format collapsed --threads 1 \
-    -o "$work/big.collapsed"
-for n in $(seq 1 "$fold_runs"); do
-    run "$csv_samples, run $n" "$heapsampler" convert "$big" --events jdk.ObjectAllocationSample \
-        -o /dev/null
-    run "$folded, run $n" "$heapsampler" convert "$big" --format collapsed -o "$work/big.collapsed"
-    run "$flame, run $n" sh -c '"$1" flame "$2" -o "$3" 2>/dev/null' sh "$heapsampler" "$big" \
-        "$work/big.svg"
-done
-rm -f "$work/big.collapsed" "$work/big.svg"
+run "heapsampler convert --format collapsed, --threads 1" "$heapsampler" convert "$big" \
+    --format collapsed --threads 1 -o "$work/big.collapsed"
+rm -f "$work/big.collapsed"
 # The leak analysis and the report on the JDK's recording (no liveness:
 # they read its collections, allocations and flame graph), against top.
 run "heapsampler top (the JDK's recording)" sh -c '"$1" top "$2" >/dev/null' sh "$heapsampler" "$big"
@@ -204,29 +298,11 @@ run "heapsampler report (the JDK's recording)" sh -c '"$1" report "$2" -o "$3" 2
     "$heapsampler" "$big" "$work/big.html"
 rm -f "$work/big.html"
 
-# median NAME [RUNS]: sets the wall and CPU times of NAME to the medians of
-# the RUNS (default: $runs) runs "NAME, run N", and says what the wall
-# times ranged over.
-median() {
-    local key sorted count=${2:-$runs}
-    for key in wall cpu_time; do
-        local -n times=$key
-        sorted=$(for n in $(seq 1 "$count"); do echo "${times["$1, run $n"]}"; done | sort -g)
-        times[$1]=$(echo "$sorted" | awk '{ v[NR] = $1 }
-            END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-        if [ "$key" = wall ]; then
-            echo "$1: median of $count runs ${times[$1]} s wall," \
-                "from $(echo "$sorted" | head -1) to $(echo "$sorted" | tail -1) s"
-        fi
-    done
-}
-
 echo "after: $(uptime)" >&2
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 echo
 median "$all"
-for name in "$csv_samples" "$folded" "$flame"; do median "$name" "$fold_runs"; done
 samples="heapsampler convert --events jdk.ObjectAllocationSample"
 shallow="heapsampler convert (all events), --stack-depth 5"
 echo
@@ -244,14 +320,7 @@ for jdk in "jfr print --json" "jfr print"; do
             "$(ratio "${cpu_time[$jdk]}" "${cpu_time[$ours]}")x | $target |"
     done
 done
-echo
-echo "| the samples three ways (medians) | wall s | CPU s | wall / CSV's | target |"
-echo "|---|---|---|---|---|"
-for name in "$csv_samples" "$folded" "$flame"; do
-    target=$([ "$name" = "$folded" ] && echo "1.0x or less" || echo "")
-    echo "| $name | ${wall[$name]} | ${cpu_time[$name]} |" \
-        "$(awk -v a="${wall[$name]}" -v b="${wall[$csv_samples]}" 'BEGIN { printf "%.2f", a / b }')x |" \
-        "$target |"
-done
 
+samples_ways "$big" "$big_label"
+tlab_runs
 agent_runs

@@ -13,8 +13,8 @@ use heapsampler_convert::output::human::human_bytes;
 use heapsampler_test_support::heapsampler_ok;
 use jfr_format::names::{event, field};
 use jfr_writer::{
-    EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording, StackFrame,
-    StackTrace, Thread, Ticks, Unit,
+    EventTypeBuilder, FieldSpec, FieldType, FileSink, FrameType, Method, Options, Recording,
+    StackFrame, StackTrace, Thread, Ticks, Unit, events,
 };
 
 /// `heapsampler top PATH ARGS...`'s table.
@@ -237,6 +237,13 @@ fn a_recording_with_both_kinds_counts_the_samples_only() {
 /// `allocationSize` outside). Returns the bytes per site written.
 fn async_profiler_recording(path: &Path) -> [(&'static str, i64); 3] {
     let mut recording = Recording::create(path, Options::default()).unwrap();
+    let sites = async_profiler_events(&mut recording);
+    recording.close().unwrap();
+    sites
+}
+
+/// Writes [`async_profiler_recording`]'s events into `recording`.
+fn async_profiler_events(recording: &mut Recording<FileSink>) -> [(&'static str, i64); 3] {
     let bytes = |name: &str, label: &str| {
         FieldSpec::new(name, FieldType::Long)
             .unit(Unit::Bytes)
@@ -298,11 +305,11 @@ fn async_profiler_recording(path: &Path) -> [(&'static str, i64); 3] {
             }],
         })
     };
-    let small = site(&mut recording, "small");
-    let large = site(&mut recording, "large");
-    let huge = site(&mut recording, "huge");
-    let strings = support::class_of(&mut recording, "java/lang/String");
-    let arrays = support::class_of(&mut recording, "[B");
+    let small = site(recording, "small");
+    let large = site(recording, "large");
+    let huge = site(recording, "huge");
+    let strings = support::class_of(recording, "java/lang/String");
+    let arrays = support::class_of(recording, "[B");
     // Three small objects, each standing for the interval; one of 1 MiB,
     // larger than the interval, for itself.
     for (n, (stack, class, size)) in [
@@ -337,7 +344,6 @@ fn async_profiler_recording(path: &Path) -> [(&'static str, i64); 3] {
             .commit()
             .unwrap();
     }
-    recording.close().unwrap();
     [
         ("app.Cache.huge(1)", 8_000_000),
         ("app.Cache.small(1)", 3 * interval),
@@ -426,4 +432,130 @@ fn an_async_profiler_recording_is_summed_by_its_weights() {
         assert!(text.contains(needed), "{needed}\n{text}");
     }
     assert_eq!(collapsed_total(&path, &[]).0, expected);
+}
+
+/// Writes three `jdk.ObjectAllocationSample` events at two sites into
+/// `recording`; returns the lines `convert --format collapsed` folds them
+/// into.
+fn sample_events(recording: &mut Recording<FileSink>) -> [&'static str; 2] {
+    let sample = recording
+        .register(events::object_allocation_sample())
+        .unwrap();
+    let thread = recording.thread(Thread {
+        os_name: "main".into(),
+        os_thread_id: 1,
+        java_name: "main".into(),
+        java_thread_id: 1,
+        group: None,
+    });
+    let strings = support::class_of(recording, "java/lang/String");
+    let arrays = support::class_of(recording, "[B");
+    let class = support::class_of(recording, "app/Sampled");
+    let mut site = |method: &str| {
+        let (name, descriptor) = (recording.symbol(method), recording.symbol("()V"));
+        let method = recording.method(Method {
+            class,
+            name,
+            descriptor,
+            modifiers: 0,
+            hidden: false,
+        });
+        recording.stack_trace(StackTrace {
+            truncated: false,
+            frames: vec![StackFrame {
+                method,
+                line_number: 1,
+                bytecode_index: 0,
+                frame_type: FrameType::JitCompiled,
+            }],
+        })
+    };
+    let (small, large) = (site("small"), site("large"));
+    for (n, (stack, class, weight)) in [
+        (small, strings, 512),
+        (large, arrays, 4096),
+        (small, strings, 512),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        recording
+            .event(&sample, Ticks(n as i64))
+            .thread(thread)
+            .stack_trace(stack)
+            .class(class)
+            .long(weight)
+            .commit()
+            .unwrap();
+    }
+    [
+        "app.Sampled.large;byte[]_[k] 4096",
+        "app.Sampled.small;java.lang.String_[k] 1024",
+    ]
+}
+
+/// A recording whose two chunks hold one kind of allocation events each:
+/// the samples are folded, whether their chunk comes first or last and on
+/// one thread or two, and every TLAB event is counted as left out, those
+/// read after a chunk found samples too (they are read but no longer
+/// folded).
+#[test]
+fn chunks_of_either_kind_fold_the_samples_in_any_order() {
+    let dir = support::temp_dir("convert_tlab_chunks");
+    for samples_first in [false, true] {
+        let path = dir.join(format!("samples-first-{samples_first}.jfr"));
+        // Small chunks: a flush ends the first.
+        let options = Options {
+            max_chunk_size: 1,
+            ..Options::default()
+        };
+        let mut recording = Recording::create(&path, options).unwrap();
+        let expected = if samples_first {
+            let expected = sample_events(&mut recording);
+            recording.flush().unwrap();
+            async_profiler_events(&mut recording);
+            expected
+        } else {
+            async_profiler_events(&mut recording);
+            recording.flush().unwrap();
+            sample_events(&mut recording)
+        };
+        recording.close().unwrap();
+        // The JDK reads both chunks, with every event.
+        let summary = support::summary(&path);
+        assert_eq!(support::summary_chunks(&summary), 2, "{summary}");
+        for (event_type, events) in [
+            (event::OBJECT_ALLOCATION_SAMPLE, 3),
+            (event::OBJECT_ALLOCATION_IN_NEW_TLAB, 4),
+            (event::OBJECT_ALLOCATION_OUTSIDE_TLAB, 2),
+        ] {
+            assert_eq!(
+                support::summary_count(&summary, event_type),
+                events,
+                "{event_type}: {summary}"
+            );
+        }
+        for threads in ["1", "2"] {
+            let (stdout, stderr) = heapsampler_ok([
+                "convert",
+                path.to_str().unwrap(),
+                "--format",
+                "collapsed",
+                "--threads",
+                threads,
+                "-o",
+                "-",
+            ]);
+            let lines: Vec<&str> = stdout.lines().collect();
+            let case = format!("samples first: {samples_first}, {threads} threads");
+            assert_eq!(lines, expected, "{case}");
+            assert!(
+                stderr.contains(
+                    "left out 6 jdk.ObjectAllocationInNewTLAB and \
+                     jdk.ObjectAllocationOutsideTLAB events"
+                ),
+                "{case}: {stderr}"
+            );
+        }
+    }
 }

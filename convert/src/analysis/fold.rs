@@ -30,11 +30,13 @@
 //! join the recording's.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
 
 use jfr_format::names::{event, field};
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use crate::Error;
@@ -59,24 +61,31 @@ pub const UNKNOWN_FRAME: &str = "[unknown]";
 /// frames would be.
 pub const TRUNCATED_FRAME: &str = "[truncated]";
 
-/// The suffix of an allocated class's frame ([`Fold::class_frame`]), as
-/// async-profiler writes it: `_[i]` (its "inlined" kind, drawn in its own
-/// colour) for an allocation in a new TLAB, `_[k]` (its "kernel" kind) for
-/// one outside a TLAB and for a sampled one, whose TLAB is not known.
+/// The suffixes of an allocated class's frame ([`Fold::class_frame`]), as
+/// async-profiler writes them: `_[k]` (its "kernel" kind) for an
+/// allocation outside a TLAB and for a sampled one, whose TLAB is not
+/// known; `_[i]` (its "inlined" kind, drawn in its own colour) for one in a
+/// new TLAB.
+const CLASS_FRAME_SUFFIXES: [&str; 2] = ["_[k]", "_[i]"];
+
+/// Which of [`CLASS_FRAME_SUFFIXES`] the class frames of `event_type`'s
+/// events end with.
+fn class_frame_kind(event_type: &str) -> usize {
+    usize::from(event_type == event::OBJECT_ALLOCATION_IN_NEW_TLAB)
+}
+
+/// The suffix of an allocated class's frame in events of `event_type`
+/// ([`Fold::class_frame`]).
 pub fn class_frame_suffix(event_type: &str) -> &'static str {
-    if event_type == event::OBJECT_ALLOCATION_IN_NEW_TLAB {
-        "_[i]"
-    } else {
-        "_[k]"
-    }
+    CLASS_FRAME_SUFFIXES[class_frame_kind(event_type)]
 }
 
 /// The class of a folded frame that is an allocated class's
 /// ([`class_frame_suffix`]): `byte[]` of `byte[]_[k]`.
 pub fn class_of_frame(frame: &str) -> Option<&str> {
-    frame
-        .strip_suffix("_[k]")
-        .or_else(|| frame.strip_suffix("_[i]"))
+    CLASS_FRAME_SUFFIXES
+        .iter()
+        .find_map(|suffix| frame.strip_suffix(suffix))
 }
 
 /// What the events folded into one stack add up to.
@@ -132,20 +141,77 @@ struct TypeFold<'c> {
     /// The stacks its events are folded into; without, they are read (so
     /// a malformed one fails the conversion) but not folded.
     into: Option<usize>,
-    stack_trace: Option<usize>,
-    weight: Option<usize>,
-    live: Option<usize>,
-    tracked: Option<usize>,
-    gcs_survived: Option<usize>,
-    /// With [`Fold::class_frame`]: the `objectClass` field, and the suffix
-    /// of its frame.
-    class: Option<(usize, &'static str)>,
+    /// What each of its fields is to the fold, by field number: one look
+    /// per field of each event.
+    roles: Vec<Role>,
+}
+
+/// What a field of an event is to the fold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Nothing.
+    Other,
+    /// The bytes the event stands for ([`weight_field`]).
+    Weight,
+    /// `stackTrace`.
+    StackTrace,
+    /// `live`.
+    Live,
+    /// `tracked`.
+    Tracked,
+    /// `gcsSurvived`.
+    GcsSurvived,
+    /// With [`Fold::class_frame`], `objectClass`: the class of its frame,
+    /// of this [kind](class_frame_kind).
+    Class(usize),
+}
+
+impl Role {
+    /// The roles of the fields of events of `plan`'s type, folded as
+    /// `fold` says.
+    fn of_fields(plan: &EventPlan<'_>, fold: Fold) -> Vec<Role> {
+        let name = &plan.class().name;
+        let class = fold
+            .class_frame
+            .then(|| Role::Class(class_frame_kind(name)));
+        let named = [
+            (weight_field(name), Some(Role::Weight)),
+            (field::STACK_TRACE, Some(Role::StackTrace)),
+            (field::LIVE, Some(Role::Live)),
+            (field::TRACKED, Some(Role::Tracked)),
+            (field::GCS_SURVIVED, Some(Role::GcsSurvived)),
+            (field::OBJECT_CLASS, class),
+        ];
+        let mut roles = vec![Role::Other; plan.class().fields.len()];
+        // The first field of each name, should a type declare two.
+        for (field_name, role) in named {
+            if let (Some(index), Some(role)) = (plan.field_index(field_name), role) {
+                roles[index] = role;
+            }
+        }
+        roles
+    }
 }
 
 /// What a line of one chunk is made of: the pool keys of its stack trace
 /// (`None`: the event has none) and of its class frame's class, with the
-/// frame's suffix (`None`: no class frame).
-type LineKey = (Option<(u64, u64)>, Option<((u64, u64), &'static str)>);
+/// frame's [kind](class_frame_kind) (`None`: no class frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LineKey {
+    stack: Option<(u64, u64)>,
+    class: Option<((u64, u64), usize)>,
+}
+
+impl Hash for LineKey {
+    /// The two pool keys, a word each, which tell a chunk's lines apart: a
+    /// derived hash would add each `Option`'s discriminant and the kind,
+    /// which [`IdHash`](jfr_reader::IdHash) takes a byte at a time, a
+    /// multiply each, in one chain per event.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.stack.map_or(0, |(_, key)| key));
+        state.write_u64(self.class.map_or(0, |((_, key), _)| key));
+    }
+}
 
 /// One chunk's sums for one set of stacks, before their lines are made.
 type ChunkSums = IdMap<LineKey, Totals>;
@@ -178,7 +244,8 @@ impl FoldedStacks {
             fold,
             &|name| wanted(name).then_some(0),
             &mut folded,
-            filter,
+            Some(filter),
+            &AtomicUsize::new(0),
         )?;
         self.add_folded(&folded[0]);
         Ok(self.folded - before)
@@ -309,19 +376,26 @@ impl ChunkStacks {
     }
 }
 
-/// Folds each event of `chunk` that `filter` keeps (and, with
+/// Folds each event of `chunk` that `filter` (if any) keeps (and, with
 /// [`Fold::live`], that is of an object still live) into the set of
 /// `stacks` (each empty) that `into` names for its type (none: the event is
 /// read but not folded), keeping the [`Fold::stack_depth`] frames nearest
 /// the top of each stack. The chunk is read once, whatever the number of
 /// sets; each pooled stack (the JDK's and ours) is folded into its line
 /// once.
+///
+/// The sets are in order of preference, and only the first a recording has
+/// events of is wanted ([`Folding::folded`]): `first_read`, shared by the
+/// recording's chunks, is the first set any of them has read an event of
+/// so far, and the events of the sets after it are read and counted but
+/// not folded, as those sets will not be wanted.
 pub fn fold_chunk<'a>(
     chunk: &Chunk<'a>,
     fold: Fold,
     into: &dyn Fn(&str) -> Option<usize>,
     stacks: &mut [ChunkStacks],
-    filter: &ChunkFilter<'_, '_, '_>,
+    filter: Option<&ChunkFilter<'_, '_, '_>>,
+    first_read: &AtomicUsize,
 ) -> Result<(), ReadError> {
     let flattener = Flattener::new(chunk, fold.stack_depth);
     let sets = stacks.len();
@@ -331,18 +405,9 @@ pub fn fold_chunk<'a>(
         let mut raw = raw?;
         let Some(fold_type) = types.get_or_insert_with(raw.type_id, || {
             let plan = chunk.plan(raw.type_id)?;
-            let name = &plan.class().name;
             Some(TypeFold {
-                into: into(name).filter(|&at| at < sets),
-                stack_trace: plan.field_index(field::STACK_TRACE),
-                weight: plan.field_index(weight_field(name)),
-                live: plan.field_index(field::LIVE),
-                tracked: plan.field_index(field::TRACKED),
-                gcs_survived: plan.field_index(field::GCS_SURVIVED),
-                class: plan
-                    .field_index(field::OBJECT_CLASS)
-                    .filter(|_| fold.class_frame)
-                    .map(|index| (index, class_frame_suffix(name))),
+                into: into(&plan.class().name).filter(|&at| at < sets),
+                roles: Role::of_fields(&plan, fold),
                 plan,
             })
         }) else {
@@ -352,36 +417,47 @@ pub fn fold_chunk<'a>(
             fold_type.plan.skip(&mut raw)?;
             continue;
         };
-        let mut check = filter.check(raw.type_id);
+        let first = first_read.load(Ordering::Relaxed);
+        if at > first {
+            fold_type.plan.skip(&mut raw)?;
+            stacks[at].read += 1;
+            continue;
+        } else if at < first {
+            first_read.fetch_min(at, Ordering::Relaxed);
+        }
+        let mut check = filter.map(|filter| filter.check(raw.type_id));
         let mut stack = Field::Null;
         let mut class = None;
         let mut value = 1;
         let (mut live, mut tracked, mut gcs_survived) = (false, true, 0);
+        let roles = &fold_type.roles;
         fold_type
             .plan
             .read(&mut raw, &mut |index: usize, field: Field<'a>| {
-                filter.see(&mut check, index, &field);
-                if Some(index) == fold_type.weight {
-                    value = field.integer().unwrap_or(0);
-                } else if Some(index) == fold_type.stack_trace {
-                    stack = field;
-                } else if Some(index) == fold_type.live {
-                    live = field == Field::Boolean(true);
-                } else if Some(index) == fold_type.tracked {
-                    tracked = field != Field::Boolean(false);
-                } else if Some(index) == fold_type.gcs_survived {
-                    gcs_survived = field.count().unwrap_or(0);
-                } else if let Some((_, suffix)) = fold_type.class.filter(|&(at, _)| at == index) {
+                if let (Some(filter), Some(check)) = (filter, check.as_mut()) {
+                    filter.see(check, index, &field);
+                }
+                match roles.get(index) {
+                    Some(Role::Weight) => value = field.integer().unwrap_or(0),
+                    Some(Role::StackTrace) => stack = field,
+                    Some(Role::Live) => live = field == Field::Boolean(true),
+                    Some(Role::Tracked) => tracked = field != Field::Boolean(false),
+                    Some(Role::GcsSurvived) => gcs_survived = field.count().unwrap_or(0),
                     // A class outside the pool (never seen) has no frame.
-                    class = match field {
-                        Field::Pooled { class_id, key } => Some(((class_id, key), suffix)),
-                        _ => None,
-                    };
+                    Some(&Role::Class(kind)) => {
+                        class = match field {
+                            Field::Pooled { class_id, key } => Some(((class_id, key), kind)),
+                            _ => None,
+                        }
+                    }
+                    Some(Role::Other) | None => {}
                 }
             })?;
         stacks[at].read += 1;
-        if !filter.keeps(check) {
-            continue;
+        if let (Some(filter), Some(check)) = (filter, check) {
+            if !filter.keeps(check) {
+                continue;
+            }
         }
         let totals = Totals { value, events: 1 };
         if let Some(min_gcs) = fold.live {
@@ -406,10 +482,13 @@ pub fn fold_chunk<'a>(
                 continue;
             }
         };
-        sums[at].entry((stack, class)).or_default().add(totals);
+        sums[at]
+            .entry(LineKey { stack, class })
+            .or_default()
+            .add(totals);
     }
     for (stacks, sums) in stacks.iter_mut().zip(sums) {
-        for ((stack, class), totals) in sums {
+        for (LineKey { stack, class }, totals) in sums {
             stacks.push(totals, |text| {
                 match stack {
                     Some((class_id, key)) => {
@@ -474,12 +553,16 @@ pub fn fold(
 /// Folding a recording's events into stacks, as a [`FoldJob`] says: each
 /// chunk's folded lines are added up in chunk order, with each kind of
 /// allocation events in its own set of stacks until the recording's end
-/// tells which one the recording has.
+/// tells which one the recording has. Once a chunk has read an event of one
+/// kind, the kinds after it are only counted ([`fold_chunk`]).
 #[derive(Debug)]
 pub struct Folding<'o> {
     job: FoldJob<'o>,
     /// The event types of each set of stacks, in order of preference.
     kinds: Vec<Vec<&'o str>>,
+    /// The first set any chunk has read an event of so far (past the last
+    /// set: none yet).
+    first_read: AtomicUsize,
     /// Which of the types named the chunks declare.
     declared: Declared,
     /// Chunks' sets of lines added up, emptied, for other chunks to fill
@@ -505,6 +588,7 @@ impl<'o> Folding<'o> {
         };
         Self {
             declared: Declared::new(job.types),
+            first_read: AtomicUsize::new(kinds.len()),
             job,
             kinds,
             spare: Mutex::default(),
@@ -577,11 +661,10 @@ impl Analysis for Folding<'_> {
         hand_on: &mut dyn FnMut(Vec<ChunkStacks>) -> Result<(), Stopped>,
     ) -> Result<(), ChunkError> {
         self.declared.see(chunk);
-        let filter = ChunkFilter::new(
-            self.job.filter,
-            self.job.filter.window(context.recording_start),
-            chunk,
-        );
+        let filter = &self.job.filter;
+        // None when empty: an event then costs the filter nothing.
+        let filter = (!filter.is_empty())
+            .then(|| ChunkFilter::new(filter, filter.window(context.recording_start), chunk));
         let into = |type_name: &str| self.kinds.iter().position(|kind| kind.contains(&type_name));
         let spare = self
             .spare
@@ -590,7 +673,14 @@ impl Analysis for Folding<'_> {
             .pop();
         let mut folded =
             spare.unwrap_or_else(|| self.kinds.iter().map(|_| ChunkStacks::default()).collect());
-        fold_chunk(chunk, self.job.fold, &into, &mut folded, &filter)?;
+        fold_chunk(
+            chunk,
+            self.job.fold,
+            &into,
+            &mut folded,
+            filter.as_ref(),
+            &self.first_read,
+        )?;
         Ok(hand_on(folded)?)
     }
 
@@ -616,21 +706,21 @@ impl Analysis for Folding<'_> {
 }
 
 /// Ends the line being made at the end of `text` with the frame of `class`
-/// (its pool key and the frame's suffix), if there is one and the pool
-/// names it.
+/// (its pool key and the frame's [kind](class_frame_kind)), if there is one
+/// and the pool names it.
 fn push_class(
     flattener: &Flattener<'_, '_>,
     text: &mut String,
-    class: Option<((u64, u64), &'static str)>,
+    class: Option<((u64, u64), usize)>,
 ) {
-    let Some(((class_id, key), suffix)) = class else {
+    let Some(((class_id, key), kind)) = class else {
         return;
     };
     let name = flattener.text(&Value::Ref { class_id, key });
     if !name.is_empty() {
         text.push(';');
         text.push_str(&frame_name(&name));
-        text.push_str(suffix);
+        text.push_str(CLASS_FRAME_SUFFIXES[kind]);
     }
 }
 
