@@ -100,7 +100,8 @@ pub fn describe(duration: Duration) -> String {
 pub fn attach(
     jcmd: &Path,
     pid: u32,
-    (agent, announced): (&Path, Option<&Announcement>),
+    agent: &Path,
+    announced: Option<&Announcement>,
     options: &str,
     output: &Path,
     duration: Option<Duration>,

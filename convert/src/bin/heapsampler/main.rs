@@ -42,7 +42,6 @@ use heapsampler_convert::analysis::top::{GroupBy, Groups, Query, Table};
 use heapsampler_convert::output::flame::{self, Weight};
 use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_core::announcement::Announcement;
-use heapsampler_core::options;
 use jfr_reader::file::RecordingFile;
 
 use args::{Cli, Command, Sampling};
@@ -265,49 +264,16 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `record -o OUTPUT -- COMMAND...`: every JVM the command starts records
-/// to a file of its own, the first to start to `output` itself
-/// (`exclusive=true`), each later one with its process id in the name
-/// (unless `output` names the process id itself, `%p`); each is reported
-/// on.
+/// `record -o OUTPUT -- COMMAND...`: runs the command with the agent in
+/// each JVM it starts ([`record::run`]), then reports on each recording.
 fn record(output: &Path, sampling: &Sampling, program: &[String]) -> Result<ExitCode, Failure> {
     let agent = crate::agent::find(sampling.agent.as_deref())?;
-    // Absolute for the JVMs: a script may change its folder before it
-    // starts one. As given for what is said here.
-    let absolute = std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?;
-    let per_process = output.to_string_lossy().contains(options::PID);
-    let (options, pattern) = if per_process {
-        (
-            record::agent_options(sampling, &absolute, &[])?,
-            output.to_owned(),
-        )
-    } else {
-        let exclusive = [(options::name::EXCLUSIVE, "true".to_owned())];
-        let pattern = options::with_process_id(output, options::PID);
-        (
-            record::agent_options(sampling, &absolute, &exclusive)?,
-            pattern,
-        )
-    };
-    let before = record::Recordings::existing(&pattern);
-    // An earlier run's file would take the name from the first JVM: set
-    // aside, and put back if no JVM writes one.
-    let earlier = (!per_process && output.exists()).then(|| record::set_aside(output));
-    let earlier = earlier.transpose()?;
-    let ran = record::run(&agent, &options, program);
-    if let Some(earlier) = earlier {
-        earlier.settle(output);
-    }
-    let code = ran?;
-    let mut written = before.written();
-    if !per_process && output.exists() {
-        written.insert(0, (output.to_owned(), None));
-    }
-    match written.as_slice() {
+    let ran = record::run(&agent, sampling, output, program)?;
+    match ran.recordings.as_slice() {
         [] => say(format_args!(
             "no JVM wrote a recording ({}): the command started none, or each refused the \
              agent (its standard error says why)",
-            pattern.display()
+            ran.named.display()
         )),
         [(recording, _)] => report_recording(recording),
         several => {
@@ -320,16 +286,14 @@ fn record(output: &Path, sampling: &Sampling, program: &[String]) -> Result<Exit
             }
         }
     }
-    for (recording, pid) in &written {
-        if let Some(pid) = pid.filter(|pid| Path::new(&format!("/proc/{pid}")).exists()) {
-            say(format_args!(
-                "JVM {pid} still runs (the command left it behind): {} goes on until it exits \
-                 or `heapsampler detach {pid}`",
-                recording.display()
-            ));
-        }
+    for (recording, pid) in ran.still_running() {
+        say(format_args!(
+            "JVM {pid} still runs (the command left it behind): {} goes on until it exits or \
+             `heapsampler detach {pid}`",
+            recording.display()
+        ));
     }
-    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+    Ok(ExitCode::from(ran.code.clamp(0, 255) as u8))
 }
 
 /// What a finished recording holds ([`record::report`]), or why it cannot
@@ -360,7 +324,8 @@ fn attach(
     attach::attach(
         &jcmd,
         pid,
-        (&agent, announced.as_ref()),
+        &agent,
+        announced.as_ref(),
         &options,
         &output,
         duration,

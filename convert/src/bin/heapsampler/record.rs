@@ -12,7 +12,7 @@ use heapsampler_convert::pipeline::Pipeline;
 use jfr_format::names::event;
 use jfr_reader::file::RecordingFile;
 
-use heapsampler_core::options::{PID, name};
+use heapsampler_core::options::{PID, name, with_process_id};
 
 use crate::args::Sampling;
 
@@ -22,7 +22,7 @@ const EXHAUSTED_LIVE_ROWS: usize = 5;
 /// The agent's option string for a recording with `sampling`'s options,
 /// checked by the agent's own parser so that a bad value is reported here,
 /// not on the JVM's stderr.
-pub fn agent_options(
+fn agent_options(
     sampling: &Sampling,
     output: &Path,
     more: &[(&str, String)],
@@ -119,14 +119,14 @@ pub fn option_string(
 /// The recordings that a path with `%p` names, with the process id each
 /// holds in its name: those new or changed since
 /// [`Recordings::existing`] looked.
-pub struct Recordings {
+struct Recordings {
     pattern: PathBuf,
     seen: Vec<(PathBuf, Option<std::time::SystemTime>)>,
 }
 
 impl Recordings {
     /// The files that `pattern` names now, to tell the run's own from.
-    pub fn existing(pattern: &Path) -> Self {
+    fn existing(pattern: &Path) -> Self {
         let seen = Self::matching(pattern)
             .into_iter()
             .map(|(path, _)| {
@@ -142,7 +142,7 @@ impl Recordings {
 
     /// The files that `pattern` names that are new or changed since
     /// [`existing`](Self::existing), with their process ids, in order.
-    pub fn written(&self) -> Vec<(PathBuf, Option<u32>)> {
+    fn written(&self) -> Vec<(PathBuf, Option<u32>)> {
         Self::matching(&self.pattern)
             .into_iter()
             .filter(|(path, _)| {
@@ -184,12 +184,12 @@ impl Recordings {
 
 /// A file moved out of the way of a run, to be put back if the run
 /// writes none in its place.
-pub struct SetAside {
+struct SetAside {
     aside: PathBuf,
 }
 
 /// Moves `path` to a hidden name beside it.
-pub fn set_aside(path: &Path) -> Result<SetAside, String> {
+fn set_aside(path: &Path) -> Result<SetAside, String> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let aside = path.with_file_name(format!(".{name}.{}.earlier", std::process::id()));
     std::fs::rename(path, &aside)
@@ -200,7 +200,7 @@ pub fn set_aside(path: &Path) -> Result<SetAside, String> {
 impl SetAside {
     /// Puts the file back at `path` if nothing took its place, else
     /// removes it (the run's file replaces it, as a new recording does).
-    pub fn settle(self, path: &Path) {
+    fn settle(self, path: &Path) {
         let _ = if path.exists() {
             std::fs::remove_file(&self.aside)
         } else {
@@ -227,28 +227,89 @@ fn pid_in(file: &str, parts: &[&str]) -> Option<u32> {
     left.is_empty().then_some(pid?)
 }
 
+/// What a `record` run left.
+pub struct Ran {
+    /// The command's exit code (128 + signal if a signal ended it).
+    pub code: i32,
+    /// The recordings its JVMs wrote, the first to start's first: each
+    /// with its process id when its name holds it.
+    pub recordings: Vec<(PathBuf, Option<u32>)>,
+    /// The names the JVMs were given: `%p` where each puts its process id.
+    pub named: PathBuf,
+}
+
+impl Ran {
+    /// The recordings of JVMs that run on after the command (a daemon it
+    /// started), with their process ids.
+    pub fn still_running(&self) -> impl Iterator<Item = (&Path, u32)> {
+        self.recordings.iter().filter_map(|(recording, pid)| {
+            let pid = (*pid)?;
+            Path::new(&format!("/proc/{pid}"))
+                .exists()
+                .then_some((recording.as_path(), pid))
+        })
+    }
+}
+
 /// Runs `program` (any command: `java`, `javac`, `mvn`, a script) with
 /// the agent given to every JVM it starts, through `JAVA_TOOL_OPTIONS`
 /// (added to what the environment has there already), which each JVM
-/// reads as it starts; returns the program's exit code (128 + signal if a
-/// signal ended it).
-pub fn run(agent: &Path, options: &str, program: &[String]) -> Result<i32, String> {
+/// reads as it starts. Each JVM records to a file of its own: the first to
+/// start to `output` itself (`exclusive=true`), each later one with its
+/// process id in the name ([`with_process_id`]); with `%p` in `output`,
+/// every one by its process id.
+pub fn run(
+    agent: &Path,
+    sampling: &Sampling,
+    output: &Path,
+    program: &[String],
+) -> Result<Ran, String> {
     let (command, args) = program
         .split_first()
         .ok_or("no program to run: give one after --, such as `-- java -jar app.jar`")?;
+    // Absolute for the JVMs, as a script may change its folder before it
+    // starts one; as given for what is said here.
+    let absolute = std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let each_by_pid = output.to_string_lossy().contains(PID);
+    let (options, named) = if each_by_pid {
+        (agent_options(sampling, &absolute, &[])?, output.to_owned())
+    } else {
+        let exclusive = [(name::EXCLUSIVE, "true".to_owned())];
+        (
+            agent_options(sampling, &absolute, &exclusive)?,
+            with_process_id(output, PID),
+        )
+    };
     let tool_options = tool_options(
         std::env::var_os(JAVA_TOOL_OPTIONS).as_deref(),
         &format!("-agentpath:{}={options}", agent.display()),
     )?;
+    let before = Recordings::existing(&named);
+    // An earlier run's file would take the name from the first JVM: set
+    // aside, and put back if no JVM writes one.
+    let earlier = (!each_by_pid && output.exists())
+        .then(|| set_aside(output))
+        .transpose()?;
     let status = Command::new(command)
         .args(args)
         .env(JAVA_TOOL_OPTIONS, tool_options)
-        .status()
-        .map_err(|e| format!("cannot run {command}: {e}"))?;
+        .status();
+    if let Some(earlier) = earlier {
+        earlier.settle(output);
+    }
+    let status = status.map_err(|e| format!("cannot run {command}: {e}"))?;
+    let mut recordings = before.written();
+    if !each_by_pid && output.exists() {
+        recordings.insert(0, (output.to_owned(), None));
+    }
     use std::os::unix::process::ExitStatusExt;
-    Ok(status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    Ok(Ran {
+        code: status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        recordings,
+        named,
+    })
 }
 
 /// The variable every JVM reads its extra options from as it starts,
