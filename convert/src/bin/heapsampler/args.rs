@@ -38,9 +38,9 @@ pub enum Command {
     /// `gradle`, a service's start script. The agent reaches each JVM through
     /// JAVA_TOOL_OPTIONS (added to what is set there already; each JVM
     /// prints "Picked up JAVA_TOOL_OPTIONS" as it starts), and each writes
-    /// a file of its own: --output with the JVM's process id before its
-    /// extension (javac-4242.jfr), renamed to --output itself when only one
-    /// JVM ran. Put %p in --output to keep the process id in every name.
+    /// a file of its own: the first to start --output itself, each later
+    /// one --output with its process id before the extension
+    /// (build-4242.jfr). Put %p in --output to name every file by its JVM.
     ///
     /// When the program exits, the agent forces a garbage collection before
     /// it writes the sampled objects still live, so that live (top --live,
