@@ -169,6 +169,14 @@ pub trait SampleVisitor {
     /// values (pool keys are keys into the chunk's pools).
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>);
 
+    /// Whether a sample of `kind` is wanted: when not, its event is read
+    /// (a malformed one still fails) and counted in [`SamplesRead::events`],
+    /// but neither filtered nor handed on. Asked of each sample.
+    fn wants_sample(&self, kind: Kind) -> bool {
+        let _ = kind;
+        true
+    }
+
     /// Whether [`old_object`](Self::old_object) wants the old objects.
     fn wants_old_objects(&self) -> bool {
         false
@@ -373,6 +381,11 @@ pub fn read_chunk(
         };
         match reading {
             Reading::Samples(kind, columns) => {
+                if !visitor.wants_sample(*kind) {
+                    plan.skip(&mut raw)?;
+                    read.events[kind.source][kind.event_type] += 1;
+                    continue;
+                }
                 let mut check = chunk_filter.check(raw.type_id);
                 let mut sample = read_sample(plan, &mut raw, columns, &mut |index, field| {
                     chunk_filter.see(&mut check, index, field)
