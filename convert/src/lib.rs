@@ -45,7 +45,7 @@
 //! errors into exit codes.
 //!
 //! ```no_run
-//! use heapsampler_convert::analysis::top::{GroupBy, Groups, Query};
+//! use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
 //! use heapsampler_convert::pipeline::Pipeline;
 //! use jfr_reader::file::RecordingFile;
 //!
@@ -56,7 +56,8 @@
 //!     min_gcs: 0,
 //! };
 //! let file = RecordingFile::open("alloc.jfr")?;
-//! let ran = Pipeline::default().run(file, &query, Groups::new(query), &mut |_bytes| {})?;
+//! let grouping = Grouping::new(query);
+//! let ran = Pipeline::default().run(file, &grouping, Groups::new(query), &mut |_bytes| {})?;
 //! print!("{}", ran.merged.table().render(10));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

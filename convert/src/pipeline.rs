@@ -802,7 +802,7 @@ mod tests {
     use std::sync::Arc;
 
     use crate::analysis::fold::{self, Fold, FoldJob};
-    use crate::analysis::top::{GroupBy, Groups, Query};
+    use crate::analysis::top::{GroupBy, Grouping, Groups, Query};
     use crate::model::allocation::ALLOCATIONS;
     use crate::model::filter::Filter;
     use crate::model::samples::{self, Kind, Sample, SampleVisitor};
@@ -1119,7 +1119,12 @@ mod tests {
                     };
                     let recording = RecordingFile::open(&file).unwrap();
                     let ran = pipeline
-                        .run(recording, &query, Groups::new(query), &mut |_| {})
+                        .run(
+                            recording,
+                            &Grouping::new(query),
+                            Groups::new(query),
+                            &mut |_| {},
+                        )
                         .unwrap();
                     ran.merged.table().render(1000)
                 })
@@ -1189,7 +1194,12 @@ mod tests {
         for threads in [1, 2, 3] {
             let recording = RecordingFile::open(&file).unwrap();
             let table = Pipeline::on(threads)
-                .run(recording, &query, Groups::new(query), &mut |_| {})
+                .run(
+                    recording,
+                    &Grouping::new(query),
+                    Groups::new(query),
+                    &mut |_| {},
+                )
                 .unwrap()
                 .merged
                 .table();

@@ -8,10 +8,13 @@ use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 
-use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
+use heapsampler_convert::analysis::top::{self, GroupBy, Grouping, Groups, Query, Table};
+use heapsampler_convert::model::allocation::Source;
 use heapsampler_convert::output::human::human_bytes;
+use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_test_support::heapsampler_ok;
 use jfr_format::names::{event, field};
+use jfr_reader::file::RecordingFile;
 use jfr_writer::{
     EventTypeBuilder, FieldSpec, FieldType, FileSink, FrameType, Method, Options, Recording,
     StackFrame, StackTrace, Thread, Ticks, Unit, events,
@@ -494,6 +497,31 @@ fn sample_events(recording: &mut Recording<FileSink>) -> [&'static str; 2] {
     ]
 }
 
+/// Writes a recording of two chunks at `path`, one of
+/// [`sample_events`] and one of [`async_profiler_events`], the samples'
+/// first or last; returns the lines `convert --format collapsed` folds the
+/// samples into.
+fn chunk_of_each_kind(path: &Path, samples_first: bool) -> [&'static str; 2] {
+    // Small chunks: a flush ends the first.
+    let options = Options {
+        max_chunk_size: 1,
+        ..Options::default()
+    };
+    let mut recording = Recording::create(path, options).unwrap();
+    let expected = if samples_first {
+        let expected = sample_events(&mut recording);
+        recording.flush().unwrap();
+        async_profiler_events(&mut recording);
+        expected
+    } else {
+        async_profiler_events(&mut recording);
+        recording.flush().unwrap();
+        sample_events(&mut recording)
+    };
+    recording.close().unwrap();
+    expected
+}
+
 /// A recording whose two chunks hold one kind of allocation events each:
 /// the samples are folded, whether their chunk comes first or last and on
 /// one thread or two, and every TLAB event is counted as left out, those
@@ -504,23 +532,7 @@ fn chunks_of_either_kind_fold_the_samples_in_any_order() {
     let dir = support::temp_dir("convert_tlab_chunks");
     for samples_first in [false, true] {
         let path = dir.join(format!("samples-first-{samples_first}.jfr"));
-        // Small chunks: a flush ends the first.
-        let options = Options {
-            max_chunk_size: 1,
-            ..Options::default()
-        };
-        let mut recording = Recording::create(&path, options).unwrap();
-        let expected = if samples_first {
-            let expected = sample_events(&mut recording);
-            recording.flush().unwrap();
-            async_profiler_events(&mut recording);
-            expected
-        } else {
-            async_profiler_events(&mut recording);
-            recording.flush().unwrap();
-            sample_events(&mut recording)
-        };
-        recording.close().unwrap();
+        let expected = chunk_of_each_kind(&path, samples_first);
         // The JDK reads both chunks, with every event.
         let summary = support::summary(&path);
         assert_eq!(support::summary_chunks(&summary), 2, "{summary}");
@@ -555,6 +567,65 @@ fn chunks_of_either_kind_fold_the_samples_in_any_order() {
                      jdk.ObjectAllocationOutsideTLAB events"
                 ),
                 "{case}: {stderr}"
+            );
+        }
+    }
+}
+
+/// `top` on [`chunk_of_each_kind`]'s recordings: the samples are summed,
+/// whether their chunk comes first or last and on one thread or two, and
+/// every TLAB event is counted as not added, those read after a chunk
+/// found samples too (they are read but no longer summed).
+#[test]
+fn chunks_of_either_kind_sum_the_samples_in_any_order() {
+    let dir = support::temp_dir("convert_tlab_chunks_top");
+    let query = Query {
+        by: GroupBy::Site,
+        live: false,
+        min_gcs: 0,
+    };
+    for samples_first in [false, true] {
+        let path = dir.join(format!("samples-first-{samples_first}.jfr"));
+        chunk_of_each_kind(&path, samples_first);
+        let case = format!("samples first: {samples_first}");
+        let text = top_table(&path, &[]);
+        for needed in [
+            &format!(
+                "total: {} estimated from 3 samples (95% interval ",
+                human_bytes(5120.0)
+            ),
+            "from 3 jdk.ObjectAllocationSample events by weight\n",
+            "not added: 6 jdk.ObjectAllocationInNewTLAB and jdk.ObjectAllocationOutsideTLAB \
+             events, which record the same allocations\n",
+        ] {
+            assert!(text.contains(needed), "{case}: {needed}\n{text}");
+        }
+        for threads in [1, 2] {
+            let file = RecordingFile::open(&path).unwrap();
+            let table = Pipeline::on(threads)
+                .run(file, &Grouping::new(query), Groups::new(query), &mut |_| {})
+                .unwrap()
+                .merged
+                .table();
+            let exact: Vec<(&str, f64, u64)> = table
+                .entries
+                .iter()
+                .map(|e| (e.key.as_str(), e.bytes(), e.samples()))
+                .collect();
+            assert_eq!(
+                exact,
+                [
+                    ("app.Sampled.large(1)", 4096.0, 1),
+                    ("app.Sampled.small(1)", 1024.0, 2),
+                ],
+                "{case}, {threads} threads"
+            );
+            assert_eq!(table.source, Source::AllocationSamples, "{case}");
+            assert_eq!(table.events, 3, "{case}");
+            assert_eq!(
+                table.left_out,
+                [(Source::TlabAllocations, 6)],
+                "{case}, {threads} threads"
             );
         }
     }

@@ -36,12 +36,11 @@ use std::io::{self, Write};
 use jfr_format::names::{event, field};
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use crate::Error;
 use crate::analysis::summary::missing_types;
-use crate::model::allocation::{Source, weight_field};
+use crate::model::allocation::{FirstRead, Source, weight_field};
 use crate::model::filter::{ChunkFilter, Filter};
 use crate::model::samples::Liveness;
 use crate::model::text::Flattener;
@@ -245,7 +244,7 @@ impl FoldedStacks {
             &|name| wanted(name).then_some(0),
             &mut folded,
             Some(filter),
-            &AtomicUsize::new(0),
+            &FirstRead::default(),
         )?;
         self.add_folded(&folded[0]);
         Ok(self.folded - before)
@@ -386,8 +385,8 @@ impl ChunkStacks {
 ///
 /// The sets are in order of preference, and only the first a recording has
 /// events of is wanted ([`Folding::folded`]): `first_read`, shared by the
-/// recording's chunks, is the first set any of them has read an event of
-/// so far, and the events of the sets after it are read and counted but
+/// recording's chunks, knows the first set any of them has read an event
+/// of so far, and the events of the sets after it are read and counted but
 /// not folded, as those sets will not be wanted.
 pub fn fold_chunk<'a>(
     chunk: &Chunk<'a>,
@@ -395,7 +394,7 @@ pub fn fold_chunk<'a>(
     into: &dyn Fn(&str) -> Option<usize>,
     stacks: &mut [ChunkStacks],
     filter: Option<&ChunkFilter<'_, '_, '_>>,
-    first_read: &AtomicUsize,
+    first_read: &FirstRead,
 ) -> Result<(), ReadError> {
     let flattener = Flattener::new(chunk, fold.stack_depth);
     let sets = stacks.len();
@@ -417,13 +416,10 @@ pub fn fold_chunk<'a>(
             fold_type.plan.skip(&mut raw)?;
             continue;
         };
-        let first = first_read.load(Ordering::Relaxed);
-        if at > first {
+        if !first_read.reads(at) {
             fold_type.plan.skip(&mut raw)?;
             stacks[at].read += 1;
             continue;
-        } else if at < first {
-            first_read.fetch_min(at, Ordering::Relaxed);
         }
         let mut check = filter.map(|filter| filter.check(raw.type_id));
         let mut stack = Field::Null;
@@ -560,9 +556,8 @@ pub struct Folding<'o> {
     job: FoldJob<'o>,
     /// The event types of each set of stacks, in order of preference.
     kinds: Vec<Vec<&'o str>>,
-    /// The first set any chunk has read an event of so far (past the last
-    /// set: none yet).
-    first_read: AtomicUsize,
+    /// The first set any chunk has read an event of so far.
+    first_read: FirstRead,
     /// Which of the types named the chunks declare.
     declared: Declared,
     /// Chunks' sets of lines added up, emptied, for other chunks to fill
@@ -588,7 +583,7 @@ impl<'o> Folding<'o> {
         };
         Self {
             declared: Declared::new(job.types),
-            first_read: AtomicUsize::new(kinds.len()),
+            first_read: FirstRead::default(),
             job,
             kinds,
             spare: Mutex::default(),

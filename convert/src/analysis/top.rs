@@ -7,8 +7,8 @@
 //! `live = true`. Weights, `live`, `gcsSurvived` and `tracked` are read as
 //! numbers and booleans by the event decoder; the key is the text of the
 //! pooled site, class or thread, made once per key per chunk. Each chunk's
-//! sums are made on any core and added up in chunk order ([`Query`] is the
-//! analysis, [`Groups`] what it adds up to).
+//! sums are made on any core and added up in chunk order ([`Grouping`] is
+//! the analysis, [`Groups`] what it adds up to).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -17,7 +17,7 @@ use std::path::Path;
 use heapsampler_core::estimate::Estimate;
 
 use crate::Error;
-use crate::model::allocation::{ALLOCATIONS, Source};
+use crate::model::allocation::{ALLOCATIONS, FirstRead, Source};
 use crate::model::filter::Filter;
 use crate::model::samples::{
     self, Kind, Liveness, OldObject, Sample, SampleVisitor, SamplesRead, Weights,
@@ -210,8 +210,33 @@ impl Query {
 /// Sums the samples of the recording at `path`, on every core.
 pub fn top(path: &Path, query: Query) -> Result<Table, Error> {
     let file = RecordingFile::open(path)?;
-    let ran = Pipeline::default().run(file, &query, Groups::new(query), &mut |_| {})?;
+    let grouping = Grouping::new(query);
+    let ran = Pipeline::default().run(file, &grouping, Groups::new(query), &mut |_| {})?;
     Ok(ran.merged.table())
+}
+
+/// Grouping a recording's samples as a [`Query`] asks: the analysis, whose
+/// chunks' groups add up to [`Groups`]. Each kind of events of
+/// [`Query::sources`] is summed on its own, in one pass, until the
+/// recording's end tells which the table shows (the first it has events
+/// of); once any chunk has read a sample of one kind, the samples of the
+/// kinds after it are counted, not summed ([`FirstRead`]).
+#[derive(Debug)]
+pub struct Grouping {
+    query: Query,
+    /// The first of the query's sources any chunk has read a sample of so
+    /// far.
+    first_read: FirstRead,
+}
+
+impl Grouping {
+    /// Grouping as `query` asks.
+    pub fn new(query: Query) -> Self {
+        Self {
+            query,
+            first_read: FirstRead::default(),
+        }
+    }
 }
 
 /// What each kind of events adds up to, kept apart from the other kinds
@@ -286,7 +311,7 @@ pub struct ChunkGroups {
 }
 
 /// The samples of a recording grouped by the query's key, chunk after
-/// chunk: what [`Query`] merges into, and makes a [`Table`] of.
+/// chunk: what [`Grouping`] merges into, and makes a [`Table`] of.
 #[derive(Debug)]
 pub struct Groups {
     query: Query,
@@ -299,6 +324,8 @@ pub struct Groups {
     recorded: u64,
 }
 
+/// The samples of one chunk being grouped into its [`ChunkGroups`].
+///
 /// With `live`, what holds the objects counted: each old object with a
 /// path to a GC root is matched to the sample of the same object, so that
 /// a group's paths are those of the objects its samples count, after
@@ -312,8 +339,10 @@ pub struct Groups {
 /// same pool keys. A live sample is matched as it comes, by those, to an
 /// old object of its chunk read before it; old objects of earlier chunks
 /// (the live set at their end) match nothing, and count nowhere.
-struct Grouping {
+struct ChunkGrouping<'g> {
     query: Query,
+    /// The recording's [`Grouping::first_read`].
+    first_read: &'g FirstRead,
     part: ChunkGroups,
     /// The line of each pool key of the chunk.
     keys: IdMap<(u64, u64), usize>,
@@ -351,14 +380,18 @@ fn count_path(
     *held.entry(line).or_default().entry(path).or_default() += objects;
 }
 
-impl Grouping {
+impl ChunkGrouping<'_> {
     /// The line of a key's text.
     fn line_of(&mut self, text: String) -> usize {
         self.part.lines.number(self.query.by.line(text))
     }
 }
 
-impl SampleVisitor for Grouping {
+impl SampleVisitor for ChunkGrouping<'_> {
+    fn wants_sample(&self, kind: Kind) -> bool {
+        self.first_read.reads(kind.source)
+    }
+
     fn wants_old_objects(&self) -> bool {
         self.query.live
     }
@@ -431,9 +464,7 @@ impl SampleVisitor for Grouping {
     }
 }
 
-/// Every kind of events of [`Query::sources`] is summed on its own in one
-/// pass; the table is of the first kind the recording has events of.
-impl Analysis for Query {
+impl Analysis for Grouping {
     type Part = ChunkGroups;
     type Merged = Groups;
 
@@ -443,9 +474,10 @@ impl Analysis for Query {
         context: &ChunkContext,
         hand_on: &mut dyn FnMut(ChunkGroups) -> Result<(), Stopped>,
     ) -> Result<(), ChunkError> {
-        let sources = self.sources();
-        let mut grouping = Grouping {
-            query: *self,
+        let sources = self.query.sources();
+        let mut grouping = ChunkGrouping {
+            query: self.query,
+            first_read: &self.first_read,
             part: ChunkGroups {
                 read: SamplesRead::default(),
                 lines: Lines::default(),
@@ -461,7 +493,7 @@ impl Analysis for Query {
             context.recording_start,
             sources,
             &Filter::default(),
-            self.by.stack_depth(),
+            self.query.by.stack_depth(),
             &mut grouping,
         )?;
         Ok(hand_on(grouping.part)?)

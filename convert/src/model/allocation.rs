@@ -20,7 +20,11 @@
 //!
 //! Both kinds record the same allocations, so a figure comes from one
 //! kind only: the samples when the recording has any, otherwise the TLAB
-//! events ([`ALLOCATIONS`], in that order).
+//! events ([`ALLOCATIONS`], in that order). Once a chunk has read an event
+//! of one kind, those of the kinds after it are only counted
+//! ([`FirstRead`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jfr_format::names::{event, field};
 
@@ -87,6 +91,38 @@ impl Source {
     }
 }
 
+/// The first of several kinds of events, in order of preference, that the
+/// chunks of a recording have read an event of so far, shared by the
+/// chunks on every thread. A figure comes from the first kind the
+/// recording has events of, so once any chunk has read an event of one
+/// kind, the events of the kinds after it need only be counted (to say
+/// they were left out), in whatever order the chunks are read. The kind
+/// chosen at the end never had an event only counted: that would take an
+/// event of a kind before it, which would then be the one chosen.
+#[derive(Debug)]
+pub struct FirstRead(AtomicUsize);
+
+impl Default for FirstRead {
+    /// None read yet.
+    fn default() -> Self {
+        Self(AtomicUsize::new(usize::MAX))
+    }
+}
+
+impl FirstRead {
+    /// Whether an event of the kind at `kind` (its place in the order of
+    /// preference) is to be read, and not only counted: not when an event
+    /// of a kind before it has been read. When it is, the kind counts as
+    /// read.
+    pub fn reads(&self, kind: usize) -> bool {
+        let first = self.0.load(Ordering::Relaxed);
+        if kind < first {
+            self.0.fetch_min(kind, Ordering::Relaxed);
+        }
+        kind <= first
+    }
+}
+
 /// The field of events of `event_type` holding the bytes they stand for:
 /// that of its [`Source`] if it has one, otherwise `weight`.
 pub fn weight_field(event_type: &str) -> &'static str {
@@ -119,5 +155,16 @@ mod tests {
             Some(1)
         );
         assert_eq!(Source::AllocationSamples.position("test.Other"), None);
+    }
+
+    #[test]
+    fn kinds_after_the_first_read_are_not_read() {
+        let first = FirstRead::default();
+        assert!(first.reads(1), "nothing read yet");
+        assert!(first.reads(1), "the first read so far");
+        assert!(first.reads(0), "one before it");
+        assert!(!first.reads(1), "after the first read");
+        assert!(!first.reads(2));
+        assert!(first.reads(0));
     }
 }

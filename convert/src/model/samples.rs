@@ -20,7 +20,7 @@ use heapsampler_core::sampling::size_from_weight;
 use jfr_format::names::{event, field, setting};
 
 use crate::model::allocation::Source;
-use crate::model::filter::{ChunkFilter, Filter};
+use crate::model::filter::{Check, ChunkFilter, Filter};
 use crate::model::text::Flattener;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, RawEvent, TypeMap};
@@ -168,6 +168,14 @@ pub trait SampleVisitor {
     /// A sample the filter kept. `text` gives the text of its fields'
     /// values (pool keys are keys into the chunk's pools).
     fn sample(&mut self, text: &Flattener<'_, '_>, kind: Kind, sample: &Sample<'_>);
+
+    /// Whether a sample of `kind` is wanted: when not, its event is read
+    /// (a malformed one still fails) and counted in [`SamplesRead::events`],
+    /// but neither filtered nor handed on. Asked of each sample.
+    fn wants_sample(&self, kind: Kind) -> bool {
+        let _ = kind;
+        true
+    }
 
     /// Whether [`old_object`](Self::old_object) wants the old objects.
     fn wants_old_objects(&self) -> bool {
@@ -359,7 +367,9 @@ pub fn read_chunk(
         ..SamplesRead::new(sources)
     };
     let mut settings = SamplingSettings::default();
-    let chunk_filter = ChunkFilter::new(filter, filter.window(recording_start), chunk);
+    // None when empty: a sample then costs the filter nothing.
+    let chunk_filter = (!filter.is_empty())
+        .then(|| ChunkFilter::new(filter, filter.window(recording_start), chunk));
     let text = Flattener::new(chunk, stack_depth);
     let mut types: TypeMap<Option<(EventPlan<'_>, Reading)>> = TypeMap::default();
     for raw in chunk.raw_events() {
@@ -373,13 +383,19 @@ pub fn read_chunk(
         };
         match reading {
             Reading::Samples(kind, columns) => {
-                let mut check = chunk_filter.check(raw.type_id);
-                let mut sample = read_sample(plan, &mut raw, columns, &mut |index, field| {
-                    chunk_filter.see(&mut check, index, field)
-                })?;
-                read.events[kind.source][kind.event_type] += 1;
-                if !chunk_filter.keeps(check) {
+                if !visitor.wants_sample(*kind) {
+                    plan.skip(&mut raw)?;
+                    read.events[kind.source][kind.event_type] += 1;
                     continue;
+                }
+                let filter = chunk_filter.as_ref();
+                let mut check = filter.map(|filter| filter.check(raw.type_id));
+                let mut sample = read_sample(plan, &mut raw, columns, filter.zip(check.as_mut()))?;
+                read.events[kind.source][kind.event_type] += 1;
+                if let (Some(filter), Some(check)) = (filter, check) {
+                    if !filter.keeps(check) {
+                        continue;
+                    }
                 }
                 if columns.object_size.is_none()
                     && sources[kind.source] == Source::AllocationSamples
@@ -484,16 +500,16 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
     Reading::Samples(Kind { source, event_type }, columns)
 }
 
-/// Reads one sample's fields, showing each to `see` as well: the weight as
-/// a number (an integer or a floating-point field; 0 for anything else),
-/// `live` and `tracked` as booleans (absent: not live, and tracked),
-/// `gcsSurvived`, `freedByGcId` and `objectSize` as counts (absent or negative: 0, and no
-/// size).
+/// Reads one sample's fields, showing each to the filter (if any) as well:
+/// the weight as a number (an integer or a floating-point field; 0 for
+/// anything else), `live` and `tracked` as booleans (absent: not live, and
+/// tracked), `gcsSurvived`, `freedByGcId` and `objectSize` as counts
+/// (absent or negative: 0, and no size).
 fn read_sample<'a>(
     plan: &EventPlan<'_>,
     raw: &mut RawEvent<'a>,
     columns: &Columns,
-    see: &mut dyn FnMut(usize, &Field<'a>),
+    mut filter: Option<(&ChunkFilter<'_, '_, '_>, &mut Check)>,
 ) -> Result<Sample<'a>, ReadError> {
     let mut sample = Sample {
         start_time: None,
@@ -508,7 +524,9 @@ fn read_sample<'a>(
         tracked: true,
     };
     plan.read(raw, &mut |index: usize, field: Field<'a>| {
-        see(index, &field);
+        if let Some((filter, check)) = &mut filter {
+            filter.see(check, index, &field);
+        }
         if index == columns.weight {
             sample.weight = field.number().unwrap_or(0.0);
         } else if Some(index) == columns.start_time {

@@ -38,7 +38,7 @@ use heapsampler_convert::analysis::diff;
 use heapsampler_convert::analysis::leaks::{self, Pass};
 use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
 use heapsampler_convert::analysis::summary::summarize;
-use heapsampler_convert::analysis::top::{GroupBy, Groups, Query, Table};
+use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
 use heapsampler_convert::output::flame::{self, Weight};
 use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_core::announcement::Announcement;
@@ -470,14 +470,19 @@ fn table(file: &Path, query: Query) -> Result<(Table, Option<Ending>), Failure> 
     let (groups, ending) = if query.live {
         let ran = pipeline.run(
             recording,
-            &(query, ReadEnding),
+            &(Grouping::new(query), ReadEnding),
             (Groups::new(query), Ending::default()),
             &mut |_| {},
         )?;
         let (groups, ending) = ran.merged;
         (groups, Some(ending))
     } else {
-        let ran = pipeline.run(recording, &query, Groups::new(query), &mut |_| {})?;
+        let ran = pipeline.run(
+            recording,
+            &Grouping::new(query),
+            Groups::new(query),
+            &mut |_| {},
+        )?;
         (ran.merged, None)
     };
     let table = groups.table();

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
 use heapsampler_convert::analysis::summary::{Summarize, Summary};
-use heapsampler_convert::analysis::top::{GroupBy, Groups, Query};
+use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
 use heapsampler_convert::output::human::human_bytes;
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_format::names::event;
@@ -361,7 +361,10 @@ pub fn report(path: &Path) -> Result<String, String> {
     let ran = Pipeline::default()
         .run(
             file,
-            &(Summarize, (allocated, (live, ReadEnding))),
+            &(
+                Summarize,
+                (Grouping::new(allocated), (Grouping::new(live), ReadEnding)),
+            ),
             (
                 Summary::default(),
                 (
