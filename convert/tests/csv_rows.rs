@@ -559,8 +559,8 @@ fn a_cut_last_chunk_warns_once_after_the_complete_chunks() {
         assert_eq!(
             stderr.lines().collect::<Vec<_>>(),
             [format!(
-                "heapsampler: warning: {}: the last chunk (at byte {last}) is cut short after {} \
-                 bytes; converted the complete chunks before it",
+                "heapsampler: warning: {}: the {} bytes from byte {last} are not a complete \
+                 chunk (a write cut short); converted the complete chunks before them",
                 cut.display(),
                 size / 2
             )],

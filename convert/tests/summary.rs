@@ -101,7 +101,7 @@ fn a_truncated_last_chunk_warns_and_the_rest_is_summarised() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(&format!(
-            "the last chunk (at byte {first}) is cut short after 100 bytes"
+            "the 100 bytes from byte {first} are not a complete chunk (a write cut short)"
         )),
         "{stderr}"
     );

@@ -72,6 +72,7 @@ pub mod pool;
 pub mod recording;
 mod sized;
 pub mod snapshot;
+mod tail;
 mod types;
 pub mod writer;
 

@@ -80,7 +80,9 @@ pub struct Metadata {
 
 impl Metadata {
     /// Metadata with no classes at all; [`crate::types::StandardTypes`]
-    /// declares the standard ones.
+    /// declares the standard ones. Its id, 1, is no recording's (each
+    /// declares the standard types before it writes): the spacer chunks of
+    /// [`crate::tail`] write it.
     pub(crate) fn empty() -> Self {
         Self {
             classes: Vec::new(),

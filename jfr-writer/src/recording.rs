@@ -4,21 +4,26 @@
 //! # What a flush does
 //!
 //! Events are encoded into memory as they are written. [`Recording::flush`]
-//! then, for the current chunk:
+//! then, for the current chunk, encodes:
 //!
-//! 1. sets the header's generation byte to "in progress", so a reader never
-//!    trusts a header while the chunk grows;
-//! 2. appends the buffered events;
-//! 3. appends a checkpoint with every constant the new events use that this
-//!    chunk does not have yet (none if there are none: never an empty pool),
+//! 1. the buffered events;
+//! 2. a checkpoint with every constant the new events use that this chunk
+//!    does not have yet (none if there are none: never an empty pool),
 //!    linked to the chunk's previous checkpoint;
-//! 4. appends the metadata if event types were registered since it was last
-//!    written in this chunk (types are only ever added, so the newest
-//!    metadata describes every event before it);
-//! 5. rewrites the header: size, offsets, duration, generation 0.
+//! 3. the metadata if event types were registered since it was last written
+//!    in this chunk (types are only ever added, so the newest metadata
+//!    describes every event before it);
+//! 4. the header describing the chunk with them: size, offsets, duration,
+//!    generation 0 (finished);
 //!
-//! A copy of the file taken after a flush is therefore a complete recording
-//! of everything written up to that flush. When a chunk has grown past
+//! and only then writes them, so that the output is a complete recording of
+//! everything flushed between any two of its writes: a chunk's first flush
+//! appends it whole in one write; a later one writes its bytes inside the
+//! filler the chunk ends with, where readers skip them, then the header,
+//! then turns the filler into its events (`tail.rs`). A process killed
+//! at any moment leaves a file that the JDK reads up to its last flush.
+//! No header ever says "in progress": the JDK 25 parser waits for such a
+//! header to change, and gives up on a file. When a chunk has grown past
 //! [`Options::max_chunk_size`] or lived past [`Options::max_chunk_age`], the
 //! next flush starts a new chunk, with its own metadata and pools on the same
 //! clock. [`Recording::close`] marks the last chunk final.
@@ -36,7 +41,7 @@ use std::borrow::Borrow;
 use std::collections::VecDeque;
 use std::fs;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, IoSlice, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -51,12 +56,12 @@ use crate::metadata::{ClassId, FieldDecl, Metadata, SettingDecl};
 use crate::pool::{ConstantRef, Marked, PoolRef, PoolSizes, Pools, StackTrace, StackTraceRef};
 use crate::sized::sized_len;
 use crate::snapshot::Snapshot;
+use crate::tail;
 use crate::types::{StandardTypes, annotation, annotation_array, marker};
 use jfr_format::names::{class as class_name, field as field_name, unit as unit_name};
 use jfr_format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, FLAG_FINAL_CHUNK, GENERATION_FINISHED,
-    GENERATION_IN_PROGRESS, HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, header_offset,
-    write_padded_varint, write_varint,
+    HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, write_padded_varint, write_varint,
 };
 
 /// Ticks per second of every recording: ticks are nanoseconds.
@@ -204,6 +209,12 @@ impl Default for Options {
 pub trait Sink {
     /// Appends bytes at the end of the output.
     fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Appends `parts`, one after the other: in one write where the sink
+    /// can, so that a reader of the output never sees some of them only
+    /// (a chunk's first flush, header first, is appended so).
+    fn append_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        parts.iter().try_for_each(|part| self.append(part))
+    }
     /// Overwrites bytes at `offset` (from the start of the output) in the
     /// current chunk, or in an ended one from
     /// [`ended_chunks_patchable_from`](Sink::ended_chunks_patchable_from) on.
@@ -361,7 +372,10 @@ pub enum FileSink {
 /// output, dropped chunks included.
 pub struct JfrFile {
     path: PathBuf,
-    file: BufWriter<File>,
+    /// Created (or emptied) by the first write, which writes a whole chunk
+    /// ([`Recording::create`] makes one at once): the file is never seen
+    /// empty but between the two.
+    file: Option<BufWriter<File>>,
     /// Bytes in the file.
     len: u64,
     /// Bytes of the output dropped from the front of the file.
@@ -386,23 +400,32 @@ struct EndedChunk {
 }
 
 impl JfrFile {
-    fn create(path: &Path, options: &Options) -> io::Result<Self> {
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        Ok(Self {
+    /// The file at `path`, created by the first write.
+    fn create(path: &Path, options: &Options) -> Self {
+        Self {
             path: path.to_owned(),
-            file: BufWriter::with_capacity(256 * 1024, file),
+            file: None,
             len: 0,
             dropped: 0,
             max_size: options.max_size,
             max_age: options.max_age,
             chunks: VecDeque::new(),
             last_flush: Instant::now(),
-        })
+        }
+    }
+
+    /// The file, created (or emptied) if it was not yet.
+    fn file(&mut self) -> io::Result<&mut BufWriter<File>> {
+        if self.file.is_none() {
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&self.path)?;
+            self.file = Some(BufWriter::with_capacity(256 * 1024, file));
+        }
+        Ok(self.file.as_mut().expect("opened above"))
     }
 
     /// How many of the oldest complete chunks the limits drop now: never
@@ -442,7 +465,7 @@ impl JfrFile {
     fn drop_oldest(&mut self, count: usize) -> io::Result<()> {
         let dropped: u64 = self.chunks.iter().take(count).map(|c| c.size).sum();
         let kept = self.len - dropped;
-        self.file.flush()?;
+        self.file()?.flush()?;
         let temporary = crate::snapshot::temporary_path(&self.path, "rotate");
         let copied = (|| {
             let mut out = File::options()
@@ -451,7 +474,7 @@ impl JfrFile {
                 .create(true)
                 .truncate(true)
                 .open(&temporary)?;
-            let mut source = self.file.get_ref();
+            let mut source = self.file()?.get_ref();
             source.seek(SeekFrom::Start(dropped))?;
             let copied = io::copy(&mut source.take(kept), &mut out)?;
             if copied != kept {
@@ -470,31 +493,58 @@ impl JfrFile {
             Err(e) => {
                 let _ = fs::remove_file(&temporary);
                 // The old file is intact; put its position back at its end.
-                self.file.get_ref().seek(SeekFrom::Start(self.len))?;
+                let len = self.len;
+                self.file()?.get_ref().seek(SeekFrom::Start(len))?;
                 return Err(e);
             }
         };
         // `out` is positioned at its end: appends go on there.
-        self.file = BufWriter::with_capacity(256 * 1024, out);
+        self.file = Some(BufWriter::with_capacity(256 * 1024, out));
         self.len = kept;
         self.dropped += dropped;
         self.chunks.drain(..count);
         Ok(())
     }
 
-    fn finish(self) -> io::Result<()> {
-        self.file
-            .into_inner()
-            .map_err(|e| e.into_error())?
-            .sync_all()
+    fn finish(mut self) -> io::Result<()> {
+        self.file()?;
+        let file = self.file.take().expect("opened above");
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()
     }
 }
 
 impl Sink for JfrFile {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.file.write_all(bytes)?;
+        self.file()?.write_all(bytes)?;
         self.len += bytes.len() as u64;
         Ok(())
+    }
+
+    fn append_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        // Past the buffer, in one vectored write: buffered, a large part
+        // would flush what is before it on its own.
+        let file = self.file()?;
+        file.flush()?;
+        let file = file.get_mut();
+        let mut slices: Vec<IoSlice<'_>> = parts.iter().map(|part| IoSlice::new(part)).collect();
+        let mut left = &mut slices[..];
+        let mut appended = 0;
+        let result = loop {
+            if left.is_empty() {
+                break Ok(());
+            }
+            match file.write_vectored(left) {
+                Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
+                Ok(written) => {
+                    appended += written as u64;
+                    IoSlice::advance_slices(&mut left, written);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.len += appended;
+        result
     }
 
     fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
@@ -502,9 +552,11 @@ impl Sink for JfrFile {
             .checked_sub(self.dropped)
             .filter(|at| at + bytes.len() as u64 <= self.len)
             .ok_or_else(|| io::Error::other("patch outside the file (in a dropped chunk)"))?;
-        self.file.seek(SeekFrom::Start(at))?;
-        self.file.write_all(bytes)?;
-        self.file.seek(SeekFrom::Start(self.len))?;
+        let len = self.len;
+        let file = self.file()?;
+        file.seek(SeekFrom::Start(at))?;
+        file.write_all(bytes)?;
+        file.seek(SeekFrom::Start(len))?;
         Ok(())
     }
 
@@ -514,7 +566,7 @@ impl Sink for JfrFile {
 
     fn flush(&mut self) -> io::Result<()> {
         self.last_flush = Instant::now();
-        self.file.flush()
+        self.file()?.flush()
     }
 
     fn end_chunk(&mut self) -> io::Result<()> {
@@ -538,14 +590,14 @@ impl Sink for JfrFile {
         tail: &[u8],
         patches: &[(u64, &[u8])],
     ) -> io::Result<Snapshot> {
-        self.file.flush()?;
+        self.file()?.flush()?;
         // Output offsets to the file's: what a rotation dropped is gone.
         let in_file: Vec<(u64, &[u8])> = patches
             .iter()
             .filter(|(offset, _)| *offset >= self.dropped)
             .map(|&(offset, bytes)| (offset - self.dropped, bytes))
             .collect();
-        crate::snapshot::snapshot_file(self.file.get_ref(), to, tail, &in_file)
+        crate::snapshot::snapshot_file(self.file()?.get_ref(), to, tail, &in_file)
     }
 }
 
@@ -625,6 +677,13 @@ impl Sink for FileSink {
         }
     }
 
+    fn append_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        match self {
+            Self::Plain(sink) => sink.append_parts(parts),
+            Self::Zstd(sink) => sink.append_parts(parts),
+        }
+    }
+
     fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
         match self {
             Self::Plain(sink) => sink.patch(offset, bytes),
@@ -675,12 +734,19 @@ struct Chunk {
     /// Output offset of the chunk's first byte.
     start: u64,
     header: ChunkHeader,
-    /// Bytes of the chunk on the sink.
+    /// Bytes of the chunk on the sink, its tail included ([`crate::tail`]):
+    /// what its header says. 0 until its first flush.
     size: u64,
+    /// Where its events end and its tail begins, from its start: where the
+    /// next flush writes.
+    end: u64,
     /// Chunk-relative offset of the newest checkpoint (0: none yet).
     last_checkpoint: u64,
     /// The metadata version last written in this chunk (0: none yet).
     metadata_version: u64,
+    /// Whether a flush wrote events to it: a chunk of none is not ended by
+    /// a limit (the one [`Recording::create`] writes at once, say).
+    holds_events: bool,
     /// The frame types this chunk's pools hold.
     frame_types_written: [bool; 5],
     /// Past its size or age limit: the next flush with events starts a new
@@ -732,6 +798,8 @@ impl Recording<FileSink> {
     /// Creates the file at `path` and records into it: a plain `.jfr`, or a
     /// zstd-compressed stream when the name ends in `.zst` (which the JDK's
     /// `jfr` and Mission Control cannot read; `heapsampler convert` can).
+    /// A plain file holds a complete recording from here on, of no events
+    /// until the first flush.
     pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Self, Error> {
         let path = path.as_ref();
         let create_error = |source| Error::Create {
@@ -751,9 +819,17 @@ impl Recording<FileSink> {
                 encoder: Some(zstd::Encoder::new(file, 3)?),
             }))
         } else {
-            FileSink::Plain(JfrFile::create(path, &options).map_err(create_error)?)
+            FileSink::Plain(JfrFile::create(path, &options))
         };
-        Ok(Self::new(sink, options))
+        let mut recording = Self::new(sink, options);
+        // A complete recording from the start, of no events yet, written as
+        // the file is created: a process killed before its first flush (a
+        // JVM slow to start its writer) leaves a file that readers read.
+        recording.flush().map_err(|error| match error {
+            Error::Io(source) => create_error(source),
+            other => other,
+        })?;
+        Ok(recording)
     }
 
     /// Flushes, marks the last chunk final and closes the file.
@@ -1259,10 +1335,13 @@ impl<S: Sink> Recording<S> {
             self.chunk = None;
             self.output_end = end;
         }
-        self.start_chunk(previous.map(|(_, start_ticks)| start_ticks))
+        self.start_chunk(previous.map(|(_, start_ticks)| start_ticks));
+        Ok(())
     }
 
-    fn start_chunk(&mut self, previous_start_ticks: Option<i64>) -> Result<(), Error> {
+    /// Begins the next chunk. Nothing is written yet: its first flush
+    /// writes its header, complete, before its first bytes.
+    fn start_chunk(&mut self, previous_start_ticks: Option<i64>) {
         let mut start_ticks = self.next_chunk_start;
         if let Some(previous) = previous_start_ticks {
             // Chunks need distinct start times, or Mission Control drops one.
@@ -1278,42 +1357,38 @@ impl<S: Sink> Recording<S> {
             duration_nanos: 0,
             start_ticks: start_ticks.0,
             ticks_per_second: TICKS_PER_SECOND,
-            generation: GENERATION_IN_PROGRESS,
+            generation: GENERATION_FINISHED,
             flags: FLAG_COMPRESSED_INTS,
         };
-        self.sink().append(&header.encode())?;
         self.chunk = Some(Chunk {
             start: self.output_end,
             header,
-            size: HEADER_SIZE as u64,
+            size: 0,
+            end: HEADER_SIZE as u64,
             last_checkpoint: 0,
             metadata_version: 0,
+            holds_events: false,
             frame_types_written: [false; 5],
             full: false,
         });
-        Ok(())
     }
 
+    /// Writes the buffered events, a checkpoint with the constants they
+    /// brought in, and the metadata if it changed, then the chunk's header
+    /// saying so, in an order that leaves the output a complete recording
+    /// between any two writes ([`crate::tail`]).
     fn append_to_chunk(&mut self, chunk: &mut Chunk, now: Ticks, last: bool) -> Result<(), Error> {
-        let sink = self
-            .sink
-            .as_mut()
-            .expect("the sink is present until the recording is finished");
-        sink.patch(
-            chunk.start + header_offset::GENERATION as u64,
-            &[GENERATION_IN_PROGRESS],
-        )?;
-
-        // Events, then the checkpoint's head (small), then its pools, then
-        // the metadata if it changed. The pools are written from their own
-        // buffer: copied behind the events, a flush of many new stack traces
-        // grew the events buffer by megabytes, into fresh pages each time.
-        let mut out = std::mem::take(&mut self.events);
-        let mut pools = std::mem::take(&mut self.pool_bytes);
-        let checkpoint_offset = chunk.size + out.len() as u64;
+        // The events, the checkpoint's head (small) behind them; then, from
+        // their own buffer, its pools and the metadata if it changed. (Copied
+        // behind the events, a flush of many new stack traces grew the
+        // events buffer by megabytes, into fresh pages each time.)
+        let mut events = std::mem::take(&mut self.events);
+        let mut rest = std::mem::take(&mut self.pool_bytes);
+        chunk.holds_events |= !events.is_empty();
+        let checkpoint_offset = chunk.end + events.len() as u64;
         let sections =
             self.pools
-                .write_pending(&self.types, &mut chunk.frame_types_written, &mut pools);
+                .write_pending(&self.types, &mut chunk.frame_types_written, &mut rest);
         // The JDK reads a checkpoint at the header's offset even when it is
         // 0, so a chunk's first flush writes one even with no pools in it.
         if sections > 0 || chunk.last_checkpoint == 0 {
@@ -1328,43 +1403,53 @@ impl<S: Sink> Recording<S> {
             write_varint(&mut head, delta as u64);
             head.push(1); // type mask: FLUSH, a flush point for streaming readers
             write_varint(&mut head, sections);
-            write_varint(&mut out, sized_len(head.len() + pools.len()) as u64);
-            out.extend_from_slice(&head);
+            write_varint(&mut events, sized_len(head.len() + rest.len()) as u64);
+            events.extend_from_slice(&head);
             chunk.last_checkpoint = checkpoint_offset;
         }
-        let mut written = (out.len() + pools.len()) as u64;
-        let mut result = sink.append(&out).and_then(|()| sink.append(&pools));
-        out.clear();
-        pools.clear();
-        if result.is_ok() && chunk.metadata_version != self.metadata.version() {
-            chunk.header.metadata_offset = chunk.size + written;
-            self.metadata.encode_event(now.0, &mut out);
+        if chunk.metadata_version != self.metadata.version() {
+            chunk.header.metadata_offset = chunk.end + (events.len() + rest.len()) as u64;
+            self.metadata.encode_event(now.0, &mut rest);
             chunk.metadata_version = self.metadata.version();
-            result = sink.append(&out);
-            written += out.len() as u64;
-            out.clear();
         }
-        // Both buffers keep their capacity.
-        self.events = out;
-        self.pool_bytes = pools;
-        match result {
-            Ok(()) => self.demotions.flushed(chunk.start + chunk.size),
-            Err(_) => self.demotions.discarded(),
-        }
-        result?;
-        chunk.size += written;
-
-        chunk.header.chunk_size = chunk.size;
+        let written = (events.len() + rest.len()) as u64;
         chunk.header.constant_pool_offset = chunk.last_checkpoint;
         chunk.header.duration_nanos = (now.0 - chunk.header.start_ticks).max(0);
-        chunk.header.generation = GENERATION_FINISHED;
         if last {
             chunk.header.flags |= FLAG_FINAL_CHUNK;
         }
-        sink.patch(chunk.start, &chunk.header.encode())?;
+
+        let sink = self
+            .sink
+            .as_mut()
+            .expect("the sink is present until the recording is finished");
+        let result = if chunk.size == 0 {
+            tail::write_first(sink, &mut chunk.header, &[&events, &rest])
+        } else {
+            tail::write_flush(
+                sink,
+                chunk.start,
+                chunk.end,
+                chunk.size,
+                &mut chunk.header,
+                &[&events, &rest],
+            )
+        };
+        // Both buffers keep their capacity.
+        events.clear();
+        rest.clear();
+        self.events = events;
+        self.pool_bytes = rest;
+        match result {
+            Ok(_) => self.demotions.flushed(chunk.start + chunk.end),
+            Err(_) => self.demotions.discarded(),
+        }
+        chunk.size = result?;
+        chunk.end += written;
         sink.flush()?;
 
         if !chunk.full
+            && chunk.holds_events
             && !self.options.manual_chunk_ends
             && self.limits_reached(chunk.size, chunk.header.start_ticks, now)
         {

@@ -2,23 +2,25 @@
 //! from a recording that may still be written, without touching it.
 //!
 //! A JFR file is a run of self-contained chunks. A writer that flushes (as
-//! [`Recording`](crate::Recording) does) appends to its last chunk and then
-//! rewrites that chunk's header, so the header always describes bytes that
-//! are already on disk: only headers are rewritten, and the type ids of
-//! demotable events ([`crate::demote`]), each in bytes of its width, to a
-//! type of the same fields, so a copy sees each event whole under one type
-//! or the other.
+//! [`Recording`](crate::Recording) does) writes its bytes where readers skip
+//! them (in the chunk's tail, or appended), then rewrites the chunk's
+//! header, then turns the tail into its events, so the header always
+//! describes bytes that are already on disk: besides headers and tails,
+//! only the type ids of demotable events ([`crate::demote`]) are rewritten,
+//! each in bytes of its width, to a type of the same fields, so a copy sees
+//! each event whole under one type or the other.
 //! A snapshot therefore copies each chunk as far as its header says, and
-//! writes that header marked finished (and the last one final). A chunk with
-//! no metadata yet (a chunk begun but never flushed) is left out, as is a
-//! torn tail.
+//! writes that header marked finished (and the last one final); a copy made
+//! over a flush, which may hold the tail's new events with the header before
+//! them, is made again. A chunk with no metadata yet (a chunk begun but
+//! never flushed) is left out, as is a torn tail.
 //!
 //! Reading needs one open file: a writer that rotates (renames a shorter
 //! copy over the recording) leaves an open descriptor on the old file, which
 //! is then no longer written, so the snapshot is of one consistent state.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -50,6 +52,7 @@ pub struct Snapshot {
 }
 
 /// A chunk found complete as far as its header says.
+#[derive(PartialEq)]
 struct Found {
     offset: u64,
     header: ChunkHeader,
@@ -75,12 +78,12 @@ fn invalid(message: String) -> io::Error {
 /// the offset it has in `from`, so a file offset is the copy's too.
 fn copy_with_tail(
     from: &File,
+    chunks: &[Found],
+    source_len: u64,
     to: &mut impl Write,
     tail: &[u8],
     patches: &[(u64, &[u8])],
 ) -> io::Result<Snapshot> {
-    let chunks = find_chunks(from)?;
-    let source_len = from.metadata()?.len();
     let Some(last) = chunks.last() else {
         return Err(invalid(
             "no complete chunk yet (the recording has not been flushed)".to_owned(),
@@ -120,6 +123,37 @@ fn copy_with_tail(
         bytes,
         left_out: source_len.saturating_sub(copied_end),
     })
+}
+
+/// How many copies are made at most of a recording that changes while it
+/// is copied.
+const COPY_ATTEMPTS: u32 = 20;
+
+/// Copies `from` to `out` as [`copy_with_tail`] does, again while the
+/// copy is made over a flush of its writer (its chunks' headers or its
+/// length differ after the copy): a flush also rewrites bytes of the last
+/// chunk in place (its tail, turned into events once the header that
+/// describes them is written, see `tail.rs`), which a copy must take with
+/// that header.
+fn copy_unchanged(
+    from: &File,
+    out: &mut File,
+    tail: &[u8],
+    patches: &[(u64, &[u8])],
+) -> io::Result<Snapshot> {
+    for _ in 0..COPY_ATTEMPTS {
+        let chunks = find_chunks(from)?;
+        let source_len = from.metadata()?.len();
+        out.set_len(0)?;
+        out.rewind()?;
+        let snapshot = copy_with_tail(from, &chunks, source_len, out, tail, patches)?;
+        if find_chunks(from)? == chunks && from.metadata()?.len() == source_len {
+            return Ok(snapshot);
+        }
+    }
+    Err(io::Error::other(format!(
+        "the recording was written to during each of {COPY_ATTEMPTS} copies"
+    )))
 }
 
 /// Writes the bytes of `patches` (sorted by offset) that fall in `bytes`,
@@ -178,7 +212,7 @@ pub fn snapshot_file(
     let temporary = temporary_path(to, "snapshot");
     let result = (|| {
         let mut out = File::create(&temporary)?;
-        let snapshot = copy_with_tail(from, &mut out, tail, patches)?;
+        let snapshot = copy_unchanged(from, &mut out, tail, patches)?;
         out.sync_all()?;
         fs::rename(&temporary, to)?;
         Ok(snapshot)

@@ -388,16 +388,37 @@ fn bad_inputs_give_clear_errors() {
         .to_string();
     assert!(missing.contains("cannot open"), "{missing}");
 
-    // A recording begun but never flushed has nothing to copy.
-    let empty = dir.join("empty.jfr");
-    let (recording, _, _) = allocation_recording(&empty, Options::default());
-    let error = write_snapshot(&empty, &dir.join("out.jfr"))
+    // A chunk begun but never flushed (as HotSpot begins one: size 68,
+    // offsets 0, generation 1) has nothing to copy.
+    let begun = dir.join("begun.jfr");
+    let header = jfr_format::ChunkHeader {
+        major: 2,
+        minor: 1,
+        chunk_size: jfr_format::HEADER_SIZE as u64,
+        constant_pool_offset: 0,
+        metadata_offset: 0,
+        start_nanos: 1,
+        duration_nanos: 0,
+        start_ticks: 1,
+        ticks_per_second: 1_000_000_000,
+        generation: 1,
+        flags: jfr_format::FLAG_COMPRESSED_INTS,
+    };
+    std::fs::write(&begun, header.encode()).unwrap();
+    let error = write_snapshot(&begun, &dir.join("out.jfr"))
         .unwrap_err()
         .to_string();
     assert!(error.contains("no complete chunk yet"), "{error}");
-    drop(recording);
+
+    // A recording just created is complete, of no events: copied whole.
+    let created = dir.join("created.jfr");
+    let (recording, _, _) = allocation_recording(&created, Options::default());
+    let copied = write_snapshot(&created, &dir.join("out.jfr")).unwrap();
+    assert_eq!((copied.chunks, copied.left_out), (1, 0));
+    assert_eq!(summary_chunks(&summary(&dir.join("out.jfr"))), 1);
 
     // Never over the recording itself.
-    let error = write_snapshot(&empty, &empty).unwrap_err().to_string();
+    let error = write_snapshot(&created, &created).unwrap_err().to_string();
     assert!(error.contains("overwrite the recording itself"), "{error}");
+    drop(recording);
 }

@@ -24,12 +24,20 @@ import jdk.jfr.consumer.RecordingFile;
  *
  * Usage: java RecordingDump [--types TYPE,...] FILE.jfr
  *        java RecordingDump --settings FILE.jfr   (each event type's setting descriptors)
+ *        java RecordingDump --count-each FILE.jfr...   (a line per file: its events
+ *            as a number, or "error: " and why the JDK cannot read it; one JVM for many)
  * Exit code 1 (with the exception on stderr) if the JDK cannot read the file.
  */
 public final class RecordingDump {
     public static void main(String[] args) throws Exception {
         if (args.length == 2 && args[0].equals("--settings")) {
             settings(Path.of(args[1]));
+            return;
+        }
+        if (args.length > 0 && args[0].equals("--count-each")) {
+            for (int f = 1; f < args.length; f++) {
+                System.out.println(count(Path.of(args[f])));
+            }
             return;
         }
         List<String> only = null;
@@ -66,6 +74,20 @@ public final class RecordingDump {
         }
         System.out.print(out);
         System.out.flush();
+    }
+
+    /** The events of the file as the JDK reads them, or "error: " and why it cannot. */
+    static String count(Path path) {
+        long events = 0;
+        try (RecordingFile file = new RecordingFile(path)) {
+            while (file.hasMoreEvents()) {
+                file.readEvent();
+                events++;
+            }
+            return Long.toString(events);
+        } catch (Exception | Error e) {
+            return "error: " + String.valueOf(e).replace('\n', ' ');
+        }
     }
 
     static void settings(Path path) throws Exception {

@@ -8,12 +8,15 @@ import java.util.List;
  * at once. Fixed work per step, and the steps go on until an OutOfMemoryError:
  * run it with a small heap (-Xmx64m), which sets how far it gets.
  *
- * Usage: java -Xmx64m OutOfMemory.java [exit|sleep SECONDS]
+ * Usage: java -Xmx64m OutOfMemory.java [exit|sleep SECONDS|again SECONDS]
  *   exit (default): catches the error, prints "oom MIB in METHOD" (the MiB
  *     kept, and the method whose allocation failed: OutOfMemory$Leak.keep or
  *     OutOfMemory$Churn.garbage) and returns from main, the leak still
  *     reachable;
- *   sleep SECONDS: as exit, then sleeps (a test kills it meanwhile).
+ *   sleep SECONDS: as exit, then sleeps (a test kills it meanwhile);
+ *   again SECONDS: as exit, then for that long asks for an array the full
+ *     heap cannot hold and catches the error, again and again, between
+ *     churns (a program that survives its OutOfMemoryError in a loop).
  */
 public final class OutOfMemory {
     static final int LEAKED_LONGS = 8 * 1024;
@@ -21,6 +24,8 @@ public final class OutOfMemory {
     static final int GARBAGE_BYTES = 4 * 1024;
     /** Churn's bytes per step: twice Leak's. */
     static final int GARBAGE_PER_STEP = 2 * LEAKED_BYTES / GARBAGE_BYTES;
+    /** What "again" asks for: more than the whole heap (-Xmx64m). */
+    static final int TOO_BIG = 128 << 20;
 
     static final List<long[]> KEPT = new ArrayList<>();
     static volatile byte[] sink;
@@ -61,6 +66,17 @@ public final class OutOfMemory {
         System.out.flush();
         if (after.equals("sleep")) {
             Thread.sleep(Long.parseLong(args[1]) * 1000);
+        }
+        if (after.equals("again")) {
+            long end = System.nanoTime() + Long.parseLong(args[1]) * 1_000_000_000L;
+            while (System.nanoTime() < end) {
+                try {
+                    sink = new byte[TOO_BIG];
+                } catch (OutOfMemoryError e) {
+                    // As before: the leak stays, the heap stays full.
+                }
+                Churn.garbage();
+            }
         }
     }
 

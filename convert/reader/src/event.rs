@@ -59,6 +59,17 @@ impl<'a> RawEvents<'a> {
         let offset = self.cursor.offset();
         let size = self.cursor.varint("an event size")?;
         let size_len = self.cursor.offset() - offset;
+        if size > size_len && size - size_len > self.cursor.remaining() as u64 {
+            // A filler of the metadata's type may run past the chunk's end
+            // (into the chunk after it, being appended; see `jfr-writer`'s
+            // `tail.rs`): the chunk's events end there, as the JDK and
+            // Mission Control read it.
+            let mut rest = self.cursor.clone();
+            if rest.varint("an event type") == Ok(METADATA_EVENT_ID) {
+                self.cursor = Cursor::new(&[], self.cursor.offset());
+                return Ok(None);
+            }
+        }
         if size <= size_len || size - size_len > self.cursor.remaining() as u64 {
             return Err(ReadError::Malformed {
                 offset,

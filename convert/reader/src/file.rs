@@ -1,8 +1,9 @@
 //! A recording file, read one chunk at a time: memory follows the largest
 //! chunk, not the file. Compressed recordings (zstd, gzip) are recognised by
-//! their first bytes, not their name. A last chunk cut short (a JVM killed
-//! while writing) ends the reading with a warning, after every complete
-//! chunk.
+//! their first bytes, not their name. A last chunk cut short, or bytes
+//! after the last chunk that are not one (a JVM killed while writing: a
+//! flush appended to the last chunk before its header counted them) end the
+//! reading with a warning, after every complete chunk.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -191,8 +192,9 @@ impl RecordingFile {
         self.container
     }
 
-    /// After reading stopped at a chunk cut short: its offset and how many
-    /// of its bytes were there.
+    /// After reading stopped at a chunk cut short, or at bytes after the
+    /// last chunk that are not one: where they begin and how many there
+    /// were.
     pub fn truncated(&self) -> Option<(u64, u64)> {
         self.truncated
     }
@@ -225,8 +227,17 @@ impl RecordingFile {
             self.truncated = Some((offset, got as u64));
             return Ok(None);
         }
-        let decoded = ChunkHeader::decode(&header)
-            .ok_or_else(|| self.malformed(offset, "the chunk magic \"FLR\\0\""))?;
+        let Some(decoded) = ChunkHeader::decode(&header) else {
+            if offset == 0 {
+                return Err(self.malformed(offset, "the chunk magic \"FLR\\0\""));
+            }
+            // Bytes appended to the last chunk that its header does not
+            // count yet: a flush cut short between its append and the
+            // header's rewrite.
+            let rest = io::copy(&mut self.input, &mut io::sink()).map_err(|e| self.io(e))?;
+            self.truncated = Some((offset, got as u64 + rest));
+            return Ok(None);
+        };
         let size = decoded.chunk_size;
         if size < HEADER_SIZE as u64 {
             return Err(self.malformed(

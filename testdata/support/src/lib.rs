@@ -263,6 +263,25 @@ pub fn dump_types(path: &Path, types: &[&str]) -> Vec<String> {
     run(command.arg(path)).lines().map(str::to_owned).collect()
 }
 
+/// How many events the JDK reads in each of `paths`
+/// (`jdk.jfr.consumer.RecordingFile`, one JVM for them all), or why it
+/// cannot read one.
+pub fn count_events_each(paths: &[PathBuf]) -> Vec<Result<u64, String>> {
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(checker_classes())
+        .arg("RecordingDump")
+        .arg("--count-each")
+        .args(paths);
+    let counts: Vec<Result<u64, String>> = run(&mut command)
+        .lines()
+        .map(|line| line.parse().map_err(|_| line.to_owned()))
+        .collect();
+    assert_eq!(counts.len(), paths.len(), "a line per file: {counts:?}");
+    counts
+}
+
 /// A string as the checker prints it: quoted, every character outside
 /// printable ASCII (and `"` and `\`) as `\uXXXX` per UTF-16 unit.
 pub fn quote(text: Option<&str>) -> String {

@@ -152,8 +152,8 @@ impl Outcome {
         let mut warnings = Vec::new();
         if let Some((offset, bytes)) = self.truncated {
             warnings.push(format!(
-                "warning: {}: the last chunk (at byte {offset}) is cut short after {bytes} bytes; \
-                 converted the complete chunks before it",
+                "warning: {}: the {bytes} bytes from byte {offset} are not a complete chunk \
+                 (a write cut short); converted the complete chunks before them",
                 file.display()
             ));
         }

@@ -453,8 +453,8 @@ fn summary(file: &Path) -> Result<(), Failure> {
     out(summary.render(file))?;
     if let Some((offset, bytes)) = summary.truncated {
         say(format_args!(
-            "warning: {}: the last chunk (at byte {offset}) is cut short after {bytes} bytes; \
-             the summary covers the complete chunks before it",
+            "warning: {}: the {bytes} bytes from byte {offset} are not a complete chunk \
+             (a write cut short); the summary covers the complete chunks before them",
             file.display()
         ));
     }
