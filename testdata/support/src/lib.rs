@@ -354,6 +354,28 @@ pub fn workload(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../workloads/{name}.java"))
 }
 
+/// The line (from 1) of the bundled workload `name` that holds `text`,
+/// which must occur on exactly one line: a test names a site by its code,
+/// so editing the workload above it does not break the test.
+pub fn workload_line(name: &str, text: &str) -> usize {
+    let path = workload(name);
+    let source = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let lines: Vec<usize> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains(text))
+        .map(|(index, _)| index + 1)
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "`{text}` on lines {lines:?} of {}",
+        path.display()
+    );
+    lines[0]
+}
+
 /// A JVM allocating on 4 threads for up to a minute (`Scenarios run 60
 /// 4`), started without the agent; returns once it says it is ready, for
 /// a test to attach to. Killed when dropped, or after [`DEADLINE`].
