@@ -4,6 +4,7 @@
 use heapsampler_test_support as support;
 
 use heapsampler_test_support::heapsampler;
+use jfr_format::HEADER_SIZE;
 use std::io::Write;
 use std::path::Path;
 
@@ -107,6 +108,37 @@ fn a_truncated_last_chunk_warns_and_the_rest_is_summarised() {
     );
     assert_eq!(stderr.lines().count(), 1, "one warning: {stderr}");
     assert!(String::from_utf8_lossy(&output.stdout).contains(" Chunks: 1"));
+    // Bytes after the first chunk that are not a chunk header, as a writer
+    // that appends before it counts leaves them: the same warning, while
+    // the same bytes with a chunk after them are a corrupt chunk.
+    let events = &bytes[first + HEADER_SIZE..first + HEADER_SIZE + 100];
+    let appended = dir.join("appended.jfr");
+    std::fs::write(&appended, [&bytes[..first], events].concat()).unwrap();
+    let output = heapsampler(["summary", appended.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the 100 bytes from byte {first} are not a complete chunk (a write cut short)"
+        )),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains(" Chunks: 1"));
+    let corrupt = dir.join("corrupt.jfr");
+    std::fs::write(
+        &corrupt,
+        [&bytes[..first], events, &bytes[first..]].concat(),
+    )
+    .unwrap();
+    let output = heapsampler(["summary", corrupt.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        format!(
+            "heapsampler: {}: at byte {first}: expected the chunk magic \"FLR\\0\"",
+            corrupt.display()
+        )
+    );
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! their first bytes, not their name. A last chunk cut short, or bytes
 //! after the last chunk that are not one (a JVM killed while writing: a
 //! flush appended to the last chunk before its header counted them) end the
-//! reading with a warning, after every complete chunk.
+//! reading with a warning, after every complete chunk; bytes that are not a
+//! chunk but are followed by one are a corrupt chunk, an error.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -228,15 +229,20 @@ impl RecordingFile {
             return Ok(None);
         }
         let Some(decoded) = ChunkHeader::decode(&header) else {
-            if offset == 0 {
-                return Err(self.malformed(offset, "the chunk magic \"FLR\\0\""));
-            }
             // Bytes appended to the last chunk that its header does not
-            // count yet: a flush cut short between its append and the
-            // header's rewrite.
-            let rest = io::copy(&mut self.input, &mut io::sink()).map_err(|e| self.io(e))?;
-            self.truncated = Some((offset, got as u64 + rest));
-            return Ok(None);
+            // count yet (a flush cut short between its append and the
+            // header's rewrite, by writers that append first) are followed
+            // by no chunk; a chunk after them makes them a corrupt chunk,
+            // and so does the file's first.
+            if offset > 0 {
+                let (chunk_after, rest) =
+                    magic_after(&header[1..], &mut self.input).map_err(|e| self.io(e))?;
+                if !chunk_after {
+                    self.truncated = Some((offset, got as u64 + rest));
+                    return Ok(None);
+                }
+            }
+            return Err(self.malformed(offset, "the chunk magic \"FLR\\0\""));
         };
         let size = decoded.chunk_size;
         if size < HEADER_SIZE as u64 {
@@ -296,6 +302,38 @@ impl RecordingFile {
 }
 
 /// Reads until `buffer` is full or the input ends; returns the bytes read.
+/// Whether the chunk magic occurs in `first` (bytes already read) or in
+/// what `input` still holds, read to its end unless the magic is found
+/// before; and how many bytes were read from `input`.
+fn magic_after(first: &[u8], input: &mut impl Read) -> io::Result<(bool, u64)> {
+    const KEEP: usize = MAGIC.len() - 1;
+    let holds = |bytes: &[u8]| bytes.windows(MAGIC.len()).any(|window| window == MAGIC);
+    if holds(first) {
+        return Ok((true, 0));
+    }
+    // The last bytes seen, then what was read: a magic across two reads.
+    let mut buffer = vec![0u8; KEEP + 64 * 1024];
+    let mut kept = first.len().min(KEEP);
+    buffer[..kept].copy_from_slice(&first[first.len() - kept..]);
+    let mut read = 0u64;
+    loop {
+        let got = match input.read(&mut buffer[kept..]) {
+            Ok(0) => return Ok((false, read)),
+            Ok(got) => got,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        read += got as u64;
+        let end = kept + got;
+        if holds(&buffer[..end]) {
+            return Ok((true, read));
+        }
+        let keep = end.min(KEEP);
+        buffer.copy_within(end - keep..end, 0);
+        kept = keep;
+    }
+}
+
 fn read_up_to(input: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
@@ -307,4 +345,57 @@ fn read_up_to(input: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that gives at most `step` bytes a read.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(buffer.len()).min(self.bytes.len());
+            buffer[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn the_magic_is_found_across_reads_and_across_the_bytes_already_read() {
+        let mut rest = vec![7u8; 100_000];
+        rest[70_000..70_004].copy_from_slice(&MAGIC);
+        for step in [1, 3, 4, 5, 65_536, 1 << 20] {
+            // Found by the read that ends it: at most a buffer's read past.
+            let (found, read) = magic_after(b"head", &mut Trickle { bytes: &rest, step }).unwrap();
+            assert!(found, "{step}");
+            assert!((70_004..70_004 + 65_536).contains(&read), "{step}: {read}");
+        }
+        // Split between the bytes read already and the input.
+        let found = magic_after(
+            b"xxFL",
+            &mut Trickle {
+                bytes: b"R\0yy",
+                step: 1,
+            },
+        )
+        .unwrap();
+        assert_eq!(found, (true, 2));
+        // None: every byte is read and counted.
+        let none = vec![b'F'; 70_001];
+        let found = magic_after(
+            b"FLR",
+            &mut Trickle {
+                bytes: &none,
+                step: 4096,
+            },
+        )
+        .unwrap();
+        assert_eq!(found, (false, 70_001));
+    }
 }
