@@ -16,8 +16,8 @@ use heapsampler_test_support::heapsampler_ok;
 use jfr_format::names::{event, field};
 use jfr_reader::file::RecordingFile;
 use jfr_writer::{
-    EventTypeBuilder, FieldSpec, FieldType, FileSink, FrameType, Method, Options, Recording,
-    StackFrame, StackTrace, Thread, Ticks, Unit, events,
+    EventTypeBuilder, FieldSpec, FieldType, FileSink, Options, Recording, Thread, Ticks, Unit,
+    events,
 };
 
 /// `heapsampler top PATH ARGS...`'s table.
@@ -289,24 +289,7 @@ fn async_profiler_events(recording: &mut Recording<FileSink>) -> [(&'static str,
     });
     let interval = 524_288;
     let site = |recording: &mut Recording<_>, method: &str| {
-        let class = support::class_of(recording, "app/Cache");
-        let (name, descriptor) = (recording.symbol(method), recording.symbol("()V"));
-        let method = recording.method(Method {
-            class,
-            name,
-            descriptor,
-            modifiers: 0,
-            hidden: false,
-        });
-        recording.stack_trace(StackTrace {
-            truncated: false,
-            frames: vec![StackFrame {
-                method,
-                line_number: 1,
-                bytecode_index: 0,
-                frame_type: FrameType::JitCompiled,
-            }],
-        })
+        support::one_frame_stack(recording, "app/Cache", method)
     };
     let small = site(recording, "small");
     let large = site(recording, "large");
@@ -453,26 +436,7 @@ fn sample_events(recording: &mut Recording<FileSink>) -> [&'static str; 2] {
     });
     let strings = support::class_of(recording, "java/lang/String");
     let arrays = support::class_of(recording, "[B");
-    let class = support::class_of(recording, "app/Sampled");
-    let mut site = |method: &str| {
-        let (name, descriptor) = (recording.symbol(method), recording.symbol("()V"));
-        let method = recording.method(Method {
-            class,
-            name,
-            descriptor,
-            modifiers: 0,
-            hidden: false,
-        });
-        recording.stack_trace(StackTrace {
-            truncated: false,
-            frames: vec![StackFrame {
-                method,
-                line_number: 1,
-                bytecode_index: 0,
-                frame_type: FrameType::JitCompiled,
-            }],
-        })
-    };
+    let mut site = |method: &str| support::one_frame_stack(recording, "app/Sampled", method);
     let (small, large) = (site("small"), site("large"));
     for (n, (stack, class, weight)) in [
         (small, strings, 512),

@@ -348,6 +348,25 @@ pub fn method_of<S: jfr_writer::Sink>(
     })
 }
 
+/// A stack of one frame, at line 1 of the `()V` method `name` of the class
+/// `owner` (internal form), in a recording a test writes.
+pub fn one_frame_stack<S: jfr_writer::Sink>(
+    recording: &mut jfr_writer::Recording<S>,
+    owner: &str,
+    name: &str,
+) -> jfr_writer::StackTraceRef {
+    let method = method_of(recording, owner, name);
+    recording.stack_trace(jfr_writer::StackTrace {
+        truncated: false,
+        frames: vec![jfr_writer::StackFrame {
+            method,
+            line_number: 1,
+            bytecode_index: 0,
+            frame_type: jfr_writer::FrameType::JitCompiled,
+        }],
+    })
+}
+
 /// The bundled workload `testdata/workloads/NAME.java`, which `java` runs
 /// from source.
 pub fn workload(name: &str) -> PathBuf {
