@@ -78,10 +78,12 @@ fn chunks_events_and_errors_past_4_gib_have_their_true_offsets() {
         .collect();
     assert!(reference.len() > 100);
 
-    // Enough copies that the last three start past 2^32.
-    let count = (1u64 << 32).div_ceil(size) + 3;
-    let corrupt_event = count - 2; // an event of this chunk has size 0
-    let corrupt_magic = count - 1; // this chunk's magic is "FLX\0"
+    // Enough copies that the last four start past 2^32.
+    let count = (1u64 << 32).div_ceil(size) + 4;
+    let corrupt_event = count - 3; // an event of this chunk has size 0
+    // This chunk's magic is "FLX\0": a corrupt chunk, as a chunk follows it
+    // (at the end, it would be read as bytes a writer cut short).
+    let corrupt_magic = count - 2;
     let victim = reference[reference.len() / 2];
     let event_error_at = corrupt_event * size + victim;
     let magic_error_at = corrupt_magic * size;
