@@ -766,7 +766,10 @@ fn newer_jdk() -> Option<(u32, PathBuf)> {
 #[test]
 fn virtual_threads_on_a_newer_jdk_are_sampled_as_themselves() {
     let Some((major, home)) = newer_jdk() else {
-        eprintln!("skipped: no JDK 21 or later under /usr/lib/jvm");
+        support::say_skipped(format_args!(
+            "virtual_threads_on_a_newer_jdk_are_sampled_as_themselves: skipped: no JDK 21 or \
+             later under /usr/lib/jvm"
+        ));
         return;
     };
     let dir = support::temp_dir("agent_virtual_threads");
@@ -1625,7 +1628,10 @@ fn roots_true_finds_the_paths_of_objects_in_a_static_map_a_thread_local_and_a_st
 #[test]
 fn roots_true_finds_the_same_paths_on_a_newer_jdk() {
     let Some((major, home)) = newer_jdk() else {
-        eprintln!("skipped: no JDK 21 or later under /usr/lib/jvm");
+        support::say_skipped(format_args!(
+            "roots_true_finds_the_same_paths_on_a_newer_jdk: skipped: no JDK 21 or later under \
+             /usr/lib/jvm"
+        ));
         return;
     };
     let (paths, summary) = paths_to_roots("agent_roots_newer", &home.join("bin/java"));

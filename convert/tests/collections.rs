@@ -428,7 +428,10 @@ fn zgc_and_shenandoah_cycles_are_the_jdks() {
 fn a_newer_jdk_names_generational_zgc_as_it_does() {
     let home = Path::new("/usr/lib/jvm/temurin-25-jdk-amd64");
     if !home.join("bin/java").exists() {
-        eprintln!("skipped: no {}", home.display());
+        support::say_skipped(format_args!(
+            "a_newer_jdk_names_generational_zgc_as_it_does: skipped: no {}",
+            home.display()
+        ));
         return;
     }
     let file = record(

@@ -256,7 +256,7 @@ fn every_collector_exits_and_says_whether_it_collected() {
             .args([flag, "-version"])
             .output_in_time();
         if !offered.status.success() {
-            eprintln!("skipped: this JDK has no {flag}");
+            support::say_skipped(format_args!("skipped {flag}: this JDK has no {flag}"));
             continue;
         }
         let recording = dir.join(format!("{}.jfr", flag.trim_start_matches("-XX:+Use")));

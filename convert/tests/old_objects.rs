@@ -31,7 +31,7 @@ fn jfr_25(what: &str) -> Option<&'static Path> {
         std::env::var("CI").as_deref() != Ok("true"),
         "CI=true and no {JFR_25}"
     );
-    eprintln!("skipped {what}: no {JFR_25}");
+    support::say_skipped(format_args!("skipped {what}: no {JFR_25}"));
     None
 }
 

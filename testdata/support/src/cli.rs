@@ -113,10 +113,10 @@ impl MissionControl {
                 "{test}: CI=true and {JMC_CHECK_VARIABLE} is not set: .ci/run sets it to \
                  ../shared/jmc/jmc-check"
             );
-            eprintln!(
+            crate::say_skipped(format_args!(
                 "{test}: skipped Mission Control's check: {JMC_CHECK_VARIABLE} does not name \
                  jmc-check (its parser and rules, headless), which CI has beside the repository"
-            );
+            ));
             return None;
         };
         let program = PathBuf::from(program);

@@ -121,6 +121,14 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
         .find(|program| program.is_file())
 }
 
+/// Says that (part of) a test was skipped, and why, in one line on the
+/// process's standard error itself: the test harness keeps what `eprintln!`
+/// prints to itself unless the test fails, and a skip must be seen.
+pub fn say_skipped(line: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// A tool a test needs that a developer may lack (Chromium, Go): the first
 /// of `names` on the `PATH`. Without it the test is skipped and says so,
 /// except in CI (`CI=true`), where `.ci/run` installs it and its absence
@@ -132,7 +140,9 @@ pub fn needed_tool(test: &str, names: &[&str]) -> Option<PathBuf> {
             std::env::var("CI").as_deref() != Ok("true"),
             "{test}: CI=true and none of {names:?} on the PATH: .ci/run installs it"
         );
-        eprintln!("{test}: skipped: none of {names:?} on the PATH");
+        say_skipped(format_args!(
+            "{test}: skipped: none of {names:?} on the PATH"
+        ));
     }
     found
 }

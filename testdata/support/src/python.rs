@@ -33,7 +33,9 @@ pub fn needed_python(test: &str, modules: &[&str]) -> Option<PathBuf> {
             "{test}: CI=true and no Python that imports {modules:?}: .ci/run installs \
              testdata/python/requirements.txt and sets HEAPSAMPLER_PYTHON"
         );
-        eprintln!("{test}: skipped: no Python that imports {modules:?}");
+        crate::say_skipped(format_args!(
+            "{test}: skipped: no Python that imports {modules:?}"
+        ));
     }
     found
 }
