@@ -213,9 +213,16 @@ fn succeed(command: &mut Command) {
 fn the_published_packages_install_a_heapsampler_that_records() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     // Outside the workspace, as Cargo's own download folder is: a package
-    // inside a workspace that does not list it is refused. One name, so
-    // that a run's build replaces the last one's in the shared target.
-    let dir = std::env::temp_dir().join("heapsampler-tests-published");
+    // inside a workspace that does not list it is refused. One name per
+    // checkout, so that a run's build replaces the last one's in the shared
+    // target, and two checkouts' suites running at once do not share it.
+    let checkout = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        workspace.canonicalize().unwrap().hash(&mut hasher);
+        hasher.finish()
+    };
+    let dir = std::env::temp_dir().join(format!("heapsampler-tests-published-{checkout:016x}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir(&dir).unwrap();
     // The packages as `cargo publish` would upload them (the agent's
