@@ -1669,6 +1669,7 @@ fn write_lifetime<S: Sink>(
         gcs_survived: gcs_survived.min(i32::MAX as u64) as i32,
         freed_by_gc_id: freed_by.min(i32::MAX as u64) as i32,
         tracked,
+        tracking_probability: if tracked { 1.0 } else { 0.0 },
     }
     .write(recording, event_type)
 }

@@ -401,14 +401,14 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     assert_eq!(all_lifetimes.len(), 5, "one per sample: {all_lifetimes:#?}");
     let (lifetimes, untracked): (Vec<String>, Vec<String>) = all_lifetimes
         .into_iter()
-        .partition(|l| l.ends_with(" tracked=true"));
+        .partition(|l| l.ends_with(" tracked=true trackingProbability=double:3ff0000000000000"));
     assert_eq!(untracked.len(), 2, "{untracked:#?}");
     for line in &untracked {
         assert!(
             line.contains(&format!("startTime={} duration=0 ", base + 40))
                 && line.contains(&format!("eventThread={worker}"))
                 && line.ends_with(&format!(
-                    "objectSize=1048576 weight={} live=false gcsSurvived=0 freedByGcId=0 tracked=false",
+                    "objectSize=1048576 weight={} live=false gcsSurvived=0 freedByGcId=0 tracked=false trackingProbability=double:0",
                     weight(1 << 20)
                 )),
             "{line}"
@@ -416,7 +416,7 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     }
     assert!(
         lifetimes[0].ends_with(&format!(
-            "objectSize=24 weight={} live=false gcsSurvived=0 freedByGcId=1 tracked=true",
+            "objectSize=24 weight={} live=false gcsSurvived=0 freedByGcId=1 tracked=true trackingProbability=double:3ff0000000000000",
             weight(24)
         )),
         "{}",
@@ -429,14 +429,16 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     );
     assert!(
         lifetimes[1].ends_with(
-            "objectSize=16 weight=524296 live=false gcsSurvived=1 freedByGcId=2 tracked=true"
+            "objectSize=16 weight=524296 live=false gcsSurvived=1 freedByGcId=2 tracked=true trackingProbability=double:3ff0000000000000"
         ),
         "{}",
         lifetimes[1]
     );
     assert!(
         lifetimes[2].contains(&format!("eventThread={worker}"))
-            && lifetimes[2].ends_with("live=true gcsSurvived=2 freedByGcId=0 tracked=true"),
+            && lifetimes[2].ends_with(
+                "live=true gcsSurvived=2 freedByGcId=0 tracked=true trackingProbability=double:3ff0000000000000"
+            ),
         "{}",
         lifetimes[2]
     );

@@ -144,6 +144,7 @@ fn known(path: &Path) {
             gcs_survived,
             freed_by_gc_id: if live { 0 } else { 2 },
             tracked,
+            tracking_probability: if tracked { 1.0 } else { 0.0 },
         }
         .write(&mut recording, &lifetimes)
         .unwrap();

@@ -254,6 +254,17 @@ typed_event! {
                 "Whether liveness was tracked; false for objects at or above the agent's \
                  live_max size (by default G1's humongous objects), whose lifetime is unknown",
             ),
+        /// The probability with which its liveness was to be tracked,
+        /// drawn at its allocation: a tracked sample stands for `1 /
+        /// tracking_probability` samples' liveness.
+        pub tracking_probability: f64 => field::TRACKING_PROBABILITY
+            .label("Tracking Probability")
+            .description(
+                "The probability with which the sample's liveness was to be tracked: 1 when \
+                 every sample is; 0 when its size excludes it (live_max); between, when a \
+                 share of samples is tracked (generational ZGC), and each tracked one stands \
+                 for 1/probability samples' liveness",
+            ),
     }
 }
 

@@ -84,6 +84,7 @@ fn every_typed_event_commits_against_its_declaration() {
         gcs_survived: 1,
         freed_by_gc_id: 2,
         tracked: true,
+        tracking_probability: 1.0,
     }
     .write(&mut rec, &object_lifetime)
     .unwrap();

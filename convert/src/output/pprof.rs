@@ -886,6 +886,7 @@ mod tests {
                     gcs_survived: 0,
                     freed_by_gc_id: if at < 2 { 0 } else { 1 },
                     tracked: at != 1,
+                    tracking_probability: if at != 1 { 1.0 } else { 0.0 },
                 }
                 .write(&mut recording, &lifetime)
                 .unwrap();

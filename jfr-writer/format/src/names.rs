@@ -360,6 +360,8 @@ pub mod field {
     pub const FREED_BY_GC_ID: &str = "freedByGcId";
     /// Whether liveness was tracked.
     pub const TRACKED: &str = "tracked";
+    /// The probability with which a sample's liveness was tracked.
+    pub const TRACKING_PROBABILITY: &str = "trackingProbability";
     /// A collection's number.
     pub const GC_ID: &str = "gcId";
 
