@@ -685,7 +685,8 @@ def report_collector(args, rows):
         out.append("\nwork time: the workload's own (its \"work: N ms\" line), where every run "
                    "printed one, else wall time; ratios: median over rounds of the run's time over the same "
                    "round's base (range over rounds); every other column the median over rounds "
-                   "of each run's figure (heap after young: each run's median)")
+                   "of each run's figure (heap after young: each run's median; major GCs include "
+                   "ZGC's 3 warm-up majors at 10, 20 and 30% of the heap)")
     return "\n".join(out)
 
 
