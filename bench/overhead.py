@@ -16,9 +16,9 @@ the benchmark), so that no configuration always follows the same other
 one: a run that writes a large recording leaves the next one the disk's
 write-back.
 
-Every JVM gets the same fixed heap (-Xms = -Xmx, -XX:+AlwaysPreTouch, G1),
-so peak RSS minus the no-agent run's is the profiler's own memory, not a
-difference in heap sizing.
+Every JVM gets the same fixed heap (-Xms = -Xmx, -XX:+AlwaysPreTouch; G1
+unless --gc says otherwise), so peak RSS minus the no-agent run's is the
+profiler's own memory, not a difference in heap sizing (unless --grow-heap).
 
 Prints, per workload, a Markdown table: median wall time; overhead (the
 median over rounds of the run's time over the same round's no-agent time,
@@ -39,6 +39,16 @@ management interface's classes). The agent's own work (the writer, and
 that rest) is so measured directly, and stays readable when the machine is
 too busy for wall times to be.
 
+Every run also logs its collections (-Xlog:gc), and a second table per
+workload says what the collector did: the workload's own work time (its
+"work: N ms" line, else wall time) as a ratio to no agent and to
+heapsampler with liveness off, allocation stalls, young and major
+collections, the heap after young collections, peak RSS, and the samples
+heapsampler tracked for liveness. --java and --gc choose the JVM and the
+collector (bench/zgc-liveness.sh runs Temurin 25 with generational ZGC),
+--grow-heap lets the heap grow instead of fixing it, and --async-profiler
+adds async-profiler's alloc=512k,live mode (ap-512k-live).
+
 Run it as bench/overhead.sh (which calls this file); --help for options.
 """
 
@@ -52,6 +62,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -66,6 +77,21 @@ WORKLOADS = {
                         lambda s: [max(1, round(300 * s)), 4, 2]),
     "deep-recursion": ("DeepRecursion.java", "DeepRecursion",
                        lambda s: [max(1, round(1500 * s)), 2]),
+    "chains": ("Chains.java", "Chains",
+               lambda s: [max(1, round(20 * s)), 20000, 1, 0]),
+    "chains-leak": ("Chains.java", "Chains",
+                    lambda s: [max(1, round(20 * s)), 20000, 1, 10]),
+}
+
+# Run only when --workloads names them.
+WORKLOADS_ON_REQUEST = {"chains", "chains-leak"}
+
+# --gc name -> the JVM's options for that collector.
+COLLECTORS = {
+    "g1": ["-XX:+UseG1GC"],
+    "zgc": ["-XX:+UseZGC"],  # generational from JDK 24 on
+    "shenandoah-gen": ["-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational"],
+    "parallel": ["-XX:+UseParallelGC"],
 }
 
 JFC = os.path.join(ROOT, "testdata", "jfc")
@@ -93,10 +119,23 @@ CONFIGS = {
                    ["-agentpath:{agent}=file={file},interval=512k,mode=floor,log=quiet"]),
     "floor-32k": ("floor: heapsampler mode=floor interval=32k",
                   ["-agentpath:{agent}=file={file},interval=32k,mode=floor,log=quiet"]),
+    "hs-512k-q0.1": ("heapsampler interval=512k live_fraction=0.1",
+                     ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.1,log=quiet"]),
+    "hs-512k-q0.01": ("heapsampler interval=512k live_fraction=0.01",
+                      ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.01,log=quiet"]),
+    "hs-512k-q0.001": ("heapsampler interval=512k live_fraction=0.001",
+                       ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.001,log=quiet"]),
+    "hs-512k-b1000": ("heapsampler interval=512k live_budget=1000",
+                      ["-agentpath:{agent}=file={file},interval=512k,live_budget=1000,log=quiet"]),
+    "hs-512k-b100": ("heapsampler interval=512k live_budget=100",
+                     ["-agentpath:{agent}=file={file},interval=512k,live_budget=100,log=quiet"]),
+    "ap-512k-live": ("async-profiler alloc=512k,live (--async-profiler)",
+                     ["-agentpath:{async_profiler}=start,event=alloc,alloc=512k,live,file={file}"]),
 }
 
 # Run only when --configs names them.
-ON_REQUEST = {"hs-512k-discard"}
+ON_REQUEST = {"hs-512k-discard", "hs-512k-q0.1", "hs-512k-q0.01", "hs-512k-q0.001", "hs-512k-b1000",
+              "hs-512k-b100", "ap-512k-live"}
 
 # Which floor each configuration is compared with.
 FLOOR_OF = {
@@ -107,6 +146,11 @@ FLOOR_OF = {
     "hs-512k-discard": "floor-512k",
     "hs-32k": "floor-32k",
     "hs-32k-nolive": "floor-32k",
+    "hs-512k-q0.1": "floor-512k",
+    "hs-512k-q0.01": "floor-512k",
+    "hs-512k-q0.001": "floor-512k",
+    "hs-512k-b1000": "floor-512k",
+    "hs-512k-b100": "floor-512k",
 }
 
 
@@ -136,13 +180,27 @@ def parse_args():
     parser.add_argument("--scale", type=float, default=1.0,
                         help="work per workload, relative to the default sizes "
                         "(4 to 7 s each without an agent on 2 quiet cores; default 1.0)")
-    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+    parser.add_argument("--workloads",
+                        default=",".join(w for w in WORKLOADS if w not in WORKLOADS_ON_REQUEST),
                         help="comma-separated subset of the workloads")
     parser.add_argument("--configs", default=",".join(c for c in CONFIGS if c not in ON_REQUEST),
                         help="comma-separated subset of the configurations "
                         "(none is always run: it is the base)")
     parser.add_argument("--heap", default="1g",
                         help="the fixed heap, -Xms = -Xmx (default 1g)")
+    parser.add_argument("--grow-heap", action="store_true",
+                        help="give only -Xmx (--heap), without -Xms and AlwaysPreTouch: the heap "
+                        "grows as the collector needs, and peak RSS includes what it used")
+    parser.add_argument("--java", default="java",
+                        help="the java to run (its javac compiles the workloads and its jfr "
+                        "reads the agent's counters; default: java on PATH)")
+    parser.add_argument("--gc", default="g1", choices=sorted(COLLECTORS),
+                        help="the collector (default g1; zgc is generational from JDK 24 on)")
+    parser.add_argument("--async-profiler", metavar="SO",
+                        help="async-profiler's libasyncProfiler.so, for the ap-512k-live configuration")
+    parser.add_argument("--timeout", type=float, default=600,
+                        help="seconds a run may take before it is killed and counted as failed "
+                        "(default 600)")
     parser.add_argument("--agent-options", default="",
                         help="more heapsampler options for every heapsampler and floor "
                         "configuration, comma-separated (e.g. depth=8)")
@@ -182,6 +240,10 @@ def parse_args():
     if "none" not in args.configs:
         args.configs.insert(0, "none")
     args.configs = [c for c in CONFIGS if c in args.configs]  # run order
+    if "ap-512k-live" in args.configs and not args.async_profiler:
+        parser.error("ap-512k-live needs --async-profiler")
+    if args.async_profiler:
+        args.async_profiler = os.path.abspath(args.async_profiler)
     if args.rounds < 1 or args.scale <= 0 or args.perf_hz < 1:
         parser.error("--rounds, --scale and --perf-hz must be positive")
     return args
@@ -207,8 +269,15 @@ def prepare(args, work):
     classes = os.path.join(work, "classes")
     sources = sorted({os.path.join(ROOT, "testdata", "workloads", WORKLOADS[w][0])
                       for w in args.workloads})
-    run(["javac", "-d", classes] + sources)
+    run([jdk_tool(args.java, "javac"), "-d", classes] + sources)
     return agent, cli, classes
+
+
+def jdk_tool(java, tool):
+    """The JDK tool `tool` (javac, jfr) of the same JDK as `java`."""
+    if os.sep not in java:
+        return tool
+    return os.path.join(os.path.dirname(java), tool)
 
 
 def built_from():
@@ -221,21 +290,23 @@ def built_from():
     return commit + (" (with uncommitted changes to the agent's crates)" if dirty else "")
 
 
-def floor_accepted(agent, work):
+def floor_accepted(java, agent, work):
     probe = subprocess.run(
-        ["java", f"-agentpath:{agent}=file={work}/probe.jfr,mode=floor,log=quiet", "-version"],
+        [java, f"-agentpath:{agent}=file={work}/probe.jfr,mode=floor,log=quiet", "-version"],
         capture_output=True, text=True)
     return probe.returncode == 0
 
 
-def command(args, workload, config, agent, classes, file):
+def command(args, workload, config, agent, classes, file, gc_log):
     _, main_class, sizes = WORKLOADS[workload]
-    options = [o.format(file=file, agent=agent) for o in CONFIGS[config][1]]
+    options = [o.format(file=file, agent=agent, async_profiler=args.async_profiler)
+               for o in CONFIGS[config][1]]
     if args.agent_options:
-        options = [o + "," + args.agent_options if o.startswith("-agentpath:") else o
+        options = [o + "," + args.agent_options if o.startswith("-agentpath:" + agent) else o
                    for o in options]
-    return (["java", "-XX:+UseG1GC", f"-Xms{args.heap}", f"-Xmx{args.heap}",
-             "-XX:+AlwaysPreTouch"] + options
+    heap = ([f"-Xmx{args.heap}"] if args.grow_heap
+            else [f"-Xms{args.heap}", f"-Xmx{args.heap}", "-XX:+AlwaysPreTouch"])
+    return ([args.java] + COLLECTORS[args.gc] + heap + [f"-Xlog:gc:file={gc_log}"] + options
             + ["-cp", classes, main_class] + [str(a) for a in sizes(args.scale)])
 
 
@@ -292,14 +363,18 @@ def perf_groups(perf_data, hz, agent):
     return seconds
 
 
-def measure(cmd, stdout_path, perf_data=None, perf_hz=PERF_HZ):
-    """Runs cmd; returns (exit status, wall s, user+sys s, peak RSS KiB)."""
+def measure(cmd, stdout_path, timeout, perf_data=None, perf_hz=PERF_HZ):
+    """Runs cmd, killed after `timeout` s; returns (exit status, wall s,
+    user+sys s, peak RSS KiB)."""
     if perf_data:
         cmd = perf_record(perf_data, perf_hz) + cmd
     with open(stdout_path, "w") as out:
         start = time.monotonic()
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        deadline = threading.Timer(timeout, process.kill)
+        deadline.start()
         _, status, usage = os.wait4(process.pid, 0)
+        deadline.cancel()
         wall = time.monotonic() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     return process.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
@@ -311,11 +386,98 @@ def recorded(cli, file):
         return None, []
     text = subprocess.run([cli, "summary", file], capture_output=True, text=True).stdout
     counts = dict(re.findall(r"^\s+([\w.]+)\s+(\d+)\s+\d+\s*$", text, re.M))
-    samples = int(counts.get("jdk.ObjectAllocationSample", 0))
+    # async-profiler's alloc mode writes the JDK's TLAB events.
+    samples = sum(int(counts.get(t, 0)) for t in ("jdk.ObjectAllocationSample",
+                                                   "jdk.ObjectAllocationInNewTLAB",
+                                                   "jdk.ObjectAllocationOutsideTLAB"))
     agent = re.search(r"heapsampler agent: (\d+) samples", text)
     if samples == 0 and agent:  # mode=floor: counted, not written
         samples = int(agent.group(1))
     return samples, sorted(counts)
+
+
+def tracked(java, file):
+    """(samples tracked for liveness, the most tracked at once at a flush)
+    of a heapsampler recording, from its agent's counters
+    (heapsampler.AgentStatistics: samples, untrackedObjects, trackedObjects)
+    as the JDK's jfr reads them; (None, None) without them."""
+    if not os.path.exists(file):
+        return None, None
+    text = subprocess.run([jdk_tool(java, "jfr"), "print", "--events",
+                           "heapsampler.AgentStatistics", file],
+                          capture_output=True, text=True).stdout
+
+    def values(field):
+        return [int(v) for v in re.findall(rf"^\s+{field} = (\d+)\s*$", text, re.M)]
+
+    samples, untracked, now = values("samples"), values("untrackedObjects"), values("trackedObjects")
+    if not samples or not untracked:
+        return None, None
+    return samples[-1] - untracked[-1], max(now, default=0)
+
+
+# A collection's line with its heap before and after (-Xlog:gc): ZGC's
+# "GC(3) Minor Collection (Allocation Rate) 756M(74%)->12M(1%) 0.006s",
+# G1's and Parallel's "GC(3) Pause Young (Normal) (G1 Evacuation Pause)
+# 100M->20M(1024M) 5.1ms", Shenandoah's phases "GC(3) Concurrent cleanup
+# (Young) 875M->19M(995M) 0.257ms" (the last of a cycle is its end).
+GC_LINE = re.compile(r"GC\((\d+)\) (.*?) (\d+)M(?:\(\d+%\))?->(\d+)M")
+
+
+def collector_log(path):
+    """What a run's -Xlog:gc says, as a dict: allocation stalls (ZGC's
+    "Allocation Stall (thread) 1.2ms" lines: how many, and their ms in
+    all), ZGC's relocation stalls; collections by kind (young: ZGC's
+    minor, G1's and Parallel's young and mixed pauses, Shenandoah's young
+    cycles; major: ZGC's major, full pauses, Shenandoah's old and global
+    cycles; ZGC's majors aborted at the exit apart), degenerated or full
+    pauses not asked for (not System.gc() or JVMTI's), and the median
+    heap after a young collection, MB."""
+    stalls, stall_ms, relocation_stalls, aborted = 0, 0.0, 0, 0
+    last = {}  # collection id -> (description, heap after, MB) of its last line
+    with open(path, errors="replace") as log:
+        for line in log:
+            stall = re.search(r"Allocation Stall \(.*\) ([\d.]+)ms", line)
+            if stall:
+                stalls += 1
+                stall_ms += float(stall.group(1))
+            elif "Relocation Stall" in line:
+                relocation_stalls += 1
+            elif re.search(r"GC\(\d+\) Major Collection .*Aborted", line):
+                aborted += 1
+            else:
+                collection = GC_LINE.search(line)
+                if collection:
+                    last[int(collection.group(1))] = (collection.group(2), int(collection.group(4)))
+    young_after, major, full = [], 0, 0
+    for description, after in last.values():
+        if "Degenerated" in description or ("Pause Full" in description and not re.search(
+                r"System.gc|JvmtiEnv|Heap Dump|Diagnostic Command", description)):
+            full += 1
+        if re.search(r"Major Collection|Pause Full|\((Old|Global)\)", description):
+            major += 1
+        elif re.search(r"Minor Collection|Pause Young|\(Young\)", description):
+            young_after.append(after)
+    return dict(stalls=stalls, stall_ms=stall_ms, relocation_stalls=relocation_stalls,
+                young=len(young_after), major=major, major_aborted=aborted, full=full,
+                young_after_mb=median(young_after))
+
+
+COLLECTOR_FIELDS = ("stalls", "stall_ms", "relocation_stalls", "young", "major", "major_aborted",
+                    "full", "young_after_mb")
+
+
+def java_version(java):
+    """The JVM's version line (java -version's first), for the report."""
+    text = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    return text.splitlines()[0] if text else "unknown java"
+
+
+def work_time(stdout_path):
+    """The workload's own "work: N ms" line, in seconds; None without one."""
+    with open(stdout_path, errors="replace") as out:
+        found = re.findall(r"^work: (\d+) ms$", out.read(), re.M)
+    return int(found[-1]) / 1000 if found else None
 
 
 def median(values):
@@ -467,10 +629,72 @@ def report_per_sample(args, rows):
     return "\n".join(out)
 
 
+def report_collector(args, rows):
+    """The Markdown tables of what the collector did, from each run's
+    -Xlog:gc and the workload's own work time: the time ratios (to no
+    agent, and to heapsampler with liveness off), allocation stalls,
+    collections, the heap after young collections, peak RSS, and the
+    samples tracked for liveness."""
+    out = []
+    for workload in args.workloads:
+        runs = {}
+        for row in rows:
+            if row["status"] == 0 and row["workload"] == workload:
+                runs.setdefault(row["config"], {})[row["round"]] = row
+        if "none" not in runs:
+            continue
+
+        def time_of(row):
+            return row["work_s"] if row.get("work_s") is not None else row["wall_s"]
+
+        def ratio(config, base):
+            ratios = [time_of(r) / time_of(runs[base][n]) for n, r in runs[config].items()
+                      if n in runs.get(base, {})]
+            if not ratios:
+                return ""
+            spread = f" ({min(ratios):.2f} to {max(ratios):.2f})" if len(ratios) > 1 else ""
+            return f"{median(ratios):.3f}{spread}"
+
+        worked = all(r.get("work_s") is not None for c in runs.values() for r in c.values())
+        _, _, sizes = WORKLOADS[workload]
+        out.append(f"\n#### {workload} ({WORKLOADS[workload][1]} "
+                   + " ".join(str(a) for a in sizes(args.scale)) + f"), {args.gc}: the collector\n")
+        out.append(f"| configuration | {'work' if worked else 'wall'} time (s) | to none "
+                   "| to hs-512k-nolive | allocation stalls (ms) | young GCs | major GCs (aborted) "
+                   "| full or degenerated | heap after young MB | peak RSS MiB | tracked/s "
+                   "| most tracked at once |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for config in args.configs:
+            if config not in runs:
+                out.append(f"| {config} | failed or not run | | | | | | | | | | |")
+                continue
+            got = list(runs[config].values())
+
+            def med(key, spec=".0f"):
+                return fmt(median([r.get(key) for r in got]), spec, "")
+
+            per_second = median([r["tracked"] / time_of(r) for r in got if r.get("tracked") is not None])
+            out.append("| {} | {:.2f} | {} | {} | {} ({}) | {} | {} ({}) | {} | {} | {:.0f} | {} | {} |".format(
+                config, median([time_of(r) for r in got]),
+                "base" if config == "none" else ratio(config, "none"),
+                ratio(config, "hs-512k-nolive") if config != "hs-512k-nolive" and "hs-512k-nolive" in runs else "",
+                med("stalls"), med("stall_ms"), med("young"), med("major"), med("major_aborted"),
+                med("full"), med("young_after_mb"), median([r["rss_kib"] for r in got]) / 1024,
+                fmt(per_second, ",.0f", ""), med("tracked_peak", ",.0f")))
+    if out:
+        out.append("\nwork time: the workload's own (its \"work: N ms\" line), where every run "
+                   "printed one, else wall time; ratios: median over rounds of the run's time over the same "
+                   "round's base (range over rounds); every other column the median over rounds "
+                   "of each run's figure (heap after young: each run's median; major GCs include "
+                   "ZGC's 3 warm-up majors at 10, 20 and 30% of the heap)")
+    return "\n".join(out)
+
+
 def tables(args, rows):
     """The report of a run's rows: CPU by thread group and per sample for a
-    --perf run, wall time and memory otherwise."""
-    return report_perf(args, rows) + report_per_sample(args, rows) if args.perf else report(args, rows)
+    --perf run, wall time and memory otherwise; and what the collector did."""
+    main = report_perf(args, rows) + report_per_sample(args, rows) if args.perf else report(args, rows)
+    return main + "\n" + report_collector(args, rows)
 
 
 def read_results(path):
@@ -482,7 +706,9 @@ def read_results(path):
             for key, value in row.items():
                 if key in ("workload", "config"):
                     typed[key] = value
-                elif key in ("round", "status", "samples", "file_bytes"):
+                elif key in ("round", "status", "samples", "file_bytes", "tracked", "tracked_peak",
+                             "stalls", "relocation_stalls", "young", "major", "major_aborted",
+                             "full"):
                     typed[key] = int(value) if value else None
                 else:
                     typed[key] = float(value) if value else None
@@ -510,14 +736,15 @@ def main():
     try:
         agent, cli, classes = prepare(args, work)
         commit = built_from()
-        if any(c.startswith("floor") for c in args.configs) and not floor_accepted(agent, work):
+        if any(c.startswith("floor") for c in args.configs) and not floor_accepted(args.java, agent, work):
             log("the agent does not accept mode=floor yet: the floor configurations are left out")
             args.configs = [c for c in args.configs if not c.startswith("floor")]
         if args.dry_run:
             for workload in args.workloads:
                 for config in args.configs:
                     print(" ".join(command(args, workload, config, agent, classes,
-                                           os.path.join(work, "FILE.jfr"))))
+                                           os.path.join(work, "FILE.jfr"),
+                                           os.path.join(work, "FILE.gc.log"))))
             return
         log(f"{args.rounds} rounds x {len(args.workloads)} workloads x {len(args.configs)} "
             f"configurations, heap {args.heap}, scale {args.scale}; working in {work}")
@@ -532,18 +759,25 @@ def main():
                 for config in order:
                     name = f"{workload}-{config.replace('/', '')}-{round_}"
                     file = os.path.join(work, name + ".jfr")
-                    cmd = command(args, workload, config, agent, classes, file)
+                    gc_log = os.path.join(work, name + ".gc.log")
+                    cmd = command(args, workload, config, agent, classes, file, gc_log)
                     with open("/proc/loadavg") as f:
                         load = float(f.read().split()[0])
                     perf_data = os.path.join(work, name + ".perf") if args.perf else None
-                    status, wall, cpu, rss = measure(cmd, os.path.join(work, name + ".out"), perf_data,
-                                                        args.perf_hz)
+                    status, wall, cpu, rss = measure(cmd, os.path.join(work, name + ".out"),
+                                                     args.timeout, perf_data, args.perf_hz)
                     groups = {}
                     if perf_data:
                         groups = {"cpu_" + g: s for g, s in perf_groups(perf_data, args.perf_hz, agent).items()}
                         if not args.keep:
                             os.remove(perf_data)
                     samples, seen = recorded(cli, file)
+                    gc = collector_log(gc_log) if os.path.exists(gc_log) else {}
+                    if os.path.exists(gc_log) and not args.keep:
+                        os.remove(gc_log)
+                    tracks = config.startswith("hs-") and not any(
+                        "live=false" in o or "mode=" in o for o in CONFIGS[config][1])
+                    live, peak = tracked(args.java, file) if tracks else (None, None)
                     if config != "none" and samples is None:
                         status = status or -1  # no recording: count the run as failed
                     types.setdefault(config, set()).update(seen)
@@ -552,7 +786,10 @@ def main():
                         os.remove(file)
                     rows.append(dict(round=round_, workload=workload, config=config, status=status,
                                      wall_s=wall, cpu_s=cpu, rss_kib=rss, samples=samples,
-                                     file_bytes=size, load_before=load, **groups))
+                                     file_bytes=size, load_before=load,
+                                     work_s=work_time(os.path.join(work, name + ".out")),
+                                     tracked=live, tracked_peak=peak,
+                                     **{k: gc.get(k) for k in COLLECTOR_FIELDS}, **groups))
                     done = len(rows)
                     eta = (time.monotonic() - started) / done * (total - done)
                     log(f"[{done}/{total}] round {round_} {workload} {config}: {wall:.2f} s, "
@@ -564,8 +801,10 @@ def main():
             writer.writeheader()
             writer.writerows(rows)
         loads = [r["load_before"] for r in rows]
-        print(f"{args.rounds} interleaved rounds, heap {args.heap} fixed (-Xms = -Xmx, "
-              f"AlwaysPreTouch, G1), scale {args.scale}"
+        heap = (f"heap up to {args.heap} (-Xmx)" if args.grow_heap
+                else f"heap {args.heap} fixed (-Xms = -Xmx, AlwaysPreTouch)")
+        print(f"{args.rounds} interleaved rounds, {' '.join(COLLECTORS[args.gc])}, {heap}, "
+              f"{java_version(args.java)}, scale {args.scale}"
               f"{f', agent options {args.agent_options}' if args.agent_options else ''}; "
               f"{(time.monotonic() - started) / 60:.0f} min; "
               f"1-minute load average before the runs: {min(loads):.1f} to {max(loads):.1f} "

@@ -36,6 +36,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use heapsampler_core::liveness::TrackingDraw;
 use heapsampler_core::options::Mode;
 use heapsampler_core::ring::PushError;
 use parking_lot::Mutex;
@@ -132,6 +133,8 @@ pub struct Local<F> {
     thread_session: u64,
     /// The class each allocation site last allocated.
     site_classes: SiteClasses,
+    /// Which of this thread's samples are tracked (`live_fraction=`).
+    tracking: TrackingDraw,
 }
 
 impl<F: Copy + Default> Local<F> {
@@ -492,8 +495,19 @@ pub fn sample<V: CallbackVm>(
     });
     let class_key = keys.class_key(local, vm, allocation.class, site);
     let size = allocation.size.max(0) as u64;
-    let handle = if options.live && size < session.live_max() {
-        vm.new_weak_ref(allocation.object)
+    let tracked = options.live
+        && size < session.live_max()
+        && local.tracking.track(options.live_fraction, || {
+            // Differs between threads, and between runs.
+            (ticks.0 as u64) ^ (vm.os_thread_id() as u64).rotate_left(32)
+        })
+        && session.take_tracking_slot();
+    let handle = if tracked {
+        let handle = vm.new_weak_ref(allocation.object);
+        if handle == 0 {
+            session.release_tracking_slot();
+        }
+        handle
     } else {
         0
     };
@@ -512,7 +526,10 @@ pub fn sample<V: CallbackVm>(
     let taken = session.count_sample();
     if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer().push(record) {
         session.count_lost();
-        vm.delete_weak_ref(handle);
+        if handle != 0 {
+            vm.delete_weak_ref(handle);
+            session.release_tracking_slot();
+        }
     }
     if session.wakes_writer(taken) {
         session.producer().wake_consumer();

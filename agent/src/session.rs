@@ -210,6 +210,9 @@ pub struct Session {
     wake_writer_at: AtomicU64,
     /// Samples the ring refused (closed while they were taken).
     lost: AtomicU64,
+    /// Liveness handles made and not yet released, counted only under a
+    /// `live_budget` ([`Session::take_tracking_slot`]).
+    tracked_now: AtomicU64,
     /// Whether a collection was forced right before the ring closed: the
     /// live objects the recording's end writes are then the reachable ones.
     collected_at_end: AtomicBool,
@@ -270,6 +273,7 @@ impl Session {
             samples: CachePadded(AtomicU64::new(0)),
             wake_writer_at: AtomicU64::new(u64::MAX),
             lost: AtomicU64::new(0),
+            tracked_now: AtomicU64::new(0),
             collected_at_end: AtomicBool::new(false),
             requests: Mutex::new(Requests::default()),
             shutdown: Mutex::new(None),
@@ -407,6 +411,33 @@ impl Session {
     #[inline]
     pub fn count_sample(&self) -> u64 {
         self.samples.0.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Whether a sample may be tracked under the `live_budget`: takes one
+    /// of its slots, to give back with [`Session::release_tracking_slot`]
+    /// when the handle is released. Always true without a budget.
+    #[inline]
+    pub fn take_tracking_slot(&self) -> bool {
+        let Some(budget) = self.options.live_budget else {
+            return true;
+        };
+        // Relaxed: a slot is a count, not a hand-over of memory; two
+        // callbacks racing for the last slot may both lose it, never both
+        // take it.
+        if self.tracked_now.fetch_add(1, Ordering::Relaxed) < budget {
+            return true;
+        }
+        self.tracked_now.fetch_sub(1, Ordering::Relaxed);
+        false
+    }
+
+    /// Gives back the slot of a liveness handle released (found collected,
+    /// dropped with its record, or at the end).
+    #[inline]
+    pub fn release_tracking_slot(&self) {
+        if self.options.live_budget.is_some() {
+            self.tracked_now.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     /// Counts a sample the ring refused.

@@ -430,6 +430,67 @@ fn live_objects_are_live_and_dropped_ones_are_freed() {
     }
 }
 
+/// The liveness scenario's lifetimes (interval 0: every allocation after
+/// the warm-up sampled, the 1000 kept arrays live at the end, the 1000
+/// dropped ones freed by `System.gc()`) under `options`: the tracked ones,
+/// and how many in all. The agent's count of untracked samples is the rest.
+fn tracked_lifetimes(test: &str, options: &str) -> (Vec<String>, usize) {
+    let (_, events) = record(test, options, &["liveness"]);
+    let lifetimes = &events["heapsampler.ObjectLifetime"];
+    let tracked: Vec<String> = lifetimes
+        .iter()
+        .filter(|l| field(l, "tracked") == "true")
+        .cloned()
+        .collect();
+    let last = events["heapsampler.AgentStatistics"].last().unwrap();
+    assert_eq!(
+        field(last, "untrackedObjects"),
+        (lifetimes.len() - tracked.len()).to_string(),
+        "{test}: {last}"
+    );
+    // Tracking fewer changes nothing for those tracked.
+    for line in &tracked {
+        let kept = line.contains("Scenarios.keep()");
+        let dropped = line.contains("Scenarios.drop()");
+        assert!(
+            !(kept && field(line, "live") != "true" || dropped && field(line, "live") != "false"),
+            "{test}: {line}"
+        );
+    }
+    (tracked, lifetimes.len())
+}
+
+/// `live_fraction=` tracks each sample with that probability: the tracked
+/// share of the 2,000 and more samples is binomial, within 5 standard
+/// deviations (a chance below 1 in 10^6 for a right draw).
+#[test]
+fn a_live_fraction_tracks_that_share_of_the_samples() {
+    let (tracked, samples) =
+        tracked_lifetimes("agent_live_fraction", "interval=0,live_fraction=0.25");
+    assert!(samples >= 2000, "{samples} samples");
+    let (n, q) = (samples as f64, 0.25);
+    let sd = (n * q * (1.0 - q)).sqrt();
+    assert!(
+        (tracked.len() as f64 - n * q).abs() <= 5.0 * sd,
+        "{} of {samples} tracked",
+        tracked.len()
+    );
+}
+
+/// `live_budget=` tracks at most that many objects at once: of the 1000
+/// kept arrays, all live at the end, at most 50 are tracked; and the
+/// budget is used, at least 50 samples tracked.
+#[test]
+fn a_live_budget_bounds_the_objects_tracked_at_once() {
+    let (tracked, _) = tracked_lifetimes("agent_live_budget", "interval=0,live_budget=50");
+    let live = tracked
+        .iter()
+        .filter(|l| field(l, "live") == "true")
+        .count();
+    assert!(live <= 50, "{live} tracked objects live at the end");
+    assert!(tracked.len() >= 50, "{} tracked", tracked.len());
+}
+
 /// The first frame of an event's stack that is the workload's own:
 /// `Scenarios$Paced.leak()V`.
 fn workload_site(line: &str) -> &str {

@@ -20,6 +20,38 @@
 //! and empties at each; giving its memory back at every sweep would fault
 //! the same pages in again before the next one.
 
+/// Which samples are tracked, each with probability `fraction` on its own
+/// ([`crate::options::Options::live_fraction`]): one per allocating thread,
+/// a SplitMix64 sequence from a seed the thread gives. Not for secrets;
+/// independent enough that the tracked share of n samples is binomial.
+#[derive(Debug, Clone, Default)]
+pub struct TrackingDraw {
+    /// The sequence's state; 0 until seeded.
+    state: u64,
+}
+
+impl TrackingDraw {
+    /// Whether to track the next sample, with probability `fraction`
+    /// (1 or more: always, without a draw). `seed` starts the sequence at
+    /// the first draw: anything that differs between threads and runs.
+    #[inline]
+    pub fn track(&mut self, fraction: f64, seed: impl FnOnce() -> u64) -> bool {
+        if fraction >= 1.0 {
+            return true;
+        }
+        if self.state == 0 {
+            self.state = seed() | 1;
+        }
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        // The upper 53 bits, uniform in [0, 1).
+        ((z >> 11) as f64) * (1.0 / (1u64 << 53) as f64) < fraction
+    }
+}
+
 /// One sampled object being tracked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrackedObject<H> {

@@ -66,6 +66,17 @@ pub struct Options {
     /// Which objects liveness tracking covers, by size; larger ones get an
     /// `ObjectLifetime` with `tracked = false` at once.
     pub live_max: LiveMax,
+    /// The probability with which a sample liveness tracking covers is
+    /// tracked, each drawn on its own (`live_fraction=`, 1 by default);
+    /// the others get an `ObjectLifetime` with `tracked = false` at once.
+    /// Experimental: for measuring what tracking costs a collector
+    /// (`bench/zgc-liveness.sh`); estimates of live bytes do not weight
+    /// the tracked samples by its inverse yet.
+    pub live_fraction: f64,
+    /// At most this many sampled objects tracked at once (`live_budget=`);
+    /// a sample drawn while all are taken is not tracked. `None`: no
+    /// limit. Experimental, as `live_fraction`.
+    pub live_budget: Option<u64>,
     /// Record samples, or only take their stacks (diagnostic).
     pub mode: Mode,
     /// How often the recording is flushed to disk.
@@ -195,6 +206,8 @@ impl Options {
             depth: 64,
             live: true,
             live_max: LiveMax::Auto,
+            live_fraction: 1.0,
+            live_budget: None,
             mode: Mode::Record,
             flush: Duration::from_secs(1),
             rate: None,
@@ -281,6 +294,22 @@ impl Options {
                                 .ok_or_else(|| bad(LIVE_MAX))?,
                         ),
                     }
+                }
+                name::LIVE_FRACTION => {
+                    options.live_fraction = need(LIVE_FRACTION)?
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|q| *q > 0.0 && *q <= 1.0)
+                        .ok_or_else(|| bad(LIVE_FRACTION))?
+                }
+                name::LIVE_BUDGET => {
+                    options.live_budget = Some(
+                        need(LIVE_BUDGET)?
+                            .parse()
+                            .ok()
+                            .filter(|n| (1..=MAX_LIVE_BUDGET).contains(n))
+                            .ok_or_else(|| bad(LIVE_BUDGET))?,
+                    )
                 }
                 name::MODE => {
                     options.mode = match need(MODE)? {
@@ -435,6 +464,10 @@ const HIDDEN: &str = "true (keep frames of hidden classes such as lambda proxies
 const ENVIRONMENT: &str = "true (write the process's environment variables at each chunk's start, as the JDK does: they may hold secrets) or false (leave them out)";
 const LIVE_MAX: &str =
     "auto (below G1's humongous size), none (every object), or a size such as 1m";
+const LIVE_FRACTION: &str = "a probability above 0 and at most 1, such as 0.1 (experimental: each sample liveness covers is tracked with it)";
+const LIVE_BUDGET: &str = "a number of objects from 1 to 10000000 (experimental: at most this many sampled objects tracked at once)";
+/// The most `live_budget` accepts.
+pub const MAX_LIVE_BUDGET: u64 = 10_000_000;
 const MODE: &str = "record, floor (diagnostic: take stacks, write no samples) or discard (diagnostic: hand samples to the writer, write none)";
 const FLUSH: &str = "a duration from 10ms to 1h, such as 500ms, 1s or 2m";
 const RATE: &str = "a positive number of samples per second";
@@ -478,6 +511,8 @@ pub mod name {
     pub const LIVE: &str = "live";
     pub const HIDDEN: &str = "hidden";
     pub const LIVE_MAX: &str = "live_max";
+    pub const LIVE_FRACTION: &str = "live_fraction";
+    pub const LIVE_BUDGET: &str = "live_budget";
     pub const MODE: &str = "mode";
     pub const FLUSH: &str = "flush";
     pub const RATE: &str = "rate";
@@ -501,7 +536,7 @@ pub mod name {
 }
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment, exclusive";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, live_fraction, live_budget, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment, exclusive";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -583,6 +618,8 @@ mod tests {
         assert!(options.live);
         assert!(!options.hidden_frames);
         assert_eq!(options.live_max, LiveMax::Auto);
+        assert_eq!(options.live_fraction, 1.0);
+        assert_eq!(options.live_budget, None);
         assert_eq!(options.mode, Mode::Record);
         assert_eq!(options.flush, Duration::from_secs(1));
         assert_eq!(options.rate, None);
@@ -640,6 +677,9 @@ mod tests {
         );
         assert_eq!(parse("live_max=none").unwrap().live_max, LiveMax::Unlimited);
         assert_eq!(parse("live_max=auto").unwrap().live_max, LiveMax::Auto);
+        assert_eq!(parse("live_fraction=0.01").unwrap().live_fraction, 0.01);
+        assert_eq!(parse("live_fraction=1").unwrap().live_fraction, 1.0);
+        assert_eq!(parse("live_budget=500").unwrap().live_budget, Some(500));
         assert_eq!(parse("mode=floor").unwrap().mode, Mode::Floor);
         assert_eq!(parse("mode=discard").unwrap().mode, Mode::Discard);
         assert_eq!(parse("mode=record").unwrap().mode, Mode::Record);
@@ -890,6 +930,19 @@ mod tests {
                 "bad option 'live_max=0': expected auto (below G1's humongous size)",
             ),
             ("live_max=big", "bad option 'live_max=big'"),
+            (
+                "live_fraction=0",
+                "bad option 'live_fraction=0': expected a probability above 0 and at most 1",
+            ),
+            ("live_fraction=1.5", "bad option 'live_fraction=1.5'"),
+            ("live_fraction=NaN", "bad option 'live_fraction=NaN'"),
+            ("live_fraction=10%", "bad option 'live_fraction=10%'"),
+            (
+                "live_budget=0",
+                "bad option 'live_budget=0': expected a number of objects from 1 to 10000000",
+            ),
+            ("live_budget=-1", "bad option 'live_budget=-1'"),
+            ("live_budget=20000000", "bad option 'live_budget=20000000'"),
             (
                 "mode=fast",
                 "bad option 'mode=fast': expected record, floor (diagnostic",

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use heapsampler_core::liveness::{LivenessTable, TrackedObject};
+use heapsampler_core::liveness::{LivenessTable, TrackedObject, TrackingDraw};
 
 fn object(id: u64, gc_count: u64) -> TrackedObject<u64> {
     TrackedObject {
@@ -180,4 +180,43 @@ fn a_table_that_fills_and_empties_between_collections_keeps_its_room() {
             .all(|&(full, emptied)| emptied == full && emptied >= 11_000 * entry),
         "each sweep keeps the room the next cycle needs: {sizes:?}"
     );
+}
+
+/// The tracked share of many samples, on many threads each seeded as the
+/// agent seeds them (a clock reading and an address: seeds that differ a
+/// little), is the fraction: binomial, within 5 standard deviations (a
+/// chance below 1 in 10^6 for a correct draw); and pairs of consecutive
+/// draws are tracked together as often as independence says.
+#[test]
+fn each_sample_is_tracked_with_the_fraction_on_its_own() {
+    for fraction in [0.5, 0.1, 0.01, 0.001] {
+        let (threads, per_thread) = (1000u64, 2000u64);
+        let (mut tracked, mut both) = (0u64, 0u64);
+        for thread in 0..threads {
+            let mut draw = TrackingDraw::default();
+            let mut previous = false;
+            for _ in 0..per_thread {
+                let now = draw.track(fraction, || 1_700_000_000_000 + thread * 64);
+                tracked += u64::from(now);
+                both += u64::from(now && previous);
+                previous = now;
+            }
+        }
+        let n = (threads * per_thread) as f64;
+        let within = |count: u64, p: f64| {
+            let sd = (n * p * (1.0 - p)).sqrt();
+            (count as f64 - n * p).abs() <= 5.0 * sd
+        };
+        assert!(within(tracked, fraction), "{fraction}: {tracked} of {n}");
+        assert!(
+            within(both, fraction * fraction),
+            "{fraction}: {both} pairs of {n}"
+        );
+    }
+}
+
+#[test]
+fn a_fraction_of_one_tracks_every_sample_without_drawing() {
+    let mut draw = TrackingDraw::default();
+    assert!((0..1000).all(|_| draw.track(1.0, || unreachable!("no draw at 1"))));
 }

@@ -10,7 +10,7 @@ import java.util.List;
  * depths 4, 6, ... MAX_DEPTH on a thread pool, and walk the long-lived tree
  * again at the end. A fixed amount of work: ROUNDS passes over the depths
  * (the original makes one pass), so the work grows linearly with ROUNDS and
- * doubles with each step of MAX_DEPTH.
+ * doubles with each step of MAX_DEPTH. Ends with "work: N ms", the time it took.
  *
  * Usage: java BinaryTrees.java [ROUNDS] [MAX_DEPTH] [THREADS]
  *        (defaults: 9, 20, the available processors)
@@ -23,6 +23,7 @@ public final class BinaryTrees {
         int maxDepth = Math.max(MIN_DEPTH + 2, args.length > 1 ? Integer.parseInt(args[1]) : 20);
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : Runtime.getRuntime().availableProcessors();
 
+        long start = System.nanoTime();
         int stretchDepth = maxDepth + 1;
         System.out.println("stretch tree of depth " + stretchDepth + "\t check: " + bottomUpTree(stretchDepth).itemCheck());
 
@@ -54,6 +55,7 @@ public final class BinaryTrees {
         pool.shutdown();
         System.out.println("long lived tree of depth " + maxDepth + "\t check: " + longLivedTree.itemCheck()
                 + "\t (" + rounds + " rounds, " + total + ")");
+        System.out.println("work: " + (System.nanoTime() - start) / 1_000_000 + " ms");
     }
 
     static TreeNode bottomUpTree(int depth) {

@@ -25,7 +25,8 @@ import java.util.zip.CRC32;
  * UTF-8 bytes. The store grows as orders are placed (to several tens of MiB
  * at the default size: the newest 300,000 orders by id, and the last 10 in
  * each account's history), so part of the heap is long-lived and old objects
- * keep dying as records are replaced.
+ * keep dying as records are replaced. Ends with "work: N ms", the time it
+ * took.
  *
  * Usage: java RequestService.java [THOUSAND_REQUESTS] [WORKERS] [CLIENTS]
  *        (defaults: 300, 4, 2)
@@ -51,6 +52,7 @@ public final class RequestService {
         int workers = args.length > 1 ? Integer.parseInt(args[1]) : 4;
         int clients = args.length > 2 ? Integer.parseInt(args[2]) : 2;
 
+        long start = System.nanoTime();
         for (int i = 0; i < ACCOUNTS; i++) {
             String id = "acct-" + i;
             ACCOUNTS_BY_ID.put(id, new Account(id, "Customer " + i, "customer" + i + "@example.com", 100_000,
@@ -92,6 +94,7 @@ public final class RequestService {
         pool.awaitTermination(1, TimeUnit.MINUTES);
         System.out.println("served " + requests / clients * clients + " requests, " + ORDERS.size()
                 + " orders stored, checksum " + checksum);
+        System.out.println("work: " + (System.nanoTime() - start) / 1_000_000 + " ms");
     }
 
     /** A request as a client would send it. */

@@ -1071,6 +1071,7 @@ impl writer::Vm for JvmtiVm<'_> {
 
     fn release(&mut self, handle: u64) {
         self.jni.delete_weak_global_ref(handle as jobject);
+        self.running.session.release_tracking_slot();
     }
 
     fn array_length(&mut self, handle: u64) -> Option<i32> {
