@@ -677,22 +677,27 @@ fn write_recording<S: Sink>(
 /// The file an `exclusive=true` recording writes (see
 /// [`Options::exclusive`]): `file` when this process is the first to
 /// create it, else `file` with process id `pid` in its name. Creating it
-/// is the claim, atomic between the JVMs of one command.
+/// is the claim, atomic between the JVMs of one command; and the claimed
+/// file is a complete recording (of no events) from the moment it exists,
+/// written first under a name of this process's and linked to `file`, so
+/// that a JVM killed before its writer starts leaves a file readers read.
 pub fn claim_file(file: &Path, pid: u32) -> Result<PathBuf, String> {
-    let claim = |path: &Path| {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map(drop)
-    };
-    match claim(file) {
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let draft = file.with_file_name(format!(".{name}.claim-{pid}"));
+    let cannot =
+        |error: &dyn std::fmt::Display| format!("cannot create {}: {error}", file.display());
+    jfr_writer::Recording::create(&draft, jfr_writer::Options::default())
+        .and_then(jfr_writer::Recording::close)
+        .map_err(|error| cannot(&error))?;
+    let claimed = match std::fs::hard_link(&draft, file) {
         Ok(()) => Ok(file.to_owned()),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(
             heapsampler_core::options::with_process_id(file, &pid.to_string()),
         ),
-        Err(error) => Err(format!("cannot create {}: {error}", file.display())),
-    }
+        Err(error) => Err(cannot(&error)),
+    };
+    let _ = std::fs::remove_file(&draft);
+    claimed
 }
 
 /// The recording options of the agent's `options`: where chunks end

@@ -534,9 +534,17 @@ fn an_exclusive_file_goes_to_the_first_and_the_next_gets_its_pid() {
     let dir = support::temp_dir("agent_claim_file");
     let file = dir.join("run.jfr");
     assert_eq!(claim_file(&file, 7).unwrap(), file);
+    // Claimed, the file is already a recording the JDK reads, and nothing
+    // else is left in the folder.
+    assert_eq!(
+        support::count_events_each(std::slice::from_ref(&file))[0],
+        Ok(0)
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     std::fs::write(&file, "the first JVM's").unwrap();
     assert_eq!(claim_file(&file, 4242).unwrap(), dir.join("run-4242.jfr"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "the first JVM's");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     let missing = dir.join("no such folder").join("run.jfr");
     let error = claim_file(&missing, 7).unwrap_err();
     assert!(error.contains("cannot create"), "{error}");
