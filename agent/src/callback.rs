@@ -496,7 +496,8 @@ pub fn sample<V: CallbackVm>(
     });
     let class_key = keys.class_key(local, vm, allocation.class, site);
     let size = allocation.size.max(0) as u64;
-    let tracking = session.tracking(size, &mut local.tracking, || {
+    let taken = session.count_sample();
+    let tracking = session.tracking(size, taken, &mut local.tracking, || {
         // Differs between threads, and between runs.
         (ticks.0 as u64) ^ (vm.os_thread_id() as u64).rotate_left(32)
     });
@@ -517,7 +518,6 @@ pub fn sample<V: CallbackVm>(
     let Local { frames, record, .. } = local;
     let frames = frames[..count.min(depth)].iter().map(|&f| f.into());
     SampleRecord::encode_into(record, &header, frames);
-    let taken = session.count_sample();
     if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer().push(record) {
         session.count_lost();
         vm.delete_weak_ref(handle);

@@ -206,6 +206,13 @@ pub struct Session {
     /// (an `f64`'s bits): 1 unless the plan sets a share, which the writer
     /// adapts ([`TrackingShare`]).
     tracking_probability: AtomicU64,
+    /// The sample number past which the share's window has spent its
+    /// budget: samples past it, taken before the writer sets the next
+    /// share, are drawn with a falling probability
+    /// ([`tracking::probability_past_budget`]). `u64::MAX` without a share.
+    tracking_until: AtomicU64,
+    /// The share's window budget ([`TrackingShare::burst_budget`]).
+    tracking_budget: f64,
     /// Samples the plan's size limit excluded from liveness, counted only
     /// under a share (which is set from the others).
     excluded: AtomicU64,
@@ -289,6 +296,14 @@ impl Session {
             collections,
             plan,
             tracking_probability: AtomicU64::new(1f64.to_bits()),
+            // The first window's, at q = 1, from the first sample: the
+            // writer may take a while to start.
+            tracking_until: AtomicU64::new(plan.per_second.map_or(u64::MAX, |rate| {
+                TrackingShare::new(rate).samples_left_in_window()
+            })),
+            tracking_budget: plan
+                .per_second
+                .map_or(0.0, |rate| TrackingShare::new(rate).burst_budget()),
             excluded: AtomicU64::new(0),
             tracked: CachePadded(AtomicU64::new(0)),
             tracked_limit: AtomicU64::new(if plan.capped {
@@ -426,15 +441,17 @@ impl Session {
         &self.plan
     }
 
-    /// Whether the liveness of a sample of `size` bytes is tracked: not if
-    /// liveness does not cover it, nor past the cap; otherwise drawn on
-    /// this thread's `draw` with the probability in force (`seed` starts
-    /// the thread's sequence). A few relaxed atomics: the share and the
-    /// cap, read; the count of samples tracked, added to when capped.
+    /// Whether the liveness of sample number `taken` ([`Session::count_sample`]),
+    /// of `size` bytes, is tracked: not if liveness does not cover it, nor
+    /// past the cap; otherwise drawn on this thread's `draw` with the
+    /// probability in force (`seed` starts the thread's sequence). A few
+    /// relaxed atomics: the share and the cap, read; the count of samples
+    /// tracked, added to when capped.
     #[inline]
     pub fn tracking(
         &self,
         size: u64,
+        taken: u64,
         draw: &mut TrackingDraw,
         seed: impl FnOnce() -> u64,
     ) -> Tracking {
@@ -455,7 +472,14 @@ impl Session {
         {
             return Tracking::Capped;
         }
-        let probability = f64::from_bits(self.tracking_probability.load(Ordering::Relaxed));
+        let mut probability = f64::from_bits(self.tracking_probability.load(Ordering::Relaxed));
+        // Relaxed: a probability and a bound from two windows make a
+        // probability too, and the sample carries the one it is drawn with.
+        let until = self.tracking_until.load(Ordering::Relaxed);
+        if taken > until {
+            probability =
+                tracking::probability_past_budget(probability, taken - until, self.tracking_budget);
+        }
         if !draw.track(probability, seed) {
             return Tracking::NotDrawn(probability);
         }
@@ -673,7 +697,9 @@ fn write_recording<S: Sink>(
                 );
             }
             eligible_seen = eligible.max(eligible_seen);
-            wake_at = wake_at.min(samples.saturating_add(share.samples_left_in_window()));
+            let until = samples.saturating_add(share.samples_left_in_window());
+            session.tracking_until.store(until, Ordering::Relaxed);
+            wake_at = wake_at.min(until);
         }
         session.wake_writer_at.store(wake_at, Ordering::Relaxed);
         if let Some(since) = since_major.as_mut() {

@@ -418,7 +418,7 @@ fn past_the_cap_samples_are_capped_until_a_major_collection_ends() {
         collections,
     );
     let mut draw = TrackingDraw::default();
-    let mut track = || session.tracking(24, &mut draw, || 1);
+    let mut track = || session.tracking(24, 1, &mut draw, || 1);
     let first: Vec<Tracking> = (0..300).map(|_| track()).collect();
     let cap = MAX_TRACKED_SINCE_MAJOR as usize;
     assert!(
@@ -430,7 +430,7 @@ fn past_the_cap_samples_are_capped_until_a_major_collection_ends() {
         "{first:?}"
     );
     assert_eq!(
-        session.tracking(1 << 20, &mut draw, || 1),
+        session.tracking(1 << 20, 1, &mut draw, || 1),
         Tracking::Excluded,
         "the size limit comes first"
     );
@@ -464,7 +464,7 @@ fn past_the_cap_samples_are_capped_until_a_major_collection_ends() {
         running.finished(Instant::now());
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut draw = TrackingDraw::default();
-        while session.tracking(24, &mut draw, || 1) == Tracking::Capped {
+        while session.tracking(24, 1, &mut draw, || 1) == Tracking::Capped {
             assert!(Instant::now() < deadline, "still capped after the major");
             std::thread::sleep(Duration::from_millis(10));
         }

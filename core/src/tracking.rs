@@ -33,19 +33,25 @@
 //! a fall raises it over a few windows.
 //!
 //! **Bursts.** A window also closes early once the samples it tracks are
-//! expected to reach twice its aim (`2 R` at 1 s), its rate then taken from
-//! the burst's own samples when they are most of them: a burst tracks at
-//! most about two windows' worth before `q` follows it. (Closing at the aim
-//! itself would close the windows of a steady rate at a count rather than a
-//! time, which biases the measured rate upwards, by `n / (n - 1)` for `n`
-//! samples.)
+//! expected to reach its budget, twice its aim (`B = 2 R` at 1 s), its rate
+//! then taken from the burst's own samples when they are most of them.
+//! (Closing at the aim itself would close the windows of a steady rate at a
+//! count rather than a time, which biases the measured rate upwards, by
+//! `n / (n - 1)` for `n` samples.) The writer sees samples late, in batches
+//! and after a wake, and a burst goes on meanwhile: so the samples that
+//! come after the budget is spent, before the writer has set the next `q`,
+//! are drawn with a probability that falls with each of them,
+//! [`probability_past_budget`]: the `n`-th gets `q / (1 + q n / B)^2`,
+//! which sums to at most `B` over any number of them. A window tracks at
+//! most about `2 B` samples, however late the writer, and each sample still
+//! carries the probability it was drawn with.
 //!
 //! **The first window** tracks every sample, `q = 1`: no rate is known, and
 //! 1 is exactly right for a program that samples fewer than `R` a second (a
 //! service allocating under 8 MB/s at the default 512 KiB interval). A
-//! busier program's first window closes early, after `2 R` samples (32 by
-//! default), and `q` is set from the rate they came at; what more is
-//! tracked before the writer sees them is bounded by the cap below.
+//! busier program's first window ends after `B` samples (32 by default),
+//! about `B` more drawn before the writer sees them, and `q` is set from
+//! the rate they came at.
 //!
 //! **The cap.** However `q` is set, at most [`MAX_TRACKED_SINCE_MAJOR`]
 //! samples allocated since the last major collection began are tracked:
@@ -131,8 +137,9 @@ impl TrackingShare {
         self.eligible_per_second.unwrap_or(0.0)
     }
 
-    /// The samples a window is expected to track before it closes early.
-    fn burst_budget(&self) -> f64 {
+    /// The samples a window is expected to track before it closes early,
+    /// `B`: twice its aim.
+    pub fn burst_budget(&self) -> f64 {
         2.0 * self.tracked_per_second * WINDOW.as_secs_f64()
     }
 
@@ -196,6 +203,21 @@ impl TrackingShare {
             probability
         })
     }
+}
+
+/// The probability with which to draw a sample that comes `past` samples
+/// after the point where its window's budget `budget` (`B`) was spent at
+/// probability `probability` (`q`), the writer not having set the next
+/// one yet (`past` 0: not past it): `q / (1 + q past / B)^2`. However many
+/// come, at most `B` of them are drawn on average (the sum is below the
+/// integral from 0 to infinity of `q / (1 + q n / B)^2 dn`, which is `B`).
+#[inline]
+pub fn probability_past_budget(probability: f64, past: u64, budget: f64) -> f64 {
+    if past == 0 {
+        return probability;
+    }
+    let stretch = 1.0 + probability * past as f64 / budget;
+    probability / (stretch * stretch)
 }
 
 /// The samples tracked since the last major collection began, for the cap
