@@ -119,23 +119,18 @@ CONFIGS = {
                    ["-agentpath:{agent}=file={file},interval=512k,mode=floor,log=quiet"]),
     "floor-32k": ("floor: heapsampler mode=floor interval=32k",
                   ["-agentpath:{agent}=file={file},interval=32k,mode=floor,log=quiet"]),
-    "hs-512k-q0.1": ("heapsampler interval=512k live_fraction=0.1",
-                     ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.1,log=quiet"]),
-    "hs-512k-q0.01": ("heapsampler interval=512k live_fraction=0.01",
-                      ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.01,log=quiet"]),
-    "hs-512k-q0.001": ("heapsampler interval=512k live_fraction=0.001",
-                       ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.001,log=quiet"]),
-    "hs-512k-b1000": ("heapsampler interval=512k live_budget=1000",
-                      ["-agentpath:{agent}=file={file},interval=512k,live_budget=1000,log=quiet"]),
-    "hs-512k-b100": ("heapsampler interval=512k live_budget=100",
-                     ["-agentpath:{agent}=file={file},interval=512k,live_budget=100,log=quiet"]),
+    "hs-512k-all": ("heapsampler interval=512k live_rate=all: every sample tracked",
+                    ["-agentpath:{agent}=file={file},interval=512k,live_rate=all,log=quiet"]),
+    "hs-512k-r64": ("heapsampler interval=512k live_rate=64",
+                    ["-agentpath:{agent}=file={file},interval=512k,live_rate=64,log=quiet"]),
+    "hs-512k-r4": ("heapsampler interval=512k live_rate=4",
+                   ["-agentpath:{agent}=file={file},interval=512k,live_rate=4,log=quiet"]),
     "ap-512k-live": ("async-profiler alloc=512k,live (--async-profiler)",
                      ["-agentpath:{async_profiler}=start,event=alloc,alloc=512k,live,file={file}"]),
 }
 
 # Run only when --configs names them.
-ON_REQUEST = {"hs-512k-discard", "hs-512k-q0.1", "hs-512k-q0.01", "hs-512k-q0.001", "hs-512k-b1000",
-              "hs-512k-b100", "ap-512k-live"}
+ON_REQUEST = {"hs-512k-discard", "hs-512k-all", "hs-512k-r64", "hs-512k-r4", "ap-512k-live"}
 
 # Which floor each configuration is compared with.
 FLOOR_OF = {
@@ -146,11 +141,9 @@ FLOOR_OF = {
     "hs-512k-discard": "floor-512k",
     "hs-32k": "floor-32k",
     "hs-32k-nolive": "floor-32k",
-    "hs-512k-q0.1": "floor-512k",
-    "hs-512k-q0.01": "floor-512k",
-    "hs-512k-q0.001": "floor-512k",
-    "hs-512k-b1000": "floor-512k",
-    "hs-512k-b100": "floor-512k",
+    "hs-512k-all": "floor-512k",
+    "hs-512k-r64": "floor-512k",
+    "hs-512k-r4": "floor-512k",
 }
 
 
@@ -399,8 +392,9 @@ def recorded(cli, file):
 def tracked(java, file):
     """(samples tracked for liveness, the most tracked at once at a flush)
     of a heapsampler recording, from its agent's counters
-    (heapsampler.AgentStatistics: samples, untrackedObjects, trackedObjects)
-    as the JDK's jfr reads them; (None, None) without them."""
+    (heapsampler.AgentStatistics: drawnSamples, or before it samples less
+    untrackedObjects; trackedObjects) as the JDK's jfr reads them; (None,
+    None) without them."""
     if not os.path.exists(file):
         return None, None
     text = subprocess.run([jdk_tool(java, "jfr"), "print", "--events",
@@ -411,6 +405,9 @@ def tracked(java, file):
         return [int(v) for v in re.findall(rf"^\s+{field} = (\d+)\s*$", text, re.M)]
 
     samples, untracked, now = values("samples"), values("untrackedObjects"), values("trackedObjects")
+    drawn = values("drawnSamples")
+    if drawn:
+        return drawn[-1], max(now, default=0)
     if not samples or not untracked:
         return None, None
     return samples[-1] - untracked[-1], max(now, default=0)
