@@ -202,6 +202,9 @@ pub struct Session {
     collections: Arc<Collections>,
     /// Which samples' liveness is tracked.
     plan: TrackingPlan,
+    /// When the session began, in the clock's ticks: the share's first
+    /// window begins then, its samples counted from the first.
+    started: u64,
     /// The probability with which a sample liveness covers is tracked now
     /// (an `f64`'s bits): 1 unless the plan sets a share, which the writer
     /// adapts ([`TrackingShare`]).
@@ -295,6 +298,7 @@ impl Session {
             producer,
             collections,
             plan,
+            started: clock.now().0.max(0) as u64,
             tracking_probability: AtomicU64::new(1f64.to_bits()),
             // The first window's, at q = 1, from the first sample: the
             // writer may take a while to start.
@@ -648,7 +652,11 @@ fn write_recording<S: Sink>(
         .rate
         .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
     let mut samples_seen = 0;
-    let mut share = session.plan.per_second.map(TrackingShare::new);
+    let mut share = session.plan.per_second.map(|rate| {
+        let mut share = TrackingShare::new(rate);
+        share.observe(0, session.started);
+        share
+    });
     let mut eligible_seen = 0;
     let mut since_major = session.plan.capped.then(TrackedSinceMajor::new);
     let mut cap_said = 0;

@@ -566,6 +566,80 @@ fn generational_zgc_tracks_a_known_share_of_the_samples() {
     );
 }
 
+/// At an attach too, the agent tells generational ZGC from the JVM's flags:
+/// attached (with Temurin 25's jcmd) to a JVM whose two threads allocate
+/// under ZGC, it says so on the JVM's stderr, and of the 500 samples and
+/// more it records, only the first window's few dozen are drawn at q = 1,
+/// the others with the share.
+#[test]
+fn an_attach_to_generational_zgc_tracks_a_share() {
+    let test = "an_attach_to_generational_zgc_tracks_a_share";
+    let Some(java) = java_25(test) else {
+        return;
+    };
+    let file = support::temp_dir("agent_zgc_attach").join("attached.jfr");
+    let mut child = Command::new(&java)
+        .args(["-XX:+UseZGC", "-Xmx512m", "-cp"])
+        .arg(classes())
+        .args(["Scenarios", "run", "60", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn_within(support::DEADLINE);
+    let mut line = String::new();
+    {
+        use std::io::BufRead;
+        let mut stdout = std::io::BufReader::new(child.stdout.as_mut().unwrap());
+        stdout.read_line(&mut line).unwrap();
+    }
+    assert_eq!(line.trim(), "ready");
+    let jcmd = |options: &str| {
+        let output = Command::new(java.with_file_name("jcmd"))
+            .arg(child.id().to_string())
+            .arg("JVMTI.agent_load")
+            .arg(agent())
+            .arg(format!("\"{options}\""))
+            .output_in_time();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let attached = jcmd(&format!("file={},interval=16k,flush=100ms", file.display()));
+    assert!(attached.contains("return code: 0"), "{attached}");
+    // Wait until the flushes have put 256 KiB in the file: thousands of
+    // samples, each some 40 bytes with its lifetime (the JDK's parser
+    // cannot count them in a file being written). Counted once it ends.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let flushed = || {
+        std::fs::read(&file)
+            .ok()
+            .and_then(|bytes| jfr_format::ChunkHeader::decode(&bytes))
+            .is_some_and(|header| header.chunk_size > 256 * 1024)
+    };
+    while !flushed() {
+        assert!(
+            Instant::now() < deadline,
+            "256 KiB not written within a minute"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stopped = jcmd("stop");
+    assert!(stopped.contains("return code: 0"), "{stopped}");
+    wait_until_finished(&file, &mut child);
+    child.kill().unwrap();
+    let stderr = String::from_utf8_lossy(&child.wait_with_output().stderr).into_owned();
+    assert!(
+        stderr.contains("heapsampler: generational ZGC: liveness is tracked for a share"),
+        "{stderr}"
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    let lifetimes = tracking_probabilities(test, &events);
+    let at_one = lifetimes.iter().filter(|l| l.1 == 1.0).count();
+    assert!(
+        lifetimes.len() >= 500 && at_one <= 100,
+        "{at_one} of {} samples drawn at q = 1",
+        lifetimes.len()
+    );
+}
+
 /// `live_rate=all` tracks every sample on generational ZGC, without the
 /// line: the liveness scenario's 1,000 kept arrays are live at the end,
 /// its 1,000 dropped ones freed by its `System.gc()` (a major collection).
