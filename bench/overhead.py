@@ -125,12 +125,17 @@ CONFIGS = {
                     ["-agentpath:{agent}=file={file},interval=512k,live_rate=64,log=quiet"]),
     "hs-512k-r4": ("heapsampler interval=512k live_rate=4",
                    ["-agentpath:{agent}=file={file},interval=512k,live_rate=4,log=quiet"]),
+    "base-512k": ("another build of heapsampler (--baseline) interval=512k",
+                  ["-agentpath:{baseline}=file={file},interval=512k,log=quiet"]),
+    "base-32k": ("another build of heapsampler (--baseline) interval=32k",
+                 ["-agentpath:{baseline}=file={file},interval=32k,log=quiet"]),
     "ap-512k-live": ("async-profiler alloc=512k,live (--async-profiler)",
                      ["-agentpath:{async_profiler}=start,event=alloc,alloc=512k,live,file={file}"]),
 }
 
 # Run only when --configs names them.
-ON_REQUEST = {"hs-512k-discard", "hs-512k-all", "hs-512k-r64", "hs-512k-r4", "ap-512k-live"}
+ON_REQUEST = {"hs-512k-discard", "hs-512k-all", "hs-512k-r64", "hs-512k-r4", "base-512k", "base-32k",
+              "ap-512k-live"}
 
 # Which floor each configuration is compared with.
 FLOOR_OF = {
@@ -144,6 +149,8 @@ FLOOR_OF = {
     "hs-512k-all": "floor-512k",
     "hs-512k-r64": "floor-512k",
     "hs-512k-r4": "floor-512k",
+    "base-512k": "floor-512k",
+    "base-32k": "floor-32k",
 }
 
 
@@ -191,6 +198,9 @@ def parse_args():
                         help="the collector (default g1; zgc is generational from JDK 24 on)")
     parser.add_argument("--async-profiler", metavar="SO",
                         help="async-profiler's libasyncProfiler.so, for the ap-512k-live configuration")
+    parser.add_argument("--baseline", metavar="SO",
+                        help="another build's libheapsampler.so (main's, say), for the base-512k and "
+                        "base-32k configurations: two builds interleaved in one run")
     parser.add_argument("--timeout", type=float, default=600,
                         help="seconds a run may take before it is killed and counted as failed "
                         "(default 600)")
@@ -237,6 +247,10 @@ def parse_args():
         parser.error("ap-512k-live needs --async-profiler")
     if args.async_profiler:
         args.async_profiler = os.path.abspath(args.async_profiler)
+    if any(c.startswith("base-") for c in args.configs) and not args.baseline:
+        parser.error("base-512k and base-32k need --baseline")
+    if args.baseline:
+        args.baseline = os.path.abspath(args.baseline)
     if args.rounds < 1 or args.scale <= 0 or args.perf_hz < 1:
         parser.error("--rounds, --scale and --perf-hz must be positive")
     return args
@@ -292,7 +306,8 @@ def floor_accepted(java, agent, work):
 
 def command(args, workload, config, agent, classes, file, gc_log):
     _, main_class, sizes = WORKLOADS[workload]
-    options = [o.format(file=file, agent=agent, async_profiler=args.async_profiler)
+    options = [o.format(file=file, agent=agent, async_profiler=args.async_profiler,
+                        baseline=getattr(args, "baseline", None))
                for o in CONFIGS[config][1]]
     if args.agent_options:
         options = [o + "," + args.agent_options if o.startswith("-agentpath:" + agent) else o

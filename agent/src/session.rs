@@ -439,12 +439,6 @@ impl Session {
         &self.producer
     }
 
-    /// Which samples' liveness is tracked.
-    #[inline]
-    pub fn plan(&self) -> &TrackingPlan {
-        &self.plan
-    }
-
     /// Whether the liveness of sample number `taken` ([`Session::count_sample`]),
     /// of `size` bytes, is tracked: not if liveness does not cover it, nor
     /// past the cap; otherwise drawn on this thread's `draw` with the
@@ -491,11 +485,6 @@ impl Session {
             self.tracked.0.fetch_add(1, Ordering::Relaxed);
         }
         Tracking::Drawn(probability)
-    }
-
-    /// The probability with which a sample liveness covers is tracked now.
-    pub fn tracking_probability(&self) -> f64 {
-        f64::from_bits(self.tracking_probability.load(Ordering::Relaxed))
     }
 
     /// The sampling interval in force.
