@@ -119,23 +119,23 @@ CONFIGS = {
                    ["-agentpath:{agent}=file={file},interval=512k,mode=floor,log=quiet"]),
     "floor-32k": ("floor: heapsampler mode=floor interval=32k",
                   ["-agentpath:{agent}=file={file},interval=32k,mode=floor,log=quiet"]),
-    "hs-512k-q0.1": ("heapsampler interval=512k live_fraction=0.1",
-                     ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.1,log=quiet"]),
-    "hs-512k-q0.01": ("heapsampler interval=512k live_fraction=0.01",
-                      ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.01,log=quiet"]),
-    "hs-512k-q0.001": ("heapsampler interval=512k live_fraction=0.001",
-                       ["-agentpath:{agent}=file={file},interval=512k,live_fraction=0.001,log=quiet"]),
-    "hs-512k-b1000": ("heapsampler interval=512k live_budget=1000",
-                      ["-agentpath:{agent}=file={file},interval=512k,live_budget=1000,log=quiet"]),
-    "hs-512k-b100": ("heapsampler interval=512k live_budget=100",
-                     ["-agentpath:{agent}=file={file},interval=512k,live_budget=100,log=quiet"]),
+    "hs-512k-all": ("heapsampler interval=512k live_rate=all: every sample tracked",
+                    ["-agentpath:{agent}=file={file},interval=512k,live_rate=all,log=quiet"]),
+    "hs-512k-r64": ("heapsampler interval=512k live_rate=64",
+                    ["-agentpath:{agent}=file={file},interval=512k,live_rate=64,log=quiet"]),
+    "hs-512k-r4": ("heapsampler interval=512k live_rate=4",
+                   ["-agentpath:{agent}=file={file},interval=512k,live_rate=4,log=quiet"]),
+    "base-512k": ("another build of heapsampler (--baseline) interval=512k",
+                  ["-agentpath:{baseline}=file={file},interval=512k,log=quiet"]),
+    "base-32k": ("another build of heapsampler (--baseline) interval=32k",
+                 ["-agentpath:{baseline}=file={file},interval=32k,log=quiet"]),
     "ap-512k-live": ("async-profiler alloc=512k,live (--async-profiler)",
                      ["-agentpath:{async_profiler}=start,event=alloc,alloc=512k,live,file={file}"]),
 }
 
 # Run only when --configs names them.
-ON_REQUEST = {"hs-512k-discard", "hs-512k-q0.1", "hs-512k-q0.01", "hs-512k-q0.001", "hs-512k-b1000",
-              "hs-512k-b100", "ap-512k-live"}
+ON_REQUEST = {"hs-512k-discard", "hs-512k-all", "hs-512k-r64", "hs-512k-r4", "base-512k", "base-32k",
+              "ap-512k-live"}
 
 # Which floor each configuration is compared with.
 FLOOR_OF = {
@@ -146,11 +146,11 @@ FLOOR_OF = {
     "hs-512k-discard": "floor-512k",
     "hs-32k": "floor-32k",
     "hs-32k-nolive": "floor-32k",
-    "hs-512k-q0.1": "floor-512k",
-    "hs-512k-q0.01": "floor-512k",
-    "hs-512k-q0.001": "floor-512k",
-    "hs-512k-b1000": "floor-512k",
-    "hs-512k-b100": "floor-512k",
+    "hs-512k-all": "floor-512k",
+    "hs-512k-r64": "floor-512k",
+    "hs-512k-r4": "floor-512k",
+    "base-512k": "floor-512k",
+    "base-32k": "floor-32k",
 }
 
 
@@ -198,6 +198,9 @@ def parse_args():
                         help="the collector (default g1; zgc is generational from JDK 24 on)")
     parser.add_argument("--async-profiler", metavar="SO",
                         help="async-profiler's libasyncProfiler.so, for the ap-512k-live configuration")
+    parser.add_argument("--baseline", metavar="SO",
+                        help="another build's libheapsampler.so (main's, say), for the base-512k and "
+                        "base-32k configurations: two builds interleaved in one run")
     parser.add_argument("--timeout", type=float, default=600,
                         help="seconds a run may take before it is killed and counted as failed "
                         "(default 600)")
@@ -244,6 +247,10 @@ def parse_args():
         parser.error("ap-512k-live needs --async-profiler")
     if args.async_profiler:
         args.async_profiler = os.path.abspath(args.async_profiler)
+    if any(c.startswith("base-") for c in args.configs) and not args.baseline:
+        parser.error("base-512k and base-32k need --baseline")
+    if args.baseline:
+        args.baseline = os.path.abspath(args.baseline)
     if args.rounds < 1 or args.scale <= 0 or args.perf_hz < 1:
         parser.error("--rounds, --scale and --perf-hz must be positive")
     return args
@@ -299,7 +306,8 @@ def floor_accepted(java, agent, work):
 
 def command(args, workload, config, agent, classes, file, gc_log):
     _, main_class, sizes = WORKLOADS[workload]
-    options = [o.format(file=file, agent=agent, async_profiler=args.async_profiler)
+    options = [o.format(file=file, agent=agent, async_profiler=args.async_profiler,
+                        baseline=getattr(args, "baseline", None))
                for o in CONFIGS[config][1]]
     if args.agent_options:
         options = [o + "," + args.agent_options if o.startswith("-agentpath:" + agent) else o
@@ -399,8 +407,9 @@ def recorded(cli, file):
 def tracked(java, file):
     """(samples tracked for liveness, the most tracked at once at a flush)
     of a heapsampler recording, from its agent's counters
-    (heapsampler.AgentStatistics: samples, untrackedObjects, trackedObjects)
-    as the JDK's jfr reads them; (None, None) without them."""
+    (heapsampler.AgentStatistics: drawnSamples, or before it samples less
+    untrackedObjects; trackedObjects) as the JDK's jfr reads them; (None,
+    None) without them."""
     if not os.path.exists(file):
         return None, None
     text = subprocess.run([jdk_tool(java, "jfr"), "print", "--events",
@@ -411,6 +420,9 @@ def tracked(java, file):
         return [int(v) for v in re.findall(rf"^\s+{field} = (\d+)\s*$", text, re.M)]
 
     samples, untracked, now = values("samples"), values("untrackedObjects"), values("trackedObjects")
+    drawn = values("drawnSamples")
+    if drawn:
+        return drawn[-1], max(now, default=0)
     if not samples or not untracked:
         return None, None
     return samples[-1] - untracked[-1], max(now, default=0)

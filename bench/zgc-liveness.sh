@@ -14,7 +14,7 @@
 #   bench/zgc-liveness.sh                              # about 25 minutes
 #   bench/zgc-liveness.sh --gc shenandoah-gen
 #   bench/zgc-liveness.sh --workloads chains,request-service \
-#       --configs none,hs-512k-nolive,hs-512k,hs-512k-q0.1,hs-512k-q0.01,hs-512k-q0.001
+#       --configs none,hs-512k-nolive,hs-512k,hs-512k-all,hs-512k-r64,hs-512k-r4
 set -euo pipefail
 java=${JAVA:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
 configs=none,hs-512k-nolive,hs-512k

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use heapsampler_agent::environment::EnvironmentVm;
 use heapsampler_agent::heap::HeapVm;
-use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord, Tracking};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::threads::ThreadsVm;
 use heapsampler_agent::writer::{
@@ -180,6 +180,7 @@ fn write_samples(samples: u64, make_stack: StackMaker) -> Duration {
                     interval: 512 * 1024,
                     class: (i % 40) as u64 + 1,
                     liveness_handle: i as u64 + 1,
+                    tracking: Tracking::Drawn(1.0),
                     truncated: false,
                 },
                 frames,

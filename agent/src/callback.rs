@@ -42,7 +42,7 @@ use heapsampler_core::ring::PushError;
 use parking_lot::Mutex;
 
 use crate::environment::{ShutdownRecord, shutdown_reason};
-use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord};
+use crate::record::{MAX_RECORD_LEN, RawFrame, SampleHeader, SampleRecord, Tracking};
 use crate::session::{Session, say};
 use crate::site_classes::SiteClasses;
 use crate::writer::Exhaustion;
@@ -133,7 +133,8 @@ pub struct Local<F> {
     thread_session: u64,
     /// The class each allocation site last allocated.
     site_classes: SiteClasses,
-    /// Which of this thread's samples are tracked (`live_fraction=`).
+    /// Which of this thread's samples are tracked, when a share is
+    /// ([`Session::tracking`]).
     tracking: TrackingDraw,
 }
 
@@ -495,21 +496,14 @@ pub fn sample<V: CallbackVm>(
     });
     let class_key = keys.class_key(local, vm, allocation.class, site);
     let size = allocation.size.max(0) as u64;
-    let tracked = options.live
-        && size < session.live_max()
-        && local.tracking.track(options.live_fraction, || {
-            // Differs between threads, and between runs.
-            (ticks.0 as u64) ^ (vm.os_thread_id() as u64).rotate_left(32)
-        })
-        && session.take_tracking_slot();
-    let handle = if tracked {
-        let handle = vm.new_weak_ref(allocation.object);
-        if handle == 0 {
-            session.release_tracking_slot();
-        }
-        handle
-    } else {
-        0
+    let taken = session.count_sample();
+    let tracking = session.tracking(size, taken, &mut local.tracking, || {
+        // Differs between threads, and between runs.
+        (ticks.0 as u64) ^ (vm.os_thread_id() as u64).rotate_left(32)
+    });
+    let handle = match tracking {
+        Tracking::Drawn(_) => vm.new_weak_ref(allocation.object),
+        _ => 0,
     };
     let header = SampleHeader {
         thread: thread_key,
@@ -518,18 +512,15 @@ pub fn sample<V: CallbackVm>(
         interval: local.sampled_interval(keys.session, session.interval()),
         class: class_key,
         liveness_handle: handle,
+        tracking,
         truncated: count > depth,
     };
     let Local { frames, record, .. } = local;
     let frames = frames[..count.min(depth)].iter().map(|&f| f.into());
     SampleRecord::encode_into(record, &header, frames);
-    let taken = session.count_sample();
     if let Err(PushError::Closed | PushError::TooLarge { .. }) = session.producer().push(record) {
         session.count_lost();
-        if handle != 0 {
-            vm.delete_weak_ref(handle);
-            session.release_tracking_slot();
-        }
+        vm.delete_weak_ref(handle);
     }
     if session.wakes_writer(taken) {
         session.producer().wake_consumer();
@@ -618,6 +609,7 @@ fn thread_record<V: CallbackVm>(
         interval: 0,
         class: 0,
         liveness_handle: 0,
+        tracking: Tracking::Excluded,
         truncated: count > depth,
     };
     let frames = local.frames[..count.min(depth)].iter().map(|&f| f.into());

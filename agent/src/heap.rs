@@ -261,6 +261,9 @@ pub enum CollectorKind {
     Unknown,
 }
 
+/// The JDK's name for generational ZGC's major collections.
+pub const ZGC_MAJOR: &str = "ZGC Major";
+
 /// What the collector of management name `collector` collects, and the
 /// JDK's name for its collections (research: the same JVM's beans and JFR,
 /// JDK 17 and 25).
@@ -275,7 +278,7 @@ pub fn collector_kind(collector: &str) -> CollectorKind {
         "MarkSweepCompact" => Old("SerialOld"),
         "ZGC Cycles" => Cycle("Z"),
         "ZGC Minor Cycles" => Cycle("ZGC Minor"),
-        "ZGC Major Cycles" => Cycle("ZGC Major"),
+        "ZGC Major Cycles" => Cycle(ZGC_MAJOR),
         "Shenandoah Cycles" => Cycle("Shenandoah"),
         "G1 Concurrent GC" => Pauses,
         name if name.ends_with(" Pauses") => Pauses,
@@ -295,7 +298,7 @@ fn configured_collectors(names: &[String]) -> Option<(&'static str, &'static str
     } else if has("Copy") {
         ("DefNew", "SerialOld")
     } else if has("ZGC Minor Cycles") {
-        ("ZGC Minor", "ZGC Major")
+        ("ZGC Minor", ZGC_MAJOR)
     } else if has("ZGC Cycles") {
         ("N/A", "Z")
     } else if has("Shenandoah Cycles") {
@@ -409,6 +412,9 @@ pub struct HeapContext {
     /// Heap bytes in use after the collection that ended last, and when
     /// it ended (milliseconds since the JVM started).
     last_after: Option<(i64, u64)>,
+    /// When the generational ZGC major collections written since the last
+    /// [`HeapContext::take_major_collections`] began, in recording ticks.
+    majors: Vec<i64>,
 }
 
 impl HeapContext {
@@ -444,6 +450,7 @@ impl HeapContext {
             gc_id: 0,
             missed: 0,
             last_after: None,
+            majors: Vec::new(),
         })
     }
 
@@ -674,6 +681,13 @@ impl HeapContext {
         self.missed
     }
 
+    /// When each generational ZGC major collection written since the last
+    /// call began, in recording ticks: the collections that clear what
+    /// weak handles point to there (its minor ones keep it).
+    pub fn take_major_collections(&mut self) -> Vec<i64> {
+        std::mem::take(&mut self.majors)
+    }
+
     fn note_heap_after(&mut self, info: &GcInfo) {
         if self
             .last_after
@@ -806,6 +820,9 @@ impl HeapContext {
         };
         let start = self.ticks_of(recording, info.start_millis);
         let end = self.ticks_of(recording, info.end_millis);
+        if kind == CollectorKind::Cycle(ZGC_MAJOR) {
+            self.majors.push(start.0);
+        }
         let tolerance = ticks_in(PAUSE_MATCH);
         let claimed: Vec<Pause> = match kind {
             CollectorKind::Cycle(_) => {

@@ -12,6 +12,8 @@
 //! - [`site_classes`]: the allocation callback's per-thread guess of an
 //!   allocation site's class, which saves a JVMTI call a sample.
 //! - [`record`]: what the allocation callback hands the writer thread.
+//! - [`tracking`]: which samples' liveness a session tracks: the collector
+//!   and its mode, read at the session's start ([`tracking::StartVm`]).
 //! - [`session`]: one recording session in safe code: what the callbacks and
 //!   the writer thread share (counters, the interval in force, the session's
 //!   own collections) and the writer thread's loop (ring draining, rate
@@ -39,7 +41,8 @@
 //! is tested with a fake VM (`tests/callback.rs`, `tests/session.rs`,
 //! `tests/writer.rs`). The modules import one another one way: `writer`
 //! uses `heap`, `environment`, `threads`, `roots`, `record`, `fingerprints` and `signature`;
-//! `session` uses `writer`; `callback` uses `session`; none uses `ffi`.
+//! `session` uses `writer` and `tracking`; `callback` uses `session`; none
+//! uses `ffi`.
 
 mod ffi;
 
@@ -54,4 +57,5 @@ pub mod session;
 pub mod signature;
 pub mod site_classes;
 pub mod threads;
+pub mod tracking;
 pub mod writer;

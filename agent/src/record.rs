@@ -24,8 +24,58 @@ pub struct RawFrame {
     pub location: i64,
 }
 
+/// Whether a sample's liveness is tracked, as the callback decided it
+/// ([`crate::session::Session::tracking`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tracking {
+    /// Liveness does not cover it: liveness is off, or the object is at
+    /// or above the `live_max` size.
+    Excluded,
+    /// Covered, but the samples tracked since the last major collection
+    /// reached the cap: not drawn, its liveness unknown.
+    Capped,
+    /// Drawn with this probability: tracked (if a handle could be made).
+    Drawn(f64),
+    /// Not drawn, at this probability: the tracked ones stand for it.
+    NotDrawn(f64),
+}
+
+impl Tracking {
+    /// The probability with which its liveness was to be tracked: 0 when
+    /// excluded or capped.
+    pub fn probability(self) -> f64 {
+        match self {
+            Tracking::Excluded | Tracking::Capped => 0.0,
+            Tracking::Drawn(q) | Tracking::NotDrawn(q) => q,
+        }
+    }
+
+    /// Its kind in a record's flags, above the truncation bit.
+    fn kind(self) -> u32 {
+        match self {
+            Tracking::Excluded => 0,
+            Tracking::Capped => 1,
+            Tracking::Drawn(_) => 2,
+            Tracking::NotDrawn(_) => 3,
+        }
+    }
+
+    /// The tracking of a record's kind and probability word; `None` if
+    /// they do not make one.
+    fn decode(kind: u32, probability: f64) -> Option<Self> {
+        let drawn = probability > 0.0 && probability <= 1.0;
+        match kind {
+            0 if probability == 0.0 => Some(Tracking::Excluded),
+            1 if probability == 0.0 => Some(Tracking::Capped),
+            2 if drawn => Some(Tracking::Drawn(probability)),
+            3 if drawn => Some(Tracking::NotDrawn(probability)),
+            _ => None,
+        }
+    }
+}
+
 /// What a record says of one sampled allocation, but its frames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SampleHeader {
     /// The allocating thread's key in the agent's thread table.
     pub thread: u64,
@@ -40,12 +90,14 @@ pub struct SampleHeader {
     /// A handle telling later whether the object is still live (a JNI weak
     /// global reference), or 0 when liveness is not tracked.
     pub liveness_handle: u64,
+    /// Whether liveness was to be tracked, and with what probability.
+    pub tracking: Tracking,
     /// Whether frames below the last one were left out.
     pub truncated: bool,
 }
 
 /// One sampled allocation, to encode.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SampleRecord {
     /// All but the frames.
     pub header: SampleHeader,
@@ -53,8 +105,10 @@ pub struct SampleRecord {
     pub frames: Vec<RawFrame>,
 }
 
-/// Bytes before the frames: six u64 fields, a flags byte, padding, a u32 count.
-const HEADER_LEN: usize = 6 * 8 + 4 + 4;
+/// Bytes before the frames: six u64 fields, the tracking probability (an
+/// f64), u32 flags (bit 0: truncated; bits 1 and 2: the tracking's kind),
+/// a u32 count.
+const HEADER_LEN: usize = 7 * 8 + 4 + 4;
 /// Bytes per frame: the method id, then the location in two bytes. Deep
 /// stacks make records long, and every byte of them crosses the ring from
 /// the allocating thread's cache to the writer's.
@@ -94,10 +148,12 @@ impl SampleRecord {
             header.interval,
             header.class,
             header.liveness_handle,
+            header.tracking.probability().to_bits(),
         ] {
             out.extend_from_slice(&value.to_le_bytes());
         }
-        out.extend_from_slice(&u32::from(header.truncated).to_le_bytes());
+        let flags = u32::from(header.truncated) | header.tracking.kind() << 1;
+        out.extend_from_slice(&flags.to_le_bytes());
         out.extend_from_slice(&(frames.len() as u32).to_le_bytes());
         for frame in frames {
             let location = u16::try_from(frame.location)
@@ -119,7 +175,7 @@ impl SampleRecord {
 
 /// A record as it lies in the ring: the header decoded, the frames left in
 /// place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SampleView<'a> {
     /// All but the frames.
     pub header: SampleHeader,
@@ -135,11 +191,12 @@ impl<'a> SampleView<'a> {
         let (header, frames) = bytes.split_at_checked(HEADER_LEN).ok_or(malformed)?;
         let word =
             |i: usize| u64::from_le_bytes(header[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        let flags = u32::from_le_bytes(header[48..52].try_into().expect("4 bytes"));
-        let count = u32::from_le_bytes(header[52..56].try_into().expect("4 bytes")) as usize;
-        if count > MAX_DEPTH || frames.len() != count * FRAME_LEN || flags > 1 {
+        let flags = u32::from_le_bytes(header[56..60].try_into().expect("4 bytes"));
+        let count = u32::from_le_bytes(header[60..64].try_into().expect("4 bytes")) as usize;
+        if count > MAX_DEPTH || frames.len() != count * FRAME_LEN || flags > 7 {
             return Err(malformed);
         }
+        let tracking = Tracking::decode(flags >> 1, f64::from_bits(word(6))).ok_or(malformed)?;
         Ok(Self {
             header: SampleHeader {
                 thread: word(0),
@@ -148,7 +205,8 @@ impl<'a> SampleView<'a> {
                 interval: word(3),
                 class: word(4),
                 liveness_handle: word(5),
-                truncated: flags == 1,
+                tracking,
+                truncated: flags & 1 == 1,
             },
             frames,
         })
@@ -188,6 +246,7 @@ mod tests {
                 interval: 512 * 1024,
                 class: 0xdead_beef,
                 liveness_handle: u64::MAX,
+                tracking: Tracking::Drawn(0.015625),
                 truncated: depth == MAX_DEPTH,
             },
             frames: (0..depth)
@@ -255,9 +314,36 @@ mod tests {
         let mut extra = bytes.clone();
         extra.push(0);
         assert!(SampleView::decode(&extra).is_err());
-        let mut bad_flags = bytes;
-        bad_flags[48] = 2;
+        let mut bad_flags = bytes.clone();
+        bad_flags[56] = 8;
         assert!(SampleView::decode(&bad_flags).is_err());
+        // A probability that is not one, or one where none belongs.
+        for (kind, probability) in [(2, 0.0), (3, 1.5), (2, f64::NAN), (0, 0.5), (1, 1.0)] {
+            let mut bad = bytes.clone();
+            bad[48..56].copy_from_slice(&f64::to_bits(probability).to_le_bytes());
+            bad[56] = kind << 1;
+            assert!(SampleView::decode(&bad).is_err(), "{kind} {probability}");
+        }
+    }
+
+    #[test]
+    fn every_tracking_round_trips_with_its_probability() {
+        for tracking in [
+            Tracking::Excluded,
+            Tracking::Capped,
+            Tracking::Drawn(1.0),
+            Tracking::Drawn(1e-9),
+            Tracking::NotDrawn(0.123_456_789),
+        ] {
+            for truncated in [false, true] {
+                let mut original = record(2);
+                original.header.tracking = tracking;
+                original.header.truncated = truncated;
+                let bytes = original.encode();
+                let view = SampleView::decode(&bytes).unwrap();
+                assert_eq!(view.header, original.header);
+            }
+        }
     }
 
     #[test]

@@ -32,14 +32,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use heapsampler_core::options::{LiveMax, LogLevel, MAX_INTERVAL, Mode, Options};
+use heapsampler_core::liveness::TrackingDraw;
+use heapsampler_core::options::{LiveMax, LiveRate, LogLevel, MAX_INTERVAL, Mode, Options};
 use heapsampler_core::rate_limit::{RateLimiter, WINDOW};
 use heapsampler_core::ring::{CachePadded, Consumer, Producer, WaitOutcome};
+use heapsampler_core::tracking::{
+    self, AUTO_TRACKED_PER_SECOND, MAX_TRACKED_SINCE_MAJOR, TrackedSinceMajor, TrackingShare,
+};
 use jfr_writer::snapshot::Snapshot;
 use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
 use crate::environment::ShutdownRecord;
+use crate::record::Tracking;
+use crate::tracking::{self as plan, StartVm, TrackingPlan};
 use crate::writer::{self, Exhaustion, GcRecord, RecordingSettings, Statistics, Writer};
 
 /// Writes `message` on stderr if the options' log level is `level` or more.
@@ -194,9 +200,33 @@ pub struct Session {
     clock: Clock,
     producer: Producer,
     collections: Arc<Collections>,
-    /// Objects of this size and more get no liveness handle (see
-    /// [`LiveMax`]); `u64::MAX` tracks all.
-    live_max: u64,
+    /// Which samples' liveness is tracked.
+    plan: TrackingPlan,
+    /// When the session began, in the clock's ticks: the share's first
+    /// window begins then, its samples counted from the first.
+    started: u64,
+    /// The probability with which a sample liveness covers is tracked now
+    /// (an `f64`'s bits): 1 unless the plan sets a share, which the writer
+    /// adapts ([`TrackingShare`]).
+    tracking_probability: AtomicU64,
+    /// The sample number past which the share's window has spent its
+    /// budget: samples past it, taken before the writer sets the next
+    /// share, are drawn with a falling probability
+    /// ([`tracking::probability_past_budget`]). `u64::MAX` without a share.
+    tracking_until: AtomicU64,
+    /// The share's window budget ([`TrackingShare::burst_budget`]).
+    tracking_budget: f64,
+    /// Samples the plan's size limit excluded from liveness, counted only
+    /// under a share (which is set from the others).
+    excluded: AtomicU64,
+    /// Samples tracked so far, counted only under the cap. Added to by
+    /// the callbacks that track (a few a second), read by every callback
+    /// that draws: a line of its own.
+    tracked: CachePadded<AtomicU64>,
+    /// While `tracked` is at or above it, samples are capped: the count of
+    /// samples tracked when the last major collection began, plus the cap
+    /// (`u64::MAX` without a cap).
+    tracked_limit: AtomicU64,
     /// The sampling interval in force (the rate limiter raises it).
     interval: AtomicU64,
     /// Samples the JVM handed the callbacks. Every callback adds to it, so
@@ -210,9 +240,6 @@ pub struct Session {
     wake_writer_at: AtomicU64,
     /// Samples the ring refused (closed while they were taken).
     lost: AtomicU64,
-    /// Liveness handles made and not yet released, counted only under a
-    /// `live_budget` ([`Session::take_tracking_slot`]).
-    tracked_now: AtomicU64,
     /// Whether a collection was forced right before the ring closed: the
     /// live objects the recording's end writes are then the reachable ones.
     collected_at_end: AtomicBool,
@@ -254,12 +281,13 @@ pub const OLD_OBJECTS_AT_EXHAUSTION_EVERY: Duration = Duration::from_secs(60);
 
 impl Session {
     /// A session recording with `options` on `clock` (the recording's),
-    /// pushing samples through `producer`, with the collections
-    /// `collections` (from [`RunningCollections::begin`]).
+    /// tracking the liveness of the samples `plan` says, pushing samples
+    /// through `producer`, with the collections `collections` (from
+    /// [`RunningCollections::begin`]).
     pub fn new(
         options: Options,
         clock: Clock,
-        live_max: u64,
+        plan: TrackingPlan,
         producer: Producer,
         collections: Arc<Collections>,
     ) -> Self {
@@ -269,11 +297,27 @@ impl Session {
             clock,
             producer,
             collections,
-            live_max,
+            plan,
+            started: clock.now().0.max(0) as u64,
+            tracking_probability: AtomicU64::new(1f64.to_bits()),
+            // The first window's, at q = 1, from the first sample: the
+            // writer may take a while to start.
+            tracking_until: AtomicU64::new(plan.per_second.map_or(u64::MAX, |rate| {
+                TrackingShare::new(rate).samples_left_in_window()
+            })),
+            tracking_budget: plan
+                .per_second
+                .map_or(0.0, |rate| TrackingShare::new(rate).burst_budget()),
+            excluded: AtomicU64::new(0),
+            tracked: CachePadded(AtomicU64::new(0)),
+            tracked_limit: AtomicU64::new(if plan.capped {
+                MAX_TRACKED_SINCE_MAJOR
+            } else {
+                u64::MAX
+            }),
             samples: CachePadded(AtomicU64::new(0)),
             wake_writer_at: AtomicU64::new(u64::MAX),
             lost: AtomicU64::new(0),
-            tracked_now: AtomicU64::new(0),
             collected_at_end: AtomicBool::new(false),
             requests: Mutex::new(Requests::default()),
             shutdown: Mutex::new(None),
@@ -395,10 +439,52 @@ impl Session {
         &self.producer
     }
 
-    /// Objects of this size and more are not tracked for liveness.
+    /// Whether the liveness of sample number `taken` ([`Session::count_sample`]),
+    /// of `size` bytes, is tracked: not if liveness does not cover it, nor
+    /// past the cap; otherwise drawn on this thread's `draw` with the
+    /// probability in force (`seed` starts the thread's sequence). A few
+    /// relaxed atomics: the share and the cap, read; the count of samples
+    /// tracked, added to when capped.
     #[inline]
-    pub fn live_max(&self) -> u64 {
-        self.live_max
+    pub fn tracking(
+        &self,
+        size: u64,
+        taken: u64,
+        draw: &mut TrackingDraw,
+        seed: impl FnOnce() -> u64,
+    ) -> Tracking {
+        if !self.options.live {
+            return Tracking::Excluded;
+        }
+        if size >= self.plan.live_max {
+            if self.plan.per_second.is_some() {
+                self.excluded.fetch_add(1, Ordering::Relaxed);
+            }
+            return Tracking::Excluded;
+        }
+        // Decided before the draw, so that the samples drawn are drawn
+        // with a known probability. Relaxed: callbacks racing past the
+        // limit may track a few more than it, never fewer.
+        if self.plan.capped
+            && self.tracked.0.load(Ordering::Relaxed) >= self.tracked_limit.load(Ordering::Relaxed)
+        {
+            return Tracking::Capped;
+        }
+        let mut probability = f64::from_bits(self.tracking_probability.load(Ordering::Relaxed));
+        // Relaxed: a probability and a bound from two windows make a
+        // probability too, and the sample carries the one it is drawn with.
+        let until = self.tracking_until.load(Ordering::Relaxed);
+        if taken > until {
+            probability =
+                tracking::probability_past_budget(probability, taken - until, self.tracking_budget);
+        }
+        if !draw.track(probability, seed) {
+            return Tracking::NotDrawn(probability);
+        }
+        if self.plan.capped {
+            self.tracked.0.fetch_add(1, Ordering::Relaxed);
+        }
+        Tracking::Drawn(probability)
     }
 
     /// The sampling interval in force.
@@ -411,33 +497,6 @@ impl Session {
     #[inline]
     pub fn count_sample(&self) -> u64 {
         self.samples.0.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
-    /// Whether a sample may be tracked under the `live_budget`: takes one
-    /// of its slots, to give back with [`Session::release_tracking_slot`]
-    /// when the handle is released. Always true without a budget.
-    #[inline]
-    pub fn take_tracking_slot(&self) -> bool {
-        let Some(budget) = self.options.live_budget else {
-            return true;
-        };
-        // Relaxed: a slot is a count, not a hand-over of memory; two
-        // callbacks racing for the last slot may both lose it, never both
-        // take it.
-        if self.tracked_now.fetch_add(1, Ordering::Relaxed) < budget {
-            return true;
-        }
-        self.tracked_now.fetch_sub(1, Ordering::Relaxed);
-        false
-    }
-
-    /// Gives back the slot of a liveness handle released (found collected,
-    /// dropped with its record, or at the end).
-    #[inline]
-    pub fn release_tracking_slot(&self) {
-        if self.options.live_budget.is_some() {
-            self.tracked_now.fetch_sub(1, Ordering::Relaxed);
-        }
     }
 
     /// Counts a sample the ring refused.
@@ -487,6 +546,42 @@ const SAMPLE_BATCH: usize = 32;
 /// How often the writer looks at the rate limiter at least: a quarter of
 /// its window, so that a burst raises the interval within the window.
 const RATE_LIMIT_TICK: Duration = Duration::from_nanos((WINDOW.as_nanos() / 4) as u64);
+
+/// How often the writer looks at the tracking share at least: a quarter of
+/// its window.
+const TRACKING_TICK: Duration = Duration::from_nanos((tracking::WINDOW.as_nanos() / 4) as u64);
+
+/// Moves the cap on samples tracked to the major collections that ended
+/// since the last call: [`MAX_TRACKED_SINCE_MAJOR`] more than were tracked
+/// when the last of them began. Says (at log level debug) when the cap
+/// holds, once for each limit (`said`: the last said).
+fn lift_cap<S: Sink>(
+    session: &Session,
+    writer: &mut Writer<S>,
+    since: &mut TrackedSinceMajor,
+    said: &mut u64,
+) {
+    let before = since.limit();
+    for started in writer.take_major_collections() {
+        since.major_ended(started);
+    }
+    let limit = since.limit();
+    if limit != before {
+        session.tracked_limit.store(limit, Ordering::Relaxed);
+    }
+    let tracked = session.tracked.0.load(Ordering::Relaxed);
+    if tracked >= limit && *said != limit {
+        *said = limit;
+        log(
+            &session.options,
+            LogLevel::Debug,
+            format_args!(
+                "liveness: {MAX_TRACKED_SINCE_MAJOR} samples tracked since the last major \
+                 collection began; no more until the next one ends"
+            ),
+        );
+    }
+}
 
 /// The writer thread's loop: writes `session`'s samples from `consumer` and
 /// its collections into `recording` until the ring is closed and drained,
@@ -546,16 +641,27 @@ fn write_recording<S: Sink>(
         .rate
         .map(|rate| RateLimiter::new(rate, options.interval, MAX_INTERVAL));
     let mut samples_seen = 0;
+    let mut share = session.plan.per_second.map(|rate| {
+        let mut share = TrackingShare::new(rate);
+        share.observe(0, session.started);
+        share
+    });
+    let mut eligible_seen = 0;
+    let mut since_major = session.plan.capped.then(TrackedSinceMajor::new);
+    let mut cap_said = 0;
     let mut old_objects_at_exhaustion: Option<Instant> = None;
     // `None` once asked to stop, or without a duration.
     let mut deadline = options.duration.map(|duration| Instant::now() + duration);
     loop {
-        // The limiter first: draining a full ring takes milliseconds, in
-        // which a burst goes on at the old interval.
+        // The limiter and the share first: draining a full ring takes
+        // milliseconds, in which a burst goes on at the old interval and
+        // share. Both count samples taken, not yet written: they bound
+        // what is taken.
+        let samples = session.samples.0.load(Ordering::Relaxed);
+        let now = clock.now().0.max(0) as u64;
+        // The callback that takes sample number `wake_at` wakes the writer.
+        let mut wake_at = u64::MAX;
         if let Some(limiter) = limiter.as_mut() {
-            // Samples taken, not yet written: the limit is on taking.
-            let samples = session.samples.0.load(Ordering::Relaxed);
-            let now = clock.now().0.max(0) as u64;
             if let Some(interval) = limiter.observe(samples - samples_seen, now) {
                 // Records carry the interval they were taken at, so weights
                 // stay right across the change.
@@ -568,10 +674,33 @@ fn write_recording<S: Sink>(
                 );
             }
             samples_seen = samples;
-            session.wake_writer_at.store(
-                samples + limiter.samples_left_in_window(),
-                Ordering::Relaxed,
-            );
+            wake_at = wake_at.min(samples + limiter.samples_left_in_window());
+        }
+        if let Some(share) = share.as_mut() {
+            let eligible = samples.saturating_sub(session.excluded.load(Ordering::Relaxed));
+            if let Some(probability) = share.observe(eligible.saturating_sub(eligible_seen), now) {
+                // Records carry the probability they were drawn with.
+                session
+                    .tracking_probability
+                    .store(probability.to_bits(), Ordering::Relaxed);
+                log(
+                    options,
+                    LogLevel::Debug,
+                    format_args!(
+                        "liveness: each sample now tracked with probability {probability:.3e} \
+                         (about {:.0} samples a second)",
+                        share.estimated_eligible_per_second()
+                    ),
+                );
+            }
+            eligible_seen = eligible.max(eligible_seen);
+            let until = samples.saturating_add(share.samples_left_in_window());
+            session.tracking_until.store(until, Ordering::Relaxed);
+            wake_at = wake_at.min(until);
+        }
+        session.wake_writer_at.store(wake_at, Ordering::Relaxed);
+        if let Some(since) = since_major.as_mut() {
+            since.note(now as i64, session.tracked.0.load(Ordering::Relaxed));
         }
         let mut failed = None;
         consumer.drain_batches(SAMPLE_BATCH, |batch| {
@@ -627,6 +756,9 @@ fn write_recording<S: Sink>(
             writer.flush(vm, session.statistics(), consumer.stats())?;
             next_flush = Instant::now() + options.flush;
         }
+        if let Some(since) = since_major.as_mut() {
+            lift_cap(session, &mut writer, since, &mut cap_said);
+        }
         if deadline.is_some_and(|end| Instant::now() >= end) {
             deadline = None;
             log(
@@ -640,13 +772,16 @@ fn write_recording<S: Sink>(
         // or the stop wakes it, or a flush or the duration's end is due. A
         // collection's notification is read soon after it ends, its pause
         // waiting for it. A rate limit needs its windows watched.
-        let mut wake_at = next_flush;
+        let mut wake_by = next_flush;
         if let Some(end) = deadline {
-            wake_at = wake_at.min(end);
+            wake_by = wake_by.min(end);
         }
-        let mut wait = wake_at.saturating_duration_since(Instant::now());
+        let mut wait = wake_by.saturating_duration_since(Instant::now());
         if limiter.is_some() {
             wait = wait.min(RATE_LIMIT_TICK);
+        }
+        if share.is_some() {
+            wait = wait.min(TRACKING_TICK);
         }
         if consumer.wait(wait) == WaitOutcome::Finished {
             break;
@@ -738,6 +873,59 @@ fn write_collections<S: Sink>(
         writer.poll_collections(vm)?;
     }
     Ok(())
+}
+
+/// Which samples' liveness a session with `options` in the JVM `vm`
+/// tracks ([`crate::tracking`]), decided before sampling starts so that
+/// every sample is judged alike. Says on stderr (at log level `info`) when
+/// generational ZGC has a share of the samples tracked, and why.
+pub fn tracking_plan(options: &Options, vm: &mut impl StartVm) -> TrackingPlan {
+    let live_max = live_max(options, |flag| vm.vm_flag(flag));
+    let every = TrackingPlan::every_sample(live_max);
+    if !options.live || options.live_rate == LiveRate::All {
+        return every;
+    }
+    let (generational_zgc, disagreement) = plan::generational_zgc(vm);
+    if let Some(disagreement) = disagreement {
+        log(options, LogLevel::Info, disagreement);
+    }
+    let per_second = match options.live_rate {
+        LiveRate::PerSecond(rate) => rate,
+        LiveRate::Auto if generational_zgc => AUTO_TRACKED_PER_SECOND,
+        LiveRate::Auto | LiveRate::All => {
+            log(
+                options,
+                LogLevel::Debug,
+                "liveness: every sample is tracked (the collector is not generational ZGC)",
+            );
+            return every;
+        }
+    };
+    if generational_zgc {
+        log(
+            options,
+            LogLevel::Info,
+            format_args!(
+                "generational ZGC: liveness is tracked for a share of the samples, about \
+                     {per_second} a second, since its young collections keep whatever a sample's \
+                     weak handle points to, and all it reaches, until the next major collection; \
+                     live_rate=all tracks every sample"
+            ),
+        );
+    } else {
+        log(
+            options,
+            LogLevel::Debug,
+            format_args!(
+                "liveness: a share of the samples is tracked, about {per_second} a second"
+            ),
+        );
+    }
+    TrackingPlan {
+        live_max,
+        per_second: Some(per_second),
+        capped: generational_zgc,
+    }
 }
 
 /// The size from which objects are not tracked for liveness, decided

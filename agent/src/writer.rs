@@ -8,9 +8,11 @@
 //! `heapsampler.GarbageCollection` and one `heapsampler.ObjectLifetime` for
 //! every tracked object found dead. At the end every object still tracked
 //! gets its `ObjectLifetime` with `live = true`: exactly one per sample. A
-//! sample taken without a liveness handle (an object at or above the
-//! agent's `live_max` size) gets its `ObjectLifetime` at once, with
-//! `tracked = false`.
+//! sample taken without a liveness handle gets its `ObjectLifetime` at
+//! once, with `tracked = false`: one the draw left untracked with the
+//! probability it was drawn with (the tracked ones stand for it), one whose
+//! liveness is unknown (an object at or above the agent's `live_max` size,
+//! or past the cap) with probability 0.
 //!
 //! At each chunk's end it writes the tracked objects as
 //! `jdk.OldObjectSample` and renames the chunk end's before
@@ -44,7 +46,7 @@ use jfr_writer::{
 use crate::environment::{Environment, EnvironmentVm, ShutdownRecord};
 use crate::fingerprints::FingerprintMap;
 use crate::heap::{HeapContext, HeapVm, Pause};
-use crate::record::{RawFrame, SampleView};
+use crate::record::{RawFrame, SampleView, Tracking};
 use crate::roots::{Reference, RootLimits, RootPath, RootsVm};
 use crate::signature::internal_name;
 use crate::threads::{ThreadAllocations, ThreadsVm};
@@ -319,6 +321,9 @@ impl RecordingSettings {
 #[derive(Debug, Clone, Copy)]
 struct Tracked {
     handle: u64,
+    /// The probability with which its liveness was to be tracked: 0 if
+    /// unknown.
+    probability: f64,
     thread: ThreadRef,
     /// The receipt of its stack's mark for the sample's event: its
     /// lifetime's event in the same chunk writes the stack without a
@@ -369,8 +374,11 @@ enum Fate {
     Freed { gcs_survived: u64, gc_id: u64 },
     /// Still reachable when the recording ended.
     Live { gcs_survived: u64 },
-    /// Never tracked: at or above the `live_max` size.
+    /// Not tracked, its liveness unknown: at or above the `live_max` size,
+    /// or past the cap. Its probability is 0.
     Untracked,
+    /// Not tracked: the draw left it out, the tracked ones stand for it.
+    Undrawn,
 }
 
 /// A resolved method: its pooled ref, line table, whether it is native,
@@ -420,8 +428,14 @@ pub struct Writer<S: Sink> {
     hidden_frames: bool,
     /// The bootstrap loader, pooled at the first class it defined.
     boot_loader: Option<ClassLoaderRef>,
-    /// Samples not tracked for liveness (no handle while tracking is on).
+    /// Samples tracked for liveness.
+    drawn: u64,
+    /// Samples the draw left untracked.
+    undrawn: u64,
+    /// Samples whose liveness is unknown (size, cap, or no handle made).
     untracked: u64,
+    /// Of those, samples past the cap.
+    capped: u64,
     /// Records that could not be decoded (a bug if ever not 0).
     malformed: u64,
     /// `None` without liveness tracking or with `old_objects=0`.
@@ -753,7 +767,10 @@ impl<S: Sink> Writer<S> {
             live: settings.live,
             hidden_frames: settings.hidden_frames,
             boot_loader: None,
+            drawn: 0,
+            undrawn: 0,
             untracked: 0,
+            capped: 0,
             malformed: 0,
             old_objects,
             roots: settings.roots,
@@ -845,6 +862,12 @@ impl<S: Sink> Writer<S> {
         self.heap.collections_missed()
     }
 
+    /// When each generational ZGC major collection written since the last
+    /// call began ([`HeapContext::take_major_collections`]).
+    pub fn take_major_collections(&mut self) -> Vec<i64> {
+        self.heap.take_major_collections()
+    }
+
     /// Writes one sample record from the ring.
     pub fn sample(&mut self, vm: &mut impl Vm, bytes: &[u8]) -> Result<(), jfr_writer::Error> {
         self.samples(vm, std::iter::once(bytes))
@@ -927,32 +950,48 @@ impl<S: Sink> Writer<S> {
         if !self.live {
             return Ok(());
         }
-        let tracked = Tracked {
-            handle: record.liveness_handle,
-            thread,
-            stack,
-            class,
+        let (probability, fate) = match (record.tracking, record.liveness_handle) {
+            (Tracking::Drawn(probability), handle) if handle != 0 => (probability, None),
+            (Tracking::NotDrawn(probability), _) => (probability, Some(Fate::Undrawn)),
+            // A drawn sample whose handle could not be made is as unknown
+            // as one never drawn.
+            (Tracking::Drawn(_) | Tracking::Excluded | Tracking::Capped, _) => {
+                (0.0, Some(Fate::Untracked))
+            }
         };
         let object = TrackedObject {
-            handle: tracked,
+            handle: Tracked {
+                handle: record.liveness_handle,
+                probability,
+                thread,
+                stack,
+                class,
+            },
             allocation_time: record.ticks as u64,
             size: record.size,
             weight: weight as u64,
             gc_count_at_allocation: self.gc_count,
         };
-        if record.liveness_handle == 0 {
-            // Not tracked: its lifetime is unknown, and said so now.
-            self.untracked += 1;
-            return write_lifetime(
-                &mut self.recording,
-                &self.object_lifetime,
-                &object,
-                record.ticks,
-                Fate::Untracked,
-            );
+        let Some(fate) = fate else {
+            self.drawn += 1;
+            self.liveness.track(object);
+            return Ok(());
+        };
+        // Not tracked: said so now.
+        match fate {
+            Fate::Undrawn => self.undrawn += 1,
+            _ => {
+                self.untracked += 1;
+                self.capped += u64::from(record.tracking == Tracking::Capped);
+            }
         }
-        self.liveness.track(object);
-        Ok(())
+        write_lifetime(
+            &mut self.recording,
+            &self.object_lifetime,
+            &object,
+            record.ticks,
+            fate,
+        )
     }
 
     /// Records a finished garbage collection and sweeps the liveness table:
@@ -1272,6 +1311,9 @@ impl<S: Sink> Writer<S> {
             bytes_written: bytes,
             lost_samples: statistics.lost_samples as i64,
             untracked_objects: self.untracked as i64,
+            drawn_samples: self.drawn as i64,
+            undrawn_samples: self.undrawn as i64,
+            capped_samples: self.capped as i64,
             old_object_cap: self.old_objects.as_ref().map_or(0, |o| o.cap as i64),
             old_objects_left_out: self.old_objects.as_ref().map_or(0, |o| o.left_out as i64),
             constants_held: held.total() as i64,
@@ -1655,7 +1697,7 @@ fn write_lifetime<S: Sink>(
             gc_id,
         } => (false, gcs_survived, gc_id, true),
         Fate::Live { gcs_survived } => (true, gcs_survived, 0, true),
-        Fate::Untracked => (false, 0, 0, false),
+        Fate::Untracked | Fate::Undrawn => (false, 0, 0, false),
     };
     ObjectLifetime {
         start_time: Ticks(start),
@@ -1669,7 +1711,7 @@ fn write_lifetime<S: Sink>(
         gcs_survived: gcs_survived.min(i32::MAX as u64) as i32,
         freed_by_gc_id: freed_by.min(i32::MAX as u64) as i32,
         tracked,
-        tracking_probability: if tracked { 1.0 } else { 0.0 },
+        tracking_probability: pooled.probability,
     }
     .write(recording, event_type)
 }

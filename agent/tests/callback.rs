@@ -20,6 +20,7 @@ use heapsampler_agent::record::{RawFrame, SampleHeader, SampleView};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{self, Collections, Session, SessionVm};
 use heapsampler_agent::threads::ThreadsVm;
+use heapsampler_agent::tracking::TrackingPlan;
 use heapsampler_agent::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
 use heapsampler_core::options::{Mode, Options};
 use heapsampler_core::ring::{Consumer, ring_buffer};
@@ -201,7 +202,7 @@ fn session(options: Options) -> (Session, Consumer) {
     let session = Session::new(
         options,
         Clock::new(),
-        u64::MAX,
+        TrackingPlan::every_sample(u64::MAX),
         producer,
         Arc::new(Collections::default()),
     );
@@ -733,7 +734,7 @@ fn a_record_holds_the_sample_as_the_callback_saw_it() {
     let session = Session::new(
         shallow,
         Clock::new(),
-        1000,
+        TrackingPlan::every_sample(1000),
         producer,
         Arc::new(Collections::default()),
     );
@@ -910,7 +911,7 @@ fn samples_and_a_heap_exhaustion_reach_the_recording_under_their_threads_and_cla
     let session = Session::new(
         options,
         recording.clock(),
-        u64::MAX,
+        TrackingPlan::every_sample(u64::MAX),
         producer.clone(),
         Arc::new(Collections::waking(producer)),
     );

@@ -258,7 +258,12 @@ fn classes() -> PathBuf {
 
 /// Starts `java -agentpath:AGENT=OPTIONS [JVM_ARGS] Scenarios ARGS...`.
 fn scenario(options: &str, jvm_args: &[&str], args: &[&str]) -> Command {
-    let mut command = Command::new("java");
+    scenario_on(Path::new("java"), options, jvm_args, args)
+}
+
+/// [`scenario`] with the JVM `java`.
+fn scenario_on(java: &Path, options: &str, jvm_args: &[&str], args: &[&str]) -> Command {
+    let mut command = Command::new(java);
     command
         .arg(format!("-agentpath:{}={options}", agent().display()))
         .args(jvm_args)
@@ -430,65 +435,292 @@ fn live_objects_are_live_and_dropped_ones_are_freed() {
     }
 }
 
-/// The liveness scenario's lifetimes (interval 0: every allocation after
-/// the warm-up sampled, the 1000 kept arrays live at the end, the 1000
-/// dropped ones freed by `System.gc()`) under `options`: the tracked ones,
-/// and how many in all. The agent's count of untracked samples is the rest.
-fn tracked_lifetimes(test: &str, options: &str) -> (Vec<String>, usize) {
-    let (_, events) = record(test, options, &["liveness"]);
-    let lifetimes = &events["heapsampler.ObjectLifetime"];
-    let tracked: Vec<String> = lifetimes
+/// Temurin 25, whose only ZGC is generational; `None` (said) where it is
+/// not installed.
+fn java_25(test: &str) -> Option<PathBuf> {
+    let java = Path::new("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+    if java.exists() {
+        return Some(java.to_owned());
+    }
+    support::say_skipped(format_args!("{test}: skipped: no {}", java.display()));
+    None
+}
+
+/// Runs a scenario with `java` under the agent with `options` (and a
+/// `file=` of its own) and `jvm_args`, requires it to succeed and its
+/// recording to be complete; returns its standard error and the
+/// recording's events, as the JDK 17 on PATH reads them.
+fn record_with(
+    java: &Path,
+    test: &str,
+    options: &str,
+    jvm_args: &[&str],
+    args: &[&str],
+) -> (String, Events) {
+    let file = support::temp_dir(test).join("recording.jfr");
+    let options = format!("file={},{options}", file.display());
+    let output = scenario_on(java, &options, jvm_args, args).output_in_time();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{test}: {stderr}");
+    let events = events(&file);
+    assert_complete(&events);
+    (stderr, events)
+}
+
+/// A lifetime's `trackingProbability`, which the JDK's parser prints as
+/// `double:` and the bits in hex.
+fn tracking_probability(line: &str) -> f64 {
+    let bits = field(line, "trackingProbability");
+    let bits = bits.strip_prefix("double:").unwrap_or(bits);
+    f64::from_bits(u64::from_str_radix(bits, 16).expect("hex bits"))
+}
+
+/// Checks a recording's liveness tracking against the probabilities its
+/// lifetimes carry, and returns them: a tracked sample has the probability
+/// it was drawn with, above 0; one the draw left out, its probability,
+/// above 0; one whose liveness is unknown, 0. The agent's counts say the
+/// same: drawn, undrawn, and untracked (the unknown ones, capped ones among
+/// them).
+fn tracking_probabilities(test: &str, events: &Events) -> Vec<(bool, f64)> {
+    let lifetimes: Vec<(bool, f64)> = events["heapsampler.ObjectLifetime"]
         .iter()
-        .filter(|l| field(l, "tracked") == "true")
-        .cloned()
+        .map(|l| (field(l, "tracked") == "true", tracking_probability(l)))
         .collect();
+    for &(tracked, q) in &lifetimes {
+        assert!((0.0..=1.0).contains(&q), "{test}: {q}");
+        assert!(!tracked || q > 0.0, "{test}: tracked at {q}");
+    }
+    let count = |f: &dyn Fn(bool, f64) -> bool| {
+        lifetimes
+            .iter()
+            .filter(|&&(tracked, q)| f(tracked, q))
+            .count()
+            .to_string()
+    };
     let last = events["heapsampler.AgentStatistics"].last().unwrap();
     assert_eq!(
-        field(last, "untrackedObjects"),
-        (lifetimes.len() - tracked.len()).to_string(),
+        field(last, "drawnSamples"),
+        count(&|t, _| t),
         "{test}: {last}"
     );
-    // Tracking fewer changes nothing for those tracked.
-    for line in &tracked {
-        let kept = line.contains("Scenarios.keep()");
-        let dropped = line.contains("Scenarios.drop()");
-        assert!(
-            !(kept && field(line, "live") != "true" || dropped && field(line, "live") != "false"),
-            "{test}: {line}"
-        );
-    }
-    (tracked, lifetimes.len())
+    assert_eq!(
+        field(last, "undrawnSamples"),
+        count(&|t, q| !t && q > 0.0),
+        "{test}: {last}"
+    );
+    assert_eq!(
+        field(last, "untrackedObjects"),
+        count(&|_, q| q == 0.0),
+        "{test}: {last}"
+    );
+    lifetimes
 }
 
-/// `live_fraction=` tracks each sample with that probability: the tracked
-/// share of the 2,000 and more samples is binomial, within 5 standard
-/// deviations (a chance below 1 in 10^6 for a right draw).
+/// On generational ZGC the agent says, at start, that it tracks a share of
+/// the samples and why; each sample is tracked with the probability its
+/// lifetime carries: of the samples drawn (q above 0), the number tracked
+/// is a sum of independent draws, whose mean is the sum of their q and
+/// whose variance the sum of q(1 - q); it is within 5 standard deviations
+/// of the mean, and 1 for the count's whole steps (a chance below 1 in
+/// 10^5 for draws made as recorded). A share it is: 2 threads allocating
+/// 64 MiB each at a 4 KiB interval take about 20,000 samples, at least 10
+/// a millisecond, far more than the 16 a second aimed at, so most are
+/// drawn with q below 1 (only the first window's few dozen, and those the
+/// writer sees late, at 1).
 #[test]
-fn a_live_fraction_tracks_that_share_of_the_samples() {
-    let (tracked, samples) =
-        tracked_lifetimes("agent_live_fraction", "interval=0,live_fraction=0.25");
-    assert!(samples >= 2000, "{samples} samples");
-    let (n, q) = (samples as f64, 0.25);
-    let sd = (n * q * (1.0 - q)).sqrt();
+fn generational_zgc_tracks_a_known_share_of_the_samples() {
+    let test = "generational_zgc_tracks_a_known_share_of_the_samples";
+    let Some(java) = java_25(test) else {
+        return;
+    };
+    let (stderr, events) = record_with(
+        &java,
+        "agent_zgc_share",
+        "interval=4k",
+        &["-XX:+UseZGC", "-Xmx1g"],
+        &["threads", "2", "64"],
+    );
     assert!(
-        (tracked.len() as f64 - n * q).abs() <= 5.0 * sd,
-        "{} of {samples} tracked",
-        tracked.len()
+        stderr.contains(
+            "heapsampler: generational ZGC: liveness is tracked for a share of the samples, \
+             about 16 a second, since its young collections keep"
+        ) && stderr.contains("live_rate=all tracks every sample"),
+        "{stderr}"
+    );
+    let lifetimes = tracking_probabilities(test, &events);
+    let drawn: Vec<(bool, f64)> = lifetimes.iter().copied().filter(|l| l.1 > 0.0).collect();
+    let tracked = drawn.iter().filter(|l| l.0).count() as f64;
+    let mean: f64 = drawn.iter().map(|l| l.1).sum();
+    let variance: f64 = drawn.iter().map(|l| l.1 * (1.0 - l.1)).sum();
+    assert!(
+        (tracked - mean).abs() <= 5.0 * variance.sqrt() + 1.0,
+        "{tracked} tracked, {mean:.1} expected (variance {variance:.1}) of {} drawn",
+        drawn.len()
+    );
+    assert!(lifetimes.len() >= 10_000, "{} samples", lifetimes.len());
+    let at_one = lifetimes.iter().filter(|l| l.1 == 1.0).count();
+    assert!(
+        at_one * 10 < lifetimes.len(),
+        "{at_one} of {} samples drawn at q = 1",
+        lifetimes.len()
     );
 }
 
-/// `live_budget=` tracks at most that many objects at once: of the 1000
-/// kept arrays, all live at the end, at most 50 are tracked; and the
-/// budget is used, at least 50 samples tracked.
+/// At an attach too, the agent tells generational ZGC from the JVM's flags:
+/// attached (with Temurin 25's jcmd) to a JVM whose two threads allocate
+/// under ZGC, it says so on the JVM's stderr, and of the 500 samples and
+/// more it records, only the first window's few dozen are drawn at q = 1,
+/// the others with the share.
 #[test]
-fn a_live_budget_bounds_the_objects_tracked_at_once() {
-    let (tracked, _) = tracked_lifetimes("agent_live_budget", "interval=0,live_budget=50");
-    let live = tracked
-        .iter()
-        .filter(|l| field(l, "live") == "true")
-        .count();
-    assert!(live <= 50, "{live} tracked objects live at the end");
-    assert!(tracked.len() >= 50, "{} tracked", tracked.len());
+fn an_attach_to_generational_zgc_tracks_a_share() {
+    let test = "an_attach_to_generational_zgc_tracks_a_share";
+    let Some(java) = java_25(test) else {
+        return;
+    };
+    let file = support::temp_dir("agent_zgc_attach").join("attached.jfr");
+    let mut child = Command::new(&java)
+        .args(["-XX:+UseZGC", "-Xmx512m", "-cp"])
+        .arg(classes())
+        .args(["Scenarios", "run", "60", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn_within(support::DEADLINE);
+    let mut line = String::new();
+    {
+        use std::io::BufRead;
+        let mut stdout = std::io::BufReader::new(child.stdout.as_mut().unwrap());
+        stdout.read_line(&mut line).unwrap();
+    }
+    assert_eq!(line.trim(), "ready");
+    let jcmd = |options: &str| {
+        let output = Command::new(java.with_file_name("jcmd"))
+            .arg(child.id().to_string())
+            .arg("JVMTI.agent_load")
+            .arg(agent())
+            .arg(format!("\"{options}\""))
+            .output_in_time();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let attached = jcmd(&format!("file={},interval=16k,flush=100ms", file.display()));
+    assert!(attached.contains("return code: 0"), "{attached}");
+    // Wait until the flushes have put 256 KiB in the file: thousands of
+    // samples, each some 40 bytes with its lifetime (the JDK's parser
+    // cannot count them in a file being written). Counted once it ends.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let flushed = || {
+        std::fs::read(&file)
+            .ok()
+            .and_then(|bytes| jfr_format::ChunkHeader::decode(&bytes))
+            .is_some_and(|header| header.chunk_size > 256 * 1024)
+    };
+    while !flushed() {
+        assert!(
+            Instant::now() < deadline,
+            "256 KiB not written within a minute"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stopped = jcmd("stop");
+    assert!(stopped.contains("return code: 0"), "{stopped}");
+    wait_until_finished(&file, &mut child);
+    child.kill().unwrap();
+    let stderr = String::from_utf8_lossy(&child.wait_with_output().stderr).into_owned();
+    assert!(
+        stderr.contains("heapsampler: generational ZGC: liveness is tracked for a share"),
+        "{stderr}"
+    );
+    let events = events(&file);
+    assert_complete(&events);
+    let lifetimes = tracking_probabilities(test, &events);
+    let at_one = lifetimes.iter().filter(|l| l.1 == 1.0).count();
+    assert!(
+        lifetimes.len() >= 500 && at_one <= 100,
+        "{at_one} of {} samples drawn at q = 1",
+        lifetimes.len()
+    );
+}
+
+/// `live_rate=all` tracks every sample on generational ZGC, without the
+/// line: the liveness scenario's 1,000 kept arrays are live at the end,
+/// its 1,000 dropped ones freed by its `System.gc()` (a major collection).
+#[test]
+fn live_rate_all_tracks_every_sample_on_generational_zgc() {
+    let test = "live_rate_all_tracks_every_sample_on_generational_zgc";
+    let Some(java) = java_25(test) else {
+        return;
+    };
+    let (stderr, events) = record_with(
+        &java,
+        "agent_zgc_all",
+        "interval=0,live_rate=all",
+        &["-XX:+UseZGC", "-Xmx512m"],
+        &["liveness"],
+    );
+    assert!(!stderr.contains("a share of the samples"), "{stderr}");
+    let lifetimes = tracking_probabilities(test, &events);
+    assert!(
+        lifetimes.iter().all(|&l| l == (true, 1.0)),
+        "{:?}",
+        lifetimes
+            .iter()
+            .filter(|&&l| l != (true, 1.0))
+            .take(5)
+            .collect::<Vec<_>>()
+    );
+    let of = |method: &str, live: &str| {
+        events["heapsampler.ObjectLifetime"]
+            .iter()
+            .filter(|l| l.contains(&format!("stackTrace=stack(false:Scenarios.{method}()[B:")))
+            .filter(|l| field(l, "live") == live)
+            .count()
+    };
+    assert_eq!((of("keep", "true"), of("drop", "false")), (1000, 1000));
+}
+
+/// Every other collector tracks every sample, with probability 1, and
+/// says nothing of a share: G1 and JDK 17's ZGC (not generational), and,
+/// on Temurin 25, generational Shenandoah, whose young collections clear
+/// weak handles.
+#[test]
+fn other_collectors_track_every_sample_with_probability_one() {
+    let java_17 = PathBuf::from("java");
+    let mut runs = vec![
+        (java_17.clone(), "agent_every_g1", vec!["-XX:+UseG1GC"]),
+        (java_17, "agent_every_zgc_17", vec!["-XX:+UseZGC"]),
+    ];
+    if let Some(java) = java_25("other_collectors_track_every_sample_with_probability_one") {
+        runs.push((
+            java,
+            "agent_every_shenandoah",
+            vec!["-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational"],
+        ));
+    }
+    for (java, test, jvm_args) in runs {
+        let mut jvm_args = jvm_args;
+        jvm_args.push("-Xmx512m");
+        let (stderr, events) = record_with(
+            &java,
+            test,
+            "interval=64k",
+            &jvm_args,
+            &["threads", "2", "32"],
+        );
+        assert!(
+            !stderr.contains("a share of the samples"),
+            "{test}: {stderr}"
+        );
+        let lifetimes = tracking_probabilities(test, &events);
+        assert!(lifetimes.len() > 500, "{test}: {} samples", lifetimes.len());
+        assert!(
+            lifetimes.iter().all(|&l| l == (true, 1.0)),
+            "{test}: {:?}",
+            lifetimes
+                .iter()
+                .filter(|&&l| l != (true, 1.0))
+                .take(5)
+                .collect::<Vec<_>>()
+        );
+    }
 }
 
 /// The first frame of an event's stack that is the workload's own:

@@ -1,23 +1,29 @@
 //! A recording session without a JVM: the writer loop over a fake VM, the
-//! session's own collections, and the liveness size policy.
+//! session's own collections, and which samples' liveness is tracked (the
+//! size policy, the share and the cap).
 
 use heapsampler_test_support as support;
 
 use std::collections::HashSet;
+use std::ffi::CStr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use heapsampler_agent::environment::EnvironmentVm;
-use heapsampler_agent::heap::HeapVm;
-use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::heap::{Collectors, GcInfo, HeapUsage, HeapVm, NotifiedCollection};
+use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord, Tracking};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{
     self, Collection, Collections, RunningCollections, Session, SessionVm, claim_file,
 };
 use heapsampler_agent::threads::ThreadsVm;
+use heapsampler_agent::tracking::{StartVm, TrackingPlan};
 use heapsampler_agent::writer::{ClassInfo, Exhaustion, Loader, MethodInfo, ThreadInfo, Vm};
+use heapsampler_core::liveness::TrackingDraw;
 use heapsampler_core::options::{LiveMax, Options};
 use heapsampler_core::ring::{WaitOutcome, ring_buffer};
+use heapsampler_core::tracking::MAX_TRACKED_SINCE_MAJOR;
 use jfr_writer::Recording;
 
 #[derive(Default)]
@@ -26,6 +32,9 @@ struct FakeVm {
     released: Vec<u64>,
     /// How many times the writer said the session's duration was over.
     durations_over: usize,
+    /// Generational ZGC's collections notified and not taken yet; `None`:
+    /// no management interface.
+    zgc: Option<Arc<Mutex<Vec<NotifiedCollection>>>>,
 }
 
 impl Vm for FakeVm {
@@ -65,7 +74,23 @@ impl Vm for FakeVm {
     }
 }
 
-impl HeapVm for FakeVm {}
+impl HeapVm for FakeVm {
+    fn collectors(&mut self) -> Option<Collectors> {
+        self.zgc.as_ref()?;
+        Some(Collectors {
+            names: ["ZGC Minor Cycles", "ZGC Major Cycles"]
+                .map(str::to_owned)
+                .to_vec(),
+            heap_reserved: 1 << 30,
+        })
+    }
+    fn notified_collections(&mut self) -> Vec<NotifiedCollection> {
+        self.zgc
+            .as_ref()
+            .map(|notified| std::mem::take(&mut *notified.lock().unwrap()))
+            .unwrap_or_default()
+    }
+}
 
 impl RootsVm for FakeVm {}
 
@@ -104,7 +129,7 @@ fn record_session(file: &PathBuf, running: &RunningCollections, vm: &mut FakeVm,
     let session = Session::new(
         options(file),
         recording.clock(),
-        u64::MAX,
+        TrackingPlan::every_sample(u64::MAX),
         producer,
         collections,
     );
@@ -226,7 +251,7 @@ fn the_ring_is_closed_when_the_writer_loop_ends() {
     let session = Session::new(
         options(&file),
         recording.clock(),
-        u64::MAX,
+        TrackingPlan::every_sample(u64::MAX),
         producer,
         std::sync::Arc::new(Collections::default()),
     );
@@ -249,7 +274,7 @@ fn a_session_whose_duration_is_over_asks_once_to_be_stopped_and_finishes() {
     let session = Session::new(
         options,
         recording.clock(),
-        u64::MAX,
+        TrackingPlan::every_sample(u64::MAX),
         producer,
         std::sync::Arc::new(Collections::default()),
     );
@@ -294,6 +319,161 @@ fn liveness_stops_at_g1_humongous_size_unless_told_otherwise() {
     assert_eq!(auto(&options, Some("true"), Some("4194304")), u64::MAX);
 }
 
+/// A JVM as a session's start reads it: its flags, its Java version and
+/// its collectors.
+struct StartJvm {
+    flags: Vec<(&'static str, &'static str)>,
+    version: &'static str,
+    collectors: Vec<&'static str>,
+}
+
+impl StartVm for StartJvm {
+    fn vm_flag(&mut self, name: &CStr) -> Option<String> {
+        let name = name.to_str().unwrap();
+        self.flags
+            .iter()
+            .find(|(flag, _)| *flag == name)
+            .map(|(_, value)| value.to_string())
+    }
+    fn system_property(&mut self, name: &str) -> Option<String> {
+        (name == "java.specification.version").then(|| self.version.to_owned())
+    }
+    fn collector_names(&mut self) -> Option<Vec<String>> {
+        Some(self.collectors.iter().map(|n| n.to_string()).collect())
+    }
+}
+
+/// Generational ZGC: a share aimed at 16 a second and the cap by default,
+/// or at `live_rate=N`; every sample with `live_rate=all` or without
+/// liveness. JDK 17's ZGC and G1: every sample, unless `live_rate=N`, which
+/// is not capped there.
+#[test]
+fn the_tracking_plan_follows_the_collector_and_live_rate() {
+    let generational = || StartJvm {
+        flags: vec![("UseZGC", "true"), ("UseG1GC", "false")],
+        version: "25",
+        collectors: vec!["ZGC Minor Cycles", "ZGC Major Cycles"],
+    };
+    let old_zgc = || StartJvm {
+        flags: vec![("UseZGC", "true"), ("UseG1GC", "false")],
+        version: "17",
+        collectors: vec!["ZGC Cycles", "ZGC Pauses"],
+    };
+    let g1 = || StartJvm {
+        flags: vec![
+            ("UseZGC", "false"),
+            ("UseG1GC", "true"),
+            ("G1HeapRegionSize", "1048576"),
+        ],
+        version: "17",
+        collectors: vec!["G1 Young Generation", "G1 Old Generation"],
+    };
+    let plan = |text: &str, mut jvm: StartJvm| {
+        let options = Options::parse(Some(&format!("log=quiet,{text}")), 1).unwrap();
+        session::tracking_plan(&options, &mut jvm)
+    };
+    let share = |live_max, per_second, capped| TrackingPlan {
+        live_max,
+        per_second: Some(per_second),
+        capped,
+    };
+    assert_eq!(plan("", generational()), share(u64::MAX, 16.0, true));
+    assert_eq!(
+        plan("live_rate=auto", generational()),
+        share(u64::MAX, 16.0, true)
+    );
+    assert_eq!(
+        plan("live_rate=100", generational()),
+        share(u64::MAX, 100.0, true)
+    );
+    let every = TrackingPlan::every_sample;
+    assert_eq!(plan("live_rate=all", generational()), every(u64::MAX));
+    assert_eq!(plan("live=false", generational()), every(u64::MAX));
+    assert_eq!(plan("", old_zgc()), every(u64::MAX));
+    assert_eq!(plan("", g1()), every(512 << 10));
+    assert_eq!(plan("live_rate=5", g1()), share(512 << 10, 5.0, false));
+}
+
+/// Under the cap, every sample is drawn (at q = 1, before any window) until
+/// 256 are tracked; then samples are capped, not drawn, until the writer
+/// learns that a major collection ended, which lifts the cap.
+#[test]
+fn past_the_cap_samples_are_capped_until_a_major_collection_ends() {
+    let dir = support::temp_dir("session_cap");
+    let file = dir.join("capped.jfr");
+    let recording = Recording::create(&file, jfr_writer::Options::default()).unwrap();
+    let (producer, consumer) = ring_buffer(1 << 16);
+    let running = RunningCollections::new();
+    let collections = running.begin(producer.clone());
+    let plan = TrackingPlan {
+        live_max: 1 << 20,
+        per_second: Some(16.0),
+        capped: true,
+    };
+    let session = Session::new(
+        options(&file),
+        recording.clock(),
+        plan,
+        producer,
+        collections,
+    );
+    let mut draw = TrackingDraw::default();
+    let mut track = || session.tracking(24, 1, &mut draw, || 1);
+    let first: Vec<Tracking> = (0..300).map(|_| track()).collect();
+    let cap = MAX_TRACKED_SINCE_MAJOR as usize;
+    assert!(
+        first[..cap].iter().all(|&t| t == Tracking::Drawn(1.0)),
+        "{first:?}"
+    );
+    assert!(
+        first[cap..].iter().all(|&t| t == Tracking::Capped),
+        "{first:?}"
+    );
+    assert_eq!(
+        session.tracking(1 << 20, 1, &mut draw, || 1),
+        Tracking::Excluded,
+        "the size limit comes first"
+    );
+
+    let notified = Arc::new(Mutex::new(Vec::new()));
+    let mut vm = FakeVm {
+        zgc: Some(Arc::clone(&notified)),
+        ..FakeVm::default()
+    };
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| session::run_writer(&session, recording, consumer, &mut vm));
+        // A major collection ends (which only majors tell: the writer test
+        // `generational_zgc_majors_are_told_by_their_start`); the writer
+        // takes it at the wake of the collection's end, and lifts the cap
+        // in the same pass. A minute for a busy machine: the test fails
+        // only if it never does.
+        notified.lock().unwrap().push(NotifiedCollection {
+            collector: "ZGC Major Cycles".to_owned(),
+            cause: Some("Proactive".to_owned()),
+            info: GcInfo {
+                id: 1,
+                start_millis: 0,
+                end_millis: 1,
+                before: HeapUsage::default(),
+                after: HeapUsage::default(),
+                metaspace_before: None,
+                metaspace_after: None,
+            },
+        });
+        running.started(Instant::now());
+        running.finished(Instant::now());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut draw = TrackingDraw::default();
+        while session.tracking(24, 1, &mut draw, || 1) == Tracking::Capped {
+            assert!(Instant::now() < deadline, "still capped after the major");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        session.producer().close();
+        writer.join().unwrap().unwrap().finish().unwrap();
+    });
+    running.end();
+}
+
 /// A sample of `handle` taken now.
 fn sample(session: &Session, handle: u64) -> Vec<u8> {
     SampleRecord {
@@ -304,6 +484,11 @@ fn sample(session: &Session, handle: u64) -> Vec<u8> {
             interval: 512 * 1024,
             class: 1,
             liveness_handle: handle,
+            tracking: if handle == 0 {
+                Tracking::Excluded
+            } else {
+                Tracking::Drawn(1.0)
+            },
             truncated: false,
         },
         frames: vec![RawFrame {
@@ -325,7 +510,7 @@ fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
     let session = Session::new(
         options(&file),
         recording.clock(),
-        u64::MAX,
+        TrackingPlan::every_sample(u64::MAX),
         producer,
         collections,
     );
@@ -426,6 +611,7 @@ fn exhaustion(session: &Session) -> Exhaustion {
             interval: 0,
             class: 0,
             liveness_handle: 0,
+            tracking: Tracking::Excluded,
             truncated: false,
         },
         frames: vec![RawFrame {
@@ -453,7 +639,7 @@ fn heap_exhaustions_are_written_before_they_are_answered() {
     let session = Session::new(
         options(&file),
         recording.clock(),
-        u64::MAX,
+        TrackingPlan::every_sample(u64::MAX),
         producer,
         collections,
     );

@@ -12,7 +12,7 @@ use heapsampler_agent::heap::{
     ClassLoading, Collectors, GcInfo, HeapUsage, HeapVm, JvmInfo, Metaspace, NotifiedCollection,
     SpaceUsage,
 };
-use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord};
+use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord, Tracking};
 use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath, RootsVm};
 use heapsampler_agent::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
 use heapsampler_agent::writer::{
@@ -203,6 +203,11 @@ fn record(
             interval: 512 * 1024,
             class,
             liveness_handle: handle,
+            tracking: if handle == 0 {
+                Tracking::Excluded
+            } else {
+                Tracking::Drawn(1.0)
+            },
             truncated,
         },
         frames: frames
@@ -512,11 +517,117 @@ fn samples_lifetimes_and_collections_as_the_jdk_reads_them() {
     assert!(
         statistics[0].contains(" samples=5 ")
             && statistics[0].contains(
-                " lostSamples=0 untrackedObjects=2 oldObjectCap=10000 oldObjectsLeftOut=0 "
+                " lostSamples=0 untrackedObjects=2 drawnSamples=3 undrawnSamples=0 \
+                 cappedSamples=0 oldObjectCap=10000 oldObjectsLeftOut=0 "
             ),
         "{}",
         statistics[0]
     );
+}
+
+/// A `trackingProbability` as the JDK's parser prints it
+/// (`double:3fd0000000000000`, the bits).
+fn probability(line: &str) -> f64 {
+    let bits = support::dump_value(line, "trackingProbability");
+    let bits = bits.strip_prefix("double:").unwrap();
+    f64::from_bits(u64::from_str_radix(bits, 16).unwrap())
+}
+
+/// Each sample's lifetime carries the probability its tracking was drawn
+/// with: a tracked one (freed or live at the end) and one the draw left
+/// out, theirs; one past the cap, at the live_max size, or drawn without a
+/// handle (the JVM could make none), 0, their liveness unknown. The
+/// statistics count each kind.
+#[test]
+fn each_lifetime_carries_its_tracking_probability_and_the_statistics_count_each_kind() {
+    let dir = support::temp_dir("agent_writer_tracking");
+    let path = dir.join("tracking.jfr");
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LMain;", "allocate", "(I)V", &[(0, 10)], false));
+    vm.classes.insert(100, class("[I"));
+    let mut writer = new_writer(&path, &settings(&path));
+    let t0 = writer.clock().now().0;
+    // (size, handle, tracking): the size tells the samples apart.
+    let samples = [
+        (16, 1001, Tracking::Drawn(0.25)),
+        (24, 1002, Tracking::Drawn(0.25)),
+        (32, 0, Tracking::NotDrawn(0.25)),
+        (40, 0, Tracking::NotDrawn(0.5)),
+        (48, 0, Tracking::Capped),
+        (56, 0, Tracking::Excluded),
+        (64, 0, Tracking::Drawn(0.5)),
+    ];
+    for (at, &(size, handle, tracking)) in samples.iter().enumerate() {
+        let bytes = SampleRecord {
+            header: SampleHeader {
+                thread: 1,
+                ticks: t0 + at as i64,
+                size,
+                interval: 512 * 1024,
+                class: 100,
+                liveness_handle: handle,
+                tracking,
+                truncated: false,
+            },
+            frames: vec![RawFrame {
+                method: 1,
+                location: 0,
+            }],
+        }
+        .encode();
+        writer.sample(&mut vm, &bytes).unwrap();
+    }
+    vm.collected.insert(1001);
+    writer
+        .garbage_collection(
+            &mut vm,
+            GcRecord {
+                id: 1,
+                start: t0 + 10,
+                end: t0 + 20,
+            },
+        )
+        .unwrap();
+    finish(writer, &mut vm, samples.len() as u64);
+
+    let lines = support::dump(&path);
+    let mut lifetimes: Vec<(u64, String, String, f64)> = lines
+        .iter()
+        .filter(|l| l.starts_with("heapsampler.ObjectLifetime "))
+        .map(|l| {
+            (
+                support::dump_value(l, "objectSize").parse().unwrap(),
+                support::dump_value(l, "tracked"),
+                support::dump_value(l, "live"),
+                probability(l),
+            )
+        })
+        .collect();
+    lifetimes.sort_by_key(|l| l.0);
+    let expected = [
+        (16, "true", "false", 0.25),
+        (24, "true", "true", 0.25),
+        (32, "false", "false", 0.25),
+        (40, "false", "false", 0.5),
+        (48, "false", "false", 0.0),
+        (56, "false", "false", 0.0),
+        (64, "false", "false", 0.0),
+    ]
+    .map(|(size, tracked, live, q)| (size, tracked.to_owned(), live.to_owned(), q));
+    assert_eq!(lifetimes, expected);
+    let statistics = lines
+        .iter()
+        .rfind(|l| l.starts_with("heapsampler.AgentStatistics "))
+        .unwrap();
+    for (name, count) in [
+        ("drawnSamples", "2"),
+        ("undrawnSamples", "2"),
+        ("cappedSamples", "1"),
+        ("untrackedObjects", "3"),
+    ] {
+        assert_eq!(support::dump_value(statistics, name), count, "{statistics}");
+    }
 }
 
 #[test]
@@ -1398,6 +1509,63 @@ fn collections_from_the_jvms_notifications_as_the_jdk_reads_them() {
     assert_eq!(collections.len(), 3);
     assert_eq!(collections[1]["values"]["name"], "G1Full");
     assert_eq!(collections[1]["values"]["cause"], "System.gc()");
+}
+
+/// Generational ZGC's major collections, the ones that clear what weak
+/// handles point to there, are told from its minor ones and its pauses,
+/// each by when it began, once.
+#[test]
+fn generational_zgc_majors_are_told_by_their_start() {
+    let dir = support::temp_dir("agent_writer_majors");
+    let path = dir.join("majors.jfr");
+    let mut writer = new_writer(&path, &settings(&path));
+    let mut jvm = g1(&writer, 1_000);
+    jvm.collectors.names = [
+        "ZGC Minor Cycles",
+        "ZGC Minor Pauses",
+        "ZGC Major Cycles",
+        "ZGC Major Pauses",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    jvm.last = vec![None; 4];
+    let epoch = |millis: i64| (jvm.jvm.start_millis + millis) * 1_000_000;
+    let major_start = writer.clock().ticks_at_epoch_nanos(epoch(2_100)).0;
+    let mut vm = FakeVm {
+        management: Some(jvm),
+        ..FakeVm::default()
+    };
+    writer.begin_heap_context(&mut vm).unwrap();
+    vm.management.as_mut().unwrap().notified = vec![
+        notified(
+            "ZGC Minor Cycles",
+            "Allocation Rate",
+            collection(1, 2_000, 2_010, 40, 20),
+        ),
+        notified(
+            "ZGC Minor Pauses",
+            "Allocation Rate",
+            collection(1, 2_001, 2_001, 0, 0),
+        ),
+        notified(
+            "ZGC Major Pauses",
+            "Proactive",
+            collection(1, 2_100, 2_100, 0, 0),
+        ),
+        notified(
+            "ZGC Major Cycles",
+            "Proactive",
+            collection(1, 2_100, 2_400, 60, 10),
+        ),
+    ];
+    writer.poll_collections(&mut vm).unwrap();
+    assert_eq!(writer.take_major_collections(), [major_start]);
+    assert_eq!(
+        writer.take_major_collections(),
+        [] as [i64; 0],
+        "taken once"
+    );
+    finish(writer, &mut vm, 0);
 }
 
 /// A concurrent collector (ZGC on JDK 17): its `ZGC Pauses` notifications

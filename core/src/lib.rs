@@ -16,6 +16,8 @@
 //!   parsed and checked without a JVM, so that the command line checks it too.
 //! - [`liveness`]: the table of sampled objects still tracked, swept after each
 //!   garbage collection to learn which of them died.
+//! - [`tracking`]: which samples' liveness is tracked: a share aimed at a
+//!   number a second, and a cap on those tracked since a major collection.
 //! - [`announcement`]: the system properties by which the agent that records
 //!   in a JVM says so, for the command line to find it.
 //!
@@ -30,3 +32,4 @@ pub mod options;
 pub mod rate_limit;
 pub mod ring;
 pub mod sampling;
+pub mod tracking;

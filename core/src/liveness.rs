@@ -21,9 +21,10 @@
 //! the same pages in again before the next one.
 
 /// Which samples are tracked, each with probability `fraction` on its own
-/// ([`crate::options::Options::live_fraction`]): one per allocating thread,
-/// a SplitMix64 sequence from a seed the thread gives. Not for secrets;
-/// independent enough that the tracked share of n samples is binomial.
+/// (the share [`crate::tracking::TrackingShare`] sets): one per allocating
+/// thread, a SplitMix64 sequence from a seed the thread gives. Not for
+/// secrets; independent enough that the tracked share of n samples is
+/// binomial.
 #[derive(Debug, Clone, Default)]
 pub struct TrackingDraw {
     /// The sequence's state; 0 until seeded.

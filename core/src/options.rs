@@ -52,6 +52,21 @@ pub enum LiveMax {
     Unlimited,
 }
 
+/// How many of the samples liveness covers are tracked
+/// ([`crate::tracking`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LiveRate {
+    /// About [`crate::tracking::AUTO_TRACKED_PER_SECOND`] a second on
+    /// generational ZGC, whose young collections keep what a weak handle
+    /// points to until the next major collection; every sample on the
+    /// other collectors.
+    Auto,
+    /// Every sample, on every collector.
+    All,
+    /// About this many a second, on every collector.
+    PerSecond(f64),
+}
+
 /// The parsed options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -66,17 +81,9 @@ pub struct Options {
     /// Which objects liveness tracking covers, by size; larger ones get an
     /// `ObjectLifetime` with `tracked = false` at once.
     pub live_max: LiveMax,
-    /// The probability with which a sample liveness tracking covers is
-    /// tracked, each drawn on its own (`live_fraction=`, 1 by default);
-    /// the others get an `ObjectLifetime` with `tracked = false` at once.
-    /// Experimental: for measuring what tracking costs a collector
-    /// (`bench/zgc-liveness.sh`); estimates of live bytes do not weight
-    /// the tracked samples by its inverse yet.
-    pub live_fraction: f64,
-    /// At most this many sampled objects tracked at once (`live_budget=`);
-    /// a sample drawn while all are taken is not tracked. `None`: no
-    /// limit. Experimental, as `live_fraction`.
-    pub live_budget: Option<u64>,
+    /// How many of the samples liveness covers are tracked (`live_rate=`):
+    /// a share, drawn sample by sample, or all.
+    pub live_rate: LiveRate,
     /// Record samples, or only take their stacks (diagnostic).
     pub mode: Mode,
     /// How often the recording is flushed to disk.
@@ -206,8 +213,7 @@ impl Options {
             depth: 64,
             live: true,
             live_max: LiveMax::Auto,
-            live_fraction: 1.0,
-            live_budget: None,
+            live_rate: LiveRate::Auto,
             mode: Mode::Record,
             flush: Duration::from_secs(1),
             rate: None,
@@ -295,21 +301,17 @@ impl Options {
                         ),
                     }
                 }
-                name::LIVE_FRACTION => {
-                    options.live_fraction = need(LIVE_FRACTION)?
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|q| *q > 0.0 && *q <= 1.0)
-                        .ok_or_else(|| bad(LIVE_FRACTION))?
-                }
-                name::LIVE_BUDGET => {
-                    options.live_budget = Some(
-                        need(LIVE_BUDGET)?
-                            .parse()
-                            .ok()
-                            .filter(|n| (1..=MAX_LIVE_BUDGET).contains(n))
-                            .ok_or_else(|| bad(LIVE_BUDGET))?,
-                    )
+                name::LIVE_RATE => {
+                    options.live_rate = match need(LIVE_RATE)? {
+                        "auto" => LiveRate::Auto,
+                        "all" => LiveRate::All,
+                        rate => LiveRate::PerSecond(
+                            rate.parse::<f64>()
+                                .ok()
+                                .filter(|r| r.is_finite() && *r > 0.0)
+                                .ok_or_else(|| bad(LIVE_RATE))?,
+                        ),
+                    }
                 }
                 name::MODE => {
                     options.mode = match need(MODE)? {
@@ -464,10 +466,7 @@ const HIDDEN: &str = "true (keep frames of hidden classes such as lambda proxies
 const ENVIRONMENT: &str = "true (write the process's environment variables at each chunk's start, as the JDK does: they may hold secrets) or false (leave them out)";
 const LIVE_MAX: &str =
     "auto (below G1's humongous size), none (every object), or a size such as 1m";
-const LIVE_FRACTION: &str = "a probability above 0 and at most 1, such as 0.1 (experimental: each sample liveness covers is tracked with it)";
-const LIVE_BUDGET: &str = "a number of objects from 1 to 10000000 (experimental: at most this many sampled objects tracked at once)";
-/// The most `live_budget` accepts.
-pub const MAX_LIVE_BUDGET: u64 = 10_000_000;
+const LIVE_RATE: &str = "auto (a share of the samples on generational ZGC, every sample elsewhere), all (every sample), or a positive number of tracked samples a second";
 const MODE: &str = "record, floor (diagnostic: take stacks, write no samples) or discard (diagnostic: hand samples to the writer, write none)";
 const FLUSH: &str = "a duration from 10ms to 1h, such as 500ms, 1s or 2m";
 const RATE: &str = "a positive number of samples per second";
@@ -511,8 +510,7 @@ pub mod name {
     pub const LIVE: &str = "live";
     pub const HIDDEN: &str = "hidden";
     pub const LIVE_MAX: &str = "live_max";
-    pub const LIVE_FRACTION: &str = "live_fraction";
-    pub const LIVE_BUDGET: &str = "live_budget";
+    pub const LIVE_RATE: &str = "live_rate";
     pub const MODE: &str = "mode";
     pub const FLUSH: &str = "flush";
     pub const RATE: &str = "rate";
@@ -536,7 +534,7 @@ pub mod name {
 }
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, live_fraction, live_budget, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment, exclusive";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, live_rate, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment, exclusive";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -618,8 +616,7 @@ mod tests {
         assert!(options.live);
         assert!(!options.hidden_frames);
         assert_eq!(options.live_max, LiveMax::Auto);
-        assert_eq!(options.live_fraction, 1.0);
-        assert_eq!(options.live_budget, None);
+        assert_eq!(options.live_rate, LiveRate::Auto);
         assert_eq!(options.mode, Mode::Record);
         assert_eq!(options.flush, Duration::from_secs(1));
         assert_eq!(options.rate, None);
@@ -677,9 +674,16 @@ mod tests {
         );
         assert_eq!(parse("live_max=none").unwrap().live_max, LiveMax::Unlimited);
         assert_eq!(parse("live_max=auto").unwrap().live_max, LiveMax::Auto);
-        assert_eq!(parse("live_fraction=0.01").unwrap().live_fraction, 0.01);
-        assert_eq!(parse("live_fraction=1").unwrap().live_fraction, 1.0);
-        assert_eq!(parse("live_budget=500").unwrap().live_budget, Some(500));
+        assert_eq!(parse("live_rate=auto").unwrap().live_rate, LiveRate::Auto);
+        assert_eq!(parse("live_rate=all").unwrap().live_rate, LiveRate::All);
+        assert_eq!(
+            parse("live_rate=100").unwrap().live_rate,
+            LiveRate::PerSecond(100.0)
+        );
+        assert_eq!(
+            parse("live_rate=0.5").unwrap().live_rate,
+            LiveRate::PerSecond(0.5)
+        );
         assert_eq!(parse("mode=floor").unwrap().mode, Mode::Floor);
         assert_eq!(parse("mode=discard").unwrap().mode, Mode::Discard);
         assert_eq!(parse("mode=record").unwrap().mode, Mode::Record);
@@ -931,18 +935,14 @@ mod tests {
             ),
             ("live_max=big", "bad option 'live_max=big'"),
             (
-                "live_fraction=0",
-                "bad option 'live_fraction=0': expected a probability above 0 and at most 1",
+                "live_rate=0",
+                "bad option 'live_rate=0': expected auto (a share of the samples on generational ZGC",
             ),
-            ("live_fraction=1.5", "bad option 'live_fraction=1.5'"),
-            ("live_fraction=NaN", "bad option 'live_fraction=NaN'"),
-            ("live_fraction=10%", "bad option 'live_fraction=10%'"),
-            (
-                "live_budget=0",
-                "bad option 'live_budget=0': expected a number of objects from 1 to 10000000",
-            ),
-            ("live_budget=-1", "bad option 'live_budget=-1'"),
-            ("live_budget=20000000", "bad option 'live_budget=20000000'"),
+            ("live_rate=-5", "bad option 'live_rate=-5'"),
+            ("live_rate=NaN", "bad option 'live_rate=NaN'"),
+            ("live_rate=inf", "bad option 'live_rate=inf'"),
+            ("live_rate=some", "bad option 'live_rate=some'"),
+            ("live_rate=", "bad option 'live_rate='"),
             (
                 "mode=fast",
                 "bad option 'mode=fast': expected record, floor (diagnostic",

@@ -252,7 +252,9 @@ typed_event! {
             .label("Tracked")
             .description(
                 "Whether liveness was tracked; false for objects at or above the agent's \
-                 live_max size (by default G1's humongous objects), whose lifetime is unknown",
+                 live_max size (by default G1's humongous objects) and past its cap, whose \
+                 lifetime is unknown (trackingProbability 0), and for samples the draw left \
+                 untracked when a share is tracked (trackingProbability above 0)",
             ),
         /// The probability with which its liveness was to be tracked,
         /// drawn at its allocation: a tracked sample stands for `1 /
@@ -261,9 +263,10 @@ typed_event! {
             .label("Tracking Probability")
             .description(
                 "The probability with which the sample's liveness was to be tracked: 1 when \
-                 every sample is; 0 when its size excludes it (live_max); between, when a \
-                 share of samples is tracked (generational ZGC), and each tracked one stands \
-                 for 1/probability samples' liveness",
+                 every sample is; 0 when its liveness is unknown (its size at or above live_max, \
+                 or past the cap on samples tracked since the last major collection); between, \
+                 when a share of samples is tracked (generational ZGC), and each tracked one \
+                 stands for 1/probability samples' liveness",
             ),
     }
 }
@@ -329,11 +332,42 @@ typed_event! {
             .unit(Unit::Bytes),
         /// Samples lost: always 0.
         pub lost_samples: i64 => field::LOST_SAMPLES.label("Lost Samples").unsigned(),
-        /// Samples not tracked for liveness.
+        /// Samples whose liveness is unknown.
         pub untracked_objects: i64 => field::UNTRACKED_OBJECTS
             .label("Untracked Objects")
             .unsigned()
-            .description("Samples not tracked for liveness: objects at or above the live_max size"),
+            .description(
+                "Samples whose liveness is unknown (trackingProbability 0): objects at or above \
+                 the live_max size, and samples past the cap on those tracked since the last \
+                 major collection (cappedSamples). Not the samples the draw left untracked \
+                 (undrawnSamples), whose liveness the tracked ones stand for",
+            ),
+        /// Samples drawn for liveness tracking.
+        pub drawn_samples: i64 => field::DRAWN_SAMPLES
+            .label("Drawn Samples")
+            .unsigned()
+            .description(
+                "Samples whose liveness is tracked: drawn with the tracking probability in force \
+                 (every sample liveness covers, when it is 1)",
+            ),
+        /// Samples liveness covers that the draw left untracked.
+        pub undrawn_samples: i64 => field::UNDRAWN_SAMPLES
+            .label("Undrawn Samples")
+            .unsigned()
+            .description(
+                "Samples liveness covers that the draw left untracked, when a share of the \
+                 samples is tracked (generational ZGC, or the agent's live_rate=N): each tracked \
+                 sample stands for 1/trackingProbability samples' liveness",
+            ),
+        /// Samples past the cap on those tracked since a major collection.
+        pub capped_samples: i64 => field::CAPPED_SAMPLES
+            .label("Capped Samples")
+            .unsigned()
+            .description(
+                "Samples left untracked, their liveness unknown, because 256 samples allocated \
+                 since the last major collection began were tracked (generational ZGC keeps what \
+                 they reach until it ends)",
+            ),
         /// The most old-object events a chunk carries.
         pub old_object_cap: i64 => field::OLD_OBJECT_CAP
             .label("Old Object Cap")

@@ -47,6 +47,7 @@ use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
 use crate::signature::is_hidden_signature;
 use crate::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
+use crate::tracking::StartVm;
 use crate::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
@@ -378,11 +379,11 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     // its timer: once per sample, the context switches would cost more than
     // writing the sample.
     consumer.set_batch(ring_bytes / 4);
-    let live_max = session::live_max(&options, |flag| management::vm_option(jni, flag));
+    let plan = session::tracking_plan(&options, &mut StartJvm(jni));
     let collections = COLLECTIONS.begin(producer.clone());
     let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
     let running = Arc::new(JvmSession {
-        session: Session::new(options, recording.clock(), live_max, producer, collections),
+        session: Session::new(options, recording.clock(), plan, producer, collections),
         keys: Keys::new(id),
         id,
         jvmti,
@@ -443,6 +444,24 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
             }
             Ok(())
         }
+    }
+}
+
+/// What a session's start reads of the JVM, on the thread that starts it
+/// (`VMInit`'s or the attach's).
+struct StartJvm(Jni);
+
+impl StartVm for StartJvm {
+    fn vm_flag(&mut self, name: &CStr) -> Option<String> {
+        management::vm_option(self.0, name)
+    }
+
+    fn system_property(&mut self, name: &str) -> Option<String> {
+        management::system_property(self.0, name)
+    }
+
+    fn collector_names(&mut self) -> Option<Vec<String>> {
+        management::collector_names(self.0)
     }
 }
 
@@ -1071,7 +1090,6 @@ impl writer::Vm for JvmtiVm<'_> {
 
     fn release(&mut self, handle: u64) {
         self.jni.delete_weak_global_ref(handle as jobject);
-        self.running.session.release_tracking_slot();
     }
 
     fn array_length(&mut self, handle: u64) -> Option<i32> {

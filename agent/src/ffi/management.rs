@@ -2,7 +2,8 @@
 //! `com.sun.management`) over JNI: for the writer thread, the figures of
 //! [`crate::heap`] and each thread's allocated bytes
 //! ([`crate::threads`]); at a session's start, the HotSpot flags
-//! ([`vm_option`]) that set which objects are tracked.
+//! ([`vm_option`]) and the collectors' names ([`collector_names`]) that
+//! set which objects are tracked.
 //!
 //! [`Management::new`] looks the beans, classes and methods up once and
 //! keeps them (global references, method ids), and adds a listener to the
@@ -960,6 +961,30 @@ fn diagnostic_bean(env: Env, interface: jclass) -> Option<jobject> {
 /// call loads management classes, some milliseconds once.
 pub fn vm_option(jni: Jni, name: &CStr) -> Option<String> {
     vm_flag(jni, name).map(|flag| flag.value)
+}
+
+/// The names of the JVM's garbage collectors
+/// (`ManagementFactory.getGarbageCollectorMXBeans()`, each bean's
+/// `getName()`: `ZGC Minor Cycles`, `G1 Young Generation`); `None` when the
+/// management classes are missing or a call throws.
+pub fn collector_names(jni: Jni) -> Option<Vec<String>> {
+    let env = Env(jni.raw());
+    env.frame(32, || {
+        let factory = platform_factory(env)?;
+        let list = ListMethods::new(env)?;
+        let manager = env.class(c"java/lang/management/MemoryManagerMXBean")?;
+        let name = env.method(manager, c"getName", c"()Ljava/lang/String;")?;
+        let getter = env.static_method(
+            factory,
+            c"getGarbageCollectorMXBeans",
+            c"()Ljava/util/List;",
+        )?;
+        let beans = env.static_object(factory, getter, &[])?;
+        env.list(beans, &list)?
+            .into_iter()
+            .map(|bean| env.text(env.object(bean, name, &[])?))
+            .collect()
+    })
 }
 
 /// The Java system property `name` (`System.getProperty`), `None` when

@@ -380,8 +380,14 @@ pub mod field {
     pub const BYTES_WRITTEN: &str = "bytesWritten";
     /// Samples lost: always 0.
     pub const LOST_SAMPLES: &str = "lostSamples";
-    /// Samples not tracked for liveness.
+    /// Samples whose liveness is unknown.
     pub const UNTRACKED_OBJECTS: &str = "untrackedObjects";
+    /// Samples drawn for liveness tracking.
+    pub const DRAWN_SAMPLES: &str = "drawnSamples";
+    /// Samples liveness covers that the draw left untracked.
+    pub const UNDRAWN_SAMPLES: &str = "undrawnSamples";
+    /// Samples past the cap on those tracked since a major collection.
+    pub const CAPPED_SAMPLES: &str = "cappedSamples";
     /// The most old-object events a chunk carries.
     pub const OLD_OBJECT_CAP: &str = "oldObjectCap";
     /// Live objects the cap left out of old-object events.
