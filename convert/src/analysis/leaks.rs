@@ -427,7 +427,10 @@ fn line_of(
 impl SampleVisitor for SeriesVisitor<'_, '_> {
     fn sample(&mut self, text: &Flattener<'_, '_>, _kind: Kind, sample: &Sample<'_>) {
         if !sample.tracked {
-            self.part.untracked.push(sample);
+            // Not drawn: the tracked samples stand for it.
+            if sample.tracking_probability == 0.0 {
+                self.part.untracked.push(sample);
+            }
             return;
         }
         let line = line_of(self.by, text, sample, &mut self.keys, &mut self.part.lines);
@@ -440,10 +443,11 @@ impl SampleVisitor for SeriesVisitor<'_, '_> {
         let allocated = epoch_nanos(self.header, sample.start_time.unwrap_or(0));
         let live = self.checkpoints.live(allocated, sample.freed_by_gc_id);
         let group = &mut self.part.series[line];
+        let weight = sample.live_weight();
         if sample.live {
-            group.retained.add(live.clone(), sample.weight, sample.size);
+            group.retained.add(live.clone(), weight, sample.size);
         }
-        group.live.add(live, sample.weight, sample.size);
+        group.live.add(live, weight, sample.size);
     }
 }
 
@@ -891,7 +895,7 @@ impl SampleVisitor for SuspectVisitor<'_, '_> {
         self.part.classes[suspect]
             .entry(GroupBy::Class.line(class))
             .or_default()
-            .push(sample);
+            .push_live(sample);
         let allocated = epoch_nanos(self.header, sample.start_time.unwrap_or(0));
         let outlived = self.reading.collections.len()
             - self
@@ -899,7 +903,7 @@ impl SampleVisitor for SuspectVisitor<'_, '_> {
                 .collections
                 .partition_point(|c| c.end_nanos <= allocated);
         let age = (self.reading.end_nanos - allocated).max(0) as f64 / 1e9;
-        self.part.ages[suspect].push((age, outlived as u64, sample.weight));
+        self.part.ages[suspect].push((age, outlived as u64, sample.live_weight()));
     }
 }
 

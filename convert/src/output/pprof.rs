@@ -11,8 +11,9 @@
 //!   objects (`1/p`, as [`Estimate::add_weighted`] counts them).
 //! - `inuse_objects`/`count` and `inuse_space`/`bytes`: the objects still
 //!   live at the end (`heapsampler.ObjectLifetime` with `live` and
-//!   `tracked`: what `top --live` sums). Left out for recordings without
-//!   ObjectLifetime events.
+//!   `tracked`, each by its weight over its tracking probability: what
+//!   `top --live` sums). Left out for recordings without ObjectLifetime
+//!   events.
 //!
 //! Objects need each sample's size ([`Sample::size`]). The JDK's own
 //! sampler throttles by rate and weighs a sample by the bytes its thread
@@ -242,7 +243,11 @@ impl SampleVisitor for Builder {
             tally.push((key, Weights::default()));
             tally.len() - 1
         });
-        tally[at].1.push(sample);
+        if kind.source == LIFETIMES {
+            tally[at].1.push_live(sample);
+        } else {
+            tally[at].1.push(sample);
+        }
     }
 }
 
