@@ -47,7 +47,7 @@ use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::analysis::top::{self, GroupBy, HeldBy, Lines, Query};
 use crate::model::allocation::Source;
 use crate::model::filter::Filter;
-use crate::model::samples::{self, Kind, Sample, SampleVisitor, Weights};
+use crate::model::samples::{self, Kind, Sample, SampleVisitor, SamplesRead, Tracking, Weights};
 use crate::model::text::{Flattener, epoch_nanos};
 use crate::output::human::{describe, human_bytes, human_interval};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
@@ -354,6 +354,7 @@ struct ChunkSeries {
     lines: Lines,
     series: Vec<GroupSeries>,
     untracked: Weights,
+    tracking: Tracking,
 }
 
 /// A group's live bytes after each checkpoint, and those of its objects
@@ -391,6 +392,7 @@ struct AllSeries {
     lines: Lines,
     series: Vec<GroupSeries>,
     untracked: Estimate,
+    tracking: Tracking,
 }
 
 /// Groups the samples of a chunk by the query's key, as `top` does.
@@ -468,12 +470,13 @@ impl Analysis for ReadSeries<'_> {
             part: ChunkSeries::default(),
             keys: IdMap::default(),
         };
-        read_lifetimes(chunk, context, self.by, &mut visitor)?;
+        visitor.part.tracking = read_lifetimes(chunk, context, self.by, &mut visitor)?.tracking;
         Ok(hand_on(visitor.part)?)
     }
 
     fn merge(&self, all: &mut AllSeries, part: ChunkSeries) -> Result<(), Error> {
         part.untracked.add_to(&mut all.untracked);
+        all.tracking.merge(&part.tracking);
         let checkpoints = self.checkpoints.checkpoints.len();
         for (line, series) in part.lines.lines.into_iter().zip(part.series) {
             let at = all.lines.number(line);
@@ -499,13 +502,13 @@ impl Analysis for ReadSeries<'_> {
 }
 
 /// Hands `visitor` every `heapsampler.ObjectLifetime` of `chunk`, its
-/// stack read as deep as grouping `by` needs.
+/// stack read as deep as grouping `by` needs; what was read.
 fn read_lifetimes(
     chunk: &Chunk<'_>,
     context: &ChunkContext,
     by: GroupBy,
     visitor: &mut dyn SampleVisitor,
-) -> Result<(), jfr_reader::ReadError> {
+) -> Result<SamplesRead, jfr_reader::ReadError> {
     samples::read_chunk(
         chunk,
         context.recording_start,
@@ -513,8 +516,7 @@ fn read_lifetimes(
         &Filter::default(),
         by.stack_depth(),
         visitor,
-    )?;
-    Ok(())
+    )
 }
 
 /// A site (class, thread) whose live bytes grow significantly.
@@ -599,6 +601,8 @@ pub struct Leaks {
     pub peak: Option<Peak>,
     /// Samples whose liveness the agent did not track.
     pub untracked: Estimate,
+    /// How the liveness samples were tracked.
+    pub tracking: Tracking,
     /// Whether the recording has paths to GC roots.
     pub paths_to_roots: bool,
 }
@@ -753,6 +757,7 @@ pub fn leaks(
         freed,
         peak,
         untracked: all.untracked,
+        tracking: all.tracking,
         paths_to_roots: false,
         timeline,
     };

@@ -209,7 +209,7 @@ fn recording(found: &Leaks, sites: Option<&Table>, lost: Option<i64>) -> Vec<(St
         "Live at the end".to_owned(),
         timeline
             .ending
-            .live_statement()
+            .live_statement(&found.tracking)
             .trim_start_matches("live: ")
             .to_owned(),
     ));
