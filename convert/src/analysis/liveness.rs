@@ -347,11 +347,17 @@ impl Ending {
         }
     }
 
-    /// `liveness tracked for 1.2% of samples`, where that is news: when only
-    /// a share was drawn for tracking, or on generational ZGC (where the
-    /// agent tracks a share by default).
+    /// Whether live needs qualifying beyond a live set's: on generational
+    /// ZGC, or when only a share of the samples (`tracking`) was drawn
+    /// for tracking.
+    pub fn qualifies_live(&self, tracking: &Tracking) -> bool {
+        tracking.is_thinned() || self.generational_zgc.is_some()
+    }
+
+    /// `liveness tracked for 1.2% of samples`, where that is news
+    /// ([`qualifies_live`](Self::qualifies_live)).
     fn tracking_clause(&self, tracking: &Tracking) -> Option<String> {
-        (tracking.is_thinned() || self.generational_zgc.is_some())
+        self.qualifies_live(tracking)
             .then(|| tracking.clause())
             .flatten()
     }

@@ -227,6 +227,10 @@ fn profile_notes(made: &Made, file: &Path) -> Vec<String> {
             describe(&made.untracked)
         ));
     }
+    // Said where it is news; the profile's comment says it always.
+    if let Some(meaning) = made.live_meaning.as_ref().filter(|_| made.live_qualified) {
+        notes.push(format!("{file}: inuse_: {meaning}"));
+    }
     notes
 }
 
