@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use heapsampler_test_support::{self as support, browser, heapsampler_ok};
+use heapsampler_test_support::{self as support, Deadline, browser, heapsampler_ok};
 use jfr_writer::events::{
     self, GarbageCollection, GcTypes, JdkGarbageCollection, LiveSet, ObjectAllocationSample,
     ObjectLifetime,
@@ -399,4 +399,58 @@ fn the_report_says_what_live_means() {
     assert_eq!(shown[0]["site"], "Leak.add(10)");
     // One point of the chart per major collection.
     assert_eq!(page["series"].as_array().unwrap().len(), 11, "{page:#}");
+}
+
+/// pprof's in-use types count the tracked samples as `top --live` does,
+/// and the profile's comment says what live means, as `go tool pprof`
+/// reads them.
+#[test]
+fn pprof_in_use_says_what_live_means() {
+    let test = "pprof_in_use_says_what_live_means";
+    if support::needed_tool(test, &["go"]).is_none() {
+        return;
+    }
+    let recording = recording();
+    let profile = recording.with_file_name("zgc.pb.gz");
+    let (_, said) = heapsampler_ok([
+        "convert",
+        recording.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "-o",
+        profile.to_str().unwrap(),
+    ]);
+    // Said where it is news.
+    assert!(
+        said.contains(&format!("inuse_: {LIVE_AS_OF_THE_LAST_MAJOR}")),
+        "{said}"
+    );
+    let pprof = |args: &[&str]| {
+        let output = std::process::Command::new("go")
+            .args(["tool", "pprof"])
+            .args(args)
+            .arg(&profile)
+            .output_in_time();
+        assert!(output.status.success(), "{}", support::text(&output.stderr));
+        support::text(&output.stdout)
+    };
+    assert_eq!(
+        pprof(&["-comments"]).trim(),
+        format!("inuse_objects, inuse_space: {LIVE_AS_OF_THE_LAST_MAJOR}")
+    );
+    // inuse_space's total: 108 tracked samples of 524,300 / 0.05 bytes.
+    let top = pprof(&["-top", "-sample_index=inuse_space", "-unit=B"]);
+    let total = 108.0 * WEIGHT as f64 / SHARE;
+    let shown = top
+        .lines()
+        .find_map(|line| line.strip_prefix("Showing nodes accounting for "))
+        .and_then(|rest| rest.rsplit(" of ").next())
+        .and_then(|of| of.strip_suffix(" total"))
+        .and_then(|bytes| bytes.strip_suffix('B'))
+        .and_then(|bytes| bytes.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("{top}"));
+    assert!(
+        (shown - total).abs() <= 1.0,
+        "{shown} against {total}\n{top}"
+    );
 }
