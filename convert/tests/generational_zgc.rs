@@ -454,3 +454,50 @@ fn pprof_in_use_says_what_live_means() {
         "{shown} against {total}\n{top}"
     );
 }
+
+/// A tracked sample whose tracking probability is 0 would stand for
+/// infinitely many: every output that reads liveness refuses it, naming
+/// the field and where it is.
+#[test]
+fn a_tracking_probability_that_cannot_be_is_a_clear_error() {
+    let path = support::temp_dir("convert_generational_zgc_bad").join("bad.jfr");
+    let mut recording = Recording::create(&path, Options::default()).unwrap();
+    let lifetime_event = recording.register(events::object_lifetime()).unwrap();
+    ObjectLifetime {
+        start_time: Ticks(1),
+        duration: 1,
+        event_thread: None,
+        stack_trace: None.into(),
+        object_class: None,
+        object_size: 24,
+        weight: WEIGHT,
+        live: true,
+        gcs_survived: 0,
+        freed_by_gc_id: 0,
+        tracked: true,
+        tracking_probability: 0.0,
+    }
+    .write(&mut recording, &lifetime_event)
+    .unwrap();
+    recording.close().unwrap();
+    for args in [
+        &["top", "--live"][..],
+        &["leaks"],
+        &["flame", "--live", "-o", "-"],
+    ] {
+        let output = support::heapsampler_command(&args[..1])
+            .arg(&path)
+            .args(&args[1..])
+            .output_in_time();
+        let stderr = support::text(&output.stderr);
+        assert!(!output.status.success(), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "expected heapsampler.ObjectLifetime's trackingProbability in (0, 1] for a \
+                 tracked sample, found 0"
+            ) && stderr.contains("at byte "),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
