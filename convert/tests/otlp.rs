@@ -24,8 +24,8 @@ const MODULES: [&str; 1] =
 
 /// Decodes the request in `sys.argv[1]` with upstream's Python classes
 /// and prints what the tests check, as JSON: the resource's attributes, the
-/// scope, each profile's type, unit, total, samples, time, duration and
-/// period, whether each dictionary table's entry 0 is its zero value,
+/// scope, each profile's type, unit, total, samples, time, duration,
+/// period and attributes, whether each dictionary table's entry 0 is its zero value,
 /// each profile's values by leaf site (`pkg.Class.method(line)`, as `top
 /// --by site`), the distinct function names, threads and classes, and how
 /// many samples lack a thread or class attribute, and the strings nothing
@@ -81,6 +81,7 @@ for p in scope_profiles.profiles:
         "time": p.time_unix_nano,
         "duration": p.duration_nano,
         "period": p.period,
+        "attributes": dict(attribute(i) for i in p.attribute_indices),
     })
 functions = sorted({s[f.name_strindex] for f in d.function_table[1:]})
 used = {0}
@@ -396,8 +397,25 @@ fn opentelemetry_reads_an_agent_recording_as_top_sums_it() {
     }
     assert!(decoded["threads"].to_string().contains("worker-0"));
     assert_eq!(profile(&decoded, "alloc_space/bytes")["period"], 131072);
+    // What live means, on the in-use profiles only.
+    for (kind, attributes) in [
+        (
+            "inuse_space/bytes",
+            serde_json::json!({"heapsampler.live": LIVE_REACHABLE}),
+        ),
+        (
+            "inuse_objects/count",
+            serde_json::json!({"heapsampler.live": LIVE_REACHABLE}),
+        ),
+        ("alloc_space/bytes", serde_json::json!({})),
+    ] {
+        assert_eq!(profile(&decoded, kind)["attributes"], attributes, "{kind}");
+    }
     assert_common(&decoded, recording);
 }
+
+/// What live means in a recording whose JVM exited, collected.
+const LIVE_REACHABLE: &str = "live: reachable at the end (collected before the final sweep)";
 
 #[test]
 fn opentelemetry_reads_a_jdk_recording_as_samples_and_space() {

@@ -242,6 +242,13 @@ fn go_reads_an_agent_recording_as_top_sums_it() {
     let header = pprof(&["-raw"], &profile);
     assert!(header.contains("PeriodType: space bytes"), "{header}");
     assert!(header.contains("Period: 131072"), "{header}");
+    // What live means, in the comment pprof shows with the in-use types.
+    let comments = pprof(&["-comments"], &profile);
+    assert_eq!(
+        comments.trim(),
+        "inuse_objects, inuse_space: live: reachable at the end (collected before the final \
+         sweep)"
+    );
 }
 
 #[test]

@@ -206,6 +206,7 @@ fn recording_with(path: &Path, old_objects: bool) {
                 .int(if live { 0 } else { 1 })
                 // The last Log.line object was too large to track.
                 .boolean(!(n == 2 && i == 2))
+                .double(if n == 2 && i == 2 { 0.0 } else { 1.0 })
                 .commit()
                 .unwrap();
         }

@@ -49,6 +49,42 @@
 //! given the past, so the errors are uncorrelated and both `E[Ŷ] = Y` and
 //! `E[V̂] = Var(Ŷ)` still hold (a martingale argument).
 //!
+//! # A share of the samples: liveness tracked with probability `q`
+//!
+//! Where only a share of the samples' liveness is tracked (the agent's on
+//! generational ZGC, `ObjectLifetime.trackingProbability`), a sampled object
+//! is tracked on a draw of its own with probability `q_i`, independent of
+//! the sampler's points. An object's liveness is then known with
+//! probability `π_i = p_i q_i`, independently of the others' (two
+//! independent draws per object, each independent across objects), and a
+//! group's live bytes are estimated the same Horvitz-Thompson way with `π_i`
+//! in place of `p_i`: `Σ y/(p q)`, variance `Σ y²(1 - p q)/(p q)²`. A sample
+//! as stored gives exactly these terms through
+//! [`Estimate::add_weighted`] fed its size and `weight / q`: it takes
+//! `p' = s / (weight/q) = p q` and `1 - p' = 1 - p q`, so the estimate term
+//! is `s/(p q)`, the variance term `(s/(p q))² (1 - p q)`, the objects'
+//! `1/(p q)`, and the interval's gamma scale `(s/(p q))(1 - p q)`, about
+//! `T / q` for a small object: the interval is a Jeffreys interval on the
+//! count of tracked samples, each standing for `T / q` bytes. Its width
+//! grows as `1 / √q` at a fixed group: the interval says what tracking a
+//! share costs. What the samples saw (`seen`, the lower bound's floor) is
+//! the tracked objects' own bytes, which certainly existed. When `q` is set
+//! from earlier samples (per window, for a number tracked a second), the
+//! martingale argument above holds as it is: each term's inclusion
+//! probability is known before its draws. Measured by simulation in
+//! `core/tests/live.rs` (`thinned_live_bytes_intervals_cover_95_percent`,
+//! 3000 runs each, about 130 to 175 tracked samples live): the 95% interval
+//! of a group's live bytes holds the truth in 94.83% of runs at `q = 10%`
+//! with 96-byte objects, 94.53% with a mix of 48 B to 1 MiB; 95.37% and
+//! 94.40% at 1%; 95.87% with `q` set each second for 16 tracked a second
+//! while the rest of the JVM is busy half the time (`q` about 0.06 then,
+//! 0.33 not); the mean estimate within 0.4% of the truth in each. Samples
+//! not drawn carry no term: the tracked ones stand for them. Samples whose
+//! `q` is 0 (excluded by size, or past the agent's cap) stand for nothing
+//! and are reported apart; a cap that turns `q` to 0 after a count of
+//! tracked samples makes which samples are excluded depend on the draws,
+//! which the estimate does not correct for.
+//!
 //! # The interval
 //!
 //! The normal interval `Ŷ ± 1.96 √V̂` under-covers small groups: a group of

@@ -238,6 +238,7 @@ mod tests {
             entries,
             total,
             untracked: Estimate::new(),
+            tracking: Default::default(),
             source: Source::AllocationSamples,
             events_by_type: vec![total.samples()],
             events: total.samples(),

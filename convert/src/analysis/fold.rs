@@ -42,7 +42,7 @@ use crate::Error;
 use crate::analysis::summary::missing_types;
 use crate::model::allocation::{FirstRead, Source, weight_field};
 use crate::model::filter::{ChunkFilter, Filter};
-use crate::model::samples::Liveness;
+use crate::model::samples::{Liveness, Tracking, live_weight, tracking_probability};
 use crate::model::text::Flattener;
 use crate::model::types::Declared;
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
@@ -117,6 +117,8 @@ pub struct FoldedStacks {
     /// With [`Fold::live`]: events of objects whose liveness was not
     /// tracked, left out.
     untracked: Totals,
+    /// How the liveness events read were tracked.
+    tracking: Tracking,
 }
 
 /// Which events are folded, beyond their type and the filter, and how.
@@ -126,7 +128,9 @@ pub struct Fold {
     pub stack_depth: usize,
     /// `Some(min_gcs)`: only objects still live at the recording's end
     /// (`live` true; `tracked` not false) that outlived at least `min_gcs`
-    /// collections (`gcsSurvived`), as `top --live` counts them. An event
+    /// collections (`gcsSurvived`), as `top --live` counts them, each by
+    /// its weight over its tracking probability
+    /// ([`live_weight`](crate::model::samples::live_weight)). An event
     /// without a `live` field is not live.
     pub live: Option<u64>,
     /// End the stack of an event of a type with an `objectClass` field
@@ -158,6 +162,8 @@ enum Role {
     Live,
     /// `tracked`.
     Tracked,
+    /// `trackingProbability`.
+    TrackingProbability,
     /// `gcsSurvived`.
     GcsSurvived,
     /// With [`Fold::class_frame`], `objectClass`: the class of its frame,
@@ -178,6 +184,7 @@ impl Role {
             (field::STACK_TRACE, Some(Role::StackTrace)),
             (field::LIVE, Some(Role::Live)),
             (field::TRACKED, Some(Role::Tracked)),
+            (field::TRACKING_PROBABILITY, Some(Role::TrackingProbability)),
             (field::GCS_SURVIVED, Some(Role::GcsSurvived)),
             (field::OBJECT_CLASS, class),
         ];
@@ -254,6 +261,7 @@ impl FoldedStacks {
     pub fn add_folded(&mut self, chunk: &ChunkStacks) {
         self.read += chunk.read;
         self.untracked.add(chunk.untracked);
+        self.tracking.merge(&chunk.tracking);
         for (line, totals) in &chunk.lines {
             self.add(&chunk.text[line.clone()], *totals);
         }
@@ -286,6 +294,12 @@ impl FoldedStacks {
     /// did not track (objects at or above its `live_max` size), left out.
     pub fn untracked(&self) -> Totals {
         self.untracked
+    }
+
+    /// How the liveness events read (kept by the filter or not) were
+    /// tracked.
+    pub fn tracking(&self) -> Tracking {
+        self.tracking
     }
 
     /// The number of distinct stacks.
@@ -351,6 +365,8 @@ pub struct ChunkStacks {
     /// With [`Fold::live`]: events of objects whose liveness was not
     /// tracked, left out.
     untracked: Totals,
+    /// How the liveness events read were tracked.
+    tracking: Tracking,
 }
 
 impl ChunkStacks {
@@ -367,6 +383,7 @@ impl ChunkStacks {
         self.lines.clear();
         self.read = 0;
         self.untracked = Totals::default();
+        self.tracking = Tracking::default();
     }
 
     /// About how many bytes the lines hold.
@@ -426,6 +443,9 @@ pub fn fold_chunk<'a>(
         let mut class = None;
         let mut value = 1;
         let (mut live, mut tracked, mut gcs_survived) = (false, true, 0);
+        // Liveness events have a `tracked` field.
+        let (mut liveness, mut probability) = (false, None);
+        let offset = raw.offset;
         let roles = &fold_type.roles;
         fold_type
             .plan
@@ -437,7 +457,11 @@ pub fn fold_chunk<'a>(
                     Some(Role::Weight) => value = field.integer().unwrap_or(0),
                     Some(Role::StackTrace) => stack = field,
                     Some(Role::Live) => live = field == Field::Boolean(true),
-                    Some(Role::Tracked) => tracked = field != Field::Boolean(false),
+                    Some(Role::Tracked) => {
+                        liveness = true;
+                        tracked = field != Field::Boolean(false);
+                    }
+                    Some(Role::TrackingProbability) => probability = Some(field.number()),
                     Some(Role::GcsSurvived) => gcs_survived = field.count().unwrap_or(0),
                     // A class outside the pool (never seen) has no frame.
                     Some(&Role::Class(kind)) => {
@@ -450,15 +474,25 @@ pub fn fold_chunk<'a>(
                 }
             })?;
         stacks[at].read += 1;
+        let probability = if liveness {
+            let q = tracking_probability(tracked, probability)
+                .map_err(|expected| ReadError::Malformed { offset, expected })?;
+            stacks[at].tracking.count(tracked, q);
+            q
+        } else {
+            1.0
+        };
         if let (Some(filter), Some(check)) = (filter, check) {
             if !filter.keeps(check) {
                 continue;
             }
         }
-        let totals = Totals { value, events: 1 };
+        let mut totals = Totals { value, events: 1 };
         if let Some(min_gcs) = fold.live {
-            match Liveness::of(live, tracked, gcs_survived, min_gcs) {
-                Liveness::Live => {}
+            match Liveness::of(live, tracked, probability, gcs_survived, min_gcs) {
+                Liveness::Live => {
+                    totals.value = live_weight(value as f64, probability).round() as i64;
+                }
                 Liveness::Not => continue,
                 Liveness::Untracked => {
                     stacks[at].untracked.add(totals);

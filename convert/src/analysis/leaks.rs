@@ -12,10 +12,20 @@
 //! end): a range of collections, added to its group's
 //! [`LiveSeries`], whose estimate after
 //! each collection is the Horvitz-Thompson sum of the core's estimator
-//! (each object still stands for its sample's weight while live). The
-//! collections are the checkpoints; a recording with more than
-//! [`MAX_CHECKPOINTS`] keeps that many, evenly in time (the last collection
-//! in each of as many equal slices of the recording).
+//! (each object still stands for its sample's weight over its tracking
+//! probability while live: [`Sample::live_weight`]). The collections are
+//! the checkpoints; a recording with more than [`MAX_CHECKPOINTS`] keeps
+//! that many, evenly in time (the last collection in each of as many equal
+//! slices of the recording).
+//!
+//! On generational ZGC the checkpoints are its major collections only
+//! ([`GenerationalZgc`]): its young collections free nothing the agent
+//! tracks, so after each the series would only have grown, and a sawtooth
+//! of minor collections between majors would read as growth. `freedByGcId`
+//! names one of the agent's collections, which there are ZGC's pauses: the
+//! object was freed by the last major collection to start by the end of
+//! that pause ([`Checkpoints::live`]), and was live after each major
+//! before it that ended after its allocation.
 //!
 //! Three passes over the file, each on every core through the
 //! [`Pipeline`], each with memory bounded by what it keeps, never by the
@@ -43,11 +53,11 @@ use heapsampler_core::live::{Growth, GrowthTest, LiveSeries, NoVerdict};
 use jfr_format::names::{event, field};
 
 use crate::Error;
-use crate::analysis::liveness::{Ending, ReadEnding};
+use crate::analysis::liveness::{Ending, GenerationalZgc, ReadEnding};
 use crate::analysis::top::{self, GroupBy, HeldBy, Lines, Query};
 use crate::model::allocation::Source;
 use crate::model::filter::Filter;
-use crate::model::samples::{self, Kind, Sample, SampleVisitor, Weights};
+use crate::model::samples::{self, Kind, Sample, SampleVisitor, SamplesRead, Tracking, Weights};
 use crate::model::text::{Flattener, epoch_nanos};
 use crate::output::human::{describe, human_bytes, human_interval};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
@@ -68,14 +78,24 @@ const PEAK_SITES: usize = 10;
 /// How many classes a suspect's line lists.
 const SUSPECT_CLASSES: usize = 5;
 
-/// A collection the agent saw (`heapsampler.GarbageCollection`).
+/// A collection: one the agent saw (`heapsampler.GarbageCollection`), or
+/// on generational ZGC a major collection (`jdk.GarbageCollection`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Collection {
-    /// Its id, which `ObjectLifetime.freedByGcId` names.
+    /// Its id: the agent's, which `ObjectLifetime.freedByGcId` names; a
+    /// major collection's `gcId`.
     pub gc_id: u64,
+    /// When it started, nanoseconds since the epoch.
+    pub start_nanos: i64,
     /// When it ended, nanoseconds since the epoch.
     pub end_nanos: i64,
 }
+
+/// How much earlier than a major collection's start (as
+/// `jdk.GarbageCollection` times it, to the millisecond and on the JVM's
+/// management clock) a pause may start and still be the major's: the
+/// agent places pauses in cycles with the same allowance.
+const PAUSE_ALLOWANCE_NANOS: i64 = 3_000_000;
 
 /// The heap in use right after a collection (`jdk.GCHeapSummary`, `when =
 /// After GC`).
@@ -136,12 +156,23 @@ impl Timeline {
         self.seconds(self.end_nanos)
     }
 
-    /// At most [`MAX_CHECKPOINTS`] of the collections, evenly in time: all
-    /// of them when there are no more; else the last to end in each of
-    /// that many equal slices of the span from the first collection's end
-    /// to the last's (a slice without one has none).
+    /// The collections after which what the agent tracks can have been
+    /// freed: on generational ZGC its major collections, by start (see the
+    /// [module doc](self)); otherwise every collection the agent saw.
+    pub fn followed(&self) -> Vec<Collection> {
+        match &self.ending.generational_zgc {
+            Some(zgc) => majors(zgc),
+            None => self.collections.clone(),
+        }
+    }
+
+    /// At most [`MAX_CHECKPOINTS`] of the [followed](Self::followed)
+    /// collections, evenly in time: all of them when there are no more;
+    /// else the last to end in each of that many equal slices of the span
+    /// from the first collection's end to the last's (a slice without one
+    /// has none).
     pub fn checkpoints(&self) -> Vec<Collection> {
-        let all = &self.collections;
+        let all = &self.followed();
         if all.len() <= MAX_CHECKPOINTS {
             return all.clone();
         }
@@ -243,6 +274,7 @@ impl Analysis for ReadTimeline {
             match reading {
                 TimelineReading::Collection(_) => part.collections.push(Collection {
                     gc_id: id,
+                    start_nanos: nanos,
                     end_nanos: epoch_nanos(&header, start.saturating_add(duration)),
                 }),
                 TimelineReading::Jvm(_) => part.jvm = Some(text.text(&jvm)),
@@ -319,24 +351,62 @@ fn read_timeline(path: &Path, progress: &mut (dyn FnMut(u64) + Send)) -> Result<
     Ok(timeline)
 }
 
+/// Generational ZGC's major collections as [`Collection`]s, by start.
+fn majors(zgc: &GenerationalZgc) -> Vec<Collection> {
+    zgc.majors
+        .iter()
+        .map(|major| Collection {
+            gc_id: major.gc_id,
+            start_nanos: major.start_nanos,
+            end_nanos: major.end_nanos,
+        })
+        .collect()
+}
+
 /// Where a sampled object was live: the checkpoints after which it was.
 #[derive(Debug, Clone, Copy)]
 struct Checkpoints<'t> {
     checkpoints: &'t [Collection],
+    /// On generational ZGC, where the checkpoints are major collections:
+    /// the agent's collections (ZGC's pauses, which `freedByGcId` names),
+    /// by id, and every major collection, by start.
+    majors: Option<(&'t [Collection], &'t [Collection])>,
 }
 
 impl Checkpoints<'_> {
     /// The checkpoints after which an object allocated at `allocated`
     /// (nanoseconds since the epoch) was live: those that ended after it,
-    /// up to the collection that freed it (`freed_by`; 0: live at the end).
+    /// up to the collection that freed it (`freed_by`, one of the agent's;
+    /// 0: live at the end). On generational ZGC, that collection is a
+    /// pause; the object was freed by the last major collection to start
+    /// by its end, within [`PAUSE_ALLOWANCE_NANOS`] (the one whose weak
+    /// references were processed before that pause), and was live after
+    /// the major collections before that one.
     fn live(&self, allocated: i64, freed_by: u64) -> std::ops::Range<usize> {
-        let first = self
-            .checkpoints
-            .partition_point(|c| c.end_nanos <= allocated);
-        let end = if freed_by == 0 {
-            self.checkpoints.len()
-        } else {
-            self.checkpoints.partition_point(|c| c.gc_id < freed_by)
+        let checkpoints = self.checkpoints;
+        let first = checkpoints.partition_point(|c| c.end_nanos <= allocated);
+        let end = match (freed_by, self.majors) {
+            (0, _) => checkpoints.len(),
+            (_, None) => checkpoints.partition_point(|c| c.gc_id < freed_by),
+            (_, Some((pauses, majors))) => {
+                // The pause that found it dead; an id the recording lacks
+                // is placed after the last pause before it.
+                let found = match pauses.partition_point(|p| p.gc_id <= freed_by) {
+                    0 => return first..first,
+                    at => pauses[at - 1].end_nanos,
+                };
+                match majors.partition_point(|m| {
+                    m.start_nanos.saturating_sub(PAUSE_ALLOWANCE_NANOS) <= found
+                }) {
+                    // Found dead before any major collection: never live
+                    // after one.
+                    0 => 0,
+                    at => {
+                        let freeing = majors[at - 1].start_nanos;
+                        checkpoints.partition_point(|c| c.start_nanos < freeing)
+                    }
+                }
+            }
         };
         first..end.max(first)
     }
@@ -354,6 +424,7 @@ struct ChunkSeries {
     lines: Lines,
     series: Vec<GroupSeries>,
     untracked: Weights,
+    tracking: Tracking,
 }
 
 /// A group's live bytes after each checkpoint, and those of its objects
@@ -391,6 +462,7 @@ struct AllSeries {
     lines: Lines,
     series: Vec<GroupSeries>,
     untracked: Estimate,
+    tracking: Tracking,
 }
 
 /// Groups the samples of a chunk by the query's key, as `top` does.
@@ -427,7 +499,10 @@ fn line_of(
 impl SampleVisitor for SeriesVisitor<'_, '_> {
     fn sample(&mut self, text: &Flattener<'_, '_>, _kind: Kind, sample: &Sample<'_>) {
         if !sample.tracked {
-            self.part.untracked.push(sample);
+            // Not drawn: the tracked samples stand for it.
+            if sample.tracking_probability == 0.0 {
+                self.part.untracked.push(sample);
+            }
             return;
         }
         let line = line_of(self.by, text, sample, &mut self.keys, &mut self.part.lines);
@@ -440,10 +515,11 @@ impl SampleVisitor for SeriesVisitor<'_, '_> {
         let allocated = epoch_nanos(self.header, sample.start_time.unwrap_or(0));
         let live = self.checkpoints.live(allocated, sample.freed_by_gc_id);
         let group = &mut self.part.series[line];
+        let weight = sample.live_weight();
         if sample.live {
-            group.retained.add(live.clone(), sample.weight, sample.size);
+            group.retained.add(live.clone(), weight, sample.size);
         }
-        group.live.add(live, sample.weight, sample.size);
+        group.live.add(live, weight, sample.size);
     }
 }
 
@@ -464,12 +540,13 @@ impl Analysis for ReadSeries<'_> {
             part: ChunkSeries::default(),
             keys: IdMap::default(),
         };
-        read_lifetimes(chunk, context, self.by, &mut visitor)?;
+        visitor.part.tracking = read_lifetimes(chunk, context, self.by, &mut visitor)?.tracking;
         Ok(hand_on(visitor.part)?)
     }
 
     fn merge(&self, all: &mut AllSeries, part: ChunkSeries) -> Result<(), Error> {
         part.untracked.add_to(&mut all.untracked);
+        all.tracking.merge(&part.tracking);
         let checkpoints = self.checkpoints.checkpoints.len();
         for (line, series) in part.lines.lines.into_iter().zip(part.series) {
             let at = all.lines.number(line);
@@ -495,13 +572,13 @@ impl Analysis for ReadSeries<'_> {
 }
 
 /// Hands `visitor` every `heapsampler.ObjectLifetime` of `chunk`, its
-/// stack read as deep as grouping `by` needs.
+/// stack read as deep as grouping `by` needs; what was read.
 fn read_lifetimes(
     chunk: &Chunk<'_>,
     context: &ChunkContext,
     by: GroupBy,
     visitor: &mut dyn SampleVisitor,
-) -> Result<(), jfr_reader::ReadError> {
+) -> Result<SamplesRead, jfr_reader::ReadError> {
     samples::read_chunk(
         chunk,
         context.recording_start,
@@ -509,8 +586,7 @@ fn read_lifetimes(
         &Filter::default(),
         by.stack_depth(),
         visitor,
-    )?;
-    Ok(())
+    )
 }
 
 /// A site (class, thread) whose live bytes grow significantly.
@@ -556,13 +632,16 @@ pub struct Peak {
     pub total: Estimate,
 }
 
-/// A checkpoint: one collection after which the live bytes are estimated.
+/// A checkpoint: one collection after which the live bytes are estimated
+/// (on generational ZGC, a major collection).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Checkpoint {
-    /// The collection's id.
+    /// The collection's id: the agent's, or a major collection's `gcId`.
     pub gc_id: u64,
     /// When it ended, seconds from the recording's start.
     pub seconds: f64,
+    /// When it ended, nanoseconds since the epoch.
+    pub end_nanos: i64,
 }
 
 /// The answer to "what is leaking?" for one recording.
@@ -595,6 +674,8 @@ pub struct Leaks {
     pub peak: Option<Peak>,
     /// Samples whose liveness the agent did not track.
     pub untracked: Estimate,
+    /// How the liveness samples were tracked.
+    pub tracking: Tracking,
     /// Whether the recording has paths to GC roots.
     pub paths_to_roots: bool,
 }
@@ -623,12 +704,30 @@ impl Leaks {
         }
     }
 
-    /// The heap in use after the collection `gc_id` (of the agent's), if
-    /// a heap summary was written within a second of its end.
-    pub fn heap_after(&self, gc_id: u64) -> Option<u64> {
-        let collections = &self.timeline.collections;
-        let at = collections.binary_search_by_key(&gc_id, |c| c.gc_id).ok()?;
-        heap_near(&self.timeline, collections[at].end_nanos)
+    /// The heap in use after the checkpoint `checkpoint` (an index), if a
+    /// heap summary was written within a second of its end.
+    pub fn heap_after(&self, checkpoint: usize) -> Option<u64> {
+        heap_near(&self.timeline, self.checkpoints.get(checkpoint)?.end_nanos)
+    }
+
+    /// What the live bytes are, where that is not plain: on generational
+    /// ZGC as of each major collection, and the share of samples whose
+    /// liveness was tracked when not all were drawn. `None` otherwise.
+    pub fn live_meaning(&self) -> Option<String> {
+        let share = self.tracking.clause();
+        if self.timeline.ending.generational_zgc.is_some() {
+            let mut line = "live: as of each major collection (generational ZGC, whose young \
+                            collections keep what the agent tracks)"
+                .to_owned();
+            if let Some(share) = share {
+                line.push_str(&format!("; {share}"));
+            }
+            Some(line)
+        } else if self.tracking.is_thinned() {
+            share.map(|share| format!("{share}, each tracked one standing for those not drawn"))
+        } else {
+            None
+        }
     }
 
     /// The checkpoints' times, seconds from the recording's start.
@@ -644,8 +743,19 @@ impl Leaks {
         too_few_collections(
             reason,
             self.checkpoints.len(),
-            self.timeline.collections.len(),
+            self.timeline.followed().len(),
+            self.collection_noun(),
         )
+    }
+
+    /// What a checkpoint is: `collection`, or on generational ZGC `major
+    /// collection`.
+    fn collection_noun(&self) -> &'static str {
+        if self.timeline.ending.generational_zgc.is_some() {
+            "major collection"
+        } else {
+            "collection"
+        }
     }
 }
 
@@ -659,11 +769,13 @@ pub fn leaks(
 ) -> Result<Leaks, Error> {
     let timeline = read_timeline(path, &mut |bytes| progress(Pass::Collections, bytes))?;
     let chosen = timeline.checkpoints();
+    let majors = timeline.ending.generational_zgc.as_ref().map(majors);
     let checkpoints: Vec<Checkpoint> = chosen
         .iter()
         .map(|c| Checkpoint {
             gc_id: c.gc_id,
             seconds: timeline.seconds(c.end_nanos),
+            end_nanos: c.end_nanos,
         })
         .collect();
     let seconds: Vec<f64> = checkpoints.iter().map(|c| c.seconds).collect();
@@ -674,6 +786,9 @@ pub fn leaks(
             by,
             checkpoints: Checkpoints {
                 checkpoints: &chosen,
+                majors: majors
+                    .as_deref()
+                    .map(|majors| (timeline.collections.as_slice(), majors)),
             },
         };
         let file = RecordingFile::open(path)?;
@@ -749,6 +864,7 @@ pub fn leaks(
         freed,
         peak,
         untracked: all.untracked,
+        tracking: all.tracking,
         paths_to_roots: false,
         timeline,
     };
@@ -891,7 +1007,7 @@ impl SampleVisitor for SuspectVisitor<'_, '_> {
         self.part.classes[suspect]
             .entry(GroupBy::Class.line(class))
             .or_default()
-            .push(sample);
+            .push_live(sample);
         let allocated = epoch_nanos(self.header, sample.start_time.unwrap_or(0));
         let outlived = self.reading.collections.len()
             - self
@@ -899,7 +1015,7 @@ impl SampleVisitor for SuspectVisitor<'_, '_> {
                 .collections
                 .partition_point(|c| c.end_nanos <= allocated);
         let age = (self.reading.end_nanos - allocated).max(0) as f64 / 1e9;
-        self.part.ages[suspect].push((age, outlived as u64, sample.weight));
+        self.part.ages[suspect].push((age, outlived as u64, sample.live_weight()));
     }
 }
 
@@ -986,7 +1102,7 @@ fn describe_suspects(
             .enumerate()
             .map(|(at, s)| (s.key.as_str(), at))
             .collect(),
-        collections: &leaks.timeline.collections,
+        collections: &leaks.timeline.followed(),
         end_nanos: leaks.timeline.end_nanos,
     };
     let file = RecordingFile::open(path)?;
@@ -1055,12 +1171,18 @@ fn noun(by: GroupBy) -> (&'static str, String) {
 /// as a clause: `3 collections, and a verdict needs at least 5 (...);
 /// record longer, ...`. The reason's counts are of the `followed`
 /// collections (the checkpoints), which are all the recording's
-/// `collections` unless there are more than [`MAX_CHECKPOINTS`].
-fn too_few_collections(reason: &NoVerdict, followed: usize, collections: usize) -> String {
-    let said = no_verdict(reason);
+/// `collections` unless there are more than [`MAX_CHECKPOINTS`]; a
+/// collection is `what` (`collection`, `major collection`).
+fn too_few_collections(
+    reason: &NoVerdict,
+    followed: usize,
+    collections: usize,
+    what: &str,
+) -> String {
+    let said = no_verdict(reason, what);
     if followed < collections {
         format!(
-            "of the {collections} collections {followed} are followed (the last in each of \
+            "of the {collections} {what}s {followed} are followed (the last in each of \
              {MAX_CHECKPOINTS} equal slices of the time): {said}"
         )
     } else {
@@ -1069,15 +1191,15 @@ fn too_few_collections(reason: &NoVerdict, followed: usize, collections: usize) 
 }
 
 /// [`too_few_collections`]' reason, in the counts of the collections
-/// followed.
-fn no_verdict(reason: &NoVerdict) -> String {
-    const WARM_UP: &str = "the first quarter of the time from the first collection to the last";
+/// followed, each a `what`.
+fn no_verdict(reason: &NoVerdict, what: &str) -> String {
+    let warm_up = format!("the first quarter of the time from the first {what} to the last");
     const SMALLER_HEAP: &str = "a smaller heap (-Xmx, -Xmn), so that the JVM collects more often";
     let needs = GrowthTest::MIN_BLOCKS;
     match *reason {
         NoVerdict::TooFewCheckpoints { checkpoints } => format!(
-            "{checkpoints} collection{}, and a verdict needs at least {} ({needs} after a \
-             warm-up, {WARM_UP}); record longer, or with {SMALLER_HEAP}",
+            "{checkpoints} {what}{}, and a verdict needs at least {} ({needs} after a \
+             warm-up, {warm_up}); record longer, or with {SMALLER_HEAP}",
             if checkpoints == 1 { "" } else { "s" },
             GrowthTest::MIN_CHECKPOINTS,
         ),
@@ -1086,7 +1208,7 @@ fn no_verdict(reason: &NoVerdict) -> String {
             after_warm_up,
             warm_up_end,
         } => format!(
-            "{after_warm_up} of the {checkpoints} collections came after the warm-up ({WARM_UP}, \
+            "{after_warm_up} of the {checkpoints} {what}s came after the warm-up ({warm_up}, \
              to {}), and a verdict needs {needs} there; record longer, past the start-up, or \
              with {SMALLER_HEAP}",
             clock(warm_up_end)
@@ -1097,8 +1219,8 @@ fn no_verdict(reason: &NoVerdict) -> String {
             from,
             to,
         } => format!(
-            "the {after_warm_up} collections after the warm-up fall in {blocks} of the {} equal \
-             slices of the time from its end to the last collection ({} to {}), and a verdict \
+            "the {after_warm_up} {what}s after the warm-up fall in {blocks} of the {} equal \
+             slices of the time from its end to the last {what} ({} to {}), and a verdict \
              needs {needs} slices with one: bunched, they do not follow the live bytes over \
              time; record longer, or with {SMALLER_HEAP} and steadily",
             GrowthTest::BLOCKS,
@@ -1184,11 +1306,12 @@ impl Leaks {
         let seconds = self.seconds();
         let window = &growth.window;
         Some(format!(
-            "from the live bytes of {} {} after each of {} collections, fitted from {} to {} \
+            "from the live bytes of {} {} after each of {} {}s, fitted from {} to {} \
              after a warm-up; the whole live set {} {} ({})",
             self.groups,
             noun(self.by).1,
             self.checkpoints.len(),
+            self.collection_noun(),
             clock(seconds[window.start]),
             clock(seconds[window.end - 1]),
             if growth.is_suspect() {
@@ -1281,8 +1404,9 @@ impl Leaks {
             }
             let _ = writeln!(
                 out,
-                "age, GCs: the median age of the objects live at the end, and the collections \
-                 they outlived"
+                "age, GCs: the median age of the objects live at the end, and the {}s they \
+                 outlived",
+                self.collection_noun()
             );
             if !self.paths_to_roots {
                 let _ = writeln!(
@@ -1315,7 +1439,8 @@ impl Leaks {
             });
             let _ = writeln!(
                 out,
-                "peak: after collection {} at {}{heap}; live then, estimated {} ({}):",
+                "peak: after {} {} at {}{heap}; live then, estimated {} ({}):",
+                self.collection_noun(),
                 self.checkpoints[peak.checkpoint].gc_id,
                 clock(seconds[peak.checkpoint]),
                 human_bytes(peak.total.bytes()),
@@ -1344,6 +1469,9 @@ impl Leaks {
                 describe(&self.untracked)
             );
         }
+        if let Some(line) = self.live_meaning() {
+            let _ = writeln!(out, "{line}");
+        }
         out
     }
 
@@ -1352,17 +1480,12 @@ impl Leaks {
     /// summary near it.
     pub fn against_the_heap(&self) -> Option<String> {
         let last = self.checkpoints.len().checked_sub(1)?;
-        let end = self
-            .timeline
-            .collections
-            .iter()
-            .find(|c| c.gc_id == self.checkpoints[last].gc_id)?
-            .end_nanos;
-        let used = heap_near(&self.timeline, end)? as f64;
+        let used = self.heap_after(last)? as f64;
         let live = self.live_set[last];
         Some(format!(
-            "after the last collection the sampled objects estimate a live set of {} ({}), \
+            "after the last {} the sampled objects estimate a live set of {} ({}), \
              {:.0}% of the {} the heap had in use{}",
+            self.collection_noun(),
             human_bytes(live.bytes()),
             human_interval(&live.bytes_interval(), human_bytes),
             100.0 * live.bytes() / used.max(1.0),
@@ -1386,6 +1509,7 @@ mod tests {
             .enumerate()
             .map(|(at, &end_nanos)| Collection {
                 gc_id: at as u64 + 1,
+                start_nanos: end_nanos - 1,
                 end_nanos,
             })
             .collect()
@@ -1394,7 +1518,10 @@ mod tests {
     #[test]
     fn an_object_is_live_after_the_collections_between_its_allocation_and_its_death() {
         let all = collections(&[10, 20, 30, 40]);
-        let checkpoints = Checkpoints { checkpoints: &all };
+        let checkpoints = Checkpoints {
+            checkpoints: &all,
+            majors: None,
+        };
         // Allocated before collection 2 ended, freed by collection 4:
         // live after 2 and 3.
         assert_eq!(checkpoints.live(15, 4), 1..3);
@@ -1406,6 +1533,75 @@ mod tests {
         assert_eq!(checkpoints.live(41, 0), 4..4);
         // Freed by a collection before its allocation's (a late sweep).
         assert_eq!(checkpoints.live(35, 2), 3..3);
+    }
+
+    /// Generational ZGC, in milliseconds: majors from 100 to 140 and from
+    /// 300 to 360 ms (gcId 2 and 5), and a minor between; the agent's
+    /// collections are their pauses: 1 to 5 the first major's (the last,
+    /// its Relocate Start, at 120 ms), 6 to 8 the minor's (200 ms), 9 to
+    /// 13 the second major's (Relocate Start at 330 ms).
+    #[test]
+    fn on_generational_zgc_an_object_is_freed_by_the_major_collection_of_its_pause() {
+        const MS: i64 = 1_000_000;
+        let cycle = |gc_id, start: i64, end: i64| Collection {
+            gc_id,
+            start_nanos: start * MS,
+            end_nanos: end * MS,
+        };
+        let majors = [cycle(2, 100, 140), cycle(5, 300, 360)];
+        let pause_ends = [
+            101, 104, 106, 115, 120, 200, 201, 203, 301, 304, 306, 320, 330,
+        ];
+        let pauses: Vec<Collection> = pause_ends
+            .iter()
+            .enumerate()
+            .map(|(at, &end)| cycle(at as u64 + 1, end - 1, end))
+            .collect();
+        let checkpoints = Checkpoints {
+            checkpoints: &majors,
+            majors: Some((&pauses, &majors)),
+        };
+        let at = |ms: i64| ms * MS;
+        // Allocated at 50 ms, found dead at the first major's Relocate
+        // Start (pause 5): never live after a major.
+        assert_eq!(checkpoints.live(at(50), 5), 0..0);
+        // Found dead at a pause of the first major before its last (a
+        // writer behind the collector): the same.
+        assert_eq!(checkpoints.live(at(50), 2), 0..0);
+        // Found dead at the second major's pauses: live after the first.
+        assert_eq!(checkpoints.live(at(50), 13), 0..1);
+        assert_eq!(checkpoints.live(at(50), 9), 0..1);
+        // A pause 2 ms before the major's start as its GcInfo rounds it
+        // (pause 9's start, 300 ms, against 302): still the second major's.
+        let late = [cycle(2, 100, 140), cycle(5, 302, 360)];
+        let late_checkpoints = Checkpoints {
+            checkpoints: &late,
+            majors: Some((&pauses, &late)),
+        };
+        assert_eq!(late_checkpoints.live(at(50), 9), 0..1);
+        // Live at the end: after both; allocated during the first major
+        // (after its marking began): live after it too.
+        assert_eq!(checkpoints.live(at(50), 0), 0..2);
+        assert_eq!(checkpoints.live(at(130), 0), 0..2);
+        // Allocated after the first major, freed by the second.
+        assert_eq!(checkpoints.live(at(150), 13), 1..1);
+        // Found dead at the minor's pause (the writer late for the first
+        // major's sweep): freed by the first major.
+        assert_eq!(checkpoints.live(at(50), 7), 0..0);
+        // An id the recording lacks, after the last pause: the second
+        // major's.
+        assert_eq!(checkpoints.live(at(50), 40), 0..1);
+        // Only the second major followed (of many): the first major still
+        // frees what it freed, and the object was live after none followed.
+        let second = [majors[1]];
+        let thinned = Checkpoints {
+            checkpoints: &second,
+            majors: Some((&pauses, &majors)),
+        };
+        assert_eq!(thinned.live(at(50), 5), 0..0);
+        assert_eq!(thinned.live(at(50), 0), 0..1);
+        // Freed by the second major: not live after it.
+        assert_eq!(thinned.live(at(50), 13), 0..0);
     }
 
     #[test]
@@ -1462,7 +1658,7 @@ mod tests {
             "{reason:?}"
         );
         assert_eq!(
-            too_few_collections(&reason, kept.len(), ends.len()),
+            too_few_collections(&reason, kept.len(), ends.len(), "collection"),
             "of the 1001 collections 5 are followed (the last in each of 400 equal slices of \
              the time): 1 of the 5 collections came after the warm-up (the first quarter of \
              the time from the first collection to the last, to 0:25), and a verdict needs 4 \
@@ -1470,7 +1666,8 @@ mod tests {
              that the JVM collects more often"
         );
         assert!(
-            too_few_collections(&reason, 5, 5).starts_with("1 of the 5 collections came after")
+            too_few_collections(&reason, 5, 5, "collection")
+                .starts_with("1 of the 5 collections came after")
         );
     }
 

@@ -4,8 +4,10 @@
 //! recording without it, the JDK's TLAB allocation events (also what
 //! async-profiler writes), weighted as [`crate::model::allocation`] says;
 //! or, for what is still live, from `heapsampler.ObjectLifetime` events with
-//! `live = true`. Weights, `live`, `gcsSurvived` and `tracked` are read as
-//! numbers and booleans by the event decoder; the key is the text of the
+//! `live = true`, each by its weight over its tracking probability
+//! ([`Sample::live_weight`]). Weights, `live`, `gcsSurvived`, `tracked` and
+//! `trackingProbability` are read as numbers and booleans by the event
+//! decoder; the key is the text of the
 //! pooled site, class or thread, made once per key per chunk. Each chunk's
 //! sums are made on any core and added up in chunk order ([`Grouping`] is
 //! the analysis, [`Groups`] what it adds up to).
@@ -20,7 +22,7 @@ use crate::Error;
 use crate::model::allocation::{ALLOCATIONS, FirstRead, Source};
 use crate::model::filter::Filter;
 use crate::model::samples::{
-    self, Kind, Liveness, OldObject, Sample, SampleVisitor, SamplesRead, Weights,
+    self, Kind, Liveness, OldObject, Sample, SampleVisitor, SamplesRead, Tracking, Weights,
 };
 use crate::model::text::{Flattener, app_frame};
 use crate::output::human::{
@@ -151,6 +153,9 @@ pub struct Table {
     /// (objects at or above its `live_max` size, by default G1's humongous
     /// objects), so neither counted as live nor as freed.
     pub untracked: Estimate,
+    /// With `live`: how the liveness samples were tracked (the share
+    /// tracked, which each tracked one's weight stands for).
+    pub tracking: Tracking,
     /// The events the figures come from.
     pub source: Source,
     /// Events of each of the source's types read (as [`Source::types`]
@@ -460,7 +465,12 @@ impl SampleVisitor for ChunkGrouping<'_> {
                 count_path(&mut self.part.held, line, path, 1);
             }
         }
-        self.part.tallies[kind.source].group(line).push(sample);
+        let weights = self.part.tallies[kind.source].group(line);
+        if self.query.live {
+            weights.push_live(sample);
+        } else {
+            weights.push(sample);
+        }
     }
 }
 
@@ -594,6 +604,7 @@ impl Groups {
             entries,
             total,
             untracked: tally.untracked,
+            tracking: read.tracking,
             source: sources[chosen],
             events_by_type: read.events[chosen].clone(),
             events: read.events_of(chosen),

@@ -14,6 +14,21 @@
 //!   ([`size_from_weight`]). The JDK's sampler throttles by rate and weighs
 //!   a sample by the bytes its thread allocated since its last one: no size.
 //! - The TLAB events stand for a TLAB, not for a sampled object: no size.
+//!
+//! The liveness of `heapsampler.ObjectLifetime`, from `tracked` and
+//! `trackingProbability` (`q`, drawn at the allocation; absent in older
+//! recordings: 1 if tracked, else 0):
+//! - tracked, `q` in (0, 1]: liveness known, and the sample stands for
+//!   `weight / q` bytes of liveness ([`Sample::live_weight`]): the agent
+//!   tracked it with probability `q`, so it stands for the samples not drawn
+//!   as well. For the estimator it is a sample of inclusion probability
+//!   `p q` ([`heapsampler_core::estimate`]). Allocation estimates keep
+//!   `weight`.
+//! - not tracked, `q` > 0: not drawn; the tracked ones stand for it.
+//! - not tracked, `q` = 0: liveness unknown (the agent's `live_max` size, or
+//!   its cap on tracked objects): untracked, reported apart.
+//!
+//! [`Tracking`] counts the three.
 
 use heapsampler_core::estimate::Estimate;
 use heapsampler_core::sampling::size_from_weight;
@@ -59,6 +74,10 @@ pub struct Sample<'a> {
     /// Whether the agent tracked its liveness (ObjectLifetime's `tracked`;
     /// absent: true).
     pub tracked: bool,
+    /// The probability with which its liveness was to be tracked
+    /// (ObjectLifetime's `trackingProbability`; absent: 1 if tracked, else
+    /// 0): in (0, 1] when tracked (see the [module doc](self)).
+    pub tracking_probability: f64,
 }
 
 /// What the question "still live at the end?" (`--live`) makes of an
@@ -67,20 +86,32 @@ pub struct Sample<'a> {
 pub enum Liveness {
     /// Live at the end, and outlived the collections asked for.
     Live,
-    /// Freed, or live but younger than asked for.
+    /// Freed, or live but younger than asked for; or not drawn for
+    /// tracking (the tracked samples stand for it).
     Not,
-    /// Not tracked (at or above the agent's `live_max` size): neither
-    /// live nor freed, so reported apart, never silently dropped.
+    /// Not tracked (at or above the agent's `live_max` size, or beyond its
+    /// cap; tracking probability 0): neither live nor freed, so reported
+    /// apart, never silently dropped.
     Untracked,
 }
 
 impl Liveness {
-    /// An object `live` at the end (or not), `tracked` (or not), that
-    /// outlived `gcs_survived` collections, asked for with `--min-gcs
-    /// min_gcs`.
-    pub fn of(live: bool, tracked: bool, gcs_survived: u64, min_gcs: u64) -> Self {
+    /// An object `live` at the end (or not), `tracked` (or not) with
+    /// probability `tracking_probability`, that outlived `gcs_survived`
+    /// collections, asked for with `--min-gcs min_gcs`.
+    pub fn of(
+        live: bool,
+        tracked: bool,
+        tracking_probability: f64,
+        gcs_survived: u64,
+        min_gcs: u64,
+    ) -> Self {
         if !tracked {
-            Self::Untracked
+            if tracking_probability > 0.0 {
+                Self::Not
+            } else {
+                Self::Untracked
+            }
         } else if live && gcs_survived >= min_gcs {
             Self::Live
         } else {
@@ -92,7 +123,104 @@ impl Liveness {
 impl Sample<'_> {
     /// What `--live --min-gcs min_gcs` makes of the sample.
     pub fn liveness(&self, min_gcs: u64) -> Liveness {
-        Liveness::of(self.live, self.tracked, self.gcs_survived, min_gcs)
+        Liveness::of(
+            self.live,
+            self.tracked,
+            self.tracking_probability,
+            self.gcs_survived,
+            min_gcs,
+        )
+    }
+
+    /// The bytes of liveness the sample stands for: its weight over its
+    /// tracking probability, as a tracked sample stands for those not
+    /// drawn too; an untracked one's weight.
+    pub fn live_weight(&self) -> f64 {
+        live_weight(self.weight, self.tracking_probability)
+    }
+}
+
+/// The bytes of liveness a sample of `weight` tracked with probability
+/// `tracking_probability` stands for: `weight / tracking_probability`, or
+/// `weight` at probability 0 (untracked: reported by its weight).
+pub fn live_weight(weight: f64, tracking_probability: f64) -> f64 {
+    if tracking_probability > 0.0 {
+        weight / tracking_probability
+    } else {
+        weight
+    }
+}
+
+/// How many liveness samples (`heapsampler.ObjectLifetime`) were tracked,
+/// not drawn, and untracked (see the [module doc](self)): of one chunk, or
+/// merged over a recording's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tracking {
+    /// Tracked: liveness known.
+    pub tracked: u64,
+    /// Not drawn for tracking: the tracked ones stand for them.
+    pub not_drawn: u64,
+    /// Untracked (tracking probability 0): liveness unknown.
+    pub untracked: u64,
+}
+
+impl Tracking {
+    /// Counts a sample tracked (or not) with probability
+    /// `tracking_probability`.
+    pub fn count(&mut self, tracked: bool, tracking_probability: f64) {
+        if tracked {
+            self.tracked += 1;
+        } else if tracking_probability > 0.0 {
+            self.not_drawn += 1;
+        } else {
+            self.untracked += 1;
+        }
+    }
+
+    /// Adds another chunk's counts.
+    pub fn merge(&mut self, other: &Tracking) {
+        self.tracked += other.tracked;
+        self.not_drawn += other.not_drawn;
+        self.untracked += other.untracked;
+    }
+
+    /// The liveness samples counted.
+    pub fn samples(&self) -> u64 {
+        self.tracked + self.not_drawn + self.untracked
+    }
+
+    /// Whether only a share of the samples was drawn for tracking, so that
+    /// each tracked one stands for more than itself.
+    pub fn is_thinned(&self) -> bool {
+        self.not_drawn > 0
+    }
+
+    /// `liveness tracked for 1.2% of samples`, or `None` without liveness
+    /// samples.
+    pub fn clause(&self) -> Option<String> {
+        let samples = self.samples();
+        (samples > 0).then(|| {
+            format!(
+                "liveness tracked for {} of samples",
+                percent(self.tracked as f64 / samples as f64)
+            )
+        })
+    }
+}
+
+/// A share as a percentage with two significant digits below 10%
+/// (`1.2%`, `0.035%`), whole above (`45%`); `100%` only when all.
+fn percent(share: f64) -> String {
+    let percent = 100.0 * share;
+    if share >= 1.0 {
+        "100%".to_owned()
+    } else if percent >= 10.0 {
+        format!("{:.0}%", percent.min(99.0))
+    } else if percent > 0.0 {
+        let digits = (1 - percent.log10().floor() as i32).max(0) as usize;
+        format!("{percent:.digits$}%")
+    } else {
+        "0%".to_owned()
     }
 }
 
@@ -109,6 +237,12 @@ impl Weights {
     /// Keeps `sample`'s weight and size.
     pub fn push(&mut self, sample: &Sample<'_>) {
         self.0.push((sample.weight, sample.size));
+    }
+
+    /// Keeps `sample`'s [live weight](Sample::live_weight) and size: for
+    /// estimates of liveness.
+    pub fn push_live(&mut self, sample: &Sample<'_>) {
+        self.0.push((sample.live_weight(), sample.size));
     }
 
     /// Keeps `more`'s samples after these.
@@ -208,6 +342,9 @@ pub struct SamplesRead {
     /// settings name: none, one (`Some(Some(_))`), or several or one not
     /// understood (`Some(None)`).
     intervals: Option<Option<u64>>,
+    /// How the liveness samples read, kept by the filter or not, were
+    /// tracked.
+    pub tracking: Tracking,
 }
 
 impl SamplesRead {
@@ -228,6 +365,7 @@ impl SamplesRead {
         }
         self.start_nanos = self.start_nanos.or(chunk.start_nanos);
         self.end_nanos = self.end_nanos.max(chunk.end_nanos);
+        self.tracking.merge(&chunk.tracking);
         self.intervals = match (self.intervals, chunk.intervals) {
             (None, more) => more,
             (intervals, None) => intervals,
@@ -275,6 +413,7 @@ struct Columns {
     gcs_survived: Option<usize>,
     freed_by_gc_id: Option<usize>,
     tracked: Option<usize>,
+    tracking_probability: Option<usize>,
 }
 
 /// How the events of one type in a chunk are read.
@@ -392,6 +531,10 @@ pub fn read_chunk(
                 let mut check = filter.map(|filter| filter.check(raw.type_id));
                 let mut sample = read_sample(plan, &mut raw, columns, filter.zip(check.as_mut()))?;
                 read.events[kind.source][kind.event_type] += 1;
+                if columns.tracked.is_some() {
+                    read.tracking
+                        .count(sample.tracked, sample.tracking_probability);
+                }
                 if let (Some(filter), Some(check)) = (filter, check) {
                     if !filter.keeps(check) {
                         continue;
@@ -496,6 +639,7 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
         gcs_survived: index(field::GCS_SURVIVED),
         freed_by_gc_id: index(field::FREED_BY_GC_ID),
         tracked: index(field::TRACKED),
+        tracking_probability: index(field::TRACKING_PROBABILITY),
     };
     Reading::Samples(Kind { source, event_type }, columns)
 }
@@ -504,7 +648,8 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
 /// the weight as a number (an integer or a floating-point field; 0 for
 /// anything else), `live` and `tracked` as booleans (absent: not live, and
 /// tracked), `gcsSurvived`, `freedByGcId` and `objectSize` as counts
-/// (absent or negative: 0, and no size).
+/// (absent or negative: 0, and no size), `trackingProbability` as a number
+/// that must fit `tracked` ([`tracking_probability`]).
 fn read_sample<'a>(
     plan: &EventPlan<'_>,
     raw: &mut RawEvent<'a>,
@@ -522,7 +667,10 @@ fn read_sample<'a>(
         gcs_survived: 0,
         freed_by_gc_id: 0,
         tracked: true,
+        tracking_probability: 1.0,
     };
+    let offset = raw.offset;
+    let mut probability = None;
     plan.read(raw, &mut |index: usize, field: Field<'a>| {
         if let Some((filter, check)) = &mut filter {
             filter.see(check, index, &field);
@@ -547,9 +695,38 @@ fn read_sample<'a>(
             sample.freed_by_gc_id = field.count().unwrap_or(0);
         } else if Some(index) == columns.object_size {
             sample.size = field.count();
+        } else if Some(index) == columns.tracking_probability {
+            probability = Some(field.number());
         }
     })?;
+    sample.tracking_probability = tracking_probability(sample.tracked, probability)
+        .map_err(|expected| ReadError::Malformed { offset, expected })?;
     Ok(sample)
+}
+
+/// A liveness sample's tracking probability, from its `tracked` and its
+/// `trackingProbability` (`None`: no such field; `Some(None)`: not a
+/// number): absent, 1 if tracked and else 0; present, in (0, 1] if
+/// tracked and in [0, 1] if not. Otherwise what was expected, for an error
+/// (a weight divided by 0 or a negative probability would turn every live
+/// estimate into nonsense).
+pub fn tracking_probability(tracked: bool, read: Option<Option<f64>>) -> Result<f64, String> {
+    let found = match read {
+        None => return Ok(if tracked { 1.0 } else { 0.0 }),
+        Some(Some(q)) if (if tracked { q > 0.0 } else { q >= 0.0 }) && q <= 1.0 => return Ok(q),
+        Some(Some(q)) => format!("{q}"),
+        Some(None) => "no number".to_owned(),
+    };
+    Err(format!(
+        "{}'s {} in {}, found {found}",
+        event::OBJECT_LIFETIME,
+        field::TRACKING_PROBABILITY,
+        if tracked {
+            "(0, 1] for a tracked sample"
+        } else {
+            "[0, 1]"
+        }
+    ))
 }
 
 /// Reads an old object's fields at `columns`: allocation time, stack
@@ -617,6 +794,80 @@ mod tests {
         assert_eq!(settings.size(weight), Some(24), "a new interval");
         settings.set(setting::SAMPLING_INTERVAL, "lots");
         assert_eq!(settings.size(weight), None);
+    }
+
+    #[test]
+    fn a_tracking_probability_must_fit_tracked() {
+        // Absent (older recordings): tracked samples are all of them.
+        assert_eq!(tracking_probability(true, None), Ok(1.0));
+        assert_eq!(tracking_probability(false, None), Ok(0.0));
+        assert_eq!(tracking_probability(true, Some(Some(0.01))), Ok(0.01));
+        assert_eq!(tracking_probability(false, Some(Some(0.01))), Ok(0.01));
+        assert_eq!(tracking_probability(false, Some(Some(0.0))), Ok(0.0));
+        assert_eq!(
+            tracking_probability(true, Some(Some(0.0))),
+            Err(
+                "heapsampler.ObjectLifetime's trackingProbability in (0, 1] for a tracked \
+                 sample, found 0"
+                    .to_owned()
+            )
+        );
+        for bad in [-0.5, 1.5, f64::NAN] {
+            assert!(
+                tracking_probability(false, Some(Some(bad))).is_err(),
+                "{bad}"
+            );
+            assert!(
+                tracking_probability(true, Some(Some(bad))).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(
+            tracking_probability(true, Some(None))
+                .unwrap_err()
+                .ends_with("found no number")
+        );
+    }
+
+    #[test]
+    fn a_tracked_sample_stands_for_those_not_drawn() {
+        assert_eq!(live_weight(1000.0, 0.25), 4000.0);
+        assert_eq!(live_weight(1000.0, 1.0), 1000.0);
+        assert_eq!(live_weight(1000.0, 0.0), 1000.0, "untracked: its weight");
+        let mut tracking = Tracking::default();
+        tracking.count(true, 0.01);
+        tracking.count(false, 0.01);
+        tracking.count(false, 0.01);
+        tracking.count(false, 0.0);
+        assert_eq!(
+            tracking,
+            Tracking {
+                tracked: 1,
+                not_drawn: 2,
+                untracked: 1
+            }
+        );
+        assert!(tracking.is_thinned());
+        assert_eq!(
+            tracking.clause().unwrap(),
+            "liveness tracked for 25% of samples"
+        );
+        assert_eq!(Tracking::default().clause(), None);
+    }
+
+    #[test]
+    fn shares_keep_two_digits_below_ten_percent() {
+        let cases = [
+            (1.0, "100%"),
+            (0.9999, "99%"),
+            (0.456, "46%"),
+            (0.0123, "1.2%"),
+            (0.00035, "0.035%"),
+            (0.0, "0%"),
+        ];
+        for (share, text) in cases {
+            assert_eq!(percent(share), text, "{share}");
+        }
     }
 
     #[test]

@@ -175,8 +175,10 @@ pub fn draw(
             recording: path,
         });
     }
-    let live_meaning = ending.as_ref().map(Ending::live_brief);
-    let subtitle = subtitle(&folded, options, live_meaning);
+    let live_meaning = ending
+        .as_ref()
+        .map(|ending| ending.live_brief(&folded.stacks.tracking()));
+    let subtitle = subtitle(&folded, options, live_meaning.as_deref());
     let svg = render(
         &folded.stacks,
         options.weight,

@@ -13,7 +13,9 @@
 //! `Profile`: the request holds one profile per type, the default first
 //! (pprof's default: `inuse_space` when there are lifetimes, else
 //! `alloc_space`; viewers show `profiles[0]` first), then pprof's order.
-//! A profile leaves out the samples whose value rounds to 0.
+//! A profile leaves out the samples whose value rounds to 0. The `inuse_`
+//! profiles carry the attribute [`LIVE_KEY`], what live means in the
+//! recording (as pprof's comment says it).
 //!
 //! Every profile shares one `ProfilesDictionary`, each of whose tables
 //! begins with its zero value (`""`, `Function{}`, ...), as v1.10.0
@@ -59,6 +61,7 @@ use std::io::{self, Write};
 use prost::Message;
 
 use crate::Error;
+use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::model::filter::Filter;
 use crate::model::process::{self, Process};
 use crate::output::pprof::{self, Gathered, Made, Profiling};
@@ -120,6 +123,12 @@ pub const CLASS_KEY: &str = "heapsampler.allocated_class";
 /// `jvm` for every frame here.
 pub const FRAME_TYPE_KEY: &str = "profile.frame.type";
 
+/// The attribute of the `inuse_` profiles that says what live means in the
+/// recording ([`Ending::live_statement`]: on generational ZGC, as of the
+/// last major collection; and the share of samples tracked). The semantic
+/// conventions have no key for it.
+pub const LIVE_KEY: &str = "heapsampler.live";
+
 /// An OTLP profiles export and what it was made of.
 #[derive(Debug, Clone)]
 pub struct Otlp {
@@ -146,14 +155,14 @@ pub fn request(
     };
     let ran = pipeline.run(
         file,
-        &(profiling, ReadProcess),
-        (Gathered::new(), Process::default()),
+        &(profiling, (ReadProcess, ReadEnding)),
+        (Gathered::new(), (Process::default(), Ending::default())),
         progress,
     )?;
-    let (gathered, process) = ran.merged;
-    let pprof::Pprof { profile, made } = pprof::build(gathered, ran.truncated);
+    let (gathered, (process, ending)) = ran.merged;
+    let pprof::Pprof { profile, made } = pprof::build(gathered, &ending, ran.truncated);
     Ok(Otlp {
-        request: from_pprof(profile, &process),
+        request: from_pprof(profile, &process, made.live_meaning.as_deref()),
         made,
     })
 }
@@ -323,10 +332,12 @@ impl<T: std::hash::Hash + Eq + Clone> Indexed<T> {
 
 /// The export of a pprof profile: its tables become the dictionary (pprof
 /// ids are 1-based, so an id is the index after OTLP's zero entries), each
-/// sample type a profile.
+/// sample type a profile; the `inuse_` ones with the attribute
+/// [`LIVE_KEY`], `live_meaning`.
 fn from_pprof(
     profile: pprof::proto::Profile,
     process: &Process,
+    live_meaning: Option<&str>,
 ) -> proto::ExportProfilesServiceRequest {
     let pprof::proto::Profile {
         sample_type,
@@ -356,6 +367,8 @@ fn from_pprof(
     // Attributes by key (string index) and value.
     let mut attributes: Indexed<(i32, String)> = Indexed::new();
     let frame_type = attributes.index(&(string(FRAME_TYPE_KEY), "jvm".to_owned()));
+    let live =
+        live_meaning.map(|meaning| attributes.index(&(string(LIVE_KEY), meaning.to_owned())));
     let mut stacks: Indexed<Vec<i32>> = Indexed::new();
     let function_table = std::iter::once(proto::Function::default())
         .chain(function.into_iter().map(|f| proto::Function {
@@ -420,6 +433,10 @@ fn from_pprof(
     let profiles = order
         .into_iter()
         .map(|at| proto::Profile {
+            attribute_indices: live
+                .filter(|_| old[sample_type[at].r#type as usize].starts_with("inuse_"))
+                .into_iter()
+                .collect(),
             sample_type: Some(value_type(&sample_type[at])),
             samples: samples
                 .iter()

@@ -21,6 +21,7 @@
 //! | `weight` | double | the bytes the event stands for (what `heapsampler top` sums) |
 //! | `size` | int64, null | the object's size, when the recording tells it ([`samples`]) |
 //! | `tracked` | boolean, null | lifetimes: whether the agent tracked the object's liveness |
+//! | `tracking_probability` | double, null | lifetimes: the probability with which its liveness was to be tracked ([`samples`]): a tracked row stands for `weight / tracking_probability` live bytes |
 //! | `live` | boolean, null | lifetimes: still live at the end (null when not tracked) |
 //! | `gcs_survived` | int64, null | lifetimes: the collections it outlived |
 //! | `freed_by_gc_id` | int64, null | lifetimes: the `heapsampler.GarbageCollection` after which it was found dead (null while live) |
@@ -36,9 +37,11 @@
 //! recording ended. The JDK's recordings have `jdk.ObjectAllocationSample`
 //! and may have TLAB events, which record the same allocations. So a sum
 //! of bytes is a sum over one `event`: allocated bytes over
-//! `jdk.ObjectAllocationSample` (what `top` sums), live bytes over
-//! `heapsampler.ObjectLifetime` rows with `live` (what `top --live`
-//! sums). `--events` keeps some of these types only.
+//! `jdk.ObjectAllocationSample` (what `top` sums), live bytes
+//! `SUM(weight / tracking_probability)` over `heapsampler.ObjectLifetime`
+//! rows with `live` (what `top --live` sums: where the agent tracked only
+//! a share of the samples, as on generational ZGC, each tracked one stands
+//! for those not drawn). `--events` keeps some of these types only.
 //!
 //! Why the stack is a list of frames in each row, not an id into a second
 //! table of stacks: one file per recording is what a lake holds and a glob
@@ -144,6 +147,8 @@ pub mod column {
     pub const SIZE: &str = "size";
     /// See the [module doc](super).
     pub const TRACKED: &str = "tracked";
+    /// See the [module doc](super).
+    pub const TRACKING_PROBABILITY: &str = "tracking_probability";
     /// See the [module doc](super).
     pub const LIVE: &str = "live";
     /// See the [module doc](super).
@@ -258,6 +263,7 @@ pub fn schema() -> SchemaRef {
         ArrowField::new(column::WEIGHT, DataType::Float64, false),
         ArrowField::new(column::SIZE, DataType::Int64, true),
         ArrowField::new(column::TRACKED, DataType::Boolean, true),
+        ArrowField::new(column::TRACKING_PROBABILITY, DataType::Float64, true),
         ArrowField::new(column::LIVE, DataType::Boolean, true),
         ArrowField::new(column::GCS_SURVIVED, DataType::Int64, true),
         ArrowField::new(column::FREED_BY_GC_ID, DataType::Int64, true),
@@ -992,6 +998,7 @@ struct Batch {
     weight: Vec<f64>,
     size: Vec<Option<i64>>,
     tracked: Vec<Option<bool>>,
+    tracking_probability: Vec<Option<f64>>,
     live: Vec<Option<bool>>,
     gcs_survived: Vec<Option<i64>>,
     freed_by_gc_id: Vec<Option<i64>>,
@@ -1076,6 +1083,9 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
         if lifetime {
             let known = sample.tracked;
             batch.tracked.push(Some(sample.tracked));
+            batch
+                .tracking_probability
+                .push(Some(sample.tracking_probability));
             batch.live.push(known.then_some(sample.live));
             batch.gcs_survived.push(count(sample.gcs_survived));
             let freed = known && !sample.live;
@@ -1084,6 +1094,7 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
                 .push(freed.then(|| count(sample.freed_by_gc_id)).flatten());
         } else {
             batch.tracked.push(None);
+            batch.tracking_probability.push(None);
             batch.live.push(None);
             batch.gcs_survived.push(None);
             batch.freed_by_gc_id.push(None);
@@ -1201,7 +1212,7 @@ impl ChunkRows<'_, '_, '_> {
         }
         let identity = self.writing.identity;
         // The columns that are not strings, in order.
-        let arrays: [ArrayRef; 9] = [
+        let arrays: [ArrayRef; 10] = [
             Arc::new(Int64Array::from(vec![identity.pid; rows])),
             Arc::new(
                 TimestampMicrosecondArray::from(vec![identity.jvm_start_micros; rows])
@@ -1211,6 +1222,7 @@ impl ChunkRows<'_, '_, '_> {
             Arc::new(Float64Array::from(batch.weight)),
             Arc::new(Int64Array::from(batch.size)),
             Arc::new(BooleanArray::from(batch.tracked)),
+            Arc::new(Float64Array::from(batch.tracking_probability)),
             Arc::new(BooleanArray::from(batch.live)),
             Arc::new(Int64Array::from(batch.gcs_survived)),
             Arc::new(Int64Array::from(batch.freed_by_gc_id)),

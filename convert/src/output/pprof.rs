@@ -11,8 +11,9 @@
 //!   objects (`1/p`, as [`Estimate::add_weighted`] counts them).
 //! - `inuse_objects`/`count` and `inuse_space`/`bytes`: the objects still
 //!   live at the end (`heapsampler.ObjectLifetime` with `live` and
-//!   `tracked`: what `top --live` sums). Left out for recordings without
-//!   ObjectLifetime events.
+//!   `tracked`, each by its weight over its tracking probability: what
+//!   `top --live` sums). Left out for recordings without ObjectLifetime
+//!   events.
 //!
 //! Objects need each sample's size ([`Sample::size`]). The JDK's own
 //! sampler throttles by rate and weighs a sample by the bytes its thread
@@ -22,6 +23,11 @@
 //! in a Go CPU profile) where `alloc_objects` would be; leaving the type
 //! out instead would make pprof's default view the bytes anyway, but the
 //! count of samples tells how much an estimate rests on.
+//!
+//! With the `inuse_` types, a comment says what live means in the
+//! recording ([`Ending::live_statement`]: on generational ZGC, as of the
+//! last major collection; and the share of samples tracked):
+//! `inuse_objects, inuse_space: live: ...` (`go tool pprof -comments`).
 //!
 //! `default_sample_type` is `inuse_space` when the profile has it, as Go's
 //! heap profile (the last type, which pprof defaults to), otherwise
@@ -56,6 +62,7 @@ use prost::Message;
 
 use crate::Error;
 use crate::analysis::fold::{TRUNCATED_FRAME, UNKNOWN_FRAME};
+use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::model::allocation::{ALLOCATIONS, Source};
 use crate::model::filter::Filter;
 use crate::model::samples::{self, Kind, Liveness, Sample, SampleVisitor, SamplesRead, Weights};
@@ -242,7 +249,11 @@ impl SampleVisitor for Builder {
             tally.push((key, Weights::default()));
             tally.len() - 1
         });
-        tally[at].1.push(sample);
+        if kind.source == LIFETIMES {
+            tally[at].1.push_live(sample);
+        } else {
+            tally[at].1.push(sample);
+        }
     }
 }
 
@@ -505,6 +516,12 @@ pub struct Made {
     /// Objects whose liveness the agent did not track, so not in
     /// `inuse_` (see [`crate::analysis::top::Table::untracked`]).
     pub untracked: Estimate,
+    /// With `inuse_` types, what live means in the recording
+    /// ([`Ending::live_statement`]): the profile's comment says it.
+    pub live_meaning: Option<String>,
+    /// Whether that is news: on generational ZGC, or with only a share of
+    /// samples tracked ([`Ending::qualifies_live`]).
+    pub live_qualified: bool,
     /// The event types read.
     pub types: Vec<String>,
     /// Where a torn tail began, and the file's length, if it has one.
@@ -533,8 +550,14 @@ pub fn profile(
         filter,
         stack_depth,
     };
-    let ran = pipeline.run(file, &profiling, Gathered::new(), progress)?;
-    Ok(build(ran.merged, ran.truncated))
+    let ran = pipeline.run(
+        file,
+        &(profiling, ReadEnding),
+        (Gathered::new(), Ending::default()),
+        progress,
+    )?;
+    let (gathered, ending) = ran.merged;
+    Ok(build(gathered, &ending, ran.truncated))
 }
 
 /// The one mapping every location is in: it says that functions and lines
@@ -550,9 +573,10 @@ const ALLOC_SPACE: SampleType = ("alloc_space", "bytes");
 const INUSE_OBJECTS: SampleType = ("inuse_objects", "count");
 const INUSE_SPACE: SampleType = ("inuse_space", "bytes");
 
-/// A profile of what [`Profiling`] gathered (the OTLP export is made
-/// from it: [`crate::output::otlp`]).
-pub fn build(gathered: Gathered, truncated: Option<(u64, u64)>) -> Pprof {
+/// A profile of what [`Profiling`] gathered, with what the recording says
+/// of its end, `ending` (the OTLP export is made from it:
+/// [`crate::output::otlp`]).
+pub fn build(gathered: Gathered, ending: &Ending, truncated: Option<(u64, u64)>) -> Pprof {
     let Gathered {
         read,
         tables,
@@ -584,6 +608,8 @@ pub fn build(gathered: Gathered, truncated: Option<(u64, u64)>) -> Pprof {
         allocations: total(&allocations),
         live: with_lifetimes.then(|| total(&lifetimes)),
         untracked,
+        live_meaning: with_lifetimes.then(|| ending.live_statement(&read.tracking)),
+        live_qualified: with_lifetimes && ending.qualifies_live(&read.tracking),
         types: SOURCES[chosen]
             .types()
             .iter()
@@ -675,6 +701,20 @@ pub fn build(gathered: Gathered, truncated: Option<(u64, u64)>) -> Pprof {
         ALLOC_SPACE
     };
     let default_sample_type = strings.index(default_sample_type.0).into();
+    let comment = made
+        .live_meaning
+        .iter()
+        .map(|meaning| {
+            let inuse: Vec<&str> = types
+                .iter()
+                .filter(|t| [INUSE_OBJECTS, INUSE_SPACE].contains(t))
+                .map(|t| t.0)
+                .collect();
+            strings
+                .index(&format!("{}: {meaning}", inuse.join(", ")))
+                .into()
+        })
+        .collect();
     let location = tables
         .locations
         .into_values()
@@ -729,6 +769,7 @@ pub fn build(gathered: Gathered, truncated: Option<(u64, u64)>) -> Pprof {
             _ => 0,
         },
         default_sample_type,
+        comment,
         ..proto::Profile::default()
     };
     Pprof { profile, made }

@@ -100,6 +100,7 @@ window.addEventListener("load", function () { setTimeout(function () {
             out.flames.push(f);
         });
         out.resources = resources;
+        out.text = document.body.innerText;
         out.height = document.documentElement.scrollHeight;
     } catch (e) {
         out.errors.push("the check: " + e + " " + e.stack);

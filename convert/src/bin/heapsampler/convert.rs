@@ -14,6 +14,7 @@ use heapsampler_convert::analysis::liveness::Ending;
 use heapsampler_convert::analysis::top::GroupBy;
 use heapsampler_convert::model::allocation::{ALLOCATIONS, Source};
 use heapsampler_convert::model::filter::Filter;
+use heapsampler_convert::model::samples::Tracking;
 use heapsampler_convert::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
 use heapsampler_convert::output::flame;
 use heapsampler_convert::output::human::{describe, human_bytes, thousands};
@@ -226,6 +227,10 @@ fn profile_notes(made: &Made, file: &Path) -> Vec<String> {
             describe(&made.untracked)
         ));
     }
+    // Said where it is news; the profile's comment says it always.
+    if let Some(meaning) = made.live_meaning.as_ref().filter(|_| made.live_qualified) {
+        notes.push(format!("{file}: inuse_: {meaning}"));
+    }
     notes
 }
 
@@ -410,6 +415,8 @@ pub struct Flamed {
     pub outcome: Outcome,
     /// With `live`: samples of objects whose liveness was not tracked.
     pub untracked: Totals,
+    /// With `live`: how the liveness samples were tracked.
+    pub tracking: Tracking,
     /// With `live`: what the recording says of its end.
     pub ending: Option<Ending>,
 }
@@ -473,6 +480,7 @@ pub fn flame(file: &Path, options: &FlameOptions) -> Result<Flamed, Failure> {
         stacks: drawn.folded.stacks.len(),
         outcome: Outcome::of_folded(&drawn.folded, &options.draw.filter),
         untracked: drawn.folded.stacks.untracked(),
+        tracking: drawn.folded.stacks.tracking(),
         ending: drawn.ending,
     })
 }

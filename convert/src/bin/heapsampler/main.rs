@@ -519,7 +519,7 @@ fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
     let (table, ending) = table(file, query)?;
     out(table.render(limit))?;
     if let Some(ending) = ending {
-        out(format_args!("{}\n", ending.live_statement()))?;
+        out(format_args!("{}\n", ending.live_statement(&table.tracking)))?;
     }
     Ok(())
 }
@@ -557,12 +557,15 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
     }
     let diff = diff::diff(&base_table, &new_table, !query.live);
     out(diff.render(limit))?;
-    for (file, ending) in [(base, base_ending), (new, new_ending)] {
+    for (file, table, ending) in [
+        (base, &base_table, base_ending),
+        (new, &new_table, new_ending),
+    ] {
         if let Some(ending) = ending {
             out(format_args!(
                 "{}: {}\n",
                 file.display(),
-                ending.live_statement()
+                ending.live_statement(&table.tracking)
             ))?;
         }
     }
@@ -576,7 +579,7 @@ fn flame(file: &Path, options: &convert::FlameOptions) -> Result<(), Failure> {
     }
     // What live means, said on the terminal as under the graph's title.
     if let Some(ending) = &flamed.ending {
-        say(ending.live_statement());
+        say(ending.live_statement(&flamed.tracking));
     }
     // Where it went, unless to standard output.
     if flamed.output.as_os_str() != "-" {

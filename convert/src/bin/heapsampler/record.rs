@@ -439,7 +439,7 @@ pub fn report(path: &Path) -> Result<String, String> {
     }
     // A recording without liveness (--no-live) has nothing live to explain.
     if live_sites.events > 0 {
-        lines.push(ending.live_statement());
+        lines.push(ending.live_statement(&live_sites.tracking));
     }
     Ok(lines.join("\n"))
 }

@@ -154,6 +154,9 @@ fn verdict(found: &Leaks) -> Verdict {
     if let Some(basis) = found.basis() {
         details.push(format!("{}.", capitalized(&basis)));
     }
+    if let Some(meaning) = found.live_meaning() {
+        details.push(format!("{}.", capitalized(&meaning)));
+    }
     if let Some(sentence) = found.against_the_heap() {
         details.push(format!("{}.", capitalized(&sentence)));
     }
@@ -200,7 +203,15 @@ fn recording(found: &Leaks, sites: Option<&Table>, lost: Option<i64>) -> Vec<(St
     }
     rows.push((
         "Collections".to_owned(),
-        thousands(timeline.collections.len() as u64),
+        match &timeline.ending.generational_zgc {
+            // The agent's collections are ZGC's pauses.
+            Some(zgc) => format!(
+                "{} major (generational ZGC; {} pauses)",
+                thousands(zgc.majors.len() as u64),
+                thousands(timeline.collections.len() as u64)
+            ),
+            None => thousands(timeline.collections.len() as u64),
+        },
     ));
     if let Some(lost) = lost {
         rows.push(("Samples lost".to_owned(), thousands(lost.max(0) as u64)));
@@ -209,7 +220,7 @@ fn recording(found: &Leaks, sites: Option<&Table>, lost: Option<i64>) -> Vec<(St
         "Live at the end".to_owned(),
         timeline
             .ending
-            .live_statement()
+            .live_statement(&found.tracking)
             .trim_start_matches("live: ")
             .to_owned(),
     ));
@@ -288,10 +299,8 @@ fn heap_chart(found: &Leaks) -> Option<HeapChart> {
     }
     Some(HeapChart {
         times: found.seconds(),
-        heap_after: found
-            .checkpoints
-            .iter()
-            .map(|c| found.heap_after(c.gc_id).map(|used| used as f64))
+        heap_after: (0..found.checkpoints.len())
+            .map(|at| found.heap_after(at).map(|used| used as f64))
             .collect(),
         series: found
             .suspects
