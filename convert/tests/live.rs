@@ -455,3 +455,49 @@ fn generational_zgc_and_shenandoah_collect_before_the_exit() {
         ],
     );
 }
+
+/// A recording attached to a running JVM under ZGC is collected before
+/// the JVM's exit too: the agent adds its shutdown hook at the attach,
+/// withdraws it at a detach (the next attach adds its own), and a SIGTERM
+/// runs the shutdown hooks.
+#[test]
+fn an_attached_recording_under_zgc_is_collected_when_the_jvm_is_terminated() {
+    let dir = support::temp_dir("convert_live_attached_zgc");
+    let jvm = support::running_jvm_with(&["-XX:+UseZGC"]);
+    let pid = jvm.id().to_string();
+    let agent = support::agent_library();
+    let agent = agent.to_str().unwrap();
+    let attach = |recording: &Path| {
+        let attached = heapsampler([
+            "attach",
+            &pid,
+            "-o",
+            recording.to_str().unwrap(),
+            "--interval",
+            "64k",
+            "--agent",
+            agent,
+        ]);
+        assert!(attached.status.success(), "{}", text(&attached.stderr));
+    };
+    let detached = dir.join("detached.jfr");
+    attach(&detached);
+    let detach = heapsampler(["detach", &pid, "--agent", agent]);
+    assert!(detach.status.success(), "{}", text(&detach.stderr));
+    let (_, statement) = live_total(&detached);
+    assert!(
+        statement.starts_with("live: not collected yet"),
+        "{statement}"
+    );
+
+    let terminated = dir.join("terminated.jfr");
+    attach(&terminated);
+    Command::new("kill").args(["-TERM", &pid]).output_in_time();
+    let output = jvm.wait_with_output();
+    assert_eq!(output.status.code(), Some(143), "{}", text(&output.stderr));
+    let (_, statement) = live_total(&terminated);
+    assert_eq!(
+        statement,
+        "live: reachable at the end (collected before the final sweep)"
+    );
+}
