@@ -2,8 +2,8 @@
 //! (`VMInit` or an attach, [`crate::session::tracking_plan`]) so that
 //! every sample is judged alike: the size limit (`live_max`), and, from the
 //! collector and `live_rate=`, whether a share of the samples is tracked
-//! ([`TrackingPlan`]); and how the collector is told
-//! ([`generational_zgc`]).
+//! ([`TrackingPlan`]); how the collector is told ([`generational_zgc`]);
+//! and when it can collect for the exit's live set ([`ExitCollection`]).
 //!
 //! Generational ZGC's young collections keep what a weak handle points to,
 //! and all it reaches, until the next major collection: there a tracked
@@ -102,6 +102,39 @@ pub fn generational_zgc(vm: &mut impl StartVm) -> (bool, Option<String>) {
         (_, Some(collectors)) => (collectors, None),
         (Some(flags), None) => (flags, None),
         (None, None) => (false, None),
+    }
+}
+
+/// When the JVM's collector can collect for the exit's live set. Its
+/// concurrent threads have stopped by VMDeath (HotSpot's `before_exit`
+/// stops them before it posts VMDeath).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCollection {
+    /// At VMDeath: G1, Parallel and Serial collect on the VM thread.
+    AtVmDeath,
+    /// Only before VMDeath, while the shutdown hooks run: ZGC waits at
+    /// VMDeath forever for its driver thread, which is gone, and so does
+    /// JDK 17's Shenandoah; JDK 25's returns at once without collecting.
+    BeforeVmDeath,
+    /// Never: Epsilon, or a JVM that cannot say its collector.
+    Never,
+}
+
+impl ExitCollection {
+    /// The JVM's, from its flags.
+    pub fn of(vm: &mut impl StartVm) -> Self {
+        let mut uses = |flags: &[&CStr]| {
+            flags
+                .iter()
+                .any(|flag| vm.vm_flag(flag).as_deref() == Some("true"))
+        };
+        if uses(&[c"UseG1GC", c"UseParallelGC", c"UseSerialGC"]) {
+            Self::AtVmDeath
+        } else if uses(&[c"UseZGC", c"UseShenandoahGC"]) {
+            Self::BeforeVmDeath
+        } else {
+            Self::Never
+        }
     }
 }
 
@@ -238,6 +271,46 @@ mod tests {
         let (generational, said) = generational_zgc(&mut zgc(Some("true"), "21", Some(SINGLE)));
         assert!(!generational);
         assert!(said.unwrap().contains("flags say generational ZGC"));
+    }
+
+    #[test]
+    fn the_exit_is_collected_at_vm_death_before_it_or_never_by_the_flags() {
+        let flags = |flags: Vec<(&'static str, &'static str)>| Jvm {
+            flags,
+            version: Some("25"),
+            collectors: None,
+        };
+        for (name, mut jvm, expected) in [
+            (
+                "G1",
+                flags(vec![("UseZGC", "false"), ("UseG1GC", "true")]),
+                ExitCollection::AtVmDeath,
+            ),
+            (
+                "Parallel",
+                flags(vec![("UseParallelGC", "true")]),
+                ExitCollection::AtVmDeath,
+            ),
+            (
+                "Serial",
+                flags(vec![("UseSerialGC", "true")]),
+                ExitCollection::AtVmDeath,
+            ),
+            ("ZGC", zgc(None, "25", None), ExitCollection::BeforeVmDeath),
+            (
+                "Shenandoah",
+                flags(vec![("UseShenandoahGC", "true")]),
+                ExitCollection::BeforeVmDeath,
+            ),
+            (
+                "Epsilon",
+                flags(vec![("UseEpsilonGC", "true"), ("UseG1GC", "false")]),
+                ExitCollection::Never,
+            ),
+            ("nothing known", flags(vec![]), ExitCollection::Never),
+        ] {
+            assert_eq!(ExitCollection::of(&mut jvm), expected, "{name}");
+        }
     }
 
     #[test]

@@ -236,27 +236,29 @@ fn dumps_and_detach_say_whether_live_was_collected() {
     assert_eq!(support::summary_count(&summary, "heapsampler.LiveSet"), 1);
 }
 
-/// Every collector's JVM exits with its recording finished: G1, Parallel
-/// and Serial collect at the exit; ZGC and Shenandoah cannot once VMDeath
-/// has come (their threads have stopped, and a collection asked of them
-/// then waits forever), so their recordings say their live objects were
-/// not collected. A collector this JDK lacks is skipped.
+/// Every collector's JVM exits with its recording finished, and says
+/// whether it collected: G1, Parallel and Serial collect at VMDeath, ZGC
+/// and Shenandoah before it, in the agent's shutdown hook (their threads
+/// have stopped by VMDeath: see `zgc_and_shenandoah_collect_before_the_exit`);
+/// Epsilon never collects. A collector this JDK lacks is skipped.
 #[test]
 fn every_collector_exits_and_says_whether_it_collected() {
     let dir = support::temp_dir("convert_live_collectors");
     let workload = support::compiled_workload("LiveAtExit");
-    for (flag, collects) in [
-        ("-XX:+UseG1GC", true),
-        ("-XX:+UseParallelGC", true),
-        ("-XX:+UseSerialGC", true),
-        ("-XX:+UseShenandoahGC", false),
-        ("-XX:+UseZGC", false),
-    ] {
-        let offered = Command::new("java")
-            .args([flag, "-version"])
-            .output_in_time();
-        if !offered.status.success() {
-            support::say_skipped(format_args!("skipped {flag}: this JDK has no {flag}"));
+    let collectors: [(&[&str], bool); 6] = [
+        (&["-XX:+UseG1GC"], true),
+        (&["-XX:+UseParallelGC"], true),
+        (&["-XX:+UseSerialGC"], true),
+        (&["-XX:+UseShenandoahGC"], true),
+        (&["-XX:+UseZGC"], true),
+        (
+            &["-XX:+UnlockExperimentalVMOptions", "-XX:+UseEpsilonGC"],
+            false,
+        ),
+    ];
+    for (flags, collects) in collectors {
+        let flag = flags.last().unwrap();
+        if !offered(Path::new("java"), flags) {
             continue;
         }
         let recording = dir.join(format!("{}.jfr", flag.trim_start_matches("-XX:+Use")));
@@ -266,7 +268,8 @@ fn every_collector_exits_and_says_whether_it_collected() {
                 support::agent_library().display(),
                 recording.display()
             ))
-            .args([flag, "-Xmx1g", "-Xmn512m", "-cp"])
+            .args(flags)
+            .args(["-Xmx1g", "-Xmn512m", "-cp"])
             .arg(&workload)
             .args(["LiveAtExit", "8", "64"])
             .output_in_time();
@@ -278,4 +281,223 @@ fn every_collector_exits_and_says_whether_it_collected() {
             "{flag}: {statement}"
         );
     }
+}
+
+/// Whether `java` runs with the JVM options `flags` (a collector this JDK
+/// has); says it skips them if not.
+fn offered(java: &Path, flags: &[&str]) -> bool {
+    let offered = Command::new(java)
+        .args(flags)
+        .arg("-version")
+        .output_in_time();
+    if !offered.status.success() {
+        support::say_skipped(format_args!(
+            "skipped {flags:?}: {} has no such collector",
+            java.display()
+        ));
+    }
+    offered.status.success()
+}
+
+/// The tracked samples of one allocation site, by what the recording's end
+/// found of their objects.
+#[derive(Debug, Default)]
+struct Lifetimes {
+    live: usize,
+    freed: usize,
+}
+
+/// What the recording of a JVM's exit says of its live objects.
+#[derive(Debug)]
+struct ExitLiveSet {
+    /// The agent's lines.
+    stderr: String,
+    /// `top --live`'s line saying what live means.
+    statement: String,
+    /// The arrays `LiveAtExit` keeps (`Keep.keep`).
+    kept: Lifetimes,
+    /// Its garbage (`Churn.garbage`).
+    garbage: Lifetimes,
+}
+
+/// Runs `LiveAtExit 8 64 ENDING` (8 MiB kept, then 64 MiB of garbage,
+/// then `ending`: return, exit or halt) with `java` under the agent and
+/// the JVM options `jvm`, requires it to exit with status 0, and reads
+/// its recording: `top --live`'s statement, and the tracked samples of the
+/// kept arrays and of the garbage as the JDK's parser reads their
+/// lifetimes. A 2 GiB heap: none of these collectors starts a collection
+/// for 72 MiB, so without the exit's collection the garbage is live.
+fn live_set_at_exit(java: &Path, jvm: &[&str], ending: &str, recording: &Path) -> ExitLiveSet {
+    let output = Command::new(java)
+        .arg(format!(
+            "-agentpath:{}=file={},interval=64k",
+            support::agent_library().display(),
+            recording.display()
+        ))
+        .args(jvm)
+        .args(["-Xmx2g", "-cp"])
+        .arg(support::compiled_workload("LiveAtExit"))
+        .args(["LiveAtExit", "8", "64", ending])
+        .output_in_time();
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{jvm:?} {ending}: {stderr}");
+    let (_, statement) = live_total(recording);
+    let (mut kept, mut garbage) = (Lifetimes::default(), Lifetimes::default());
+    for line in support::dump_types(recording, &["heapsampler.ObjectLifetime"]) {
+        if support::dump_value(&line, "tracked") != "true" {
+            continue;
+        }
+        let site = if line.contains("stackTrace=stack(false:LiveAtExit$Keep.keep()V") {
+            &mut kept
+        } else if line.contains("stackTrace=stack(false:LiveAtExit$Churn.garbage()V") {
+            &mut garbage
+        } else {
+            continue;
+        };
+        match support::dump_value(&line, "live").as_str() {
+            "true" => site.live += 1,
+            _ => site.freed += 1,
+        }
+    }
+    ExitLiveSet {
+        stderr,
+        statement,
+        kept,
+        garbage,
+    }
+}
+
+/// Under each of `collectors` (JVM options) that `java` has, a JVM that
+/// returns from main or calls System.exit is collected before its
+/// recording's end: every tracked sample of the garbage is found freed,
+/// every one of the kept arrays live, and the outputs say live means
+/// reachable. One that halts (`Runtime.halt`, which runs no shutdown
+/// hooks) is not: its garbage is live, and the outputs say so.
+fn collected_before_the_exit(test: &str, java: &Path, collectors: &[&[&str]]) {
+    let dir = support::temp_dir(test);
+    for &jvm in collectors {
+        if !offered(java, jvm) {
+            continue;
+        }
+        for ending in ["return", "exit", "halt"] {
+            let name = format!("{}-{ending}", jvm.join("").replace("-XX:", ""));
+            let at_exit = live_set_at_exit(java, jvm, ending, &dir.join(format!("{name}.jfr")));
+            let ExitLiveSet {
+                stderr,
+                statement,
+                kept,
+                garbage,
+            } = &at_exit;
+            // Not one sample of the kept arrays is freed, with or without
+            // the collection.
+            assert_eq!(kept.freed, 0, "{name}: {at_exit:#?}");
+            if ending == "halt" {
+                assert!(
+                    stderr.contains(
+                        "heapsampler: no collection at the JVM's exit: it ran no shutdown hooks"
+                    ),
+                    "{name}: {stderr}"
+                );
+                assert!(
+                    statement.starts_with("live: not collected yet"),
+                    "{name}: {statement}"
+                );
+                // No collection freed the garbage sampled last, at least.
+                assert!(garbage.live > 0, "{name}: {at_exit:#?}");
+            } else {
+                assert_eq!(
+                    statement, "live: reachable at the end (collected before the final sweep)",
+                    "{name}: {stderr}"
+                );
+                // A sample of the garbage tracked at least (about 1000 at
+                // 64 KiB, all tracked unless the agent tracks a share), and
+                // every one freed.
+                assert!(garbage.freed > 0, "{name}: {at_exit:#?}");
+                assert_eq!(garbage.live, 0, "{name}: {at_exit:#?}");
+            }
+        }
+    }
+}
+
+/// ZGC and Shenandoah (the JDK 17 on PATH) stop their threads before the
+/// agent hears of the exit (VMDeath), and a collection asked for then
+/// never ends under ZGC: the agent collects earlier, as the JVM starts its
+/// shutdown hooks.
+#[test]
+fn zgc_and_shenandoah_collect_before_the_exit() {
+    collected_before_the_exit(
+        "convert_live_exit_17",
+        Path::new("java"),
+        &[&["-XX:+UseZGC"], &["-XX:+UseShenandoahGC"]],
+    );
+}
+
+/// Generational ZGC and generational Shenandoah (Temurin 25), as
+/// [`zgc_and_shenandoah_collect_before_the_exit`]: the collection forced
+/// is a major one, which frees what young collections keep (what weak
+/// references point to).
+#[test]
+fn generational_zgc_and_shenandoah_collect_before_the_exit() {
+    let java = Path::new("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+    if !java.exists() {
+        support::say_skipped(format_args!(
+            "generational_zgc_and_shenandoah_collect_before_the_exit: skipped: no {}",
+            java.display()
+        ));
+        return;
+    }
+    collected_before_the_exit(
+        "convert_live_exit_25",
+        java,
+        &[
+            &["-XX:+UseZGC"],
+            &["-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational"],
+        ],
+    );
+}
+
+/// A recording attached to a running JVM under ZGC is collected before
+/// the JVM's exit too: the agent adds its shutdown hook at the attach,
+/// withdraws it at a detach (the next attach adds its own), and a SIGTERM
+/// runs the shutdown hooks.
+#[test]
+fn an_attached_recording_under_zgc_is_collected_when_the_jvm_is_terminated() {
+    let dir = support::temp_dir("convert_live_attached_zgc");
+    let jvm = support::running_jvm_with(&["-XX:+UseZGC"]);
+    let pid = jvm.id().to_string();
+    let agent = support::agent_library();
+    let agent = agent.to_str().unwrap();
+    let attach = |recording: &Path| {
+        let attached = heapsampler([
+            "attach",
+            &pid,
+            "-o",
+            recording.to_str().unwrap(),
+            "--interval",
+            "64k",
+            "--agent",
+            agent,
+        ]);
+        assert!(attached.status.success(), "{}", text(&attached.stderr));
+    };
+    let detached = dir.join("detached.jfr");
+    attach(&detached);
+    let detach = heapsampler(["detach", &pid, "--agent", agent]);
+    assert!(detach.status.success(), "{}", text(&detach.stderr));
+    let (_, statement) = live_total(&detached);
+    assert!(
+        statement.starts_with("live: not collected yet"),
+        "{statement}"
+    );
+
+    let terminated = dir.join("terminated.jfr");
+    attach(&terminated);
+    Command::new("kill").args(["-TERM", &pid]).output_in_time();
+    let output = jvm.wait_with_output();
+    assert_eq!(output.status.code(), Some(143), "{}", text(&output.stderr));
+    let (_, statement) = live_total(&terminated);
+    assert_eq!(
+        statement,
+        "live: reachable at the end (collected before the final sweep)"
+    );
 }

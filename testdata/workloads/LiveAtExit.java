@@ -8,10 +8,12 @@ import java.util.List;
  * generation larger than its garbage (-Xmn512m for up to 400 MiB) and no
  * collection runs at all before the exit.
  *
- * Usage: java LiveAtExit KEPT_MIB GARBAGE_MIB
+ * Usage: java LiveAtExit KEPT_MIB GARBAGE_MIB [return|exit|halt]
  * Prints "kept BYTES": the bytes of the int[] Keep.keep allocated and kept,
  * by the JVM's own count of their size (16-byte header plus 4 bytes an
- * element).
+ * element). Then ends as its last argument says: returns from main (the
+ * default), calls System.exit(0), or Runtime.halt(0), which runs no
+ * shutdown hooks.
  */
 public final class LiveAtExit {
     static final int LENGTH = 2000;
@@ -31,6 +33,13 @@ public final class LiveAtExit {
             Churn.garbage();
         }
         System.out.println("kept " + keptBytes);
+        System.out.flush();
+        switch (args.length > 2 ? args[2] : "return") {
+            case "return" -> { }
+            case "exit" -> System.exit(0);
+            case "halt" -> Runtime.getRuntime().halt(0);
+            default -> throw new IllegalArgumentException("ends by return, exit or halt: " + args[2]);
+        }
     }
 
     static final class Keep {

@@ -19,12 +19,14 @@
 //! a collection if the live set is to be the reachable one, lets callbacks
 //! in flight finish, closes the ring, waits for the writer to drain it and
 //! finish the file, and ends the session's collections: one stop path,
-//! [`stop`], whoever asks.
+//! [`stop`], whoever asks. Under a collector that cannot collect once
+//! VMDeath has come (ZGC, Shenandoah), the exit's sampling stop and
+//! collection run earlier, in a shutdown hook ([`collect_before_exit`]).
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -32,7 +34,7 @@ use heapsampler_core::announcement::{self, Announcement};
 use heapsampler_core::options::{LiveSetAt, LogLevel, Options};
 use heapsampler_core::ring::{Consumer, ring_buffer};
 use jfr_writer::{FileSink, Recording};
-use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jfieldID, jint, jlong, jobject};
+use jni::sys::{_jobject, JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jfieldID, jint, jlong, jobject};
 use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
@@ -47,7 +49,7 @@ use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
 use crate::signature::is_hidden_signature;
 use crate::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
-use crate::tracking::StartVm;
+use crate::tracking::{ExitCollection, StartVm};
 use crate::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
@@ -90,6 +92,16 @@ struct JvmSession {
     /// share their carrier's OS thread and so its [`Local`].
     virtual_threads: bool,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// When the JVM's collector can collect for the exit's live set.
+    exit_collection: ExitCollection,
+    /// The shutdown hook on whose start the exit's collection runs
+    /// ([`collect_before_exit`]): a global reference to its `Thread`, null
+    /// without one. `ThreadStart` compares each starting thread with it
+    /// under the session's read lock, so it is deleted only once no
+    /// callback runs ([`stop`]).
+    exit_hook: AtomicPtr<_jobject>,
+    /// Whether the exit hook has started: the exit's collection is its.
+    exit_hook_started: AtomicBool,
 }
 
 thread_local! {
@@ -328,7 +340,7 @@ fn dump(to: &std::path::Path, collect: bool, jni: Jni) -> Result<(), String> {
     // The session is held, not the lock: a `stop` meanwhile waits for the
     // writer, which answers (or refuses) the request before it ends.
     let running = SESSION.read().clone().ok_or_else(|| not_recording(jni))?;
-    let collected = collect && force_collection(&running, jni, LiveSetAt::Snapshot);
+    let collected = collect && force_collection(&running);
     let answer = running.session.request_dump(to, collected)?;
     let outcome = answer
         .recv()
@@ -380,6 +392,7 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     // writing the sample.
     consumer.set_batch(ring_bytes / 4);
     let plan = session::tracking_plan(&options, &mut StartJvm(jni));
+    let exit_collection = ExitCollection::of(&mut StartJvm(jni));
     let collections = COLLECTIONS.begin(producer.clone());
     let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
     let running = Arc::new(JvmSession {
@@ -390,6 +403,9 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
         vm,
         virtual_threads: jni.version() >= JNI_VERSION_19,
         writer: Mutex::new(None),
+        exit_collection,
+        exit_hook: AtomicPtr::new(std::ptr::null_mut()),
+        exit_hook_started: AtomicBool::new(false),
     });
     let writer_session = Arc::clone(&running);
     let spawned = std::thread::Builder::new()
@@ -426,6 +442,17 @@ fn start(pending: Pending, jni: Jni) -> Result<(), String> {
     );
     let filter = options.threads.clone();
     announce(jni, options);
+    if exit_collection == ExitCollection::BeforeVmDeath && options.collects_at(LiveSetAt::Exit) {
+        match management::add_shutdown_hook(jni, c"heapsampler-exit") {
+            Some(hook) => running.exit_hook.store(hook, Ordering::Release),
+            None => log(
+                options,
+                LogLevel::Info,
+                "cannot add the shutdown hook that collects before the JVM's exit: \
+                 the objects written as live at the exit will include garbage",
+            ),
+        }
+    }
     *SESSION.write() = Some(running);
     match filter {
         // Every thread: one global switch.
@@ -528,11 +555,22 @@ fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: j
 
 unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jobject) {
     forget_thread();
+    let jni = Jni::from_raw(jni);
     let guard = SESSION.read();
-    if let Some(running) = guard.as_ref() {
-        if let Some(pattern) = &running.session.options().threads {
-            enable_if_matching(running.jvmti, Jni::from_raw(jni), pattern, thread);
-        }
+    let Some(running) = guard.as_ref() else {
+        return;
+    };
+    let hook = running.exit_hook.load(Ordering::Acquire);
+    if !hook.is_null() && jni.is_same_object(thread, hook) {
+        // Not under the lock: a stop waits for callbacks in flight, and
+        // the collection may take long.
+        let running = Arc::clone(running);
+        drop(guard);
+        collect_before_exit(&running, jni);
+        return;
+    }
+    if let Some(pattern) = &running.session.options().threads {
+        enable_if_matching(running.jvmti, jni, pattern, thread);
     }
 }
 
@@ -563,25 +601,25 @@ fn stop(jni: Jni, only: Option<u64>, at: LiveSetAt, collect: Option<bool>) {
     let _ = jvmti.set_event(false, JVMTI_EVENT_RESOURCE_EXHAUSTED);
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
     let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
-    // Threads enabled one by one (threads=) are disabled one by one, so a
-    // later recording starts clean.
-    for thread in jvmti.all_threads().unwrap_or_default() {
-        let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
-        jni.delete_local_ref(thread);
-    }
+    stop_sampling(jvmti, jni);
     // Before the ring closes, while the writer runs: it sweeps after the
     // collection, and once more at the end for the objects still in the
     // ring then.
     if collect.unwrap_or_else(|| running.session.options().collects_at(at)) {
-        let collected = force_collection(&running, jni, at);
-        running.session.set_collected_at_end(collected);
+        collect_for_stop(&running, at);
     }
     drop(running);
     // The write lock waits for callbacks in flight; none start after this.
     let Some(running) = SESSION.write().take() else {
         return;
     };
+    let hook = running
+        .exit_hook
+        .swap(std::ptr::null_mut(), Ordering::AcqRel);
+    if !hook.is_null() {
+        // At the exit the hook has run, or never will (`Runtime.halt`).
+        management::remove_shutdown_hook(jni, hook, at != LiveSetAt::Exit);
+    }
     running.session.producer().close();
     if let Some(writer) = running.writer.lock().take() {
         let _ = writer.join();
@@ -597,20 +635,79 @@ fn stop(jni: Jni, only: Option<u64>, at: LiveSetAt, collect: Option<bool>) {
     release_free_memory();
 }
 
-/// Forces a garbage collection before a live set is taken `at`; returns
-/// whether one finished meanwhile, as the GC callbacks saw it (a collector
-/// may decline: Shenandoah at the JVM's exit, Epsilon always).
-fn force_collection(running: &JvmSession, jni: Jni, at: LiveSetAt) -> bool {
-    let options = running.session.options();
-    if at == LiveSetAt::Exit && !collects_at_exit(jni) {
-        log(
-            options,
-            LogLevel::Info,
-            "no collection at the JVM's exit under this collector (only G1, Parallel and \
-             Serial collect then): the objects written as live include garbage",
-        );
-        return false;
+/// Disables sampling, on every thread (those of `threads=` were enabled
+/// one by one, and are disabled so, so that a later recording starts
+/// clean).
+fn stop_sampling(jvmti: Jvmti, jni: Jni) {
+    let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    for thread in jvmti.all_threads().unwrap_or_default() {
+        let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
+        jni.delete_local_ref(thread);
     }
+}
+
+/// The collection a stop `at` asks for before the live set: forced now,
+/// or at the JVM's exit under ZGC and Shenandoah, the one the exit hook
+/// ran ([`collect_before_exit`]), if any.
+fn collect_for_stop(running: &JvmSession, at: LiveSetAt) {
+    let options = running.session.options();
+    let collected = match (at, running.exit_collection) {
+        (LiveSetAt::Exit, ExitCollection::BeforeVmDeath) => {
+            if !running.exit_hook_started.load(Ordering::Acquire) {
+                log(
+                    options,
+                    LogLevel::Info,
+                    "no collection at the JVM's exit: it ran no shutdown hooks (Runtime.halt, \
+                     or the hook was refused), and this collector cannot collect once it \
+                     exits: the objects written as live include garbage",
+                );
+            }
+            // The hook said whether it collected.
+            return;
+        }
+        (LiveSetAt::Exit, ExitCollection::Never) => {
+            log(
+                options,
+                LogLevel::Info,
+                "no collection at the JVM's exit under this collector: the objects written as \
+                 live include garbage",
+            );
+            false
+        }
+        _ => force_collection(running),
+    };
+    running.session.set_collected_at_end(collected);
+}
+
+/// The exit hook's start ([`management::add_shutdown_hook`]), on its
+/// thread, as the JVM begins to exit: its collector's threads still run,
+/// and so do the program's own and its other shutdown hooks. Stops
+/// sampling and forces the exit's collection, as [`stop`] does at VMDeath
+/// under the other collectors: every sample is then of an object that
+/// was reachable at the collection or is found collected. VMDeath does
+/// the rest of the stop.
+fn collect_before_exit(running: &JvmSession, jni: Jni) {
+    running.exit_hook_started.store(true, Ordering::Release);
+    {
+        // A stop or an attach of another session meanwhile is not undone.
+        let _lifecycle = LIFECYCLE.lock();
+        if SESSION.read().as_ref().is_none_or(|r| r.id != running.id) {
+            return;
+        }
+        stop_sampling(running.jvmti, jni);
+    }
+    // Not under the lifecycle lock: a `Runtime.halt` meanwhile goes on to
+    // VMDeath, whose stop must not wait for a collection the JVM's exit
+    // may never finish.
+    let collected = force_collection(running);
+    running.session.set_collected_at_end(collected);
+}
+
+/// Forces a garbage collection before a live set is taken; returns
+/// whether one finished meanwhile, as the GC callbacks saw it (a collector
+/// may decline: Epsilon always).
+fn force_collection(running: &JvmSession) -> bool {
+    let options = running.session.options();
     let collections = running.session.collections();
     let before = collections.finished_count();
     let started = Instant::now();
@@ -633,17 +730,6 @@ fn force_collection(running: &JvmSession, jni: Jni, at: LiveSetAt) -> bool {
         ),
     );
     collected
-}
-
-/// Whether the JVM's collector can collect once VMDeath has come. Its
-/// concurrent threads have stopped by then (HotSpot's `before_exit` stops
-/// them before it posts VMDeath): G1, Parallel and Serial collect on the VM
-/// thread and answer; ZGC and Shenandoah wait for a collector thread that
-/// is gone, forever; Epsilon never collects.
-fn collects_at_exit(jni: Jni) -> bool {
-    [c"UseG1GC", c"UseParallelGC", c"UseSerialGC"]
-        .iter()
-        .any(|flag| management::vm_option(jni, flag).as_deref() == Some("true"))
 }
 
 unsafe extern "system" fn resource_exhausted(

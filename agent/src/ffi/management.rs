@@ -3,7 +3,8 @@
 //! [`crate::heap`] and each thread's allocated bytes
 //! ([`crate::threads`]); at a session's start, the HotSpot flags
 //! ([`vm_option`]) and the collectors' names ([`collector_names`]) that
-//! set which objects are tracked.
+//! set which objects are tracked, and the shutdown hook on whose start the
+//! agent collects before the JVM's exit ([`add_shutdown_hook`]).
 //!
 //! [`Management::new`] looks the beans, classes and methods up once and
 //! keeps them (global references, method ids), and adds a listener to the
@@ -245,6 +246,23 @@ impl Env {
     fn boolean(self, object: jobject, method: jmethodID) -> Option<bool> {
         let args: [jvalue; 0] = [];
         // SAFETY: as for `long`, for a method returning boolean.
+        let value = unsafe {
+            (self.table().CallBooleanMethodA.expect("CallBooleanMethodA"))(
+                self.0,
+                object,
+                method,
+                args.as_ptr(),
+            )
+        };
+        (!self.failed()).then_some(value != 0)
+    }
+
+    /// Calls a method of `object` returning a `boolean` with `args` (which
+    /// match its signature).
+    fn boolean_with(self, object: jobject, method: jmethodID, args: &[jvalue]) -> Option<bool> {
+        // SAFETY: `object` is a live reference of a class that has
+        // `method`, a method returning boolean, and `args` match its
+        // signature.
         let value = unsafe {
             (self.table().CallBooleanMethodA.expect("CallBooleanMethodA"))(
                 self.0,
@@ -1044,6 +1062,60 @@ pub fn set_system_property(jni: Jni, name: &str, value: Option<&str>) -> bool {
         env.static_object_or_null(system, method, &args).map(drop)
     })
     .is_some()
+}
+
+/// Registers a shutdown hook that runs no code of its own: a new
+/// `Thread` named `name`, with no task, given to
+/// `Runtime.addShutdownHook`. The JVM starts it when it begins to exit,
+/// and the agent's `ThreadStart` callback runs on it before its empty
+/// `run()`: code of the agent's at the exit, before the JVM stops its
+/// collector's threads, without a class of the agent's own. A global
+/// reference to the thread, `None` if refused (the JVM is already
+/// exiting).
+pub fn add_shutdown_hook(jni: Jni, name: &CStr) -> Option<jobject> {
+    let env = Env(jni.raw());
+    env.frame(8, || {
+        let thread_class = env.class(c"java/lang/Thread")?;
+        let init = env.method(thread_class, c"<init>", c"(Ljava/lang/String;)V")?;
+        let thread = env.new_object_with(
+            thread_class,
+            init,
+            &[jvalue {
+                l: env.string(name)?,
+            }],
+        )?;
+        let runtime_class = env.class(c"java/lang/Runtime")?;
+        let get_runtime =
+            env.static_method(runtime_class, c"getRuntime", c"()Ljava/lang/Runtime;")?;
+        let runtime = env.static_object(runtime_class, get_runtime, &[])?;
+        let add = env.method(runtime_class, c"addShutdownHook", c"(Ljava/lang/Thread;)V")?;
+        env.void(runtime, add, &[jvalue { l: thread }])?;
+        env.global(thread)
+    })
+}
+
+/// Deletes the global reference of a hook from [`add_shutdown_hook`],
+/// withdrawing the hook first if `withdraw` (a recording that ends while
+/// the JVM runs on); a JVM already exiting refuses (its hooks have
+/// started), which changes nothing.
+pub fn remove_shutdown_hook(jni: Jni, hook: jobject, withdraw: bool) {
+    let env = Env(jni.raw());
+    if withdraw {
+        // Whether it was registered, or why not: nothing to do either way.
+        let _ = env.frame(4, || {
+            let runtime_class = env.class(c"java/lang/Runtime")?;
+            let get_runtime =
+                env.static_method(runtime_class, c"getRuntime", c"()Ljava/lang/Runtime;")?;
+            let runtime = env.static_object(runtime_class, get_runtime, &[])?;
+            let remove = env.method(
+                runtime_class,
+                c"removeShutdownHook",
+                c"(Ljava/lang/Thread;)Z",
+            )?;
+            env.boolean_with(runtime, remove, &[jvalue { l: hook }])
+        });
+    }
+    env.delete_global(hook);
 }
 
 /// A HotSpot flag's value and where it came from (`VMOption.getOrigin()`),
