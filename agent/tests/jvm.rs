@@ -435,15 +435,10 @@ fn live_objects_are_live_and_dropped_ones_are_freed() {
     }
 }
 
-/// Temurin 25, whose only ZGC is generational; `None` (said) where it is
-/// not installed.
+/// Temurin 25's `java`, whose only ZGC is generational; `None` (said)
+/// where it is not installed.
 fn java_25(test: &str) -> Option<PathBuf> {
-    let java = Path::new("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
-    if java.exists() {
-        return Some(java.to_owned());
-    }
-    support::say_skipped(format_args!("{test}: skipped: no {}", java.display()));
-    None
+    support::temurin_25(test).map(|home| home.join("bin/java"))
 }
 
 /// Runs a scenario with `java` under the agent with `options` (and a

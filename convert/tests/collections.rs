@@ -426,14 +426,9 @@ fn zgc_and_shenandoah_cycles_are_the_jdks() {
 /// `ZGC Minor` and `ZGC Major`; G1's as on 17.
 #[test]
 fn a_newer_jdk_names_generational_zgc_as_it_does() {
-    let home = Path::new("/usr/lib/jvm/temurin-25-jdk-amd64");
-    if !home.join("bin/java").exists() {
-        support::say_skipped(format_args!(
-            "a_newer_jdk_names_generational_zgc_as_it_does: skipped: no {}",
-            home.display()
-        ));
+    let Some(home) = support::temurin_25("a_newer_jdk_names_generational_zgc_as_it_does") else {
         return;
-    }
+    };
     let file = record(
         "collections_zgc_25",
         Some(home),

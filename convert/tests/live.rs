@@ -438,14 +438,11 @@ fn zgc_and_shenandoah_collect_before_the_exit() {
 /// references point to).
 #[test]
 fn generational_zgc_and_shenandoah_collect_before_the_exit() {
-    let java = Path::new("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
-    if !java.exists() {
-        support::say_skipped(format_args!(
-            "generational_zgc_and_shenandoah_collect_before_the_exit: skipped: no {}",
-            java.display()
-        ));
+    let Some(home) = support::temurin_25("generational_zgc_and_shenandoah_collect_before_the_exit")
+    else {
         return;
-    }
+    };
+    let java = &home.join("bin/java");
     collected_before_the_exit(
         "convert_live_exit_25",
         java,

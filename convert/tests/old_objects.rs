@@ -17,22 +17,10 @@ use std::time::{Duration, Instant};
 const SAMPLE: &str = "jdk.OldObjectSample";
 const SNAPSHOT: &str = "heapsampler.OldObjectSnapshot";
 
-/// JDK 25's `jfr`, where this machine and CI have it.
-const JFR_25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr";
-
 /// JDK 25's `jfr`, or `None`, having said that `what` is skipped, where
 /// it is missing (never under `CI=true`, which has it).
-fn jfr_25(what: &str) -> Option<&'static Path> {
-    let jfr_25 = Path::new(JFR_25);
-    if jfr_25.is_file() {
-        return Some(jfr_25);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true and no {JFR_25}"
-    );
-    support::say_skipped(format_args!("skipped {what}: no {JFR_25}"));
-    None
+fn jfr_25(what: &str) -> Option<PathBuf> {
+    support::temurin_25(what).map(|home| home.join("bin/jfr"))
 }
 
 /// `heapsampler record` of `Scenarios paced SECONDS 16 leak` (16 MiB a
@@ -396,14 +384,14 @@ fn the_jdks_memory_leak_views_show_each_leaks_site_and_class() {
             ["byte[]", "long[]"],
         ),
     ] {
-        let (their_rows, their_table) = view_column(jfr_25, view, &theirs, column);
+        let (their_rows, their_table) = view_column(&jfr_25, view, &theirs, column);
         assert!(
             leaks
                 .iter()
                 .any(|leak| their_rows.iter().any(|row| row == leak)),
             "the JDK's own recording names no leak:\n{their_table}"
         );
-        let (our_rows, our_table) = view_column(jfr_25, view, &ours, column);
+        let (our_rows, our_table) = view_column(&jfr_25, view, &ours, column);
         for leak in leaks {
             assert!(
                 our_rows.iter().any(|row| row == leak),

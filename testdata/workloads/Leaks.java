@@ -14,6 +14,7 @@ import java.util.function.LongConsumer;
  *
  * Usage: java Leaks SECONDS [leak-a KIB_PER_S] [leak-b KIB_PER_S]
  *                           [cache MIB] [garbage MIB_PER_S] [sessions KIB_PER_S]
+ *                           [chains PER_S]
  *
  * Two worker threads, worker-0 and worker-1, run for SECONDS of wall time:
  * <ul>
@@ -29,6 +30,10 @@ import java.util.function.LongConsumer;
  *       closed 2 s after it opened: about 512 KiB of buffers live at any
  *       time, never growing. The shutdown closes the open ones, so none is
  *       live at the end;
+ *   <li>{@code chains} on worker-1 (default none): {@code Chain.build}
+ *       links 2,000 small nodes, walked once and dropped whole, PER_S a
+ *       second: young garbage that reaches much (issue 45), part of the
+ *       garbage's rate, not beside it;
  *   <li>{@code leak-a} on worker-0: {@code LeakA.keep} keeps byte[1008]
  *       arrays, forever reachable from a static list, at KIB_PER_S KiB per
  *       second;
@@ -82,7 +87,7 @@ public final class Leaks {
         } catch (IllegalArgumentException e) {
             System.err.println("Leaks: " + e.getMessage());
             System.err.println("usage: java Leaks SECONDS [leak-a KIB_PER_S] [leak-b KIB_PER_S]"
-                    + " [cache MIB] [garbage MIB_PER_S] [sessions KIB_PER_S]");
+                    + " [cache MIB] [garbage MIB_PER_S] [sessions KIB_PER_S] [chains PER_S]");
             System.exit(2);
             return;
         }
@@ -93,6 +98,7 @@ public final class Leaks {
         // The cache's whole capacity is inserted in each fifth of the run.
         Paced cache = new Paced(start, run, 5 * Cache.capacity(settings.cacheMib));
         Paced sessions = new Paced(start, run, settings.sessionsKibPerSecond * settings.seconds / 2);
+        Paced chains = new Paced(start, run, settings.chainsPerSecond * settings.seconds);
         long garbagePerWorker = (settings.garbageMibPerSecond << 20) * settings.seconds / 2;
         Cache.resize(Cache.capacity(settings.cacheMib));
 
@@ -111,6 +117,9 @@ public final class Leaks {
             }
             while (cache.next(now)) {
                 Cache.put(cache.done);
+            }
+            while (chains.next(now)) {
+                sink = Chain.walk(Chain.build(chains.done));
             }
         });
         first.start();
@@ -254,6 +263,34 @@ public final class Leaks {
         }
     }
 
+    /** A linked chain of small nodes, dropped whole once walked. */
+    static final class Chain {
+        static final int NODES = 2000;
+        final Chain next;
+        final long value;
+
+        Chain(Chain next, long value) {
+            this.next = next;
+            this.value = value;
+        }
+
+        static Chain build(long seed) {
+            Chain head = null;
+            for (int i = 0; i < NODES; i++) {
+                head = new Chain(head, seed + i);
+            }
+            return head;
+        }
+
+        static Long walk(Chain head) {
+            long sum = 0;
+            for (Chain node = head; node != null; node = node.next) {
+                sum += node.value;
+            }
+            return sum;
+        }
+    }
+
     /** A session: lives 2 s, then is closed and dropped. */
     static final class Session {
         static final ArrayDeque<Session> OPEN = new ArrayDeque<>();
@@ -326,7 +363,7 @@ public final class Leaks {
 
     /** The command line, checked. */
     record Settings(long seconds, long leakAKibPerSecond, long leakBKibPerSecond, long cacheMib,
-            long garbageMibPerSecond, long sessionsKibPerSecond) {
+            long garbageMibPerSecond, long sessionsKibPerSecond, long chainsPerSecond) {
         static Settings parse(String[] args) {
             if (args.length == 0 || args.length % 2 == 0) {
                 throw new IllegalArgumentException("expected SECONDS, then options each with a value");
@@ -335,7 +372,7 @@ public final class Leaks {
             if (seconds == 0) {
                 throw new IllegalArgumentException("SECONDS must be at least 1");
             }
-            long leakA = 0, leakB = 0, cache = 0, garbage = 24, sessions = 256;
+            long leakA = 0, leakB = 0, cache = 0, garbage = 24, sessions = 256, chains = 0;
             for (int i = 1; i < args.length; i += 2) {
                 long value = number(args[i], args[i + 1]);
                 switch (args[i]) {
@@ -344,10 +381,11 @@ public final class Leaks {
                     case "cache" -> cache = value;
                     case "garbage" -> garbage = value;
                     case "sessions" -> sessions = value;
+                    case "chains" -> chains = value;
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
-            return new Settings(seconds, leakA, leakB, cache, garbage, sessions);
+            return new Settings(seconds, leakA, leakB, cache, garbage, sessions, chains);
         }
 
         static long number(String name, String text) {

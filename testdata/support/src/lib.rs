@@ -129,6 +129,26 @@ pub fn say_skipped(line: std::fmt::Arguments) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// Temurin 25's home, where its JDK is: generational ZGC (its only ZGC)
+/// and generational Shenandoah, and the newer `jfr`. Without it the test
+/// (or `what` of it) is skipped and says so, except in CI (`CI=true`),
+/// whose image has it.
+pub fn temurin_25(what: &str) -> Option<&'static Path> {
+    let home = Path::new(TEMURIN_25);
+    if home.join("bin/java").is_file() {
+        return Some(home);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{what}: CI=true and no {TEMURIN_25}"
+    );
+    say_skipped(format_args!("{what}: skipped: no {TEMURIN_25}"));
+    None
+}
+
+/// Where Temurin 25 is installed, on this machine and in CI.
+const TEMURIN_25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64";
+
 /// A tool a test needs that a developer may lack (Chromium, Go): the first
 /// of `names` on the `PATH`. Without it the test is skipped and says so,
 /// except in CI (`CI=true`), where `.ci/run` installs it and its absence
