@@ -130,7 +130,7 @@ pub struct Fold {
     /// (`live` true; `tracked` not false) that outlived at least `min_gcs`
     /// collections (`gcsSurvived`), as `top --live` counts them, each by
     /// its weight over its tracking probability
-    /// ([`live_weight`](crate::model::samples::live_weight)). An event
+    /// ([`live_weight`]). An event
     /// without a `live` field is not live.
     pub live: Option<u64>,
     /// End the stack of an event of a type with an `objectClass` field

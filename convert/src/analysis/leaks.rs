@@ -24,7 +24,7 @@
 //! of minor collections between majors would read as growth. `freedByGcId`
 //! names one of the agent's collections, which there are ZGC's pauses: the
 //! object was freed by the last major collection to start by the end of
-//! that pause ([`Checkpoints::live`]), and was live after each major
+//! that pause (`Checkpoints::live`), and was live after each major
 //! before it that ended after its allocation.
 //!
 //! Three passes over the file, each on every core through the
