@@ -485,8 +485,11 @@ fn an_attached_recording_under_zgc_is_collected_when_the_jvm_is_terminated() {
     let detach = heapsampler(["detach", &pid, "--agent", agent]);
     assert!(detach.status.success(), "{}", text(&detach.stderr));
     let (_, statement) = live_total(&detached);
+    // JDK 17's ZGC; generational ZGC's (the PATH's java is 25 in .ci/run's
+    // second pass) says what its last major collection left.
     assert!(
-        statement.starts_with("live: not collected yet"),
+        statement.starts_with("live: not collected yet")
+            || statement.starts_with("live: as of the last major collection"),
         "{statement}"
     );
 
@@ -496,8 +499,9 @@ fn an_attached_recording_under_zgc_is_collected_when_the_jvm_is_terminated() {
     let output = jvm.wait_with_output();
     assert_eq!(output.status.code(), Some(143), "{}", text(&output.stderr));
     let (_, statement) = live_total(&terminated);
-    assert_eq!(
-        statement,
-        "live: reachable at the end (collected before the final sweep)"
+    // On generational ZGC the share tracked follows.
+    assert!(
+        statement.starts_with("live: reachable at the end (collected before the final sweep)"),
+        "{statement}"
     );
 }
