@@ -458,6 +458,20 @@ fn suspects(recording: &Path, args: &[&str]) -> (Vec<Suspect>, String) {
     (rows, text)
 }
 
+/// Requires `suspect`'s growth interval, widened to twice its reach on
+/// each side and by the rounding of `leaks`' text (0.1 MB a minute), to
+/// hold a leak of `rate` bytes a second; `text` is `leaks`' output.
+fn growth_holds(suspect: &Suspect, rate: u64, text: &str) {
+    let truth = rate as f64 * 60.0;
+    let low = suspect.growth - 2.0 * (suspect.growth - suspect.low) - 0.1e6;
+    let high = suspect.growth + 2.0 * (suspect.high - suspect.growth) + 0.1e6;
+    assert!(
+        (low..=high).contains(&truth),
+        "{}: leaks {truth} bytes a minute, outside {low}-{high}:\n{text}",
+        suspect.key
+    );
+}
+
 /// The heap of the leaks' run: 120 MiB leaked and the cache's 8 MiB fit
 /// with room, and the young generation is the documented one.
 const LEAKS_HEAP: [&str; 2] = ["-Xmx256m", "-Xmn16m"];
@@ -493,14 +507,7 @@ fn each_leak_is_a_suspect_at_its_rate_and_the_cache_is_not() {
         "{text}"
     );
     for (suspect, kept) in found.iter().zip([&printed.leak_a, &printed.leak_b]) {
-        let truth = kept.rate as f64 * 60.0;
-        let low = suspect.growth - 2.0 * (suspect.growth - suspect.low) - 0.1e6;
-        let high = suspect.growth + 2.0 * (suspect.high - suspect.growth) + 0.1e6;
-        assert!(
-            (low..=high).contains(&truth),
-            "{}: leaks {truth} bytes a minute, outside {low}-{high}:\n{text}",
-            suspect.key
-        );
+        growth_holds(suspect, kept.rate, &text);
     }
     assert!(text.starts_with("2 suspects, growing +"), "{text}");
     // Recorded with --roots: what holds each leak, its own static list.
@@ -701,13 +708,7 @@ fn a_leak_among_chains_is_found_under(test: &str, collector: &[&str], live_means
         panic!("not the leak alone:\n{text}");
     };
     assert!(leak.key.starts_with("Leaks$LeakA.keep("), "{text}");
-    let truth = printed.leak_a.rate as f64 * 60.0;
-    let low = leak.growth - 2.0 * (leak.growth - leak.low) - 0.1e6;
-    let high = leak.growth + 2.0 * (leak.high - leak.growth) + 0.1e6;
-    assert!(
-        (low..=high).contains(&truth),
-        "leaks {truth} bytes a minute, outside {low}-{high}:\n{text}"
-    );
+    growth_holds(leak, printed.leak_a.rate, &text);
     let said = text.lines().last().unwrap_or_default();
     match live_means {
         Some(means) => assert!(said.starts_with("live: ") && said.contains(means), "{text}"),
@@ -775,13 +776,7 @@ fn a_short_recording_of_few_collections_names_its_leak() {
         .first()
         .filter(|s| s.key.starts_with("Leaks$LeakA.keep("))
         .unwrap_or_else(|| panic!("the leak is not the first suspect:\n{text}"));
-    let truth = printed.leak_a.rate as f64 * 60.0;
-    let low = leak.growth - 2.0 * (leak.growth - leak.low) - 0.1e6;
-    let high = leak.growth + 2.0 * (leak.high - leak.growth) + 0.1e6;
-    assert!(
-        (low..=high).contains(&truth),
-        "leaks {truth} bytes a minute, outside {low}-{high}:\n{text}"
-    );
+    growth_holds(leak, printed.leak_a.rate, &text);
 }
 
 /// `java Scenarios bursts FIRST THEN` recorded into `dir/name.jfr`, and
