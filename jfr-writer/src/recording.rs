@@ -215,6 +215,17 @@ pub trait Sink {
     fn append_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
         parts.iter().try_for_each(|part| self.append(part))
     }
+    /// Appends chunks of no events, complete each (the tail's
+    /// spacers: `spacer(n)` makes one of `n` bytes, or more if `n` is below
+    /// the least a spacer takes), adding up to at least `len` bytes;
+    /// returns how many were appended. By default one spacer, in one
+    /// append. A file appends them so that a process killed while it does
+    /// leaves whole chunks only ([`JfrFile`]'s).
+    fn append_spacers(&mut self, len: u64, spacer: &dyn Fn(u64) -> Vec<u8>) -> io::Result<u64> {
+        let bytes = spacer(len);
+        self.append(&bytes)?;
+        Ok(bytes.len() as u64)
+    }
     /// Overwrites bytes at `offset` (from the start of the output) in the
     /// current chunk, or in an ended one from
     /// [`ended_chunks_patchable_from`](Sink::ended_chunks_patchable_from) on.
@@ -360,6 +371,11 @@ pub enum FileSink {
     /// A zstd stream, written a whole chunk at a time.
     Zstd(StreamSink<ZstdFile>),
 }
+
+/// The page size a file's spacers are aligned to ([`JfrFile`]'s
+/// `append_spacers`): Linux's on every machine the agent runs on (x86-64
+/// and aarch64 kernels with 4 KiB pages; a larger page is a multiple).
+const PAGE: u64 = 4096;
 
 /// A plain `.jfr` file, written in place (chunks appended, headers patched)
 /// and, with a `max_size` or `max_age` ([`Options`]), rotated when a chunk
@@ -547,6 +563,29 @@ impl Sink for JfrFile {
         result
     }
 
+    /// Each spacer in a write of its own that ends on a page boundary of
+    /// the file and crosses none: Linux cuts a write to a file short at a
+    /// page boundary when its process is killed meanwhile (a fatal signal
+    /// is checked before each page is copied), so one write of many pages
+    /// could leave a spacer torn, which no reader reads. A page's rest too
+    /// small for a spacer is taken with the next page: only such a first
+    /// spacer crosses a boundary.
+    fn append_spacers(&mut self, len: u64, spacer: &dyn Fn(u64) -> Vec<u8>) -> io::Result<u64> {
+        self.file()?.flush()?;
+        let mut appended = 0;
+        while appended < len {
+            let room = PAGE - self.len % PAGE;
+            let mut piece = spacer(room);
+            if piece.len() as u64 > room {
+                piece = spacer(room + PAGE);
+            }
+            self.file()?.get_mut().write_all(&piece)?;
+            self.len += piece.len() as u64;
+            appended += piece.len() as u64;
+        }
+        Ok(appended)
+    }
+
     fn patch(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
         let at = offset
             .checked_sub(self.dropped)
@@ -681,6 +720,13 @@ impl Sink for FileSink {
         match self {
             Self::Plain(sink) => sink.append_parts(parts),
             Self::Zstd(sink) => sink.append_parts(parts),
+        }
+    }
+
+    fn append_spacers(&mut self, len: u64, spacer: &dyn Fn(u64) -> Vec<u8>) -> io::Result<u64> {
+        match self {
+            Self::Plain(sink) => sink.append_spacers(len, spacer),
+            Self::Zstd(sink) => sink.append_spacers(len, spacer),
         }
     }
 
@@ -1769,5 +1815,61 @@ impl<S: Sink> Drop for Recording<S> {
             let _ = self.flush_chunk(true);
             let _ = self.sink().end_chunk();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A file's spacers each end on a page boundary of the file, and each
+    /// is a page or less but a first one whose page had too little room
+    /// left for a spacer (it takes the next page too); they add up to at
+    /// least what was asked, and are all in the file.
+    #[test]
+    fn a_file_appends_its_spacers_a_page_at_a_time() {
+        const LEAST: u64 = 200;
+        let dir = std::env::temp_dir().join(format!("jfr-writer-spacers-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        for (before, asked) in [
+            (100, 10_000),
+            (PAGE - 50, 5_000),
+            (PAGE, 1),
+            (3 * PAGE + 7, 70_000),
+        ] {
+            let path = dir.join(format!("{before}-{asked}.jfr"));
+            let mut file = JfrFile::create(&path, &Options::default());
+            file.append(&vec![1; before as usize]).unwrap();
+            // (asked of the closure, made by it): a spacer is no smaller
+            // than LEAST, and one larger than asked is not written.
+            let made = RefCell::new(Vec::new());
+            let spacer = |len: u64| {
+                let piece = vec![0; len.max(LEAST) as usize];
+                made.borrow_mut().push((len, piece.len() as u64));
+                piece
+            };
+            let appended = file.append_spacers(asked, &spacer).unwrap();
+            let written: Vec<u64> = made
+                .into_inner()
+                .into_iter()
+                .filter(|&(len, piece)| piece == len)
+                .map(|(_, piece)| piece)
+                .collect();
+            let mut end = before;
+            for (i, &piece) in written.iter().enumerate() {
+                end += piece;
+                assert_eq!(end % PAGE, 0, "{before}+{asked}: a spacer ends at {end}");
+                let most = if i == 0 { PAGE + LEAST } else { PAGE };
+                assert!(
+                    piece <= most,
+                    "{before}+{asked}: spacer {i} of {piece} bytes"
+                );
+            }
+            assert_eq!(appended, end - before, "{before}+{asked}");
+            assert!(appended >= asked, "{before}+{asked}: {appended}");
+            assert_eq!(fs::metadata(&path).unwrap().len(), end);
+        }
+        let _ = fs::remove_dir_all(&dir);
     }
 }

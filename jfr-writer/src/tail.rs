@@ -14,11 +14,13 @@
 //! rewritten in place. A chunk's first flush appends it, header, bytes and
 //! tail, in one write. A later flush:
 //!
-//! 1. makes the tail long enough for its bytes, if it is not: appends a
-//!    *spacer*, a chunk of no events, complete in itself (a file that ends
-//!    with it is two chunks); stretches the tail over it, past the chunk's
-//!    end (both parsers then go on at the chunk's end, where the spacer
-//!    begins); and sets the chunk's size to take it in;
+//! 1. makes the tail long enough for its bytes, if it is not: appends
+//!    *spacers*, chunks of no events, each complete in itself (a file that
+//!    ends with them is more chunks; a file appends each in a write a kill
+//!    cannot cut, [`Sink::append_spacers`]); stretches the tail over them,
+//!    past the chunk's end (both parsers then go on at the chunk's end,
+//!    where the first spacer begins); and sets the chunk's size to take
+//!    them in;
 //! 2. writes its bytes inside the tail, behind the tail's head, and a new
 //!    tail's head after them: readers skip them;
 //! 3. rewrites the header: the new metadata and checkpoint (inside the tail,
@@ -27,8 +29,9 @@
 //!    the tail into its events, followed by the new tail.
 //!
 //! Each of these writes is small but the ones of step 2, which readers do
-//! not see, and the spacer's, which appends a whole chunk; a write can be
-//! cut short by a kill only while the writing thread is inside it.
+//! not see, and the spacers', each a page or less that appends a whole
+//! chunk; a write can be cut short by a kill only while the writing thread
+//! is inside it, and then only at a page boundary.
 
 use std::io;
 
@@ -99,9 +102,7 @@ pub(crate) fn write_flush<S: Sink + ?Sized>(
     let new_end = end + written;
     let needed = new_end + HEAD_LEN as u64;
     if needed > size {
-        let spacer = spacer(header, needed - size);
-        sink.append(&spacer)?;
-        let grown = size + spacer.len() as u64;
+        let grown = size + sink.append_spacers(needed - size, &|len| spacer(header, len))?;
         // Past the chunk's end, into the spacer: readers go on at the
         // chunk's end.
         sink.patch(start + end, &head(grown - end))?;
