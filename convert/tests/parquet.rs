@@ -48,6 +48,7 @@ fn leak_site() -> String {
 struct Recorded {
     jfr: PathBuf,
     host: &'static str,
+    leak: bool,
 }
 
 /// The lake's recordings and the folder of their Parquet files.
@@ -113,7 +114,7 @@ fn lake() -> &'static Lake {
                 ])
                 .1;
                 assert!(stderr.is_empty(), "nothing to say: {stderr}");
-                Recorded { jfr, host }
+                Recorded { jfr, host, leak }
             })
             .collect();
         Lake {
@@ -256,7 +257,13 @@ fn assert_answers(engine: &str, lake: &Lake, answers: &Answers) {
             let case = format!("{engine}, {name}, {what}");
             assert_close(&case, sum, total, total);
             assert_eq!(samples, table.total.samples(), "{case}");
-            assert!(table.total.samples() > 0, "{case}: nothing to compare");
+            // What is live at the end of a run without the leak is what a
+            // sample or two happened to catch after its last collection
+            // (most runs one, some none): only the leaking runs, with over
+            // a hundred live samples, must have something to compare.
+            if !live || recorded.leak {
+                assert!(table.total.samples() > 0, "{case}: nothing to compare");
+            }
             let counted = sites.values().filter(|f| figures(f).1 > 0).count();
             assert_eq!(counted, table.entries.len(), "{case}: the sites");
             for entry in &table.entries {
