@@ -74,10 +74,7 @@ fn options() -> Options {
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next()
-                .unwrap_or_else(|| panic!("{arg} needs a value"))
-        };
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
         match arg.as_str() {
             "--runs" => options.runs = value().parse().expect("--runs N"),
             "--scale" => options.scale = value().parse().expect("--scale MIB"),
@@ -116,7 +113,10 @@ fn gc_flags(gc: &str) -> &'static [&'static str] {
 
 /// The JVM's feature version, from `java -version`.
 fn java_version(java: &Path) -> String {
-    let output = Command::new(java).arg("-version").output().expect("java -version");
+    let output = Command::new(java)
+        .arg("-version")
+        .output()
+        .expect("java -version");
     let text = String::from_utf8_lossy(&output.stderr);
     let quoted = text.split('"').nth(1).unwrap_or("?");
     quoted.split('.').next().unwrap_or("?").to_owned()
@@ -265,13 +265,20 @@ fn false_leaks(options: &Options, seconds: u64) {
                     for suspect in &found.suspects {
                         eprintln!("\r{name}: suspect {}", suspect.key);
                     }
-                    eprint!("\r{version} {gc} {interval} leaks: {}/{}", index + 1, options.runs);
+                    eprint!(
+                        "\r{version} {gc} {interval} leaks: {}/{}",
+                        index + 1,
+                        options.runs
+                    );
                 }
                 eprint!("\r\x1b[K");
                 println!(
                     "{version:>4} {gc:<10} {interval:>5} {:>5} {judged:>7} {:>8} {:>9}",
                     options.runs,
-                    format!("{suspects} ({:.2}%)", 100.0 * suspects as f64 / judged.max(1) as f64),
+                    format!(
+                        "{suspects} ({:.2}%)",
+                        100.0 * suspects as f64 / judged.max(1) as f64
+                    ),
                     runs_with
                 );
             }
@@ -281,12 +288,16 @@ fn false_leaks(options: &Options, seconds: u64) {
 
 fn compile(options: &Options, source: &Path, classes: &Path) {
     let javac = options.javas[0].with_file_name("javac");
-    let status = Command::new(if javac.exists() { javac } else { PathBuf::from("javac") })
-        .args(["--release", "17", "-d"])
-        .arg(classes)
-        .arg(source)
-        .status()
-        .expect("javac");
+    let status = Command::new(if javac.exists() {
+        javac
+    } else {
+        PathBuf::from("javac")
+    })
+    .args(["--release", "17", "-d"])
+    .arg(classes)
+    .arg(source)
+    .status()
+    .expect("javac");
     assert!(status.success(), "javac {}", source.display());
 }
 
@@ -302,7 +313,17 @@ fn main() {
     compile(&options, &source, &classes);
     println!(
         "{:>4} {:<10} {:>5} {:<8} {:<12} {:>8} {:>7} {:>6} {:>10} {:>8} {:>8}",
-        "jdk", "gc", "every", "workload", "site", "samples", "bias%", "bias/se", "dispersion", "bytes", "objects"
+        "jdk",
+        "gc",
+        "every",
+        "workload",
+        "site",
+        "samples",
+        "bias%",
+        "bias/se",
+        "dispersion",
+        "bytes",
+        "objects"
     );
     for java in &options.javas {
         let version = java_version(java);
@@ -319,7 +340,11 @@ fn main() {
                         for (site, run) in runs {
                             sites.entry(site).or_default().push(run);
                         }
-                        eprint!("\r{version} {gc} {interval} {workload}: {}/{}", index + 1, options.runs);
+                        eprint!(
+                            "\r{version} {gc} {interval} {workload}: {}/{}",
+                            index + 1,
+                            options.runs
+                        );
                     }
                     eprint!("\r\x1b[K");
                     for (site, runs) in &sites {
@@ -329,10 +354,15 @@ fn main() {
                         // every run: fixed work), and in standard errors.
                         let relative = |r: &Run| (r.bytes - r.truth_bytes) / r.truth_bytes;
                         let bias = mean(runs.iter().map(relative));
-                        let observed = runs.iter().map(|r| (relative(r) - bias).powi(2)).sum::<f64>()
+                        let observed = runs
+                            .iter()
+                            .map(|r| (relative(r) - bias).powi(2))
+                            .sum::<f64>()
                             / (n - 1.0);
-                        let modelled =
-                            mean(runs.iter().map(|r| r.bytes_variance / r.truth_bytes.powi(2)));
+                        let modelled = mean(
+                            runs.iter()
+                                .map(|r| r.bytes_variance / r.truth_bytes.powi(2)),
+                        );
                         let bytes = runs.iter().filter(|r| r.bytes_covered).count();
                         let objects = runs.iter().filter(|r| r.objects_covered).count();
                         let mark = if samples >= 100.0 {
