@@ -667,18 +667,6 @@ fn objects_are_estimated_from_a_real_recording() {
     assert!(cells[4] != "-" && cells[5].contains('-'), "{text}");
 }
 
-/// `java`'s feature release, as it says itself.
-fn java_release(java: &Path) -> u32 {
-    let output = std::process::Command::new(java)
-        .args(["-XshowSettings:properties", "-version"])
-        .output_in_time();
-    let text = support::text(&output.stderr);
-    text.lines()
-        .find_map(|line| line.trim().strip_prefix("java.specification.version = "))
-        .and_then(|version| version.parse().ok())
-        .unwrap_or_else(|| panic!("no java.specification.version:\n{text}"))
-}
-
 /// Under the agent's estimates, `top` says when the JVM's sampler is one
 /// before JDK 25, which moves samples between objects beyond what the
 /// intervals allow (BENCHMARKS.md, "Intervals on the JVM's own sampler"),
@@ -690,7 +678,7 @@ fn the_intervals_say_when_the_sampler_is_one_before_jdk_25() {
     let mut javas = vec![std::path::PathBuf::from("java")];
     javas.extend(support::temurin_25("the sampler note").map(|home| home.join("bin/java")));
     for (index, java) in javas.iter().enumerate() {
-        let release = java_release(java);
+        let release = support::java_release(java);
         let path = dir.join(format!("{index}-{release}.jfr"));
         let output = heapsampler_command(["record", "--interval", "64k", "-o"])
             .arg(&path)
