@@ -513,6 +513,12 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
     })?;
     drop(shown);
     out(found.render(limit))?;
+    // The growths' intervals come from the agent's samples as top's do.
+    if found.unanswered().is_none() {
+        if let Some(note) = process::of_file(file).sampler_note() {
+            out(format_args!("{note}\n"))?;
+        }
+    }
     Ok(())
 }
 
