@@ -438,14 +438,7 @@ fn live_objects_are_live_and_dropped_ones_are_freed() {
 /// The feature version of the `java` on the PATH: 17 here, 25 in
 /// `.ci/run`'s second pass.
 fn path_java_version() -> u32 {
-    let output = Command::new("java")
-        .args(["-XshowSettings:properties", "-version"])
-        .output_in_time();
-    let text = support::text(&output.stderr);
-    text.lines()
-        .find_map(|line| line.trim().strip_prefix("java.specification.version = "))
-        .and_then(|version| version.parse().ok())
-        .unwrap_or_else(|| panic!("no java.specification.version:\n{text}"))
+    support::java_release(Path::new("java"))
 }
 
 /// Temurin 25's `java`, whose only ZGC is generational; `None` (said)

@@ -526,6 +526,16 @@ fn each_leak_is_a_suspect_at_its_rate_and_the_cache_is_not() {
         text.lines().nth(1).unwrap().contains("the whole live set"),
         "{text}"
     );
+    // The growths' intervals say which sampler they assume, as top's do:
+    // the PATH's java is 17 here, 25 in .ci/run's second pass.
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("note: the intervals assume JDK 25's"));
+    assert_eq!(
+        note.is_some(),
+        support::java_release(Path::new("java")) < 25,
+        "{text}"
+    );
     let (by_app_site, app_text) = suspects(&recording, &["--by", "app-site"]);
     assert!(
         by_app_site

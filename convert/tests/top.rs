@@ -666,3 +666,45 @@ fn objects_are_estimated_from_a_real_recording() {
     );
     assert!(cells[4] != "-" && cells[5].contains('-'), "{text}");
 }
+
+/// Under the agent's estimates, `top` says when the JVM's sampler is one
+/// before JDK 25, which moves samples between objects beyond what the
+/// intervals allow (BENCHMARKS.md, "Intervals on the JVM's own sampler"),
+/// and says nothing of JDK 25's: the PATH's `java` (17, or 25 in .ci/run's
+/// second pass) and Temurin 25 where it is installed.
+#[test]
+fn the_intervals_say_when_the_sampler_is_one_before_jdk_25() {
+    let dir = support::temp_dir("convert_top_sampler");
+    let mut javas = vec![std::path::PathBuf::from("java")];
+    javas.extend(support::temurin_25("the sampler note").map(|home| home.join("bin/java")));
+    for (index, java) in javas.iter().enumerate() {
+        let release = support::java_release(java);
+        let path = dir.join(format!("{index}-{release}.jfr"));
+        let output = heapsampler_command(["record", "--interval", "64k", "-o"])
+            .arg(&path)
+            .arg("--agent")
+            .arg(support::agent_library())
+            .arg("--")
+            .arg(java)
+            .arg("-cp")
+            .arg(support::compiled_workload("Scenarios"))
+            .args(["Scenarios", "paced", "1", "8"])
+            .output_in_time();
+        assert!(output.status.success(), "{}", support::text(&output.stderr));
+        for args in [&[][..], &["--live"][..]] {
+            let table = top(&path, args);
+            let note = table
+                .lines()
+                .find(|line| line.starts_with("note: the intervals"));
+            if release < 25 {
+                let note = note.unwrap_or_else(|| panic!("JDK {release}: {table}"));
+                assert!(
+                    note.contains(&format!("JDK {release}'s moves some samples")),
+                    "{note}"
+                );
+            } else {
+                assert!(note.is_none(), "JDK {release}: {table}");
+            }
+        }
+    }
+}

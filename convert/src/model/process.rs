@@ -9,12 +9,15 @@
 //! HotSpot records only the VM's own properties (`java.vm.version`,
 //! `java.home`..., no `java.runtime.*`, `os.*` or `user.name`).
 
+use std::path::Path;
+
 use jfr_format::names::{event, field};
 
 use crate::model::text::Flattener;
 use jfr_reader::ReadError;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, TypeMap};
+use jfr_reader::file::RecordingFile;
 use jfr_reader::value::Value;
 
 /// What a recording says of its JVM: one chunk's.
@@ -45,6 +48,52 @@ impl Process {
     pub fn variable(&self, key: &str) -> Option<&str> {
         value_of(&self.environment, key)
     }
+
+    /// The JVM's feature release (17, 21, 25): the leading number of
+    /// `java.vm.version` (`17.0.15+6-Debian-1deb12u1`), else of the version
+    /// in `jvmVersion`'s parentheses (`... (25.0.3+9-LTS) for linux-amd64
+    /// ...`).
+    pub fn feature_release(&self) -> Option<u32> {
+        let version = self.property("java.vm.version").or_else(|| {
+            let text = self.jvm_version.as_deref()?;
+            Some(&text[text.find('(')? + 1..])
+        })?;
+        let digits = version
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(version.len());
+        version[..digits].parse().ok()
+    }
+
+    /// What a table of estimates from this JVM's heap sampler (JVMTI
+    /// `SampledObjectAlloc`, what heapsampler's agent records) says under
+    /// its intervals when the sampler is one before JDK 25: its byte
+    /// bookkeeping around TLABs moves samples between objects
+    /// (JDK-8356372, rewritten in JDK 25; measured in BENCHMARKS.md,
+    /// "Intervals on the JVM's own sampler"), so its sites' estimates can
+    /// be off by more than their intervals say.
+    pub fn sampler_note(&self) -> Option<String> {
+        let release = self.feature_release().filter(|r| *r < 25)?;
+        Some(format!(
+            "note: the intervals assume JDK 25's sampler: JDK {release}'s moves some samples \
+             between objects of different sizes (JDK-8356372), and a site's estimate can be off \
+             by more than its interval, most where arrays of KiBs are allocated beside small \
+             objects (see README)"
+        ))
+    }
+}
+
+/// What the recording `file`'s first chunk says of its JVM (nothing when
+/// that chunk cannot be read: reading the recording then says why).
+pub fn of_file(file: &Path) -> Process {
+    let first = RecordingFile::open(file)
+        .ok()
+        .and_then(|mut file| file.next_chunk().ok().flatten());
+    first
+        .and_then(|raw| {
+            let chunk = Chunk::read(&raw.bytes, raw.offset).ok()?;
+            read(&chunk).ok()
+        })
+        .unwrap_or_default()
 }
 
 fn value_of<'p>(pairs: &'p [(String, String)], key: &str) -> Option<&'p str> {
@@ -121,4 +170,34 @@ pub fn read(chunk: &Chunk<'_>) -> Result<Process, ReadError> {
         }
     }
     Ok(process)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Process;
+
+    #[test]
+    fn the_feature_release_is_read_from_the_vm_version_or_the_jvm_version() {
+        let property = |version: &str| Process {
+            properties: vec![("java.vm.version".into(), version.into())],
+            ..Process::default()
+        };
+        assert_eq!(
+            property("17.0.15+6-Debian-1deb12u1").feature_release(),
+            Some(17)
+        );
+        assert_eq!(property("25.0.3+9-LTS").feature_release(), Some(25));
+        let line = Process {
+            jvm_version: Some(
+                "OpenJDK 64-Bit Server VM (21.0.1+12-LTS) for linux-amd64 JRE (21.0.1+12-LTS)"
+                    .into(),
+            ),
+            ..Process::default()
+        };
+        assert_eq!(line.feature_release(), Some(21));
+        assert!(line.sampler_note().unwrap().contains("JDK 21's"));
+        assert_eq!(property("25.0.3+9-LTS").sampler_note(), None);
+        assert_eq!(Process::default().feature_release(), None);
+        assert_eq!(Process::default().sampler_note(), None);
+    }
 }

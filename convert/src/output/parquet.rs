@@ -228,16 +228,7 @@ impl Identity {
     /// first chunk says (nothing when that chunk cannot be read; reading
     /// the recording then says why).
     pub fn read(file: &Path, recording: String) -> Self {
-        let first = RecordingFile::open(file)
-            .ok()
-            .and_then(|mut file| file.next_chunk().ok().flatten());
-        let process = first
-            .and_then(|raw| {
-                let chunk = Chunk::read(&raw.bytes, raw.offset).ok()?;
-                process::read(&chunk).ok()
-            })
-            .unwrap_or_default();
-        Self::of(recording, &process)
+        Self::of(recording, &process::of_file(file))
     }
 }
 

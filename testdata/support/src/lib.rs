@@ -129,6 +129,19 @@ pub fn say_skipped(line: std::fmt::Arguments) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// `java`'s feature release (17, 25), as it says itself
+/// (`java.specification.version`).
+pub fn java_release(java: &Path) -> u32 {
+    let output = Command::new(java)
+        .args(["-XshowSettings:properties", "-version"])
+        .output_in_time();
+    let text = text(&output.stderr);
+    text.lines()
+        .find_map(|line| line.trim().strip_prefix("java.specification.version = "))
+        .and_then(|version| version.parse().ok())
+        .unwrap_or_else(|| panic!("no java.specification.version:\n{text}"))
+}
+
 /// Temurin 25's home, where its JDK is: generational ZGC (its only ZGC)
 /// and generational Shenandoah, and the newer `jfr`. Without it the test
 /// (or `what` of it) is skipped and says so, except in CI (`CI=true`),

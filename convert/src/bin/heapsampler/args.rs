@@ -237,8 +237,10 @@ pub enum Command {
     ///
     /// Each estimate (bytes and objects) comes with its 95% interval: the
     /// range that holds the true figure in 95 recordings out of 100, from
-    /// how the JVM samples. Rows marked ~ have an interval wider than the
-    /// estimate: a few samples, which say "some" and little more. Objects
+    /// how the JVM samples (JDK 25's sampler; before it, some samples land
+    /// on the wrong object, and a note under the table says so). Rows
+    /// marked ~ have an interval wider than the estimate: a few samples,
+    /// which say "some" and little more. Objects
     /// are estimated where the samples carry their object's size
     /// (heapsampler's recordings at a fixed interval); the JDK's own
     /// samples do not, and show bytes only.

@@ -39,6 +39,7 @@ use heapsampler_convert::analysis::leaks::{self, Pass};
 use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
 use heapsampler_convert::analysis::summary::summarize;
 use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
+use heapsampler_convert::model::process;
 use heapsampler_convert::output::flame::{self, Weight};
 use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_core::announcement::Announcement;
@@ -512,6 +513,12 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
     })?;
     drop(shown);
     out(found.render(limit))?;
+    // The growths' intervals come from the agent's samples as top's do.
+    if found.unanswered().is_none() {
+        if let Some(note) = process::of_file(file).sampler_note() {
+            out(format_args!("{note}\n"))?;
+        }
+    }
     Ok(())
 }
 
@@ -521,6 +528,7 @@ fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
     if let Some(ending) = ending {
         out(format_args!("{}\n", ending.live_statement(&table.tracking)))?;
     }
+    out_sampler_note(file, &table)?;
     Ok(())
 }
 
@@ -569,7 +577,24 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
             ))?;
         }
     }
+    if !out_sampler_note(base, &base_table)? {
+        out_sampler_note(new, &new_table)?;
+    }
     Ok(())
+}
+
+/// Says under a table of the agent's samples (a recording that names its
+/// interval) when their JVM's sampler is one before JDK 25, whose
+/// estimates can be off by more than their intervals; whether it said so.
+fn out_sampler_note(file: &Path, table: &Table) -> Result<bool, Failure> {
+    if table.interval.is_none() {
+        return Ok(false);
+    }
+    let Some(note) = process::of_file(file).sampler_note() else {
+        return Ok(false);
+    };
+    out(format_args!("{note}\n"))?;
+    Ok(true)
 }
 
 fn flame(file: &Path, options: &convert::FlameOptions) -> Result<(), Failure> {
