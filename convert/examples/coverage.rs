@@ -39,6 +39,8 @@ struct Options {
     dir: PathBuf,
     heapsampler: PathBuf,
     live: bool,
+    /// More JVM options, for every run (and in the recordings' names).
+    jvm_args: Vec<String>,
     /// With a number of seconds: measure the leak suspects' false
     /// positives on runs of `Leaks` without a leak instead.
     leaks: Option<u64>,
@@ -70,6 +72,7 @@ fn options() -> Options {
         dir: PathBuf::from("target/coverage"),
         heapsampler: release.join("heapsampler"),
         live: false,
+        jvm_args: Vec::new(),
         leaks: None,
     };
     let mut args = std::env::args().skip(1);
@@ -85,12 +88,15 @@ fn options() -> Options {
             "--dir" => options.dir = PathBuf::from(value()),
             "--heapsampler" => options.heapsampler = PathBuf::from(value()),
             "--live" => options.live = true,
+            "--jvm-args" => {
+                options.jvm_args = value().split_whitespace().map(str::to_owned).collect()
+            }
             "--leaks" => options.leaks = Some(value().parse().expect("--leaks SECONDS")),
             "-h" | "--help" => {
                 println!(
                     "coverage [--runs 40] [--scale 64] [--workloads {}] [--java PATH,..] \
                      [--gc g1,zgc,parallel,shenandoah] [--interval 64k,512k] [--dir target/coverage] \
-                     [--heapsampler PATH] [--live] [--leaks SECONDS]",
+                     [--heapsampler PATH] [--live] [--jvm-args \"-XX:... ...\"] [--leaks SECONDS]",
                     WORKLOADS.join(",")
                 );
                 std::process::exit(0);
@@ -145,8 +151,9 @@ fn run_once(
     index: usize,
 ) -> BTreeMap<String, Run> {
     let name = format!(
-        "{}-{gc}-{interval}-{workload}-{}-{index}",
+        "{}-{gc}{}-{interval}-{workload}-{}-{index}",
         java_version(java),
+        options.jvm_args.concat(),
         options.scale
     );
     let jfr = options.dir.join(format!("{name}.jfr"));
@@ -159,6 +166,7 @@ fn run_once(
             .arg(java)
             .arg("-Xmx1g")
             .args(gc_flags(gc))
+            .args(&options.jvm_args)
             .arg("-cp")
             .arg(classes)
             .args(["Coverage", workload, &options.scale.to_string()])
