@@ -139,6 +139,41 @@ struct Run {
     objects_covered: bool,
 }
 
+/// The JVM a run records: which, its collector and heap, the interval.
+#[derive(Clone, Copy)]
+struct Jvm<'a> {
+    java: &'a Path,
+    gc: &'a str,
+    interval: &'a str,
+    heap: &'a [&'a str],
+    classes: &'a Path,
+}
+
+/// `heapsampler record` of `main` (a class and its arguments) into `jfr`
+/// under `jvm`, with `--jvm-args`; returns what the program printed.
+fn record(options: &Options, jvm: Jvm<'_>, jfr: &Path, main: &[&str]) -> Vec<u8> {
+    let output = Command::new(&options.heapsampler)
+        .args(["record", "--interval", jvm.interval, "-o"])
+        .arg(jfr)
+        .arg("--")
+        .arg(jvm.java)
+        .args(jvm.heap)
+        .args(gc_flags(jvm.gc))
+        .args(&options.jvm_args)
+        .arg("-cp")
+        .arg(jvm.classes)
+        .args(main)
+        .output()
+        .expect("heapsampler record");
+    assert!(
+        output.status.success(),
+        "{}: {}",
+        jfr.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
 /// Records one run (unless its recording is already there) and reads it:
 /// every site's truth and estimate.
 fn run_once(
@@ -159,25 +194,20 @@ fn run_once(
     let jfr = options.dir.join(format!("{name}.jfr"));
     let truth = options.dir.join(format!("{name}.truth"));
     if !truth.exists() {
-        let output = Command::new(&options.heapsampler)
-            .args(["record", "--interval", interval, "-o"])
-            .arg(&jfr)
-            .arg("--")
-            .arg(java)
-            .arg("-Xmx1g")
-            .args(gc_flags(gc))
-            .args(&options.jvm_args)
-            .arg("-cp")
-            .arg(classes)
-            .args(["Coverage", workload, &options.scale.to_string()])
-            .output()
-            .expect("heapsampler record");
-        assert!(
-            output.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&output.stderr)
+        let scale = options.scale.to_string();
+        let stdout = record(
+            options,
+            Jvm {
+                java,
+                gc,
+                interval,
+                heap: &["-Xmx1g"],
+                classes,
+            },
+            &jfr,
+            &["Coverage", workload, &scale],
         );
-        std::fs::write(&truth, &output.stdout).unwrap();
+        std::fs::write(&truth, stdout).unwrap();
     }
     let truth = std::fs::read_to_string(&truth).unwrap();
     let table = top::top(
@@ -240,26 +270,21 @@ fn false_leaks(options: &Options, seconds: u64) {
             for interval in &options.intervals {
                 let (mut judged, mut suspects, mut runs_with) = (0, 0, 0);
                 for index in 0..options.runs {
-                    let name = format!("leaks-{version}-{gc}-{interval}-{seconds}-{index}");
+                    let name = format!(
+                        "leaks-{version}-{gc}{}-{interval}-{seconds}-{index}",
+                        options.jvm_args.concat()
+                    );
                     let jfr = options.dir.join(format!("{name}.jfr"));
                     if !jfr.exists() {
-                        let output = Command::new(&options.heapsampler)
-                            .args(["record", "--interval", interval, "-o"])
-                            .arg(&jfr)
-                            .arg("--")
-                            .arg(java)
-                            .args(["-Xmx512m", "-Xmn16m"])
-                            .args(gc_flags(gc))
-                            .arg("-cp")
-                            .arg(&classes)
-                            .args(["Leaks", &seconds.to_string(), "cache", "32"])
-                            .output()
-                            .expect("heapsampler record");
-                        assert!(
-                            output.status.success(),
-                            "{name}: {}",
-                            String::from_utf8_lossy(&output.stderr)
-                        );
+                        let run = Jvm {
+                            java,
+                            gc,
+                            interval,
+                            heap: &["-Xmx512m", "-Xmn16m"],
+                            classes: &classes,
+                        };
+                        let seconds = seconds.to_string();
+                        record(options, run, &jfr, &["Leaks", &seconds, "cache", "32"]);
                     }
                     let found = heapsampler_convert::analysis::leaks::leaks(
                         &jfr,
