@@ -273,7 +273,7 @@ fn frames_show_bytes_share_and_samples() {
     ]);
     let plain = std::fs::read_to_string(&plain).unwrap();
     assert!(!plain.contains("green"));
-    let methods = crate::frames(&plain);
+    let methods = self::frames(&plain);
     assert_eq!(methods.len(), 7, "{methods:#?}");
     assert!(methods.iter().all(|f| f.name() != "byte[]"), "{methods:#?}");
 }

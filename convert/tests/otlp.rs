@@ -492,7 +492,7 @@ fn the_otlp_code_is_what_prost_build_makes_of_the_protos() {
         assert!(
             std::fs::read_to_string(&committed).unwrap_or_default() == generated,
             "{} is not what prost-build makes of convert/proto/otlp/: write it again with \
-             `{REGENERATE}=1 cargo test --release -p heapsampler-convert --test otlp`",
+             `{REGENERATE}=1 cargo test --release -p heapsampler-convert --test integration otlp::`",
             committed.display()
         );
     }

@@ -365,7 +365,7 @@ fn the_profile_code_is_what_prost_build_makes_of_the_proto() {
     assert!(
         std::fs::read_to_string(&committed).unwrap() == generated,
         "{} is not what prost-build makes of profile.proto: write it again with \
-         `{REGENERATE}=1 cargo test --release -p heapsampler-convert --test pprof`",
+         `{REGENERATE}=1 cargo test --release -p heapsampler-convert --test integration pprof::`",
         committed.display()
     );
 }

@@ -129,7 +129,7 @@
 //!
 //! Measured by simulation with the core's sampler model in
 //! `core/tests/live.rs` (`cargo test --release -p heapsampler-core --test
-//! live -- --nocapture` prints them), at 512 KiB: one-hour recordings with
+//! integration live:: -- --nocapture` prints them), at 512 KiB: one-hour recordings with
 //! a checkpoint every 12 s (300, what the converter keeps of a collection
 //! every 2 s); and the same programs 120 times faster (each rate 120 times
 //! higher, each time 120 times shorter: the same samples) in 30 s with a

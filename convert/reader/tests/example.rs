@@ -1,7 +1,7 @@
 //! The crate's example, run on a recording whose content the test knows.
 
 #[path = "../examples/event_counts.rs"]
-mod example;
+mod event_counts;
 
 use heapsampler_test_support as support;
 use jfr_format::names::event;
@@ -42,7 +42,7 @@ fn the_example_counts_events_and_sums_sampled_bytes() {
     recording.finish().unwrap();
     assert!(support::chunks(&std::fs::read(&path).unwrap()).count() > 1);
 
-    let counts = example::event_counts(&path).unwrap();
+    let counts = event_counts::event_counts(&path).unwrap();
     assert_eq!(
         counts.events.get(event::OBJECT_ALLOCATION_SAMPLE),
         Some(&5_000)

@@ -14,8 +14,6 @@
 
 use heapsampler_test_support as support;
 
-mod read_all;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::mpsc;
@@ -27,7 +25,7 @@ use jfr_writer::{EventTypeBuilder, FieldSpec, FieldType, Options, Recording, Tic
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use read_all::{Totals, read_all};
+use crate::read_all::{Totals, read_all};
 use support::recordings::{chunk_spans, writer_recording};
 
 /// Counts the bytes each thread has allocated and not freed, and the peak
@@ -583,7 +581,7 @@ fn lengths_of_2_pow_40_are_errors_at_their_offset_not_allocations() {
 ///
 /// ```text
 /// CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
-///     cargo test --release -p heapsampler-convert --test mutations -- --ignored --nocapture
+///     cargo test --release -p jfr-reader --test integration mutations:: -- --ignored --nocapture
 /// ```
 #[test]
 #[ignore = "a soak run of many minutes; run by hand"]
