@@ -26,6 +26,15 @@
 //! Cargo reruns this when a source the agent is built from changes: the
 //! files the agent's own dependency file lists, the manifests of the
 //! packages they belong to, and the lock file.
+//!
+//! That is a second compilation of the agent and its dependencies beside
+//! the workspace's own (`agent/cdylib`), which Cargo cannot share: the
+//! outer build holds the target directory. A developer who does not need
+//! the executable to carry the agent sets `HEAPSAMPLER_NO_CARRIED_AGENT=1`
+//! for the build: this then builds nothing, the executable carries no
+//! library and uses the `libheapsampler.so` beside it, which the
+//! workspace's build puts there (`target/release/`). Installs never set
+//! it.
 
 use std::env;
 use std::ffi::OsString;
@@ -35,9 +44,24 @@ use std::process::Command;
 /// The agent's file name, as its package's `[lib] name` makes it.
 const LIBRARY: &str = "libheapsampler.so";
 
+/// Set (to anything but `0`), the executable carries no agent library.
+const NO_CARRIED_AGENT: &str = "HEAPSAMPLER_NO_CARRIED_AGENT";
+
 fn main() {
     let agent_root = PathBuf::from(var("DEP_HEAPSAMPLER_AGENT_ROOT"));
     let out_dir = PathBuf::from(var("OUT_DIR"));
+    println!("cargo::rerun-if-env-changed={NO_CARRIED_AGENT}");
+    if env::var_os(NO_CARRIED_AGENT).is_some_and(|value| !value.is_empty() && value != "0") {
+        // An empty library: the executable's sign that it carries none.
+        let none = out_dir.join("no-carried-agent");
+        std::fs::write(&none, [])
+            .unwrap_or_else(|error| fail(&format!("writing {}: {error}", none.display())));
+        println!(
+            "cargo::rustc-env=HEAPSAMPLER_CARRIED_AGENT={}",
+            none.display()
+        );
+        return;
+    }
     let target_dir = out_dir.join("agent");
     let (target, host) = (var("TARGET"), var("HOST"));
     // "release" for the release and bench profiles, "debug" for the others.

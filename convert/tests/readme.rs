@@ -117,8 +117,11 @@ fn run(dir: &Path, command: &str) -> String {
         .env("CARGO_INSTALL_ROOT", dir.join("installed"))
         .env("XDG_CACHE_HOME", dir.join("cache"));
     if command.starts_with("cargo install") {
+        // An install carries the agent, whatever a developer's own build
+        // skips (`HEAPSAMPLER_NO_CARRIED_AGENT`, convert/build.rs).
         sh.current_dir(root())
-            .env("CARGO_TARGET_DIR", root().join("target/readme-install"));
+            .env("CARGO_TARGET_DIR", root().join("target/readme-install"))
+            .env_remove("HEAPSAMPLER_NO_CARRIED_AGENT");
     }
     let output = sh.output_within(deadline(command));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();

@@ -1,7 +1,10 @@
 //! The agent library that `record`, `attach`, `detach`, `dump` and `demo`
 //! hand to a JVM: the one `--agent` or `$HEAPSAMPLER_AGENT` names, or the
 //! one this executable carries (built into it by `convert/build.rs`),
-//! written out once per build to a cache directory of the user's own.
+//! written out once per build to a cache directory of the user's own. An
+//! executable built with `HEAPSAMPLER_NO_CARRIED_AGENT` carries none and
+//! uses the `libheapsampler.so` beside it, as the workspace's build leaves
+//! them in `target/release/`.
 //!
 //! The carried library is written to
 //! `$XDG_CACHE_HOME/heapsampler/` (or `~/.cache/heapsampler/`) as
@@ -20,8 +23,11 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-/// The library this executable carries.
+/// The library this executable carries: empty when built without one.
 const CARRIED: &[u8] = include_bytes!(env!("HEAPSAMPLER_CARRIED_AGENT"));
+
+/// The agent library's file name.
+const LIBRARY: &str = "libheapsampler.so";
 
 /// The environment variable that names an agent library.
 const AGENT_VARIABLE: &str = "HEAPSAMPLER_AGENT";
@@ -31,13 +37,18 @@ const WRITABLE_BY_OTHERS: u32 = 0o022;
 
 /// The agent to use: `--agent`'s, else `$HEAPSAMPLER_AGENT`'s (either must
 /// exist: a name given is never passed over), else the carried one,
-/// written out to the cache.
+/// written out to the cache, or, when none is carried, the one beside this
+/// executable.
 pub fn find(explicit: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(path) = explicit {
         return existing(path, "--agent");
     }
     if let Some(path) = std::env::var_os(AGENT_VARIABLE) {
         return existing(Path::new(&path), AGENT_VARIABLE);
+    }
+    if CARRIED.is_empty() {
+        let executable = std::env::current_exe().map_err(|error| error.to_string())?;
+        return beside(&executable);
     }
     let dir = cache_dir()?;
     write_out(&dir).map_err(|error| {
@@ -47,6 +58,21 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf, String> {
             dir.display()
         )
     })
+}
+
+/// The library beside `executable`, for an executable that carries none.
+fn beside(executable: &Path) -> Result<PathBuf, String> {
+    let path = executable.with_file_name(LIBRARY);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "this heapsampler was built with HEAPSAMPLER_NO_CARRIED_AGENT, so it carries no \
+             agent library, and there is none beside it ({}): build both with `cargo build \
+             --release`, or give one with --agent or {AGENT_VARIABLE}",
+            path.display()
+        ))
+    }
 }
 
 fn existing(path: &Path, named_by: &str) -> Result<PathBuf, String> {
@@ -148,4 +174,25 @@ fn own_uid() -> Result<u32, String> {
     fs::metadata("/proc/self")
         .map(|metadata| metadata.uid())
         .map_err(|error| format!("cannot tell this process's user (/proc/self: {error})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_executable_without_a_carried_agent_takes_the_one_beside_it() {
+        let dir = std::env::temp_dir().join(format!("heapsampler-beside-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let executable = dir.join("heapsampler");
+        let missing = beside(&executable).unwrap_err();
+        assert!(
+            missing.contains(&dir.join(LIBRARY).display().to_string()),
+            "{missing}"
+        );
+        assert!(missing.contains("--agent"), "{missing}");
+        fs::write(dir.join(LIBRARY), b"ELF").unwrap();
+        assert_eq!(beside(&executable), Ok(dir.join(LIBRARY)));
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }
