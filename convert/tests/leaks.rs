@@ -20,7 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
-use heapsampler_core::live::GrowthTest;
+use heapsampler_core::growth::GrowthTest;
 use heapsampler_test_support::{
     self as support, Deadline, browser, heapsampler_command, heapsampler_ok,
 };

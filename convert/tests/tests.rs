@@ -1,7 +1,7 @@
-//! The integration tests of heapsampler's command line, run as users run it: one test binary for the whole
-//! crate (ripgrep's pattern), so that the suite links once; each module is
-//! a file beside this one, and the helpers they share come from
-//! `heapsampler-test-support` (`testdata/support`).
+//! The integration tests of heapsampler's command line, run as users run it:
+//! one test binary for the whole crate (ripgrep's pattern), so that the suite
+//! links once; each module is a file beside this one, and the helpers they
+//! share come from `heapsampler-test-support` (`testdata/support`).
 
 mod carried_agent;
 mod collapsed;

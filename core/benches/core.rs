@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use heapsampler_core::live::{Growth, GrowthTest, LiveSeries};
+use heapsampler_core::growth::{Growth, GrowthTest, LiveSeries};
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::ring_buffer;
 use heapsampler_core::sampling::{SampleDistance, bytes_weight};

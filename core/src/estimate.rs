@@ -72,7 +72,7 @@
 //! from earlier samples (per window, for a number tracked a second), the
 //! martingale argument above holds as it is: each term's inclusion
 //! probability is known before its draws. Measured by simulation in
-//! `core/tests/live.rs` (`thinned_live_bytes_intervals_cover_95_percent`,
+//! `core/tests/growth.rs` (`thinned_live_bytes_intervals_cover_95_percent`,
 //! 3000 runs each, about 130 to 175 tracked samples live): the 95% interval
 //! of a group's live bytes holds the truth in 94.83% of runs at `q = 10%`
 //! with 96-byte objects, 94.53% with a mix of 48 B to 1 MiB; 95.37% and
@@ -145,7 +145,7 @@ use crate::sampling::sample_probability;
 pub(crate) const Z_95: f64 = 1.959_963_984_540_054;
 
 /// The running sums of one estimated quantity (bytes or objects) over a
-/// group's samples. Crate-visible for [`live`](crate::live), which keeps
+/// group's samples. Crate-visible for [`growth`](crate::growth), which keeps
 /// differences of the additive ones (all but `largest_scale`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Sums {

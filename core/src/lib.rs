@@ -6,7 +6,7 @@
 //!   (exponential distances between samples).
 //! - [`estimate`]: the estimated bytes and objects of a group of samples, the
 //!   unbiased estimates of their variances and their 95% intervals.
-//! - [`live`]: a group's estimated live bytes after each collection, kept as a
+//! - [`growth`]: a group's estimated live bytes after each collection, kept as a
 //!   difference array, and the test of whether they grow (leak suspects).
 //! - [`rate_limit`]: an adaptive sampling interval that bounds samples per second.
 //! - [`ring`]: a bounded multi-producer, single-consumer ring buffer of
@@ -26,7 +26,7 @@
 
 pub mod announcement;
 pub mod estimate;
-pub mod live;
+pub mod growth;
 pub mod liveness;
 pub mod options;
 pub mod rate_limit;

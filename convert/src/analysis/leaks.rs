@@ -49,7 +49,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
-use heapsampler_core::live::{Growth, GrowthTest, LiveSeries, NoVerdict};
+use heapsampler_core::growth::{Growth, GrowthTest, LiveSeries, NoVerdict};
 use jfr_format::names::{event, field};
 
 use crate::Error;

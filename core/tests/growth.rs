@@ -24,7 +24,7 @@
 use std::ops::Range;
 
 use heapsampler_core::estimate::Estimate;
-use heapsampler_core::live::{Growth, GrowthTest, LiveSeries, NoVerdict};
+use heapsampler_core::growth::{Growth, GrowthTest, LiveSeries, NoVerdict};
 use heapsampler_core::sampling::{AllocationSampler, SampleDistance, bytes_weight};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

@@ -128,8 +128,8 @@
 //! # The figures
 //!
 //! Measured by simulation with the core's sampler model in
-//! `core/tests/live.rs` (`cargo test --release -p heapsampler-core --test
-//! integration live:: -- --nocapture` prints them), at 512 KiB: one-hour recordings with
+//! `core/tests/growth.rs` (`cargo test --release -p heapsampler-core --test
+//! integration growth:: -- --nocapture` prints them), at 512 KiB: one-hour recordings with
 //! a checkpoint every 12 s (300, what the converter keeps of a collection
 //! every 2 s); and the same programs 120 times faster (each rate 120 times
 //! higher, each time 120 times shorter: the same samples) in 30 s with a
@@ -172,7 +172,7 @@
 //! says why that gives the right variance and interval). The growth test
 //! is unchanged: the increments of a leak are still those of a random walk,
 //! of variance `1 / q` times as large per tracked sample. The same
-//! simulations (`core/tests/live.rs`, `thinned_*`), with the liveness of
+//! simulations (`core/tests/growth.rs`, `thinned_*`), with the liveness of
 //! 10% or 1% of the samples tracked, or of 16 a second in a busy JVM (the
 //! program's own samples and 64 MiB/s of short-lived objects elsewhere,
 //! 128 samples a second: `q` about 0.12 in the hour, 0.04 in 30 s with a
@@ -297,7 +297,7 @@ impl Default for Changes {
 /// objects' live ranges (see the [module doc](self)).
 ///
 /// ```
-/// use heapsampler_core::live::LiveSeries;
+/// use heapsampler_core::growth::LiveSeries;
 ///
 /// let mut site = LiveSeries::new(4);
 /// // Live after checkpoints 1 and 2, then freed; live from 2 to the end.
@@ -612,7 +612,7 @@ fn student_t_975(df: f64) -> f64 {
 ///
 /// ```
 /// use heapsampler_core::estimate::Estimate;
-/// use heapsampler_core::live::{GrowthTest, NoVerdict};
+/// use heapsampler_core::growth::{GrowthTest, NoVerdict};
 ///
 /// let seconds: Vec<f64> = (1..=15).map(|c| 2.0 * f64::from(c)).collect();
 /// let test = GrowthTest::new(&seconds).unwrap();
