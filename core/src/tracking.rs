@@ -77,9 +77,10 @@ pub const SMOOTHING: f64 = 0.25;
 pub const RISE: f64 = 3.0;
 
 /// The tracked samples a second `live_rate=auto` aims at on generational
-/// ZGC. Measured there (BENCHMARKS.md, "Liveness under generational ZGC"): 5 tracked a second cost
-/// a program that drops chains of 20,000 nodes nothing measurable, 48 cost
-/// it 11%, 438 (every sample) ten times its time.
+/// ZGC. Measured there (BENCHMARKS.md, "Liveness under generational
+/// ZGC"): 5 tracked a second cost a program that drops chains of 20,000
+/// nodes nothing measurable, 48 cost it 11%, 438 (every sample) ten times
+/// its time.
 pub const AUTO_TRACKED_PER_SECOND: f64 = 16.0;
 
 /// The most samples allocated since the last major collection began that
