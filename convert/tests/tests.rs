@@ -1,7 +1,9 @@
 //! The integration tests of heapsampler's command line, run as users run it:
 //! one test binary for the whole crate (ripgrep's pattern), so that the suite
 //! links once; each module is a file beside this one, and the helpers they
-//! share come from `heapsampler-test-support` (`testdata/support`).
+//! share come from `heapsampler-test-support` (`testdata/support`). The
+//! README's commands are the one binary beside it (`readme.rs`: they
+//! rebuild the workspace, see Cargo.toml).
 
 mod carried_agent;
 mod collapsed;
@@ -22,7 +24,6 @@ mod otlp;
 mod out_of_memory;
 mod parquet;
 mod pprof;
-mod readme;
 mod record;
 mod report_page;
 mod summary;
