@@ -4,7 +4,7 @@
 //! references, JVMTI environments, threads, buffers), measured as the
 //! JVM's resident memory.
 //!
-//! `cargo test --release -p heapsampler-agent --test churn -- --nocapture`
+//! `cargo test --release -p heapsampler-agent --test integration churn:: -- --nocapture`
 //! prints the figures BENCHMARKS.md quotes.
 
 use heapsampler_test_support as support;
