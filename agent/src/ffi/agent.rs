@@ -38,7 +38,8 @@ use jni::sys::{_jobject, JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jfieldID, jint
 use parking_lot::{Mutex, RwLock};
 
 use super::heap_walk;
-use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, library_path, os_thread_id, release_free_memory};
+use super::jni::{JNI_VERSION_19, Jni, Vm};
+use super::jvm::{Jvmti, library_path, os_thread_id, release_free_memory};
 use super::management::{self, Management};
 use super::sys::*;
 use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
@@ -1102,7 +1103,7 @@ impl JvmtiVm<'_> {
     /// its class.
     fn loader_info(&self, loader: jobject, depth: u32) -> Loader {
         let class = depth.checked_sub(1).and_then(|depth| {
-            let class = self.jni.object_class(loader);
+            let class = self.jni.class_of(loader)?;
             let described = self.class_info_within(class, depth);
             self.jni.delete_local_ref(class);
             described.map(Box::new)

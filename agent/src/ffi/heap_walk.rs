@@ -33,7 +33,8 @@ use heapsampler_core::options::{LogLevel, Options};
 use jni::sys::{jclass, jfieldID, jint, jlong, jobject};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::jvm::{Jni, Jvmti, JvmtiError, Vm};
+use super::jni::{Jni, LocalFrame, Vm};
+use super::jvm::{Jvmti, JvmtiError};
 use super::sys::*;
 use crate::roots::{
     ClassKind, Edge, Graph, Names, NodeId, RootKind, RootLimits, RootPath, Visit, Walker,
@@ -121,7 +122,7 @@ pub fn paths_to_roots(
     let memory = graph.memory_bytes();
     let reached = graph.reached();
     let naming_start = Instant::now();
-    let Some(frame) = LocalFrame::push(jni, signatures.len() as jint + 256) else {
+    let Some(frame) = LocalFrame::push(jni, (signatures.len() as jint + 256).max(16)) else {
         log(
             options,
             LogLevel::Quiet,
@@ -202,21 +203,6 @@ impl TagEnv {
 impl Drop for TagEnv {
     fn drop(&mut self) {
         self.0.dispose();
-    }
-}
-
-/// A frame of JNI local references, freed when dropped.
-struct LocalFrame(Jni);
-
-impl LocalFrame {
-    fn push(jni: Jni, capacity: jint) -> Option<Self> {
-        jni.push_local_frame(capacity.max(16)).then_some(Self(jni))
-    }
-}
-
-impl Drop for LocalFrame {
-    fn drop(&mut self) {
-        self.0.pop_local_frame();
     }
 }
 
