@@ -18,6 +18,9 @@
 //!   the writer thread share (counters, the interval in force, the session's
 //!   own collections) and the writer thread's loop (ring draining, rate
 //!   limit, flushes, collections, the end), over a [`session::SessionVm`].
+//! - [`lifecycle`]: when sessions start and stop, in safe code: which one
+//!   runs, what an attach asks for (start, stop, `dump=`, or why none),
+//!   and the one stop path, over a [`lifecycle::LifecycleVm`].
 //! - [`writer`]: turning one record or one collection into events, behind
 //!   the [`writer::Vm`] trait; [`fingerprints`], its map from a stack's
 //!   fingerprint to the stack it pooled.
@@ -33,16 +36,17 @@
 //! - [`signature`]: class signatures and the names made of them.
 //! - `ffi`: everything that touches the JVM (and every `unsafe` block): the
 //!   entry points and JVMTI callbacks, which convert what the JVM hands them
-//!   and forward it to the modules above, and the JVMTI implementations of
-//!   their VM traits.
+//!   and forward it to the modules above, the JVMTI and JNI implementations
+//!   of their VM traits, and the one wrapper of each function table.
 //! - [`Allocator`]: the allocator libheapsampler.so installs (from `ffi`).
 //!
 //! Everything outside `ffi` knows the JVM only through those traits, so it
-//! is tested with a fake VM (`tests/callback.rs`, `tests/session.rs`,
-//! `tests/writer.rs`). The modules import one another one way: `writer`
-//! uses `heap`, `environment`, `threads`, `roots`, `record`, `fingerprints` and `signature`;
-//! `session` uses `writer` and `tracking`; `callback` uses `session`; none
-//! uses `ffi`.
+//! is tested with a fake VM (`tests/callback.rs`, `tests/lifecycle.rs`,
+//! `tests/session.rs`, `tests/writer.rs`). The modules import one another
+//! one way: `writer` uses `heap`, `environment`, `threads`, `roots`,
+//! `record`, `fingerprints` and `signature`; `session` uses `writer` and
+//! `tracking`; `callback` and `lifecycle` use `session` (and `lifecycle`
+//! `tracking`); none uses `ffi`.
 
 mod ffi;
 
@@ -51,6 +55,7 @@ pub mod callback;
 pub mod environment;
 pub mod fingerprints;
 pub mod heap;
+pub mod lifecycle;
 pub mod record;
 pub mod roots;
 pub mod session;

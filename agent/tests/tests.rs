@@ -3,12 +3,14 @@
 //! file's with its module name as the filter, e.g.
 //! `cargo test --release -p heapsampler-agent --test integration churn::`.
 //!
-//! - `callback`, `session`, `writer`: the allocation callback, the session
-//!   and the writer over fake VMs.
+//! - `callback`, `lifecycle`, `session`, `writer`: the allocation
+//!   callback, the sessions' starts and stops, the session and the writer
+//!   over fake VMs.
 //! - `jvm`, `churn`: the agent in real JVMs.
 
 mod callback;
 mod churn;
 mod jvm;
+mod lifecycle;
 mod session;
 mod writer;

@@ -1,41 +1,36 @@
-//! The agent's life in the JVM: the exported entry points, the JVMTI event
-//! callbacks, and the writer thread's contact with the JVM. What the
-//! callbacks make of what the JVM reports is [`crate::callback`]'s, and
-//! what a session does with it [`crate::session`]'s, in safe code: here
-//! are the locks that order callbacks and sessions, and the JVMTI and JNI
-//! implementations of their VM traits.
+//! The agent's entry points and JVMTI event callbacks, and the JVMTI and
+//! JNI implementations of the VM traits the safe modules work over. What
+//! the callbacks make of what the JVM reports is [`crate::callback`]'s,
+//! what a session does with it [`crate::session`]'s, and when sessions
+//! start and stop [`crate::lifecycle`]'s; here is what touches the JVM.
 //!
 //! `Agent_OnLoad` checks the options and the JVM's capabilities and creates
 //! the recording file, so that any problem stops the JVM at once with one
-//! line. `VMInit` (or `Agent_OnAttach`) starts a session: the ring buffer,
-//! the session's collections, the writer thread, and sampling. Each
+//! line. `VMInit` (or `Agent_OnAttach`) starts a session
+//! ([`Lifecycle::start`], [`Lifecycle::attach`]). Each
 //! `SampledObjectAlloc` takes the stack and a few handles and pushes one
 //! record into the ring, waiting if it is full, never dropping
 //! ([`callback::sample`]). The GC callbacks report to the running session's
 //! collections, if any. A Java heap `OutOfMemoryError` (`ResourceExhausted`)
 //! is handed to the writer, which writes what filled the heap while the
 //! failing thread waits, a while at most ([`callback::heap_exhausted`]).
-//! `VMDeath` (or `stop`, or the end of `duration=`) stops sampling, forces
-//! a collection if the live set is to be the reachable one, lets callbacks
-//! in flight finish, closes the ring, waits for the writer to drain it and
-//! finish the file, and ends the session's collections: one stop path,
-//! [`stop`], whoever asks. Under a collector that cannot collect once
+//! `VMDeath` (or `stop`, or the end of `duration=`) stops the session
+//! ([`Lifecycle::stop`]). Under a collector that cannot collect once
 //! VMDeath has come (ZGC, Shenandoah), the exit's sampling stop and
-//! collection run earlier, in a shutdown hook ([`collect_before_exit`]).
+//! collection run earlier, when the exit hook's thread starts
+//! ([`Lifecycle::collect_before_exit`]).
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::time::{Duration, Instant};
 
-use heapsampler_core::announcement::{self, Announcement};
 use heapsampler_core::options::{LiveSetAt, LogLevel, Options};
-use heapsampler_core::ring::{Consumer, ring_buffer};
+use heapsampler_core::ring::Consumer;
 use jfr_writer::{FileSink, Recording};
 use jni::sys::{_jobject, JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jfieldID, jint, jlong, jobject};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 use super::heap_walk;
 use super::jni::{JNI_VERSION_19, Jni, Vm};
@@ -45,12 +40,13 @@ use super::sys::*;
 use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
 use crate::environment::{EnvironmentVm, VmFlag};
 use crate::heap::{ClassLoading, Collectors, GcInfo, HeapVm, JvmInfo, NotifiedCollection};
-use crate::record::{RawFrame, max_record_len};
+use crate::lifecycle::{Lifecycle, LifecycleVm, Running};
+use crate::record::RawFrame;
 use crate::roots::{RootLimits, RootPath, RootsVm};
-use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
+use crate::session::{self, Session, SessionVm, log, say};
 use crate::signature::is_hidden_signature;
 use crate::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
-use crate::tracking::{ExitCollection, StartVm};
+use crate::tracking::StartVm;
 use crate::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
@@ -63,47 +59,30 @@ struct Pending {
 
 static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
 
-/// The running session; callbacks hold the read lock while they work, so
-/// taking the write lock waits for every callback in flight.
-static SESSION: RwLock<Option<Arc<JvmSession>>> = RwLock::new(None);
+/// The agent's sessions ([`Lifecycle`]): the running one, which callbacks
+/// hold the read lock of while they work, its collections for the GC
+/// callbacks, and the order of starts and stops.
+static AGENT: Lifecycle<JvmSession> = Lifecycle::new();
 
-/// The running session's collections, for the GC callbacks. Not behind
-/// `SESSION`'s lock: GC callbacks run at a safepoint and must never wait for
-/// a thread that might itself be waiting for the safepoint to end.
-static COLLECTIONS: RunningCollections = RunningCollections::new();
-
-static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
-
-/// Held by whoever starts or stops a session (an attach, `VMInit`,
-/// `VMDeath`, the end of a `duration=`), so that those happen one at a time:
-/// a stop that comes late (a duration running out as a `stop` arrives)
-/// finds either its own session or none, never the next one half started.
-/// Never taken by the callbacks or the writer thread.
-static LIFECYCLE: Mutex<()> = Mutex::new(());
-
-/// A session and what the JVM side of it holds: the JVMTI environment, and
-/// the session's keys for threads and classes.
+/// The JVM's side of a session: the JVMTI environment, the session's keys
+/// for threads and classes, and the exit hook.
 struct JvmSession {
-    session: Session,
     keys: Keys,
-    id: u64,
     jvmti: Jvmti,
     vm: Vm,
     /// Whether the JVM may run virtual threads (JNI 19 or later), which
     /// share their carrier's OS thread and so its [`Local`].
     virtual_threads: bool,
-    writer: Mutex<Option<JoinHandle<()>>>,
-    /// When the JVM's collector can collect for the exit's live set.
-    exit_collection: ExitCollection,
     /// The shutdown hook on whose start the exit's collection runs
-    /// ([`collect_before_exit`]): a global reference to its `Thread`, null
-    /// without one. `ThreadStart` compares each starting thread with it
-    /// under the session's read lock, so it is deleted only once no
-    /// callback runs ([`stop`]).
+    /// ([`Lifecycle::collect_before_exit`]): a global reference to its
+    /// `Thread`, null without one. `ThreadStart` compares each starting
+    /// thread with it under the session's read lock, so it is deleted only
+    /// once no callback runs ([`Lifecycle::stop`]).
     exit_hook: AtomicPtr<_jobject>,
-    /// Whether the exit hook has started: the exit's collection is its.
-    exit_hook_started: AtomicBool,
 }
+
+/// A running session, as the callbacks and the writer thread see it.
+type JvmRunning = Running<JvmSession>;
 
 thread_local! {
     static LOCAL: RefCell<Local<jvmtiFrameInfo>> = RefCell::new(Local::default());
@@ -271,49 +250,16 @@ pub unsafe extern "system" fn Agent_OnAttach(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let _lifecycle = LIFECYCLE.lock();
+    let _order = AGENT.order();
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
         .map_err(|e| e.to_string())
         .and_then(|options| {
             let jni = Vm::new(vm)
                 .jni()
                 .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
-            if let Some(to) = &options.dump {
-                return dump(to, options.collects_at(LiveSetAt::Snapshot), jni);
-            }
-            let running = SESSION
-                .read()
-                .as_ref()
-                .map(|running| running.session.options().file.clone());
-            match (options.stop, running) {
-                (true, Some(_)) => {
-                    stop(jni, None, LiveSetAt::Stop, options.collect);
-                    Ok(())
-                }
-                (true, None) => Err(not_recording(jni)),
-                (false, Some(file)) => Err(format!(
-                    "a recording is already running (to {}); attach with 'stop' first",
-                    file.display()
-                )),
-                (false, None) => match announced_by_another(jni) {
-                    Some(other) => Err(match &other.recording {
-                        Some(recording) => format!(
-                            "a recording is already running (to {}), by the agent loaded from \
-                             {} (version {}); attach that file with 'stop' first",
-                            recording.display(),
-                            other.library.display(),
-                            other.version
-                        ),
-                        None => format!(
-                            "the agent loaded from {} (version {}) samples in this JVM (JVMTI \
-                             lets one agent sample): attach that file",
-                            other.library.display(),
-                            other.version
-                        ),
-                    }),
-                    None => start(prepare(vm, options)?, jni),
-                },
-            }
+            AGENT.attach(options, &mut LifecycleJvm(jni), |options, lifecycle| {
+                start(prepare(vm, options)?, lifecycle)
+            })
         });
     match result {
         Ok(()) => JNI_OK,
@@ -323,7 +269,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
             // statics; an environment left behind would keep the sampling
             // capability from the next attach. Give it back unless a
             // recording (loaded by an earlier attach) is running.
-            if SESSION.read().is_none() {
+            if AGENT.running().is_none() {
                 if let Some((jvmti, _)) = ENVIRONMENT.lock().take() {
                     jvmti.dispose();
                 }
@@ -333,153 +279,62 @@ pub unsafe extern "system" fn Agent_OnAttach(
     }
 }
 
-/// `dump=PATH` at attach: asks the running recording's writer for a
-/// snapshot in `to` and waits until it is written (or has failed); with
-/// `collect`, after a forced collection, so that the snapshot's live
-/// objects are the reachable ones.
-fn dump(to: &std::path::Path, collect: bool, jni: Jni) -> Result<(), String> {
-    // The session is held, not the lock: a `stop` meanwhile waits for the
-    // writer, which answers (or refuses) the request before it ends.
-    let running = SESSION.read().clone().ok_or_else(|| not_recording(jni))?;
-    let collected = collect && force_collection(&running);
-    let answer = running.session.request_dump(to, collected)?;
-    let outcome = answer
-        .recv()
-        .unwrap_or_else(|_| Err("the recording ended before the snapshot".to_owned()));
-    let snapshot =
-        outcome.map_err(|why| format!("cannot write a snapshot to {}: {why}", to.display()))?;
-    log(
-        running.session.options(),
-        LogLevel::Info,
-        format_args!(
-            "snapshot of {} written to {} ({} chunks, {} bytes)",
-            running.session.options().file.display(),
-            to.display(),
-            snapshot.chunks,
-            snapshot.bytes
-        ),
-    );
-    Ok(())
-}
-
 unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jobject) {
-    let _lifecycle = LIFECYCLE.lock();
+    let _order = AGENT.order();
     if let Some(pending) = PENDING.lock().take() {
-        if let Err(message) = start(pending, Jni::from_raw(jni)) {
+        if let Err(message) = start(pending, &mut LifecycleJvm(Jni::from_raw(jni))) {
             say(format_args!("{message}; not recording"));
         }
     }
 }
 
 unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
-    let _lifecycle = LIFECYCLE.lock();
+    let _order = AGENT.order();
     let jni = Jni::from_raw(jni);
     report_shutdown(jni);
-    stop(jni, None, LiveSetAt::Exit, None);
+    AGENT.stop(&mut LifecycleJvm(jni), None, LiveSetAt::Exit, None);
 }
 
-fn start(pending: Pending, jni: Jni) -> Result<(), String> {
+/// Starts a session with what `Agent_OnLoad` or the attach prepared
+/// ([`Lifecycle::start`]), its writer thread running [`writer_thread`].
+fn start(pending: Pending, lifecycle: &mut LifecycleJvm) -> Result<(), String> {
     let Pending {
         options,
         recording,
         jvmti,
         vm,
     } = pending;
-    // Room for two of the largest records at least, so a push never waits forever.
-    let ring_bytes = options.ring.max(2 * max_record_len(options.depth));
-    let (producer, mut consumer) = ring_buffer(ring_bytes);
-    // The writer wakes for a quarter of the ring, a collection's end, or
-    // its timer: once per sample, the context switches would cost more than
-    // writing the sample.
-    consumer.set_batch(ring_bytes / 4);
-    let plan = session::tracking_plan(&options, &mut StartJvm(jni));
-    let exit_collection = ExitCollection::of(&mut StartJvm(jni));
-    let collections = COLLECTIONS.begin(producer.clone());
-    let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
-    let running = Arc::new(JvmSession {
-        session: Session::new(options, recording.clock(), plan, producer, collections),
+    let virtual_threads = lifecycle.0.version() >= JNI_VERSION_19;
+    let clock = recording.clock();
+    let jvm = |id| JvmSession {
         keys: Keys::new(id),
-        id,
         jvmti,
         vm,
-        virtual_threads: jni.version() >= JNI_VERSION_19,
-        writer: Mutex::new(None),
-        exit_collection,
+        virtual_threads,
         exit_hook: AtomicPtr::new(std::ptr::null_mut()),
-        exit_hook_started: AtomicBool::new(false),
-    });
-    let writer_session = Arc::clone(&running);
-    let spawned = std::thread::Builder::new()
-        .name("heapsampler-writer".into())
-        .spawn(move || writer_thread(writer_session, recording, consumer));
-    let handle = match spawned {
-        Ok(handle) => handle,
-        Err(e) => {
-            COLLECTIONS.end();
-            return Err(format!("cannot start the writer thread: {e}"));
-        }
     };
-    *running.writer.lock() = Some(handle);
-    jvmti
-        .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
-        // Before sampling: they clear the thread keys cached per OS thread.
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
-        .map_err(|e| format!("cannot start sampling: {e}"))?;
-    // Refused without the capability (see `environment`): no marker then.
-    let _ = jvmti.set_event(true, JVMTI_EVENT_RESOURCE_EXHAUSTED);
-    let options = running.session.options();
-    log(
-        options,
-        LogLevel::Info,
-        format_args!(
-            "recording allocations to {} (interval {} bytes, depth {}, liveness {})",
-            options.file.display(),
-            options.interval,
-            options.depth,
-            if options.live { "on" } else { "off" }
-        ),
-    );
-    let filter = options.threads.clone();
-    announce(jni, options);
-    if exit_collection == ExitCollection::BeforeVmDeath && options.collects_at(LiveSetAt::Exit) {
-        match management::add_shutdown_hook(jni, c"heapsampler-exit") {
-            Some(hook) => running.exit_hook.store(hook, Ordering::Release),
-            None => log(
-                options,
-                LogLevel::Info,
-                "cannot add the shutdown hook that collects before the JVM's exit: \
-                 the objects written as live at the exit will include garbage",
-            ),
-        }
-    }
-    *SESSION.write() = Some(running);
-    match filter {
-        // Every thread: one global switch.
-        None => jvmti
-            .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
-            .map_err(|e| format!("cannot start sampling: {e}")),
-        // Only matching threads: enabled one by one, so the others pay
-        // nothing. Threads started later are checked as they start.
-        Some(pattern) => {
-            let threads = jvmti
-                .all_threads()
-                .map_err(|e| format!("cannot list threads: {e}"))?;
-            for thread in threads {
-                enable_if_matching(jvmti, jni, &pattern, thread);
-                jni.delete_local_ref(thread);
-            }
-            Ok(())
-        }
+    AGENT.start(options, clock, lifecycle, jvm, move |running, consumer| {
+        std::thread::Builder::new()
+            .name("heapsampler-writer".into())
+            .spawn(move || writer_thread(running, recording, consumer))
+    })
+}
+
+/// What the lifecycle asks of the JVM ([`LifecycleVm`]), on the thread
+/// that starts or stops a session (`VMInit`'s, the attach's, `VMDeath`'s,
+/// the duration's stop thread, the exit hook's), through the agent's JVMTI
+/// environment.
+struct LifecycleJvm(Jni);
+
+impl LifecycleJvm {
+    /// The agent's JVMTI environment: set up before any session starts,
+    /// and kept while one runs.
+    fn jvmti(&self) -> Option<Jvmti> {
+        ENVIRONMENT.lock().map(|(jvmti, _)| jvmti)
     }
 }
 
-/// What a session's start reads of the JVM, on the thread that starts it
-/// (`VMInit`'s or the attach's).
-struct StartJvm(Jni);
-
-impl StartVm for StartJvm {
+impl StartVm for LifecycleJvm {
     fn vm_flag(&mut self, name: &CStr) -> Option<String> {
         management::vm_option(self.0, name)
     }
@@ -493,55 +348,110 @@ impl StartVm for StartJvm {
     }
 }
 
-/// Says in the JVM's system properties that this copy of the agent
-/// samples here and records to `options.file`
-/// ([`heapsampler_core::announcement`]). Unsaid when this library's path
-/// is unknown: then nothing could name the copy to load.
-fn announce(jni: Jni, options: &Options) {
-    let Some(library) = library_path() else {
-        return;
-    };
-    let announcement = Announcement {
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        library,
-        recording: Some(
-            std::path::absolute(&options.file).unwrap_or_else(|_| options.file.clone()),
-        ),
-    };
-    for (name, value) in announcement.properties() {
-        management::set_system_property(jni, name, value.as_deref());
+impl LifecycleVm for LifecycleJvm {
+    type Jvm = JvmSession;
+
+    fn start_events(&mut self) -> Result<(), String> {
+        let jvmti = self
+            .jvmti()
+            .ok_or("cannot start sampling: no JVMTI environment")?;
+        jvmti
+            .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
+            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
+            // Before sampling: they clear the thread keys cached per OS thread.
+            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
+            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
+            .map_err(|e| format!("cannot start sampling: {e}"))?;
+        // Refused without the capability (see `environment`): no marker then.
+        let _ = jvmti.set_event(true, JVMTI_EVENT_RESOURCE_EXHAUSTED);
+        Ok(())
     }
-}
 
-/// Says that no recording runs; this copy still holds the sampling, for
-/// its next recording.
-fn withdraw(jni: Jni) {
-    management::set_system_property(jni, announcement::property::RECORDING, None);
-}
+    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), String> {
+        let jvmti = self
+            .jvmti()
+            .ok_or("cannot start sampling: no JVMTI environment")?;
+        match threads {
+            // Every thread: one global switch.
+            None => jvmti
+                .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
+                .map_err(|e| format!("cannot start sampling: {e}")),
+            // Only matching threads: enabled one by one, so the others pay
+            // nothing. Threads started later are checked as they start.
+            Some(pattern) => {
+                let threads = jvmti
+                    .all_threads()
+                    .map_err(|e| format!("cannot list threads: {e}"))?;
+                for thread in threads {
+                    enable_if_matching(jvmti, self.0, pattern, thread);
+                    self.0.delete_local_ref(thread);
+                }
+                Ok(())
+            }
+        }
+    }
 
-/// Another copy of the agent (loaded from another file) that announces
-/// itself in this JVM, if any.
-fn announced_by_another(jni: Jni) -> Option<Announcement> {
-    let announced = Announcement::from_properties(|name| management::system_property(jni, name))?;
-    (Some(&announced.library) != library_path().as_ref()).then_some(announced)
-}
+    fn stop_events(&mut self) {
+        if let Some(jvmti) = self.jvmti() {
+            let _ = jvmti.set_event(false, JVMTI_EVENT_RESOURCE_EXHAUSTED);
+            let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
+            let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
+        }
+    }
 
-/// Why a `stop` or `dump=` has no recording to reach through this copy of
-/// the agent: none runs, or another copy is the one that samples here.
-fn not_recording(jni: Jni) -> String {
-    match announced_by_another(jni) {
-        Some(other) => format!(
-            "no recording is running in the agent loaded from {}; the agent loaded from {} \
-             (version {}) samples in this JVM{}: load that file",
-            library_path().map_or_else(|| "this file".to_owned(), |p| p.display().to_string()),
-            other.library.display(),
-            other.version,
-            other
-                .recording
-                .map(|recording| format!(" and records to {}", recording.display()))
-                .unwrap_or_default()
-        ),
-        None => "no recording is running".to_owned(),
+    /// On every thread: those of `threads=` were enabled one by one, and
+    /// are disabled so, so that a later recording starts clean.
+    fn stop_sampling(&mut self) {
+        let Some(jvmti) = self.jvmti() else {
+            return;
+        };
+        let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+        for thread in jvmti.all_threads().unwrap_or_default() {
+            let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
+            self.0.delete_local_ref(thread);
+        }
+    }
+
+    fn stop_gc_events(&mut self) {
+        if let Some(jvmti) = self.jvmti() {
+            let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
+            let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+        }
+    }
+
+    fn force_garbage_collection(&mut self) -> Result<(), String> {
+        let jvmti = self.jvmti().ok_or("no JVMTI environment")?;
+        jvmti.force_garbage_collection().map_err(|e| e.to_string())
+    }
+
+    fn add_exit_hook(&mut self, jvm: &JvmSession) -> bool {
+        match management::add_shutdown_hook(self.0, c"heapsampler-exit") {
+            Some(hook) => {
+                jvm.exit_hook.store(hook, Ordering::Release);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove_exit_hook(&mut self, jvm: &JvmSession, after_exit: bool) {
+        let hook = jvm.exit_hook.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !hook.is_null() {
+            // At the exit the hook has run, or never will (`Runtime.halt`).
+            management::remove_shutdown_hook(self.0, hook, !after_exit);
+        }
+    }
+
+    fn set_system_property(&mut self, name: &str, value: Option<&str>) {
+        management::set_system_property(self.0, name, value);
+    }
+
+    fn library_path(&mut self) -> Option<std::path::PathBuf> {
+        library_path()
+    }
+
+    fn release_free_memory(&mut self) {
+        release_free_memory();
     }
 }
 
@@ -557,21 +467,21 @@ fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: j
 unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jobject) {
     forget_thread();
     let jni = Jni::from_raw(jni);
-    let guard = SESSION.read();
+    let guard = AGENT.session();
     let Some(running) = guard.as_ref() else {
         return;
     };
-    let hook = running.exit_hook.load(Ordering::Acquire);
+    let hook = running.jvm.exit_hook.load(Ordering::Acquire);
     if !hook.is_null() && jni.is_same_object(thread, hook) {
         // Not under the lock: a stop waits for callbacks in flight, and
         // the collection may take long.
         let running = Arc::clone(running);
         drop(guard);
-        collect_before_exit(&running, jni);
+        AGENT.collect_before_exit(&running, &mut LifecycleJvm(jni));
         return;
     }
     if let Some(pattern) = &running.session.options().threads {
-        enable_if_matching(running.jvmti, jni, pattern, thread);
+        enable_if_matching(running.jvm.jvmti, jni, pattern, thread);
     }
 }
 
@@ -586,151 +496,6 @@ fn forget_thread() {
             local.forget_thread();
         }
     });
-}
-
-/// Stops sampling and waits until the recording is finished: the running
-/// session, or only session `only` if it is still the one running. What
-/// ends it is `at`: a collection is forced first if `collect` says so, or
-/// if not given, if the session's options do for `at`. The caller holds
-/// [`LIFECYCLE`].
-fn stop(jni: Jni, only: Option<u64>, at: LiveSetAt, collect: Option<bool>) {
-    let running = match SESSION.read().as_ref() {
-        Some(running) if only.is_none_or(|id| id == running.id) => Arc::clone(running),
-        _ => return,
-    };
-    let jvmti = running.jvmti;
-    let _ = jvmti.set_event(false, JVMTI_EVENT_RESOURCE_EXHAUSTED);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
-    stop_sampling(jvmti, jni);
-    // Before the ring closes, while the writer runs: it sweeps after the
-    // collection, and once more at the end for the objects still in the
-    // ring then.
-    if collect.unwrap_or_else(|| running.session.options().collects_at(at)) {
-        collect_for_stop(&running, at);
-    }
-    drop(running);
-    // The write lock waits for callbacks in flight; none start after this.
-    let Some(running) = SESSION.write().take() else {
-        return;
-    };
-    let hook = running
-        .exit_hook
-        .swap(std::ptr::null_mut(), Ordering::AcqRel);
-    if !hook.is_null() {
-        // At the exit the hook has run, or never will (`Runtime.halt`).
-        management::remove_shutdown_hook(jni, hook, at != LiveSetAt::Exit);
-    }
-    running.session.producer().close();
-    if let Some(writer) = running.writer.lock().take() {
-        let _ = writer.join();
-    }
-    // The session is over: a collection from now on belongs to no recording.
-    COLLECTIONS.end();
-    withdraw(jni);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
-    // The last reference (the writer's went with it): the session's memory
-    // is freed here, and given back.
-    drop(running);
-    release_free_memory();
-}
-
-/// Disables sampling, on every thread (those of `threads=` were enabled
-/// one by one, and are disabled so, so that a later recording starts
-/// clean).
-fn stop_sampling(jvmti: Jvmti, jni: Jni) {
-    let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
-    for thread in jvmti.all_threads().unwrap_or_default() {
-        let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
-        jni.delete_local_ref(thread);
-    }
-}
-
-/// The collection a stop `at` asks for before the live set: forced now,
-/// or at the JVM's exit under ZGC and Shenandoah, the one the exit hook
-/// ran ([`collect_before_exit`]), if any.
-fn collect_for_stop(running: &JvmSession, at: LiveSetAt) {
-    let options = running.session.options();
-    let collected = match (at, running.exit_collection) {
-        (LiveSetAt::Exit, ExitCollection::BeforeVmDeath) => {
-            if !running.exit_hook_started.load(Ordering::Acquire) {
-                log(
-                    options,
-                    LogLevel::Info,
-                    "no collection at the JVM's exit: it ran no shutdown hooks (Runtime.halt, \
-                     or the hook was refused), and this collector cannot collect once it \
-                     exits: the objects written as live include garbage",
-                );
-            }
-            // The hook said whether it collected.
-            return;
-        }
-        (LiveSetAt::Exit, ExitCollection::Never) => {
-            log(
-                options,
-                LogLevel::Info,
-                "no collection at the JVM's exit under this collector: the objects written as \
-                 live include garbage",
-            );
-            false
-        }
-        _ => force_collection(running),
-    };
-    running.session.set_collected_at_end(collected);
-}
-
-/// The exit hook's start ([`management::add_shutdown_hook`]), on its
-/// thread, as the JVM begins to exit: its collector's threads still run,
-/// and so do the program's own and its other shutdown hooks. Stops
-/// sampling and forces the exit's collection, as [`stop`] does at VMDeath
-/// under the other collectors: every sample is then of an object that
-/// was reachable at the collection or is found collected. VMDeath does
-/// the rest of the stop.
-fn collect_before_exit(running: &JvmSession, jni: Jni) {
-    running.exit_hook_started.store(true, Ordering::Release);
-    {
-        // A stop or an attach of another session meanwhile is not undone.
-        let _lifecycle = LIFECYCLE.lock();
-        if SESSION.read().as_ref().is_none_or(|r| r.id != running.id) {
-            return;
-        }
-        stop_sampling(running.jvmti, jni);
-    }
-    // Not under the lifecycle lock: a `Runtime.halt` meanwhile goes on to
-    // VMDeath, whose stop must not wait for a collection the JVM's exit
-    // may never finish.
-    let collected = force_collection(running);
-    running.session.set_collected_at_end(collected);
-}
-
-/// Forces a garbage collection before a live set is taken; returns
-/// whether one finished meanwhile, as the GC callbacks saw it (a collector
-/// may decline: Epsilon always).
-fn force_collection(running: &JvmSession) -> bool {
-    let options = running.session.options();
-    let collections = running.session.collections();
-    let before = collections.finished_count();
-    let started = Instant::now();
-    if let Err(e) = running.jvmti.force_garbage_collection() {
-        say(format_args!("cannot force a garbage collection: {e}"));
-        return false;
-    }
-    let collected = collections.finished_count() > before;
-    log(
-        options,
-        LogLevel::Debug,
-        format_args!(
-            "forced a collection for the live set in {:.1} ms{}",
-            started.elapsed().as_secs_f64() * 1e3,
-            if collected {
-                ""
-            } else {
-                ", but the collector ran none"
-            }
-        ),
-    );
-    collected
 }
 
 unsafe extern "system" fn resource_exhausted(
@@ -765,13 +530,13 @@ unsafe extern "system" fn resource_exhausted(
         }
         // Held, not the lock: a stop meanwhile waits for the writer, which
         // answers before it ends.
-        let Some(running) = SESSION.read().clone() else {
+        let Some(running) = AGENT.running() else {
             return;
         };
         let mut vm = AllocatingThread::new(&running, jni);
         callback::heap_exhausted(
             &running.session,
-            &running.keys,
+            &running.jvm.keys,
             &mut local,
             &mut vm,
             message,
@@ -780,11 +545,11 @@ unsafe extern "system" fn resource_exhausted(
 }
 
 unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
-    COLLECTIONS.started(Instant::now());
+    AGENT.collections().started(Instant::now());
 }
 
 unsafe extern "system" fn gc_finish(_jvmti: *mut jvmtiEnv) {
-    COLLECTIONS.finished(Instant::now());
+    AGENT.collections().finished(Instant::now());
 }
 
 unsafe extern "system" fn sampled_object_alloc(
@@ -803,7 +568,7 @@ unsafe extern "system" fn sampled_object_alloc(
         if local.agent_thread {
             return;
         }
-        let guard = SESSION.read();
+        let guard = AGENT.session();
         if let Some(running) = guard.as_ref() {
             let mut vm = AllocatingThread::new(running, jni);
             let allocation = Allocation {
@@ -814,7 +579,7 @@ unsafe extern "system" fn sampled_object_alloc(
             };
             callback::sample(
                 &running.session,
-                &running.keys,
+                &running.jvm.keys,
                 &mut local,
                 &mut vm,
                 allocation,
@@ -833,11 +598,11 @@ struct AllocatingThread {
 
 impl AllocatingThread {
     #[inline]
-    fn new(running: &JvmSession, jni: Jni) -> Self {
+    fn new(running: &JvmRunning, jni: Jni) -> Self {
         Self {
-            jvmti: running.jvmti,
+            jvmti: running.jvm.jvmti,
             jni,
-            virtual_threads: running.virtual_threads,
+            virtual_threads: running.jvm.virtual_threads,
         }
     }
 }
@@ -913,9 +678,9 @@ impl CallbackVm for AllocatingThread {
 
 /// The writer thread: attached to the JVM as a daemon, never sampled. It
 /// runs [`session::run_writer`], then releases the session's JNI handles.
-fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consumer: Consumer) {
+fn writer_thread(running: Arc<JvmRunning>, recording: Recording<FileSink>, consumer: Consumer) {
     LOCAL.with(|local| local.borrow_mut().agent_thread = true);
-    let Some(jni) = running.vm.attach_daemon(c"heapsampler-writer") else {
+    let Some(jni) = running.jvm.vm.attach_daemon(c"heapsampler-writer") else {
         running.session.producer().close();
         say("the writer thread cannot attach to the JVM; not recording");
         return;
@@ -936,13 +701,13 @@ fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consu
     }
     // The session may still be running (the writer failed): the class
     // references are deleted once no callback is running, or left.
-    running.keys.release_all(&mut vm);
-    running.vm.detach();
+    running.jvm.keys.release_all(&mut vm);
+    running.jvm.vm.detach();
 }
 
 /// The writer's view of the JVM: JVMTI and JNI on the writer thread.
 struct JvmtiVm<'s> {
-    running: &'s JvmSession,
+    running: &'s JvmRunning,
     jni: Jni,
     /// The management interface, looked up at its first use.
     management: Lookup,
@@ -1004,24 +769,23 @@ enum Lookup {
 impl SessionVm for JvmtiVm<'_> {
     fn set_sampling_interval(&mut self, interval: u64) {
         let interval = interval.min(jint::MAX as u64) as jint;
-        let _ = self.running.jvmti.set_heap_sampling_interval(interval);
+        let _ = self.running.jvm.jvmti.set_heap_sampling_interval(interval);
     }
 
     fn duration_over(&mut self, session: &Session) {
         // [`stop`] joins the writer, so the writer cannot run it itself: a
         // short-lived thread does, and the writer drains the ring meanwhile.
-        let (id, vm) = (self.running.id, self.running.vm);
+        let (id, vm) = (self.running.id, self.running.jvm.vm);
         let spawned = std::thread::Builder::new()
             .name("heapsampler-stop".into())
             .spawn(move || {
                 LOCAL.with(|local| local.borrow_mut().agent_thread = true);
-                let _lifecycle = LIFECYCLE.lock();
+                let _order = AGENT.order();
                 // Stopped meanwhile (a `stop`, or VMDeath, when the JVM may be
                 // past attaching threads): nothing to do.
-                let running = SESSION.read().as_ref().is_some_and(|r| r.id == id);
-                if running {
+                if AGENT.is_running(id) {
                     if let Some(jni) = vm.attach_daemon(c"heapsampler-stop") {
-                        stop(jni, Some(id), LiveSetAt::Stop, None);
+                        AGENT.stop(&mut LifecycleJvm(jni), Some(id), LiveSetAt::Stop, None);
                         vm.detach();
                     }
                 }
@@ -1081,7 +845,7 @@ impl JvmtiVm<'_> {
     /// [`JvmtiVm::class_info`], its loaders' classes described `depth`
     /// loaders deep.
     fn class_info_within(&self, class: jclass, depth: u32) -> Option<ClassInfo> {
-        let jvmti = self.running.jvmti;
+        let jvmti = self.running.jvm.jvmti;
         let signature = jvmti.class_signature(class).ok()?;
         let loader = match jvmti.class_loader(class) {
             Ok(loader) if loader.is_null() => Loader::Boot,
@@ -1117,7 +881,7 @@ impl JvmtiVm<'_> {
 
 impl writer::Vm for JvmtiVm<'_> {
     fn method(&mut self, method: u64) -> Option<MethodInfo> {
-        let jvmti = self.running.jvmti;
+        let jvmti = self.running.jvm.jvmti;
         let id = method as jni::sys::jmethodID;
         let (name, descriptor) = jvmti.method_name(id).ok()?;
         let class = jvmti.method_declaring_class(id).ok()?;
@@ -1134,7 +898,7 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn class(&mut self, class: u64) -> Option<ClassInfo> {
-        let weak = self.running.keys.class_ref(class)? as jobject;
+        let weak = self.running.jvm.keys.class_ref(class)? as jobject;
         let local = self.jni.new_local_ref(weak);
         if local.is_null() {
             return None;
@@ -1145,7 +909,7 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 
     fn thread(&mut self, thread: u64) -> ThreadInfo {
-        let Some(seen) = self.running.keys.resolve_thread(thread) else {
+        let Some(seen) = self.running.jvm.keys.resolve_thread(thread) else {
             return ThreadInfo {
                 java_name: format!("thread-{thread}"),
                 java_thread_id: -1,
@@ -1168,7 +932,7 @@ impl writer::Vm for JvmtiVm<'_> {
 
     fn forget_gone(&mut self) {
         let running = self.running;
-        running.keys.forget_gone(self);
+        running.jvm.keys.forget_gone(self);
     }
 
     fn is_collected(&mut self, handle: u64) -> bool {
@@ -1193,13 +957,9 @@ impl KeysVm for JvmtiVm<'_> {
         self.jni.delete_weak_global_ref(weak as jobject);
     }
 
-    /// Callbacks hold the session's read lock throughout, so a `try_write`
-    /// that succeeds is a moment with none, and the lock orders what came
-    /// before it before every callback after it. Never waits for the lock:
-    /// a callback holding it may be waiting for the writer to drain the
-    /// ring.
+    /// See [`Lifecycle::no_callback_running`].
     fn no_callback_running(&mut self) -> bool {
-        SESSION.try_write().is_some()
+        AGENT.no_callback_running()
     }
 }
 
@@ -1242,7 +1002,7 @@ impl HeapVm for JvmtiVm<'_> {
 impl RootsVm for JvmtiVm<'_> {
     fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
         heap_walk::paths_to_roots(
-            self.running.vm,
+            self.running.jvm.vm,
             self.jni,
             handles,
             limits,
@@ -1257,13 +1017,13 @@ impl RootsVm for JvmtiVm<'_> {
 /// Hands the JVM's shutdown to the running session, if any, with the
 /// thread that posted VMDeath and its stack ([`callback::shutdown`]).
 fn report_shutdown(jni: Jni) {
-    let Some(running) = SESSION.read().clone() else {
+    let Some(running) = AGENT.running() else {
         return;
     };
     let _ = LOCAL.try_with(|local| {
         if let Ok(mut local) = local.try_borrow_mut() {
             let mut vm = AllocatingThread::new(&running, jni);
-            callback::shutdown(&running.session, &running.keys, &mut local, &mut vm);
+            callback::shutdown(&running.session, &running.jvm.keys, &mut local, &mut vm);
         }
     });
 }
@@ -1280,7 +1040,7 @@ impl ThreadsVm for JvmtiVm<'_> {
         if !self.thread_bytes.allows() {
             return Ok(Vec::new());
         }
-        let (jvmti, jni) = (self.running.jvmti, self.jni);
+        let (jvmti, jni) = (self.running.jvm.jvmti, self.jni);
         let threads = jvmti.all_threads().map_err(|_| Unmeasured::Unavailable)?;
         let writer = jvmti.current_thread().ok();
         let mut listed = Vec::with_capacity(threads.len());
@@ -1292,7 +1052,7 @@ impl ThreadsVm for JvmtiVm<'_> {
                     let key = jvmti
                         .tag(thread)
                         .ok()
-                        .and_then(|tag| self.running.keys.sampled_thread(tag as u64));
+                        .and_then(|tag| self.running.jvm.keys.sampled_thread(tag as u64));
                     listed.push(ThreadAllocation {
                         key,
                         java_thread_id,
@@ -1339,7 +1099,11 @@ impl ThreadsVm for JvmtiVm<'_> {
 
 impl EnvironmentVm for JvmtiVm<'_> {
     fn system_properties(&mut self) -> Vec<(String, String)> {
-        self.running.jvmti.system_properties().unwrap_or_default()
+        self.running
+            .jvm
+            .jvmti
+            .system_properties()
+            .unwrap_or_default()
     }
 
     fn vm_flags(&mut self, names: &[&str]) -> Vec<Option<VmFlag>> {
