@@ -36,8 +36,104 @@ use jfr_writer::Clock;
 use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard};
 
 use crate::record::max_record_len;
-use crate::session::{self, RunningCollections, Session, log, say};
+use crate::session::{self, RequestError, RunningCollections, Session, log, say};
 use crate::tracking::{ExitCollection, StartVm};
+
+/// An error of the JVM's, or of what the JVM's side prepared, as it tells
+/// it.
+pub type BoxedError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A call to the JVM that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum VmError {
+    /// Sampling, or an event it needs, could not be enabled.
+    #[error("cannot start sampling: {0}")]
+    StartSampling(#[source] BoxedError),
+    /// The threads to sample could not be listed.
+    #[error("cannot list threads: {0}")]
+    ListThreads(#[source] BoxedError),
+    /// A collection could not be forced.
+    #[error("cannot force a garbage collection: {0}")]
+    ForceCollection(#[source] BoxedError),
+}
+
+/// Why a session could not be started, stopped or dumped: each says so to
+/// the user in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A `stop` or `dump=` found no recording, and no other copy of the
+    /// agent that samples.
+    #[error("no recording is running")]
+    NotRecording,
+    /// A `stop` or `dump=` found no recording in this copy of the agent;
+    /// another one samples here.
+    #[error(
+        "no recording is running in the agent loaded from {}; the agent loaded from {} \
+         (version {}) samples in this JVM{}: load that file",
+        this_library.as_ref().map_or_else(|| "this file".to_owned(), |p| p.display().to_string()),
+        other.library.display(),
+        other.version,
+        other.recording.as_ref().map(|r| format!(" and records to {}", r.display())).unwrap_or_default()
+    )]
+    RecordingInAnother {
+        /// The file this copy was loaded from, if known.
+        this_library: Option<PathBuf>,
+        /// The copy that samples.
+        other: Announcement,
+    },
+    /// A start found a recording running.
+    #[error("a recording is already running (to {}); attach with 'stop' first", file.display())]
+    AlreadyRunning {
+        /// The running recording's file.
+        file: PathBuf,
+    },
+    /// A start found another copy of the agent recording.
+    #[error(
+        "a recording is already running (to {}), by the agent loaded from {} (version {}); \
+         attach that file with 'stop' first",
+        recording.display(),
+        other.library.display(),
+        other.version
+    )]
+    RunningInAnother {
+        /// Its recording's file.
+        recording: PathBuf,
+        /// The copy that records.
+        other: Announcement,
+    },
+    /// A start found another copy of the agent holding the sampling.
+    #[error(
+        "the agent loaded from {} (version {}) samples in this JVM (JVMTI lets one agent \
+         sample): attach that file",
+        other.library.display(),
+        other.version
+    )]
+    SamplingInAnother {
+        /// The copy that samples.
+        other: Announcement,
+    },
+    /// The writer thread could not be started.
+    #[error("cannot start the writer thread: {0}")]
+    WriterThread(#[source] std::io::Error),
+    /// The JVM refused a call.
+    #[error(transparent)]
+    Vm(#[from] VmError),
+    /// The writer took no snapshot request: the recording had ended.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The snapshot asked for was not written.
+    #[error("cannot write a snapshot to {}: {why}", to.display())]
+    Snapshot {
+        /// Where it was to go.
+        to: PathBuf,
+        /// Why not.
+        why: RequestError,
+    },
+    /// What the JVM's side prepared for a start failed (the JVMTI
+    /// environment, the file).
+    #[error(transparent)]
+    Prepare(BoxedError),
+}
 
 /// What the lifecycle asks of the JVM, on the thread that starts or stops
 /// a session.
@@ -49,11 +145,11 @@ pub trait LifecycleVm: StartVm {
     /// Enables the events a session needs before sampling starts: the
     /// collections' starts and ends, threads' starts and ends, and where
     /// the JVM can, Java heap exhaustion.
-    fn start_events(&mut self) -> Result<(), String>;
+    fn start_events(&mut self) -> Result<(), VmError>;
     /// Starts sampling on every thread (`threads` is `None`), or on those
     /// whose name matches (threads started later are checked as they
     /// start).
-    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), String>;
+    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), VmError>;
     /// Disables heap exhaustion and threads' starts and ends.
     fn stop_events(&mut self);
     /// Disables sampling, on every thread.
@@ -61,7 +157,7 @@ pub trait LifecycleVm: StartVm {
     /// Disables the collections' starts and ends.
     fn stop_gc_events(&mut self);
     /// Forces a garbage collection, waiting for its end.
-    fn force_garbage_collection(&mut self) -> Result<(), String>;
+    fn force_garbage_collection(&mut self) -> Result<(), VmError>;
     /// Adds the shutdown hook on whose start the exit's collection runs
     /// ([`Lifecycle::collect_before_exit`]), kept in `jvm`; false if the
     /// JVM refused it.
@@ -164,7 +260,7 @@ impl<J> Lifecycle<J> {
         vm: &mut V,
         jvm: impl FnOnce(u64) -> J,
         spawn_writer: impl FnOnce(Arc<Running<J>>, Consumer) -> std::io::Result<JoinHandle<()>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         // Room for two of the largest records at least, so a push never
         // waits forever.
         let ring_bytes = options.ring.max(2 * max_record_len(options.depth));
@@ -189,7 +285,7 @@ impl<J> Lifecycle<J> {
             Ok(handle) => handle,
             Err(e) => {
                 self.collections.end();
-                return Err(format!("cannot start the writer thread: {e}"));
+                return Err(Error::WriterThread(e));
             }
         };
         *running.writer.lock() = Some(handle);
@@ -220,7 +316,7 @@ impl<J> Lifecycle<J> {
             );
         }
         *self.session.write() = Some(running);
-        vm.start_sampling(filter.as_ref())
+        Ok(vm.start_sampling(filter.as_ref())?)
     }
 
     /// What an attach with `options` asks: a snapshot (`dump=`), a stop,
@@ -231,8 +327,8 @@ impl<J> Lifecycle<J> {
         &self,
         options: Options,
         vm: &mut V,
-        start: impl FnOnce(Options, &mut V) -> Result<(), String>,
-    ) -> Result<(), String> {
+        start: impl FnOnce(Options, &mut V) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         if let Some(to) = &options.dump {
             return self.dump(to, options.collects_at(LiveSetAt::Snapshot), vm);
         }
@@ -247,25 +343,11 @@ impl<J> Lifecycle<J> {
                 Ok(())
             }
             (true, None) => Err(not_recording(vm)),
-            (false, Some(file)) => Err(format!(
-                "a recording is already running (to {}); attach with 'stop' first",
-                file.display()
-            )),
+            (false, Some(file)) => Err(Error::AlreadyRunning { file }),
             (false, None) => match announced_by_another(vm) {
-                Some(other) => Err(match &other.recording {
-                    Some(recording) => format!(
-                        "a recording is already running (to {}), by the agent loaded from \
-                         {} (version {}); attach that file with 'stop' first",
-                        recording.display(),
-                        other.library.display(),
-                        other.version
-                    ),
-                    None => format!(
-                        "the agent loaded from {} (version {}) samples in this JVM (JVMTI \
-                         lets one agent sample): attach that file",
-                        other.library.display(),
-                        other.version
-                    ),
+                Some(other) => Err(match other.recording.clone() {
+                    Some(recording) => Error::RunningInAnother { recording, other },
+                    None => Error::SamplingInAnother { other },
                 }),
                 None => start(options, vm),
             },
@@ -281,7 +363,7 @@ impl<J> Lifecycle<J> {
         to: &Path,
         collect: bool,
         vm: &mut V,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         // The session is held, not the lock: a `stop` meanwhile waits for
         // the writer, which answers (or refuses) the request before it ends.
         let running = self.running().ok_or_else(|| not_recording(vm))?;
@@ -289,9 +371,11 @@ impl<J> Lifecycle<J> {
         let answer = running.session.request_dump(to, collected)?;
         let outcome = answer
             .recv()
-            .unwrap_or_else(|_| Err("the recording ended before the snapshot".to_owned()));
-        let snapshot =
-            outcome.map_err(|why| format!("cannot write a snapshot to {}: {why}", to.display()))?;
+            .unwrap_or(Err(RequestError::EndedBeforeSnapshot));
+        let snapshot = outcome.map_err(|why| Error::Snapshot {
+            to: to.to_owned(),
+            why,
+        })?;
         log(
             running.session.options(),
             LogLevel::Info,
@@ -418,7 +502,7 @@ fn force_collection<J>(running: &Running<J>, vm: &mut impl LifecycleVm) -> bool 
     let before = collections.finished_count();
     let started = Instant::now();
     if let Err(e) = vm.force_garbage_collection() {
-        say(format_args!("cannot force a garbage collection: {e}"));
+        say(e);
         return false;
     }
     let collected = collections.finished_count() > before;
@@ -475,20 +559,12 @@ fn announced_by_another(vm: &mut impl LifecycleVm) -> Option<Announcement> {
 
 /// Why a `stop` or `dump=` has no recording to reach through this copy of
 /// the agent: none runs, or another copy is the one that samples here.
-fn not_recording(vm: &mut impl LifecycleVm) -> String {
+fn not_recording(vm: &mut impl LifecycleVm) -> Error {
     match announced_by_another(vm) {
-        Some(other) => format!(
-            "no recording is running in the agent loaded from {}; the agent loaded from {} \
-             (version {}) samples in this JVM{}: load that file",
-            vm.library_path()
-                .map_or_else(|| "this file".to_owned(), |p| p.display().to_string()),
-            other.library.display(),
-            other.version,
-            other
-                .recording
-                .map(|recording| format!(" and records to {}", recording.display()))
-                .unwrap_or_default()
-        ),
-        None => "no recording is running".to_owned(),
+        Some(other) => Error::RecordingInAnother {
+            this_library: vm.library_path(),
+            other,
+        },
+        None => Error::NotRecording,
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use heapsampler_agent::lifecycle::{Lifecycle, LifecycleVm, Running};
+use heapsampler_agent::lifecycle::{Error, Lifecycle, LifecycleVm, Running, VmError};
 use heapsampler_agent::tracking::StartVm;
 use heapsampler_core::announcement::property;
 use heapsampler_core::options::{LiveSetAt, Options};
@@ -75,12 +75,12 @@ impl StartVm for FakeJvm<'_> {
 impl LifecycleVm for FakeJvm<'_> {
     type Jvm = Jvm;
 
-    fn start_events(&mut self) -> Result<(), String> {
+    fn start_events(&mut self) -> Result<(), VmError> {
         self.call("start events");
         Ok(())
     }
 
-    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), String> {
+    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), VmError> {
         self.call(match threads {
             Some(pattern) => format!("start sampling {pattern}"),
             None => "start sampling".to_owned(),
@@ -100,7 +100,7 @@ impl LifecycleVm for FakeJvm<'_> {
         self.call("stop gc events");
     }
 
-    fn force_garbage_collection(&mut self) -> Result<(), String> {
+    fn force_garbage_collection(&mut self) -> Result<(), VmError> {
         self.call("collect");
         self.lifecycle.collections().started(Instant::now());
         self.lifecycle.collections().finished(Instant::now());
@@ -325,23 +325,22 @@ fn an_attach_starts_stops_or_says_why_it_cannot() {
     };
     let mut stop = options("/tmp/x.jfr");
     stop.stop = true;
-    assert_eq!(
-        attach(&mut jvm, stop.clone()),
-        Err("no recording is running".to_owned())
-    );
+    let refused = attach(&mut jvm, stop.clone()).unwrap_err();
+    assert!(matches!(refused, Error::NotRecording), "{refused:?}");
+    assert_eq!(refused.to_string(), "no recording is running");
     let mut dump = options("/tmp/x.jfr");
     dump.dump = Some(PathBuf::from("/tmp/snapshot.jfr"));
-    assert_eq!(
-        attach(&mut jvm, dump),
-        Err("no recording is running".to_owned())
-    );
+    let refused = attach(&mut jvm, dump).unwrap_err();
+    assert!(matches!(refused, Error::NotRecording), "{refused:?}");
     attach(&mut jvm, options("/tmp/attached.jfr")).unwrap();
+    let refused = attach(&mut jvm, options("/tmp/another.jfr")).unwrap_err();
+    assert!(
+        matches!(&refused, Error::AlreadyRunning { file } if file.as_os_str() == "/tmp/attached.jfr"),
+        "{refused:?}"
+    );
     assert_eq!(
-        attach(&mut jvm, options("/tmp/another.jfr")),
-        Err(
-            "a recording is already running (to /tmp/attached.jfr); attach with 'stop' first"
-                .to_owned()
-        )
+        refused.to_string(),
+        "a recording is already running (to /tmp/attached.jfr); attach with 'stop' first"
     );
     attach(&mut jvm, stop).unwrap();
     assert!(lifecycle.running().is_none());
@@ -363,23 +362,27 @@ fn an_attach_names_the_other_copy_of_the_agent_that_samples() {
             panic!("started beside another copy")
         })
     };
+    let refused = attach(options("/tmp/new.jfr")).unwrap_err();
+    assert!(
+        matches!(&refused, Error::RunningInAnother { .. }),
+        "{refused:?}"
+    );
     assert_eq!(
-        attach(options("/tmp/new.jfr")),
-        Err(
-            "a recording is already running (to /tmp/old.jfr), by the agent loaded from \
-             /old/libheapsampler.so (version 0.0.9); attach that file with 'stop' first"
-                .to_owned()
-        )
+        refused.to_string(),
+        "a recording is already running (to /tmp/old.jfr), by the agent loaded from \
+         /old/libheapsampler.so (version 0.0.9); attach that file with 'stop' first"
     );
     let mut stop = options("/tmp/new.jfr");
     stop.stop = true;
+    let refused = attach(stop).unwrap_err();
+    assert!(
+        matches!(&refused, Error::RecordingInAnother { .. }),
+        "{refused:?}"
+    );
     assert_eq!(
-        attach(stop),
-        Err(
-            "no recording is running in the agent loaded from /opt/heapsampler/libheapsampler.so; \
-             the agent loaded from /old/libheapsampler.so (version 0.0.9) samples in this JVM \
-             and records to /tmp/old.jfr: load that file"
-                .to_owned()
-        )
+        refused.to_string(),
+        "no recording is running in the agent loaded from /opt/heapsampler/libheapsampler.so; \
+         the agent loaded from /old/libheapsampler.so (version 0.0.9) samples in this JVM \
+         and records to /tmp/old.jfr: load that file"
     );
 }

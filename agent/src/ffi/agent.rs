@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::time::{Duration, Instant};
 
-use heapsampler_core::options::{LiveSetAt, LogLevel, Options};
+use heapsampler_core::options::{LiveSetAt, LogLevel, OptionError, Options};
 use heapsampler_core::ring::Consumer;
 use jfr_writer::{FileSink, Recording};
 use jni::sys::{_jobject, JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jfieldID, jint, jlong, jobject};
@@ -34,20 +34,55 @@ use parking_lot::Mutex;
 
 use super::heap_walk;
 use super::jni::{JNI_VERSION_19, Jni, Vm};
-use super::jvm::{Jvmti, library_path, os_thread_id, release_free_memory};
+use super::jvm::{Jvmti, JvmtiError, library_path, os_thread_id, release_free_memory};
 use super::management::{self, Management};
 use super::sys::*;
 use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
 use crate::environment::{EnvironmentVm, VmFlag};
 use crate::heap::{ClassLoading, Collectors, GcInfo, HeapVm, JvmInfo, NotifiedCollection};
-use crate::lifecycle::{Lifecycle, LifecycleVm, Running};
+use crate::lifecycle::{self, BoxedError, Lifecycle, LifecycleVm, Running, VmError};
 use crate::record::RawFrame;
 use crate::roots::{RootLimits, RootPath, RootsVm};
-use crate::session::{self, Session, SessionVm, log, say};
+use crate::session::{self, ClaimError, Session, SessionVm, log, say};
 use crate::signature::is_hidden_signature;
 use crate::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
 use crate::tracking::StartVm;
 use crate::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
+
+/// Why the agent cannot load, or an attach cannot do what it asks: each
+/// says so to the user in one line.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    #[error(transparent)]
+    Options(#[from] OptionError),
+    #[error("options 'stop' and 'dump' apply to an agent attached to a running JVM, not at start")]
+    AttachOnly,
+    #[error("the attaching thread has no JNI environment")]
+    NoJni,
+    #[error("this JVM offers no JVMTI 11 environment (status {0}): JDK 11 or later is needed")]
+    NoJvmti(jint),
+    #[error(transparent)]
+    Capabilities(JvmtiError),
+    #[error(
+        "this JVM cannot sample allocations (JVMTI can_generate_sampled_object_alloc_events): \
+         JDK 11 or later is needed, and no other agent may hold that capability"
+    )]
+    CannotSample,
+    #[error("this JVM lacks JVMTI capabilities the agent needs: {}", .0.join(", "))]
+    MissingCapabilities(Vec<String>),
+    #[error("cannot add JVMTI capabilities: {0}")]
+    AddCapabilities(#[source] JvmtiError),
+    #[error("cannot register JVMTI events: {0}")]
+    Events(#[source] JvmtiError),
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
+    #[error("cannot set the sampling interval: {0}")]
+    Interval(#[source] JvmtiError),
+    #[error("{0} (set file=PATH to choose where the recording goes)")]
+    Create(#[source] jfr_writer::Error),
+    #[error(transparent)]
+    Lifecycle(#[from] lifecycle::Error),
+}
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -107,25 +142,19 @@ fn capabilities() -> jvmtiCapabilities {
 static ENVIRONMENT: Mutex<Option<(Jvmti, Vm)>> = Mutex::new(None);
 
 /// The environment, with the capabilities and callbacks the agent needs.
-fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
+fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), LoadError> {
     let mut environment = ENVIRONMENT.lock();
     if let Some(ready) = *environment {
         return Ok(ready);
     }
     let vm = Vm::new(vm);
-    let jvmti = vm.jvmti().map_err(|status| {
-        format!(
-            "this JVM offers no JVMTI 11 environment (status {status}): JDK 11 or later is needed"
-        )
-    })?;
+    let jvmti = vm.jvmti().map_err(LoadError::NoJvmti)?;
     let wanted = capabilities();
-    let potential = jvmti.potential_capabilities().map_err(|e| e.to_string())?;
+    let potential = jvmti
+        .potential_capabilities()
+        .map_err(LoadError::Capabilities)?;
     if !potential.has(CAN_GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS) {
-        return Err(
-            "this JVM cannot sample allocations (JVMTI can_generate_sampled_object_alloc_events): \
-                    JDK 11 or later is needed, and no other agent may hold that capability"
-                .to_owned(),
-        );
+        return Err(LoadError::CannotSample);
     }
     let mut wanted = wanted;
     // Without it, no marker of an OutOfMemoryError: the recording goes on.
@@ -138,14 +167,11 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
         .filter_map(capability_name)
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "this JVM lacks JVMTI capabilities the agent needs: {}",
-            missing.join(", ")
-        ));
+        return Err(LoadError::MissingCapabilities(missing));
     }
     jvmti
         .add_capabilities(&wanted)
-        .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
+        .map_err(LoadError::AddCapabilities)?;
     let callbacks = jvmtiEventCallbacks::default()
         .VMInit(vm_init)
         .VMDeath(vm_death)
@@ -158,13 +184,13 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
     jvmti
         .set_event_callbacks(&callbacks)
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_DEATH))
-        .map_err(|e| format!("cannot register JVMTI events: {e}"))?;
+        .map_err(LoadError::Events)?;
     *environment = Some((jvmti, vm));
     Ok((jvmti, vm))
 }
 
-/// Prepares a recording; returns a message for the user on failure.
-fn prepare(vm: *mut JavaVM, mut options: Options) -> Result<Pending, String> {
+/// Prepares a recording.
+fn prepare(vm: *mut JavaVM, mut options: Options) -> Result<Pending, LoadError> {
     let (jvmti, vm) = environment(vm)?;
     if options.exclusive {
         options.file = session::claim_file(&options.file, std::process::id())?;
@@ -175,9 +201,9 @@ fn prepare(vm: *mut JavaVM, mut options: Options) -> Result<Pending, String> {
     // default (and interval=0 would not sample every allocation).
     jvmti
         .set_heap_sampling_interval(options.interval as jint)
-        .map_err(|e| format!("cannot set the sampling interval: {e}"))?;
+        .map_err(LoadError::Interval)?;
     let recording = Recording::create(&options.file, session::recording_options(&options))
-        .map_err(|e| format!("{e} (set file=PATH to choose where the recording goes)"))?;
+        .map_err(LoadError::Create)?;
     Ok(Pending {
         options,
         recording,
@@ -213,19 +239,16 @@ pub unsafe extern "system" fn Agent_OnLoad(
     _reserved: *mut c_void,
 ) -> jint {
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
-        .map_err(|e| e.to_string())
+        .map_err(LoadError::from)
         .and_then(|options| match (options.stop, options.dump.is_some()) {
             (false, false) => prepare(vm, options),
-            _ => Err(
-                "options 'stop' and 'dump' apply to an agent attached to a running JVM, not at start"
-                    .to_owned(),
-            ),
+            _ => Err(LoadError::AttachOnly),
         })
         .and_then(|pending| {
             pending
                 .jvmti
                 .set_event(true, JVMTI_EVENT_VM_INIT)
-                .map_err(|e| format!("cannot register JVMTI events: {e}"))?;
+                .map_err(LoadError::Events)?;
             *PENDING.lock() = Some(pending);
             Ok(())
         });
@@ -252,14 +275,16 @@ pub unsafe extern "system" fn Agent_OnAttach(
 ) -> jint {
     let _order = AGENT.order();
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
-        .map_err(|e| e.to_string())
+        .map_err(LoadError::from)
         .and_then(|options| {
-            let jni = Vm::new(vm)
-                .jni()
-                .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
-            AGENT.attach(options, &mut LifecycleJvm(jni), |options, lifecycle| {
-                start(prepare(vm, options)?, lifecycle)
-            })
+            let jni = Vm::new(vm).jni().ok_or(LoadError::NoJni)?;
+            let prepared =
+                |options| prepare(vm, options).map_err(|e| lifecycle::Error::Prepare(Box::new(e)));
+            AGENT
+                .attach(options, &mut LifecycleJvm(jni), |options, lifecycle| {
+                    start(prepared(options)?, lifecycle)
+                })
+                .map_err(LoadError::from)
         });
     match result {
         Ok(()) => JNI_OK,
@@ -297,7 +322,7 @@ unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
 
 /// Starts a session with what `Agent_OnLoad` or the attach prepared
 /// ([`Lifecycle::start`]), its writer thread running [`writer_thread`].
-fn start(pending: Pending, lifecycle: &mut LifecycleJvm) -> Result<(), String> {
+fn start(pending: Pending, lifecycle: &mut LifecycleJvm) -> Result<(), lifecycle::Error> {
     let Pending {
         options,
         recording,
@@ -332,6 +357,13 @@ impl LifecycleJvm {
     fn jvmti(&self) -> Option<Jvmti> {
         ENVIRONMENT.lock().map(|(jvmti, _)| jvmti)
     }
+
+    /// The agent's JVMTI environment, or the error `failed` makes of its
+    /// absence.
+    fn jvmti_or(&self, failed: fn(BoxedError) -> VmError) -> Result<Jvmti, VmError> {
+        self.jvmti()
+            .ok_or_else(|| failed("the agent has no JVMTI environment".into()))
+    }
 }
 
 impl StartVm for LifecycleJvm {
@@ -351,37 +383,33 @@ impl StartVm for LifecycleJvm {
 impl LifecycleVm for LifecycleJvm {
     type Jvm = JvmSession;
 
-    fn start_events(&mut self) -> Result<(), String> {
-        let jvmti = self
-            .jvmti()
-            .ok_or("cannot start sampling: no JVMTI environment")?;
+    fn start_events(&mut self) -> Result<(), VmError> {
+        let jvmti = self.jvmti_or(VmError::StartSampling)?;
         jvmti
             .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
             .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
             // Before sampling: they clear the thread keys cached per OS thread.
             .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
             .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
-            .map_err(|e| format!("cannot start sampling: {e}"))?;
+            .map_err(|e| VmError::StartSampling(e.into()))?;
         // Refused without the capability (see `environment`): no marker then.
         let _ = jvmti.set_event(true, JVMTI_EVENT_RESOURCE_EXHAUSTED);
         Ok(())
     }
 
-    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), String> {
-        let jvmti = self
-            .jvmti()
-            .ok_or("cannot start sampling: no JVMTI environment")?;
+    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), VmError> {
+        let jvmti = self.jvmti_or(VmError::StartSampling)?;
         match threads {
             // Every thread: one global switch.
             None => jvmti
                 .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
-                .map_err(|e| format!("cannot start sampling: {e}")),
+                .map_err(|e| VmError::StartSampling(e.into())),
             // Only matching threads: enabled one by one, so the others pay
             // nothing. Threads started later are checked as they start.
             Some(pattern) => {
                 let threads = jvmti
                     .all_threads()
-                    .map_err(|e| format!("cannot list threads: {e}"))?;
+                    .map_err(|e| VmError::ListThreads(e.into()))?;
                 for thread in threads {
                     enable_if_matching(jvmti, self.0, pattern, thread);
                     self.0.delete_local_ref(thread);
@@ -419,9 +447,11 @@ impl LifecycleVm for LifecycleJvm {
         }
     }
 
-    fn force_garbage_collection(&mut self) -> Result<(), String> {
-        let jvmti = self.jvmti().ok_or("no JVMTI environment")?;
-        jvmti.force_garbage_collection().map_err(|e| e.to_string())
+    fn force_garbage_collection(&mut self) -> Result<(), VmError> {
+        let jvmti = self.jvmti_or(VmError::ForceCollection)?;
+        jvmti
+            .force_garbage_collection()
+            .map_err(|e| VmError::ForceCollection(e.into()))
     }
 
     fn add_exit_hook(&mut self, jvm: &JvmSession) -> bool {

@@ -187,14 +187,21 @@ pub fn paths_to_roots(
 /// when dropped.
 struct TagEnv(Jvmti);
 
+/// Why the walk has no environment of its own.
+#[derive(Debug, thiserror::Error)]
+enum TagEnvError {
+    #[error("no JVMTI environment for the walk (status {0})")]
+    NoEnvironment(jint),
+    #[error("cannot tag objects for the walk: {0}")]
+    CannotTag(#[source] JvmtiError),
+}
+
 impl TagEnv {
-    fn new(vm: Vm) -> Result<Self, String> {
-        let jvmti = vm
-            .jvmti()
-            .map_err(|status| format!("no JVMTI environment for the walk (status {status})"))?;
+    fn new(vm: Vm) -> Result<Self, TagEnvError> {
+        let jvmti = vm.jvmti().map_err(TagEnvError::NoEnvironment)?;
         if let Err(error) = jvmti.add_capabilities(&jvmtiCapabilities::of(&[CAN_TAG_OBJECTS])) {
             jvmti.dispose();
-            return Err(format!("cannot tag objects for the walk: {error}"));
+            return Err(TagEnvError::CannotTag(error));
         }
         Ok(Self(jvmti))
     }

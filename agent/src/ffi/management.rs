@@ -770,11 +770,21 @@ pub struct Management {
     globals: Vec<jobject>,
 }
 
+/// Why the JVM's management interface is not there.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagementError {
+    /// `ManagementFactory` or a class it needs is missing.
+    #[error(
+        "java.lang.management.ManagementFactory is missing (a runtime without java.management)"
+    )]
+    Missing,
+}
+
 impl Management {
     /// Looks the beans up through [`platform_factory`]; an error says why
     /// there are none (the management classes missing, say). Loads the
     /// management classes, some milliseconds once.
-    pub fn new(jni: Jni) -> Result<Self, String> {
+    pub fn new(jni: Jni) -> Result<Self, ManagementError> {
         let mut management = Self {
             gc: None,
             notifications: None,
@@ -812,11 +822,7 @@ impl Management {
         });
         if found.is_none() {
             management.release(jni);
-            return Err(
-                "java.lang.management.ManagementFactory is missing (a runtime without \
-                 java.management)"
-                    .to_owned(),
-            );
+            return Err(ManagementError::Missing);
         }
         Ok(management)
     }
