@@ -14,21 +14,21 @@
 //!   virtual thread shares its carrier's, so it is asked each time);
 //! - a class's key is guessed from the class last allocated at the sample's
 //!   site, the top frame's method and location: the thread's own guess
-//!   ([`SiteClasses`]), then any thread's ([`Keys`]), each checked with JNI
+//!   (`SiteClasses`), then any thread's ([`Keys`]), each checked with JNI
 //!   `IsSameObject` against the session's weak reference to the class.
 //!
 //! Invariants:
 //! - A key names one object of one session: keys come from counters that
 //!   only grow, a tag of another session is not taken for a key, and a
 //!   [`Local`]'s caches are stamped with the session they were made in.
-//! - A class reference the callbacks can reach (in a [`SiteClasses`] or in
+//! - A class reference the callbacks can reach (in a `SiteClasses` or in
 //!   the session's tables) is never deleted while a callback might use it.
 //!   The writer *retires* the reference of a class that is gone: it removes
 //!   it from the session's tables, moves the class epoch, and deletes it
 //!   only at a moment when no callback runs
 //!   ([`KeysVm::no_callback_running`]). Callbacks that ran before that
 //!   moment are done with it; those that start after it see the new epoch
-//!   and empty their [`SiteClasses`] before they look in it.
+//!   and empty their `SiteClasses` before they look in it.
 //! - The callback allocates nothing on the Java heap and waits for the
 //!   writer only when the ring is full (see [`crate::session`]).
 
@@ -412,7 +412,7 @@ impl Keys {
     /// The key of an object's class; the writer looks its name up later.
     /// `site` is the allocating frame's method and location, if it has one:
     /// the class this thread allocated there last is checked first
-    /// ([`SiteClasses`]), then the one any thread did ([`Classes::by_site`]).
+    /// (`SiteClasses`), then the one any thread did ([`Classes::by_site`]).
     #[inline]
     fn class_key<V: CallbackVm>(
         &self,

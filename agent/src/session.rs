@@ -252,7 +252,45 @@ pub struct Session {
 
 /// How a snapshot asked of the writer turned out: what it copied, or why
 /// it failed.
-pub type DumpOutcome = Result<Snapshot, String>;
+pub type DumpOutcome = Result<Snapshot, RequestError>;
+
+/// Why the writer did not do what a callback or an attach asked of it.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RequestError {
+    /// The writer loop had ended: it takes no request any more.
+    #[error("the recording has ended")]
+    Ended,
+    /// The writer loop ended before it wrote the snapshot asked for.
+    #[error("the recording ended before the snapshot")]
+    EndedBeforeSnapshot,
+    /// Writing failed: the writer's error, as it reads (the writer ends
+    /// with the error itself, and an I/O error cannot be copied to each
+    /// request it failed).
+    #[error("{0}")]
+    Failed(Arc<str>),
+}
+
+/// Why an `exclusive=true` recording's file could not be claimed
+/// ([`claim_file`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    /// The draft recording, written first, could not be.
+    #[error("cannot create {}: {source}", file.display())]
+    Draft {
+        /// The file to claim.
+        file: PathBuf,
+        /// Why.
+        source: jfr_writer::Error,
+    },
+    /// The draft could not be linked to the file's name.
+    #[error("cannot create {}: {source}", file.display())]
+    Link {
+        /// The file to claim.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
 
 /// A snapshot asked of the writer.
 #[derive(Debug)]
@@ -270,7 +308,7 @@ struct Requests {
     closed: bool,
     dumps: Vec<DumpRequest>,
     /// Each answered once written (and flushed) or given up.
-    exhaustions: Vec<(Exhaustion, mpsc::Sender<Result<(), String>>)>,
+    exhaustions: Vec<(Exhaustion, mpsc::Sender<Result<(), RequestError>>)>,
 }
 
 /// How long the old objects written at a heap exhaustion stand for the
@@ -339,7 +377,7 @@ impl Session {
         &self,
         to: &Path,
         collected: bool,
-    ) -> Result<mpsc::Receiver<DumpOutcome>, String> {
+    ) -> Result<mpsc::Receiver<DumpOutcome>, RequestError> {
         let (answer, receiver) = mpsc::channel();
         self.request(|requests| {
             requests.dumps.push(DumpRequest {
@@ -359,7 +397,7 @@ impl Session {
     pub fn report_exhaustion(
         &self,
         exhaustion: Exhaustion,
-    ) -> Result<mpsc::Receiver<Result<(), String>>, String> {
+    ) -> Result<mpsc::Receiver<Result<(), RequestError>>, RequestError> {
         let (answer, receiver) = mpsc::channel();
         self.request(|requests| requests.exhaustions.push((exhaustion, answer)))?;
         Ok(receiver)
@@ -367,11 +405,11 @@ impl Session {
 
     /// Adds a request, unless the writer loop has ended, and wakes the
     /// writer.
-    fn request(&self, add: impl FnOnce(&mut Requests)) -> Result<(), String> {
+    fn request(&self, add: impl FnOnce(&mut Requests)) -> Result<(), RequestError> {
         {
             let mut requests = self.requests.lock();
             if requests.closed {
-                return Err("the recording has ended".to_owned());
+                return Err(RequestError::Ended);
             }
             add(&mut requests);
         }
@@ -385,7 +423,7 @@ impl Session {
     }
 
     /// The heap exhaustions reported since the last call.
-    fn take_exhaustions(&self) -> Vec<(Exhaustion, mpsc::Sender<Result<(), String>>)> {
+    fn take_exhaustions(&self) -> Vec<(Exhaustion, mpsc::Sender<Result<(), RequestError>>)> {
         std::mem::take(&mut self.requests.lock().exhaustions)
     }
 
@@ -400,12 +438,10 @@ impl Session {
             )
         };
         for dump in dumps {
-            let _ = dump
-                .answer
-                .send(Err("the recording ended before the snapshot".to_owned()));
+            let _ = dump.answer.send(Err(RequestError::EndedBeforeSnapshot));
         }
         for (_, answer) in exhaustions {
-            let _ = answer.send(Err("the recording has ended".to_owned()));
+            let _ = answer.send(Err(RequestError::Ended));
         }
     }
 
@@ -732,7 +768,10 @@ fn write_recording<S: Sink>(
                 consumer.stats(),
             );
             next_flush = Instant::now() + options.flush;
-            let outcome = written.as_ref().map(|_| ()).map_err(|e| e.to_string());
+            let outcome = written
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| RequestError::Failed(e.to_string().into()));
             for answer in answers {
                 let _ = answer.send(outcome.clone());
             }
@@ -747,7 +786,7 @@ fn write_recording<S: Sink>(
             for dump in dumps {
                 let outcome = writer
                     .snapshot(vm, &dump.to, dump.collected)
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| RequestError::Failed(e.to_string().into()));
                 let _ = dump.answer.send(outcome);
             }
         }
@@ -816,20 +855,24 @@ fn write_recording<S: Sink>(
 /// file is a complete recording (of no events) from the moment it exists,
 /// written first under a name of this process's and linked to `file`, so
 /// that a JVM killed before its writer starts leaves a file readers read.
-pub fn claim_file(file: &Path, pid: u32) -> Result<PathBuf, String> {
+pub fn claim_file(file: &Path, pid: u32) -> Result<PathBuf, ClaimError> {
     let name = file.file_name().unwrap_or_default().to_string_lossy();
     let draft = file.with_file_name(format!(".{name}.claim-{pid}"));
-    let cannot =
-        |error: &dyn std::fmt::Display| format!("cannot create {}: {error}", file.display());
     jfr_writer::Recording::create(&draft, jfr_writer::Options::default())
         .and_then(jfr_writer::Recording::close)
-        .map_err(|error| cannot(&error))?;
+        .map_err(|source| ClaimError::Draft {
+            file: file.to_owned(),
+            source,
+        })?;
     let claimed = match std::fs::hard_link(&draft, file) {
         Ok(()) => Ok(file.to_owned()),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(
             heapsampler_core::options::with_process_id(file, &pid.to_string()),
         ),
-        Err(error) => Err(cannot(&error)),
+        Err(source) => Err(ClaimError::Link {
+            file: file.to_owned(),
+            source,
+        }),
     };
     let _ = std::fs::remove_file(&draft);
     claimed

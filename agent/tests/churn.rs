@@ -4,7 +4,7 @@
 //! references, JVMTI environments, threads, buffers), measured as the
 //! JVM's resident memory.
 //!
-//! `cargo test --release -p heapsampler-agent --test churn -- --nocapture`
+//! `cargo test --release -p heapsampler-agent --test integration churn:: -- --nocapture`
 //! prints the figures BENCHMARKS.md quotes.
 
 use heapsampler_test_support as support;
@@ -100,15 +100,25 @@ fn loaded(answer: &str) -> bool {
     answer.starts_with('0') && answer.contains("return code: 0")
 }
 
-/// Waits until `file`'s chunk has been flushed with events in it (its
-/// header complete and past the metadata): samples flowed.
+/// What a session's chunk holds past its samples once its first flushes
+/// are in, at most: the metadata three times over (the file's creation,
+/// the writer's types, the heap's context), the environment and the
+/// context events, 37.5 KiB in a recording of no sample that a loaded
+/// machine made; then about 200 bytes a flush (`flush=50ms`), so that the
+/// chunk passes this in seconds only with samples in it.
+const CHUNK_BEYOND_SAMPLES: u64 = 64 * 1024;
+
+/// Waits until `file`'s chunk has been flushed with samples in it (its
+/// header complete and past [`CHUNK_BEYOND_SAMPLES`]).
 fn wait_for_samples(file: &Path) {
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let flushed = std::fs::read(file)
             .ok()
             .and_then(|bytes| jfr_format::ChunkHeader::decode(&bytes))
-            .is_some_and(|header| header.generation == 0 && header.chunk_size > 16 * 1024);
+            .is_some_and(|header| {
+                header.generation == 0 && header.chunk_size > CHUNK_BEYOND_SAMPLES
+            });
         if flushed {
             return;
         }

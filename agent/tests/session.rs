@@ -15,7 +15,7 @@ use heapsampler_agent::heap::{Collectors, GcInfo, HeapUsage, HeapVm, NotifiedCol
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord, Tracking};
 use heapsampler_agent::roots::RootsVm;
 use heapsampler_agent::session::{
-    self, Collection, Collections, RunningCollections, Session, SessionVm, claim_file,
+    self, Collection, Collections, RequestError, RunningCollections, Session, SessionVm, claim_file,
 };
 use heapsampler_agent::threads::ThreadsVm;
 use heapsampler_agent::tracking::{StartVm, TrackingPlan};
@@ -580,7 +580,7 @@ fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
             .recv()
             .unwrap()
             .unwrap_err();
-        assert!(error.contains("No such file"), "{error}");
+        assert!(error.to_string().contains("No such file"), "{error}");
 
         session.producer().close();
         writer.join().unwrap();
@@ -588,7 +588,8 @@ fn dumps_are_snapshots_taken_by_the_writer_and_refused_after_the_end() {
     let error = session
         .request_dump(&dir.join("late.jfr"), false)
         .unwrap_err();
-    assert_eq!(error, "the recording has ended");
+    assert!(matches!(error, RequestError::Ended), "{error:?}");
+    assert_eq!(error.to_string(), "the recording has ended");
     assert!(!dir.join("late.jfr").exists());
     running.end();
     assert_eq!(samples_in(&file), 5);
@@ -690,7 +691,8 @@ fn heap_exhaustions_are_written_before_they_are_answered() {
         writer.join().unwrap();
     });
     let error = session.report_exhaustion(exhaustion(&session)).unwrap_err();
-    assert_eq!(error, "the recording has ended");
+    assert!(matches!(error, RequestError::Ended), "{error:?}");
+    assert_eq!(error.to_string(), "the recording has ended");
     running.end();
     let markers: Vec<serde_json::Value> = support::json_events(&support::print_json(&file))
         .iter()
@@ -733,5 +735,5 @@ fn an_exclusive_file_goes_to_the_first_and_the_next_gets_its_pid() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     let missing = dir.join("no such folder").join("run.jfr");
     let error = claim_file(&missing, 7).unwrap_err();
-    assert!(error.contains("cannot create"), "{error}");
+    assert!(error.to_string().contains("cannot create"), "{error}");
 }

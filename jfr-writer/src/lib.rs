@@ -42,8 +42,13 @@
 //! - [`event`]: declaring event types and value types; [`Value`].
 //! - [`demote`]: events written under one type and renamed to another in
 //!   the output later ([`Recording::begin_demotable`]).
-//! - [`recording`]: chunks, flushes, sinks, and files that keep only their
-//!   most recent chunks ([`Options::max_size`], [`Options::max_age`]).
+//! - [`recording`]: a recording, in parts each owning one share of it:
+//!   the clock (`clock`), where the bytes go ([`Sink`], and files that keep
+//!   only their most recent chunks: [`Options::max_size`],
+//!   [`Options::max_age`]; `sink`), the types registered (`registry`), the
+//!   pooled values its users add (`constants`), chunks and flushes
+//!   (`chunks`), events renamed later (`demotion`) and snapshots
+//!   (`snapshots`).
 //! - [`writer`]: writing an event field by field ([`Recording::event`]).
 //! - [`snapshot`]: a complete copy of a recording still being written.
 //! - [`events`]: the standard event types heapsampler writes, ready to

@@ -1,56 +1,83 @@
-//! The agent's life in the JVM: the exported entry points, the JVMTI event
-//! callbacks, and the writer thread's contact with the JVM. What the
-//! callbacks make of what the JVM reports is [`crate::callback`]'s, and
-//! what a session does with it [`crate::session`]'s, in safe code: here
-//! are the locks that order callbacks and sessions, and the JVMTI and JNI
-//! implementations of their VM traits.
+//! The agent's entry points and JVMTI event callbacks, with the VM traits
+//! they drive: the allocation callback's ([`AllocatingThread`]) and the
+//! lifecycle's ([`LifecycleJvm`]); the writer thread's is in
+//! `writer_thread`. What
+//! the callbacks make of what the JVM reports is [`crate::callback`]'s,
+//! what a session does with it [`crate::session`]'s, and when sessions
+//! start and stop [`crate::lifecycle`]'s; here is what touches the JVM.
 //!
 //! `Agent_OnLoad` checks the options and the JVM's capabilities and creates
 //! the recording file, so that any problem stops the JVM at once with one
-//! line. `VMInit` (or `Agent_OnAttach`) starts a session: the ring buffer,
-//! the session's collections, the writer thread, and sampling. Each
+//! line. `VMInit` (or `Agent_OnAttach`) starts a session
+//! ([`Lifecycle::start`], [`Lifecycle::attach`]). Each
 //! `SampledObjectAlloc` takes the stack and a few handles and pushes one
 //! record into the ring, waiting if it is full, never dropping
 //! ([`callback::sample`]). The GC callbacks report to the running session's
 //! collections, if any. A Java heap `OutOfMemoryError` (`ResourceExhausted`)
 //! is handed to the writer, which writes what filled the heap while the
 //! failing thread waits, a while at most ([`callback::heap_exhausted`]).
-//! `VMDeath` (or `stop`, or the end of `duration=`) stops sampling, forces
-//! a collection if the live set is to be the reachable one, lets callbacks
-//! in flight finish, closes the ring, waits for the writer to drain it and
-//! finish the file, and ends the session's collections: one stop path,
-//! [`stop`], whoever asks. Under a collector that cannot collect once
+//! `VMDeath` (or `stop`, or the end of `duration=`) stops the session
+//! ([`Lifecycle::stop`]). Under a collector that cannot collect once
 //! VMDeath has come (ZGC, Shenandoah), the exit's sampling stop and
-//! collection run earlier, in a shutdown hook ([`collect_before_exit`]).
+//! collection run earlier, when the exit hook's thread starts
+//! ([`Lifecycle::collect_before_exit`]).
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::time::Instant;
 
-use heapsampler_core::announcement::{self, Announcement};
-use heapsampler_core::options::{LiveSetAt, LogLevel, Options};
-use heapsampler_core::ring::{Consumer, ring_buffer};
+use heapsampler_core::options::{LiveSetAt, OptionError, Options};
 use jfr_writer::{FileSink, Recording};
-use jni::sys::{_jobject, JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jfieldID, jint, jlong, jobject};
-use parking_lot::{Mutex, RwLock};
+use jni::sys::{_jobject, JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
+use parking_lot::Mutex;
 
-use super::heap_walk;
-use super::jvm::{JNI_VERSION_19, Jni, Jvmti, Vm, library_path, os_thread_id, release_free_memory};
-use super::management::{self, Management};
+use super::jni::{JNI_VERSION_19, Jni, Vm};
+use super::jvm::{Jvmti, JvmtiError, library_path, os_thread_id, release_free_memory};
+use super::management::{self};
 use super::sys::*;
-use crate::callback::{self, Allocation, CallbackVm, Keys, KeysVm, Local};
-use crate::environment::{EnvironmentVm, VmFlag};
-use crate::heap::{ClassLoading, Collectors, GcInfo, HeapVm, JvmInfo, NotifiedCollection};
-use crate::record::{RawFrame, max_record_len};
-use crate::roots::{RootLimits, RootPath, RootsVm};
-use crate::session::{self, RunningCollections, Session, SessionVm, log, say};
-use crate::signature::is_hidden_signature;
-use crate::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
-use crate::tracking::{ExitCollection, StartVm};
-use crate::writer::{self, ClassInfo, Loader, MethodInfo, ThreadInfo};
+use super::writer_thread::writer_thread;
+use crate::callback::{self, Allocation, CallbackVm, Keys, Local};
+use crate::lifecycle::{self, BoxedError, Lifecycle, LifecycleVm, Running, VmError};
+use crate::record::RawFrame;
+use crate::session::{self, ClaimError, say};
+use crate::tracking::StartVm;
+
+/// Why the agent cannot load, or an attach cannot do what it asks: each
+/// says so to the user in one line.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    #[error(transparent)]
+    Options(#[from] OptionError),
+    #[error("options 'stop' and 'dump' apply to an agent attached to a running JVM, not at start")]
+    AttachOnly,
+    #[error("the attaching thread has no JNI environment")]
+    NoJni,
+    #[error("this JVM offers no JVMTI 11 environment (status {0}): JDK 11 or later is needed")]
+    NoJvmti(jint),
+    #[error(transparent)]
+    Capabilities(JvmtiError),
+    #[error(
+        "this JVM cannot sample allocations (JVMTI can_generate_sampled_object_alloc_events): \
+         JDK 11 or later is needed, and no other agent may hold that capability"
+    )]
+    CannotSample,
+    #[error("this JVM lacks JVMTI capabilities the agent needs: {}", .0.join(", "))]
+    MissingCapabilities(Vec<String>),
+    #[error("cannot add JVMTI capabilities: {0}")]
+    AddCapabilities(#[source] JvmtiError),
+    #[error("cannot register JVMTI events: {0}")]
+    Events(#[source] JvmtiError),
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
+    #[error("cannot set the sampling interval: {0}")]
+    Interval(#[source] JvmtiError),
+    #[error("{0} (set file=PATH to choose where the recording goes)")]
+    Create(#[source] jfr_writer::Error),
+    #[error(transparent)]
+    Lifecycle(#[from] lifecycle::Error),
+}
 
 /// What `Agent_OnLoad` prepared for `VMInit`.
 struct Pending {
@@ -62,50 +89,33 @@ struct Pending {
 
 static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
 
-/// The running session; callbacks hold the read lock while they work, so
-/// taking the write lock waits for every callback in flight.
-static SESSION: RwLock<Option<Arc<JvmSession>>> = RwLock::new(None);
+/// The agent's sessions ([`Lifecycle`]): the running one, which callbacks
+/// hold the read lock of while they work, its collections for the GC
+/// callbacks, and the order of starts and stops.
+pub(super) static AGENT: Lifecycle<JvmSession> = Lifecycle::new();
 
-/// The running session's collections, for the GC callbacks. Not behind
-/// `SESSION`'s lock: GC callbacks run at a safepoint and must never wait for
-/// a thread that might itself be waiting for the safepoint to end.
-static COLLECTIONS: RunningCollections = RunningCollections::new();
-
-static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
-
-/// Held by whoever starts or stops a session (an attach, `VMInit`,
-/// `VMDeath`, the end of a `duration=`), so that those happen one at a time:
-/// a stop that comes late (a duration running out as a `stop` arrives)
-/// finds either its own session or none, never the next one half started.
-/// Never taken by the callbacks or the writer thread.
-static LIFECYCLE: Mutex<()> = Mutex::new(());
-
-/// A session and what the JVM side of it holds: the JVMTI environment, and
-/// the session's keys for threads and classes.
-struct JvmSession {
-    session: Session,
-    keys: Keys,
-    id: u64,
-    jvmti: Jvmti,
-    vm: Vm,
+/// The JVM's side of a session: the JVMTI environment, the session's keys
+/// for threads and classes, and the exit hook.
+pub(super) struct JvmSession {
+    pub(super) keys: Keys,
+    pub(super) jvmti: Jvmti,
+    pub(super) vm: Vm,
     /// Whether the JVM may run virtual threads (JNI 19 or later), which
     /// share their carrier's OS thread and so its [`Local`].
     virtual_threads: bool,
-    writer: Mutex<Option<JoinHandle<()>>>,
-    /// When the JVM's collector can collect for the exit's live set.
-    exit_collection: ExitCollection,
     /// The shutdown hook on whose start the exit's collection runs
-    /// ([`collect_before_exit`]): a global reference to its `Thread`, null
-    /// without one. `ThreadStart` compares each starting thread with it
-    /// under the session's read lock, so it is deleted only once no
-    /// callback runs ([`stop`]).
+    /// ([`Lifecycle::collect_before_exit`]): a global reference to its
+    /// `Thread`, null without one. `ThreadStart` compares each starting
+    /// thread with it under the session's read lock, so it is deleted only
+    /// once no callback runs ([`Lifecycle::stop`]).
     exit_hook: AtomicPtr<_jobject>,
-    /// Whether the exit hook has started: the exit's collection is its.
-    exit_hook_started: AtomicBool,
 }
 
+/// A running session, as the callbacks and the writer thread see it.
+pub(super) type JvmRunning = Running<JvmSession>;
+
 thread_local! {
-    static LOCAL: RefCell<Local<jvmtiFrameInfo>> = RefCell::new(Local::default());
+    pub(super) static LOCAL: RefCell<Local<jvmtiFrameInfo>> = RefCell::new(Local::default());
 }
 
 /// The capabilities the agent needs, and which of them it cannot do without.
@@ -127,25 +137,19 @@ fn capabilities() -> jvmtiCapabilities {
 static ENVIRONMENT: Mutex<Option<(Jvmti, Vm)>> = Mutex::new(None);
 
 /// The environment, with the capabilities and callbacks the agent needs.
-fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
+fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), LoadError> {
     let mut environment = ENVIRONMENT.lock();
     if let Some(ready) = *environment {
         return Ok(ready);
     }
     let vm = Vm::new(vm);
-    let jvmti = vm.jvmti().map_err(|status| {
-        format!(
-            "this JVM offers no JVMTI 11 environment (status {status}): JDK 11 or later is needed"
-        )
-    })?;
+    let jvmti = vm.jvmti().map_err(LoadError::NoJvmti)?;
     let wanted = capabilities();
-    let potential = jvmti.potential_capabilities().map_err(|e| e.to_string())?;
+    let potential = jvmti
+        .potential_capabilities()
+        .map_err(LoadError::Capabilities)?;
     if !potential.has(CAN_GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS) {
-        return Err(
-            "this JVM cannot sample allocations (JVMTI can_generate_sampled_object_alloc_events): \
-                    JDK 11 or later is needed, and no other agent may hold that capability"
-                .to_owned(),
-        );
+        return Err(LoadError::CannotSample);
     }
     let mut wanted = wanted;
     // Without it, no marker of an OutOfMemoryError: the recording goes on.
@@ -158,14 +162,11 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
         .filter_map(capability_name)
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "this JVM lacks JVMTI capabilities the agent needs: {}",
-            missing.join(", ")
-        ));
+        return Err(LoadError::MissingCapabilities(missing));
     }
     jvmti
         .add_capabilities(&wanted)
-        .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
+        .map_err(LoadError::AddCapabilities)?;
     let callbacks = jvmtiEventCallbacks::default()
         .VMInit(vm_init)
         .VMDeath(vm_death)
@@ -178,13 +179,13 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), String> {
     jvmti
         .set_event_callbacks(&callbacks)
         .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_VM_DEATH))
-        .map_err(|e| format!("cannot register JVMTI events: {e}"))?;
+        .map_err(LoadError::Events)?;
     *environment = Some((jvmti, vm));
     Ok((jvmti, vm))
 }
 
-/// Prepares a recording; returns a message for the user on failure.
-fn prepare(vm: *mut JavaVM, mut options: Options) -> Result<Pending, String> {
+/// Prepares a recording.
+fn prepare(vm: *mut JavaVM, mut options: Options) -> Result<Pending, LoadError> {
     let (jvmti, vm) = environment(vm)?;
     if options.exclusive {
         options.file = session::claim_file(&options.file, std::process::id())?;
@@ -195,9 +196,9 @@ fn prepare(vm: *mut JavaVM, mut options: Options) -> Result<Pending, String> {
     // default (and interval=0 would not sample every allocation).
     jvmti
         .set_heap_sampling_interval(options.interval as jint)
-        .map_err(|e| format!("cannot set the sampling interval: {e}"))?;
+        .map_err(LoadError::Interval)?;
     let recording = Recording::create(&options.file, session::recording_options(&options))
-        .map_err(|e| format!("{e} (set file=PATH to choose where the recording goes)"))?;
+        .map_err(LoadError::Create)?;
     Ok(Pending {
         options,
         recording,
@@ -233,19 +234,16 @@ pub unsafe extern "system" fn Agent_OnLoad(
     _reserved: *mut c_void,
 ) -> jint {
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
-        .map_err(|e| e.to_string())
+        .map_err(LoadError::from)
         .and_then(|options| match (options.stop, options.dump.is_some()) {
             (false, false) => prepare(vm, options),
-            _ => Err(
-                "options 'stop' and 'dump' apply to an agent attached to a running JVM, not at start"
-                    .to_owned(),
-            ),
+            _ => Err(LoadError::AttachOnly),
         })
         .and_then(|pending| {
             pending
                 .jvmti
                 .set_event(true, JVMTI_EVENT_VM_INIT)
-                .map_err(|e| format!("cannot register JVMTI events: {e}"))?;
+                .map_err(LoadError::Events)?;
             *PENDING.lock() = Some(pending);
             Ok(())
         });
@@ -270,49 +268,18 @@ pub unsafe extern "system" fn Agent_OnAttach(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let _lifecycle = LIFECYCLE.lock();
+    let _order = AGENT.order();
     let result = Options::parse(option_text(options).as_deref(), std::process::id())
-        .map_err(|e| e.to_string())
+        .map_err(LoadError::from)
         .and_then(|options| {
-            let jni = Vm::new(vm)
-                .jni()
-                .ok_or_else(|| "the attaching thread has no JNI environment".to_owned())?;
-            if let Some(to) = &options.dump {
-                return dump(to, options.collects_at(LiveSetAt::Snapshot), jni);
-            }
-            let running = SESSION
-                .read()
-                .as_ref()
-                .map(|running| running.session.options().file.clone());
-            match (options.stop, running) {
-                (true, Some(_)) => {
-                    stop(jni, None, LiveSetAt::Stop, options.collect);
-                    Ok(())
-                }
-                (true, None) => Err(not_recording(jni)),
-                (false, Some(file)) => Err(format!(
-                    "a recording is already running (to {}); attach with 'stop' first",
-                    file.display()
-                )),
-                (false, None) => match announced_by_another(jni) {
-                    Some(other) => Err(match &other.recording {
-                        Some(recording) => format!(
-                            "a recording is already running (to {}), by the agent loaded from \
-                             {} (version {}); attach that file with 'stop' first",
-                            recording.display(),
-                            other.library.display(),
-                            other.version
-                        ),
-                        None => format!(
-                            "the agent loaded from {} (version {}) samples in this JVM (JVMTI \
-                             lets one agent sample): attach that file",
-                            other.library.display(),
-                            other.version
-                        ),
-                    }),
-                    None => start(prepare(vm, options)?, jni),
-                },
-            }
+            let jni = Vm::new(vm).jni().ok_or(LoadError::NoJni)?;
+            let prepared =
+                |options| prepare(vm, options).map_err(|e| lifecycle::Error::Prepare(Box::new(e)));
+            AGENT
+                .attach(options, &mut LifecycleJvm(jni), |options, lifecycle| {
+                    start(prepared(options)?, lifecycle)
+                })
+                .map_err(LoadError::from)
         });
     match result {
         Ok(()) => JNI_OK,
@@ -322,7 +289,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
             // statics; an environment left behind would keep the sampling
             // capability from the next attach. Give it back unless a
             // recording (loaded by an earlier attach) is running.
-            if SESSION.read().is_none() {
+            if AGENT.running().is_none() {
                 if let Some((jvmti, _)) = ENVIRONMENT.lock().take() {
                     jvmti.dispose();
                 }
@@ -332,153 +299,69 @@ pub unsafe extern "system" fn Agent_OnAttach(
     }
 }
 
-/// `dump=PATH` at attach: asks the running recording's writer for a
-/// snapshot in `to` and waits until it is written (or has failed); with
-/// `collect`, after a forced collection, so that the snapshot's live
-/// objects are the reachable ones.
-fn dump(to: &std::path::Path, collect: bool, jni: Jni) -> Result<(), String> {
-    // The session is held, not the lock: a `stop` meanwhile waits for the
-    // writer, which answers (or refuses) the request before it ends.
-    let running = SESSION.read().clone().ok_or_else(|| not_recording(jni))?;
-    let collected = collect && force_collection(&running);
-    let answer = running.session.request_dump(to, collected)?;
-    let outcome = answer
-        .recv()
-        .unwrap_or_else(|_| Err("the recording ended before the snapshot".to_owned()));
-    let snapshot =
-        outcome.map_err(|why| format!("cannot write a snapshot to {}: {why}", to.display()))?;
-    log(
-        running.session.options(),
-        LogLevel::Info,
-        format_args!(
-            "snapshot of {} written to {} ({} chunks, {} bytes)",
-            running.session.options().file.display(),
-            to.display(),
-            snapshot.chunks,
-            snapshot.bytes
-        ),
-    );
-    Ok(())
-}
-
 unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jobject) {
-    let _lifecycle = LIFECYCLE.lock();
+    let _order = AGENT.order();
     if let Some(pending) = PENDING.lock().take() {
-        if let Err(message) = start(pending, Jni::from_raw(jni)) {
+        if let Err(message) = start(pending, &mut LifecycleJvm(Jni::from_raw(jni))) {
             say(format_args!("{message}; not recording"));
         }
     }
 }
 
 unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
-    let _lifecycle = LIFECYCLE.lock();
+    let _order = AGENT.order();
     let jni = Jni::from_raw(jni);
     report_shutdown(jni);
-    stop(jni, None, LiveSetAt::Exit, None);
+    AGENT.stop(&mut LifecycleJvm(jni), None, LiveSetAt::Exit, None);
 }
 
-fn start(pending: Pending, jni: Jni) -> Result<(), String> {
+/// Starts a session with what `Agent_OnLoad` or the attach prepared
+/// ([`Lifecycle::start`]), its writer thread running [`writer_thread`].
+fn start(pending: Pending, lifecycle: &mut LifecycleJvm) -> Result<(), lifecycle::Error> {
     let Pending {
         options,
         recording,
         jvmti,
         vm,
     } = pending;
-    // Room for two of the largest records at least, so a push never waits forever.
-    let ring_bytes = options.ring.max(2 * max_record_len(options.depth));
-    let (producer, mut consumer) = ring_buffer(ring_bytes);
-    // The writer wakes for a quarter of the ring, a collection's end, or
-    // its timer: once per sample, the context switches would cost more than
-    // writing the sample.
-    consumer.set_batch(ring_bytes / 4);
-    let plan = session::tracking_plan(&options, &mut StartJvm(jni));
-    let exit_collection = ExitCollection::of(&mut StartJvm(jni));
-    let collections = COLLECTIONS.begin(producer.clone());
-    let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
-    let running = Arc::new(JvmSession {
-        session: Session::new(options, recording.clock(), plan, producer, collections),
+    let virtual_threads = lifecycle.0.version() >= JNI_VERSION_19;
+    let clock = recording.clock();
+    let jvm = |id| JvmSession {
         keys: Keys::new(id),
-        id,
         jvmti,
         vm,
-        virtual_threads: jni.version() >= JNI_VERSION_19,
-        writer: Mutex::new(None),
-        exit_collection,
+        virtual_threads,
         exit_hook: AtomicPtr::new(std::ptr::null_mut()),
-        exit_hook_started: AtomicBool::new(false),
-    });
-    let writer_session = Arc::clone(&running);
-    let spawned = std::thread::Builder::new()
-        .name("heapsampler-writer".into())
-        .spawn(move || writer_thread(writer_session, recording, consumer));
-    let handle = match spawned {
-        Ok(handle) => handle,
-        Err(e) => {
-            COLLECTIONS.end();
-            return Err(format!("cannot start the writer thread: {e}"));
-        }
     };
-    *running.writer.lock() = Some(handle);
-    jvmti
-        .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
-        // Before sampling: they clear the thread keys cached per OS thread.
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
-        .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
-        .map_err(|e| format!("cannot start sampling: {e}"))?;
-    // Refused without the capability (see `environment`): no marker then.
-    let _ = jvmti.set_event(true, JVMTI_EVENT_RESOURCE_EXHAUSTED);
-    let options = running.session.options();
-    log(
-        options,
-        LogLevel::Info,
-        format_args!(
-            "recording allocations to {} (interval {} bytes, depth {}, liveness {})",
-            options.file.display(),
-            options.interval,
-            options.depth,
-            if options.live { "on" } else { "off" }
-        ),
-    );
-    let filter = options.threads.clone();
-    announce(jni, options);
-    if exit_collection == ExitCollection::BeforeVmDeath && options.collects_at(LiveSetAt::Exit) {
-        match management::add_shutdown_hook(jni, c"heapsampler-exit") {
-            Some(hook) => running.exit_hook.store(hook, Ordering::Release),
-            None => log(
-                options,
-                LogLevel::Info,
-                "cannot add the shutdown hook that collects before the JVM's exit: \
-                 the objects written as live at the exit will include garbage",
-            ),
-        }
+    AGENT.start(options, clock, lifecycle, jvm, move |running, consumer| {
+        std::thread::Builder::new()
+            .name("heapsampler-writer".into())
+            .spawn(move || writer_thread(running, recording, consumer))
+    })
+}
+
+/// What the lifecycle asks of the JVM ([`LifecycleVm`]), on the thread
+/// that starts or stops a session (`VMInit`'s, the attach's, `VMDeath`'s,
+/// the duration's stop thread, the exit hook's), through the agent's JVMTI
+/// environment.
+pub(super) struct LifecycleJvm(pub(super) Jni);
+
+impl LifecycleJvm {
+    /// The agent's JVMTI environment: set up before any session starts,
+    /// and kept while one runs.
+    fn jvmti(&self) -> Option<Jvmti> {
+        ENVIRONMENT.lock().map(|(jvmti, _)| jvmti)
     }
-    *SESSION.write() = Some(running);
-    match filter {
-        // Every thread: one global switch.
-        None => jvmti
-            .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
-            .map_err(|e| format!("cannot start sampling: {e}")),
-        // Only matching threads: enabled one by one, so the others pay
-        // nothing. Threads started later are checked as they start.
-        Some(pattern) => {
-            let threads = jvmti
-                .all_threads()
-                .map_err(|e| format!("cannot list threads: {e}"))?;
-            for thread in threads {
-                enable_if_matching(jvmti, jni, &pattern, thread);
-                jni.delete_local_ref(thread);
-            }
-            Ok(())
-        }
+
+    /// The agent's JVMTI environment, or the error `failed` makes of its
+    /// absence.
+    fn jvmti_or(&self, failed: fn(BoxedError) -> VmError) -> Result<Jvmti, VmError> {
+        self.jvmti()
+            .ok_or_else(|| failed("the agent has no JVMTI environment".into()))
     }
 }
 
-/// What a session's start reads of the JVM, on the thread that starts it
-/// (`VMInit`'s or the attach's).
-struct StartJvm(Jni);
-
-impl StartVm for StartJvm {
+impl StartVm for LifecycleJvm {
     fn vm_flag(&mut self, name: &CStr) -> Option<String> {
         management::vm_option(self.0, name)
     }
@@ -492,55 +375,108 @@ impl StartVm for StartJvm {
     }
 }
 
-/// Says in the JVM's system properties that this copy of the agent
-/// samples here and records to `options.file`
-/// ([`heapsampler_core::announcement`]). Unsaid when this library's path
-/// is unknown: then nothing could name the copy to load.
-fn announce(jni: Jni, options: &Options) {
-    let Some(library) = library_path() else {
-        return;
-    };
-    let announcement = Announcement {
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        library,
-        recording: Some(
-            std::path::absolute(&options.file).unwrap_or_else(|_| options.file.clone()),
-        ),
-    };
-    for (name, value) in announcement.properties() {
-        management::set_system_property(jni, name, value.as_deref());
+impl LifecycleVm for LifecycleJvm {
+    type Jvm = JvmSession;
+
+    fn start_events(&mut self) -> Result<(), VmError> {
+        let jvmti = self.jvmti_or(VmError::StartSampling)?;
+        jvmti
+            .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
+            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
+            // Before sampling: they clear the thread keys cached per OS thread.
+            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
+            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
+            .map_err(|e| VmError::StartSampling(e.into()))?;
+        // Refused without the capability (see `environment`): no marker then.
+        let _ = jvmti.set_event(true, JVMTI_EVENT_RESOURCE_EXHAUSTED);
+        Ok(())
     }
-}
 
-/// Says that no recording runs; this copy still holds the sampling, for
-/// its next recording.
-fn withdraw(jni: Jni) {
-    management::set_system_property(jni, announcement::property::RECORDING, None);
-}
+    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), VmError> {
+        let jvmti = self.jvmti_or(VmError::StartSampling)?;
+        match threads {
+            // Every thread: one global switch.
+            None => jvmti
+                .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
+                .map_err(|e| VmError::StartSampling(e.into())),
+            // Only matching threads: enabled one by one, so the others pay
+            // nothing. Threads started later are checked as they start.
+            Some(pattern) => {
+                let threads = jvmti
+                    .all_threads()
+                    .map_err(|e| VmError::ListThreads(e.into()))?;
+                for thread in threads {
+                    enable_if_matching(jvmti, self.0, pattern, thread);
+                    self.0.delete_local_ref(thread);
+                }
+                Ok(())
+            }
+        }
+    }
 
-/// Another copy of the agent (loaded from another file) that announces
-/// itself in this JVM, if any.
-fn announced_by_another(jni: Jni) -> Option<Announcement> {
-    let announced = Announcement::from_properties(|name| management::system_property(jni, name))?;
-    (Some(&announced.library) != library_path().as_ref()).then_some(announced)
-}
+    fn stop_events(&mut self) {
+        if let Some(jvmti) = self.jvmti() {
+            let _ = jvmti.set_event(false, JVMTI_EVENT_RESOURCE_EXHAUSTED);
+            let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
+            let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
+        }
+    }
 
-/// Why a `stop` or `dump=` has no recording to reach through this copy of
-/// the agent: none runs, or another copy is the one that samples here.
-fn not_recording(jni: Jni) -> String {
-    match announced_by_another(jni) {
-        Some(other) => format!(
-            "no recording is running in the agent loaded from {}; the agent loaded from {} \
-             (version {}) samples in this JVM{}: load that file",
-            library_path().map_or_else(|| "this file".to_owned(), |p| p.display().to_string()),
-            other.library.display(),
-            other.version,
-            other
-                .recording
-                .map(|recording| format!(" and records to {}", recording.display()))
-                .unwrap_or_default()
-        ),
-        None => "no recording is running".to_owned(),
+    /// On every thread: those of `threads=` were enabled one by one, and
+    /// are disabled so, so that a later recording starts clean.
+    fn stop_sampling(&mut self) {
+        let Some(jvmti) = self.jvmti() else {
+            return;
+        };
+        let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+        for thread in jvmti.all_threads().unwrap_or_default() {
+            let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
+            self.0.delete_local_ref(thread);
+        }
+    }
+
+    fn stop_gc_events(&mut self) {
+        if let Some(jvmti) = self.jvmti() {
+            let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
+            let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+        }
+    }
+
+    fn force_garbage_collection(&mut self) -> Result<(), VmError> {
+        let jvmti = self.jvmti_or(VmError::ForceCollection)?;
+        jvmti
+            .force_garbage_collection()
+            .map_err(|e| VmError::ForceCollection(e.into()))
+    }
+
+    fn add_exit_hook(&mut self, jvm: &JvmSession) -> bool {
+        match management::add_shutdown_hook(self.0, c"heapsampler-exit") {
+            Some(hook) => {
+                jvm.exit_hook.store(hook, Ordering::Release);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove_exit_hook(&mut self, jvm: &JvmSession, after_exit: bool) {
+        let hook = jvm.exit_hook.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !hook.is_null() {
+            // At the exit the hook has run, or never will (`Runtime.halt`).
+            management::remove_shutdown_hook(self.0, hook, !after_exit);
+        }
+    }
+
+    fn set_system_property(&mut self, name: &str, value: Option<&str>) {
+        management::set_system_property(self.0, name, value);
+    }
+
+    fn library_path(&mut self) -> Option<std::path::PathBuf> {
+        library_path()
+    }
+
+    fn release_free_memory(&mut self) {
+        release_free_memory();
     }
 }
 
@@ -556,21 +492,21 @@ fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: j
 unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jobject) {
     forget_thread();
     let jni = Jni::from_raw(jni);
-    let guard = SESSION.read();
+    let guard = AGENT.session();
     let Some(running) = guard.as_ref() else {
         return;
     };
-    let hook = running.exit_hook.load(Ordering::Acquire);
+    let hook = running.jvm.exit_hook.load(Ordering::Acquire);
     if !hook.is_null() && jni.is_same_object(thread, hook) {
         // Not under the lock: a stop waits for callbacks in flight, and
         // the collection may take long.
         let running = Arc::clone(running);
         drop(guard);
-        collect_before_exit(&running, jni);
+        AGENT.collect_before_exit(&running, &mut LifecycleJvm(jni));
         return;
     }
     if let Some(pattern) = &running.session.options().threads {
-        enable_if_matching(running.jvmti, jni, pattern, thread);
+        enable_if_matching(running.jvm.jvmti, jni, pattern, thread);
     }
 }
 
@@ -585,151 +521,6 @@ fn forget_thread() {
             local.forget_thread();
         }
     });
-}
-
-/// Stops sampling and waits until the recording is finished: the running
-/// session, or only session `only` if it is still the one running. What
-/// ends it is `at`: a collection is forced first if `collect` says so, or
-/// if not given, if the session's options do for `at`. The caller holds
-/// [`LIFECYCLE`].
-fn stop(jni: Jni, only: Option<u64>, at: LiveSetAt, collect: Option<bool>) {
-    let running = match SESSION.read().as_ref() {
-        Some(running) if only.is_none_or(|id| id == running.id) => Arc::clone(running),
-        _ => return,
-    };
-    let jvmti = running.jvmti;
-    let _ = jvmti.set_event(false, JVMTI_EVENT_RESOURCE_EXHAUSTED);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
-    stop_sampling(jvmti, jni);
-    // Before the ring closes, while the writer runs: it sweeps after the
-    // collection, and once more at the end for the objects still in the
-    // ring then.
-    if collect.unwrap_or_else(|| running.session.options().collects_at(at)) {
-        collect_for_stop(&running, at);
-    }
-    drop(running);
-    // The write lock waits for callbacks in flight; none start after this.
-    let Some(running) = SESSION.write().take() else {
-        return;
-    };
-    let hook = running
-        .exit_hook
-        .swap(std::ptr::null_mut(), Ordering::AcqRel);
-    if !hook.is_null() {
-        // At the exit the hook has run, or never will (`Runtime.halt`).
-        management::remove_shutdown_hook(jni, hook, at != LiveSetAt::Exit);
-    }
-    running.session.producer().close();
-    if let Some(writer) = running.writer.lock().take() {
-        let _ = writer.join();
-    }
-    // The session is over: a collection from now on belongs to no recording.
-    COLLECTIONS.end();
-    withdraw(jni);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
-    let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
-    // The last reference (the writer's went with it): the session's memory
-    // is freed here, and given back.
-    drop(running);
-    release_free_memory();
-}
-
-/// Disables sampling, on every thread (those of `threads=` were enabled
-/// one by one, and are disabled so, so that a later recording starts
-/// clean).
-fn stop_sampling(jvmti: Jvmti, jni: Jni) {
-    let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
-    for thread in jvmti.all_threads().unwrap_or_default() {
-        let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
-        jni.delete_local_ref(thread);
-    }
-}
-
-/// The collection a stop `at` asks for before the live set: forced now,
-/// or at the JVM's exit under ZGC and Shenandoah, the one the exit hook
-/// ran ([`collect_before_exit`]), if any.
-fn collect_for_stop(running: &JvmSession, at: LiveSetAt) {
-    let options = running.session.options();
-    let collected = match (at, running.exit_collection) {
-        (LiveSetAt::Exit, ExitCollection::BeforeVmDeath) => {
-            if !running.exit_hook_started.load(Ordering::Acquire) {
-                log(
-                    options,
-                    LogLevel::Info,
-                    "no collection at the JVM's exit: it ran no shutdown hooks (Runtime.halt, \
-                     or the hook was refused), and this collector cannot collect once it \
-                     exits: the objects written as live include garbage",
-                );
-            }
-            // The hook said whether it collected.
-            return;
-        }
-        (LiveSetAt::Exit, ExitCollection::Never) => {
-            log(
-                options,
-                LogLevel::Info,
-                "no collection at the JVM's exit under this collector: the objects written as \
-                 live include garbage",
-            );
-            false
-        }
-        _ => force_collection(running),
-    };
-    running.session.set_collected_at_end(collected);
-}
-
-/// The exit hook's start ([`management::add_shutdown_hook`]), on its
-/// thread, as the JVM begins to exit: its collector's threads still run,
-/// and so do the program's own and its other shutdown hooks. Stops
-/// sampling and forces the exit's collection, as [`stop`] does at VMDeath
-/// under the other collectors: every sample is then of an object that
-/// was reachable at the collection or is found collected. VMDeath does
-/// the rest of the stop.
-fn collect_before_exit(running: &JvmSession, jni: Jni) {
-    running.exit_hook_started.store(true, Ordering::Release);
-    {
-        // A stop or an attach of another session meanwhile is not undone.
-        let _lifecycle = LIFECYCLE.lock();
-        if SESSION.read().as_ref().is_none_or(|r| r.id != running.id) {
-            return;
-        }
-        stop_sampling(running.jvmti, jni);
-    }
-    // Not under the lifecycle lock: a `Runtime.halt` meanwhile goes on to
-    // VMDeath, whose stop must not wait for a collection the JVM's exit
-    // may never finish.
-    let collected = force_collection(running);
-    running.session.set_collected_at_end(collected);
-}
-
-/// Forces a garbage collection before a live set is taken; returns
-/// whether one finished meanwhile, as the GC callbacks saw it (a collector
-/// may decline: Epsilon always).
-fn force_collection(running: &JvmSession) -> bool {
-    let options = running.session.options();
-    let collections = running.session.collections();
-    let before = collections.finished_count();
-    let started = Instant::now();
-    if let Err(e) = running.jvmti.force_garbage_collection() {
-        say(format_args!("cannot force a garbage collection: {e}"));
-        return false;
-    }
-    let collected = collections.finished_count() > before;
-    log(
-        options,
-        LogLevel::Debug,
-        format_args!(
-            "forced a collection for the live set in {:.1} ms{}",
-            started.elapsed().as_secs_f64() * 1e3,
-            if collected {
-                ""
-            } else {
-                ", but the collector ran none"
-            }
-        ),
-    );
-    collected
 }
 
 unsafe extern "system" fn resource_exhausted(
@@ -764,13 +555,13 @@ unsafe extern "system" fn resource_exhausted(
         }
         // Held, not the lock: a stop meanwhile waits for the writer, which
         // answers before it ends.
-        let Some(running) = SESSION.read().clone() else {
+        let Some(running) = AGENT.running() else {
             return;
         };
         let mut vm = AllocatingThread::new(&running, jni);
         callback::heap_exhausted(
             &running.session,
-            &running.keys,
+            &running.jvm.keys,
             &mut local,
             &mut vm,
             message,
@@ -779,11 +570,11 @@ unsafe extern "system" fn resource_exhausted(
 }
 
 unsafe extern "system" fn gc_start(_jvmti: *mut jvmtiEnv) {
-    COLLECTIONS.started(Instant::now());
+    AGENT.collections().started(Instant::now());
 }
 
 unsafe extern "system" fn gc_finish(_jvmti: *mut jvmtiEnv) {
-    COLLECTIONS.finished(Instant::now());
+    AGENT.collections().finished(Instant::now());
 }
 
 unsafe extern "system" fn sampled_object_alloc(
@@ -802,7 +593,7 @@ unsafe extern "system" fn sampled_object_alloc(
         if local.agent_thread {
             return;
         }
-        let guard = SESSION.read();
+        let guard = AGENT.session();
         if let Some(running) = guard.as_ref() {
             let mut vm = AllocatingThread::new(running, jni);
             let allocation = Allocation {
@@ -813,7 +604,7 @@ unsafe extern "system" fn sampled_object_alloc(
             };
             callback::sample(
                 &running.session,
-                &running.keys,
+                &running.jvm.keys,
                 &mut local,
                 &mut vm,
                 allocation,
@@ -832,11 +623,11 @@ struct AllocatingThread {
 
 impl AllocatingThread {
     #[inline]
-    fn new(running: &JvmSession, jni: Jni) -> Self {
+    fn new(running: &JvmRunning, jni: Jni) -> Self {
         Self {
-            jvmti: running.jvmti,
+            jvmti: running.jvm.jvmti,
             jni,
-            virtual_threads: running.virtual_threads,
+            virtual_threads: running.jvm.virtual_threads,
         }
     }
 }
@@ -910,438 +701,16 @@ impl CallbackVm for AllocatingThread {
     }
 }
 
-/// The writer thread: attached to the JVM as a daemon, never sampled. It
-/// runs [`session::run_writer`], then releases the session's JNI handles.
-fn writer_thread(running: Arc<JvmSession>, recording: Recording<FileSink>, consumer: Consumer) {
-    LOCAL.with(|local| local.borrow_mut().agent_thread = true);
-    let Some(jni) = running.vm.attach_daemon(c"heapsampler-writer") else {
-        running.session.producer().close();
-        say("the writer thread cannot attach to the JVM; not recording");
-        return;
-    };
-    let mut vm = JvmtiVm {
-        running: &running,
-        jni,
-        management: Lookup::NotYet,
-        gc_info: Backoff::default(),
-        thread_bytes: Backoff::default(),
-        loader_name: jni.class_loader_name_field(),
-    };
-    let outcome = session::run_writer(&running.session, recording, consumer, &mut vm)
-        .and_then(|sink| Ok(sink.finish()?));
-    session::report(&running.session, &outcome);
-    if let Lookup::Found(management) = std::mem::replace(&mut vm.management, Lookup::NotYet) {
-        management.release(jni);
-    }
-    // The session may still be running (the writer failed): the class
-    // references are deleted once no callback is running, or left.
-    running.keys.release_all(&mut vm);
-    running.vm.detach();
-}
-
-/// The writer's view of the JVM: JVMTI and JNI on the writer thread.
-struct JvmtiVm<'s> {
-    running: &'s JvmSession,
-    jni: Jni,
-    /// The management interface, looked up at its first use.
-    management: Lookup,
-    /// When a collection's figures may be asked for again after a failure.
-    gc_info: Backoff,
-    /// When the threads' allocated bytes may be asked for again after a
-    /// failure (their `long[]` are Java objects too).
-    thread_bytes: Backoff,
-    /// `ClassLoader.name` ([`Jni::class_loader_name_field`]), looked up once.
-    loader_name: Option<jfieldID>,
-}
-
-/// How many loaders deep a class's description goes: its loader's class,
-/// that class's loader's class, ... The JDK's loaders' classes are the
-/// bootstrap loader's, so a class of the application's loader needs one;
-/// a deeper chain's last loader is described without its class.
-const LOADER_DEPTH: u32 = 4;
-
-/// A pause after each failure of a call, doubling from a second to a
-/// minute while it fails, ended by a success. A collection's figures
-/// (`GcInfo`) are Java objects: in a heap that is full they fail to be
-/// allocated, and each attempt costs the JVM a full collection before it
-/// gives up (and a line of its log: the agent hears of its own
-/// `OutOfMemoryError` too). While the heap stays full, the poll tries now
-/// and then rather than at every collection.
-#[derive(Debug, Default)]
-struct Backoff {
-    /// Until when calls are not made, and the pause after the next failure.
-    until: Option<(Instant, Duration)>,
-}
-
-impl Backoff {
-    const FIRST: Duration = Duration::from_secs(1);
-    const LONGEST: Duration = Duration::from_secs(60);
-
-    /// Whether a call may be made now.
-    fn allows(&self) -> bool {
-        self.until.is_none_or(|(until, _)| Instant::now() >= until)
-    }
-
-    /// A call was made and `succeeded`, or not.
-    fn made(&mut self, succeeded: bool) {
-        self.until = if succeeded {
-            None
-        } else {
-            let pause = self.until.map_or(Self::FIRST, |(_, pause)| pause);
-            Some((Instant::now() + pause, (pause * 2).min(Self::LONGEST)))
-        };
-    }
-}
-
-/// The management interface's beans, once looked for.
-enum Lookup {
-    NotYet,
-    Missing,
-    Found(Box<Management>),
-}
-
-impl SessionVm for JvmtiVm<'_> {
-    fn set_sampling_interval(&mut self, interval: u64) {
-        let interval = interval.min(jint::MAX as u64) as jint;
-        let _ = self.running.jvmti.set_heap_sampling_interval(interval);
-    }
-
-    fn duration_over(&mut self, session: &Session) {
-        // [`stop`] joins the writer, so the writer cannot run it itself: a
-        // short-lived thread does, and the writer drains the ring meanwhile.
-        let (id, vm) = (self.running.id, self.running.vm);
-        let spawned = std::thread::Builder::new()
-            .name("heapsampler-stop".into())
-            .spawn(move || {
-                LOCAL.with(|local| local.borrow_mut().agent_thread = true);
-                let _lifecycle = LIFECYCLE.lock();
-                // Stopped meanwhile (a `stop`, or VMDeath, when the JVM may be
-                // past attaching threads): nothing to do.
-                let running = SESSION.read().as_ref().is_some_and(|r| r.id == id);
-                if running {
-                    if let Some(jni) = vm.attach_daemon(c"heapsampler-stop") {
-                        stop(jni, Some(id), LiveSetAt::Stop, None);
-                        vm.detach();
-                    }
-                }
-            });
-        if let Err(e) = spawned {
-            // The file is still finished; the session is torn down by the
-            // next `stop` or at the JVM's exit. Samples from now on are
-            // counted as lost.
-            say(format_args!(
-                "cannot start the thread that stops the recording at its duration ({e}); \
-                 finishing the file now"
-            ));
-            session.producer().close();
-        }
-    }
-}
-
-impl JvmtiVm<'_> {
-    /// The management interface's beans, looked up the first time; `None`
-    /// (said once, at log level debug) without them.
-    fn management(&mut self) -> Option<&Management> {
-        if let Lookup::NotYet = self.management {
-            self.management = match Management::new(self.jni) {
-                Ok(found) => {
-                    if found.collectors().is_none() {
-                        log(
-                            self.running.session.options(),
-                            LogLevel::Debug,
-                            "no GC or heap events: the collectors' GcInfo \
-                             (com.sun.management, module jdk.management) is missing",
-                        );
-                    }
-                    Lookup::Found(Box::new(found))
-                }
-                Err(why) => {
-                    log(
-                        self.running.session.options(),
-                        LogLevel::Debug,
-                        format_args!("no GC, heap or JVM events: {why}"),
-                    );
-                    Lookup::Missing
-                }
-            };
-        }
-        match &self.management {
-            Lookup::Found(management) => Some(management),
-            _ => None,
-        }
-    }
-
-    /// Describes a class from a live reference, with its loader: once per
-    /// class or method the writer resolves, never per sample.
-    fn class_info(&self, class: jclass) -> Option<ClassInfo> {
-        self.class_info_within(class, LOADER_DEPTH)
-    }
-
-    /// [`JvmtiVm::class_info`], its loaders' classes described `depth`
-    /// loaders deep.
-    fn class_info_within(&self, class: jclass, depth: u32) -> Option<ClassInfo> {
-        let jvmti = self.running.jvmti;
-        let signature = jvmti.class_signature(class).ok()?;
-        let loader = match jvmti.class_loader(class) {
-            Ok(loader) if loader.is_null() => Loader::Boot,
-            Ok(loader) => {
-                let described = self.loader_info(loader, depth);
-                self.jni.delete_local_ref(loader);
-                described
-            }
-            Err(_) => Loader::Unknown,
-        };
-        Some(ClassInfo {
-            hidden: is_hidden_signature(&signature),
-            signature,
-            loader,
-        })
-    }
-
-    /// Describes a live loader object: its name and, `depth` loaders deep,
-    /// its class.
-    fn loader_info(&self, loader: jobject, depth: u32) -> Loader {
-        let class = depth.checked_sub(1).and_then(|depth| {
-            let class = self.jni.object_class(loader);
-            let described = self.class_info_within(class, depth);
-            self.jni.delete_local_ref(class);
-            described.map(Box::new)
-        });
-        let name = self
-            .loader_name
-            .and_then(|field| self.jni.string_field(loader, field));
-        Loader::Object { class, name }
-    }
-}
-
-impl writer::Vm for JvmtiVm<'_> {
-    fn method(&mut self, method: u64) -> Option<MethodInfo> {
-        let jvmti = self.running.jvmti;
-        let id = method as jni::sys::jmethodID;
-        let (name, descriptor) = jvmti.method_name(id).ok()?;
-        let class = jvmti.method_declaring_class(id).ok()?;
-        let class_info = self.class_info(class);
-        self.jni.delete_local_ref(class);
-        Some(MethodInfo {
-            class: class_info?,
-            name,
-            descriptor,
-            modifiers: jvmti.method_modifiers(id).unwrap_or(0),
-            lines: jvmti.line_numbers(id).unwrap_or_default(),
-            native: jvmti.is_method_native(id).unwrap_or(false),
-        })
-    }
-
-    fn class(&mut self, class: u64) -> Option<ClassInfo> {
-        let weak = self.running.keys.class_ref(class)? as jobject;
-        let local = self.jni.new_local_ref(weak);
-        if local.is_null() {
-            return None;
-        }
-        let info = self.class_info(local);
-        self.jni.delete_local_ref(local);
-        info
-    }
-
-    fn thread(&mut self, thread: u64) -> ThreadInfo {
-        let Some(seen) = self.running.keys.resolve_thread(thread) else {
-            return ThreadInfo {
-                java_name: format!("thread-{thread}"),
-                java_thread_id: -1,
-                os_thread_id: 0,
-            };
-        };
-        let local = self.jni.new_local_ref(seen.weak as jobject);
-        let java_thread_id = if local.is_null() {
-            -1
-        } else {
-            self.jni.thread_id(local)
-        };
-        self.jni.delete_local_ref(local);
-        ThreadInfo {
-            java_name: seen.name,
-            java_thread_id,
-            os_thread_id: seen.os_thread_id,
-        }
-    }
-
-    fn forget_gone(&mut self) {
-        let running = self.running;
-        running.keys.forget_gone(self);
-    }
-
-    fn is_collected(&mut self, handle: u64) -> bool {
-        self.jni.is_cleared(handle as jobject)
-    }
-
-    fn release(&mut self, handle: u64) {
-        self.jni.delete_weak_global_ref(handle as jobject);
-    }
-
-    fn array_length(&mut self, handle: u64) -> Option<i32> {
-        self.jni.array_length(handle as jobject)
-    }
-}
-
-impl KeysVm for JvmtiVm<'_> {
-    fn is_cleared(&mut self, weak: u64) -> bool {
-        self.jni.is_cleared(weak as jobject)
-    }
-
-    fn delete_weak_ref(&mut self, weak: u64) {
-        self.jni.delete_weak_global_ref(weak as jobject);
-    }
-
-    /// Callbacks hold the session's read lock throughout, so a `try_write`
-    /// that succeeds is a moment with none, and the lock orders what came
-    /// before it before every callback after it. Never waits for the lock:
-    /// a callback holding it may be waiting for the writer to drain the
-    /// ring.
-    fn no_callback_running(&mut self) -> bool {
-        SESSION.try_write().is_some()
-    }
-}
-
-impl HeapVm for JvmtiVm<'_> {
-    fn jvm_info(&mut self) -> Option<JvmInfo> {
-        let jni = self.jni;
-        self.management()?.jvm_info(jni)
-    }
-
-    fn collectors(&mut self) -> Option<Collectors> {
-        self.management()?.collectors()
-    }
-
-    fn last_collection(&mut self, collector: usize) -> Option<GcInfo> {
-        if !self.gc_info.allows() {
-            return None;
-        }
-        let jni = self.jni;
-        let last = self.management()?.last_collection(jni, collector);
-        self.gc_info.made(last.is_some());
-        last
-    }
-
-    fn notified_collections(&mut self) -> Vec<NotifiedCollection> {
-        let jni = self.jni;
-        self.management()
-            .map_or_else(Vec::new, |m| m.notified_collections(jni))
-    }
-
-    fn vm_flag(&mut self, name: &CStr) -> Option<VmFlag> {
-        management::vm_flag(self.jni, name)
-    }
-
-    fn class_loading(&mut self) -> Option<ClassLoading> {
-        let jni = self.jni;
-        self.management()?.class_loading(jni)
-    }
-}
-
-impl RootsVm for JvmtiVm<'_> {
-    fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
-        heap_walk::paths_to_roots(
-            self.running.vm,
-            self.jni,
-            handles,
-            limits,
-            self.running.session.options(),
-        )
-    }
-}
-
-// The environment's events: the JVM's shutdown, seen at VMDeath, and the
-// writer's view of the system properties and flags.
-
 /// Hands the JVM's shutdown to the running session, if any, with the
 /// thread that posted VMDeath and its stack ([`callback::shutdown`]).
 fn report_shutdown(jni: Jni) {
-    let Some(running) = SESSION.read().clone() else {
+    let Some(running) = AGENT.running() else {
         return;
     };
     let _ = LOCAL.try_with(|local| {
         if let Ok(mut local) = local.try_borrow_mut() {
             let mut vm = AllocatingThread::new(&running, jni);
-            callback::shutdown(&running.session, &running.keys, &mut local, &mut vm);
+            callback::shutdown(&running.session, &running.jvm.keys, &mut local, &mut vm);
         }
     });
-}
-
-impl ThreadsVm for JvmtiVm<'_> {
-    /// JVMTI's live platform threads but this one, the writer, each with
-    /// its Java id, name and the session's key if sampled; then their
-    /// allocated bytes in one call. A thread that ended in between is left
-    /// out (the JVM answers -1 for it).
-    fn thread_allocations(&mut self) -> Result<Vec<ThreadAllocation>, Unmeasured> {
-        if self.management().is_none() {
-            return Err(Unmeasured::Unavailable);
-        }
-        if !self.thread_bytes.allows() {
-            return Ok(Vec::new());
-        }
-        let (jvmti, jni) = (self.running.jvmti, self.jni);
-        let threads = jvmti.all_threads().map_err(|_| Unmeasured::Unavailable)?;
-        let writer = jvmti.current_thread().ok();
-        let mut listed = Vec::with_capacity(threads.len());
-        for thread in threads {
-            let is_writer = writer.is_some_and(|writer| jni.is_same_object(writer, thread));
-            let java_thread_id = if is_writer { -1 } else { jni.thread_id(thread) };
-            if java_thread_id >= 0 {
-                if let Ok(name) = jvmti.thread_name(jni, thread) {
-                    let key = jvmti
-                        .tag(thread)
-                        .ok()
-                        .and_then(|tag| self.running.keys.sampled_thread(tag as u64));
-                    listed.push(ThreadAllocation {
-                        key,
-                        java_thread_id,
-                        name,
-                        allocated: 0,
-                    });
-                }
-            }
-            jni.delete_local_ref(thread);
-        }
-        if let Some(writer) = writer {
-            jni.delete_local_ref(writer);
-        }
-        let ids: Vec<i64> = listed.iter().map(|thread| thread.java_thread_id).collect();
-        let bytes = self
-            .management()
-            .ok_or(Unmeasured::Unavailable)?
-            .thread_allocated_bytes(jni, &ids);
-        self.thread_bytes
-            .made(!matches!(bytes, Err(Unmeasured::Unavailable)));
-        let bytes = bytes?;
-        Ok(listed
-            .into_iter()
-            .zip(bytes)
-            .filter_map(|(thread, bytes)| {
-                let allocated = u64::try_from(bytes).ok()?;
-                Some(ThreadAllocation {
-                    allocated,
-                    ..thread
-                })
-            })
-            .collect())
-    }
-
-    fn unmeasured(&mut self, why: Unmeasured) {
-        // The management interface's absence is said already, at debug.
-        let level = match why {
-            Unmeasured::Unavailable => LogLevel::Debug,
-            Unmeasured::Unsupported | Unmeasured::Disabled => LogLevel::Info,
-        };
-        log(self.running.session.options(), level, why);
-    }
-}
-
-impl EnvironmentVm for JvmtiVm<'_> {
-    fn system_properties(&mut self) -> Vec<(String, String)> {
-        self.running.jvmti.system_properties().unwrap_or_default()
-    }
-
-    fn vm_flags(&mut self, names: &[&str]) -> Vec<Option<VmFlag>> {
-        management::vm_flags(self.jni, names)
-    }
 }

@@ -33,7 +33,8 @@ use heapsampler_core::options::{LogLevel, Options};
 use jni::sys::{jclass, jfieldID, jint, jlong, jobject};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::jvm::{Jni, Jvmti, JvmtiError, Vm};
+use super::jni::{Jni, LocalFrame, Vm};
+use super::jvm::{Jvmti, JvmtiError};
 use super::sys::*;
 use crate::roots::{
     ClassKind, Edge, Graph, Names, NodeId, RootKind, RootLimits, RootPath, Visit, Walker,
@@ -121,7 +122,7 @@ pub fn paths_to_roots(
     let memory = graph.memory_bytes();
     let reached = graph.reached();
     let naming_start = Instant::now();
-    let Some(frame) = LocalFrame::push(jni, signatures.len() as jint + 256) else {
+    let Some(frame) = LocalFrame::push(jni, (signatures.len() as jint + 256).max(16)) else {
         log(
             options,
             LogLevel::Quiet,
@@ -186,14 +187,21 @@ pub fn paths_to_roots(
 /// when dropped.
 struct TagEnv(Jvmti);
 
+/// Why the walk has no environment of its own.
+#[derive(Debug, thiserror::Error)]
+enum TagEnvError {
+    #[error("no JVMTI environment for the walk (status {0})")]
+    NoEnvironment(jint),
+    #[error("cannot tag objects for the walk: {0}")]
+    CannotTag(#[source] JvmtiError),
+}
+
 impl TagEnv {
-    fn new(vm: Vm) -> Result<Self, String> {
-        let jvmti = vm
-            .jvmti()
-            .map_err(|status| format!("no JVMTI environment for the walk (status {status})"))?;
+    fn new(vm: Vm) -> Result<Self, TagEnvError> {
+        let jvmti = vm.jvmti().map_err(TagEnvError::NoEnvironment)?;
         if let Err(error) = jvmti.add_capabilities(&jvmtiCapabilities::of(&[CAN_TAG_OBJECTS])) {
             jvmti.dispose();
-            return Err(format!("cannot tag objects for the walk: {error}"));
+            return Err(TagEnvError::CannotTag(error));
         }
         Ok(Self(jvmti))
     }
@@ -202,21 +210,6 @@ impl TagEnv {
 impl Drop for TagEnv {
     fn drop(&mut self) {
         self.0.dispose();
-    }
-}
-
-/// A frame of JNI local references, freed when dropped.
-struct LocalFrame(Jni);
-
-impl LocalFrame {
-    fn push(jni: Jni, capacity: jint) -> Option<Self> {
-        jni.push_local_frame(capacity.max(16)).then_some(Self(jni))
-    }
-}
-
-impl Drop for LocalFrame {
-    fn drop(&mut self) {
-        self.0.pop_local_frame();
     }
 }
 

@@ -22,387 +22,14 @@
 use std::ffi::{CStr, CString};
 use std::ptr;
 
-use jni::sys::{JNIEnv, jclass, jint, jmethodID, jobject, jvalue};
+use jni::sys::{jclass, jint, jmethodID, jobject, jvalue};
 
-use super::jvm::Jni;
+use super::jni::Jni;
 use crate::environment::VmFlag;
 use crate::heap::{
     ClassLoading, Collectors, GcInfo, HeapUsage, JvmInfo, Metaspace, NotifiedCollection, SpaceUsage,
 };
 use crate::threads::Unmeasured;
-
-/// Checked JNI calls on the calling thread's environment: each clears a
-/// pending exception and then answers `None`.
-#[derive(Debug, Clone, Copy)]
-struct Env(*mut JNIEnv);
-
-impl Env {
-    fn table(&self) -> &jni::sys::JNINativeInterface_ {
-        // SAFETY: a valid JNIEnv points at its function table.
-        unsafe { &**self.0 }
-    }
-
-    /// Clears a pending exception; whether there was one.
-    fn failed(self) -> bool {
-        let table = self.table();
-        // SAFETY: ExceptionCheck and ExceptionClear may be called with an
-        // exception pending.
-        unsafe {
-            let pending = (table.ExceptionCheck.expect("ExceptionCheck"))(self.0) != 0;
-            if pending {
-                (table.ExceptionClear.expect("ExceptionClear"))(self.0);
-            }
-            pending
-        }
-    }
-
-    /// `value`, unless the call that gave it threw or gave null.
-    fn checked<T>(self, value: *mut T) -> Option<*mut T> {
-        (!self.failed() && !value.is_null()).then_some(value)
-    }
-
-    /// Runs `body` in a local frame of `capacity` references, which is
-    /// popped after it, freeing every local reference made in it.
-    fn frame<T>(self, capacity: jint, body: impl FnOnce() -> Option<T>) -> Option<T> {
-        let table = self.table();
-        // SAFETY: PushLocalFrame takes a capacity and fails (with an
-        // OutOfMemoryError pending, cleared) or pushes a frame.
-        if unsafe { (table.PushLocalFrame.expect("PushLocalFrame"))(self.0, capacity) } != 0 {
-            self.failed();
-            return None;
-        }
-        let value = body();
-        // SAFETY: pops the frame pushed above; no reference is kept.
-        unsafe { (table.PopLocalFrame.expect("PopLocalFrame"))(self.0, ptr::null_mut()) };
-        value
-    }
-
-    /// A class by its internal name: a local reference.
-    fn class(self, name: &CStr) -> Option<jclass> {
-        // SAFETY: FindClass takes a NUL-terminated name; a missing class
-        // leaves NoClassDefFoundError pending, cleared by `checked`.
-        let class = unsafe { (self.table().FindClass.expect("FindClass"))(self.0, name.as_ptr()) };
-        self.checked(class)
-    }
-
-    fn method(self, class: jclass, name: &CStr, signature: &CStr) -> Option<jmethodID> {
-        // SAFETY: `class` is a live class reference; the strings are
-        // NUL-terminated; a missing method leaves NoSuchMethodError pending.
-        let method = unsafe {
-            (self.table().GetMethodID.expect("GetMethodID"))(
-                self.0,
-                class,
-                name.as_ptr(),
-                signature.as_ptr(),
-            )
-        };
-        self.checked(method)
-    }
-
-    fn static_method(self, class: jclass, name: &CStr, signature: &CStr) -> Option<jmethodID> {
-        // SAFETY: as for `method`, for a static method.
-        let method = unsafe {
-            (self.table().GetStaticMethodID.expect("GetStaticMethodID"))(
-                self.0,
-                class,
-                name.as_ptr(),
-                signature.as_ptr(),
-            )
-        };
-        self.checked(method)
-    }
-
-    /// A static object field's value: a local reference.
-    fn static_field(self, class: jclass, name: &CStr, signature: &CStr) -> Option<jobject> {
-        let table = self.table();
-        // SAFETY: `class` is a live class reference; the strings are
-        // NUL-terminated; the field is read only once found, with the type
-        // its signature names.
-        let field = unsafe {
-            (table.GetStaticFieldID.expect("GetStaticFieldID"))(
-                self.0,
-                class,
-                name.as_ptr(),
-                signature.as_ptr(),
-            )
-        };
-        let field = self.checked(field)?;
-        // SAFETY: `field` is a static object field of `class`.
-        let value = unsafe {
-            (table.GetStaticObjectField.expect("GetStaticObjectField"))(self.0, class, field)
-        };
-        self.checked(value)
-    }
-
-    /// Calls an object method of `object` returning an object: a local
-    /// reference, `None` if it threw or returned null.
-    fn object(self, object: jobject, method: jmethodID, args: &[jvalue]) -> Option<jobject> {
-        // SAFETY: `object` is a live reference of a class that has
-        // `method`, and `args` match the method's signature (each caller
-        // passes the arguments its signature names).
-        let value = unsafe {
-            (self.table().CallObjectMethodA.expect("CallObjectMethodA"))(
-                self.0,
-                object,
-                method,
-                args.as_ptr(),
-            )
-        };
-        self.checked(value)
-    }
-
-    /// Calls a static method of `class` returning an object: `None` if it
-    /// threw or returned null.
-    fn static_object(self, class: jclass, method: jmethodID, args: &[jvalue]) -> Option<jobject> {
-        self.static_object_or_null(class, method, args)
-            .and_then(|value| self.checked(value))
-    }
-
-    /// As [`static_object`](Self::static_object), for a method that may
-    /// return null: `None` only if it threw.
-    fn static_object_or_null(
-        self,
-        class: jclass,
-        method: jmethodID,
-        args: &[jvalue],
-    ) -> Option<jobject> {
-        // SAFETY: `method` is a static method of `class`, and `args`
-        // match its signature.
-        let value = unsafe {
-            (self
-                .table()
-                .CallStaticObjectMethodA
-                .expect("CallStaticObjectMethodA"))(self.0, class, method, args.as_ptr())
-        };
-        (!self.failed()).then_some(value)
-    }
-
-    /// A new object of `class` made by its no-argument constructor
-    /// `init`: a local reference.
-    fn new_object(self, class: jclass, init: jmethodID) -> Option<jobject> {
-        let args: [jvalue; 0] = [];
-        // SAFETY: `init` is the no-argument constructor of `class`, a
-        // live, concrete class reference.
-        let object = unsafe {
-            (self.table().NewObjectA.expect("NewObjectA"))(self.0, class, init, args.as_ptr())
-        };
-        self.checked(object)
-    }
-
-    /// A new object of `class` made by its constructor `init` with `args`
-    /// (which match its signature): a local reference.
-    fn new_object_with(self, class: jclass, init: jmethodID, args: &[jvalue]) -> Option<jobject> {
-        // SAFETY: `init` is a constructor of `class`, a live, concrete
-        // class reference, and `args` match its signature.
-        let object = unsafe {
-            (self.table().NewObjectA.expect("NewObjectA"))(self.0, class, init, args.as_ptr())
-        };
-        self.checked(object)
-    }
-
-    /// Calls a method of `object` returning nothing; `None` if it threw.
-    fn void(self, object: jobject, method: jmethodID, args: &[jvalue]) -> Option<()> {
-        // SAFETY: `object` is a live reference of a class that has
-        // `method`, and `args` match the method's signature.
-        unsafe {
-            (self.table().CallVoidMethodA.expect("CallVoidMethodA"))(
-                self.0,
-                object,
-                method,
-                args.as_ptr(),
-            )
-        };
-        (!self.failed()).then_some(())
-    }
-
-    /// A new `Object[]`-like array of `length` elements of `class`, each
-    /// `element`: a local reference.
-    fn array_of(self, length: jint, class: jclass, element: jobject) -> Option<jobject> {
-        // SAFETY: `class` and `element` are live references, `element` an
-        // instance of `class` (or null).
-        let array = unsafe {
-            (self.table().NewObjectArray.expect("NewObjectArray"))(self.0, length, class, element)
-        };
-        self.checked(array)
-    }
-
-    /// Calls a no-argument method of `object` returning a `long`.
-    fn long(self, object: jobject, method: jmethodID) -> Option<i64> {
-        let args: [jvalue; 0] = [];
-        // SAFETY: `object` is a live reference of a class that has
-        // `method`, a no-argument method returning long.
-        let value = unsafe {
-            (self.table().CallLongMethodA.expect("CallLongMethodA"))(
-                self.0,
-                object,
-                method,
-                args.as_ptr(),
-            )
-        };
-        (!self.failed()).then_some(value)
-    }
-
-    /// Calls a no-argument method of `object` returning a `boolean`.
-    fn boolean(self, object: jobject, method: jmethodID) -> Option<bool> {
-        let args: [jvalue; 0] = [];
-        // SAFETY: as for `long`, for a method returning boolean.
-        let value = unsafe {
-            (self.table().CallBooleanMethodA.expect("CallBooleanMethodA"))(
-                self.0,
-                object,
-                method,
-                args.as_ptr(),
-            )
-        };
-        (!self.failed()).then_some(value != 0)
-    }
-
-    /// Calls a method of `object` returning a `boolean` with `args` (which
-    /// match its signature).
-    fn boolean_with(self, object: jobject, method: jmethodID, args: &[jvalue]) -> Option<bool> {
-        // SAFETY: `object` is a live reference of a class that has
-        // `method`, a method returning boolean, and `args` match its
-        // signature.
-        let value = unsafe {
-            (self.table().CallBooleanMethodA.expect("CallBooleanMethodA"))(
-                self.0,
-                object,
-                method,
-                args.as_ptr(),
-            )
-        };
-        (!self.failed()).then_some(value != 0)
-    }
-
-    /// The class of `object`: a local reference.
-    fn class_of(self, object: jobject) -> Option<jclass> {
-        // SAFETY: `object` is a live, non-null reference.
-        let class =
-            unsafe { (self.table().GetObjectClass.expect("GetObjectClass"))(self.0, object) };
-        self.checked(class)
-    }
-
-    /// A new `long[]` holding `values`: a local reference.
-    fn long_array(self, values: &[i64]) -> Option<jobject> {
-        let length = jint::try_from(values.len()).ok()?;
-        let table = self.table();
-        // SAFETY: NewLongArray makes an array of `length` longs (or fails
-        // with an OutOfMemoryError pending, cleared by `checked`);
-        // SetLongArrayRegion copies `length` longs into it from `values`.
-        unsafe {
-            let array =
-                self.checked((table.NewLongArray.expect("NewLongArray"))(self.0, length))?;
-            (table.SetLongArrayRegion.expect("SetLongArrayRegion"))(
-                self.0,
-                array,
-                0,
-                length,
-                values.as_ptr(),
-            );
-            (!self.failed()).then_some(array)
-        }
-    }
-
-    /// The elements of a `long[]`.
-    fn longs(self, array: jobject) -> Option<Vec<i64>> {
-        let table = self.table();
-        // SAFETY: `array` is a live long[] reference: its length is read,
-        // then that many elements copied into a buffer of that length.
-        unsafe {
-            let length = (table.GetArrayLength.expect("GetArrayLength"))(self.0, array);
-            let mut values = vec![0i64; length.max(0) as usize];
-            (table.GetLongArrayRegion.expect("GetLongArrayRegion"))(
-                self.0,
-                array,
-                0,
-                length.max(0),
-                values.as_mut_ptr(),
-            );
-            (!self.failed()).then_some(values)
-        }
-    }
-
-    /// The length of an array.
-    fn length(self, array: jobject) -> Option<jint> {
-        // SAFETY: `array` is a live array reference.
-        let length =
-            unsafe { (self.table().GetArrayLength.expect("GetArrayLength"))(self.0, array) };
-        (!self.failed()).then_some(length)
-    }
-
-    /// Calls a no-argument method of `object` returning an `int`.
-    fn int(self, object: jobject, method: jmethodID) -> Option<i32> {
-        let args: [jvalue; 0] = [];
-        // SAFETY: as for `long`, for a method returning int.
-        let value = unsafe {
-            (self.table().CallIntMethodA.expect("CallIntMethodA"))(
-                self.0,
-                object,
-                method,
-                args.as_ptr(),
-            )
-        };
-        (!self.failed()).then_some(value)
-    }
-
-    /// A Java string's text.
-    fn text(self, string: jobject) -> Option<String> {
-        let table = self.table();
-        // SAFETY: `string` is a live java.lang.String reference; the
-        // characters are copied out and released.
-        unsafe {
-            let chars = (table.GetStringUTFChars.expect("GetStringUTFChars"))(
-                self.0,
-                string,
-                ptr::null_mut(),
-            );
-            if chars.is_null() {
-                self.failed();
-                return None;
-            }
-            let text = CStr::from_ptr(chars).to_string_lossy().into_owned();
-            (table.ReleaseStringUTFChars.expect("ReleaseStringUTFChars"))(self.0, string, chars);
-            Some(text)
-        }
-    }
-
-    /// A new Java string: a local reference.
-    fn string(self, text: &CStr) -> Option<jobject> {
-        // SAFETY: NewStringUTF copies a NUL-terminated string.
-        let string =
-            unsafe { (self.table().NewStringUTF.expect("NewStringUTF"))(self.0, text.as_ptr()) };
-        self.checked(string)
-    }
-
-    /// A global reference to what `object` refers to.
-    fn global(self, object: jobject) -> Option<jobject> {
-        // SAFETY: `object` is a live reference.
-        let global = unsafe { (self.table().NewGlobalRef.expect("NewGlobalRef"))(self.0, object) };
-        self.checked(global)
-    }
-
-    fn delete_global(self, global: jobject) {
-        // SAFETY: `global` is a global reference not deleted yet.
-        unsafe { (self.table().DeleteGlobalRef.expect("DeleteGlobalRef"))(self.0, global) };
-    }
-
-    fn same(self, a: jobject, b: jobject) -> bool {
-        Jni::from_raw(self.0).is_same_object(a, b)
-    }
-
-    fn is_instance(self, object: jobject, class: jclass) -> bool {
-        // SAFETY: `object` and `class` are live references.
-        unsafe { (self.table().IsInstanceOf.expect("IsInstanceOf"))(self.0, object, class) != 0 }
-    }
-
-    /// The elements of a `java.util.List`: local references.
-    fn list(self, list: jobject, methods: &ListMethods) -> Option<Vec<jobject>> {
-        let size = self.int(list, methods.size)?;
-        (0..size)
-            .map(|at| self.object(list, methods.get, &[jvalue { i: at }]))
-            .collect()
-    }
-}
 
 /// `java.util.List`'s `size()` and `get(int)`.
 struct ListMethods {
@@ -411,11 +38,19 @@ struct ListMethods {
 }
 
 impl ListMethods {
-    fn new(env: Env) -> Option<Self> {
-        let list = env.class(c"java/util/List")?;
+    /// The elements of a `java.util.List`: local references.
+    fn elements(&self, jni: Jni, list: jobject) -> Option<Vec<jobject>> {
+        let size = jni.int(list, self.size)?;
+        (0..size)
+            .map(|at| jni.object(list, self.get, &[jvalue { i: at }]))
+            .collect()
+    }
+
+    fn new(jni: Jni) -> Option<Self> {
+        let list = jni.class(c"java/util/List")?;
         Some(Self {
-            size: env.method(list, c"size", c"()I")?,
-            get: env.method(list, c"get", c"(I)Ljava/lang/Object;")?,
+            size: jni.method(list, c"size", c"()I")?,
+            get: jni.method(list, c"get", c"(I)Ljava/lang/Object;")?,
         })
     }
 }
@@ -448,21 +83,21 @@ struct GcBeans {
 impl GcBeans {
     /// A `GcInfo`'s figures: its usage maps summed over the heap's pools,
     /// and the metaspace's pools.
-    fn read_info(&self, env: Env, info: jobject) -> Option<GcInfo> {
+    fn read_info(&self, jni: Jni, info: jobject) -> Option<GcInfo> {
         let usage_of = |map: jobject, pool: jobject| -> Option<Option<SpaceUsage>> {
             // A pool missing from the map: not one this collector reports on.
-            let Some(usage) = env.object(map, self.map_get, &[jvalue { l: pool }]) else {
+            let Some(usage) = jni.object(map, self.map_get, &[jvalue { l: pool }]) else {
                 return Some(None);
             };
-            let max = env.long(usage, self.max)?;
+            let max = jni.long(usage, self.max)?;
             Some(Some(SpaceUsage {
-                used: env.long(usage, self.used)?.max(0) as u64,
-                committed: env.long(usage, self.committed)?.max(0) as u64,
+                used: jni.long(usage, self.used)?.max(0) as u64,
+                committed: jni.long(usage, self.committed)?.max(0) as u64,
                 max: (max >= 0).then_some(max as u64),
             }))
         };
         let read = |getter| -> Option<(HeapUsage, Option<Metaspace>)> {
-            let map = env.object(info, getter, &[])?;
+            let map = jni.object(info, getter, &[])?;
             let mut heap = HeapUsage::default();
             for &pool in &self.heap_pools {
                 if let Some(usage) = usage_of(map, pool)? {
@@ -489,9 +124,9 @@ impl GcBeans {
         let (before, metaspace_before) = read(self.usage_before)?;
         let (after, metaspace_after) = read(self.usage_after)?;
         Some(GcInfo {
-            id: env.long(info, self.info_id)?.max(0) as u64,
-            start_millis: env.long(info, self.info_start)?,
-            end_millis: env.long(info, self.info_end)?,
+            id: jni.long(info, self.info_id)?.max(0) as u64,
+            start_millis: jni.long(info, self.info_start)?,
+            end_millis: jni.long(info, self.info_end)?,
             before,
             after,
             metaspace_before,
@@ -532,14 +167,14 @@ impl GcNotifications {
     /// adds the listener to each of `gc`'s collectors (every one is a
     /// `NotificationEmitter`). Global references go to `keep`.
     fn listen(
-        env: Env,
+        jni: Jni,
         gc: &GcBeans,
         classes: Option<&ClassBean>,
         keep: &mut Vec<jobject>,
     ) -> Option<Self> {
-        let queue_class = env.class(c"java/util/concurrent/ArrayBlockingQueue")?;
-        let queue_init = env.method(queue_class, c"<init>", c"(I)V")?;
-        let queue = env.new_object_with(
+        let queue_class = jni.class(c"java/util/concurrent/ArrayBlockingQueue")?;
+        let queue_init = jni.method(queue_class, c"<init>", c"(I)V")?;
+        let queue = jni.new_object(
             queue_class,
             queue_init,
             &[jvalue {
@@ -548,125 +183,125 @@ impl GcNotifications {
         )?;
         // MethodHandles.publicLookup().findVirtual(ArrayBlockingQueue.class,
         // "offer", methodType(boolean.class, Object.class)).bindTo(queue)
-        let handles = env.class(c"java/lang/invoke/MethodHandles")?;
-        let lookup_class = env.class(c"java/lang/invoke/MethodHandles$Lookup")?;
-        let handle_class = env.class(c"java/lang/invoke/MethodHandle")?;
-        let type_class = env.class(c"java/lang/invoke/MethodType")?;
-        let object_class = env.class(c"java/lang/Object")?;
-        let class_class = env.class(c"java/lang/Class")?;
-        let boolean_class = env.class(c"java/lang/Boolean")?;
-        let boolean = env.static_field(boolean_class, c"TYPE", c"Ljava/lang/Class;")?;
-        let public_lookup = env.static_method(
+        let handles = jni.class(c"java/lang/invoke/MethodHandles")?;
+        let lookup_class = jni.class(c"java/lang/invoke/MethodHandles$Lookup")?;
+        let handle_class = jni.class(c"java/lang/invoke/MethodHandle")?;
+        let type_class = jni.class(c"java/lang/invoke/MethodType")?;
+        let object_class = jni.class(c"java/lang/Object")?;
+        let class_class = jni.class(c"java/lang/Class")?;
+        let boolean_class = jni.class(c"java/lang/Boolean")?;
+        let boolean = jni.static_field(boolean_class, c"TYPE", c"Ljava/lang/Class;")?;
+        let public_lookup = jni.static_method(
             handles,
             c"publicLookup",
             c"()Ljava/lang/invoke/MethodHandles$Lookup;",
         )?;
-        let lookup = env.static_object(handles, public_lookup, &[])?;
-        let method_type = env.static_method(
+        let lookup = jni.static_object(handles, public_lookup, &[])?;
+        let method_type = jni.static_method(
             type_class,
             c"methodType",
             c"(Ljava/lang/Class;Ljava/lang/Class;)Ljava/lang/invoke/MethodType;",
         )?;
-        let offer_type = env.static_object(
+        let offer_type = jni.static_object(
             type_class,
             method_type,
             &[jvalue { l: boolean }, jvalue { l: object_class }],
         )?;
-        let find_virtual = env.method(
+        let find_virtual = jni.method(
             lookup_class,
             c"findVirtual",
             c"(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/invoke/MethodType;)Ljava/lang/invoke/MethodHandle;",
         )?;
-        let offer = env.object(
+        let offer = jni.object(
             lookup,
             find_virtual,
             &[
                 jvalue { l: queue_class },
                 jvalue {
-                    l: env.string(c"offer")?,
+                    l: jni.string(c"offer")?,
                 },
                 jvalue { l: offer_type },
             ],
         )?;
-        let bind_to = env.method(
+        let bind_to = jni.method(
             handle_class,
             c"bindTo",
             c"(Ljava/lang/Object;)Ljava/lang/invoke/MethodHandle;",
         )?;
-        let offer = env.object(offer, bind_to, &[jvalue { l: queue }])?;
+        let offer = jni.object(offer, bind_to, &[jvalue { l: queue }])?;
         // (Object)boolean -> (Object, Object)boolean: the handback is
         // dropped; the proxy adapts the rest to handleNotification's
         // (Notification, Object)void.
-        let drop_arguments = env.static_method(
+        let drop_arguments = jni.static_method(
             handles,
             c"dropArguments",
             c"(Ljava/lang/invoke/MethodHandle;I[Ljava/lang/Class;)Ljava/lang/invoke/MethodHandle;",
         )?;
-        let dropped = env.array_of(1, class_class, object_class)?;
-        let handler = env.static_object(
+        let dropped = jni.array_of(1, class_class, object_class)?;
+        let handler = jni.static_object(
             handles,
             drop_arguments,
             &[jvalue { l: offer }, jvalue { i: 1 }, jvalue { l: dropped }],
         )?;
-        let proxies = env.class(c"java/lang/invoke/MethodHandleProxies")?;
-        let as_interface = env.static_method(
+        let proxies = jni.class(c"java/lang/invoke/MethodHandleProxies")?;
+        let as_interface = jni.static_method(
             proxies,
             c"asInterfaceInstance",
             c"(Ljava/lang/Class;Ljava/lang/invoke/MethodHandle;)Ljava/lang/Object;",
         )?;
-        let listener_class = env.class(c"javax/management/NotificationListener")?;
-        let listener = env.static_object(
+        let listener_class = jni.class(c"javax/management/NotificationListener")?;
+        let listener = jni.static_object(
             proxies,
             as_interface,
             &[jvalue { l: listener_class }, jvalue { l: handler }],
         )?;
-        let emitter = env.class(c"javax/management/NotificationEmitter")?;
-        let add_listener = env.method(
+        let emitter = jni.class(c"javax/management/NotificationEmitter")?;
+        let add_listener = jni.method(
             emitter,
             c"addNotificationListener",
             c"(Ljavax/management/NotificationListener;Ljavax/management/NotificationFilter;Ljava/lang/Object;)V",
         )?;
-        let remove_listener = env.method(
+        let remove_listener = jni.method(
             emitter,
             c"removeNotificationListener",
             c"(Ljavax/management/NotificationListener;)V",
         )?;
-        let notification = env.class(c"javax/management/Notification")?;
-        let info_class = env.class(c"com/sun/management/GarbageCollectionNotificationInfo")?;
+        let notification = jni.class(c"javax/management/Notification")?;
+        let info_class = jni.class(c"com/sun/management/GarbageCollectionNotificationInfo")?;
         let keep_global = |keep: &mut Vec<jobject>, object: jobject| {
-            let global = env.global(object)?;
+            let global = jni.global(object)?;
             keep.push(global);
             Some(global)
         };
         for class in [queue_class, notification, emitter] {
             keep_global(keep, class)?;
         }
-        let clear = env.method(queue_class, c"clear", c"()V")?;
+        let clear = jni.method(queue_class, c"clear", c"()V")?;
         let notifications = Self {
             queue: keep_global(keep, queue)?,
             listener: keep_global(keep, listener)?,
-            poll: env.method(queue_class, c"poll", c"()Ljava/lang/Object;")?,
-            user_data: env.method(notification, c"getUserData", c"()Ljava/lang/Object;")?,
-            from: env.static_method(
+            poll: jni.method(queue_class, c"poll", c"()Ljava/lang/Object;")?,
+            user_data: jni.method(notification, c"getUserData", c"()Ljava/lang/Object;")?,
+            from: jni.static_method(
                 info_class,
                 c"from",
                 c"(Ljavax/management/openmbean/CompositeData;)Lcom/sun/management/GarbageCollectionNotificationInfo;",
             )?,
-            gc_name: env.method(info_class, c"getGcName", c"()Ljava/lang/String;")?,
-            gc_cause: env.method(info_class, c"getGcCause", c"()Ljava/lang/String;")?,
-            gc_info: env.method(info_class, c"getGcInfo", c"()Lcom/sun/management/GcInfo;")?,
+            gc_name: jni.method(info_class, c"getGcName", c"()Ljava/lang/String;")?,
+            gc_cause: jni.method(info_class, c"getGcCause", c"()Ljava/lang/String;")?,
+            gc_info: jni.method(info_class, c"getGcInfo", c"()Lcom/sun/management/GcInfo;")?,
             info_class: keep_global(keep, info_class)?,
             remove_listener,
         };
         // A rehearsal that fails changes nothing but when the classes
         // load; one cut short may leave its notification queued, and none
         // is a collection.
-        let _ = env.frame(64, || notifications.rehearse(env, gc, classes));
-        env.void(notifications.queue, clear, &[])?;
+        let _ = jni.frame(64, || notifications.rehearse(jni, gc, classes));
+        jni.void(notifications.queue, clear, &[])?;
         let listener = notifications.listener;
         let null = jvalue { l: ptr::null_mut() };
         for &bean in &gc.beans {
-            env.void(bean, add_listener, &[jvalue { l: listener }, null, null])?;
+            jni.void(bean, add_listener, &[jvalue { l: listener }, null, null])?;
         }
         Some(notifications)
     }
@@ -674,16 +309,16 @@ impl GcNotifications {
     /// The next notification off the queue, read; `None` when the queue is
     /// empty, `Some(None)` for one that cannot be read. Its local
     /// references are the caller's frame's.
-    fn next(&self, env: Env, gc: &GcBeans) -> Option<Option<NotifiedCollection>> {
-        let notification = env.object(self.queue, self.poll, &[])?;
+    fn next(&self, jni: Jni, gc: &GcBeans) -> Option<Option<NotifiedCollection>> {
+        let notification = jni.object(self.queue, self.poll, &[])?;
         let read = || {
-            let data = env.object(notification, self.user_data, &[])?;
-            let info = env.static_object(self.info_class, self.from, &[jvalue { l: data }])?;
-            let text = |method| env.text(env.object(info, method, &[])?);
+            let data = jni.object(notification, self.user_data, &[])?;
+            let info = jni.static_object(self.info_class, self.from, &[jvalue { l: data }])?;
+            let text = |method| jni.text(jni.object(info, method, &[])?);
             Some(NotifiedCollection {
                 collector: text(self.gc_name)?,
                 cause: Some(text(self.gc_cause)?),
-                info: gc.read_info(env, env.object(info, self.gc_info, &[])?)?,
+                info: gc.read_info(jni, jni.object(info, self.gc_info, &[])?)?,
             })
         };
         Some(read())
@@ -706,21 +341,21 @@ impl GcNotifications {
     /// rising metaspace as a class leak of the application's
     /// (`IncreasingMetaSpaceLiveSet`); rehearsed here, it comes before
     /// any collection whose notification the recording writes.
-    fn rehearse(&self, env: Env, gc: &GcBeans, classes: Option<&ClassBean>) -> Option<()> {
-        let maker = NotificationMaker::new(env)?;
-        let loaded = || classes.and_then(|classes| env.long(classes.bean, classes.loaded));
+    fn rehearse(&self, jni: Jni, gc: &GcBeans, classes: Option<&ClassBean>) -> Option<()> {
+        let maker = NotificationMaker::new(jni)?;
+        let loaded = || classes.and_then(|classes| jni.long(classes.bean, classes.loaded));
         for _ in 0..REHEARSALS {
             let before = loaded();
             for (&bean, name) in gc.beans.iter().zip(&gc.names) {
-                env.frame(32 + 2 * gc.heap_pools.len() as jint, || {
-                    let notification = maker.notification(env, bean, name)?;
+                jni.frame(32 + 2 * gc.heap_pools.len() as jint, || {
+                    let notification = maker.notification(jni, bean, name)?;
                     let null = jvalue { l: ptr::null_mut() };
-                    env.void(
+                    jni.void(
                         self.listener,
                         maker.handle,
                         &[jvalue { l: notification }, null],
                     )?;
-                    self.next(env, gc)?
+                    self.next(jni, gc)?
                 })?;
             }
             if before.is_none() || loaded() == before {
@@ -766,60 +401,60 @@ struct NotificationMaker {
 }
 
 impl NotificationMaker {
-    fn new(env: Env) -> Option<Self> {
-        let collector = env.class(c"com/sun/management/internal/GarbageCollectorExtImpl")?;
-        let builder = env.class(c"com/sun/management/internal/GcInfoBuilder")?;
-        let usage_class = env.class(c"java/lang/management/MemoryUsage")?;
-        let gc_info_class = env.class(c"com/sun/management/GcInfo")?;
-        let info_class = env.class(c"com/sun/management/GarbageCollectionNotificationInfo")?;
+    fn new(jni: Jni) -> Option<Self> {
+        let collector = jni.class(c"com/sun/management/internal/GarbageCollectorExtImpl")?;
+        let builder = jni.class(c"com/sun/management/internal/GcInfoBuilder")?;
+        let usage_class = jni.class(c"java/lang/management/MemoryUsage")?;
+        let gc_info_class = jni.class(c"com/sun/management/GcInfo")?;
+        let info_class = jni.class(c"com/sun/management/GarbageCollectionNotificationInfo")?;
         let composite_class =
-            env.class(c"com/sun/management/internal/GarbageCollectionNotifInfoCompositeData")?;
-        let managed = env.class(c"java/lang/management/PlatformManagedObject")?;
-        let notification_class = env.class(c"javax/management/Notification")?;
-        let listener = env.class(c"javax/management/NotificationListener")?;
+            jni.class(c"com/sun/management/internal/GarbageCollectionNotifInfoCompositeData")?;
+        let managed = jni.class(c"java/lang/management/PlatformManagedObject")?;
+        let notification_class = jni.class(c"javax/management/Notification")?;
+        let listener = jni.class(c"javax/management/NotificationListener")?;
         Some(Self {
-            builder: env.method(
+            builder: jni.method(
                 collector,
                 c"getGcInfoBuilder",
                 c"()Lcom/sun/management/internal/GcInfoBuilder;",
             )?,
-            pool_names: env.method(builder, c"getPoolNames", c"()[Ljava/lang/String;")?,
-            extension_items: env.method(builder, c"getGcExtItemCount", c"()I")?,
-            usage_init: env.method(usage_class, c"<init>", c"(JJJJ)V")?,
+            pool_names: jni.method(builder, c"getPoolNames", c"()[Ljava/lang/String;")?,
+            extension_items: jni.method(builder, c"getGcExtItemCount", c"()I")?,
+            usage_init: jni.method(usage_class, c"<init>", c"(JJJJ)V")?,
             usage_class,
-            gc_info_init: env.method(
+            gc_info_init: jni.method(
                 gc_info_class,
                 c"<init>",
                 c"(Lcom/sun/management/internal/GcInfoBuilder;JJJ[Ljava/lang/management/MemoryUsage;[Ljava/lang/management/MemoryUsage;[Ljava/lang/Object;)V",
             )?,
             gc_info_class,
-            info_init: env.method(
+            info_init: jni.method(
                 info_class,
                 c"<init>",
                 c"(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;Lcom/sun/management/GcInfo;)V",
             )?,
-            notification_type: env.static_field(
+            notification_type: jni.static_field(
                 info_class,
                 c"GARBAGE_COLLECTION_NOTIFICATION",
                 c"Ljava/lang/String;",
             )?,
             info_class,
-            to_composite: env.static_method(
+            to_composite: jni.static_method(
                 composite_class,
                 c"toCompositeData",
                 c"(Lcom/sun/management/GarbageCollectionNotificationInfo;)Ljavax/management/openmbean/CompositeData;",
             )?,
             composite_class,
-            object_name: env.method(managed, c"getObjectName", c"()Ljavax/management/ObjectName;")?,
-            object_class: env.class(c"java/lang/Object")?,
-            notification_init: env.method(
+            object_name: jni.method(managed, c"getObjectName", c"()Ljavax/management/ObjectName;")?,
+            object_class: jni.class(c"java/lang/Object")?,
+            notification_init: jni.method(
                 notification_class,
                 c"<init>",
                 c"(Ljava/lang/String;Ljava/lang/Object;JJLjava/lang/String;)V",
             )?,
-            set_user_data: env.method(notification_class, c"setUserData", c"(Ljava/lang/Object;)V")?,
+            set_user_data: jni.method(notification_class, c"setUserData", c"(Ljava/lang/Object;)V")?,
             notification_class,
-            handle: env.method(
+            handle: jni.method(
                 listener,
                 c"handleNotification",
                 c"(Ljavax/management/Notification;Ljava/lang/Object;)V",
@@ -829,12 +464,12 @@ impl NotificationMaker {
 
     /// The notification of a made-up collection by `collector` (named
     /// `name`): every pool empty, the collector's own attributes null.
-    fn notification(&self, env: Env, collector: jobject, name: &str) -> Option<jobject> {
-        let name = env.string(&CString::new(name).ok()?)?;
-        let builder = env.object(collector, self.builder, &[])?;
-        let pools = env.length(env.object(builder, self.pool_names, &[])?)?;
-        let extension_items = env.int(builder, self.extension_items)?;
-        let usage = env.new_object_with(
+    fn notification(&self, jni: Jni, collector: jobject, name: &str) -> Option<jobject> {
+        let name = jni.string(&CString::new(name).ok()?)?;
+        let builder = jni.object(collector, self.builder, &[])?;
+        let pools = jni.length(jni.object(builder, self.pool_names, &[])?)?;
+        let extension_items = jni.int(builder, self.extension_items)?;
+        let usage = jni.new_object(
             self.usage_class,
             self.usage_init,
             &[
@@ -844,8 +479,8 @@ impl NotificationMaker {
                 jvalue { j: -1 },
             ],
         )?;
-        let usages = || env.array_of(pools, self.usage_class, usage);
-        let gc_info = env.new_object_with(
+        let usages = || jni.array_of(pools, self.usage_class, usage);
+        let gc_info = jni.new_object(
             self.gc_info_class,
             self.gc_info_init,
             &[
@@ -856,30 +491,30 @@ impl NotificationMaker {
                 jvalue { l: usages()? },
                 jvalue { l: usages()? },
                 jvalue {
-                    l: env.array_of(extension_items, self.object_class, ptr::null_mut())?,
+                    l: jni.array_of(extension_items, self.object_class, ptr::null_mut())?,
                 },
             ],
         )?;
-        let info = env.new_object_with(
+        let info = jni.new_object(
             self.info_class,
             self.info_init,
             &[
                 jvalue { l: name },
                 jvalue {
-                    l: env.string(c"end of minor GC")?,
+                    l: jni.string(c"end of minor GC")?,
                 },
                 jvalue {
-                    l: env.string(c"Allocation Failure")?,
+                    l: jni.string(c"Allocation Failure")?,
                 },
                 jvalue { l: gc_info },
             ],
         )?;
-        let data = env.static_object(
+        let data = jni.static_object(
             self.composite_class,
             self.to_composite,
             &[jvalue { l: info }],
         )?;
-        let notification = env.new_object_with(
+        let notification = jni.new_object(
             self.notification_class,
             self.notification_init,
             &[
@@ -887,14 +522,14 @@ impl NotificationMaker {
                     l: self.notification_type,
                 },
                 jvalue {
-                    l: env.object(collector, self.object_name, &[])?,
+                    l: jni.object(collector, self.object_name, &[])?,
                 },
                 jvalue { j: 0 },
                 jvalue { j: 0 },
                 jvalue { l: name },
             ],
         )?;
-        env.void(notification, self.set_user_data, &[jvalue { l: data }])?;
+        jni.void(notification, self.set_user_data, &[jvalue { l: data }])?;
         Some(notification)
     }
 }
@@ -922,10 +557,10 @@ struct ThreadBean {
 /// the module's beans: without it, the collectors' `getLastGcInfo()` and
 /// `HotSpotDiagnostic`'s calls throw `UnsatisfiedLinkError`. `None` if the
 /// provider is missing or its initialiser throws.
-fn load_management_ext(env: Env) -> Option<()> {
-    let provider = env.class(c"com/sun/management/internal/PlatformMBeanProviderImpl")?;
+fn load_management_ext(jni: Jni) -> Option<()> {
+    let provider = jni.class(c"com/sun/management/internal/PlatformMBeanProviderImpl")?;
     // Looking a method up initialises its class.
-    env.method(provider, c"<init>", c"()V")?;
+    jni.method(provider, c"<init>", c"()V")?;
     Some(())
 }
 
@@ -942,12 +577,12 @@ fn load_management_ext(env: Env) -> Option<()> {
 /// internal classes gets the public factory, as a runtime without
 /// jdk.management does in the JVM test
 /// `a_runtime_without_the_management_modules_records_without_their_events`.
-fn platform_factory(env: Env) -> Option<jclass> {
+fn platform_factory(jni: Jni) -> Option<jclass> {
     let internal = || {
-        load_management_ext(env)?;
-        env.class(c"sun/management/ManagementFactoryHelper")
+        load_management_ext(jni)?;
+        jni.class(c"sun/management/ManagementFactoryHelper")
     };
-    internal().or_else(|| env.class(c"java/lang/management/ManagementFactory"))
+    internal().or_else(|| jni.class(c"java/lang/management/ManagementFactory"))
 }
 
 /// A `HotSpotDiagnosticMXBean` (`interface`): a local reference.
@@ -955,21 +590,21 @@ fn platform_factory(env: Env) -> Option<jclass> {
 /// `com.sun.management.internal.HotSpotDiagnostic`, is made directly for
 /// the reason of [`platform_factory`]; a JDK without it gets the bean from
 /// `ManagementFactory.getPlatformMXBean`.
-fn diagnostic_bean(env: Env, interface: jclass) -> Option<jobject> {
+fn diagnostic_bean(jni: Jni, interface: jclass) -> Option<jobject> {
     let internal = || {
-        load_management_ext(env)?;
-        let class = env.class(c"com/sun/management/internal/HotSpotDiagnostic")?;
-        let init = env.method(class, c"<init>", c"()V")?;
-        env.new_object(class, init)
+        load_management_ext(jni)?;
+        let class = jni.class(c"com/sun/management/internal/HotSpotDiagnostic")?;
+        let init = jni.method(class, c"<init>", c"()V")?;
+        jni.new_object(class, init, &[])
     };
     internal().or_else(|| {
-        let factory = env.class(c"java/lang/management/ManagementFactory")?;
-        let getter = env.static_method(
+        let factory = jni.class(c"java/lang/management/ManagementFactory")?;
+        let getter = jni.static_method(
             factory,
             c"getPlatformMXBean",
             c"(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;",
         )?;
-        env.static_object(factory, getter, &[jvalue { l: interface }])
+        jni.static_object(factory, getter, &[jvalue { l: interface }])
     })
 }
 
@@ -986,21 +621,20 @@ pub fn vm_option(jni: Jni, name: &CStr) -> Option<String> {
 /// `getName()`: `ZGC Minor Cycles`, `G1 Young Generation`); `None` when the
 /// management classes are missing or a call throws.
 pub fn collector_names(jni: Jni) -> Option<Vec<String>> {
-    let env = Env(jni.raw());
-    env.frame(32, || {
-        let factory = platform_factory(env)?;
-        let list = ListMethods::new(env)?;
-        let manager = env.class(c"java/lang/management/MemoryManagerMXBean")?;
-        let name = env.method(manager, c"getName", c"()Ljava/lang/String;")?;
-        let getter = env.static_method(
+    jni.frame(32, || {
+        let factory = platform_factory(jni)?;
+        let list = ListMethods::new(jni)?;
+        let manager = jni.class(c"java/lang/management/MemoryManagerMXBean")?;
+        let name = jni.method(manager, c"getName", c"()Ljava/lang/String;")?;
+        let getter = jni.static_method(
             factory,
             c"getGarbageCollectorMXBeans",
             c"()Ljava/util/List;",
         )?;
-        let beans = env.static_object(factory, getter, &[])?;
-        env.list(beans, &list)?
+        let beans = jni.static_object(factory, getter, &[])?;
+        list.elements(jni, beans)?
             .into_iter()
-            .map(|bean| env.text(env.object(bean, name, &[])?))
+            .map(|bean| jni.text(jni.object(bean, name, &[])?))
             .collect()
     })
 }
@@ -1008,17 +642,16 @@ pub fn collector_names(jni: Jni) -> Option<Vec<String>> {
 /// The Java system property `name` (`System.getProperty`), `None` when
 /// it is not set or the call throws.
 pub fn system_property(jni: Jni, name: &str) -> Option<String> {
-    let env = Env(jni.raw());
     let name = CString::new(name).ok()?;
-    env.frame(4, || {
-        let system = env.class(c"java/lang/System")?;
-        let get = env.static_method(
+    jni.frame(4, || {
+        let system = jni.class(c"java/lang/System")?;
+        let get = jni.static_method(
             system,
             c"getProperty",
             c"(Ljava/lang/String;)Ljava/lang/String;",
         )?;
-        let key = env.string(&name)?;
-        env.text(env.static_object(system, get, &[jvalue { l: key }])?)
+        let key = jni.string(&name)?;
+        jni.text(jni.static_object(system, get, &[jvalue { l: key }])?)
     })
 }
 
@@ -1026,18 +659,17 @@ pub fn system_property(jni: Jni, name: &str) -> Option<String> {
 /// (`System.setProperty`), or clears it (`System.clearProperty`) for
 /// `None`; whether the call returned without throwing.
 pub fn set_system_property(jni: Jni, name: &str, value: Option<&str>) -> bool {
-    let env = Env(jni.raw());
     let (Ok(name), Ok(value)) = (CString::new(name), value.map(CString::new).transpose()) else {
         return false;
     };
-    env.frame(4, || {
-        let system = env.class(c"java/lang/System")?;
-        let key = env.string(&name)?;
+    jni.frame(4, || {
+        let system = jni.class(c"java/lang/System")?;
+        let key = jni.string(&name)?;
         // Both return the property's previous value, null if none: not
         // a failure, so only a pending exception is one.
         let (method, args) = match &value {
             Some(value) => (
-                env.static_method(
+                jni.static_method(
                     system,
                     c"setProperty",
                     c"(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;",
@@ -1045,12 +677,12 @@ pub fn set_system_property(jni: Jni, name: &str, value: Option<&str>) -> bool {
                 vec![
                     jvalue { l: key },
                     jvalue {
-                        l: env.string(value)?,
+                        l: jni.string(value)?,
                     },
                 ],
             ),
             None => (
-                env.static_method(
+                jni.static_method(
                     system,
                     c"clearProperty",
                     c"(Ljava/lang/String;)Ljava/lang/String;",
@@ -1059,7 +691,7 @@ pub fn set_system_property(jni: Jni, name: &str, value: Option<&str>) -> bool {
             ),
         };
         // The previous value, or null.
-        env.static_object_or_null(system, method, &args).map(drop)
+        jni.static_object_or_null(system, method, &args).map(drop)
     })
     .is_some()
 }
@@ -1073,24 +705,23 @@ pub fn set_system_property(jni: Jni, name: &str, value: Option<&str>) -> bool {
 /// reference to the thread, `None` if refused (the JVM is already
 /// exiting).
 pub fn add_shutdown_hook(jni: Jni, name: &CStr) -> Option<jobject> {
-    let env = Env(jni.raw());
-    env.frame(8, || {
-        let thread_class = env.class(c"java/lang/Thread")?;
-        let init = env.method(thread_class, c"<init>", c"(Ljava/lang/String;)V")?;
-        let thread = env.new_object_with(
+    jni.frame(8, || {
+        let thread_class = jni.class(c"java/lang/Thread")?;
+        let init = jni.method(thread_class, c"<init>", c"(Ljava/lang/String;)V")?;
+        let thread = jni.new_object(
             thread_class,
             init,
             &[jvalue {
-                l: env.string(name)?,
+                l: jni.string(name)?,
             }],
         )?;
-        let runtime_class = env.class(c"java/lang/Runtime")?;
+        let runtime_class = jni.class(c"java/lang/Runtime")?;
         let get_runtime =
-            env.static_method(runtime_class, c"getRuntime", c"()Ljava/lang/Runtime;")?;
-        let runtime = env.static_object(runtime_class, get_runtime, &[])?;
-        let add = env.method(runtime_class, c"addShutdownHook", c"(Ljava/lang/Thread;)V")?;
-        env.void(runtime, add, &[jvalue { l: thread }])?;
-        env.global(thread)
+            jni.static_method(runtime_class, c"getRuntime", c"()Ljava/lang/Runtime;")?;
+        let runtime = jni.static_object(runtime_class, get_runtime, &[])?;
+        let add = jni.method(runtime_class, c"addShutdownHook", c"(Ljava/lang/Thread;)V")?;
+        jni.void(runtime, add, &[jvalue { l: thread }])?;
+        jni.global(thread)
     })
 }
 
@@ -1099,23 +730,22 @@ pub fn add_shutdown_hook(jni: Jni, name: &CStr) -> Option<jobject> {
 /// the JVM runs on); a JVM already exiting refuses (its hooks have
 /// started), which changes nothing.
 pub fn remove_shutdown_hook(jni: Jni, hook: jobject, withdraw: bool) {
-    let env = Env(jni.raw());
     if withdraw {
         // Whether it was registered, or why not: nothing to do either way.
-        let _ = env.frame(4, || {
-            let runtime_class = env.class(c"java/lang/Runtime")?;
+        let _ = jni.frame(4, || {
+            let runtime_class = jni.class(c"java/lang/Runtime")?;
             let get_runtime =
-                env.static_method(runtime_class, c"getRuntime", c"()Ljava/lang/Runtime;")?;
-            let runtime = env.static_object(runtime_class, get_runtime, &[])?;
-            let remove = env.method(
+                jni.static_method(runtime_class, c"getRuntime", c"()Ljava/lang/Runtime;")?;
+            let runtime = jni.static_object(runtime_class, get_runtime, &[])?;
+            let remove = jni.method(
                 runtime_class,
                 c"removeShutdownHook",
                 c"(Ljava/lang/Thread;)Z",
             )?;
-            env.boolean_with(runtime, remove, &[jvalue { l: hook }])
+            jni.boolean(runtime, remove, &[jvalue { l: hook }])
         });
     }
-    env.delete_global(hook);
+    jni.delete_global(hook);
 }
 
 /// A HotSpot flag's value and where it came from (`VMOption.getOrigin()`),
@@ -1140,12 +770,21 @@ pub struct Management {
     globals: Vec<jobject>,
 }
 
+/// Why the JVM's management interface is not there.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagementError {
+    /// `ManagementFactory` or a class it needs is missing.
+    #[error(
+        "java.lang.management.ManagementFactory is missing (a runtime without java.management)"
+    )]
+    Missing,
+}
+
 impl Management {
     /// Looks the beans up through [`platform_factory`]; an error says why
     /// there are none (the management classes missing, say). Loads the
     /// management classes, some milliseconds once.
-    pub fn new(jni: Jni) -> Result<Self, String> {
-        let env = Env(jni.raw());
+    pub fn new(jni: Jni) -> Result<Self, ManagementError> {
         let mut management = Self {
             gc: None,
             notifications: None,
@@ -1154,25 +793,25 @@ impl Management {
             runtime: None,
             globals: Vec::new(),
         };
-        let found = env.frame(64, || {
-            let factory = platform_factory(env)?;
-            let list = ListMethods::new(env)?;
+        let found = jni.frame(64, || {
+            let factory = platform_factory(jni)?;
+            let list = ListMethods::new(jni)?;
             // Every bean before the listener: their classes load before
             // any collection the recording writes (see `rehearse`).
-            management.classes = management.class_bean(env, factory);
-            management.threads = management.thread_bean(env, factory);
+            management.classes = management.class_bean(jni, factory);
+            management.threads = management.thread_bean(jni, factory);
             management.runtime = management.bean(
-                env,
+                jni,
                 factory,
                 c"getRuntimeMXBean",
                 c"()Ljava/lang/management/RuntimeMXBean;",
             );
-            management.gc = management.gc_beans(env, factory, &list);
+            management.gc = management.gc_beans(jni, factory, &list);
             if let Some(gc) = &management.gc {
                 // In its own frame: a failure leaves the rest found.
-                management.notifications = env.frame(64, || {
+                management.notifications = jni.frame(64, || {
                     GcNotifications::listen(
-                        env,
+                        jni,
                         gc,
                         management.classes.as_ref(),
                         &mut management.globals,
@@ -1183,18 +822,14 @@ impl Management {
         });
         if found.is_none() {
             management.release(jni);
-            return Err(
-                "java.lang.management.ManagementFactory is missing (a runtime without \
-                 java.management)"
-                    .to_owned(),
-            );
+            return Err(ManagementError::Missing);
         }
         Ok(management)
     }
 
     /// A global reference to `object`, remembered for release.
-    fn keep(&mut self, env: Env, object: jobject) -> Option<jobject> {
-        let global = env.global(object)?;
+    fn keep(&mut self, jni: Jni, object: jobject) -> Option<jobject> {
+        let global = jni.global(object)?;
         self.globals.push(global);
         Some(global)
     }
@@ -1202,23 +837,23 @@ impl Management {
     /// A platform bean from a static `ManagementFactory` getter, kept.
     fn bean(
         &mut self,
-        env: Env,
+        jni: Jni,
         factory: jclass,
         getter: &CStr,
         signature: &CStr,
     ) -> Option<jobject> {
-        let method = env.static_method(factory, getter, signature)?;
-        let bean = env.static_object(factory, method, &[])?;
-        self.keep(env, bean)
+        let method = jni.static_method(factory, getter, signature)?;
+        let bean = jni.static_object(factory, method, &[])?;
+        self.keep(jni, bean)
     }
 
-    fn class_bean(&mut self, env: Env, factory: jclass) -> Option<ClassBean> {
-        let class = env.class(c"java/lang/management/ClassLoadingMXBean")?;
-        self.keep(env, class)?;
-        let loaded = env.method(class, c"getTotalLoadedClassCount", c"()J")?;
-        let unloaded = env.method(class, c"getUnloadedClassCount", c"()J")?;
+    fn class_bean(&mut self, jni: Jni, factory: jclass) -> Option<ClassBean> {
+        let class = jni.class(c"java/lang/management/ClassLoadingMXBean")?;
+        self.keep(jni, class)?;
+        let loaded = jni.method(class, c"getTotalLoadedClassCount", c"()J")?;
+        let unloaded = jni.method(class, c"getUnloadedClassCount", c"()J")?;
         let bean = self.bean(
-            env,
+            jni,
             factory,
             c"getClassLoadingMXBean",
             c"()Ljava/lang/management/ClassLoadingMXBean;",
@@ -1230,48 +865,48 @@ impl Management {
         })
     }
 
-    fn thread_bean(&mut self, env: Env, factory: jclass) -> Option<ThreadBean> {
+    fn thread_bean(&mut self, jni: Jni, factory: jclass) -> Option<ThreadBean> {
         let bean = self.bean(
-            env,
+            jni,
             factory,
             c"getThreadMXBean",
             c"()Ljava/lang/management/ThreadMXBean;",
         )?;
-        let class = env.class_of(bean)?;
-        self.keep(env, class)?;
+        let class = jni.class_of(bean)?;
+        self.keep(jni, class)?;
         Some(ThreadBean {
             bean,
-            supported: env.method(class, c"isThreadAllocatedMemorySupported", c"()Z")?,
-            enabled: env.method(class, c"isThreadAllocatedMemoryEnabled", c"()Z")?,
-            allocated: env.method(class, c"getThreadAllocatedBytes", c"([J)[J")?,
+            supported: jni.method(class, c"isThreadAllocatedMemorySupported", c"()Z")?,
+            enabled: jni.method(class, c"isThreadAllocatedMemoryEnabled", c"()Z")?,
+            allocated: jni.method(class, c"getThreadAllocatedBytes", c"([J)[J")?,
         })
     }
 
-    fn gc_beans(&mut self, env: Env, factory: jclass, list: &ListMethods) -> Option<GcBeans> {
+    fn gc_beans(&mut self, jni: Jni, factory: jclass, list: &ListMethods) -> Option<GcBeans> {
         // com.sun.management's extension (module jdk.management) has the
         // GcInfo; without it, no collector's figures.
-        let extended = env.class(c"com/sun/management/GarbageCollectorMXBean")?;
-        let manager = env.class(c"java/lang/management/MemoryManagerMXBean")?;
-        let info = env.class(c"com/sun/management/GcInfo")?;
-        let map = env.class(c"java/util/Map")?;
-        let usage = env.class(c"java/lang/management/MemoryUsage")?;
-        let pool = env.class(c"java/lang/management/MemoryPoolMXBean")?;
-        let memory_type = env.class(c"java/lang/management/MemoryType")?;
-        let memory = env.class(c"java/lang/management/MemoryMXBean")?;
+        let extended = jni.class(c"com/sun/management/GarbageCollectorMXBean")?;
+        let manager = jni.class(c"java/lang/management/MemoryManagerMXBean")?;
+        let info = jni.class(c"com/sun/management/GcInfo")?;
+        let map = jni.class(c"java/util/Map")?;
+        let usage = jni.class(c"java/lang/management/MemoryUsage")?;
+        let pool = jni.class(c"java/lang/management/MemoryPoolMXBean")?;
+        let memory_type = jni.class(c"java/lang/management/MemoryType")?;
+        let memory = jni.class(c"java/lang/management/MemoryMXBean")?;
         // The classes whose method ids a poll calls are held, so that the
         // ids stay valid (a method id lives as long as its class; these
         // are the boot loader's, never unloaded, but that is the JVM's
         // business).
         for class in [extended, info, map, usage] {
-            self.keep(env, class)?;
+            self.keep(jni, class)?;
         }
-        let manager_name = env.method(manager, c"getName", c"()Ljava/lang/String;")?;
-        let pool_name = env.method(pool, c"getName", c"()Ljava/lang/String;")?;
-        let pool_type = env.method(pool, c"getType", c"()Ljava/lang/management/MemoryType;")?;
+        let manager_name = jni.method(manager, c"getName", c"()Ljava/lang/String;")?;
+        let pool_name = jni.method(pool, c"getName", c"()Ljava/lang/String;")?;
+        let pool_type = jni.method(pool, c"getType", c"()Ljava/lang/management/MemoryType;")?;
         let heap_type =
-            env.static_field(memory_type, c"HEAP", c"Ljava/lang/management/MemoryType;")?;
-        let max = env.method(usage, c"getMax", c"()J")?;
-        let heap_usage = env.method(
+            jni.static_field(memory_type, c"HEAP", c"Ljava/lang/management/MemoryType;")?;
+        let max = jni.method(usage, c"getMax", c"()J")?;
+        let heap_usage = jni.method(
             memory,
             c"getHeapMemoryUsage",
             c"()Ljava/lang/management/MemoryUsage;",
@@ -1283,58 +918,58 @@ impl Management {
             heap_reserved: 0,
             metaspace_pool: None,
             class_space_pool: None,
-            last_gc_info: env.method(
+            last_gc_info: jni.method(
                 extended,
                 c"getLastGcInfo",
                 c"()Lcom/sun/management/GcInfo;",
             )?,
-            info_id: env.method(info, c"getId", c"()J")?,
-            info_start: env.method(info, c"getStartTime", c"()J")?,
-            info_end: env.method(info, c"getEndTime", c"()J")?,
-            usage_before: env.method(info, c"getMemoryUsageBeforeGc", c"()Ljava/util/Map;")?,
-            usage_after: env.method(info, c"getMemoryUsageAfterGc", c"()Ljava/util/Map;")?,
-            map_get: env.method(map, c"get", c"(Ljava/lang/Object;)Ljava/lang/Object;")?,
-            used: env.method(usage, c"getUsed", c"()J")?,
-            committed: env.method(usage, c"getCommitted", c"()J")?,
+            info_id: jni.method(info, c"getId", c"()J")?,
+            info_start: jni.method(info, c"getStartTime", c"()J")?,
+            info_end: jni.method(info, c"getEndTime", c"()J")?,
+            usage_before: jni.method(info, c"getMemoryUsageBeforeGc", c"()Ljava/util/Map;")?,
+            usage_after: jni.method(info, c"getMemoryUsageAfterGc", c"()Ljava/util/Map;")?,
+            map_get: jni.method(map, c"get", c"(Ljava/lang/Object;)Ljava/lang/Object;")?,
+            used: jni.method(usage, c"getUsed", c"()J")?,
+            committed: jni.method(usage, c"getCommitted", c"()J")?,
             max,
         };
-        let getter = env.static_method(
+        let getter = jni.static_method(
             factory,
             c"getGarbageCollectorMXBeans",
             c"()Ljava/util/List;",
         )?;
-        let beans = env.static_object(factory, getter, &[])?;
-        for bean in env.list(beans, list)? {
-            if !env.is_instance(bean, extended) {
+        let beans = jni.static_object(factory, getter, &[])?;
+        for bean in list.elements(jni, beans)? {
+            if !jni.is_instance(bean, extended) {
                 continue;
             }
-            let name = env.object(bean, manager_name, &[])?;
-            gc.names.push(env.text(name)?);
-            gc.beans.push(self.keep(env, bean)?);
+            let name = jni.object(bean, manager_name, &[])?;
+            gc.names.push(jni.text(name)?);
+            gc.beans.push(self.keep(jni, bean)?);
         }
-        let getter = env.static_method(factory, c"getMemoryPoolMXBeans", c"()Ljava/util/List;")?;
-        let pools = env.static_object(factory, getter, &[])?;
-        for pool in env.list(pools, list)? {
-            let kind = env.object(pool, pool_type, &[])?;
-            let name = env.object(pool, pool_name, &[])?;
-            if env.same(kind, heap_type) {
-                gc.heap_pools.push(self.keep(env, name)?);
+        let getter = jni.static_method(factory, c"getMemoryPoolMXBeans", c"()Ljava/util/List;")?;
+        let pools = jni.static_object(factory, getter, &[])?;
+        for pool in list.elements(jni, pools)? {
+            let kind = jni.object(pool, pool_type, &[])?;
+            let name = jni.object(pool, pool_name, &[])?;
+            if jni.is_same_object(kind, heap_type) {
+                gc.heap_pools.push(self.keep(jni, name)?);
                 continue;
             }
-            match env.text(name)?.as_str() {
-                "Metaspace" => gc.metaspace_pool = Some(self.keep(env, name)?),
-                "Compressed Class Space" => gc.class_space_pool = Some(self.keep(env, name)?),
+            match jni.text(name)?.as_str() {
+                "Metaspace" => gc.metaspace_pool = Some(self.keep(jni, name)?),
+                "Compressed Class Space" => gc.class_space_pool = Some(self.keep(jni, name)?),
                 _ => {}
             }
         }
-        let getter = env.static_method(
+        let getter = jni.static_method(
             factory,
             c"getMemoryMXBean",
             c"()Ljava/lang/management/MemoryMXBean;",
         )?;
-        let memory_bean = env.static_object(factory, getter, &[])?;
-        let heap = env.object(memory_bean, heap_usage, &[])?;
-        gc.heap_reserved = env.long(heap, max)?.max(0) as u64;
+        let memory_bean = jni.static_object(factory, getter, &[])?;
+        let heap = jni.object(memory_bean, heap_usage, &[])?;
+        gc.heap_reserved = jni.long(heap, max)?.max(0) as u64;
         Some(gc)
     }
 
@@ -1350,12 +985,11 @@ impl Management {
     /// Collector `collector`'s `getLastGcInfo()`: its last collection
     /// before the notifications began.
     pub fn last_collection(&self, jni: Jni, collector: usize) -> Option<GcInfo> {
-        let env = Env(jni.raw());
         let gc = self.gc.as_ref()?;
         let bean = *gc.beans.get(collector)?;
-        env.frame(32 + 2 * gc.heap_pools.len() as jint, || {
-            let info = env.object(bean, gc.last_gc_info, &[])?;
-            gc.read_info(env, info)
+        jni.frame(32 + 2 * gc.heap_pools.len() as jint, || {
+            let info = jni.object(bean, gc.last_gc_info, &[])?;
+            gc.read_info(jni, info)
         })
     }
 
@@ -1363,14 +997,13 @@ impl Management {
     /// notified them; empty without notifications. Each is read in its own
     /// frame: the queue may hold thousands.
     pub fn notified_collections(&self, jni: Jni) -> Vec<NotifiedCollection> {
-        let env = Env(jni.raw());
         let (Some(gc), Some(notifications)) = (&self.gc, &self.notifications) else {
             return Vec::new();
         };
         let mut notified = Vec::new();
         loop {
-            let next = env.frame(32 + 2 * gc.heap_pools.len() as jint, || {
-                Some(notifications.next(env, gc))
+            let next = jni.frame(32 + 2 * gc.heap_pools.len() as jint, || {
+                Some(notifications.next(jni, gc))
             });
             // One that cannot be read is left out (its id then counts as
             // missed); the queue is drained on.
@@ -1385,11 +1018,10 @@ impl Management {
 
     /// The `ClassLoadingMXBean`'s counts.
     pub fn class_loading(&self, jni: Jni) -> Option<ClassLoading> {
-        let env = Env(jni.raw());
         let classes = self.classes.as_ref()?;
         Some(ClassLoading {
-            loaded: env.long(classes.bean, classes.loaded)?.max(0) as u64,
-            unloaded: env.long(classes.bean, classes.unloaded)?.max(0) as u64,
+            loaded: jni.long(classes.bean, classes.loaded)?.max(0) as u64,
+            unloaded: jni.long(classes.bean, classes.unloaded)?.max(0) as u64,
         })
     }
 
@@ -1397,22 +1029,21 @@ impl Management {
     /// started (`getThreadAllocatedBytes(long[])`, one call), -1 for one
     /// no longer alive; why none if the JVM does not measure them.
     pub fn thread_allocated_bytes(&self, jni: Jni, ids: &[i64]) -> Result<Vec<i64>, Unmeasured> {
-        let env = Env(jni.raw());
         let threads = self.threads.as_ref().ok_or(Unmeasured::Unavailable)?;
-        match env.boolean(threads.bean, threads.supported) {
+        match jni.boolean(threads.bean, threads.supported, &[]) {
             Some(true) => {}
             Some(false) => return Err(Unmeasured::Unsupported),
             None => return Err(Unmeasured::Unavailable),
         }
-        match env.boolean(threads.bean, threads.enabled) {
+        match jni.boolean(threads.bean, threads.enabled, &[]) {
             Some(true) => {}
             Some(false) => return Err(Unmeasured::Disabled),
             None => return Err(Unmeasured::Unavailable),
         }
-        env.frame(4, || {
-            let ids = env.long_array(ids)?;
-            let bytes = env.object(threads.bean, threads.allocated, &[jvalue { l: ids }])?;
-            env.longs(bytes)
+        jni.frame(4, || {
+            let ids = jni.long_array(ids)?;
+            let bytes = jni.object(threads.bean, threads.allocated, &[jvalue { l: ids }])?;
+            jni.longs(bytes)
         })
         .filter(|bytes| bytes.len() == ids.len())
         .ok_or(Unmeasured::Unavailable)
@@ -1421,33 +1052,32 @@ impl Management {
     /// The `RuntimeMXBean`'s description of the JVM, with the system
     /// properties `jdk.JVMInformation` needs.
     pub fn jvm_info(&self, jni: Jni) -> Option<JvmInfo> {
-        let env = Env(jni.raw());
         let runtime = self.runtime?;
-        env.frame(64, || {
-            let bean = env.class(c"java/lang/management/RuntimeMXBean")?;
-            let system = env.class(c"java/lang/System")?;
-            let list = ListMethods::new(env)?;
-            let property = env.static_method(
+        jni.frame(64, || {
+            let bean = jni.class(c"java/lang/management/RuntimeMXBean")?;
+            let system = jni.class(c"java/lang/System")?;
+            let list = ListMethods::new(jni)?;
+            let property = jni.static_method(
                 system,
                 c"getProperty",
                 c"(Ljava/lang/String;)Ljava/lang/String;",
             )?;
             let text = |getter: &CStr| {
-                let method = env.method(bean, getter, c"()Ljava/lang/String;")?;
-                env.text(env.object(runtime, method, &[])?)
+                let method = jni.method(bean, getter, c"()Ljava/lang/String;")?;
+                jni.text(jni.object(runtime, method, &[])?)
             };
             let property = |name: &CStr| {
-                let key = env.string(name)?;
-                env.text(env.static_object(system, property, &[jvalue { l: key }])?)
+                let key = jni.string(name)?;
+                jni.text(jni.static_object(system, property, &[jvalue { l: key }])?)
             };
-            let arguments = env.method(bean, c"getInputArguments", c"()Ljava/util/List;")?;
-            let arguments = env.object(runtime, arguments, &[])?;
-            let arguments = env
-                .list(arguments, &list)?
+            let arguments = jni.method(bean, c"getInputArguments", c"()Ljava/util/List;")?;
+            let arguments = jni.object(runtime, arguments, &[])?;
+            let arguments = list
+                .elements(jni, arguments)?
                 .into_iter()
-                .map(|argument| env.text(argument))
+                .map(|argument| jni.text(argument))
                 .collect::<Option<Vec<String>>>()?;
-            let start = env.method(bean, c"getStartTime", c"()J")?;
+            let start = jni.method(bean, c"getStartTime", c"()J")?;
             Some(JvmInfo {
                 vm_name: text(c"getVmName")?,
                 vm_version: text(c"getVmVersion")?,
@@ -1457,7 +1087,7 @@ impl Management {
                 arguments,
                 java_command: property(c"sun.java.command"),
                 compressed_oops_mode: property(c"java.vm.compressedOopsMode"),
-                start_millis: env.long(runtime, start)?,
+                start_millis: jni.long(runtime, start)?,
                 pid: std::process::id() as i64,
             })
         })
@@ -1466,12 +1096,11 @@ impl Management {
     /// Deletes the global references: call on the thread that made them,
     /// before it detaches.
     pub fn release(self, jni: Jni) {
-        let env = Env(jni.raw());
         // A listener left would fill its queue, never drained, for the
         // JVM's life.
         if let (Some(gc), Some(notifications)) = (&self.gc, &self.notifications) {
             for &bean in &gc.beans {
-                let _ = env.void(
+                let _ = jni.void(
                     bean,
                     notifications.remove_listener,
                     &[jvalue {
@@ -1481,7 +1110,7 @@ impl Management {
             }
         }
         for global in self.globals {
-            env.delete_global(global);
+            jni.delete_global(global);
         }
     }
 }
@@ -1495,38 +1124,37 @@ impl Management {
 /// is locked: a diagnostic or experimental flag not unlocked), and for
 /// every flag without the management classes.
 pub fn vm_flags(jni: Jni, names: &[&str]) -> Vec<Option<VmFlag>> {
-    let env = Env(jni.raw());
-    let read = env.frame(16, || {
-        let interface = env.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
-        let bean = diagnostic_bean(env, interface)?;
-        let get_option = env.method(
+    let read = jni.frame(16, || {
+        let interface = jni.class(c"com/sun/management/HotSpotDiagnosticMXBean")?;
+        let bean = diagnostic_bean(jni, interface)?;
+        let get_option = jni.method(
             interface,
             c"getVMOption",
             c"(Ljava/lang/String;)Lcom/sun/management/VMOption;",
         )?;
-        let option_class = env.class(c"com/sun/management/VMOption")?;
-        let get_value = env.method(option_class, c"getValue", c"()Ljava/lang/String;")?;
-        let get_origin = env.method(
+        let option_class = jni.class(c"com/sun/management/VMOption")?;
+        let get_value = jni.method(option_class, c"getValue", c"()Ljava/lang/String;")?;
+        let get_origin = jni.method(
             option_class,
             c"getOrigin",
             c"()Lcom/sun/management/VMOption$Origin;",
         )?;
-        let enum_class = env.class(c"java/lang/Enum")?;
-        let enum_name = env.method(enum_class, c"name", c"()Ljava/lang/String;")?;
+        let enum_class = jni.class(c"java/lang/Enum")?;
+        let enum_name = jni.method(enum_class, c"name", c"()Ljava/lang/String;")?;
         let flag = |name: &str| {
             let name = CString::new(name).ok()?;
             // Its own frame: a few references per flag, freed after it.
-            env.frame(8, || {
-                let option = env.object(
+            jni.frame(8, || {
+                let option = jni.object(
                     bean,
                     get_option,
                     &[jvalue {
-                        l: env.string(&name)?,
+                        l: jni.string(&name)?,
                     }],
                 )?;
-                let value = env.text(env.object(option, get_value, &[])?)?;
-                let origin = env.object(option, get_origin, &[])?;
-                let origin = env.text(env.object(origin, enum_name, &[])?)?;
+                let value = jni.text(jni.object(option, get_value, &[])?)?;
+                let origin = jni.object(option, get_origin, &[])?;
+                let origin = jni.text(jni.object(origin, enum_name, &[])?)?;
                 Some(VmFlag { value, origin })
             })
         };

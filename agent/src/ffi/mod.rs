@@ -1,14 +1,18 @@
-//! The agent's only contact with the JVM: raw JVMTI declarations, safe
-//! wrappers over the JVMTI and JNI function tables, and the exported entry
-//! points and event callbacks, which convert what the JVM hands them and
-//! forward it into [`crate::callback`] and the running [`crate::session`],
-//! holding nothing of their logic: only the locks that order callbacks and
-//! sessions, and the JVMTI and JNI implementations of the VM traits. Every
-//! `unsafe` block of the agent lives here.
+//! The agent's only contact with the JVM, and every `unsafe` block of the
+//! agent: raw JVMTI declarations (`sys`), the safe wrappers over the JVMTI
+//! and JNI function tables (`jvm`, `jni`), the exported entry points and
+//! event callbacks (`agent`), which convert what the JVM hands them and
+//! forward it into [`crate::callback`], [`crate::lifecycle`] and the
+//! running [`crate::session`], holding none of their logic, the writer
+//! thread (`writer_thread`), the management interface (`management`) and
+//! the heap walk (`heap_walk`): the JVMTI and JNI implementations of the
+//! safe modules' VM traits.
 
 pub mod agent;
 pub(crate) mod alloc;
 pub mod heap_walk;
+pub mod jni;
 pub mod jvm;
 pub mod management;
 pub mod sys;
+mod writer_thread;

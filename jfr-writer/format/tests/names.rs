@@ -99,7 +99,7 @@ const OTHER_MEANINGS: [(&str, &str, &str); 25] = [
         "the agent option duration=10m",
     ),
     (
-        "agent/src/ffi/agent.rs",
+        "agent/src/lifecycle.rs",
         "off",
         "liveness on or off, in a log line",
     ),
