@@ -36,8 +36,9 @@
 //! - `signature`: class signatures and the names made of them.
 //! - `ffi`: everything that touches the JVM (and every `unsafe` block): the
 //!   entry points and JVMTI callbacks, which convert what the JVM hands them
-//!   and forward it to the modules above, the JVMTI and JNI implementations
-//!   of their VM traits, and the one wrapper of each function table.
+//!   and forward it to the modules above, the sessions' state they share
+//!   with the writer thread, the JVMTI and JNI implementations of their VM
+//!   traits, and the one wrapper of each function table.
 //! - [`Allocator`]: the allocator libheapsampler.so installs (from `ffi`).
 //!
 //! The modules in brackets are public: they are the agent's safe core,

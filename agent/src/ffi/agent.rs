@@ -1,8 +1,7 @@
-//! The agent's entry points and JVMTI event callbacks, with the VM traits
-//! they drive: the allocation callback's ([`AllocatingThread`]) and the
-//! lifecycle's ([`LifecycleJvm`]); the writer thread's is in
-//! `writer_thread`. What
-//! the callbacks make of what the JVM reports is [`crate::callback`]'s,
+//! The agent's entry points and JVMTI event callbacks, with the VM trait
+//! of the allocation callback ([`AllocatingThread`]); the lifecycle's is in
+//! `sessions` ([`LifecycleJvm`]), the writer thread's in `writer_thread`.
+//! What the callbacks make of what the JVM reports is [`crate::callback`]'s,
 //! what a session does with it [`crate::session`]'s, and when sessions
 //! start and stop [`crate::lifecycle`]'s; here is what touches the JVM.
 //!
@@ -21,8 +20,12 @@
 //! VMDeath has come (ZGC, Shenandoah), the exit's sampling stop and
 //! collection run earlier, when the exit hook's thread starts
 //! ([`Lifecycle::collect_before_exit`]).
+//!
+//! [`Lifecycle::start`]: lifecycle::Lifecycle::start
+//! [`Lifecycle::attach`]: lifecycle::Lifecycle::attach
+//! [`Lifecycle::stop`]: lifecycle::Lifecycle::stop
+//! [`Lifecycle::collect_before_exit`]: lifecycle::Lifecycle::collect_before_exit
 
-use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -30,19 +33,20 @@ use std::time::Instant;
 
 use heapsampler_core::options::{LiveSetAt, OptionError, Options};
 use jfr_writer::{FileSink, Recording};
-use jni::sys::{_jobject, JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
+use jni::sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jclass, jint, jlong, jobject};
 use parking_lot::Mutex;
 
 use super::jni::{JNI_VERSION_19, Jni, Vm};
-use super::jvm::{Jvmti, JvmtiError, library_path, os_thread_id, release_free_memory};
-use super::management::{self};
+use super::jvm::{Jvmti, JvmtiError, os_thread_id};
+use super::sessions::{
+    AGENT, ENVIRONMENT, JvmRunning, JvmSession, LOCAL, LifecycleJvm, enable_if_matching,
+};
 use super::sys::*;
 use super::writer_thread::writer_thread;
-use crate::callback::{self, Allocation, CallbackVm, Keys, Local};
-use crate::lifecycle::{self, BoxedError, Lifecycle, LifecycleVm, Running, VmError};
+use crate::callback::{self, Allocation, CallbackVm, Keys};
+use crate::lifecycle;
 use crate::record::RawFrame;
 use crate::session::{self, ClaimError, say};
-use crate::tracking::StartVm;
 
 /// Why the agent cannot load, or an attach cannot do what it asks: each
 /// says so to the user in one line.
@@ -89,35 +93,6 @@ struct Pending {
 
 static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
 
-/// The agent's sessions ([`Lifecycle`]): the running one, which callbacks
-/// hold the read lock of while they work, its collections for the GC
-/// callbacks, and the order of starts and stops.
-pub(super) static AGENT: Lifecycle<JvmSession> = Lifecycle::new();
-
-/// The JVM's side of a session: the JVMTI environment, the session's keys
-/// for threads and classes, and the exit hook.
-pub(super) struct JvmSession {
-    pub(super) keys: Keys,
-    pub(super) jvmti: Jvmti,
-    pub(super) vm: Vm,
-    /// Whether the JVM may run virtual threads (JNI 19 or later), which
-    /// share their carrier's OS thread and so its [`Local`].
-    virtual_threads: bool,
-    /// The shutdown hook on whose start the exit's collection runs
-    /// ([`Lifecycle::collect_before_exit`]): a global reference to its
-    /// `Thread`, null without one. `ThreadStart` compares each starting
-    /// thread with it under the session's read lock, so it is deleted only
-    /// once no callback runs ([`Lifecycle::stop`]).
-    exit_hook: AtomicPtr<_jobject>,
-}
-
-/// A running session, as the callbacks and the writer thread see it.
-pub(super) type JvmRunning = Running<JvmSession>;
-
-thread_local! {
-    pub(super) static LOCAL: RefCell<Local<jvmtiFrameInfo>> = RefCell::new(Local::default());
-}
-
 /// The capabilities the agent needs, and which of them it cannot do without.
 fn capabilities() -> jvmtiCapabilities {
     let mut wanted = jvmtiCapabilities::default();
@@ -131,10 +106,6 @@ fn capabilities() -> jvmtiCapabilities {
     }
     wanted
 }
-
-/// The JVMTI environment, set up once per loaded library: attaching again
-/// reuses it (a second environment might not get the sampling capability).
-static ENVIRONMENT: Mutex<Option<(Jvmti, Vm)>> = Mutex::new(None);
 
 /// The environment, with the capabilities and callbacks the agent needs.
 fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), LoadError> {
@@ -316,7 +287,7 @@ unsafe extern "system" fn vm_death(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv) {
 }
 
 /// Starts a session with what `Agent_OnLoad` or the attach prepared
-/// ([`Lifecycle::start`]), its writer thread running [`writer_thread`].
+/// ([`lifecycle::Lifecycle::start`]), its writer thread running [`writer_thread`].
 fn start(pending: Pending, lifecycle: &mut LifecycleJvm) -> Result<(), lifecycle::Error> {
     let Pending {
         options,
@@ -338,155 +309,6 @@ fn start(pending: Pending, lifecycle: &mut LifecycleJvm) -> Result<(), lifecycle
             .name("heapsampler-writer".into())
             .spawn(move || writer_thread(running, recording, consumer))
     })
-}
-
-/// What the lifecycle asks of the JVM ([`LifecycleVm`]), on the thread
-/// that starts or stops a session (`VMInit`'s, the attach's, `VMDeath`'s,
-/// the duration's stop thread, the exit hook's), through the agent's JVMTI
-/// environment.
-pub(super) struct LifecycleJvm(pub(super) Jni);
-
-impl LifecycleJvm {
-    /// The agent's JVMTI environment: set up before any session starts,
-    /// and kept while one runs.
-    fn jvmti(&self) -> Option<Jvmti> {
-        ENVIRONMENT.lock().map(|(jvmti, _)| jvmti)
-    }
-
-    /// The agent's JVMTI environment, or the error `failed` makes of its
-    /// absence.
-    fn jvmti_or(&self, failed: fn(BoxedError) -> VmError) -> Result<Jvmti, VmError> {
-        self.jvmti()
-            .ok_or_else(|| failed("the agent has no JVMTI environment".into()))
-    }
-}
-
-impl StartVm for LifecycleJvm {
-    fn vm_flag(&mut self, name: &CStr) -> Option<String> {
-        management::vm_option(self.0, name)
-    }
-
-    fn system_property(&mut self, name: &str) -> Option<String> {
-        management::system_property(self.0, name)
-    }
-
-    fn collector_names(&mut self) -> Option<Vec<String>> {
-        management::collector_names(self.0)
-    }
-}
-
-impl LifecycleVm for LifecycleJvm {
-    type Jvm = JvmSession;
-
-    fn start_events(&mut self) -> Result<(), VmError> {
-        let jvmti = self.jvmti_or(VmError::StartSampling)?;
-        jvmti
-            .set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_START)
-            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
-            // Before sampling: they clear the thread keys cached per OS thread.
-            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_START))
-            .and_then(|()| jvmti.set_event(true, JVMTI_EVENT_THREAD_END))
-            .map_err(|e| VmError::StartSampling(e.into()))?;
-        // Refused without the capability (see `environment`): no marker then.
-        let _ = jvmti.set_event(true, JVMTI_EVENT_RESOURCE_EXHAUSTED);
-        Ok(())
-    }
-
-    fn start_sampling(&mut self, threads: Option<&glob::Pattern>) -> Result<(), VmError> {
-        let jvmti = self.jvmti_or(VmError::StartSampling)?;
-        match threads {
-            // Every thread: one global switch.
-            None => jvmti
-                .set_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
-                .map_err(|e| VmError::StartSampling(e.into())),
-            // Only matching threads: enabled one by one, so the others pay
-            // nothing. Threads started later are checked as they start.
-            Some(pattern) => {
-                let threads = jvmti
-                    .all_threads()
-                    .map_err(|e| VmError::ListThreads(e.into()))?;
-                for thread in threads {
-                    enable_if_matching(jvmti, self.0, pattern, thread);
-                    self.0.delete_local_ref(thread);
-                }
-                Ok(())
-            }
-        }
-    }
-
-    fn stop_events(&mut self) {
-        if let Some(jvmti) = self.jvmti() {
-            let _ = jvmti.set_event(false, JVMTI_EVENT_RESOURCE_EXHAUSTED);
-            let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_START);
-            let _ = jvmti.set_event(false, JVMTI_EVENT_THREAD_END);
-        }
-    }
-
-    /// On every thread: those of `threads=` were enabled one by one, and
-    /// are disabled so, so that a later recording starts clean.
-    fn stop_sampling(&mut self) {
-        let Some(jvmti) = self.jvmti() else {
-            return;
-        };
-        let _ = jvmti.set_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
-        for thread in jvmti.all_threads().unwrap_or_default() {
-            let _ = jvmti.set_thread_event(false, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
-            self.0.delete_local_ref(thread);
-        }
-    }
-
-    fn stop_gc_events(&mut self) {
-        if let Some(jvmti) = self.jvmti() {
-            let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_START);
-            let _ = jvmti.set_event(false, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
-        }
-    }
-
-    fn force_garbage_collection(&mut self) -> Result<(), VmError> {
-        let jvmti = self.jvmti_or(VmError::ForceCollection)?;
-        jvmti
-            .force_garbage_collection()
-            .map_err(|e| VmError::ForceCollection(e.into()))
-    }
-
-    fn add_exit_hook(&mut self, jvm: &JvmSession) -> bool {
-        match management::add_shutdown_hook(self.0, c"heapsampler-exit") {
-            Some(hook) => {
-                jvm.exit_hook.store(hook, Ordering::Release);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn remove_exit_hook(&mut self, jvm: &JvmSession, after_exit: bool) {
-        let hook = jvm.exit_hook.swap(std::ptr::null_mut(), Ordering::AcqRel);
-        if !hook.is_null() {
-            // At the exit the hook has run, or never will (`Runtime.halt`).
-            management::remove_shutdown_hook(self.0, hook, !after_exit);
-        }
-    }
-
-    fn set_system_property(&mut self, name: &str, value: Option<&str>) {
-        management::set_system_property(self.0, name, value);
-    }
-
-    fn library_path(&mut self) -> Option<std::path::PathBuf> {
-        library_path()
-    }
-
-    fn release_free_memory(&mut self) {
-        release_free_memory();
-    }
-}
-
-/// Enables sampling for `thread` if its name matches `pattern`.
-fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: jobject) {
-    if let Ok(name) = jvmti.thread_name(jni, thread) {
-        if pattern.matches(&name) {
-            let _ = jvmti.set_thread_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
-        }
-    }
 }
 
 unsafe extern "system" fn thread_start(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jobject) {

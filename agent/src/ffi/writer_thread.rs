@@ -14,10 +14,10 @@ use heapsampler_core::ring::Consumer;
 use jfr_writer::{FileSink, Recording};
 use jni::sys::{jclass, jfieldID, jint, jobject};
 
-use super::agent::{AGENT, JvmRunning, LOCAL, LifecycleJvm};
 use super::heap_walk;
 use super::jni::Jni;
 use super::management::{self, Management};
+use super::sessions::{AGENT, JvmRunning, LOCAL, LifecycleJvm};
 use crate::callback::KeysVm;
 use crate::environment::{EnvironmentVm, VmFlag};
 use crate::heap::{ClassLoading, Collectors, GcInfo, HeapVm, JvmInfo, NotifiedCollection};
