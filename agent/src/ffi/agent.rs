@@ -114,7 +114,7 @@ fn environment(vm: *mut JavaVM) -> Result<(Jvmti, Vm), LoadError> {
         return Ok(ready);
     }
     let vm = Vm::new(vm);
-    let jvmti = vm.jvmti().map_err(LoadError::NoJvmti)?;
+    let jvmti = Jvmti::new(vm).map_err(LoadError::NoJvmti)?;
     let wanted = capabilities();
     let potential = jvmti
         .potential_capabilities()

@@ -198,7 +198,7 @@ enum TagEnvError {
 
 impl TagEnv {
     fn new(vm: Vm) -> Result<Self, TagEnvError> {
-        let jvmti = vm.jvmti().map_err(TagEnvError::NoEnvironment)?;
+        let jvmti = Jvmti::new(vm).map_err(TagEnvError::NoEnvironment)?;
         if let Err(error) = jvmti.add_capabilities(&jvmtiCapabilities::of(&[CAN_TAG_OBJECTS])) {
             jvmti.dispose();
             return Err(TagEnvError::CannotTag(error));

@@ -21,9 +21,6 @@ use jni::sys::{
     jfieldID, jint, jlong, jmethodID, jobject, jobjectArray, jsize, jstring, jvalue,
 };
 
-use super::jvm::Jvmti;
-use super::sys::JVMTI_VERSION_11;
-
 /// The JVM's invocation interface.
 #[derive(Debug, Clone, Copy)]
 pub struct Vm(*mut JavaVM);
@@ -152,14 +149,16 @@ impl Vm {
         Self(vm)
     }
 
-    /// A JVMTI environment of version 11 or later.
-    pub fn jvmti(self) -> Result<Jvmti, jint> {
+    /// The environment `GetEnv` gives for the interface `version` (the
+    /// calling thread's JNI environment, if it is attached; a new JVMTI
+    /// environment), or the status it returned instead.
+    pub fn env(self, version: jint) -> Result<*mut c_void, jint> {
         let mut env: *mut c_void = ptr::null_mut();
         // SAFETY: `self.0` is the JavaVM the JVM handed us; GetEnv writes an
         // environment pointer into `env` and returns a status.
-        let status = unsafe { self.GetEnv(&mut env, JVMTI_VERSION_11) };
+        let status = unsafe { self.GetEnv(&mut env, version) };
         if status == jni::sys::JNI_OK && !env.is_null() {
-            Ok(Jvmti::from_raw(env.cast()))
+            Ok(env)
         } else {
             Err(status)
         }
@@ -167,10 +166,9 @@ impl Vm {
 
     /// The calling thread's JNI environment, if it is attached.
     pub fn jni(self) -> Option<Jni> {
-        let mut env: *mut c_void = ptr::null_mut();
-        // SAFETY: GetEnv writes the calling thread's JNIEnv, if attached.
-        let status = unsafe { self.GetEnv(&mut env, jni::sys::JNI_VERSION_1_8) };
-        (status == jni::sys::JNI_OK && !env.is_null()).then(|| Jni(env.cast()))
+        self.env(jni::sys::JNI_VERSION_1_8)
+            .ok()
+            .map(|env| Jni(env.cast()))
     }
 
     /// Attaches the calling (non-Java) thread as a daemon named `name`.

@@ -7,7 +7,7 @@ use std::ptr;
 
 use jni::sys::{jclass, jint, jlong, jmethodID, jobject};
 
-use super::jni::Jni;
+use super::jni::{Jni, Vm};
 use super::sys::*;
 
 /// A JVMTI error code, with its name for messages.
@@ -38,9 +38,10 @@ unsafe impl Send for Jvmti {}
 unsafe impl Sync for Jvmti {}
 
 impl Jvmti {
-    /// Wraps the environment `GetEnv` gave.
-    pub fn from_raw(env: *mut jvmtiEnv) -> Self {
-        Self(env)
+    /// A new JVMTI environment of version 11 or later from `vm`, or the
+    /// status `GetEnv` returned instead.
+    pub fn new(vm: Vm) -> Result<Self, jint> {
+        vm.env(JVMTI_VERSION_11).map(|env| Self(env.cast()))
     }
 
     fn table(&self) -> &jvmtiInterface_1 {
