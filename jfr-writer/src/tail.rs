@@ -36,7 +36,7 @@
 use std::io;
 
 use crate::metadata::Metadata;
-use crate::recording::Sink;
+use crate::recording::sink::Sink;
 use crate::sized::sized_len;
 use jfr_format::{
     CHECKPOINT_EVENT_ID, ChunkHeader, FLAG_COMPRESSED_INTS, GENERATION_FINISHED, HEADER_SIZE,

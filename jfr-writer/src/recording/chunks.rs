@@ -17,7 +17,9 @@ use jfr_format::{
     HEADER_SIZE, VERSION_MAJOR, VERSION_MINOR, write_varint,
 };
 
-use super::{Recording, Sink, TICKS_PER_SECOND, Ticks};
+use super::Recording;
+use super::clock::{TICKS_PER_SECOND, Ticks};
+use super::sink::Sink;
 
 /// The chunk being written.
 #[derive(Debug)]

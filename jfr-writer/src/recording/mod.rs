@@ -38,11 +38,11 @@
 //! ([`crate::demote`]).
 
 mod chunks;
-mod clock;
+pub(crate) mod clock;
 mod constants;
 mod demotion;
 mod registry;
-mod sink;
+pub(crate) mod sink;
 mod snapshots;
 
 use std::fs::File;
