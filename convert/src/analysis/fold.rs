@@ -33,14 +33,14 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
 
-use jfr_format::names::{event, field};
+use jfr_format::names::event;
 
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use crate::Error;
 use crate::analysis::summary::missing_types;
-use crate::model::allocation::{FirstRead, Source, weight_field};
+use crate::model::allocation::{AllocationFields, FirstRead, Source};
 use crate::model::filter::{ChunkFilter, Filter};
 use crate::model::samples::{Liveness, Tracking, live_weight, tracking_probability};
 use crate::model::text::Flattener;
@@ -154,7 +154,7 @@ struct TypeFold<'c> {
 enum Role {
     /// Nothing.
     Other,
-    /// The bytes the event stands for ([`weight_field`]).
+    /// The bytes the event stands for ([`AllocationFields::weight`]).
     Weight,
     /// `stackTrace`.
     StackTrace,
@@ -179,19 +179,19 @@ impl Role {
         let class = fold
             .class_frame
             .then(|| Role::Class(class_frame_kind(name)));
+        let fields = AllocationFields::of(plan);
         let named = [
-            (weight_field(name), Some(Role::Weight)),
-            (field::STACK_TRACE, Some(Role::StackTrace)),
-            (field::LIVE, Some(Role::Live)),
-            (field::TRACKED, Some(Role::Tracked)),
-            (field::TRACKING_PROBABILITY, Some(Role::TrackingProbability)),
-            (field::GCS_SURVIVED, Some(Role::GcsSurvived)),
-            (field::OBJECT_CLASS, class),
+            (fields.weight, Some(Role::Weight)),
+            (fields.stack_trace, Some(Role::StackTrace)),
+            (fields.live, Some(Role::Live)),
+            (fields.tracked, Some(Role::Tracked)),
+            (fields.tracking_probability, Some(Role::TrackingProbability)),
+            (fields.gcs_survived, Some(Role::GcsSurvived)),
+            (fields.object_class, class),
         ];
         let mut roles = vec![Role::Other; plan.class().fields.len()];
-        // The first field of each name, should a type declare two.
-        for (field_name, role) in named {
-            if let (Some(index), Some(role)) = (plan.field_index(field_name), role) {
+        for (index, role) in named {
+            if let (Some(index), Some(role)) = (index, role) {
                 roles[index] = role;
             }
         }

@@ -23,10 +23,18 @@
 //! events ([`ALLOCATIONS`], in that order). Once a chunk has read an event
 //! of one kind, those of the kinds after it are only counted
 //! ([`FirstRead`]).
+//!
+//! Where an allocation event's type keeps what the analyses read of it
+//! (its weight, stack trace, class, thread, size and liveness) is found
+//! here, once per type from the chunk's metadata ([`AllocationFields`]),
+//! for every reader of allocation events: the samples
+//! ([`model::samples`](crate::model::samples)) and the folded stacks
+//! ([`analysis::fold`](crate::analysis::fold)).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jfr_format::names::{event, field};
+use jfr_reader::event::EventPlan;
 
 /// An event type and the field of its events holding the bytes each
 /// stands for.
@@ -135,6 +143,60 @@ pub fn weight_field(event_type: &str) -> &'static str {
     .flat_map(|source| source.types())
     .find(|t| t.event_type == event_type)
     .map_or(field::WEIGHT, |t| t.weight)
+}
+
+/// Where an allocation event's type keeps the fields the analyses read:
+/// indexes into its fields, each `None` where the type has no such field
+/// (the first of a name, should a type declare two). Found once per type
+/// and chunk, from the chunk's metadata, so that reading an event costs a
+/// comparison per field, not a look-up by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocationFields {
+    /// The bytes the event stands for: its type's [`weight_field`].
+    pub weight: Option<usize>,
+    /// `startTime`: for `heapsampler.ObjectLifetime`, when the object was
+    /// allocated.
+    pub start_time: Option<usize>,
+    /// `stackTrace`.
+    pub stack_trace: Option<usize>,
+    /// `objectClass`.
+    pub object_class: Option<usize>,
+    /// `eventThread`.
+    pub event_thread: Option<usize>,
+    /// `objectSize` (`heapsampler.ObjectLifetime`).
+    pub object_size: Option<usize>,
+    /// `live`: still live at the end (`heapsampler.ObjectLifetime`).
+    pub live: Option<usize>,
+    /// `gcsSurvived`: collections outlived.
+    pub gcs_survived: Option<usize>,
+    /// `freedByGcId`: the collection after which it was found dead.
+    pub freed_by_gc_id: Option<usize>,
+    /// `tracked`: whether the agent tracked its liveness; a liveness event
+    /// has one.
+    pub tracked: Option<usize>,
+    /// `trackingProbability`: the probability with which its liveness was
+    /// to be tracked.
+    pub tracking_probability: Option<usize>,
+}
+
+impl AllocationFields {
+    /// Where events of the type of `plan` keep their fields.
+    pub fn of(plan: &EventPlan<'_>) -> Self {
+        let index = |name: &str| plan.field_index(name);
+        Self {
+            weight: index(weight_field(&plan.class().name)),
+            start_time: index(field::START_TIME),
+            stack_trace: index(field::STACK_TRACE),
+            object_class: index(field::OBJECT_CLASS),
+            event_thread: index(field::EVENT_THREAD),
+            object_size: index(field::OBJECT_SIZE),
+            live: index(field::LIVE),
+            gcs_survived: index(field::GCS_SURVIVED),
+            freed_by_gc_id: index(field::FREED_BY_GC_ID),
+            tracked: index(field::TRACKED),
+            tracking_probability: index(field::TRACKING_PROBABILITY),
+        }
+    }
 }
 
 #[cfg(test)]
