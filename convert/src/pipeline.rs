@@ -802,7 +802,7 @@ mod tests {
     use std::sync::Arc;
 
     use crate::analysis::fold::{self, Fold, FoldJob};
-    use crate::analysis::top::{GroupBy, Grouping, Groups, Query};
+    use crate::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
     use crate::model::allocation::ALLOCATIONS;
     use crate::model::filter::Filter;
     use crate::model::samples::{self, Kind, Sample, SampleVisitor};
@@ -1109,7 +1109,7 @@ mod tests {
         recording(&file);
         let made = |threads: usize| {
             let pipeline = Pipeline::on(threads);
-            let tables: Vec<String> = [GroupBy::Site, GroupBy::Class, GroupBy::AppSite]
+            let tables: Vec<Table> = [GroupBy::Site, GroupBy::Class, GroupBy::AppSite]
                 .into_iter()
                 .map(|by| {
                     let query = Query {
@@ -1126,7 +1126,7 @@ mod tests {
                             &mut |_| {},
                         )
                         .unwrap();
-                    ran.merged.table().render(1000)
+                    ran.merged.table()
                 })
                 .collect();
             let recording = RecordingFile::open(&file).unwrap();
@@ -1137,9 +1137,10 @@ mod tests {
             (tables, bytes)
         };
         let (tables, profile) = made(1);
-        assert!(tables[0].contains("total: "), "{}", tables[0]);
-        let classes = tables[1].lines().filter(|l| l.contains("pkg.Class"));
-        assert_eq!(classes.count(), 40, "{}", tables[1]);
+        assert!(tables[0].total.samples() > 0, "{:?}", tables[0]);
+        let classes = tables[1].entries.iter();
+        let classes = classes.filter(|entry| entry.key.contains("pkg.Class"));
+        assert_eq!(classes.count(), 40, "{:?}", tables[1].entries);
         for threads in [2, 3, 8] {
             let (other_tables, other_profile) = made(threads);
             assert_eq!(other_tables, tables, "{threads} threads");

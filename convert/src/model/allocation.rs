@@ -99,6 +99,41 @@ impl Source {
     }
 }
 
+/// The kinds of events a question of bytes reads, in order of preference
+/// (the figures come from the first the recording has events of):
+/// allocated bytes from [`ALLOCATIONS`], or with `live`, bytes still live at
+/// the end from the agent's liveness events.
+pub fn sources(live: bool) -> &'static [Source] {
+    if live {
+        &[Source::ObjectLifetimes]
+    } else {
+        &ALLOCATIONS
+    }
+}
+
+/// The events a recording without any of [`sources`]`(live)` lacks:
+/// `jdk.ObjectAllocationSample events, nor ...`.
+pub fn missing(live: bool) -> String {
+    let kinds: Vec<String> = sources(live)
+        .iter()
+        .map(|source| format!("{} events", source.names()))
+        .collect();
+    kinds.join(", nor ")
+}
+
+/// Why a recording has none of the events of [`sources`]`(live)`, and
+/// what to do.
+pub fn without(live: bool) -> &'static str {
+    if live {
+        "--live reads the agent's liveness events: record with heapsampler's agent and \
+         liveness on (the default; live=false turns it off), or leave out --live to rank \
+         what was allocated"
+    } else {
+        "record with heapsampler, or with JFR and allocation sampling on (JDK 16 or later: \
+         settings=default or settings=profile), or with JFR's TLAB allocation events on"
+    }
+}
+
 /// The first of several kinds of events, in order of preference, that the
 /// chunks of a recording have read an event of so far, shared by the
 /// chunks on every thread. A figure comes from the first kind the

@@ -21,13 +21,13 @@ use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
 use crate::model::filter::{Check, ChunkFilter};
-use jfr_reader::ReadError;
 use jfr_reader::file::RecordingFile;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::Error;
+pub use crate::error::CsvError;
 use crate::model::filter::Filter;
 use crate::model::text::{Flattener, IsoClock, Unit, epoch_nanos, unit};
 use crate::model::types::Declared;
@@ -551,43 +551,6 @@ pub fn chunk_rows(
         }
     }
     result
-}
-
-/// What can go wrong writing CSV.
-#[derive(Debug, thiserror::Error)]
-pub enum CsvError {
-    /// The recording is malformed.
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    /// Writing the output failed.
-    #[error("writing CSV: {0}")]
-    Io(#[from] io::Error),
-    /// An output file or folder could not be made.
-    #[error("cannot create {}: {source}", path.display())]
-    Create {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// Chunks declare an event type with different numbers of fields, which
-    /// one CSV file cannot hold.
-    #[error(
-        "writing CSV: {name}: found rows with {found} fields, but the first rows have \
-         {expected} fields (chunks declare the type differently)"
-    )]
-    Columns {
-        /// The event type.
-        name: String,
-        /// The fields of its first rows.
-        expected: usize,
-        /// The fields of the rows that differ.
-        found: usize,
-    },
-    /// The conversion stopped before this chunk's rows were handed on: an
-    /// earlier chunk failed, whose error is the one reported.
-    #[error("the conversion has stopped")]
-    Stopped,
 }
 
 impl From<Stopped> for CsvError {

@@ -8,3 +8,4 @@ pub mod otlp;
 pub mod parquet;
 pub mod pprof;
 pub mod report;
+pub mod text;

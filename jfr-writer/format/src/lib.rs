@@ -187,7 +187,7 @@ pub fn read_varint(input: &[u8]) -> Result<(u64, usize), TruncatedVarint> {
 /// every reader: most are one byte (type ids, pool keys, small numbers),
 /// read inline where they are needed, without a call and without cutting
 /// `data` first; a longer one is decoded a word at a time
-/// ([`long_varint`]).
+/// (`long_varint`).
 #[inline(always)]
 pub fn read_varint_at(data: &[u8], at: usize) -> Result<(u64, usize), TruncatedVarint> {
     if let Some(&byte) = data.get(at) {

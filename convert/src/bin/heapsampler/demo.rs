@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use heapsampler_convert::analysis::top::{GroupBy, Query, top};
 use heapsampler_convert::model::filter::Filter;
+use heapsampler_convert::output::text;
 use jfr_format::names::event;
 
 use crate::args::{FormatArg, Sampling};
@@ -156,7 +157,7 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
         };
         let table = top(&files.recording, query).map_err(|e| e.to_string())?;
         println!("\n{title}");
-        print!("{}", table.render(if live { 5 } else { 10 }));
+        print!("{}", text::top::render(&table, if live { 5 } else { 10 }));
     }
     let recording = files.recording.display();
     println!(

@@ -41,6 +41,7 @@ use heapsampler_convert::analysis::summary::summarize;
 use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
 use heapsampler_convert::model::process;
 use heapsampler_convert::output::flame::{self, Weight};
+use heapsampler_convert::output::text;
 use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_core::announcement::Announcement;
 use jfr_reader::file::RecordingFile;
@@ -451,7 +452,7 @@ fn dump(
 
 fn summary(file: &Path) -> Result<(), Failure> {
     let summary = summarize(file)?;
-    out(summary.render(file))?;
+    out(text::summary::render(&summary, file))?;
     if let Some((offset, bytes)) = summary.truncated {
         say(format_args!(
             "warning: {}: the {bytes} bytes from byte {offset} are not a complete chunk \
@@ -512,7 +513,7 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
         }
     })?;
     drop(shown);
-    out(found.render(limit))?;
+    out(text::leaks::render(&found, limit))?;
     // The growths' intervals come from the agent's samples as top's do.
     if found.unanswered().is_none() {
         if let Some(note) = process::of_file(file).sampler_note() {
@@ -524,7 +525,7 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
 
 fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
     let (table, ending) = table(file, query)?;
-    out(table.render(limit))?;
+    out(text::top::render(&table, limit))?;
     if let Some(ending) = ending {
         out(format_args!("{}\n", ending.live_statement(&table.tracking)))?;
     }
@@ -564,7 +565,7 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
         ));
     }
     let diff = diff::diff(&base_table, &new_table, !query.live);
-    out(diff.render(limit))?;
+    out(text::diff::render(&diff, limit))?;
     for (file, table, ending) in [
         (base, &base_table, base_ending),
         (new, &new_table, new_ending),

@@ -8,6 +8,7 @@ use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
 use heapsampler_convert::analysis::summary::{Summarize, Summary};
 use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
 use heapsampler_convert::output::human::human_bytes;
+use heapsampler_convert::output::text;
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_format::names::event;
 use jfr_reader::file::RecordingFile;
@@ -431,8 +432,7 @@ pub fn report(path: &Path) -> Result<String, String> {
             path.display()
         ));
         lines.extend(
-            live_sites
-                .render(EXHAUSTED_LIVE_ROWS)
+            text::top::render(&live_sites, EXHAUSTED_LIVE_ROWS)
                 .lines()
                 .map(str::to_owned),
         );

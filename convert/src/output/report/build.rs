@@ -13,11 +13,12 @@ use super::{
     Verdict,
 };
 use crate::Error;
-use crate::analysis::leaks::{self, Leaks, Pass, Unanswered, clock, per_minute};
+use crate::analysis::leaks::{self, Leaks, Pass, Unanswered};
 use crate::analysis::summary;
 use crate::analysis::top::{self, GroupBy, Query, Table};
 use crate::output::flame;
 use crate::output::human::{human_bytes, thousands};
+use crate::output::text::leaks::{self as answer, clock, per_minute};
 use crate::pipeline::Pipeline;
 use jfr_format::names::field;
 use jfr_reader::file::RecordingFile;
@@ -151,17 +152,17 @@ fn verdict(found: &Leaks) -> Verdict {
         (None, false) => Severity::Suspects,
     };
     let mut details = Vec::new();
-    if let Some(basis) = found.basis() {
+    if let Some(basis) = answer::basis(found) {
         details.push(format!("{}.", capitalized(&basis)));
     }
-    if let Some(meaning) = found.live_meaning() {
+    if let Some(meaning) = answer::live_meaning(found) {
         details.push(format!("{}.", capitalized(&meaning)));
     }
-    if let Some(sentence) = found.against_the_heap() {
+    if let Some(sentence) = answer::against_the_heap(found) {
         details.push(format!("{}.", capitalized(&sentence)));
     }
     Verdict {
-        headline: found.verdict(),
+        headline: answer::verdict(found),
         details,
         severity,
     }
@@ -240,7 +241,7 @@ fn lacking(found: &Leaks, sites: Option<&Table>) -> Vec<String> {
     if let Some(Unanswered::TooFewCollections(reason)) = found.unanswered() {
         lacking.push(format!(
             "{}.",
-            capitalized(&found.too_few_collections(&reason))
+            capitalized(&answer::too_few_collections(found, &reason))
         ));
     }
     if found.timeline.heap_after.is_empty() {
