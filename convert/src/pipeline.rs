@@ -296,6 +296,9 @@ pub struct Ran<M> {
     pub truncated: Option<(u64, u64)>,
     /// How the held parts kept to their limit, when several threads worked.
     pub held: Option<Held>,
+    /// The recording, read to its end: what an analysis that needs another
+    /// pass [reopens](RecordingFile::reopen).
+    pub recording: RecordingFile,
 }
 
 impl Pipeline {
@@ -357,6 +360,7 @@ impl Pipeline {
             merged,
             truncated: source.file.truncated(),
             held: parallel.then_some(state.held),
+            recording: source.file,
         })
     }
 }

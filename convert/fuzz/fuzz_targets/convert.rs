@@ -8,7 +8,7 @@
 #![no_main]
 
 use heapsampler_convert::analysis::fold::FoldedStacks;
-use heapsampler_convert::analysis::summary::summarize_file;
+use heapsampler_convert::analysis::summary::summarize;
 use heapsampler_convert::analysis::top::{GroupBy, Groups, Query};
 use heapsampler_convert::model::filter::{ChunkFilter, Filter, parse_regex};
 use heapsampler_convert::output::csv::{Buffers, chunk_rows};
@@ -67,6 +67,6 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Some(file) = recording(data) {
-        let _ = std::hint::black_box(summarize_file(file, &one_thread));
+        let _ = std::hint::black_box(summarize(file, &one_thread));
     }
 });

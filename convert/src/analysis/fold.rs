@@ -35,7 +35,6 @@ use std::io::{self, Write};
 
 use jfr_format::names::event;
 
-use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use crate::Error;
@@ -575,9 +574,8 @@ pub fn fold(
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<Folded, Error> {
     let folding = Folding::new(job);
-    let path = file.path().to_owned();
     let ran = pipeline.run(file, &folding, folding.start(), progress)?;
-    folding.folded(&path, ran.merged, ran.truncated, pipeline)
+    folding.folded(&ran.recording, ran.merged, ran.truncated, pipeline)
 }
 
 /// Folding a recording's events into stacks, as a [`FoldJob`] says: each
@@ -629,19 +627,20 @@ impl<'o> Folding<'o> {
         self.kinds.iter().map(|_| FoldedStacks::new()).collect()
     }
 
-    /// What the stacks of the recording at `path` fold into: the kind
-    /// chosen, or with types named that the recording does not declare, an
-    /// error that says so (the file is read again for the types it has).
+    /// What the stacks of `recording` (read to its end) fold into: the
+    /// kind chosen, or with types named that the recording does not
+    /// declare, an error that says so (the file is read again for the types
+    /// it has).
     pub fn folded(
         &self,
-        path: &Path,
+        recording: &RecordingFile,
         mut stacks: Vec<FoldedStacks>,
         truncated: Option<(u64, u64)>,
         pipeline: &Pipeline,
     ) -> Result<Folded, Error> {
         let missing = self.declared.missing();
         if !missing.is_empty() {
-            return Err(missing_types(path, missing, pipeline));
+            return Err(missing_types(recording, missing, pipeline));
         }
         let sources = if self.job.types.is_empty() {
             self.job.sources

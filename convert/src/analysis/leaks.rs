@@ -45,7 +45,6 @@
 //! collector's slack (a region only partly used counts as used).
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
 use heapsampler_core::live::{Growth, GrowthTest, LiveSeries, NoVerdict};
@@ -53,7 +52,7 @@ use jfr_format::names::{event, field};
 
 use crate::Error;
 use crate::analysis::liveness::{Ending, GenerationalZgc, ReadEnding};
-use crate::analysis::top::{self, GroupBy, HeldBy, Lines, Query};
+use crate::analysis::top::{GroupBy, Grouping, Groups, HeldBy, Lines, Query};
 use crate::model::allocation::Source;
 use crate::model::filter::Filter;
 use crate::model::samples::{self, Kind, Sample, SampleVisitor, SamplesRead, Tracking, Weights};
@@ -196,7 +195,7 @@ impl Timeline {
 /// Reading a [`Timeline`]: only the fields of the collections, heap
 /// summaries and thread counts are read; liveness events are counted.
 #[derive(Debug, Clone, Copy, Default)]
-struct ReadTimeline;
+pub struct ReadTimeline;
 
 /// How the first pass reads an event type.
 enum TimelineReading<'c> {
@@ -329,24 +328,24 @@ impl Analysis for ReadTimeline {
     }
 }
 
-/// Reads the recording's [`Timeline`], sorted: collections by id, heap
-/// summaries and thread counts by time and name.
-fn read_timeline(path: &Path, progress: &mut (dyn FnMut(u64) + Send)) -> Result<Timeline, Error> {
-    let file = RecordingFile::open(path)?;
-    let (mut timeline, ending) = Pipeline::default()
-        .run(
-            file,
-            &(ReadTimeline, ReadEnding),
-            (Timeline::default(), Ending::default()),
-            progress,
-        )?
-        .merged;
-    timeline.ending = ending;
-    timeline.collections.sort_by_key(|c| c.gc_id);
-    timeline.collections.dedup_by_key(|c| c.gc_id);
-    timeline.heap_after.sort_by_key(|h| h.nanos);
-    timeline.threads.sort_by(|a, b| a.thread.cmp(&b.thread));
-    Ok(timeline)
+/// The leak analysis's first pass: the recording's [`Timeline`] and what
+/// it says of its end. It needs nothing found before, so it can run beside
+/// other analyses in one pass ([`Timeline::of`] makes the timeline of what
+/// it merges).
+pub const FIRST_PASS: (ReadTimeline, ReadEnding) = (ReadTimeline, ReadEnding);
+
+impl Timeline {
+    /// The timeline of what the [`FIRST_PASS`] merged, with the
+    /// recording's ending, sorted: collections by id, heap summaries and
+    /// thread counts by time and name.
+    pub fn of((mut timeline, ending): (Timeline, Ending)) -> Timeline {
+        timeline.ending = ending;
+        timeline.collections.sort_by_key(|c| c.gc_id);
+        timeline.collections.dedup_by_key(|c| c.gc_id);
+        timeline.heap_after.sort_by_key(|h| h.nanos);
+        timeline.threads.sort_by(|a, b| a.thread.cmp(&b.thread));
+        timeline
+    }
 }
 
 /// Generational ZGC's major collections as [`Collection`]s, by start.
@@ -737,15 +736,39 @@ impl Leaks {
     }
 }
 
-/// Answers "what is leaking?" for the recording at `path`, grouping by
-/// `by`, on every core; `progress` is told the bytes read, pass after
-/// pass (`passes` says how many there are before each starts).
+/// Answers "what is leaking?" for `recording`, grouping by `by`, through
+/// `pipeline`; `progress` is told the bytes read, pass after pass.
 pub fn leaks(
-    path: &Path,
+    recording: RecordingFile,
     by: GroupBy,
+    pipeline: &Pipeline,
     progress: &mut (dyn FnMut(Pass, u64) + Send),
 ) -> Result<Leaks, Error> {
-    let timeline = read_timeline(path, &mut |bytes| progress(Pass::Collections, bytes))?;
+    let ran = pipeline.run(
+        recording,
+        &FIRST_PASS,
+        (Timeline::default(), Ending::default()),
+        &mut |bytes| progress(Pass::Collections, bytes),
+    )?;
+    answer(
+        Timeline::of(ran.merged),
+        &ran.recording,
+        by,
+        pipeline,
+        progress,
+    )
+}
+
+/// Answers "what is leaking?" once the [`FIRST_PASS`] over `recording`
+/// has found its `timeline`: the passes after it, which need it, each over
+/// `recording` [read again](RecordingFile::reopen).
+pub fn answer(
+    timeline: Timeline,
+    recording: &RecordingFile,
+    by: GroupBy,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(Pass, u64) + Send),
+) -> Result<Leaks, Error> {
     let chosen = timeline.checkpoints();
     let majors = timeline.ending.generational_zgc.as_ref().map(majors);
     let checkpoints: Vec<Checkpoint> = chosen
@@ -769,11 +792,13 @@ pub fn leaks(
                     .map(|majors| (timeline.collections.as_slice(), majors)),
             },
         };
-        let file = RecordingFile::open(path)?;
-        Pipeline::default()
-            .run(file, &reading, AllSeries::default(), &mut |bytes| {
-                progress(Pass::LiveBytes, bytes)
-            })?
+        pipeline
+            .run(
+                recording.reopen()?,
+                &reading,
+                AllSeries::default(),
+                &mut |bytes| progress(Pass::LiveBytes, bytes),
+            )?
             .merged
     };
     let peak_checkpoint = peak_checkpoint(&timeline, &chosen);
@@ -847,7 +872,7 @@ pub fn leaks(
         timeline,
     };
     if !leaks.suspects.is_empty() {
-        describe_suspects(path, &mut leaks, progress)?;
+        describe_suspects(recording, pipeline, &mut leaks, progress)?;
     }
     Ok(leaks)
 }
@@ -1068,7 +1093,8 @@ fn weighted_median<T: Copy + PartialOrd>(mut values: Vec<(T, f64)>) -> Option<T>
 
 /// Fills in each suspect's classes, ages and path to a GC root.
 fn describe_suspects(
-    path: &Path,
+    recording: &RecordingFile,
+    pipeline: &Pipeline,
     leaks: &mut Leaks,
     progress: &mut (dyn FnMut(Pass, u64) + Send),
 ) -> Result<(), Error> {
@@ -1083,23 +1109,21 @@ fn describe_suspects(
         collections: &leaks.timeline.followed(),
         end_nanos: leaks.timeline.end_nanos,
     };
-    let file = RecordingFile::open(path)?;
-    let details = Pipeline::default()
-        .run(
-            file,
-            &reading,
-            SuspectDetails::new(leaks.suspects.len()),
-            &mut |bytes| progress(Pass::Suspects, bytes),
-        )?
-        .merged;
-    let held = top::top(
-        path,
-        Query {
-            by: leaks.by,
-            live: true,
-            min_gcs: 0,
-        },
+    // Paths to GC roots come from top --live's matching of old objects to
+    // samples, read in the same pass.
+    let held = Query {
+        by: leaks.by,
+        live: true,
+        min_gcs: 0,
+    };
+    let ran = pipeline.run(
+        recording.reopen()?,
+        &(reading, Grouping::new(held)),
+        (SuspectDetails::new(leaks.suspects.len()), Groups::new(held)),
+        &mut |bytes| progress(Pass::Suspects, bytes),
     )?;
+    let (details, held) = ran.merged;
+    let held = held.table();
     leaks.paths_to_roots = held.paths_to_roots.is_some_and(|paths| paths > 0);
     let mut held: HashMap<String, HeldBy> = held
         .entries

@@ -4,7 +4,6 @@
 //! decoder.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use jfr_format::names;
 
@@ -44,13 +43,8 @@ pub struct Summary {
     pub truncated: Option<(u64, u64)>,
 }
 
-/// Reads the whole recording at `path`, on every core.
-pub fn summarize(path: &Path) -> Result<Summary, Error> {
-    summarize_file(RecordingFile::open(path)?, &Pipeline::default())
-}
-
 /// Reads the whole recording `file` through `pipeline`.
-pub fn summarize_file(file: RecordingFile, pipeline: &Pipeline) -> Result<Summary, Error> {
+pub fn summarize(file: RecordingFile, pipeline: &Pipeline) -> Result<Summary, Error> {
     let container = file.container();
     let ran = pipeline.run(file, &Summarize, Summary::default(), &mut |_| {})?;
     Ok(Summary {
@@ -145,13 +139,18 @@ impl Analysis for Summarize {
     }
 }
 
-/// The error for event types named (`missing`) that the recording at
-/// `path` does not have, with the types it has: the file is read again
-/// for them (this is the rare case, after a mistake).
-pub(crate) fn missing_types(path: &Path, missing: Vec<String>, pipeline: &Pipeline) -> Error {
-    let mut present: Vec<(String, u64)> = RecordingFile::open(path)
+/// The error for event types named (`missing`) that `recording` does not
+/// have, with the types it has: the file is read again for them (this is
+/// the rare case, after a mistake; a stream, which cannot be, lists none).
+pub(crate) fn missing_types(
+    recording: &RecordingFile,
+    missing: Vec<String>,
+    pipeline: &Pipeline,
+) -> Error {
+    let mut present: Vec<(String, u64)> = recording
+        .reopen()
         .map_err(Error::from)
-        .and_then(|file| summarize_file(file, pipeline))
+        .and_then(|file| summarize(file, pipeline))
         .map(|summary| {
             summary
                 .types
@@ -162,7 +161,7 @@ pub(crate) fn missing_types(path: &Path, missing: Vec<String>, pipeline: &Pipeli
         .unwrap_or_default();
     present.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     Error::MissingTypes {
-        recording: path.to_owned(),
+        recording: recording.path().to_owned(),
         missing,
         present,
     }

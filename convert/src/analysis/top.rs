@@ -13,7 +13,6 @@
 //! the analysis, [`Groups`] what it adds up to).
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use heapsampler_core::estimate::Estimate;
 
@@ -180,11 +179,10 @@ impl Query {
     }
 }
 
-/// Sums the samples of the recording at `path`, on every core.
-pub fn top(path: &Path, query: Query) -> Result<Table, Error> {
-    let file = RecordingFile::open(path)?;
+/// Sums the samples of `recording` as `query` asks, through `pipeline`.
+pub fn top(recording: RecordingFile, query: Query, pipeline: &Pipeline) -> Result<Table, Error> {
     let grouping = Grouping::new(query);
-    let ran = Pipeline::default().run(file, &grouping, Groups::new(query), &mut |_| {})?;
+    let ran = pipeline.run(recording, &grouping, Groups::new(query), &mut |_| {})?;
     Ok(ran.merged.table())
 }
 

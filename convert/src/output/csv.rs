@@ -614,7 +614,9 @@ pub fn write_csv(
     let missing = job.declared.missing();
     if !missing.is_empty() {
         return Err(crate::analysis::summary::missing_types(
-            &path, missing, pipeline,
+            &ran.recording,
+            missing,
+            pipeline,
         ));
     }
     let files = ran.merged;

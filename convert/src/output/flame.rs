@@ -152,16 +152,16 @@ pub fn draw(
         },
         filter: &options.filter,
     });
-    let (stacks, ending, truncated) = if options.live.is_some() {
+    let (stacks, ending, truncated, recording) = if options.live.is_some() {
         let both = (&folding, ReadEnding);
         let ran = pipeline.run(file, &both, (folding.start(), Ending::default()), progress)?;
         let (stacks, ending) = ran.merged;
-        (stacks, Some(ending), ran.truncated)
+        (stacks, Some(ending), ran.truncated, ran.recording)
     } else {
         let ran = pipeline.run(file, &folding, folding.start(), progress)?;
-        (ran.merged, None, ran.truncated)
+        (ran.merged, None, ran.truncated, ran.recording)
     };
-    let folded = folding.folded(&path, stacks, truncated, pipeline)?;
+    let folded = folding.folded(&recording, stacks, truncated, pipeline)?;
     if folded.stacks.read() == 0 {
         // The question does not fit the file: top's error.
         return Err(Error::NoEvents {

@@ -342,7 +342,7 @@ pub fn convert(file: &Path, options: &Options) -> Result<Outcome, Failure> {
                 .output
                 .clone()
                 .unwrap_or_else(|| beside(file, ".parquet"));
-            let identity = Identity::read(file, file.display().to_string());
+            let identity = Identity::read(&recording, file.display().to_string());
             let parquet_options = ParquetOptions {
                 events: &options.events,
                 filter: &options.filter,
@@ -510,7 +510,8 @@ pub fn report(file: &Path, options: &ReportOptions) -> Result<Reported, Failure>
         .clone()
         .unwrap_or_else(|| beside(file, ".html"));
     let mut shown: Option<(Step, Progress)> = None;
-    let page = report::build::build(file, options.by, &mut |step, bytes| {
+    let recording = RecordingFile::open(file).map_err(Error::from)?;
+    let page = report::build::build(recording, options.by, &mut |step, bytes| {
         if shown.as_ref().is_none_or(|(at, _)| *at != step) {
             let mut line = progress(file, Some(&output));
             line.set_stage(step.what());

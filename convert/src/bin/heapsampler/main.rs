@@ -451,7 +451,10 @@ fn dump(
 }
 
 fn summary(file: &Path) -> Result<(), Failure> {
-    let summary = summarize(file)?;
+    let summary = summarize(
+        RecordingFile::open(file).map_err(Error::from)?,
+        &Pipeline::default(),
+    )?;
     out(text::summary::render(&summary, file))?;
     if let Some((offset, bytes)) = summary.truncated {
         say(format_args!(
@@ -502,7 +505,8 @@ fn table(file: &Path, query: Query) -> Result<(Table, Option<Ending>), Failure> 
 fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
     let size = std::fs::metadata(file).ok().map(|m| m.len());
     let mut shown: Option<(Pass, Progress)> = None;
-    let found = leaks::leaks(file, by, &mut |pass, bytes| {
+    let recording = RecordingFile::open(file).map_err(Error::from)?;
+    let found = leaks::leaks(recording, by, &Pipeline::default(), &mut |pass, bytes| {
         if shown.as_ref().is_none_or(|(at, _)| *at != pass) {
             let mut line = Progress::new(file.display().to_string(), size, true);
             line.set_stage(pass.what());
@@ -516,7 +520,7 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
     out(text::leaks::render(&found, limit))?;
     // The growths' intervals come from the agent's samples as top's do.
     if found.unanswered().is_none() {
-        if let Some(note) = process::of_file(file).sampler_note() {
+        if let Some(note) = sampler_note(file) {
             out(format_args!("{note}\n"))?;
         }
     }
@@ -584,6 +588,13 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
     Ok(())
 }
 
+/// What `file`'s JVM says of its sampler, if its estimates need a note
+/// ([`Process::sampler_note`](process::Process::sampler_note)).
+fn sampler_note(file: &Path) -> Option<String> {
+    let recording = RecordingFile::open(file).ok()?;
+    process::of_recording(&recording).sampler_note()
+}
+
 /// Says under a table of the agent's samples (a recording that names its
 /// interval) when their JVM's sampler is one before JDK 25, whose
 /// estimates can be off by more than their intervals; whether it said so.
@@ -591,7 +602,7 @@ fn out_sampler_note(file: &Path, table: &Table) -> Result<bool, Failure> {
     if table.interval.is_none() {
         return Ok(false);
     }
-    let Some(note) = process::of_file(file).sampler_note() else {
+    let Some(note) = sampler_note(file) else {
         return Ok(false);
     };
     out(format_args!("{note}\n"))?;

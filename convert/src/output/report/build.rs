@@ -4,8 +4,6 @@
 //! reads the file through the [`Pipeline`] on every core, one after the
 //! other, so memory is the largest part's, not their sum.
 
-use std::path::Path;
-
 use heapsampler_core::estimate::{Estimate, Interval};
 
 use super::{
@@ -48,19 +46,22 @@ impl Step {
     }
 }
 
-/// Makes the page of the recording at `path`, its groups by `by`, telling
-/// `progress` each step and the bytes it has read.
+/// Makes the page of `recording`, its groups by `by`, telling `progress`
+/// each step and the bytes it has read.
 pub fn build(
-    path: &Path,
+    recording: RecordingFile,
     by: GroupBy,
     progress: &mut (dyn FnMut(Step, u64) + Send),
 ) -> Result<Page, Error> {
-    let found = leaks::leaks(path, by, &mut |pass, bytes| {
+    let pipeline = Pipeline::default();
+    let path = recording.path().to_owned();
+    let again = recording.reopen()?;
+    let found = leaks::leaks(recording, by, &pipeline, &mut |pass, bytes| {
         progress(Step::Leaks(pass), bytes)
     })?;
     progress(Step::Allocations, 0);
-    let sites = allocations(path, by)?;
-    let threads = allocations(path, GroupBy::Thread)?;
+    let sites = allocations(again.reopen()?, by)?;
+    let threads = allocations(again.reopen()?, GroupBy::Thread)?;
     progress(Step::Flames, 0);
     let mut flames = Vec::new();
     for (heading, live) in [
@@ -76,8 +77,7 @@ pub fn build(
             subtitle_in_graph: false,
             ..flame::Options::default()
         };
-        let file = RecordingFile::open(path)?;
-        match flame::draw(file, &options, &Pipeline::default(), &mut |_| {}) {
+        match flame::draw(again.reopen()?, &options, &pipeline, &mut |_| {}) {
             Ok(drawn) => flames.push(Flame {
                 heading: heading.to_owned(),
                 subtitle: drawn.subtitle,
@@ -89,7 +89,7 @@ pub fn build(
             Err(error) => return Err(error),
         }
     }
-    let statistics = summary::summarize(path)?.agent_statistics;
+    let statistics = summary::summarize(again, &pipeline)?.agent_statistics;
     let statistic = |name: &str| {
         statistics
             .as_ref()
@@ -103,7 +103,7 @@ pub fn build(
             |n| n.to_string_lossy().into_owned(),
         ),
         verdict: verdict(&found),
-        recording: recording(&found, sites.as_ref(), lost),
+        recording: recording_rows(&found, sites.as_ref(), lost),
         lacking: lacking(&found, sites.as_ref()),
         heap: heap_chart(&found),
         suspects: suspect_rows(&found),
@@ -133,15 +133,13 @@ pub fn build(
 
 /// `top`'s table of the bytes allocated by `by`, or `None` for a recording
 /// without allocation events.
-fn allocations(path: &Path, by: GroupBy) -> Result<Option<Table>, Error> {
-    let table = top::top(
-        path,
-        Query {
-            by,
-            live: false,
-            min_gcs: 0,
-        },
-    )?;
+fn allocations(recording: RecordingFile, by: GroupBy) -> Result<Option<Table>, Error> {
+    let query = Query {
+        by,
+        live: false,
+        min_gcs: 0,
+    };
+    let table = top::top(recording, query, &Pipeline::default())?;
     Ok((table.events > 0).then_some(table))
 }
 
@@ -176,7 +174,11 @@ fn capitalized(sentence: &str) -> String {
     })
 }
 
-fn recording(found: &Leaks, sites: Option<&Table>, lost: Option<i64>) -> Vec<(String, String)> {
+fn recording_rows(
+    found: &Leaks,
+    sites: Option<&Table>,
+    lost: Option<i64>,
+) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     let timeline = &found.timeline;
     if let Some(jvm) = &timeline.jvm {
