@@ -43,6 +43,20 @@ pub enum Error {
         /// Whether the question was of objects still live.
         live: bool,
     },
+    /// An output could not be made.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Writing an output failed: the error says which.
+    #[error("{source}")]
+    Write {
+        /// Why.
+        source: io::Error,
+    },
     /// Writing the Parquet of a recording failed.
     #[error("{}: writing Parquet: {source}", recording.display())]
     Parquet {

@@ -30,10 +30,12 @@
 //!   means at a recording's end ([`analysis::liveness`]), and the leak
 //!   report ([`analysis::leaks`]: each group's live bytes after each
 //!   collection, and those that grow).
-//! - [`output`]: what is written: CSV ([`output::csv`], rows made straight
-//!   from the events' bytes), pprof heap profiles ([`output::pprof`]) and
-//!   OpenTelemetry profiles made from them ([`output::otlp`]), Parquet
-//!   tables of the allocation events ([`output::parquet`]), flame graphs
+//! - [`output`]: what is written: a recording converted, in any of five
+//!   formats behind one signature ([`output::convert`]): CSV
+//!   ([`output::csv`], rows made straight from the events' bytes), folded
+//!   stacks, pprof heap profiles ([`output::pprof`]) and OpenTelemetry
+//!   profiles made from them ([`output::otlp`]), Parquet tables of the
+//!   allocation events ([`output::parquet`]); flame graphs
 //!   ([`output::flame`]), the report's page ([`output::report`]), the
 //!   analyses' text for a terminal ([`output::text`]), and figures for
 //!   people ([`output::human`]).

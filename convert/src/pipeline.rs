@@ -811,7 +811,8 @@ mod tests {
     use crate::model::filter::Filter;
     use crate::model::samples::{self, Kind, Sample, SampleVisitor};
     use crate::model::text::Flattener;
-    use crate::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
+    use crate::output::convert::Outputs;
+    use crate::output::csv::{self, CsvError, CsvOptions};
     use crate::output::pprof;
     use heapsampler_core::estimate::Estimate;
     use heapsampler_core::sampling::bytes_weight;
@@ -1267,7 +1268,7 @@ mod tests {
         }
     }
 
-    impl CsvOutputs for Memory {
+    impl Outputs for Memory {
         fn create(&mut self, name: &str) -> Result<Box<dyn Write + Send>, CsvError> {
             self.0.lock().unwrap().insert(name.to_owned(), Vec::new());
             Ok(Box::new(MemoryFile(self.clone(), name.to_owned())))

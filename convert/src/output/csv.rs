@@ -15,7 +15,7 @@
 //! rows can be written as they are made, or held while the chunk before it
 //! is written: [`write_csv`] converts a recording through the
 //! [pipeline](crate::pipeline), each chunk's blocks written in chunk order
-//! into outputs the caller makes ([`CsvOutputs`]), one per event type.
+//! into outputs the caller makes ([`Outputs`]), one per event type.
 
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
@@ -31,6 +31,7 @@ pub use crate::error::CsvError;
 use crate::model::filter::Filter;
 use crate::model::text::{Flattener, IsoClock, Unit, epoch_nanos, unit};
 use crate::model::types::Declared;
+use crate::output::convert::Outputs;
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
@@ -559,14 +560,6 @@ impl From<Stopped> for CsvError {
     }
 }
 
-/// Where CSV goes: an output per event type, made when the type's first
-/// rows come, so that a conversion that fails before them, or finds none
-/// of the types asked for, leaves nothing behind.
-pub trait CsvOutputs: Send {
-    /// The output of the rows of event type `name`.
-    fn create(&mut self, name: &str) -> Result<Box<dyn Write + Send>, CsvError>;
-}
-
 /// What to convert to CSV.
 #[derive(Debug, Clone, Default)]
 pub struct CsvOptions {
@@ -599,7 +592,7 @@ pub struct CsvWritten {
 pub fn write_csv(
     file: RecordingFile,
     options: &CsvOptions,
-    outputs: &mut dyn CsvOutputs,
+    outputs: &mut dyn Outputs,
     pipeline: &Pipeline,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<CsvWritten, Error> {
@@ -712,7 +705,7 @@ struct CsvFile {
 /// chunk order: a type's file is made (with its header) when its first
 /// rows come.
 pub struct CsvFiles<'o> {
-    outputs: &'o mut dyn CsvOutputs,
+    outputs: &'o mut dyn Outputs,
     by_name: HashMap<String, usize>,
     files: Vec<CsvFile>,
     /// The current chunk's outputs, as its pieces number them: the files
@@ -722,7 +715,7 @@ pub struct CsvFiles<'o> {
 
 impl<'o> CsvFiles<'o> {
     /// The output, made by `outputs` as the first rows of each type come.
-    fn new(outputs: &'o mut dyn CsvOutputs) -> Self {
+    fn new(outputs: &'o mut dyn Outputs) -> Self {
         Self {
             outputs,
             by_name: HashMap::new(),

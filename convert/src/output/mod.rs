@@ -1,6 +1,7 @@
 //! The outputs: what events and figures are written as. Each writes into
 //! a writer it is given; the paths are the command line's.
 
+pub mod convert;
 pub mod csv;
 pub mod flame;
 pub mod human;

@@ -228,8 +228,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 threads,
                 class_frame: !no_class_frame,
             };
-            let outcome = convert::convert(&file, &options)?;
-            for warning in outcome.warnings(&file) {
+            let converted = convert::convert(&file, &options)?;
+            for warning in convert::warnings(&converted, &file) {
                 say(warning);
             }
         }
