@@ -136,22 +136,7 @@ pub fn draw(
     pipeline: &Pipeline,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<Drawn, Error> {
-    let path = file.path().to_owned();
-    let sources: &[Source] = if options.live.is_some() {
-        &[Source::ObjectLifetimes]
-    } else {
-        &ALLOCATIONS
-    };
-    let folding = Folding::new(FoldJob {
-        types: &[],
-        sources,
-        fold: Fold {
-            stack_depth: options.stack_depth,
-            live: options.live,
-            class_frame: options.class_frame,
-        },
-        filter: &options.filter,
-    });
+    let folding = folding(options);
     let (stacks, ending, truncated, recording) = if options.live.is_some() {
         let both = (&folding, ReadEnding);
         let ran = pipeline.run(file, &both, (folding.start(), Ending::default()), progress)?;
@@ -162,6 +147,40 @@ pub fn draw(
         (ran.merged, None, ran.truncated, ran.recording)
     };
     let folded = folding.folded(&recording, stacks, truncated, pipeline)?;
+    finish(options, folded, ending, recording.path())
+}
+
+/// The folding of a flame graph's stacks as `options` say: the analysis a
+/// pass runs, alone ([`draw`]) or beside others (the report's), whose
+/// stacks [`finish`] draws.
+pub fn folding(options: &Options) -> Folding<'_> {
+    let sources: &[Source] = if options.live.is_some() {
+        &[Source::ObjectLifetimes]
+    } else {
+        &ALLOCATIONS
+    };
+    Folding::new(FoldJob {
+        types: &[],
+        sources,
+        fold: Fold {
+            stack_depth: options.stack_depth,
+            live: options.live,
+            class_frame: options.class_frame,
+        },
+        filter: &options.filter,
+    })
+}
+
+/// Draws the graph of the stacks `folded` of the recording at `path`, as
+/// `options` say; with `live`, `ending` is what the recording says of its
+/// end ([`ReadEnding`]), under the title.
+pub fn finish(
+    options: &Options,
+    folded: Folded,
+    ending: Option<Ending>,
+    path: &Path,
+) -> Result<Drawn, Error> {
+    let path = path.to_owned();
     if folded.stacks.read() == 0 {
         // The question does not fit the file: top's error.
         return Err(Error::NoEvents {
