@@ -288,7 +288,7 @@ pub struct Held {
 
 /// What a run of the pipeline made.
 #[derive(Debug)]
-pub struct Ran<M> {
+pub struct Run<M> {
     /// The parts of every chunk, merged.
     pub merged: M,
     /// What [`RecordingFile::truncated`] says: where a torn last chunk
@@ -312,7 +312,7 @@ impl Pipeline {
         analysis: &A,
         merged: A::Merged,
         progress: &mut (dyn FnMut(u64) + Send),
-    ) -> Result<Ran<A::Merged>, Error> {
+    ) -> Result<Run<A::Merged>, Error> {
         let threads = match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -356,7 +356,7 @@ impl Pipeline {
             .unwrap_or_else(PoisonError::into_inner)
             .merged;
         let source = source.into_inner().unwrap_or_else(PoisonError::into_inner);
-        Ok(Ran {
+        Ok(Run {
             merged,
             truncated: source.file.truncated(),
             held: parallel.then_some(state.held),

@@ -18,7 +18,7 @@ use crate::model::filter::Filter;
 use crate::output::csv::{self, CsvOptions};
 use crate::output::otlp;
 use crate::output::parquet::{self, Identity, ParquetOptions};
-use crate::output::pprof::{self, Made};
+use crate::output::pprof::{self, Contents};
 use crate::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
@@ -105,7 +105,7 @@ pub struct Converted {
     /// The last chunk was cut short: its offset and how many bytes it had.
     pub truncated: Option<(u64, u64)>,
     /// For a profile (pprof, OTLP), what it was made of.
-    pub profile: Option<Made>,
+    pub profile: Option<Contents>,
 }
 
 impl Converted {
@@ -124,7 +124,7 @@ impl Converted {
     }
 
     /// What making a profile (pprof, OTLP) did.
-    fn of_profile(made: Made, filtered: bool) -> Self {
+    fn of_profile(made: Contents, filtered: bool) -> Self {
         Self {
             events: made.allocations.samples(),
             outputs: 1,
@@ -191,7 +191,10 @@ pub fn convert(
         }
         Format::Pprof => {
             let path = recording.path().to_owned();
-            let pprof::Pprof { profile, made } = pprof::profile(
+            let pprof::Pprof {
+                profile,
+                contents: made,
+            } = pprof::profile(
                 recording,
                 conversion.filter,
                 conversion.stack_depth,
@@ -205,7 +208,10 @@ pub fn convert(
         }
         Format::Otlp => {
             let path = recording.path().to_owned();
-            let otlp::Otlp { request, made } = otlp::request(
+            let otlp::Otlp {
+                request,
+                contents: made,
+            } = otlp::request(
                 recording,
                 conversion.filter,
                 conversion.stack_depth,
@@ -256,7 +262,7 @@ fn create(outputs: &mut dyn Outputs, name: &str) -> Result<Box<dyn Write + Send>
 
 /// Fails when a profile (pprof's or OTLP's) was made of no allocation
 /// events: the recording has none of the kinds it reads.
-fn made_of_events(made: &Made, recording: std::path::PathBuf) -> Result<(), Error> {
+fn made_of_events(made: &Contents, recording: std::path::PathBuf) -> Result<(), Error> {
     match made.source {
         Some(_) => Ok(()),
         None => Err(Error::NoEvents {

@@ -21,8 +21,8 @@ use heapsampler_convert::output::csv::CsvError;
 use heapsampler_convert::output::flame;
 use heapsampler_convert::output::human::{describe, human_bytes, thousands};
 use heapsampler_convert::output::parquet;
-use heapsampler_convert::output::pprof::Made;
-use heapsampler_convert::output::report::{self, build::Step};
+use heapsampler_convert::output::pprof::Contents;
+use heapsampler_convert::output::report::{self, gather::Step};
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
@@ -156,7 +156,7 @@ pub fn warnings(converted: &Converted, file: &Path) -> Vec<String> {
 }
 
 /// What to say after writing a profile of `file`, one line each.
-fn profile_notes(made: &Made, file: &Path) -> Vec<String> {
+fn profile_notes(made: &Contents, file: &Path) -> Vec<String> {
     let file = file.display();
     let mut notes = Vec::new();
     if !made.objects_known() {
@@ -263,7 +263,7 @@ pub struct FlameOptions {
 
 /// A flame graph written.
 #[derive(Debug)]
-pub struct Flamed {
+pub struct FlameGraph {
     /// Where the SVG went.
     pub output: PathBuf,
     /// The whole graph's bytes and samples.
@@ -280,7 +280,7 @@ pub struct Flamed {
     pub ending: Option<Ending>,
 }
 
-impl Flamed {
+impl FlameGraph {
     /// One line saying what the graph shows.
     pub fn summary(&self) -> String {
         format!(
@@ -314,7 +314,7 @@ impl Flamed {
 }
 
 /// Draws the flame graph of the recording `file` as `options` say.
-pub fn flame(file: &Path, options: &FlameOptions) -> Result<Flamed, Failure> {
+pub fn flame(file: &Path, options: &FlameOptions) -> Result<FlameGraph, Failure> {
     options.draw.filter.check_window().map_err(Failure::Usage)?;
     let output = options
         .output
@@ -333,7 +333,7 @@ pub fn flame(file: &Path, options: &FlameOptions) -> Result<Flamed, Failure> {
     out.write_all(drawn.svg.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| writing(&output, e))?;
-    Ok(Flamed {
+    Ok(FlameGraph {
         output,
         totals: drawn.totals(),
         stacks: drawn.folded.stacks.len(),
@@ -370,7 +370,7 @@ pub fn report(file: &Path, options: &ReportOptions) -> Result<Reported, Failure>
         .unwrap_or_else(|| beside(file, ".html"));
     let mut shown: Option<(Step, Progress)> = None;
     let recording = RecordingFile::open(file).map_err(Error::from)?;
-    let page = report::build::build(recording, options.by, &mut |step, bytes| {
+    let page = report::gather::page(recording, options.by, &mut |step, bytes| {
         if shown.as_ref().is_none_or(|(at, _)| *at != step) {
             let mut line = progress(file, Some(&output));
             line.set_stage(step.what());

@@ -610,17 +610,17 @@ fn out_sampler_note(file: &Path, table: &Table) -> Result<bool, Failure> {
 }
 
 fn flame(file: &Path, options: &convert::FlameOptions) -> Result<(), Failure> {
-    let flamed = convert::flame(file, options)?;
-    for warning in flamed.warnings(file) {
+    let graph = convert::flame(file, options)?;
+    for warning in graph.warnings(file) {
         say(warning);
     }
     // What live means, said on the terminal as under the graph's title.
-    if let Some(ending) = &flamed.ending {
-        say(ending.live_statement(&flamed.tracking));
+    if let Some(ending) = &graph.ending {
+        say(ending.live_statement(&graph.tracking));
     }
     // Where it went, unless to standard output.
-    if flamed.output.as_os_str() != "-" {
-        say(flamed.summary());
+    if graph.output.as_os_str() != "-" {
+        say(graph.summary());
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
-//! The report's [`Page`] made from a recording: the leak analysis
+//! Gathers the report's [`Page`] from a recording: the leak analysis
 //! ([`analysis::leaks`](crate::analysis::leaks)), `top`'s allocation sites
 //! and threads, the two flame graphs, and what the recording is, read in
-//! three passes ([`build`] says why three).
+//! three passes ([`page`] says why three).
 
 use heapsampler_core::estimate::{Estimate, Interval};
 
@@ -48,16 +48,17 @@ impl Step {
 /// Makes the page of `recording`, its groups by `by`, telling `progress`
 /// each step and the bytes it has read.
 ///
-/// The recording is read three times, each time on every core through the
-/// [`Pipeline`]: once for everything that needs nothing found before (the
-/// leak analysis's [first pass](leaks::FIRST_PASS), `top`'s sites and
-/// threads, both flame graphs' stacks and the agent's statistics, side by
-/// side), then for the leak analysis's two later passes, which cannot join
-/// it: the second follows each group's live bytes at the collections the
-/// first found, and the third describes the suspects the second found.
-/// Memory is what the first pass's analyses hold together (their merged
-/// figures, none of them events).
-pub fn build(
+/// The recording is read at most three times, each time on every core
+/// through the [`Pipeline`]: once for everything that needs nothing found
+/// before (the leak analysis's [first pass](leaks::FIRST_PASS), `top`'s
+/// sites and threads, both flame graphs' stacks and the agent's
+/// statistics, side by side), then for the leak analysis's two later
+/// passes, which cannot join it: the second (for a recording with liveness
+/// events) follows each group's live bytes after the collections the first
+/// found, and the third (when there are suspects) describes the suspects
+/// the second found. Memory is what the first pass's analyses hold
+/// together: their merged figures, none of them events.
+pub fn page(
     recording: RecordingFile,
     by: GroupBy,
     progress: &mut (dyn FnMut(Step, u64) + Send),
