@@ -811,7 +811,7 @@ mod tests {
     use crate::model::filter::Filter;
     use crate::model::samples::{self, Kind, Sample, SampleVisitor};
     use crate::model::text::Flattener;
-    use crate::output::convert::Outputs;
+    use crate::output::Outputs;
     use crate::output::csv::{self, CsvError, CsvOptions};
     use crate::output::pprof;
     use heapsampler_core::estimate::Estimate;

@@ -1,12 +1,10 @@
 //! `heapsampler convert`: a recording written in one of five formats, all
-//! behind one signature ([`convert`]): CSV of any events
-//! ([`csv`]), folded stacks
-//! ([`fold`]), a pprof heap profile
-//! ([`pprof`]), its OpenTelemetry request
-//! ([`otlp`]), and a Parquet table of the allocation
-//! events ([`parquet`]). Each reads the recording
-//! once through the pipeline and writes into outputs the caller makes when
-//! asked ([`Outputs`]), so that what is written, and where, are apart.
+//! behind one signature ([`convert`]): CSV of any events ([`csv`]), folded
+//! stacks ([`fold`]), a pprof heap profile ([`pprof`]), its OpenTelemetry
+//! request ([`otlp`]), and a Parquet table of the allocation events
+//! ([`parquet`]). Each reads the recording once through the pipeline and
+//! writes into outputs the caller makes when asked ([`Outputs`]), so that
+//! what is written, and where, are apart.
 
 use std::io::{self, Write};
 
@@ -15,6 +13,7 @@ use crate::analysis::fold::{self, Fold, FoldJob, Folded};
 use crate::error::CsvError;
 use crate::model::allocation::{ALLOCATIONS, Source};
 use crate::model::filter::Filter;
+use crate::output::Outputs;
 use crate::output::csv::{self, CsvOptions};
 use crate::output::otlp;
 use crate::output::parquet::{self, Identity, ParquetOptions};
@@ -70,17 +69,6 @@ pub struct Conversion<'o> {
     pub class_frame: bool,
     /// What the Parquet table calls the recording, on every row.
     pub recording_name: &'o str,
-}
-
-/// Where a conversion writes: each output made when the conversion is
-/// ready to write into it, so that a conversion that fails first, or finds
-/// nothing to write, leaves nothing behind. CSV asks for one per event
-/// type with rows, by the type's name; the other formats for their one
-/// output, by [`Format::name`]: Parquet before its first row, the others
-/// once the recording is read.
-pub trait Outputs: Send {
-    /// The output named `name`.
-    fn create(&mut self, name: &str) -> Result<Box<dyn Write + Send>, CsvError>;
 }
 
 /// What a conversion wrote.

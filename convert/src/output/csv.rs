@@ -31,7 +31,7 @@ pub use crate::error::CsvError;
 use crate::model::filter::Filter;
 use crate::model::text::{Flattener, IsoClock, Unit, epoch_nanos, unit};
 use crate::model::types::Declared;
-use crate::output::convert::Outputs;
+use crate::output::Outputs;
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
