@@ -68,7 +68,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, TimestampMicrosecondArray};
@@ -224,11 +224,10 @@ impl Identity {
         }
     }
 
-    /// The identity of the recording `file`, named `recording`: what its
-    /// first chunk says (nothing when that chunk cannot be read; reading
-    /// the recording then says why).
-    pub fn read(file: &Path, recording: String) -> Self {
-        Self::of(recording, &process::of_file(file))
+    /// The identity of `file`, named `recording`: what its first chunk
+    /// says ([`process::of_recording`]).
+    pub fn read(file: &RecordingFile, recording: String) -> Self {
+        Self::of(recording, &process::of_recording(file))
     }
 }
 
