@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use heapsampler_core::estimate::Interval;
-use heapsampler_core::live::{GrowthTest, NoVerdict};
+use heapsampler_core::growth::{GrowthTest, NoVerdict};
 
 use crate::analysis::leaks::{Leaks, MAX_CHECKPOINTS, Unanswered};
 use crate::analysis::top::GroupBy;
