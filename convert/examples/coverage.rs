@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use heapsampler_convert::analysis::top::{self, GroupBy, Query};
+use heapsampler_convert::pipeline::Pipeline;
+use jfr_reader::file::RecordingFile;
 
 /// What to run, from the command line.
 struct Options {
@@ -210,15 +212,14 @@ fn run_once(
         std::fs::write(&truth, stdout).unwrap();
     }
     let truth = std::fs::read_to_string(&truth).unwrap();
-    let table = top::top(
-        &jfr,
-        Query {
-            by: GroupBy::Site,
-            live: options.live,
-            min_gcs: 0,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", jfr.display()));
+    let query = Query {
+        by: GroupBy::Site,
+        live: options.live,
+        min_gcs: 0,
+    };
+    let recording = RecordingFile::open(&jfr).unwrap_or_else(|e| panic!("{}: {e}", jfr.display()));
+    let table = top::top(recording, query, &Pipeline::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", jfr.display()));
     let mut runs = BTreeMap::new();
     for line in truth.lines().filter(|l| l.starts_with("site ")) {
         let fields: Vec<&str> = line.split(' ').collect();
@@ -286,9 +287,12 @@ fn false_leaks(options: &Options, seconds: u64) {
                         let seconds = seconds.to_string();
                         record(options, run, &jfr, &["Leaks", &seconds, "cache", "32"]);
                     }
+                    let recording = RecordingFile::open(&jfr)
+                        .unwrap_or_else(|e| panic!("{}: {e}", jfr.display()));
                     let found = heapsampler_convert::analysis::leaks::leaks(
-                        &jfr,
+                        recording,
                         GroupBy::Site,
+                        &Pipeline::default(),
                         &mut |_, _| {},
                     )
                     .unwrap_or_else(|e| panic!("{}: {e}", jfr.display()));

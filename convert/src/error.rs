@@ -1,11 +1,12 @@
 //! Why reading a recording, or making something of it, failed.
 
+use std::io;
 use std::path::PathBuf;
 
+use jfr_reader::ReadError;
 use jfr_reader::file::FileError;
 
-use crate::analysis::top::Query;
-use crate::output::csv::CsvError;
+use crate::model::allocation;
 
 /// Why reading a recording, or making something of it, failed. Each says
 /// which recording, and what to do where there is something to do.
@@ -35,12 +36,26 @@ pub enum Error {
     },
     /// The recording has none of the allocation events a question reads
     /// (with `live`, none of the agent's liveness events).
-    #[error("{} has no {}: {}", recording.display(), query(*live).missing(), query(*live).without_events())]
+    #[error("{} has no {}: {}", recording.display(), allocation::missing(*live), allocation::without(*live))]
     NoEvents {
         /// The recording.
         recording: PathBuf,
         /// Whether the question was of objects still live.
         live: bool,
+    },
+    /// An output could not be made.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Writing an output failed: the error says which.
+    #[error("{source}")]
+    Write {
+        /// Why.
+        source: io::Error,
     },
     /// Writing the Parquet of a recording failed.
     #[error("{}: writing Parquet: {source}", recording.display())]
@@ -68,13 +83,41 @@ pub enum Error {
     },
 }
 
-/// The question whose events a recording lacks, for its message.
-fn query(live: bool) -> Query {
-    Query {
-        by: crate::analysis::top::GroupBy::Site,
-        live,
-        min_gcs: 0,
-    }
+/// What can go wrong writing CSV.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    /// The recording is malformed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// Writing the output failed.
+    #[error("writing CSV: {0}")]
+    Io(#[from] io::Error),
+    /// An output file or folder could not be made.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Chunks declare an event type with different numbers of fields, which
+    /// one CSV file cannot hold.
+    #[error(
+        "writing CSV: {name}: found rows with {found} fields, but the first rows have \
+         {expected} fields (chunks declare the type differently)"
+    )]
+    Columns {
+        /// The event type.
+        name: String,
+        /// The fields of its first rows.
+        expected: usize,
+        /// The fields of the rows that differ.
+        found: usize,
+    },
+    /// The conversion stopped before this chunk's rows were handed on: an
+    /// earlier chunk failed, whose error is the one reported.
+    #[error("the conversion has stopped")]
+    Stopped,
 }
 
 /// The message for event types asked for that `recording` does not have:

@@ -4,33 +4,41 @@
 //! writer's do.
 //!
 //! The modules follow the data, from a recording's chunks to what is
-//! written:
+//! written; each uses only those above it in this list (`jfr-reader` is
+//! under them all, the command line over them all), so no two import each
+//! other:
 //!
+//! - [`model`]: what the events mean, whatever reads them: which events
+//!   stand for allocated bytes and where an allocation event keeps its
+//!   fields ([`model::allocation`]), the text of values
+//!   ([`model::text`]), which events to keep ([`model::filter`]), the event
+//!   types a command names ([`model::types`]), a chunk's allocation
+//!   samples with their weight, size and liveness ([`model::samples`]), and
+//!   what a recording says of its JVM ([`model::process`]).
+//! - [`Error`]: why reading a recording, or making something of it, failed
+//!   (its messages name the events a question reads, from `model`).
 //! - [`pipeline`]: the one chunk pipeline every command reads through.
 //!   Chunks are decoded on every core; an [`Analysis`](pipeline::Analysis)
 //!   works on each and hands on parts, which are merged in chunk order, so
 //!   what is made does not depend on the threads; memory stays bounded, the
 //!   first failure in file order is the one reported, and progress is told
 //!   as chunks are merged.
-//! - [`model`]: what the events mean, whatever reads them: which events
-//!   stand for allocated bytes ([`model::allocation`]), the text of values
-//!   ([`model::text`]), which events to keep ([`model::filter`]), the event
-//!   types a command names ([`model::types`]), a chunk's allocation
-//!   samples with their weight, size and liveness ([`model::samples`]), and
-//!   what a recording says of its JVM ([`model::process`]).
-//! - [`analysis`]: what the events add up to, each an `Analysis`: folded
-//!   stacks ([`analysis::fold`]), `top`'s groups ([`analysis::top`]) and
-//!   [`analysis::diff`] of two of them, [`analysis::summary`], and what
-//!   live means at a recording's end ([`analysis::liveness`]). The leak
-//!   report (each site's live bytes at each collection) will be one more: a
-//!   chunk's collections as its part, appended in chunk order.
-//! - [`output`]: what is written: CSV ([`output::csv`], rows made straight
-//!   from the events' bytes), pprof heap profiles ([`output::pprof`]) and
-//!   OpenTelemetry profiles made from them ([`output::otlp`]), Parquet
-//!   tables of the allocation events ([`output::parquet`]), flame graphs
-//!   ([`output::flame`]), and figures for people
-//!   ([`output::human`]).
-//! - [`Error`]: why reading a recording, or making something of it, failed.
+//! - [`analysis`]: what the events add up to, each an `Analysis` that takes
+//!   an opened recording and returns data: folded stacks
+//!   ([`analysis::fold`]), `top`'s groups ([`analysis::top`]) and
+//!   [`analysis::diff`] of two of them, [`analysis::summary`], what live
+//!   means at a recording's end ([`analysis::liveness`]), and the leak
+//!   report ([`analysis::leaks`]: each group's live bytes after each
+//!   collection, and those that grow).
+//! - [`output`]: what is written: a recording converted, in any of five
+//!   formats behind one signature ([`output::convert`]): CSV
+//!   ([`output::csv`], rows made straight from the events' bytes), folded
+//!   stacks, pprof heap profiles ([`output::pprof`]) and OpenTelemetry
+//!   profiles made from them ([`output::otlp`]), Parquet tables of the
+//!   allocation events ([`output::parquet`]); flame graphs
+//!   ([`output::flame`]), the report's page ([`output::report`]), the
+//!   analyses' text for a terminal ([`output::text`]), and figures for
+//!   people ([`output::human`]).
 //!
 //! `model` is what analyses and outputs share, so that none borrows from a
 //! sibling; an analysis reduces events to figures, an output writes events
@@ -46,6 +54,7 @@
 //!
 //! ```no_run
 //! use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
+//! use heapsampler_convert::output::text;
 //! use heapsampler_convert::pipeline::Pipeline;
 //! use jfr_reader::file::RecordingFile;
 //!
@@ -58,7 +67,7 @@
 //! let file = RecordingFile::open("alloc.jfr")?;
 //! let grouping = Grouping::new(query);
 //! let ran = Pipeline::default().run(file, &grouping, Groups::new(query), &mut |_bytes| {})?;
-//! print!("{}", ran.merged.table().render(10));
+//! print!("{}", text::top::render(&ran.merged.table(), 10));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

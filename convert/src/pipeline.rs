@@ -288,7 +288,7 @@ pub struct Held {
 
 /// What a run of the pipeline made.
 #[derive(Debug)]
-pub struct Ran<M> {
+pub struct Run<M> {
     /// The parts of every chunk, merged.
     pub merged: M,
     /// What [`RecordingFile::truncated`] says: where a torn last chunk
@@ -296,6 +296,9 @@ pub struct Ran<M> {
     pub truncated: Option<(u64, u64)>,
     /// How the held parts kept to their limit, when several threads worked.
     pub held: Option<Held>,
+    /// The recording, read to its end: what an analysis that needs another
+    /// pass [reopens](RecordingFile::reopen).
+    pub recording: RecordingFile,
 }
 
 impl Pipeline {
@@ -309,7 +312,7 @@ impl Pipeline {
         analysis: &A,
         merged: A::Merged,
         progress: &mut (dyn FnMut(u64) + Send),
-    ) -> Result<Ran<A::Merged>, Error> {
+    ) -> Result<Run<A::Merged>, Error> {
         let threads = match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -353,10 +356,11 @@ impl Pipeline {
             .unwrap_or_else(PoisonError::into_inner)
             .merged;
         let source = source.into_inner().unwrap_or_else(PoisonError::into_inner);
-        Ok(Ran {
+        Ok(Run {
             merged,
             truncated: source.file.truncated(),
             held: parallel.then_some(state.held),
+            recording: source.file,
         })
     }
 }
@@ -802,12 +806,13 @@ mod tests {
     use std::sync::Arc;
 
     use crate::analysis::fold::{self, Fold, FoldJob};
-    use crate::analysis::top::{GroupBy, Grouping, Groups, Query};
+    use crate::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
     use crate::model::allocation::ALLOCATIONS;
     use crate::model::filter::Filter;
     use crate::model::samples::{self, Kind, Sample, SampleVisitor};
     use crate::model::text::Flattener;
-    use crate::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
+    use crate::output::Outputs;
+    use crate::output::csv::{self, CsvError, CsvOptions};
     use crate::output::pprof;
     use heapsampler_core::estimate::Estimate;
     use heapsampler_core::sampling::bytes_weight;
@@ -1109,7 +1114,7 @@ mod tests {
         recording(&file);
         let made = |threads: usize| {
             let pipeline = Pipeline::on(threads);
-            let tables: Vec<String> = [GroupBy::Site, GroupBy::Class, GroupBy::AppSite]
+            let tables: Vec<Table> = [GroupBy::Site, GroupBy::Class, GroupBy::AppSite]
                 .into_iter()
                 .map(|by| {
                     let query = Query {
@@ -1126,7 +1131,7 @@ mod tests {
                             &mut |_| {},
                         )
                         .unwrap();
-                    ran.merged.table().render(1000)
+                    ran.merged.table()
                 })
                 .collect();
             let recording = RecordingFile::open(&file).unwrap();
@@ -1137,9 +1142,10 @@ mod tests {
             (tables, bytes)
         };
         let (tables, profile) = made(1);
-        assert!(tables[0].contains("total: "), "{}", tables[0]);
-        let classes = tables[1].lines().filter(|l| l.contains("pkg.Class"));
-        assert_eq!(classes.count(), 40, "{}", tables[1]);
+        assert!(tables[0].total.samples() > 0, "{:?}", tables[0]);
+        let classes = tables[1].entries.iter();
+        let classes = classes.filter(|entry| entry.key.contains("pkg.Class"));
+        assert_eq!(classes.count(), 40, "{:?}", tables[1].entries);
         for threads in [2, 3, 8] {
             let (other_tables, other_profile) = made(threads);
             assert_eq!(other_tables, tables, "{threads} threads");
@@ -1262,7 +1268,7 @@ mod tests {
         }
     }
 
-    impl CsvOutputs for Memory {
+    impl Outputs for Memory {
         fn create(&mut self, name: &str) -> Result<Box<dyn Write + Send>, CsvError> {
             self.0.lock().unwrap().insert(name.to_owned(), Vec::new());
             Ok(Box::new(MemoryFile(self.clone(), name.to_owned())))

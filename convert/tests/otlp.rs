@@ -15,7 +15,9 @@ use std::sync::OnceLock;
 
 use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
 use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
+use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_test_support::heapsampler_ok;
+use jfr_reader::file::RecordingFile;
 use serde_json::Value;
 
 /// The modules the decoding imports.
@@ -126,13 +128,15 @@ fn decode(python: &Path, request: &Path) -> Value {
 /// `heapsampler top`'s table, from the library: exact figures, where the
 /// command line rounds them.
 fn table(path: &Path, by: GroupBy, live: bool) -> Table {
+    let query = Query {
+        by,
+        live,
+        min_gcs: 0,
+    };
     top::top(
-        path,
-        Query {
-            by,
-            live,
-            min_gcs: 0,
-        },
+        RecordingFile::open(path).unwrap(),
+        query,
+        &Pipeline::default(),
     )
     .unwrap()
 }

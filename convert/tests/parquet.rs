@@ -132,7 +132,12 @@ fn table(path: &Path, live: bool) -> Table {
         live,
         min_gcs: 0,
     };
-    top::top(path, query).unwrap()
+    top::top(
+        RecordingFile::open(path).unwrap(),
+        query,
+        &Pipeline::default(),
+    )
+    .unwrap()
 }
 
 /// Runs `python -c SCRIPT ARGS...`, which must succeed, and parses the

@@ -14,7 +14,9 @@ use std::sync::OnceLock;
 
 use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
 use heapsampler_convert::analysis::top::{self, Entry, GroupBy, Query, Table};
+use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_test_support::heapsampler_ok;
+use jfr_reader::file::RecordingFile;
 
 /// `go tool pprof ARGS... PROFILE`'s output, which must succeed.
 fn pprof(args: &[&str], profile: &Path) -> String {
@@ -115,13 +117,15 @@ fn top_site(profile: &Path, sample_type: &str) -> String {
 /// `heapsampler top`'s table, from the library: exact figures, where the
 /// command line rounds them.
 fn table(path: &Path, by: GroupBy, live: bool) -> Table {
+    let query = Query {
+        by,
+        live,
+        min_gcs: 0,
+    };
     top::top(
-        path,
-        Query {
-            by,
-            live,
-            min_gcs: 0,
-        },
+        RecordingFile::open(path).unwrap(),
+        query,
+        &Pipeline::default(),
     )
     .unwrap()
 }

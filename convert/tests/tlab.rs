@@ -35,7 +35,12 @@ fn top_exact(path: &Path) -> Table {
         live: false,
         min_gcs: 0,
     };
-    top::top(path, query).unwrap()
+    top::top(
+        RecordingFile::open(path).unwrap(),
+        query,
+        &Pipeline::default(),
+    )
+    .unwrap()
 }
 
 /// The sum of the values of `convert --format collapsed` (ARGS added), and

@@ -636,7 +636,9 @@ fn objects_are_estimated_from_a_real_recording() {
         live: false,
         min_gcs: 0,
     };
-    let table = heapsampler_convert::analysis::top::top(&path, query).unwrap();
+    let recording = jfr_reader::file::RecordingFile::open(&path).unwrap();
+    let pipeline = heapsampler_convert::pipeline::Pipeline::default();
+    let table = heapsampler_convert::analysis::top::top(recording, query, &pipeline).unwrap();
     assert!(table.total.objects_known());
     let site = table
         .entries

@@ -8,8 +8,8 @@
 #![no_main]
 
 use heapsampler_convert::analysis::fold::FoldedStacks;
-use heapsampler_convert::analysis::summary::summarize_file;
-use heapsampler_convert::analysis::top::{GroupBy, Groups, Query};
+use heapsampler_convert::analysis::summary::summarize;
+use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
 use heapsampler_convert::model::filter::{ChunkFilter, Filter, parse_regex};
 use heapsampler_convert::output::csv::{Buffers, chunk_rows};
 use heapsampler_convert::pipeline::Pipeline;
@@ -61,12 +61,13 @@ fuzz_target!(|data: &[u8]| {
                     live,
                     min_gcs: 0,
                 };
-                let ran = one_thread.run(file, &query, Groups::new(query), &mut |_| {});
+                let ran =
+                    one_thread.run(file, &Grouping::new(query), Groups::new(query), &mut |_| {});
                 let _ = std::hint::black_box(ran.map(|ran| ran.merged.table()));
             }
         }
     }
     if let Some(file) = recording(data) {
-        let _ = std::hint::black_box(summarize_file(file, &one_thread));
+        let _ = std::hint::black_box(summarize(file, &one_thread));
     }
 });

@@ -1,6 +1,7 @@
 //! One chunk, read by its own metadata: its header, its metadata (shared
 //! with the chunks before it that declare the same), its constant pools,
-//! and its events in file order, each type's read by an [`EventPlan`].
+//! and its events in file order, each type's read by an [`EventPlan`]
+//! (undecoded, or as values: [`Events`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -8,7 +9,7 @@ use jfr_format::{ChunkHeader, HEADER_SIZE};
 
 use crate::ReadError;
 use crate::cursor::Cursor;
-use crate::event::{EventPlan, Events, RawEvents};
+use crate::event::{Event, EventPlan, Field, RawEvents, TypeMap};
 use crate::header::chunk_header;
 use crate::metadata::Metadata;
 use crate::pool::Pools;
@@ -135,5 +136,56 @@ impl<'a> Chunk<'a> {
     /// not (callers skip them, as [`events`](Self::events) does).
     pub fn raw_events(&self) -> RawEvents<'a> {
         RawEvents::new(&self.bytes[HEADER_SIZE..], self.offset + HEADER_SIZE as u64)
+    }
+}
+
+/// The events of a chunk as values; metadata, checkpoints and undeclared
+/// types are skipped.
+pub struct Events<'c, 'a> {
+    chunk: &'c Chunk<'a>,
+    raw: RawEvents<'a>,
+    plans: TypeMap<Option<EventPlan<'c>>>,
+}
+
+impl<'c, 'a> Events<'c, 'a> {
+    pub(crate) fn new(chunk: &'c Chunk<'a>) -> Self {
+        Self {
+            chunk,
+            raw: chunk.raw_events(),
+            plans: TypeMap::default(),
+        }
+    }
+}
+
+impl Iterator for Events<'_, '_> {
+    type Item = Result<Event, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let chunk = self.chunk;
+        loop {
+            let mut raw = match self.raw.next()? {
+                Ok(raw) => raw,
+                Err(error) => return Some(Err(error)),
+            };
+            let Some(plan) = self
+                .plans
+                .get_or_insert_with(raw.type_id, || chunk.plan(raw.type_id))
+            else {
+                continue; // undeclared: skipped, as the JDK does
+            };
+            let mut fields = Vec::with_capacity(plan.class().fields.len());
+            let read = plan.read(&mut raw, &mut |_, field: Field<'_>| {
+                fields.push(field.into_value());
+            });
+            if read.is_err() {
+                self.raw.failed = true;
+            }
+            return Some(read.map(|()| Event {
+                offset: raw.offset,
+                size: raw.size,
+                type_id: raw.type_id,
+                fields,
+            }));
+        }
     }
 }

@@ -15,7 +15,6 @@ use std::borrow::Cow;
 
 use jfr_format::{CHECKPOINT_EVENT_ID, METADATA_EVENT_ID};
 
-use crate::chunk::Chunk;
 use crate::cursor::{Cursor, RawString};
 use crate::metadata::{ClassInfo, Kind, Metadata};
 use crate::value::{Value, read_field, spend, value_budget};
@@ -36,12 +35,13 @@ pub struct RawEvent<'a> {
     pub(crate) budget: u64,
 }
 
-/// The undecoded events of a chunk (see [`Chunk::raw_events`]): metadata
+/// The undecoded events of a chunk (`Chunk::raw_events`): metadata
 /// and checkpoints are skipped, events of undeclared types are not. The
 /// first error ends them.
 pub struct RawEvents<'a> {
     cursor: Cursor<'a>,
-    failed: bool,
+    /// An event failed: no more follow.
+    pub(crate) failed: bool,
 }
 
 impl<'a> RawEvents<'a> {
@@ -168,7 +168,7 @@ impl Field<'_> {
         }
     }
 
-    /// The field as a generic value, as [`Chunk::events`] holds it.
+    /// The field as a generic value, as an [`Event`] holds it.
     pub fn into_value(self) -> Value {
         match self {
             Self::Long(v) => Value::Long(v),
@@ -455,55 +455,4 @@ pub struct Event {
     pub type_id: u64,
     /// The field values, in the metadata's field order.
     pub fields: Vec<Value>,
-}
-
-/// The events of a chunk as values; metadata, checkpoints and undeclared
-/// types are skipped.
-pub struct Events<'c, 'a> {
-    chunk: &'c Chunk<'a>,
-    raw: RawEvents<'a>,
-    plans: TypeMap<Option<EventPlan<'c>>>,
-}
-
-impl<'c, 'a> Events<'c, 'a> {
-    pub(crate) fn new(chunk: &'c Chunk<'a>) -> Self {
-        Self {
-            chunk,
-            raw: chunk.raw_events(),
-            plans: TypeMap::default(),
-        }
-    }
-}
-
-impl Iterator for Events<'_, '_> {
-    type Item = Result<Event, ReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let chunk = self.chunk;
-        loop {
-            let mut raw = match self.raw.next()? {
-                Ok(raw) => raw,
-                Err(error) => return Some(Err(error)),
-            };
-            let Some(plan) = self
-                .plans
-                .get_or_insert_with(raw.type_id, || chunk.plan(raw.type_id))
-            else {
-                continue; // undeclared: skipped, as the JDK does
-            };
-            let mut fields = Vec::with_capacity(plan.class.fields.len());
-            let read = plan.read(&mut raw, &mut |_, field: Field<'_>| {
-                fields.push(field.into_value());
-            });
-            if read.is_err() {
-                self.raw.failed = true;
-            }
-            return Some(read.map(|()| Event {
-                offset: raw.offset,
-                size: raw.size,
-                type_id: raw.type_id,
-                fields,
-            }));
-        }
-    }
 }

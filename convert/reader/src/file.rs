@@ -95,6 +95,9 @@ pub struct RecordingFile {
     length: Option<u64>,
     /// Set when the last chunk was cut short: how many bytes it had.
     truncated: Option<(u64, u64)>,
+    /// Opened from a path ([`open`](Self::open)), so that it can be read
+    /// again ([`reopen`](Self::reopen)); a stream cannot.
+    reopenable: bool,
 }
 
 impl std::fmt::Debug for RecordingFile {
@@ -127,7 +130,25 @@ impl RecordingFile {
         if recording.container == Container::Plain {
             recording.length = length;
         }
+        recording.reopenable = true;
         Ok(recording)
+    }
+
+    /// The recording again, from its start, for another pass over it: the
+    /// file [opened](Self::open) anew by its path, wherever this one has
+    /// got to. A recording read from a stream
+    /// ([`from_reader`](Self::from_reader)) cannot be read again: an error.
+    pub fn reopen(&self) -> Result<Self, FileError> {
+        if !self.reopenable {
+            return Err(FileError::Io {
+                path: self.path.clone(),
+                source: io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "read from a stream, which cannot be read a second time",
+                ),
+            });
+        }
+        Self::open(&self.path)
     }
 
     /// Reads a recording, plain or compressed, from any reader; `name` is
@@ -180,6 +201,7 @@ impl RecordingFile {
             offset: 0,
             length: None,
             truncated: None,
+            reopenable: false,
         })
     }
 

@@ -7,6 +7,7 @@ use heapsampler_test_support as support;
 use std::collections::BTreeMap;
 
 use jfr_reader::chunk::{Chunk, MetadataCache};
+use jfr_reader::file::RecordingFile;
 use jfr_reader::value::Value;
 use jfr_writer::{
     Class, EventTypeBuilder, FieldSpec, FieldType, FrameType, Method, Options, Recording,
@@ -232,6 +233,35 @@ fn every_chunk_of_a_multi_chunk_file_is_read() {
     assert_eq!(
         support::summary_count(&support::summary(&path), "jdk.ObjectAllocationSample"),
         5000
+    );
+}
+
+/// A recording opened from its path reads again from its start, wherever
+/// the first reading has got to; one read from a stream cannot.
+#[test]
+fn a_file_reads_again_from_its_start_and_a_stream_does_not() {
+    let dir = support::temp_dir("convert_reopen");
+    let path = dir.join("chunks.jfr");
+    support::write_allocation_samples(&path, 5000, 500, 4096);
+    let offsets = |file: &mut RecordingFile| {
+        let mut offsets = Vec::new();
+        while let Some(raw) = file.next_chunk().unwrap() {
+            offsets.push(raw.offset);
+        }
+        offsets
+    };
+    let mut file = RecordingFile::open(&path).unwrap();
+    file.next_chunk().unwrap().expect("a first chunk");
+    let mut again = file.reopen().unwrap();
+    let all = offsets(&mut again);
+    assert!(all.len() > 1 && all[0] == 0, "{all:?}");
+    assert_eq!(offsets(&mut file), all[1..], "the first reading goes on");
+    assert_eq!(offsets(&mut again.reopen().unwrap()), all);
+    let stream = RecordingFile::from_reader("stdin", std::fs::File::open(&path).unwrap()).unwrap();
+    let error = stream.reopen().unwrap_err().to_string();
+    assert!(
+        error.contains("stdin") && error.contains("cannot be read a second time"),
+        "{error}"
     );
 }
 

@@ -13,12 +13,10 @@
 //! one sample found in one recording is not significantly new.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 use heapsampler_core::estimate::{Estimate, Interval, unseen_interval};
 
 use crate::analysis::top::Table;
-use crate::output::human::{WIDE_MARK, human_bytes, human_interval};
 
 /// One group's figures in the two recordings.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,75 +138,6 @@ pub fn diff(base: &Table, new: &Table, per_second: bool) -> Diff {
     }
 }
 
-/// Bytes with a sign: `+12.3 MB`, `-512 B`, `0 B`.
-fn signed_bytes(bytes: f64) -> String {
-    let sign = if bytes > 0.0 {
-        "+"
-    } else if bytes < 0.0 {
-        "-"
-    } else {
-        ""
-    };
-    format!("{sign}{}", human_bytes(bytes.abs()))
-}
-
-impl Diff {
-    /// The comparison as text, at most `limit` groups. Cells are separated
-    /// by at least two spaces and hold no two in a row.
-    pub fn render(&self, limit: usize) -> String {
-        let unit = if self.per_second { "/s" } else { "" };
-        let bytes = |b: f64| format!("{}{unit}", human_bytes(b));
-        let interval = |i: &Interval| format!("{}{unit}", human_interval(i, human_bytes));
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:>4}   {:>12}  {:>11}  {:>19}  {:>11}  {:>19}  {:>15}  where",
-            "#", "change", "base", "95% interval", "new", "95% interval", "samples"
-        );
-        let mut marked = false;
-        for (rank, change) in self.changes.iter().take(limit).enumerate() {
-            let same = !change.is_significant();
-            marked |= same;
-            let _ = writeln!(
-                out,
-                "{:>4}{}  {:>12}  {:>11}  {:>19}  {:>11}  {:>19}  {:>15}  {}",
-                rank + 1,
-                if same { WIDE_MARK } else { ' ' },
-                format!("{}{unit}", signed_bytes(change.change())),
-                bytes(change.base.estimate),
-                interval(&change.base),
-                bytes(change.new.estimate),
-                interval(&change.new),
-                format!("{} -> {}", change.samples.0, change.samples.1),
-                change.key
-            );
-        }
-        let total = &self.total;
-        let _ = writeln!(
-            out,
-            "total: {} ({}) -> {} ({}), {}{unit}{}",
-            bytes(total.base.estimate),
-            interval(&total.base),
-            bytes(total.new.estimate),
-            interval(&total.new),
-            signed_bytes(total.change()),
-            if total.is_significant() {
-                ""
-            } else {
-                ", not significant"
-            }
-        );
-        if marked {
-            let _ = writeln!(
-                out,
-                "{} not significant: the two 95% intervals overlap",
-                WIDE_MARK
-            );
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,9 +206,6 @@ mod tests {
         let leak = &diff.changes[0];
         assert!(leak.change() > 0.0 && leak.new.low > leak.base.high);
         assert!(diff.total.is_significant());
-        let text = diff.render(10);
-        assert!(text.contains("~ not significant"), "{text}");
-        assert!(text.lines().nth(1).unwrap().contains("leak"), "{text}");
     }
 
     #[test]

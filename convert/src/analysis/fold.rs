@@ -33,14 +33,13 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
 
-use jfr_format::names::{event, field};
+use jfr_format::names::event;
 
-use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use crate::Error;
 use crate::analysis::summary::missing_types;
-use crate::model::allocation::{FirstRead, Source, weight_field};
+use crate::model::allocation::{AllocationFields, FirstRead, Source};
 use crate::model::filter::{ChunkFilter, Filter};
 use crate::model::samples::{Liveness, Tracking, live_weight, tracking_probability};
 use crate::model::text::Flattener;
@@ -154,7 +153,7 @@ struct TypeFold<'c> {
 enum Role {
     /// Nothing.
     Other,
-    /// The bytes the event stands for ([`weight_field`]).
+    /// The bytes the event stands for ([`AllocationFields::weight`]).
     Weight,
     /// `stackTrace`.
     StackTrace,
@@ -179,19 +178,19 @@ impl Role {
         let class = fold
             .class_frame
             .then(|| Role::Class(class_frame_kind(name)));
+        let fields = AllocationFields::of(plan);
         let named = [
-            (weight_field(name), Some(Role::Weight)),
-            (field::STACK_TRACE, Some(Role::StackTrace)),
-            (field::LIVE, Some(Role::Live)),
-            (field::TRACKED, Some(Role::Tracked)),
-            (field::TRACKING_PROBABILITY, Some(Role::TrackingProbability)),
-            (field::GCS_SURVIVED, Some(Role::GcsSurvived)),
-            (field::OBJECT_CLASS, class),
+            (fields.weight, Some(Role::Weight)),
+            (fields.stack_trace, Some(Role::StackTrace)),
+            (fields.live, Some(Role::Live)),
+            (fields.tracked, Some(Role::Tracked)),
+            (fields.tracking_probability, Some(Role::TrackingProbability)),
+            (fields.gcs_survived, Some(Role::GcsSurvived)),
+            (fields.object_class, class),
         ];
         let mut roles = vec![Role::Other; plan.class().fields.len()];
-        // The first field of each name, should a type declare two.
-        for (field_name, role) in named {
-            if let (Some(index), Some(role)) = (plan.field_index(field_name), role) {
+        for (index, role) in named {
+            if let (Some(index), Some(role)) = (index, role) {
                 roles[index] = role;
             }
         }
@@ -575,9 +574,8 @@ pub fn fold(
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<Folded, Error> {
     let folding = Folding::new(job);
-    let path = file.path().to_owned();
     let ran = pipeline.run(file, &folding, folding.start(), progress)?;
-    folding.folded(&path, ran.merged, ran.truncated, pipeline)
+    folding.folded(&ran.recording, ran.merged, ran.truncated, pipeline)
 }
 
 /// Folding a recording's events into stacks, as a [`FoldJob`] says: each
@@ -629,19 +627,20 @@ impl<'o> Folding<'o> {
         self.kinds.iter().map(|_| FoldedStacks::new()).collect()
     }
 
-    /// What the stacks of the recording at `path` fold into: the kind
-    /// chosen, or with types named that the recording does not declare, an
-    /// error that says so (the file is read again for the types it has).
+    /// What the stacks of `recording` (read to its end) fold into: the
+    /// kind chosen, or with types named that the recording does not
+    /// declare, an error that says so (the file is read again for the types
+    /// it has).
     pub fn folded(
         &self,
-        path: &Path,
+        recording: &RecordingFile,
         mut stacks: Vec<FoldedStacks>,
         truncated: Option<(u64, u64)>,
         pipeline: &Pipeline,
     ) -> Result<Folded, Error> {
         let missing = self.declared.missing();
         if !missing.is_empty() {
-            return Err(missing_types(path, missing, pipeline));
+            return Err(missing_types(recording, missing, pipeline));
         }
         let sources = if self.job.types.is_empty() {
             self.job.sources

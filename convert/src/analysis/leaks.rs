@@ -45,8 +45,6 @@
 //! collector's slack (a region only partly used counts as used).
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::path::Path;
 
 use heapsampler_core::estimate::{Estimate, Interval};
 use heapsampler_core::growth::{Growth, GrowthTest, LiveSeries, NoVerdict};
@@ -54,12 +52,11 @@ use jfr_format::names::{event, field};
 
 use crate::Error;
 use crate::analysis::liveness::{Ending, GenerationalZgc, ReadEnding};
-use crate::analysis::top::{self, GroupBy, HeldBy, Lines, Query};
+use crate::analysis::top::{GroupBy, Grouping, Groups, HeldBy, Lines, Query};
 use crate::model::allocation::Source;
 use crate::model::filter::Filter;
 use crate::model::samples::{self, Kind, Sample, SampleVisitor, SamplesRead, Tracking, Weights};
 use crate::model::text::{Flattener, epoch_nanos};
-use crate::output::human::{describe, human_bytes, human_interval};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
@@ -198,7 +195,7 @@ impl Timeline {
 /// Reading a [`Timeline`]: only the fields of the collections, heap
 /// summaries and thread counts are read; liveness events are counted.
 #[derive(Debug, Clone, Copy, Default)]
-struct ReadTimeline;
+pub struct ReadTimeline;
 
 /// How the first pass reads an event type.
 enum TimelineReading<'c> {
@@ -331,24 +328,24 @@ impl Analysis for ReadTimeline {
     }
 }
 
-/// Reads the recording's [`Timeline`], sorted: collections by id, heap
-/// summaries and thread counts by time and name.
-fn read_timeline(path: &Path, progress: &mut (dyn FnMut(u64) + Send)) -> Result<Timeline, Error> {
-    let file = RecordingFile::open(path)?;
-    let (mut timeline, ending) = Pipeline::default()
-        .run(
-            file,
-            &(ReadTimeline, ReadEnding),
-            (Timeline::default(), Ending::default()),
-            progress,
-        )?
-        .merged;
-    timeline.ending = ending;
-    timeline.collections.sort_by_key(|c| c.gc_id);
-    timeline.collections.dedup_by_key(|c| c.gc_id);
-    timeline.heap_after.sort_by_key(|h| h.nanos);
-    timeline.threads.sort_by(|a, b| a.thread.cmp(&b.thread));
-    Ok(timeline)
+/// The leak analysis's first pass: the recording's [`Timeline`] and what
+/// it says of its end. It needs nothing found before, so it can run beside
+/// other analyses in one pass ([`Timeline::of`] makes the timeline of what
+/// it merges).
+pub const FIRST_PASS: (ReadTimeline, ReadEnding) = (ReadTimeline, ReadEnding);
+
+impl Timeline {
+    /// The timeline of what the [`FIRST_PASS`] merged, with the
+    /// recording's ending, sorted: collections by id, heap summaries and
+    /// thread counts by time and name.
+    pub fn of((mut timeline, ending): (Timeline, Ending)) -> Timeline {
+        timeline.ending = ending;
+        timeline.collections.sort_by_key(|c| c.gc_id);
+        timeline.collections.dedup_by_key(|c| c.gc_id);
+        timeline.heap_after.sort_by_key(|h| h.nanos);
+        timeline.threads.sort_by(|a, b| a.thread.cmp(&b.thread));
+        timeline
+    }
 }
 
 /// Generational ZGC's major collections as [`Collection`]s, by start.
@@ -710,64 +707,68 @@ impl Leaks {
         heap_near(&self.timeline, self.checkpoints.get(checkpoint)?.end_nanos)
     }
 
-    /// What the live bytes are, where that is not plain: on generational
-    /// ZGC as of each major collection, and the share of samples whose
-    /// liveness was tracked when not all were drawn. `None` otherwise.
-    pub fn live_meaning(&self) -> Option<String> {
-        let share = self.tracking.clause();
-        if self.timeline.ending.generational_zgc.is_some() {
-            let mut line = "live: as of each major collection (generational ZGC, whose young \
-                            collections keep what the agent tracks)"
-                .to_owned();
-            if let Some(share) = share {
-                line.push_str(&format!("; {share}"));
-            }
-            Some(line)
-        } else if self.tracking.is_thinned() {
-            share.map(|share| format!("{share}, each tracked one standing for those not drawn"))
-        } else {
-            None
-        }
-    }
-
     /// The checkpoints' times, seconds from the recording's start.
     pub fn seconds(&self) -> Vec<f64> {
         self.checkpoints.iter().map(|c| c.seconds).collect()
     }
 
-    /// Why the collections give no verdict (`reason`), with their counts,
-    /// and what to do, as a clause (`leaks`' verdict and the report's list
-    /// of what is lacking say it): `3 collections, and a verdict needs at
-    /// least 5 (...); record longer, ...`.
-    pub fn too_few_collections(&self, reason: &NoVerdict) -> String {
-        too_few_collections(
-            reason,
-            self.checkpoints.len(),
-            self.timeline.followed().len(),
-            self.collection_noun(),
-        )
-    }
-
-    /// What a checkpoint is: `collection`, or on generational ZGC `major
-    /// collection`.
-    fn collection_noun(&self) -> &'static str {
-        if self.timeline.ending.generational_zgc.is_some() {
-            "major collection"
-        } else {
-            "collection"
+    /// The suspects' growths added up, in bytes per second: the estimates
+    /// summed, and each side of the interval the root of the sum of the
+    /// squares of theirs (the sites' samples are independent).
+    pub fn suspects_growth(&self) -> Interval {
+        let estimate: f64 = self
+            .suspects
+            .iter()
+            .map(|s| s.growth.bytes_per_second)
+            .sum();
+        let side = |reach: fn(&Interval) -> f64| {
+            self.suspects
+                .iter()
+                .map(|s| reach(&s.growth.interval).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        Interval {
+            estimate,
+            low: estimate - side(|i| i.estimate - i.low),
+            high: estimate + side(|i| i.high - i.estimate),
         }
     }
 }
 
-/// Answers "what is leaking?" for the recording at `path`, grouping by
-/// `by`, on every core; `progress` is told the bytes read, pass after
-/// pass (`passes` says how many there are before each starts).
+/// Answers "what is leaking?" for `recording`, grouping by `by`, through
+/// `pipeline`; `progress` is told the bytes read, pass after pass.
 pub fn leaks(
-    path: &Path,
+    recording: RecordingFile,
     by: GroupBy,
+    pipeline: &Pipeline,
     progress: &mut (dyn FnMut(Pass, u64) + Send),
 ) -> Result<Leaks, Error> {
-    let timeline = read_timeline(path, &mut |bytes| progress(Pass::Collections, bytes))?;
+    let ran = pipeline.run(
+        recording,
+        &FIRST_PASS,
+        (Timeline::default(), Ending::default()),
+        &mut |bytes| progress(Pass::Collections, bytes),
+    )?;
+    answer(
+        Timeline::of(ran.merged),
+        &ran.recording,
+        by,
+        pipeline,
+        progress,
+    )
+}
+
+/// Answers "what is leaking?" once the [`FIRST_PASS`] over `recording`
+/// has found its `timeline`: the passes after it, which need it, each over
+/// `recording` [read again](RecordingFile::reopen).
+pub fn answer(
+    timeline: Timeline,
+    recording: &RecordingFile,
+    by: GroupBy,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(Pass, u64) + Send),
+) -> Result<Leaks, Error> {
     let chosen = timeline.checkpoints();
     let majors = timeline.ending.generational_zgc.as_ref().map(majors);
     let checkpoints: Vec<Checkpoint> = chosen
@@ -791,11 +792,13 @@ pub fn leaks(
                     .map(|majors| (timeline.collections.as_slice(), majors)),
             },
         };
-        let file = RecordingFile::open(path)?;
-        Pipeline::default()
-            .run(file, &reading, AllSeries::default(), &mut |bytes| {
-                progress(Pass::LiveBytes, bytes)
-            })?
+        pipeline
+            .run(
+                recording.reopen()?,
+                &reading,
+                AllSeries::default(),
+                &mut |bytes| progress(Pass::LiveBytes, bytes),
+            )?
             .merged
     };
     let peak_checkpoint = peak_checkpoint(&timeline, &chosen);
@@ -869,7 +872,7 @@ pub fn leaks(
         timeline,
     };
     if !leaks.suspects.is_empty() {
-        describe_suspects(path, &mut leaks, progress)?;
+        describe_suspects(recording, pipeline, &mut leaks, progress)?;
     }
     Ok(leaks)
 }
@@ -1090,7 +1093,8 @@ fn weighted_median<T: Copy + PartialOrd>(mut values: Vec<(T, f64)>) -> Option<T>
 
 /// Fills in each suspect's classes, ages and path to a GC root.
 fn describe_suspects(
-    path: &Path,
+    recording: &RecordingFile,
+    pipeline: &Pipeline,
     leaks: &mut Leaks,
     progress: &mut (dyn FnMut(Pass, u64) + Send),
 ) -> Result<(), Error> {
@@ -1105,23 +1109,21 @@ fn describe_suspects(
         collections: &leaks.timeline.followed(),
         end_nanos: leaks.timeline.end_nanos,
     };
-    let file = RecordingFile::open(path)?;
-    let details = Pipeline::default()
-        .run(
-            file,
-            &reading,
-            SuspectDetails::new(leaks.suspects.len()),
-            &mut |bytes| progress(Pass::Suspects, bytes),
-        )?
-        .merged;
-    let held = top::top(
-        path,
-        Query {
-            by: leaks.by,
-            live: true,
-            min_gcs: 0,
-        },
+    // Paths to GC roots come from top --live's matching of old objects to
+    // samples, read in the same pass.
+    let held = Query {
+        by: leaks.by,
+        live: true,
+        min_gcs: 0,
+    };
+    let ran = pipeline.run(
+        recording.reopen()?,
+        &(reading, Grouping::new(held)),
+        (SuspectDetails::new(leaks.suspects.len()), Groups::new(held)),
+        &mut |bytes| progress(Pass::Suspects, bytes),
     )?;
+    let (details, held) = ran.merged;
+    let held = held.table();
     leaks.paths_to_roots = held.paths_to_roots.is_some_and(|paths| paths > 0);
     let mut held: HashMap<String, HeldBy> = held
         .entries
@@ -1150,354 +1152,6 @@ fn describe_suspects(
         suspect.held_by = held.remove(&suspect.key);
     }
     Ok(())
-}
-
-/// What a group is, one and several: `("site", "sites")`, as `--by`
-/// names it (an app-site is a site).
-fn noun(by: GroupBy) -> (&'static str, String) {
-    let one = match by {
-        GroupBy::AppSite => GroupBy::Site.name(),
-        _ => by.name(),
-    };
-    let several = if one.ends_with('s') {
-        format!("{one}es")
-    } else {
-        format!("{one}s")
-    };
-    (one, several)
-}
-
-/// Why the collections give no verdict, with their counts, and what to do,
-/// as a clause: `3 collections, and a verdict needs at least 5 (...);
-/// record longer, ...`. The reason's counts are of the `followed`
-/// collections (the checkpoints), which are all the recording's
-/// `collections` unless there are more than [`MAX_CHECKPOINTS`]; a
-/// collection is `what` (`collection`, `major collection`).
-fn too_few_collections(
-    reason: &NoVerdict,
-    followed: usize,
-    collections: usize,
-    what: &str,
-) -> String {
-    let said = no_verdict(reason, what);
-    if followed < collections {
-        format!(
-            "of the {collections} {what}s {followed} are followed (the last in each of \
-             {MAX_CHECKPOINTS} equal slices of the time): {said}"
-        )
-    } else {
-        said
-    }
-}
-
-/// [`too_few_collections`]' reason, in the counts of the collections
-/// followed, each a `what`.
-fn no_verdict(reason: &NoVerdict, what: &str) -> String {
-    let warm_up = format!("the first quarter of the time from the first {what} to the last");
-    const SMALLER_HEAP: &str = "a smaller heap (-Xmx, -Xmn), so that the JVM collects more often";
-    let needs = GrowthTest::MIN_BLOCKS;
-    match *reason {
-        NoVerdict::TooFewCheckpoints { checkpoints } => format!(
-            "{checkpoints} {what}{}, and a verdict needs at least {} ({needs} after a \
-             warm-up, {warm_up}); record longer, or with {SMALLER_HEAP}",
-            if checkpoints == 1 { "" } else { "s" },
-            GrowthTest::MIN_CHECKPOINTS,
-        ),
-        NoVerdict::TooFewAfterWarmUp {
-            checkpoints,
-            after_warm_up,
-            warm_up_end,
-        } => format!(
-            "{after_warm_up} of the {checkpoints} {what}s came after the warm-up ({warm_up}, \
-             to {}), and a verdict needs {needs} there; record longer, past the start-up, or \
-             with {SMALLER_HEAP}",
-            clock(warm_up_end)
-        ),
-        NoVerdict::Bunched {
-            after_warm_up,
-            blocks,
-            from,
-            to,
-        } => format!(
-            "the {after_warm_up} {what}s after the warm-up fall in {blocks} of the {} equal \
-             slices of the time from its end to the last {what} ({} to {}), and a verdict \
-             needs {needs} slices with one: bunched, they do not follow the live bytes over \
-             time; record longer, or with {SMALLER_HEAP} and steadily",
-            GrowthTest::BLOCKS,
-            clock(from),
-            clock(to)
-        ),
-    }
-}
-
-/// Seconds as a clock: `0:45`, `12:03`, `1:02:03`.
-pub fn clock(seconds: f64) -> String {
-    let whole = seconds.max(0.0).round() as u64;
-    let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m}:{s:02}")
-    }
-}
-
-/// A growth in bytes per second as people read it, per minute and signed:
-/// `+12.0 MB/min`, `-300 kB/min`.
-pub fn per_minute(bytes_per_second: f64) -> String {
-    let sign = if bytes_per_second < 0.0 { "-" } else { "+" };
-    format!("{sign}{}/min", human_bytes(bytes_per_second.abs() * 60.0))
-}
-
-/// A growth's 95% interval per minute, from one in bytes per second:
-/// `+10.9 MB to +13.1 MB/min`.
-pub fn per_minute_interval(interval: &Interval) -> String {
-    format!(
-        "{} to {}",
-        per_minute(interval.low).trim_end_matches("/min"),
-        per_minute(interval.high)
-    )
-}
-
-impl Leaks {
-    /// The verdict in one line: `2 suspects, growing +26.8 MB/min together
-    /// (+24.1 MB to +29.5 MB/min)`, `no site's live bytes grow`, or why the
-    /// recording cannot say.
-    pub fn verdict(&self) -> String {
-        let what = noun(self.by).0;
-        match self.unanswered() {
-            Some(Unanswered::NoLiveness) => {
-                return "cannot say what leaks: the recording has no liveness events \
-                 (heapsampler.ObjectLifetime); record with heapsampler's agent, \
-                 liveness on (the default)"
-                    .to_owned();
-            }
-            Some(Unanswered::TooFewCollections(reason)) => {
-                return format!(
-                    "cannot say what leaks: {}",
-                    self.too_few_collections(&reason)
-                );
-            }
-            None => {}
-        }
-        match self.suspects.len() {
-            0 => format!("no {what}'s live bytes grow"),
-            n => {
-                let together = self.suspects_growth();
-                format!(
-                    "{n} suspect{}, growing {}{} ({})",
-                    if n == 1 { "" } else { "s" },
-                    per_minute(together.estimate),
-                    if n == 1 { "" } else { " together" },
-                    per_minute_interval(&together)
-                )
-            }
-        }
-    }
-
-    /// How the verdict was reached, in a sentence: `from the live bytes of
-    /// 12 sites after each of 77 collections, fitted from 0:11 to 0:40
-    /// after a warm-up; the whole live set grows +51.6 MB/min (...)`.
-    /// `None` when the recording cannot say.
-    pub fn basis(&self) -> Option<String> {
-        if self.unanswered().is_some() {
-            return None;
-        }
-        let growth = self.live_set_growth.as_ref().ok()?;
-        let seconds = self.seconds();
-        let window = &growth.window;
-        Some(format!(
-            "from the live bytes of {} {} after each of {} {}s, fitted from {} to {} \
-             after a warm-up; the whole live set {} {} ({})",
-            self.groups,
-            noun(self.by).1,
-            self.checkpoints.len(),
-            self.collection_noun(),
-            clock(seconds[window.start]),
-            clock(seconds[window.end - 1]),
-            if growth.is_suspect() {
-                "grows"
-            } else {
-                "changes by"
-            },
-            per_minute(growth.bytes_per_second),
-            per_minute_interval(&growth.interval)
-        ))
-    }
-
-    /// The suspects' growths added up, in bytes per second: the estimates
-    /// summed, and each side of the interval the root of the sum of the
-    /// squares of theirs (the sites' samples are independent).
-    pub fn suspects_growth(&self) -> Interval {
-        let estimate: f64 = self
-            .suspects
-            .iter()
-            .map(|s| s.growth.bytes_per_second)
-            .sum();
-        let side = |reach: fn(&Interval) -> f64| {
-            self.suspects
-                .iter()
-                .map(|s| reach(&s.growth.interval).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        };
-        Interval {
-            estimate,
-            low: estimate - side(|i| i.estimate - i.low),
-            high: estimate + side(|i| i.high - i.estimate),
-        }
-    }
-
-    /// The verdict, the suspects (at most `limit`), the peak and the
-    /// comparison with the heap, as text for a terminal.
-    pub fn render(&self, limit: usize) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "{}", self.verdict());
-        if self.unanswered().is_some() {
-            return out;
-        }
-        let seconds = self.seconds();
-        if let Some(basis) = self.basis() {
-            let _ = writeln!(out, "{basis}");
-        }
-        if !self.suspects.is_empty() {
-            let _ = writeln!(out);
-            let _ = writeln!(out, "suspects, fastest growth first:");
-            let _ = writeln!(
-                out,
-                "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  where",
-                "#", "growth", "95% interval", "live at end", "95% interval", "age", "GCs"
-            );
-            for (rank, suspect) in self.suspects.iter().take(limit).enumerate() {
-                let end = suspect.live_at_end();
-                let _ = writeln!(
-                    out,
-                    "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  {}",
-                    rank + 1,
-                    per_minute(suspect.growth.bytes_per_second),
-                    per_minute_interval(&suspect.growth.interval),
-                    human_bytes(end.bytes()),
-                    human_interval(&end.bytes_interval(), human_bytes),
-                    suspect.median_age_seconds.map_or("-".to_owned(), clock),
-                    suspect
-                        .median_collections
-                        .map_or("-".to_owned(), |n| n.to_string()),
-                    suspect.key
-                );
-                if !suspect.classes.is_empty() && self.by != GroupBy::Class {
-                    let classes: Vec<String> = suspect
-                        .classes
-                        .iter()
-                        .map(|(class, e)| format!("{class} {}", human_bytes(e.bytes())))
-                        .collect();
-                    let _ = writeln!(out, "{:>6}keeps {}", "", classes.join(", "));
-                }
-                if let Some(held) = &suspect.held_by {
-                    let _ = writeln!(
-                        out,
-                        "{:>6}held by {}  ({} of {} old objects with a path)",
-                        "", held.path, held.objects, held.of
-                    );
-                }
-            }
-            if self.suspects.len() > limit {
-                let _ = writeln!(out, "and {} more", self.suspects.len() - limit);
-            }
-            let _ = writeln!(
-                out,
-                "age, GCs: the median age of the objects live at the end, and the {}s they \
-                 outlived",
-                self.collection_noun()
-            );
-            if !self.paths_to_roots {
-                let _ = writeln!(
-                    out,
-                    "no paths to GC roots recorded: record with --roots to see what holds them"
-                );
-            }
-        }
-        if !self.freed.is_empty() {
-            let _ = writeln!(out);
-            let _ = writeln!(
-                out,
-                "grew, but what they held in the first half is gone at the end (old garbage \
-                 not yet collected, or a cache turning over; not a leak):"
-            );
-            for (key, growth) in self.freed.iter().take(limit) {
-                let _ = writeln!(
-                    out,
-                    "{:>4}  {:>13}  {}",
-                    "",
-                    per_minute(growth.bytes_per_second),
-                    key
-                );
-            }
-        }
-        if let Some(peak) = &self.peak {
-            let _ = writeln!(out);
-            let heap = peak.heap_used.map_or(String::new(), |used| {
-                format!(", heap {} in use", human_bytes(used as f64))
-            });
-            let _ = writeln!(
-                out,
-                "peak: after {} {} at {}{heap}; live then, estimated {} ({}):",
-                self.collection_noun(),
-                self.checkpoints[peak.checkpoint].gc_id,
-                clock(seconds[peak.checkpoint]),
-                human_bytes(peak.total.bytes()),
-                human_interval(&peak.total.bytes_interval(), human_bytes),
-            );
-            for (rank, (key, live)) in peak.groups.iter().take(limit).enumerate() {
-                let _ = writeln!(
-                    out,
-                    "{:>4}  {:>9}  {:>17}  {}",
-                    rank + 1,
-                    human_bytes(live.bytes()),
-                    human_interval(&live.bytes_interval(), human_bytes),
-                    key
-                );
-            }
-        }
-        if let Some(line) = self.against_the_heap() {
-            let _ = writeln!(out);
-            let _ = writeln!(out, "{line}");
-        }
-        if self.untracked.samples() > 0 {
-            let _ = writeln!(
-                out,
-                "not followed: {} of objects at or above the agent's live_max size \
-                 (by default G1's humongous objects), whose lifetime is unknown",
-                describe(&self.untracked)
-            );
-        }
-        if let Some(line) = self.live_meaning() {
-            let _ = writeln!(out, "{line}");
-        }
-        out
-    }
-
-    /// The estimated live set after the last checkpoint set against the
-    /// heap the JVM had in use then, in a sentence; `None` without a heap
-    /// summary near it.
-    pub fn against_the_heap(&self) -> Option<String> {
-        let last = self.checkpoints.len().checked_sub(1)?;
-        let used = self.heap_after(last)? as f64;
-        let live = self.live_set[last];
-        Some(format!(
-            "after the last {} the sampled objects estimate a live set of {} ({}), \
-             {:.0}% of the {} the heap had in use{}",
-            self.collection_noun(),
-            human_bytes(live.bytes()),
-            human_interval(&live.bytes_interval(), human_bytes),
-            100.0 * live.bytes() / used.max(1.0),
-            human_bytes(used),
-            if live.bytes_interval().high < used {
-                ": the rest is what the agent did not follow (objects allocated before it \
-                 started, objects at or above live_max, the JVM's own) and the collector's slack"
-            } else {
-                ""
-            }
-        ))
-    }
 }
 
 #[cfg(test)]
@@ -1630,45 +1284,6 @@ mod tests {
             ..Timeline::default()
         };
         assert_eq!(few.checkpoints(), few.collections);
-    }
-
-    /// A thousand collections in the first second, then one at 100 s: of
-    /// the checkpoints kept (the last in each 400th of the time, five), one
-    /// follows the warm-up, and the refusal says both counts.
-    #[test]
-    fn a_refusal_says_how_many_collections_were_followed() {
-        let mut ends: Vec<i64> = (0..1000).map(|i| i * 1_000_000).collect();
-        ends.push(100_000_000_000);
-        let timeline = Timeline {
-            collections: collections(&ends),
-            ..Timeline::default()
-        };
-        let kept = timeline.checkpoints();
-        let seconds: Vec<f64> = kept.iter().map(|c| c.end_nanos as f64 / 1e9).collect();
-        let reason = GrowthTest::new(&seconds).unwrap_err();
-        assert!(
-            matches!(
-                reason,
-                NoVerdict::TooFewAfterWarmUp {
-                    checkpoints: 5,
-                    after_warm_up: 1,
-                    ..
-                }
-            ),
-            "{reason:?}"
-        );
-        assert_eq!(
-            too_few_collections(&reason, kept.len(), ends.len(), "collection"),
-            "of the 1001 collections 5 are followed (the last in each of 400 equal slices of \
-             the time): 1 of the 5 collections came after the warm-up (the first quarter of \
-             the time from the first collection to the last, to 0:25), and a verdict needs 4 \
-             there; record longer, past the start-up, or with a smaller heap (-Xmx, -Xmn), so \
-             that the JVM collects more often"
-        );
-        assert!(
-            too_few_collections(&reason, 5, 5, "collection")
-                .starts_with("1 of the 5 collections came after")
-        );
     }
 
     #[test]

@@ -19,18 +19,15 @@
 //! counts its pauses, not its collections (three a minor collection, five
 //! a major one): a pause is placed in a collection by time.
 
-use std::path::Path;
-
 use jfr_format::ChunkHeader;
 use jfr_format::names::{event, field};
 
 use crate::Error;
 use crate::model::samples::Tracking;
 use crate::model::text::Flattener;
-use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
+use crate::pipeline::{Analysis, ChunkContext, ChunkError, Stopped};
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, TypeMap};
-use jfr_reader::file::RecordingFile;
 
 /// How a recording's end found its live objects (`heapsampler.LiveSet`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,13 +107,6 @@ pub struct Ending {
     /// `jdk.GarbageCollection` named [`ZGC_MINOR`] or [`ZGC_MAJOR`]): its
     /// major collections.
     pub generational_zgc: Option<GenerationalZgc>,
-}
-
-/// Reads what the recording at `path` says of its end, on every core.
-pub fn ending(path: &Path) -> Result<Ending, Error> {
-    let file = RecordingFile::open(path)?;
-    let ran = Pipeline::default().run(file, &ReadEnding, Ending::default(), &mut |_| {})?;
-    Ok(ran.merged)
 }
 
 /// Reading what a recording says of its end: only the fields of its live

@@ -4,10 +4,8 @@
 //! decoder.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::path::Path;
 
-use jfr_format::names::{self, field};
+use jfr_format::names;
 
 use crate::Error;
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
@@ -45,13 +43,8 @@ pub struct Summary {
     pub truncated: Option<(u64, u64)>,
 }
 
-/// Reads the whole recording at `path`, on every core.
-pub fn summarize(path: &Path) -> Result<Summary, Error> {
-    summarize_file(RecordingFile::open(path)?, &Pipeline::default())
-}
-
 /// Reads the whole recording `file` through `pipeline`.
-pub fn summarize_file(file: RecordingFile, pipeline: &Pipeline) -> Result<Summary, Error> {
+pub fn summarize(file: RecordingFile, pipeline: &Pipeline) -> Result<Summary, Error> {
     let container = file.container();
     let ran = pipeline.run(file, &Summarize, Summary::default(), &mut |_| {})?;
     Ok(Summary {
@@ -146,13 +139,18 @@ impl Analysis for Summarize {
     }
 }
 
-/// The error for event types named (`missing`) that the recording at
-/// `path` does not have, with the types it has: the file is read again
-/// for them (this is the rare case, after a mistake).
-pub(crate) fn missing_types(path: &Path, missing: Vec<String>, pipeline: &Pipeline) -> Error {
-    let mut present: Vec<(String, u64)> = RecordingFile::open(path)
+/// The error for event types named (`missing`) that `recording` does not
+/// have, with the types it has: the file is read again for them (this is
+/// the rare case, after a mistake; a stream, which cannot be, lists none).
+pub(crate) fn missing_types(
+    recording: &RecordingFile,
+    missing: Vec<String>,
+    pipeline: &Pipeline,
+) -> Error {
+    let mut present: Vec<(String, u64)> = recording
+        .reopen()
         .map_err(Error::from)
-        .and_then(|file| summarize_file(file, pipeline))
+        .and_then(|file| summarize(file, pipeline))
         .map(|summary| {
             summary
                 .types
@@ -163,80 +161,8 @@ pub(crate) fn missing_types(path: &Path, missing: Vec<String>, pipeline: &Pipeli
         .unwrap_or_default();
     present.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     Error::MissingTypes {
-        recording: path.to_owned(),
+        recording: recording.path().to_owned(),
         missing,
         present,
-    }
-}
-
-fn time(nanos: i64) -> String {
-    chrono::DateTime::from_timestamp_nanos(nanos)
-        .format("%Y-%m-%d %H:%M:%S%.3f UTC")
-        .to_string()
-}
-
-impl Summary {
-    /// The summary as text, for a terminal.
-    pub fn render(&self, path: &Path) -> String {
-        let mut out = String::new();
-        let stored = match self.container {
-            Some(Container::Zstd) => " (zstd-compressed)",
-            Some(Container::Gzip) => " (gzip-compressed)",
-            _ => "",
-        };
-        let _ = writeln!(out, " File: {}{stored}", path.display());
-        let _ = writeln!(out, " Chunks: {}", self.chunks);
-        if let (Some(start), Some(end)) = (self.start_nanos, self.end_nanos) {
-            let _ = writeln!(out, " Start: {}", time(start));
-            let _ = writeln!(out, " Duration: {:.3} s", (end - start) as f64 / 1e9);
-        }
-        let mut types: Vec<_> = self.types.iter().collect();
-        types.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
-        let width = types
-            .iter()
-            .map(|(name, _)| name.len())
-            .max()
-            .unwrap_or(10)
-            .max(10);
-        let _ = writeln!(
-            out,
-            "\n {:<width$} {:>10} {:>14}",
-            "Event Type", "Count", "Size (bytes)"
-        );
-        let _ = writeln!(out, " {}", "=".repeat(width + 26));
-        for (name, totals) in types {
-            let _ = writeln!(
-                out,
-                " {name:<width$} {:>10} {:>14}",
-                totals.count, totals.bytes
-            );
-        }
-        if let Some(statistics) = &self.agent_statistics {
-            let get = |name: &str| {
-                statistics
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map_or(0, |(_, v)| *v)
-            };
-            let _ = writeln!(
-                out,
-                "\n heapsampler agent: {} samples, {} lost, {} back-pressure waits ({:.1} ms), {} objects still tracked",
-                get(field::SAMPLES),
-                get(field::LOST_SAMPLES),
-                get(field::BACK_PRESSURE_WAITS),
-                get(field::BACK_PRESSURE_TIME) as f64 / 1e6,
-                get(field::TRACKED_OBJECTS),
-            );
-            let left_out = get(field::OLD_OBJECTS_LEFT_OUT);
-            if left_out > 0 {
-                let _ = writeln!(
-                    out,
-                    " old objects: {left_out} live objects left out of jdk.OldObjectSample by the \
-                     cap of {} per chunk (the agent's old_objects option)",
-                    get(field::OLD_OBJECT_CAP),
-                );
-            }
-        }
-        out
     }
 }

@@ -13,21 +13,16 @@
 //! the analysis, [`Groups`] what it adds up to).
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::path::Path;
 
 use heapsampler_core::estimate::Estimate;
 
 use crate::Error;
-use crate::model::allocation::{ALLOCATIONS, FirstRead, Source};
+use crate::model::allocation::{self, FirstRead, Source};
 use crate::model::filter::Filter;
 use crate::model::samples::{
     self, Kind, Liveness, OldObject, Sample, SampleVisitor, SamplesRead, Tracking, Weights,
 };
 use crate::model::text::{Flattener, app_frame};
-use crate::output::human::{
-    WIDE_LEGEND, WIDE_MARK, describe, human_bytes, human_count, human_interval,
-};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
@@ -180,43 +175,14 @@ impl Query {
     /// The kinds of events read, in order of preference: the figures come
     /// from the first the recording has events of.
     pub fn sources(&self) -> &'static [Source] {
-        if self.live {
-            &[Source::ObjectLifetimes]
-        } else {
-            &ALLOCATIONS
-        }
-    }
-
-    /// The events a recording without any of [`sources`](Self::sources)
-    /// lacks: `jdk.ObjectAllocationSample events, nor ...`.
-    pub fn missing(&self) -> String {
-        let kinds: Vec<String> = self
-            .sources()
-            .iter()
-            .map(|source| format!("{} events", source.names()))
-            .collect();
-        kinds.join(", nor ")
-    }
-
-    /// Why a recording with none of the events of
-    /// [`sources`](Self::sources) has none, and what to do.
-    pub fn without_events(&self) -> &'static str {
-        if self.live {
-            "--live reads the agent's liveness events: record with heapsampler's agent and \
-             liveness on (the default; live=false turns it off), or leave out --live to rank \
-             what was allocated"
-        } else {
-            "record with heapsampler, or with JFR and allocation sampling on (JDK 16 or later: \
-             settings=default or settings=profile), or with JFR's TLAB allocation events on"
-        }
+        allocation::sources(self.live)
     }
 }
 
-/// Sums the samples of the recording at `path`, on every core.
-pub fn top(path: &Path, query: Query) -> Result<Table, Error> {
-    let file = RecordingFile::open(path)?;
+/// Sums the samples of `recording` as `query` asks, through `pipeline`.
+pub fn top(recording: RecordingFile, query: Query, pipeline: &Pipeline) -> Result<Table, Error> {
     let grouping = Grouping::new(query);
-    let ran = Pipeline::default().run(file, &grouping, Groups::new(query), &mut |_| {})?;
+    let ran = pipeline.run(recording, &grouping, Groups::new(query), &mut |_| {})?;
     Ok(ran.merged.table())
 }
 
@@ -644,106 +610,6 @@ fn without_indexes(chain: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-impl Table {
-    /// The table as text: rank, estimated bytes and objects with their 95%
-    /// intervals, share, samples, key; at most `limit` lines. Cells are
-    /// separated by at least two spaces and hold no two in a row.
-    pub fn render(&self, limit: usize) -> String {
-        let mut out = String::new();
-        let objects_known = self.total.objects_known();
-        let _ = writeln!(
-            out,
-            "{:>4}   {:>9}  {:>17}  {:>6}  {:>9}  {:>15}  {:>7}  where",
-            "#", "bytes", "95% interval", "share", "objects", "95% interval", "samples"
-        );
-        let total = self.total.bytes();
-        let mut marked = false;
-        for (rank, entry) in self.entries.iter().take(limit).enumerate() {
-            let e = &entry.estimate;
-            let bytes = e.bytes_interval();
-            let objects = e.objects_interval();
-            let wide = bytes.is_wider_than_estimate()
-                || (objects_known && objects.is_wider_than_estimate());
-            marked |= wide;
-            let share = if total > 0.0 {
-                100.0 * e.bytes() / total
-            } else {
-                0.0
-            };
-            let (objects, objects_interval) = if objects_known {
-                (
-                    human_count(e.objects()),
-                    human_interval(&objects, human_count),
-                )
-            } else {
-                ("-".to_owned(), "-".to_owned())
-            };
-            let _ = writeln!(
-                out,
-                "{:>4}{}  {:>9}  {:>17}  {:>5.1}%  {:>9}  {:>15}  {:>7}  {}",
-                rank + 1,
-                if wide { WIDE_MARK } else { ' ' },
-                human_bytes(e.bytes()),
-                human_interval(&bytes, human_bytes),
-                share,
-                objects,
-                objects_interval,
-                e.samples(),
-                entry.key
-            );
-            if let Some(held) = &entry.held_by {
-                let _ = writeln!(
-                    out,
-                    "{:>7}held by {}  ({} of {} old objects with a path)",
-                    "", held.path, held.objects, held.of
-                );
-            }
-        }
-        let _ = writeln!(out, "total: {}", describe(&self.total));
-        if marked {
-            let _ = writeln!(out, "{WIDE_LEGEND}");
-        }
-        if !objects_known && self.total.samples() > 0 {
-            let _ = writeln!(
-                out,
-                "objects: not estimated, as these samples do not carry their object's size \
-                 (the JDK's sampler, a throttled one, or TLAB events); the bytes' intervals \
-                 count each sample as a small object, so are wider than need be"
-            );
-        }
-        let read: Vec<String> = self
-            .source
-            .types()
-            .iter()
-            .zip(&self.events_by_type)
-            .map(|(t, events)| format!("{events} {} events by {}", t.event_type, t.weight))
-            .collect();
-        let _ = writeln!(out, "from {}", read.join(" and "));
-        for (source, events) in &self.left_out {
-            let _ = writeln!(
-                out,
-                "not added: {events} {} events, which record the same allocations",
-                source.names()
-            );
-        }
-        if self.paths_to_roots == Some(0) && self.total.samples() > 0 {
-            let _ = writeln!(
-                out,
-                "no paths to GC roots recorded: record with --roots to see what holds these objects"
-            );
-        }
-        if self.untracked.samples() > 0 {
-            let _ = writeln!(
-                out,
-                "not tracked for liveness: {} of objects at or above the agent's live_max size \
-                 (by default G1's humongous objects)",
-                describe(&self.untracked)
-            );
-        }
-        out
-    }
 }
 
 #[cfg(test)]

@@ -23,10 +23,18 @@
 //! events ([`ALLOCATIONS`], in that order). Once a chunk has read an event
 //! of one kind, those of the kinds after it are only counted
 //! ([`FirstRead`]).
+//!
+//! Where an allocation event's type keeps what the analyses read of it
+//! (its weight, stack trace, class, thread, size and liveness) is found
+//! here, once per type from the chunk's metadata ([`AllocationFields`]),
+//! for every reader of allocation events: the samples
+//! ([`model::samples`](crate::model::samples)) and the folded stacks
+//! ([`analysis::fold`](crate::analysis::fold)).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jfr_format::names::{event, field};
+use jfr_reader::event::EventPlan;
 
 /// An event type and the field of its events holding the bytes each
 /// stands for.
@@ -91,6 +99,41 @@ impl Source {
     }
 }
 
+/// The kinds of events a question of bytes reads, in order of preference
+/// (the figures come from the first the recording has events of):
+/// allocated bytes from [`ALLOCATIONS`], or with `live`, bytes still live at
+/// the end from the agent's liveness events.
+pub fn sources(live: bool) -> &'static [Source] {
+    if live {
+        &[Source::ObjectLifetimes]
+    } else {
+        &ALLOCATIONS
+    }
+}
+
+/// The events a recording without any of [`sources`]`(live)` lacks:
+/// `jdk.ObjectAllocationSample events, nor ...`.
+pub fn missing(live: bool) -> String {
+    let kinds: Vec<String> = sources(live)
+        .iter()
+        .map(|source| format!("{} events", source.names()))
+        .collect();
+    kinds.join(", nor ")
+}
+
+/// Why a recording has none of the events of [`sources`]`(live)`, and
+/// what to do.
+pub fn without(live: bool) -> &'static str {
+    if live {
+        "--live reads the agent's liveness events: record with heapsampler's agent and \
+         liveness on (the default; live=false turns it off), or leave out --live to rank \
+         what was allocated"
+    } else {
+        "record with heapsampler, or with JFR and allocation sampling on (JDK 16 or later: \
+         settings=default or settings=profile), or with JFR's TLAB allocation events on"
+    }
+}
+
 /// The first of several kinds of events, in order of preference, that the
 /// chunks of a recording have read an event of so far, shared by the
 /// chunks on every thread. A figure comes from the first kind the
@@ -135,6 +178,60 @@ pub fn weight_field(event_type: &str) -> &'static str {
     .flat_map(|source| source.types())
     .find(|t| t.event_type == event_type)
     .map_or(field::WEIGHT, |t| t.weight)
+}
+
+/// Where an allocation event's type keeps the fields the analyses read:
+/// indexes into its fields, each `None` where the type has no such field
+/// (the first of a name, should a type declare two). Found once per type
+/// and chunk, from the chunk's metadata, so that reading an event costs a
+/// comparison per field, not a look-up by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocationFields {
+    /// The bytes the event stands for: its type's [`weight_field`].
+    pub weight: Option<usize>,
+    /// `startTime`: for `heapsampler.ObjectLifetime`, when the object was
+    /// allocated.
+    pub start_time: Option<usize>,
+    /// `stackTrace`.
+    pub stack_trace: Option<usize>,
+    /// `objectClass`.
+    pub object_class: Option<usize>,
+    /// `eventThread`.
+    pub event_thread: Option<usize>,
+    /// `objectSize` (`heapsampler.ObjectLifetime`).
+    pub object_size: Option<usize>,
+    /// `live`: still live at the end (`heapsampler.ObjectLifetime`).
+    pub live: Option<usize>,
+    /// `gcsSurvived`: collections outlived.
+    pub gcs_survived: Option<usize>,
+    /// `freedByGcId`: the collection after which it was found dead.
+    pub freed_by_gc_id: Option<usize>,
+    /// `tracked`: whether the agent tracked its liveness; a liveness event
+    /// has one.
+    pub tracked: Option<usize>,
+    /// `trackingProbability`: the probability with which its liveness was
+    /// to be tracked.
+    pub tracking_probability: Option<usize>,
+}
+
+impl AllocationFields {
+    /// Where events of the type of `plan` keep their fields.
+    pub fn of(plan: &EventPlan<'_>) -> Self {
+        let index = |name: &str| plan.field_index(name);
+        Self {
+            weight: index(weight_field(&plan.class().name)),
+            start_time: index(field::START_TIME),
+            stack_trace: index(field::STACK_TRACE),
+            object_class: index(field::OBJECT_CLASS),
+            event_thread: index(field::EVENT_THREAD),
+            object_size: index(field::OBJECT_SIZE),
+            live: index(field::LIVE),
+            gcs_survived: index(field::GCS_SURVIVED),
+            freed_by_gc_id: index(field::FREED_BY_GC_ID),
+            tracked: index(field::TRACKED),
+            tracking_probability: index(field::TRACKING_PROBABILITY),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,6 @@
 //! HotSpot records only the VM's own properties (`java.vm.version`,
 //! `java.home`..., no `java.runtime.*`, `os.*` or `user.name`).
 
-use std::path::Path;
-
 use jfr_format::names::{event, field};
 
 use crate::model::text::Flattener;
@@ -82,10 +80,12 @@ impl Process {
     }
 }
 
-/// What the recording `file`'s first chunk says of its JVM (nothing when
-/// that chunk cannot be read: reading the recording then says why).
-pub fn of_file(file: &Path) -> Process {
-    let first = RecordingFile::open(file)
+/// What `recording`'s first chunk says of its JVM, read anew from its
+/// start (nothing when that chunk cannot be read: reading the recording
+/// then says why; nor from a stream, which cannot be read again).
+pub fn of_recording(recording: &RecordingFile) -> Process {
+    let first = recording
+        .reopen()
         .ok()
         .and_then(|mut file| file.next_chunk().ok().flatten());
     first

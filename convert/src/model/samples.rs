@@ -34,7 +34,7 @@ use heapsampler_core::estimate::Estimate;
 use heapsampler_core::sampling::size_from_weight;
 use jfr_format::names::{event, field, setting};
 
-use crate::model::allocation::Source;
+use crate::model::allocation::{AllocationFields, Source};
 use crate::model::filter::{Check, ChunkFilter, Filter};
 use crate::model::text::Flattener;
 use jfr_reader::chunk::Chunk;
@@ -400,26 +400,11 @@ impl SamplesRead {
     }
 }
 
-/// Where an event type keeps what a [`Sample`] holds: indexes into its
-/// fields.
-struct Columns {
-    start_time: Option<usize>,
-    stack_trace: Option<usize>,
-    object_class: Option<usize>,
-    event_thread: Option<usize>,
-    weight: usize,
-    object_size: Option<usize>,
-    live: Option<usize>,
-    gcs_survived: Option<usize>,
-    freed_by_gc_id: Option<usize>,
-    tracked: Option<usize>,
-    tracking_probability: Option<usize>,
-}
-
 /// How the events of one type in a chunk are read.
 enum Reading {
-    /// Samples of the source and type of `kind`.
-    Samples(Kind, Columns),
+    /// Samples of the source and type of `kind`, whose weight is at
+    /// `weight`.
+    Samples(Kind, AllocationFields, usize),
     /// `jdk.OldObjectSample`: read for paths to GC roots, at these fields.
     OldObjects {
         allocation_time: Option<usize>,
@@ -521,7 +506,7 @@ pub fn read_chunk(
             continue; // undeclared: skipped, as the JDK does
         };
         match reading {
-            Reading::Samples(kind, columns) => {
+            Reading::Samples(kind, columns, weight) => {
                 if !visitor.wants_sample(*kind) {
                     plan.skip(&mut raw)?;
                     read.events[kind.source][kind.event_type] += 1;
@@ -529,7 +514,8 @@ pub fn read_chunk(
                 }
                 let filter = chunk_filter.as_ref();
                 let mut check = filter.map(|filter| filter.check(raw.type_id));
-                let mut sample = read_sample(plan, &mut raw, columns, filter.zip(check.as_mut()))?;
+                let mut sample =
+                    read_sample(plan, &mut raw, columns, *weight, filter.zip(check.as_mut()))?;
                 read.events[kind.source][kind.event_type] += 1;
                 if columns.tracked.is_some() {
                     read.tracking
@@ -618,30 +604,18 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
             _ => Reading::Skipped,
         };
     }
-    let found = sources.iter().enumerate().find_map(|(at, source)| {
-        let event_type = source.position(&class.name)?;
-        Some((at, event_type, source.types()[event_type]))
-    });
-    let Some((source, event_type, weighted)) = found else {
+    let found = sources
+        .iter()
+        .enumerate()
+        .find_map(|(at, source)| Some((at, source.position(&class.name)?)));
+    let Some((source, event_type)) = found else {
         return Reading::Skipped;
     };
-    let Some(weight) = index(weighted.weight) else {
+    let columns = AllocationFields::of(plan);
+    let Some(weight) = columns.weight else {
         return Reading::Skipped;
     };
-    let columns = Columns {
-        start_time: index(field::START_TIME),
-        stack_trace: index(field::STACK_TRACE),
-        object_class: index(field::OBJECT_CLASS),
-        event_thread: index(field::EVENT_THREAD),
-        weight,
-        object_size: index(field::OBJECT_SIZE),
-        live: index(field::LIVE),
-        gcs_survived: index(field::GCS_SURVIVED),
-        freed_by_gc_id: index(field::FREED_BY_GC_ID),
-        tracked: index(field::TRACKED),
-        tracking_probability: index(field::TRACKING_PROBABILITY),
-    };
-    Reading::Samples(Kind { source, event_type }, columns)
+    Reading::Samples(Kind { source, event_type }, columns, weight)
 }
 
 /// Reads one sample's fields, showing each to the filter (if any) as well:
@@ -653,7 +627,8 @@ fn reading_of(plan: &EventPlan<'_>, sources: &[Source], old_objects: bool) -> Re
 fn read_sample<'a>(
     plan: &EventPlan<'_>,
     raw: &mut RawEvent<'a>,
-    columns: &Columns,
+    columns: &AllocationFields,
+    weight: usize,
     mut filter: Option<(&ChunkFilter<'_, '_, '_>, &mut Check)>,
 ) -> Result<Sample<'a>, ReadError> {
     let mut sample = Sample {
@@ -675,7 +650,7 @@ fn read_sample<'a>(
         if let Some((filter, check)) = &mut filter {
             filter.see(check, index, &field);
         }
-        if index == columns.weight {
+        if index == weight {
             sample.weight = field.number().unwrap_or(0.0);
         } else if Some(index) == columns.start_time {
             sample.start_time = field.integer();

@@ -15,22 +15,23 @@
 //! rows can be written as they are made, or held while the chunk before it
 //! is written: [`write_csv`] converts a recording through the
 //! [pipeline](crate::pipeline), each chunk's blocks written in chunk order
-//! into outputs the caller makes ([`CsvOutputs`]), one per event type.
+//! into outputs the caller makes ([`Outputs`]), one per event type.
 
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
 use crate::model::filter::{Check, ChunkFilter};
-use jfr_reader::ReadError;
 use jfr_reader::file::RecordingFile;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::Error;
+pub use crate::error::CsvError;
 use crate::model::filter::Filter;
 use crate::model::text::{Flattener, IsoClock, Unit, epoch_nanos, unit};
 use crate::model::types::Declared;
+use crate::output::Outputs;
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
@@ -553,55 +554,10 @@ pub fn chunk_rows(
     result
 }
 
-/// What can go wrong writing CSV.
-#[derive(Debug, thiserror::Error)]
-pub enum CsvError {
-    /// The recording is malformed.
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    /// Writing the output failed.
-    #[error("writing CSV: {0}")]
-    Io(#[from] io::Error),
-    /// An output file or folder could not be made.
-    #[error("cannot create {}: {source}", path.display())]
-    Create {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// Chunks declare an event type with different numbers of fields, which
-    /// one CSV file cannot hold.
-    #[error(
-        "writing CSV: {name}: found rows with {found} fields, but the first rows have \
-         {expected} fields (chunks declare the type differently)"
-    )]
-    Columns {
-        /// The event type.
-        name: String,
-        /// The fields of its first rows.
-        expected: usize,
-        /// The fields of the rows that differ.
-        found: usize,
-    },
-    /// The conversion stopped before this chunk's rows were handed on: an
-    /// earlier chunk failed, whose error is the one reported.
-    #[error("the conversion has stopped")]
-    Stopped,
-}
-
 impl From<Stopped> for CsvError {
     fn from(_: Stopped) -> Self {
         Self::Stopped
     }
-}
-
-/// Where CSV goes: an output per event type, made when the type's first
-/// rows come, so that a conversion that fails before them, or finds none
-/// of the types asked for, leaves nothing behind.
-pub trait CsvOutputs: Send {
-    /// The output of the rows of event type `name`.
-    fn create(&mut self, name: &str) -> Result<Box<dyn Write + Send>, CsvError>;
 }
 
 /// What to convert to CSV.
@@ -636,7 +592,7 @@ pub struct CsvWritten {
 pub fn write_csv(
     file: RecordingFile,
     options: &CsvOptions,
-    outputs: &mut dyn CsvOutputs,
+    outputs: &mut dyn Outputs,
     pipeline: &Pipeline,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<CsvWritten, Error> {
@@ -651,7 +607,9 @@ pub fn write_csv(
     let missing = job.declared.missing();
     if !missing.is_empty() {
         return Err(crate::analysis::summary::missing_types(
-            &path, missing, pipeline,
+            &ran.recording,
+            missing,
+            pipeline,
         ));
     }
     let files = ran.merged;
@@ -747,7 +705,7 @@ struct CsvFile {
 /// chunk order: a type's file is made (with its header) when its first
 /// rows come.
 pub struct CsvFiles<'o> {
-    outputs: &'o mut dyn CsvOutputs,
+    outputs: &'o mut dyn Outputs,
     by_name: HashMap<String, usize>,
     files: Vec<CsvFile>,
     /// The current chunk's outputs, as its pieces number them: the files
@@ -757,7 +715,7 @@ pub struct CsvFiles<'o> {
 
 impl<'o> CsvFiles<'o> {
     /// The output, made by `outputs` as the first rows of each type come.
-    fn new(outputs: &'o mut dyn CsvOutputs) -> Self {
+    fn new(outputs: &'o mut dyn Outputs) -> Self {
         Self {
             outputs,
             by_name: HashMap::new(),

@@ -136,13 +136,30 @@ pub fn draw(
     pipeline: &Pipeline,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<Drawn, Error> {
-    let path = file.path().to_owned();
+    let folding = folding(options);
+    let (stacks, ending, truncated, recording) = if options.live.is_some() {
+        let both = (&folding, ReadEnding);
+        let ran = pipeline.run(file, &both, (folding.start(), Ending::default()), progress)?;
+        let (stacks, ending) = ran.merged;
+        (stacks, Some(ending), ran.truncated, ran.recording)
+    } else {
+        let ran = pipeline.run(file, &folding, folding.start(), progress)?;
+        (ran.merged, None, ran.truncated, ran.recording)
+    };
+    let folded = folding.folded(&recording, stacks, truncated, pipeline)?;
+    finish(options, folded, ending, recording.path())
+}
+
+/// The folding of a flame graph's stacks as `options` say: the analysis a
+/// pass runs, alone ([`draw`]) or beside others (the report's), whose
+/// stacks [`finish`] draws.
+pub fn folding(options: &Options) -> Folding<'_> {
     let sources: &[Source] = if options.live.is_some() {
         &[Source::ObjectLifetimes]
     } else {
         &ALLOCATIONS
     };
-    let folding = Folding::new(FoldJob {
+    Folding::new(FoldJob {
         types: &[],
         sources,
         fold: Fold {
@@ -151,17 +168,19 @@ pub fn draw(
             class_frame: options.class_frame,
         },
         filter: &options.filter,
-    });
-    let (stacks, ending, truncated) = if options.live.is_some() {
-        let both = (&folding, ReadEnding);
-        let ran = pipeline.run(file, &both, (folding.start(), Ending::default()), progress)?;
-        let (stacks, ending) = ran.merged;
-        (stacks, Some(ending), ran.truncated)
-    } else {
-        let ran = pipeline.run(file, &folding, folding.start(), progress)?;
-        (ran.merged, None, ran.truncated)
-    };
-    let folded = folding.folded(&path, stacks, truncated, pipeline)?;
+    })
+}
+
+/// Draws the graph of the stacks `folded` of the recording at `path`, as
+/// `options` say; with `live`, `ending` is what the recording says of its
+/// end ([`ReadEnding`]), under the title.
+pub fn finish(
+    options: &Options,
+    folded: Folded,
+    ending: Option<Ending>,
+    path: &Path,
+) -> Result<Drawn, Error> {
+    let path = path.to_owned();
     if folded.stacks.read() == 0 {
         // The question does not fit the file: top's error.
         return Err(Error::NoEvents {

@@ -64,7 +64,7 @@ use crate::Error;
 use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::model::filter::Filter;
 use crate::model::process::{self, Process};
-use crate::output::pprof::{self, Gathered, Made, Profiling};
+use crate::output::pprof::{self, Contents, Gathered, Profiling};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::chunk::Chunk;
 use jfr_reader::file::RecordingFile;
@@ -135,7 +135,7 @@ pub struct Otlp {
     /// The request.
     pub request: proto::ExportProfilesServiceRequest,
     /// What it was made of, for the messages after it (as pprof's).
-    pub made: Made,
+    pub contents: Contents,
 }
 
 /// Reads the allocation samples of `file` that `filter` keeps, keeping the
@@ -160,10 +160,10 @@ pub fn request(
         progress,
     )?;
     let (gathered, (process, ending)) = ran.merged;
-    let pprof::Pprof { profile, made } = pprof::build(gathered, &ending, ran.truncated);
+    let pprof::Pprof { profile, contents } = pprof::build(gathered, &ending, ran.truncated);
     Ok(Otlp {
-        request: from_pprof(profile, &process, made.live_meaning.as_deref()),
-        made,
+        request: from_pprof(profile, &process, contents.live_meaning.as_deref()),
+        contents,
     })
 }
 

@@ -496,12 +496,12 @@ pub struct Pprof {
     /// The profile.
     pub profile: proto::Profile,
     /// What it was made of, for the messages after it.
-    pub made: Made,
+    pub contents: Contents,
 }
 
 /// What a profile was made of.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Made {
+pub struct Contents {
     /// The kind of allocation events of the `alloc_` types; `None` when
     /// the recording has none (nothing to profile).
     pub source: Option<Source>,
@@ -528,7 +528,7 @@ pub struct Made {
     pub truncated: Option<(u64, u64)>,
 }
 
-impl Made {
+impl Contents {
     /// Whether the profile counts objects (`alloc_objects`), rather than
     /// samples: whether every allocation sample carried its size.
     pub fn objects_known(&self) -> bool {
@@ -599,7 +599,7 @@ pub fn build(gathered: Gathered, ending: &Ending, truncated: Option<(u64, u64)>)
             total
         })
     };
-    let made = Made {
+    let contents = Contents {
         source: found.map(|at| SOURCES[at]),
         left_out: (0..ALLOCATIONS.len())
             .filter(|&at| Some(at) != found && read.events_of(at) > 0)
@@ -623,7 +623,7 @@ pub fn build(gathered: Gathered, ending: &Ending, truncated: Option<(u64, u64)>)
         truncated,
     };
     // Each sample's values, in the order of the sample types.
-    let objects_known = made.objects_known();
+    let objects_known = contents.objects_known();
     let mut types = vec![
         if objects_known {
             ALLOC_OBJECTS
@@ -634,7 +634,7 @@ pub fn build(gathered: Gathered, ending: &Ending, truncated: Option<(u64, u64)>)
     ];
     // ObjectLifetime events carry their size: inuse_objects can be
     // estimated whenever they are there.
-    let inuse_objects = made.live.is_some_and(|live| live.objects_known());
+    let inuse_objects = contents.live.is_some_and(|live| live.objects_known());
     if with_lifetimes {
         if inuse_objects {
             types.push(INUSE_OBJECTS);
@@ -701,7 +701,7 @@ pub fn build(gathered: Gathered, ending: &Ending, truncated: Option<(u64, u64)>)
         ALLOC_SPACE
     };
     let default_sample_type = strings.index(default_sample_type.0).into();
-    let comment = made
+    let comment = contents
         .live_meaning
         .iter()
         .map(|meaning| {
@@ -762,7 +762,7 @@ pub fn build(gathered: Gathered, ending: &Ending, truncated: Option<(u64, u64)>)
         // The period of samples taken at the interval: not of TLAB events,
         // nor of a throttled sampler's, whose interval moves (and whose
         // samples have no size).
-        period: match made.source {
+        period: match contents.source {
             Some(Source::AllocationSamples) if objects_known => {
                 read.interval().map_or(0, |i| i as i64)
             }
@@ -772,7 +772,7 @@ pub fn build(gathered: Gathered, ending: &Ending, truncated: Option<(u64, u64)>)
         comment,
         ..proto::Profile::default()
     };
-    Pprof { profile, made }
+    Pprof { profile, contents }
 }
 
 /// Writes `profile` gzip-compressed, as pprof writes and reads it.
@@ -997,7 +997,7 @@ mod tests {
     fn samples_of_one_stack_class_and_thread_are_one_rounded_once() {
         let path = temp("aggregated.jfr");
         recording(&path, Some(setting::THROTTLE_OFF), 3);
-        let Pprof { profile, made } = profile_of(&path, 64);
+        let Pprof { profile, contents } = profile_of(&path, 64);
         assert_eq!(
             types(&profile),
             [
@@ -1029,10 +1029,10 @@ mod tests {
                 format!("[unknown]:0 class=java.lang.String,thread=main [{o24}, {w24}, 0, 0]"),
             ]
         );
-        assert_eq!(made.source, Some(Source::AllocationSamples));
-        assert_eq!(made.allocations.samples(), 7);
-        assert_eq!(made.live.map(|l| l.samples()), Some(1));
-        assert_eq!(made.untracked.samples(), 1);
+        assert_eq!(contents.source, Some(Source::AllocationSamples));
+        assert_eq!(contents.allocations.samples(), 7);
+        assert_eq!(contents.live.map(|l| l.samples()), Some(1));
+        assert_eq!(contents.untracked.samples(), 1);
     }
 
     #[test]
@@ -1087,7 +1087,7 @@ mod tests {
         let path = temp("unsized.jfr");
         // No interval among the settings: the weights name no size.
         recording(&path, None, 0);
-        let Pprof { profile, made } = profile_of(&path, 64);
+        let Pprof { profile, contents } = profile_of(&path, 64);
         assert_eq!(types(&profile), ["samples/count", "alloc_space/bytes"]);
         assert_eq!(profile.period, 0, "no interval known");
         // Throttled: the interval moves, and names no size.
@@ -1096,13 +1096,13 @@ mod tests {
         let throttled = profile_of(&throttled, 64).profile;
         assert_eq!(types(&throttled), ["samples/count", "alloc_space/bytes"]);
         assert_eq!(throttled.period, 0, "no one interval");
-        assert!(!made.objects_known());
+        assert!(!contents.objects_known());
         let lines = samples(&profile);
         assert_eq!(
             lines[0],
             "App.alloc:10;App.main:3 class=byte[],thread=main [3, 3156]"
         );
-        assert!(!made.objects_known());
+        assert!(!contents.objects_known());
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! `heapsampler report`: one self-contained HTML page that answers "what is
 //! leaking?", drawn from plain data ([`Page`]) that the leak analysis fills.
+//! The data take three passes over the recording, however many analyses
+//! feed the page: one for everything that needs nothing found before, side
+//! by side, and the leak analysis's two that need what the pass before
+//! found (the collections, then the suspects); [`gather::page`] says which.
 //!
 //! The page leads with the verdict, then the heap after each collection
 //! with the suspects' live bytes stacked under it, the suspects, the peak,
@@ -27,7 +31,7 @@
 //! `data-low` and `data-high` for the 95% interval): what a reader checks a
 //! chart against, and what tests read.
 
-pub mod build;
+pub mod gather;
 
 use askama::Template;
 use heapsampler_core::estimate::Interval;

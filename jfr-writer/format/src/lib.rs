@@ -177,21 +177,73 @@ pub fn write_padded_varint(out: &mut [u8], mut value: u64) {
 pub struct TruncatedVarint;
 
 /// Reads a varint from the start of `input`; returns it and its length.
-#[inline]
+#[inline(always)]
 pub fn read_varint(input: &[u8]) -> Result<(u64, usize), TruncatedVarint> {
-    let mut value = 0u64;
-    for i in 0..MAX_VARINT_LEN {
-        let byte = *input.get(i).ok_or(TruncatedVarint)?;
-        if i == MAX_VARINT_LEN - 1 {
-            // The ninth byte is taken whole.
-            return Ok((value | (byte as u64) << 56, MAX_VARINT_LEN));
-        }
-        value |= ((byte & 0x7f) as u64) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Ok((value, i + 1));
+    read_varint_at(input, 0)
+}
+
+/// Reads the varint at `at` in `data` (none when `at` is past its end);
+/// returns it and its length. The one decoder of the format's varints, for
+/// every reader: most are one byte (type ids, pool keys, small numbers),
+/// read inline where they are needed, without a call and without cutting
+/// `data` first; a longer one is decoded a word at a time
+/// (`long_varint`).
+#[inline(always)]
+pub fn read_varint_at(data: &[u8], at: usize) -> Result<(u64, usize), TruncatedVarint> {
+    if let Some(&byte) = data.get(at) {
+        if byte < 0x80 {
+            return Ok((byte as u64, 1));
         }
     }
-    unreachable!("the loop returns by the ninth byte")
+    match long_varint(data, at) {
+        (value, len) if len > 0 => Ok((value, len)),
+        _ => Err(TruncatedVarint),
+    }
+}
+
+/// The varint at `at` in `data` (of more than one byte, or none: the data
+/// ends) and its length; a length of 0 when the data ends first. Returned
+/// as a pair rather than a `Result`, so that it comes back in registers;
+/// `data` is cut here, not where the varint is read.
+#[inline(never)]
+fn long_varint(data: &[u8], at: usize) -> (u64, usize) {
+    let rest = data.get(at..).unwrap_or_default();
+    // With eight bytes at hand, decode them at once: the first byte
+    // without the continuation bit ends the varint, and the 7-bit groups
+    // before it are packed together in three steps. A ninth byte, when all
+    // eight continue, is taken whole.
+    if let Some(bytes) = rest.first_chunk::<8>() {
+        let word = u64::from_le_bytes(*bytes);
+        let ends = !word & 0x8080_8080_8080_8080;
+        let (used, len) = if ends == 0 {
+            (word, MAX_VARINT_LEN)
+        } else {
+            let len = ends.trailing_zeros() as usize / 8 + 1;
+            (word & (u64::MAX >> (64 - 8 * len)), len)
+        };
+        let mut value = used & 0x7f7f_7f7f_7f7f_7f7f;
+        value = (value & 0x007f_007f_007f_007f) | ((value & 0x7f00_7f00_7f00_7f00) >> 1);
+        value = (value & 0x0000_3fff_0000_3fff) | ((value & 0x3fff_0000_3fff_0000) >> 2);
+        value = (value & 0x0000_0000_0fff_ffff) | ((value & 0x0fff_ffff_0000_0000) >> 4);
+        if len == MAX_VARINT_LEN {
+            let Some(&ninth) = rest.get(8) else {
+                return (0, 0);
+            };
+            value |= (ninth as u64) << 56;
+        }
+        return (value, len);
+    }
+    // In the last seven bytes: not rare, since every event's last field
+    // is there. Fewer than eight bytes: the ninth, taken whole, is never
+    // reached.
+    let mut value = 0;
+    for (i, &byte) in rest.iter().enumerate() {
+        value |= ((byte & 0x7f) as u64) << (7 * i);
+        if byte < 0x80 {
+            return (value, i + 1);
+        }
+    }
+    (0, 0)
 }
 
 /// Appends a string value: `null`, empty, or UTF-8 with its byte length.
@@ -356,6 +408,68 @@ mod tests {
     fn truncated_varints_are_errors() {
         assert_eq!(read_varint(&[]), Err(TruncatedVarint));
         assert_eq!(read_varint(&[0x80, 0x80]), Err(TruncatedVarint));
+        // Cut short anywhere, in the word or in the last bytes; nine bytes
+        // always end one (the ninth is taken whole).
+        for len in 0..=9 {
+            for byte in [0x80u8, 0xff] {
+                let read = read_varint(&vec![byte; len]);
+                assert_eq!(read.is_ok(), len == 9, "{len} x {byte:#x}: {read:?}");
+            }
+        }
+    }
+
+    /// The varint at the start of `input` byte by byte, as the format
+    /// defines it: what the word-at-a-time decoder is checked against.
+    fn varint_by_bytes(input: &[u8]) -> Option<(u64, usize)> {
+        let mut value = 0u64;
+        for (i, &byte) in input.iter().enumerate().take(MAX_VARINT_LEN) {
+            if i == MAX_VARINT_LEN - 1 {
+                return Some((value | (byte as u64) << 56, MAX_VARINT_LEN));
+            }
+            value |= ((byte & 0x7f) as u64) << (7 * i);
+            if byte & 0x80 == 0 {
+                return Some((value, i + 1));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn varints_read_as_the_format_defines_them_at_any_distance_from_the_end() {
+        let mut values = vec![0, 1, 0x7f, 0x80, 0x3fff, 0x4000, u64::MAX, u64::MAX >> 1];
+        for bits in 0..64 {
+            values.extend([1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 0x55]);
+        }
+        for value in values {
+            let bytes = varint(value);
+            // Followed by 0 to 9 bytes of anything: the decoder reads a
+            // word ahead where it can, byte by byte in the last seven.
+            for tail in 0..10 {
+                let mut data = bytes.clone();
+                data.extend(std::iter::repeat_n(0xff, tail));
+                assert_eq!(
+                    read_varint(&data),
+                    Ok((value, bytes.len())),
+                    "{value:#x} + {tail}"
+                );
+            }
+        }
+        // Padded and overlong encodings, and noise, as a byte-by-byte read
+        // takes them.
+        let mut data: Vec<u8> = Vec::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..4096 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            data.push(state as u8 | if state & 0x300 != 0 { 0x80 } else { 0 });
+        }
+        for at in 0..data.len() {
+            let rest = &data[at..];
+            assert_eq!(read_varint(rest).ok(), varint_by_bytes(rest), "at {at}");
+            assert_eq!(read_varint_at(&data, at), read_varint(rest), "at {at}");
+        }
+        assert_eq!(read_varint_at(&data, data.len() + 1), Err(TruncatedVarint));
     }
 
     #[test]

@@ -76,7 +76,7 @@ const OTHER_MEANINGS: [(&str, &str, &str); 25] = [
         "a word of flame's message",
     ),
     (
-        "convert/src/analysis/diff.rs",
+        "convert/src/output/text/diff.rs",
         "samples",
         "a column heading of diff's table",
     ),
@@ -109,7 +109,7 @@ const OTHER_MEANINGS: [(&str, &str, &str); 25] = [
         "the agent option hidden=true",
     ),
     (
-        "convert/src/analysis/top.rs",
+        "convert/src/output/text/top.rs",
         "samples",
         "a column heading of top's table",
     ),

@@ -9,19 +9,21 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use heapsampler_convert::Error;
-use heapsampler_convert::analysis::fold::{self, Fold, FoldJob, Folded, Totals};
+use heapsampler_convert::analysis::fold::Totals;
 use heapsampler_convert::analysis::liveness::Ending;
 use heapsampler_convert::analysis::top::GroupBy;
-use heapsampler_convert::model::allocation::{ALLOCATIONS, Source};
+use heapsampler_convert::model::allocation::Source;
 use heapsampler_convert::model::filter::Filter;
 use heapsampler_convert::model::samples::Tracking;
-use heapsampler_convert::output::csv::{self, CsvError, CsvOptions, CsvOutputs};
+use heapsampler_convert::output;
+use heapsampler_convert::output::Outputs;
+use heapsampler_convert::output::convert::{Conversion, Converted, Format};
+use heapsampler_convert::output::csv::CsvError;
 use heapsampler_convert::output::flame;
 use heapsampler_convert::output::human::{describe, human_bytes, thousands};
-use heapsampler_convert::output::otlp;
-use heapsampler_convert::output::parquet::{self, Identity, ParquetOptions};
-use heapsampler_convert::output::pprof::{self, Made};
-use heapsampler_convert::output::report::{self, build::Step};
+use heapsampler_convert::output::parquet;
+use heapsampler_convert::output::pprof::Contents;
+use heapsampler_convert::output::report::{self, gather::Step};
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
@@ -35,7 +37,8 @@ pub struct Options {
     /// Where to write; `-` is standard output; `None`: next to the recording.
     pub output: Option<PathBuf>,
     /// The event types to convert; empty: every type (CSV), or one kind of
-    /// allocation events (collapsed, pprof): the first of [`ALLOCATIONS`]
+    /// allocation events (collapsed, pprof): the first of
+    /// [`ALLOCATIONS`](heapsampler_convert::model::allocation::ALLOCATIONS)
     /// the recording has events of.
     pub events: Vec<String>,
     /// Frames kept per stack trace, those nearest the top.
@@ -47,7 +50,8 @@ pub struct Options {
     /// Threads reading chunks; 0: one per core.
     pub threads: usize,
     /// Folded stacks of allocations end with a frame of the allocated
-    /// class ([`Fold::class_frame`]); only `false` with collapsed.
+    /// class
+    /// ([`Fold::class_frame`](heapsampler_convert::analysis::fold::Fold::class_frame)); only `false` with collapsed.
     pub class_frame: bool,
 }
 
@@ -99,111 +103,61 @@ impl Options {
     }
 }
 
-/// What a conversion did, for the messages after it.
-#[derive(Debug, Clone, Default)]
-pub struct Outcome {
-    /// Events written (CSV rows, events folded into stacks, or samples in
-    /// a profile).
-    pub events: u64,
-    /// The event types asked for (empty: all), or for folded allocation
-    /// events, those of the kind folded.
-    pub types: Vec<String>,
-    /// The kind of allocation events folded, when no type was named.
-    pub folded: Option<Source>,
-    /// Other kinds of allocation events the recording has, and how many:
-    /// not folded, as they record the same allocations.
-    pub left_out: Vec<(Source, u64)>,
-    /// Whether a filter was given.
-    pub filtered: bool,
-    /// The last chunk was cut short: its offset and how many bytes it had.
-    pub truncated: Option<(u64, u64)>,
-    /// For a pprof profile, what it was made of.
-    pub profile: Option<Made>,
-}
-
-impl Outcome {
-    /// What folding did.
-    fn of_folded(folded: &Folded, filter: &Filter) -> Self {
-        Self {
-            events: folded.stacks.folded(),
-            types: folded.types.clone(),
-            folded: folded.source,
-            left_out: folded.left_out.clone(),
-            filtered: !filter.is_empty(),
-            truncated: folded.truncated,
-            profile: None,
-        }
+/// The warnings to show, one line each, about the conversion of `file`.
+pub fn warnings(converted: &Converted, file: &Path) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some((offset, bytes)) = converted.truncated {
+        warnings.push(format!(
+            "warning: {}: the {bytes} bytes from byte {offset} are not a complete chunk \
+             (a write cut short); converted the complete chunks before them",
+            file.display()
+        ));
     }
-
-    /// What making a profile (pprof, OTLP) did.
-    fn of_profile(made: Made, filtered: bool) -> Self {
-        Self {
-            events: made.allocations.samples(),
-            types: made.types.clone(),
-            folded: made.source,
-            left_out: made.left_out.clone(),
-            filtered,
-            truncated: made.truncated,
-            profile: Some(made),
-        }
+    if converted.folded == Some(Source::TlabAllocations) && converted.events > 0 {
+        let weights: Vec<&str> = Source::TlabAllocations
+            .types()
+            .iter()
+            .map(|t| t.weight)
+            .collect();
+        warnings.push(format!(
+            "{}: folded {} events by {} (the recording has no {} events)",
+            file.display(),
+            Source::TlabAllocations.names(),
+            weights.join(" and "),
+            Source::AllocationSamples.names(),
+        ));
     }
-
-    /// The warnings to show, one line each, about the conversion of `file`.
-    pub fn warnings(&self, file: &Path) -> Vec<String> {
-        let mut warnings = Vec::new();
-        if let Some((offset, bytes)) = self.truncated {
-            warnings.push(format!(
-                "warning: {}: the {bytes} bytes from byte {offset} are not a complete chunk \
-                 (a write cut short); converted the complete chunks before them",
-                file.display()
-            ));
-        }
-        if self.folded == Some(Source::TlabAllocations) && self.events > 0 {
-            let weights: Vec<&str> = Source::TlabAllocations
-                .types()
-                .iter()
-                .map(|t| t.weight)
-                .collect();
-            warnings.push(format!(
-                "{}: folded {} events by {} (the recording has no {} events)",
-                file.display(),
-                Source::TlabAllocations.names(),
-                weights.join(" and "),
-                Source::AllocationSamples.names(),
-            ));
-        }
-        if let Some(made) = &self.profile {
-            warnings.extend(profile_notes(made, file));
-        }
-        for (source, events) in &self.left_out {
-            warnings.push(format!(
-                "{}: left out {events} {} events, which record the same allocations",
-                file.display(),
-                source.names()
-            ));
-        }
-        if self.events == 0 {
-            let types = if self.types.is_empty() {
-                "the requested types".to_owned()
-            } else {
-                self.types.join(", ")
-            };
-            let filtered = if self.filtered {
-                " passed the filters"
-            } else {
-                ""
-            };
-            warnings.push(format!(
-                "{}: no events of {types}{filtered}",
-                file.display()
-            ));
-        }
-        warnings
+    if let Some(made) = &converted.profile {
+        warnings.extend(profile_notes(made, file));
     }
+    for (source, events) in &converted.left_out {
+        warnings.push(format!(
+            "{}: left out {events} {} events, which record the same allocations",
+            file.display(),
+            source.names()
+        ));
+    }
+    if converted.events == 0 {
+        let types = if converted.types.is_empty() {
+            "the requested types".to_owned()
+        } else {
+            converted.types.join(", ")
+        };
+        let filtered = if converted.filtered {
+            " passed the filters"
+        } else {
+            ""
+        };
+        warnings.push(format!(
+            "{}: no events of {types}{filtered}",
+            file.display()
+        ));
+    }
+    warnings
 }
 
 /// What to say after writing a profile of `file`, one line each.
-fn profile_notes(made: &Made, file: &Path) -> Vec<String> {
+fn profile_notes(made: &Contents, file: &Path) -> Vec<String> {
     let file = file.display();
     let mut notes = Vec::new();
     if !made.objects_known() {
@@ -235,158 +189,64 @@ fn profile_notes(made: &Made, file: &Path) -> Vec<String> {
 }
 
 /// Converts the recording `file` as `options` say.
-pub fn convert(file: &Path, options: &Options) -> Result<Outcome, Failure> {
+pub fn convert(file: &Path, options: &Options) -> Result<Converted, Failure> {
     options.check()?;
     let recording = RecordingFile::open(file).map_err(Error::from)?;
     let mut progress = progress(file, options.output.as_deref());
-    let mut progress = |bytes| progress.update(bytes);
-    let pipeline = Pipeline::on(options.threads);
-    let filtered = !options.filter.is_empty();
-    match options.format {
-        FormatArg::Csv => {
-            let mut outputs = CsvFiles {
-                destination: Destination::csv(file, options)?,
-                made: 0,
-            };
-            let csv_options = CsvOptions {
-                events: options.events.clone(),
-                stack_depth: options.stack_depth,
-                filter: options.filter.clone(),
-            };
-            let written = csv::write_csv(
-                recording,
-                &csv_options,
-                &mut outputs,
-                &pipeline,
-                &mut progress,
-            )?;
-            if written.outputs == 0 {
-                outputs
-                    .destination
-                    .create_empty()
-                    .map_err(|source| Error::Csv {
-                        recording: file.to_owned(),
-                        source,
-                    })?;
+    let format = Format::from(options.format);
+    let destination = Destination::of(file, options, format)?;
+    let mut outputs = Files {
+        destination: destination.clone(),
+        made: 0,
+        // CSV's and Parquet's errors say what was being written.
+        labeled: !matches!(format, Format::Csv | Format::Parquet),
+    };
+    let conversion = Conversion {
+        format,
+        events: &options.events,
+        stack_depth: options.stack_depth,
+        filter: &options.filter,
+        class_frame: options.class_frame,
+        recording_name: &file.display().to_string(),
+    };
+    let converted = output::convert::convert(
+        recording,
+        &conversion,
+        &mut outputs,
+        &Pipeline::on(options.threads),
+        &mut |bytes| progress.update(bytes),
+    );
+    match (converted, &destination) {
+        (Err(error), Destination::Single(output)) if format == Format::Parquet => {
+            // Not a Parquet file without its footer: none rather than one
+            // that fails whatever reads it.
+            if outputs.made > 0 && !is_stdout(output) {
+                let _ = std::fs::remove_file(output);
             }
-            Ok(Outcome {
-                events: written.rows,
-                types: options.events.clone(),
-                folded: None,
-                left_out: Vec::new(),
-                filtered,
-                truncated: written.truncated,
-                profile: None,
-            })
+            Err(error.into())
         }
-        FormatArg::Collapsed => {
-            let output = options
-                .output
-                .clone()
-                .unwrap_or_else(|| beside(file, ".collapsed"));
-            let job = FoldJob {
-                types: &options.events,
-                sources: &ALLOCATIONS,
-                fold: Fold {
-                    stack_depth: options.stack_depth,
-                    live: None,
-                    class_frame: options.class_frame,
-                },
-                filter: &options.filter,
-            };
-            let folded = fold::fold(recording, job, &pipeline, &mut progress)?;
-            let mut out = create(&output)?;
-            folded
-                .stacks
-                .write(&mut out)
-                .and_then(|()| out.flush())
-                .map_err(|e| writing(&output, e))?;
-            Ok(Outcome::of_folded(&folded, &options.filter))
-        }
-        FormatArg::Pprof => {
-            let output = options
-                .output
-                .clone()
-                .unwrap_or_else(|| beside(file, ".pb.gz"));
-            let pprof::Pprof { profile, made } = pprof::profile(
-                recording,
-                &options.filter,
-                options.stack_depth,
-                &pipeline,
-                &mut progress,
-            )?;
-            made_of_events(&made, file)?;
-            let mut out = create(&output)?;
-            pprof::write(&profile, &mut out).map_err(|e| writing(&output, e))?;
-            Ok(Outcome::of_profile(made, filtered))
-        }
-        FormatArg::Otlp => {
-            let output = options
-                .output
-                .clone()
-                .unwrap_or_else(|| beside(file, ".otlp.pb"));
-            let otlp::Otlp { request, made } = otlp::request(
-                recording,
-                &options.filter,
-                options.stack_depth,
-                &pipeline,
-                &mut progress,
-            )?;
-            made_of_events(&made, file)?;
-            let mut out = create(&output)?;
-            otlp::write(&request, &mut out).map_err(|e| writing(&output, e))?;
-            Ok(Outcome::of_profile(made, filtered))
-        }
-        FormatArg::Parquet => {
-            let output = options
-                .output
-                .clone()
-                .unwrap_or_else(|| beside(file, ".parquet"));
-            let identity = Identity::read(file, file.display().to_string());
-            let parquet_options = ParquetOptions {
-                events: &options.events,
-                filter: &options.filter,
-                stack_depth: options.stack_depth,
-                identity: &identity,
-            };
-            let out = create(&output)?;
-            let written =
-                parquet::write(recording, &parquet_options, out, &pipeline, &mut progress)
-                    .inspect_err(|_| {
-                        // Not a Parquet file without its footer: none rather
-                        // than one that fails whatever reads it.
-                        if !is_stdout(&output) {
-                            let _ = std::fs::remove_file(&output);
-                        }
-                    })?;
-            let types = if options.events.is_empty() {
-                parquet::EVENT_TYPES.map(str::to_owned).to_vec()
-            } else {
-                options.events.clone()
-            };
-            Ok(Outcome {
-                events: written.total_rows(),
-                types,
-                folded: None,
-                left_out: Vec::new(),
-                filtered,
-                truncated: written.truncated,
-                profile: None,
-            })
+        (Err(error), _) => Err(error.into()),
+        (Ok(converted), _) => {
+            if format == Format::Csv && converted.outputs == 0 {
+                destination.create_empty().map_err(|source| Error::Csv {
+                    recording: file.to_owned(),
+                    source,
+                })?;
+            }
+            Ok(converted)
         }
     }
 }
 
-/// Fails when a profile (pprof's or OTLP's) was made of no allocation
-/// events: the recording has none of the kinds it reads.
-fn made_of_events(made: &Made, file: &Path) -> Result<(), Failure> {
-    match made.source {
-        Some(_) => Ok(()),
-        None => Err(Error::NoEvents {
-            recording: file.to_owned(),
-            live: false,
+impl From<FormatArg> for Format {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Csv => Self::Csv,
+            FormatArg::Collapsed => Self::Collapsed,
+            FormatArg::Pprof => Self::Pprof,
+            FormatArg::Otlp => Self::Otlp,
+            FormatArg::Parquet => Self::Parquet,
         }
-        .into()),
     }
 }
 
@@ -404,7 +264,7 @@ pub struct FlameOptions {
 
 /// A flame graph written.
 #[derive(Debug)]
-pub struct Flamed {
+pub struct FlameGraph {
     /// Where the SVG went.
     pub output: PathBuf,
     /// The whole graph's bytes and samples.
@@ -412,7 +272,7 @@ pub struct Flamed {
     /// Distinct stacks drawn.
     pub stacks: usize,
     /// What the folding did, for its warnings.
-    pub outcome: Outcome,
+    pub folded: Converted,
     /// With `live`: samples of objects whose liveness was not tracked.
     pub untracked: Totals,
     /// With `live`: how the liveness samples were tracked.
@@ -421,7 +281,7 @@ pub struct Flamed {
     pub ending: Option<Ending>,
 }
 
-impl Flamed {
+impl FlameGraph {
     /// One line saying what the graph shows.
     pub fn summary(&self) -> String {
         format!(
@@ -440,7 +300,7 @@ impl Flamed {
 
     /// The warnings to show, one line each, about the graph of `file`.
     pub fn warnings(&self, file: &Path) -> Vec<String> {
-        let mut warnings = self.outcome.warnings(file);
+        let mut warnings = warnings(&self.folded, file);
         if self.untracked.events > 0 {
             warnings.push(format!(
                 "{}: left out {} samples ({}) of objects the agent did not track for liveness \
@@ -455,7 +315,7 @@ impl Flamed {
 }
 
 /// Draws the flame graph of the recording `file` as `options` say.
-pub fn flame(file: &Path, options: &FlameOptions) -> Result<Flamed, Failure> {
+pub fn flame(file: &Path, options: &FlameOptions) -> Result<FlameGraph, Failure> {
     options.draw.filter.check_window().map_err(Failure::Usage)?;
     let output = options
         .output
@@ -474,11 +334,11 @@ pub fn flame(file: &Path, options: &FlameOptions) -> Result<Flamed, Failure> {
     out.write_all(drawn.svg.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| writing(&output, e))?;
-    Ok(Flamed {
+    Ok(FlameGraph {
         output,
         totals: drawn.totals(),
         stacks: drawn.folded.stacks.len(),
-        outcome: Outcome::of_folded(&drawn.folded, &options.draw.filter),
+        folded: Converted::of_folded(&drawn.folded, &options.draw.filter),
         untracked: drawn.folded.stacks.untracked(),
         tracking: drawn.folded.stacks.tracking(),
         ending: drawn.ending,
@@ -510,7 +370,8 @@ pub fn report(file: &Path, options: &ReportOptions) -> Result<Reported, Failure>
         .clone()
         .unwrap_or_else(|| beside(file, ".html"));
     let mut shown: Option<(Step, Progress)> = None;
-    let page = report::build::build(file, options.by, &mut |step, bytes| {
+    let recording = RecordingFile::open(file).map_err(Error::from)?;
+    let page = report::gather::page(recording, options.by, &mut |step, bytes| {
         if shown.as_ref().is_none_or(|(at, _)| *at != step) {
             let mut line = progress(file, Some(&output));
             line.set_stage(step.what());
@@ -542,6 +403,22 @@ enum Destination {
 }
 
 impl Destination {
+    /// Where `format` of `options.events` from `file` goes, or a usage
+    /// error: several types of CSV cannot share standard output.
+    fn of(file: &Path, options: &Options, format: Format) -> Result<Self, Failure> {
+        let extension = match format {
+            Format::Csv => return Self::csv(file, options),
+            Format::Collapsed => ".collapsed",
+            Format::Pprof => ".pb.gz",
+            Format::Otlp => ".otlp.pb",
+            Format::Parquet => ".parquet",
+        };
+        let output = options.output.clone();
+        Ok(Self::Single(
+            output.unwrap_or_else(|| beside(file, extension)),
+        ))
+    }
+
     /// Where CSV of `options.events` from `file` goes, or a usage error:
     /// several types cannot share standard output.
     fn csv(file: &Path, options: &Options) -> Result<Self, Failure> {
@@ -568,21 +445,32 @@ impl Destination {
     }
 }
 
-/// The CSV files of a conversion, made as the library asks for them.
-struct CsvFiles {
+/// The files of a conversion, made as the library asks for them.
+struct Files {
     destination: Destination,
     /// Outputs made so far.
     made: usize,
+    /// Whether the errors of writing into an output name it (CSV's and
+    /// Parquet's own errors say what was written).
+    labeled: bool,
 }
 
-impl CsvOutputs for CsvFiles {
+impl Outputs for Files {
     fn create(&mut self, name: &str) -> Result<Box<dyn Write + Send>, CsvError> {
         let output = match &self.destination {
             Destination::Single(path) => {
                 if self.made > 0 {
                     return Err(io::Error::other("one output for one event type").into());
                 }
-                create_csv(path)?
+                let output = create_csv(path)?;
+                if self.labeled {
+                    Box::new(Labeled {
+                        output: path.clone(),
+                        inner: output,
+                    })
+                } else {
+                    output
+                }
             }
             Destination::Folder(folder) => {
                 create_folder(folder)?;
@@ -594,6 +482,35 @@ impl CsvOutputs for CsvFiles {
     }
 }
 
+/// An output whose errors say which it is: `writing OUTPUT: ...`, or
+/// `writing to standard output: ...` (of the same kind, so that a reader
+/// gone away is still one).
+struct Labeled {
+    output: PathBuf,
+    inner: Box<dyn Write + Send>,
+}
+
+impl Labeled {
+    fn label(&self, error: io::Error) -> io::Error {
+        let message = if is_stdout(&self.output) {
+            format!("writing to standard output: {error}")
+        } else {
+            format!("writing {}: {error}", self.output.display())
+        };
+        io::Error::new(error.kind(), message)
+    }
+}
+
+impl Write for Labeled {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.inner.write(bytes).map_err(|e| self.label(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().map_err(|e| self.label(e))
+    }
+}
+
 /// Makes `folder` and the folders above it, if they are not there.
 fn create_folder(folder: &Path) -> Result<(), CsvError> {
     std::fs::create_dir_all(folder).map_err(|source| CsvError::Create {
@@ -602,7 +519,7 @@ fn create_folder(folder: &Path) -> Result<(), CsvError> {
     })
 }
 
-/// Opens `path` for CSV (`-`: standard output).
+/// Opens `path` for an output (`-`: standard output).
 fn create_csv(path: &Path) -> Result<Box<dyn Write + Send>, CsvError> {
     open(path).map_err(|source| CsvError::Create {
         path: path.to_owned(),

@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 
 use heapsampler_convert::analysis::top::{GroupBy, Query, top};
 use heapsampler_convert::model::filter::Filter;
+use heapsampler_convert::output::text;
+use heapsampler_convert::pipeline::Pipeline;
 use jfr_format::names::event;
+use jfr_reader::file::RecordingFile;
 
 use crate::args::{FormatArg, Sampling};
 use crate::convert;
@@ -154,9 +157,10 @@ pub fn run(dir: &Path, seconds: u32, grace: Duration, agent: Option<&Path>) -> R
             live,
             min_gcs: 0,
         };
-        let table = top(&files.recording, query).map_err(|e| e.to_string())?;
+        let recording = RecordingFile::open(&files.recording).map_err(|e| e.to_string())?;
+        let table = top(recording, query, &Pipeline::default()).map_err(|e| e.to_string())?;
         println!("\n{title}");
-        print!("{}", table.render(if live { 5 } else { 10 }));
+        print!("{}", text::top::render(&table, if live { 5 } else { 10 }));
     }
     let recording = files.recording.display();
     println!(

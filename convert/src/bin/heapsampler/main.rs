@@ -41,6 +41,7 @@ use heapsampler_convert::analysis::summary::summarize;
 use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
 use heapsampler_convert::model::process;
 use heapsampler_convert::output::flame::{self, Weight};
+use heapsampler_convert::output::text;
 use heapsampler_convert::pipeline::Pipeline;
 use heapsampler_core::announcement::Announcement;
 use jfr_reader::file::RecordingFile;
@@ -227,8 +228,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 threads,
                 class_frame: !no_class_frame,
             };
-            let outcome = convert::convert(&file, &options)?;
-            for warning in outcome.warnings(&file) {
+            let converted = convert::convert(&file, &options)?;
+            for warning in convert::warnings(&converted, &file) {
                 say(warning);
             }
         }
@@ -450,8 +451,11 @@ fn dump(
 }
 
 fn summary(file: &Path) -> Result<(), Failure> {
-    let summary = summarize(file)?;
-    out(summary.render(file))?;
+    let summary = summarize(
+        RecordingFile::open(file).map_err(Error::from)?,
+        &Pipeline::default(),
+    )?;
+    out(text::summary::render(&summary, file))?;
     if let Some((offset, bytes)) = summary.truncated {
         say(format_args!(
             "warning: {}: the {bytes} bytes from byte {offset} are not a complete chunk \
@@ -501,7 +505,8 @@ fn table(file: &Path, query: Query) -> Result<(Table, Option<Ending>), Failure> 
 fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
     let size = std::fs::metadata(file).ok().map(|m| m.len());
     let mut shown: Option<(Pass, Progress)> = None;
-    let found = leaks::leaks(file, by, &mut |pass, bytes| {
+    let recording = RecordingFile::open(file).map_err(Error::from)?;
+    let found = leaks::leaks(recording, by, &Pipeline::default(), &mut |pass, bytes| {
         if shown.as_ref().is_none_or(|(at, _)| *at != pass) {
             let mut line = Progress::new(file.display().to_string(), size, true);
             line.set_stage(pass.what());
@@ -512,10 +517,10 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
         }
     })?;
     drop(shown);
-    out(found.render(limit))?;
+    out(text::leaks::render(&found, limit))?;
     // The growths' intervals come from the agent's samples as top's do.
     if found.unanswered().is_none() {
-        if let Some(note) = process::of_file(file).sampler_note() {
+        if let Some(note) = sampler_note(file) {
             out(format_args!("{note}\n"))?;
         }
     }
@@ -524,7 +529,7 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
 
 fn top(file: &Path, query: Query, limit: usize) -> Result<(), Failure> {
     let (table, ending) = table(file, query)?;
-    out(table.render(limit))?;
+    out(text::top::render(&table, limit))?;
     if let Some(ending) = ending {
         out(format_args!("{}\n", ending.live_statement(&table.tracking)))?;
     }
@@ -564,7 +569,7 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
         ));
     }
     let diff = diff::diff(&base_table, &new_table, !query.live);
-    out(diff.render(limit))?;
+    out(text::diff::render(&diff, limit))?;
     for (file, table, ending) in [
         (base, &base_table, base_ending),
         (new, &new_table, new_ending),
@@ -583,6 +588,13 @@ fn diff(base: &Path, new: &Path, query: Query, limit: usize) -> Result<(), Failu
     Ok(())
 }
 
+/// What `file`'s JVM says of its sampler, if its estimates need a note
+/// ([`Process::sampler_note`](process::Process::sampler_note)).
+fn sampler_note(file: &Path) -> Option<String> {
+    let recording = RecordingFile::open(file).ok()?;
+    process::of_recording(&recording).sampler_note()
+}
+
 /// Says under a table of the agent's samples (a recording that names its
 /// interval) when their JVM's sampler is one before JDK 25, whose
 /// estimates can be off by more than their intervals; whether it said so.
@@ -590,7 +602,7 @@ fn out_sampler_note(file: &Path, table: &Table) -> Result<bool, Failure> {
     if table.interval.is_none() {
         return Ok(false);
     }
-    let Some(note) = process::of_file(file).sampler_note() else {
+    let Some(note) = sampler_note(file) else {
         return Ok(false);
     };
     out(format_args!("{note}\n"))?;
@@ -598,17 +610,17 @@ fn out_sampler_note(file: &Path, table: &Table) -> Result<bool, Failure> {
 }
 
 fn flame(file: &Path, options: &convert::FlameOptions) -> Result<(), Failure> {
-    let flamed = convert::flame(file, options)?;
-    for warning in flamed.warnings(file) {
+    let graph = convert::flame(file, options)?;
+    for warning in graph.warnings(file) {
         say(warning);
     }
     // What live means, said on the terminal as under the graph's title.
-    if let Some(ending) = &flamed.ending {
-        say(ending.live_statement(&flamed.tracking));
+    if let Some(ending) = &graph.ending {
+        say(ending.live_statement(&graph.tracking));
     }
     // Where it went, unless to standard output.
-    if flamed.output.as_os_str() != "-" {
-        say(flamed.summary());
+    if graph.output.as_os_str() != "-" {
+        say(graph.summary());
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
 use heapsampler_convert::analysis::summary::{Summarize, Summary};
 use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
 use heapsampler_convert::output::human::human_bytes;
+use heapsampler_convert::output::text;
 use heapsampler_convert::pipeline::Pipeline;
 use jfr_format::names::event;
 use jfr_reader::file::RecordingFile;
@@ -228,7 +229,7 @@ fn pid_in(file: &str, parts: &[&str]) -> Option<u32> {
 }
 
 /// What a `record` run left.
-pub struct Ran {
+pub struct RecordRun {
     /// The command's exit code (128 + signal if a signal ended it).
     pub code: i32,
     /// The recordings its JVMs wrote, the first to start's first: each
@@ -238,7 +239,7 @@ pub struct Ran {
     pub named: PathBuf,
 }
 
-impl Ran {
+impl RecordRun {
     /// The recordings of JVMs that run on after the command (a daemon it
     /// started), with their process ids.
     pub fn still_running(&self) -> impl Iterator<Item = (&Path, u32)> {
@@ -263,7 +264,7 @@ pub fn run(
     sampling: &Sampling,
     output: &Path,
     program: &[String],
-) -> Result<Ran, String> {
+) -> Result<RecordRun, String> {
     let (command, args) = program
         .split_first()
         .ok_or("no program to run: give one after --, such as `-- java -jar app.jar`")?;
@@ -303,7 +304,7 @@ pub fn run(
         recordings.insert(0, (output.to_owned(), None));
     }
     use std::os::unix::process::ExitStatusExt;
-    Ok(Ran {
+    Ok(RecordRun {
         code: status
             .code()
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
@@ -431,8 +432,7 @@ pub fn report(path: &Path) -> Result<String, String> {
             path.display()
         ));
         lines.extend(
-            live_sites
-                .render(EXHAUSTED_LIVE_ROWS)
+            text::top::render(&live_sites, EXHAUSTED_LIVE_ROWS)
                 .lines()
                 .map(str::to_owned),
         );

@@ -1,10 +1,7 @@
-//! The report's [`Page`] made from a recording: the leak analysis
+//! Gathers the report's [`Page`] from a recording: the leak analysis
 //! ([`analysis::leaks`](crate::analysis::leaks)), `top`'s allocation sites
-//! and threads, the two flame graphs, and what the recording is. Every part
-//! reads the file through the [`Pipeline`] on every core, one after the
-//! other, so memory is the largest part's, not their sum.
-
-use std::path::Path;
+//! and threads, the two flame graphs, and what the recording is, read in
+//! three passes ([`page`] says why three).
 
 use heapsampler_core::estimate::{Estimate, Interval};
 
@@ -13,11 +10,13 @@ use super::{
     Verdict,
 };
 use crate::Error;
-use crate::analysis::leaks::{self, Leaks, Pass, Unanswered, clock, per_minute};
-use crate::analysis::summary;
-use crate::analysis::top::{self, GroupBy, Query, Table};
+use crate::analysis::leaks::{self, Leaks, Pass, Timeline, Unanswered};
+use crate::analysis::liveness::Ending;
+use crate::analysis::summary::{Summarize, Summary};
+use crate::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
 use crate::output::flame;
 use crate::output::human::{human_bytes, thousands};
+use crate::output::text::leaks::{self as answer, clock, per_minute};
 use crate::pipeline::Pipeline;
 use jfr_format::names::field;
 use jfr_reader::file::RecordingFile;
@@ -28,55 +27,115 @@ const TOP_ROWS: usize = 20;
 /// What the report is working on, for a progress line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
-    /// One of the leak analysis's passes.
+    /// The first pass: what needs nothing found before (the leak
+    /// analysis's collections, the top sites and threads, the flame
+    /// graphs, the agent's statistics).
+    First,
+    /// One of the leak analysis's later passes.
     Leaks(Pass),
-    /// The top sites and threads by bytes allocated.
-    Allocations,
-    /// The flame graphs.
-    Flames,
 }
 
 impl Step {
     /// What the step reads, for a progress line.
     pub fn what(self) -> &'static str {
         match self {
+            Self::First => "collections, allocations and flame graphs, 1 of 3",
             Self::Leaks(pass) => pass.what(),
-            Self::Allocations => "allocations by site and thread",
-            Self::Flames => "flame graphs",
         }
     }
 }
 
-/// Makes the page of the recording at `path`, its groups by `by`, telling
-/// `progress` each step and the bytes it has read.
-pub fn build(
-    path: &Path,
+/// Makes the page of `recording`, its groups by `by`, telling `progress`
+/// each step and the bytes it has read.
+///
+/// The recording is read at most three times, each time on every core
+/// through the [`Pipeline`]: once for everything that needs nothing found
+/// before (the leak analysis's [first pass](leaks::FIRST_PASS), `top`'s
+/// sites and threads, both flame graphs' stacks and the agent's
+/// statistics, side by side), then for the leak analysis's two later
+/// passes, which cannot join it: the second (for a recording with liveness
+/// events) follows each group's live bytes after the collections the first
+/// found, and the third (when there are suspects) describes the suspects
+/// the second found. Memory is what the first pass's analyses hold
+/// together: their merged figures, none of them events.
+pub fn page(
+    recording: RecordingFile,
     by: GroupBy,
     progress: &mut (dyn FnMut(Step, u64) + Send),
 ) -> Result<Page, Error> {
-    let found = leaks::leaks(path, by, &mut |pass, bytes| {
-        progress(Step::Leaks(pass), bytes)
-    })?;
-    progress(Step::Allocations, 0);
-    let sites = allocations(path, by)?;
-    let threads = allocations(path, GroupBy::Thread)?;
-    progress(Step::Flames, 0);
-    let mut flames = Vec::new();
-    for (heading, live) in [
-        ("Allocated bytes", None),
-        ("Live bytes at the end", Some(0)),
-    ] {
-        if live.is_some() && found.timeline.lifetimes == 0 {
-            continue;
-        }
-        // The page shows the subtitle above the graph, where it wraps.
-        let options = flame::Options {
-            live,
+    let pipeline = Pipeline::default();
+    let path = recording.path().to_owned();
+    let query = |by| Query {
+        by,
+        live: false,
+        min_gcs: 0,
+    };
+    // The page shows the subtitle above the graph, where it wraps.
+    let (allocated, live) = (
+        flame::Options {
             subtitle_in_graph: false,
             ..flame::Options::default()
-        };
-        let file = RecordingFile::open(path)?;
-        match flame::draw(file, &options, &Pipeline::default(), &mut |_| {}) {
+        },
+        flame::Options {
+            live: Some(0),
+            subtitle_in_graph: false,
+            ..flame::Options::default()
+        },
+    );
+    let (allocated_folding, live_folding) = (flame::folding(&allocated), flame::folding(&live));
+    let first = (
+        leaks::FIRST_PASS,
+        (
+            Grouping::new(query(by)),
+            (
+                Grouping::new(query(GroupBy::Thread)),
+                (&allocated_folding, (&live_folding, Summarize)),
+            ),
+        ),
+    );
+    let start = (
+        (Timeline::default(), Ending::default()),
+        (
+            Groups::new(query(by)),
+            (
+                Groups::new(query(GroupBy::Thread)),
+                (
+                    allocated_folding.start(),
+                    (live_folding.start(), Summary::default()),
+                ),
+            ),
+        ),
+    );
+    let ran = pipeline.run(recording, &first, start, &mut |bytes| {
+        progress(Step::First, bytes)
+    })?;
+    let (timeline, (sites, (threads, (allocated_stacks, (live_stacks, summary))))) = ran.merged;
+    let found = leaks::answer(
+        Timeline::of(timeline),
+        &ran.recording,
+        by,
+        &pipeline,
+        &mut |pass, bytes| progress(Step::Leaks(pass), bytes),
+    )?;
+    let (sites, threads) = (allocations(sites), allocations(threads));
+    let mut flames = Vec::new();
+    for (heading, options, folding, stacks) in [
+        (
+            "Allocated bytes",
+            &allocated,
+            &allocated_folding,
+            allocated_stacks,
+        ),
+        ("Live bytes at the end", &live, &live_folding, live_stacks),
+    ] {
+        let ending = options.live.map(|_| found.timeline.ending.clone());
+        if ending.is_some() && found.timeline.lifetimes == 0 {
+            continue;
+        }
+        let drawn = folding
+            .folded(&ran.recording, stacks, ran.truncated, &pipeline)
+            .and_then(|folded| flame::finish(options, folded, ending, &path));
+        match drawn {
             Ok(drawn) => flames.push(Flame {
                 heading: heading.to_owned(),
                 subtitle: drawn.subtitle,
@@ -88,7 +147,7 @@ pub fn build(
             Err(error) => return Err(error),
         }
     }
-    let statistics = summary::summarize(path)?.agent_statistics;
+    let statistics = summary.agent_statistics;
     let statistic = |name: &str| {
         statistics
             .as_ref()
@@ -102,7 +161,7 @@ pub fn build(
             |n| n.to_string_lossy().into_owned(),
         ),
         verdict: verdict(&found),
-        recording: recording(&found, sites.as_ref(), lost),
+        recording: recording_rows(&found, sites.as_ref(), lost),
         lacking: lacking(&found, sites.as_ref()),
         heap: heap_chart(&found),
         suspects: suspect_rows(&found),
@@ -130,18 +189,11 @@ pub fn build(
     })
 }
 
-/// `top`'s table of the bytes allocated by `by`, or `None` for a recording
-/// without allocation events.
-fn allocations(path: &Path, by: GroupBy) -> Result<Option<Table>, Error> {
-    let table = top::top(
-        path,
-        Query {
-            by,
-            live: false,
-            min_gcs: 0,
-        },
-    )?;
-    Ok((table.events > 0).then_some(table))
+/// `top`'s table of the bytes allocated, or `None` for a recording without
+/// allocation events.
+fn allocations(groups: Groups) -> Option<Table> {
+    let table = groups.table();
+    (table.events > 0).then_some(table)
 }
 
 fn verdict(found: &Leaks) -> Verdict {
@@ -151,17 +203,17 @@ fn verdict(found: &Leaks) -> Verdict {
         (None, false) => Severity::Suspects,
     };
     let mut details = Vec::new();
-    if let Some(basis) = found.basis() {
+    if let Some(basis) = answer::basis(found) {
         details.push(format!("{}.", capitalized(&basis)));
     }
-    if let Some(meaning) = found.live_meaning() {
+    if let Some(meaning) = answer::live_meaning(found) {
         details.push(format!("{}.", capitalized(&meaning)));
     }
-    if let Some(sentence) = found.against_the_heap() {
+    if let Some(sentence) = answer::against_the_heap(found) {
         details.push(format!("{}.", capitalized(&sentence)));
     }
     Verdict {
-        headline: found.verdict(),
+        headline: answer::verdict(found),
         details,
         severity,
     }
@@ -175,7 +227,11 @@ fn capitalized(sentence: &str) -> String {
     })
 }
 
-fn recording(found: &Leaks, sites: Option<&Table>, lost: Option<i64>) -> Vec<(String, String)> {
+fn recording_rows(
+    found: &Leaks,
+    sites: Option<&Table>,
+    lost: Option<i64>,
+) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     let timeline = &found.timeline;
     if let Some(jvm) = &timeline.jvm {
@@ -240,7 +296,7 @@ fn lacking(found: &Leaks, sites: Option<&Table>) -> Vec<String> {
     if let Some(Unanswered::TooFewCollections(reason)) = found.unanswered() {
         lacking.push(format!(
             "{}.",
-            capitalized(&found.too_few_collections(&reason))
+            capitalized(&answer::too_few_collections(found, &reason))
         ));
     }
     if found.timeline.heap_after.is_empty() {
