@@ -1155,10 +1155,12 @@ fn describe_suspects(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn collections(ends: &[i64]) -> Vec<Collection> {
+    /// Collections ending at `ends` (nanoseconds), each a nanosecond long,
+    /// numbered from 1.
+    pub(crate) fn collections(ends: &[i64]) -> Vec<Collection> {
         ends.iter()
             .enumerate()
             .map(|(at, &end_nanos)| Collection {

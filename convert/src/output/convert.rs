@@ -179,37 +179,31 @@ pub fn convert(
         }
         Format::Pprof => {
             let path = recording.path().to_owned();
-            let pprof::Pprof {
-                profile,
-                contents: made,
-            } = pprof::profile(
+            let pprof::Pprof { profile, contents } = pprof::profile(
                 recording,
                 conversion.filter,
                 conversion.stack_depth,
                 pipeline,
                 progress,
             )?;
-            made_of_events(&made, path)?;
+            made_of_events(&contents, path)?;
             let mut out = create(outputs, name)?;
             pprof::write(&profile, &mut out).map_err(|source| Error::Write { source })?;
-            Ok(Converted::of_profile(made, filtered))
+            Ok(Converted::of_profile(contents, filtered))
         }
         Format::Otlp => {
             let path = recording.path().to_owned();
-            let otlp::Otlp {
-                request,
-                contents: made,
-            } = otlp::request(
+            let otlp::Otlp { request, contents } = otlp::request(
                 recording,
                 conversion.filter,
                 conversion.stack_depth,
                 pipeline,
                 progress,
             )?;
-            made_of_events(&made, path)?;
+            made_of_events(&contents, path)?;
             let mut out = create(outputs, name)?;
             otlp::write(&request, &mut out).map_err(|source| Error::Write { source })?;
-            Ok(Converted::of_profile(made, filtered))
+            Ok(Converted::of_profile(contents, filtered))
         }
         Format::Parquet => {
             let identity = Identity::read(&recording, conversion.recording_name.to_owned());

@@ -376,18 +376,8 @@ pub fn per_minute_interval(interval: &Interval) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::leaks::{Collection, Timeline};
-
-    fn collections(ends: &[i64]) -> Vec<Collection> {
-        ends.iter()
-            .enumerate()
-            .map(|(at, &end_nanos)| Collection {
-                gc_id: at as u64 + 1,
-                start_nanos: end_nanos - 1,
-                end_nanos,
-            })
-            .collect()
-    }
+    use crate::analysis::leaks::Timeline;
+    use crate::analysis::leaks::tests::collections;
 
     /// A thousand collections in the first second, then one at 100 s: of
     /// the checkpoints kept (the last in each 400th of the time, five), one
