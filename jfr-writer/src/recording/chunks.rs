@@ -155,9 +155,11 @@ impl<S: Sink> Recording<S> {
         let mut rest = std::mem::take(&mut self.pool_bytes);
         chunk.holds_events |= !events.is_empty();
         let checkpoint_offset = chunk.end + events.len() as u64;
-        let sections =
-            self.pools
-                .write_pending(&self.types, &mut chunk.frame_types_written, &mut rest);
+        let sections = self.pools.write_pending(
+            &self.registry.types,
+            &mut chunk.frame_types_written,
+            &mut rest,
+        );
         // The JDK reads a checkpoint at the header's offset even when it is
         // 0, so a chunk's first flush writes one even with no pools in it.
         if sections > 0 || chunk.last_checkpoint == 0 {
@@ -176,10 +178,10 @@ impl<S: Sink> Recording<S> {
             events.extend_from_slice(&head);
             chunk.last_checkpoint = checkpoint_offset;
         }
-        if chunk.metadata_version != self.metadata.version() {
+        if chunk.metadata_version != self.registry.metadata.version() {
             chunk.header.metadata_offset = chunk.end + (events.len() + rest.len()) as u64;
-            self.metadata.encode_event(now.0, &mut rest);
-            chunk.metadata_version = self.metadata.version();
+            self.registry.metadata.encode_event(now.0, &mut rest);
+            chunk.metadata_version = self.registry.metadata.version();
         }
         let written = (events.len() + rest.len()) as u64;
         chunk.header.constant_pool_offset = chunk.last_checkpoint;

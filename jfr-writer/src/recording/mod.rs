@@ -53,13 +53,11 @@ use std::time::Duration;
 
 use crate::demote::Demotions;
 use crate::error::Error;
-use crate::event::ValueType;
-use crate::metadata::{ClassId, Metadata};
 use crate::pool::Pools;
-use crate::types::StandardTypes;
 
 use chunks::Chunk;
 pub use clock::{Clock, TICKS_PER_SECOND, Ticks};
+use registry::Registry;
 pub use sink::{FileSink, JfrFile, SeekableSink, Sink, StreamSink, ZstdFile};
 
 /// How a recording cuts its output into chunks.
@@ -139,8 +137,7 @@ pub struct Recording<S: Sink> {
     sink: Option<S>,
     options: Options,
     clock: Clock,
-    metadata: Metadata,
-    types: StandardTypes,
+    registry: Registry,
     pub(crate) pools: Pools,
     /// Events written since the last flush.
     pub(crate) events: Vec<u8>,
@@ -158,11 +155,6 @@ pub struct Recording<S: Sink> {
     /// ([`Recording::begin_snapshot_tail`]): how many were written before.
     /// They stay buffered, however many.
     pub(crate) tail_from: Option<u64>,
-    /// Value types reserved by name and not registered yet.
-    reserved: Vec<ClassId>,
-    /// Value types registered, for struct fields given as their fields
-    /// ([`crate::EventWriter::struct_fields`]).
-    value_types: Vec<ValueType>,
     /// Where a constant is encoded before it is looked up.
     constant_scratch: Vec<u8>,
     /// The demotable events not demoted yet ([`Recording::begin_demotable`]).
@@ -223,18 +215,15 @@ impl<S: Sink> Recording<S> {
     /// A recording into `sink`. Nothing is written until the first flush.
     pub fn new(sink: S, options: Options) -> Self {
         let options = options.with_rotation_limits();
-        let mut metadata = Metadata::empty();
-        let types = StandardTypes::declare(&mut metadata);
-        crate::pool::declare_classes(&mut metadata, &types);
+        let id = NEXT_RECORDING_ID.fetch_add(1, Ordering::Relaxed);
         let clock = Clock::new();
         Self {
-            id: NEXT_RECORDING_ID.fetch_add(1, Ordering::Relaxed),
+            id,
             sink: Some(sink),
             options,
             clock,
             next_chunk_start: clock.now(),
-            metadata,
-            types,
+            registry: Registry::new(id),
             pools: Pools::new(),
             events: Vec::with_capacity(64 * 1024),
             pool_bytes: Vec::new(),
@@ -242,8 +231,6 @@ impl<S: Sink> Recording<S> {
             output_end: 0,
             events_written: 0,
             tail_from: None,
-            reserved: Vec::new(),
-            value_types: Vec::new(),
             constant_scratch: Vec::new(),
             demotions: Demotions::default(),
         }

@@ -1,11 +1,11 @@
 //! The recording's types: event types and value types registered,
-//! checked and declared in its metadata, and constants of value types.
+//! checked and declared in its metadata ([`Registry`]), and constants of
+//! value types.
 //!
-//! Owns `metadata`, `types`, `reserved`, `value_types` and
-//! `constant_scratch`. Invariants: a type's name is registered once; a
-//! type's fields are checked before it is declared, so a refused type
-//! changes nothing; types are only ever added, so the newest metadata
-//! describes every event before it.
+//! Invariants: a type's name is registered once; a type's fields are
+//! checked before it is declared, so a refused type changes nothing; types
+//! are only ever added, so the newest metadata describes every event before
+//! it.
 
 use std::sync::atomic::AtomicUsize;
 
@@ -14,16 +14,47 @@ use crate::event::{
     EventType, EventTypeBuilder, Mismatch, Value, ValueType, ValueTypeBuilder, write_value,
 };
 use crate::field::{FieldSpec, Unit, ValueTypeId};
-use crate::metadata::{FieldDecl, SettingDecl};
+use crate::metadata::{Annotation, ClassId, FieldDecl, Metadata, SettingDecl};
 use crate::pool::ConstantRef;
-use crate::types::{annotation, annotation_array, marker};
+use crate::types::{StandardTypes, annotation, annotation_array, marker};
 use jfr_format::names::{class as class_name, field as field_name, unit as unit_name};
 
 use super::{Recording, Sink};
 
-impl<S: Sink> Recording<S> {
-    /// Registers an event type. Registering the same name twice is an error.
-    pub fn register(&mut self, builder: EventTypeBuilder) -> Result<EventType, Error> {
+/// The types a recording declares: its metadata, with the JDK's standard
+/// types and the pooled classes from the start, then each type registered.
+#[derive(Debug)]
+pub(super) struct Registry {
+    /// The recording's id, on every type registered, so that another
+    /// recording refuses it.
+    recording_id: u64,
+    pub(super) metadata: Metadata,
+    pub(super) types: StandardTypes,
+    /// Value types reserved by name and not registered yet.
+    reserved: Vec<ClassId>,
+    /// Value types registered, for struct fields given as their fields
+    /// ([`crate::EventWriter::struct_fields`]).
+    value_types: Vec<ValueType>,
+}
+
+impl Registry {
+    /// The metadata of a recording `recording_id` before any type is
+    /// registered.
+    pub(super) fn new(recording_id: u64) -> Self {
+        let mut metadata = Metadata::empty();
+        let types = StandardTypes::declare(&mut metadata);
+        crate::pool::declare_classes(&mut metadata, &types);
+        Self {
+            recording_id,
+            metadata,
+            types,
+            reserved: Vec::new(),
+            value_types: Vec::new(),
+        }
+    }
+
+    /// See [`Recording::register`].
+    fn register(&mut self, builder: EventTypeBuilder) -> Result<EventType, Error> {
         self.check_new_type(&builder.name, &builder.fields)?;
         self.declare_relations(&builder.fields);
         let t = self.types;
@@ -86,8 +117,7 @@ impl<S: Sink> Recording<S> {
             let path: Vec<&str> = builder.category.iter().map(String::as_str).collect();
             annotations.push(annotation_array(t.category, &path));
         }
-        annotations.extend(builder.label.as_deref().map(|l| t.label(l)));
-        annotations.extend(builder.description.as_deref().map(|d| t.describe(d)));
+        self.label_and_description(&mut annotations, &builder.label, &builder.description);
         if builder.experimental {
             annotations.push(marker(t.experimental));
         }
@@ -114,15 +144,12 @@ impl<S: Sink> Recording<S> {
             typed_write: std::sync::Arc::new(AtomicUsize::new(0)),
             fields: layout[1..].into(),
             field_names: builder.field_names().into(),
-            recording_id: self.id,
+            recording_id: self.recording_id,
         })
     }
 
-    /// Reserves the name of a value type, to declare fields of it before it
-    /// is registered: value types that refer to each other
-    /// (`jdk.types.OldObject` and `jdk.types.Reference`). Register it later
-    /// with [`Recording::register_value_type`] under the same name.
-    pub fn reserve_value_type(&mut self, name: &str) -> Result<ValueTypeId, Error> {
+    /// See [`Recording::reserve_value_type`].
+    fn reserve_value_type(&mut self, name: &str) -> Result<ValueTypeId, Error> {
         if self.metadata.class_id(name).is_some() {
             return Err(Error::DuplicateType {
                 name: name.to_owned(),
@@ -133,10 +160,8 @@ impl<S: Sink> Recording<S> {
         Ok(ValueTypeId(id))
     }
 
-    /// Registers a value type: a struct that fields of events (and of other
-    /// value types) hold inline, declared with [`FieldType::Struct`](crate::FieldType::Struct), or by
-    /// key as a constant of the chunk, declared with [`FieldType::Constant`](crate::FieldType::Constant).
-    pub fn register_value_type(&mut self, builder: ValueTypeBuilder) -> Result<ValueType, Error> {
+    /// See [`Recording::register_value_type`].
+    fn register_value_type(&mut self, builder: ValueTypeBuilder) -> Result<ValueType, Error> {
         let reserved = self
             .metadata
             .class_id(&builder.name)
@@ -153,7 +178,6 @@ impl<S: Sink> Recording<S> {
             });
         }
         self.declare_relations(&builder.fields);
-        let t = self.types;
         let id = match reserved {
             Some(id) => {
                 self.reserved.retain(|&r| r != id);
@@ -167,8 +191,7 @@ impl<S: Sink> Recording<S> {
             .map(|spec| self.field_decl(spec))
             .collect();
         let mut annotations = Vec::new();
-        annotations.extend(builder.label.as_deref().map(|l| t.label(l)));
-        annotations.extend(builder.description.as_deref().map(|d| t.describe(d)));
+        self.label_and_description(&mut annotations, &builder.label, &builder.description);
         let class = self.metadata.class_mut(id);
         class.fields = fields;
         class.annotations = annotations;
@@ -178,17 +201,134 @@ impl<S: Sink> Recording<S> {
             name: builder.name.as_str().into(),
             fields: builder.fields.iter().map(FieldSpec::slot).collect(),
             field_names: builder.fields.iter().map(|f| f.name.clone()).collect(),
-            recording_id: self.id,
+            recording_id: self.recording_id,
         };
         self.value_types.push(value_type.clone());
         Ok(value_type)
     }
 
     /// The registered value type `id`.
-    pub(crate) fn value_type(&self, id: ValueTypeId) -> Option<&ValueType> {
+    fn value_type(&self, id: ValueTypeId) -> Option<&ValueType> {
         self.value_types
             .iter()
             .find(|value_type| value_type.id == id)
+    }
+
+    /// Declares the relation annotations `fields` use and the recording
+    /// does not declare yet.
+    fn declare_relations(&mut self, fields: &[FieldSpec]) {
+        for name in fields.iter().filter_map(|f| f.relation.as_deref()) {
+            if self.metadata.class_id(name).is_none() {
+                let id = self.metadata.reserve(name);
+                let relational = marker(self.types.relational);
+                let class = self.metadata.class_mut(id);
+                class.super_type = Some(class_name::ANNOTATION);
+                class.annotations = vec![relational];
+            }
+        }
+    }
+
+    /// A new type needs a new name, and no array of pooled values.
+    fn check_new_type(&self, name: &str, fields: &[FieldSpec]) -> Result<(), Error> {
+        if self.metadata.class_id(name).is_some() {
+            return Err(Error::DuplicateType {
+                name: name.to_owned(),
+            });
+        }
+        self.check_fields(name, fields)
+    }
+
+    /// No array of pooled values, which the JDK cannot read.
+    fn check_fields(&self, name: &str, fields: &[FieldSpec]) -> Result<(), Error> {
+        if let Some(field) = fields
+            .iter()
+            .find(|f| f.array && self.field_decl(f).constant_pool)
+        {
+            return Err(Error::PooledArray {
+                type_name: name.to_owned(),
+                field: field.name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The metadata declaration of a field.
+    fn field_decl(&self, spec: &FieldSpec) -> FieldDecl {
+        let t = self.types;
+        let (class, constant_pool) = t.class_of(spec.field_type);
+        let mut annotations = Vec::new();
+        if spec.unsigned {
+            annotations.push(marker(t.unsigned));
+        }
+        annotations.extend(spec.relation.as_deref().map(|name| {
+            marker(
+                self.metadata
+                    .class_id(name)
+                    .expect("relations are declared before their fields"),
+            )
+        }));
+        annotations.extend(spec.unit.map(|unit| match unit {
+            Unit::Bytes => annotation(t.data_amount, unit_name::BYTES),
+            Unit::Bits => annotation(t.data_amount, unit_name::BITS),
+            Unit::TimestampTicks => annotation(t.timestamp, unit_name::TICKS),
+            Unit::TimestampMillisSinceEpoch => {
+                annotation(t.timestamp, unit_name::MILLISECONDS_SINCE_EPOCH)
+            }
+            Unit::TimespanTicks => annotation(t.timespan, unit_name::TICKS),
+            Unit::TimespanNanos => annotation(t.timespan, unit_name::NANOSECONDS),
+            Unit::TimespanMillis => annotation(t.timespan, unit_name::MILLISECONDS),
+            Unit::TimespanSeconds => annotation(t.timespan, unit_name::SECONDS),
+            Unit::Percentage => marker(t.percentage),
+            Unit::Frequency => marker(t.frequency),
+            Unit::MemoryAddress => marker(t.memory_address),
+        }));
+        self.label_and_description(&mut annotations, &spec.label, &spec.description);
+        FieldDecl {
+            name: spec.name.clone(),
+            class,
+            constant_pool,
+            array: spec.array,
+            annotations,
+        }
+    }
+
+    /// The label and description annotations a type or field is given, if
+    /// any.
+    fn label_and_description(
+        &self,
+        annotations: &mut Vec<Annotation>,
+        label: &Option<String>,
+        description: &Option<String>,
+    ) {
+        annotations.extend(label.as_deref().map(|l| self.types.label(l)));
+        annotations.extend(description.as_deref().map(|d| self.types.describe(d)));
+    }
+}
+
+impl<S: Sink> Recording<S> {
+    /// Registers an event type. Registering the same name twice is an error.
+    pub fn register(&mut self, builder: EventTypeBuilder) -> Result<EventType, Error> {
+        self.registry.register(builder)
+    }
+
+    /// Reserves the name of a value type, to declare fields of it before it
+    /// is registered: value types that refer to each other
+    /// (`jdk.types.OldObject` and `jdk.types.Reference`). Register it later
+    /// with [`Recording::register_value_type`] under the same name.
+    pub fn reserve_value_type(&mut self, name: &str) -> Result<ValueTypeId, Error> {
+        self.registry.reserve_value_type(name)
+    }
+
+    /// Registers a value type: a struct that fields of events (and of other
+    /// value types) hold inline, declared with [`FieldType::Struct`](crate::FieldType::Struct), or by
+    /// key as a constant of the chunk, declared with [`FieldType::Constant`](crate::FieldType::Constant).
+    pub fn register_value_type(&mut self, builder: ValueTypeBuilder) -> Result<ValueType, Error> {
+        self.registry.register_value_type(builder)
+    }
+
+    /// The registered value type `id`.
+    pub(crate) fn value_type(&self, id: ValueTypeId) -> Option<&ValueType> {
+        self.registry.value_type(id)
     }
 
     /// Makes a constant of `value_type` from its fields, for
@@ -265,84 +405,5 @@ impl<S: Sink> Recording<S> {
         });
         self.constant_scratch = encoded;
         made
-    }
-
-    /// Declares the relation annotations `fields` use and the recording
-    /// does not declare yet.
-    fn declare_relations(&mut self, fields: &[FieldSpec]) {
-        for name in fields.iter().filter_map(|f| f.relation.as_deref()) {
-            if self.metadata.class_id(name).is_none() {
-                let id = self.metadata.reserve(name);
-                let relational = marker(self.types.relational);
-                let class = self.metadata.class_mut(id);
-                class.super_type = Some(class_name::ANNOTATION);
-                class.annotations = vec![relational];
-            }
-        }
-    }
-
-    /// A new type needs a new name, and no array of pooled values.
-    fn check_new_type(&self, name: &str, fields: &[FieldSpec]) -> Result<(), Error> {
-        if self.metadata.class_id(name).is_some() {
-            return Err(Error::DuplicateType {
-                name: name.to_owned(),
-            });
-        }
-        self.check_fields(name, fields)
-    }
-
-    /// No array of pooled values, which the JDK cannot read.
-    fn check_fields(&self, name: &str, fields: &[FieldSpec]) -> Result<(), Error> {
-        if let Some(field) = fields
-            .iter()
-            .find(|f| f.array && self.field_decl(f).constant_pool)
-        {
-            return Err(Error::PooledArray {
-                type_name: name.to_owned(),
-                field: field.name.clone(),
-            });
-        }
-        Ok(())
-    }
-
-    /// The metadata declaration of a field.
-    fn field_decl(&self, spec: &FieldSpec) -> FieldDecl {
-        let t = self.types;
-        let (class, constant_pool) = t.class_of(spec.field_type);
-        let mut annotations = Vec::new();
-        if spec.unsigned {
-            annotations.push(marker(t.unsigned));
-        }
-        annotations.extend(spec.relation.as_deref().map(|name| {
-            marker(
-                self.metadata
-                    .class_id(name)
-                    .expect("relations are declared before their fields"),
-            )
-        }));
-        annotations.extend(spec.unit.map(|unit| match unit {
-            Unit::Bytes => annotation(t.data_amount, unit_name::BYTES),
-            Unit::Bits => annotation(t.data_amount, unit_name::BITS),
-            Unit::TimestampTicks => annotation(t.timestamp, unit_name::TICKS),
-            Unit::TimestampMillisSinceEpoch => {
-                annotation(t.timestamp, unit_name::MILLISECONDS_SINCE_EPOCH)
-            }
-            Unit::TimespanTicks => annotation(t.timespan, unit_name::TICKS),
-            Unit::TimespanNanos => annotation(t.timespan, unit_name::NANOSECONDS),
-            Unit::TimespanMillis => annotation(t.timespan, unit_name::MILLISECONDS),
-            Unit::TimespanSeconds => annotation(t.timespan, unit_name::SECONDS),
-            Unit::Percentage => marker(t.percentage),
-            Unit::Frequency => marker(t.frequency),
-            Unit::MemoryAddress => marker(t.memory_address),
-        }));
-        annotations.extend(spec.label.as_deref().map(|l| t.label(l)));
-        annotations.extend(spec.description.as_deref().map(|d| t.describe(d)));
-        FieldDecl {
-            name: spec.name.clone(),
-            class,
-            constant_pool,
-            array: spec.array,
-            annotations,
-        }
     }
 }
