@@ -17,7 +17,7 @@ use crate::output::Outputs;
 use crate::output::csv::{self, CsvOptions};
 use crate::output::otlp;
 use crate::output::parquet::{self, Identity, ParquetOptions};
-use crate::output::pprof::{self, Contents};
+use crate::output::pprof::{self, Contents, Profiled};
 use crate::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
@@ -177,34 +177,24 @@ pub fn convert(
                 ..Converted::of_folded(&folded, conversion.filter)
             })
         }
-        Format::Pprof => {
-            let path = recording.path().to_owned();
-            let pprof::Pprof { profile, contents } = pprof::profile(
-                recording,
-                conversion.filter,
-                conversion.stack_depth,
-                pipeline,
-                progress,
-            )?;
-            made_of_events(&contents, path)?;
-            let mut out = create(outputs, name)?;
-            pprof::write(&profile, &mut out).map_err(|source| Error::Write { source })?;
-            Ok(Converted::of_profile(contents, filtered))
-        }
-        Format::Otlp => {
-            let path = recording.path().to_owned();
-            let otlp::Otlp { request, contents } = otlp::request(
-                recording,
-                conversion.filter,
-                conversion.stack_depth,
-                pipeline,
-                progress,
-            )?;
-            made_of_events(&contents, path)?;
-            let mut out = create(outputs, name)?;
-            otlp::write(&request, &mut out).map_err(|source| Error::Write { source })?;
-            Ok(Converted::of_profile(contents, filtered))
-        }
+        Format::Pprof => profile_into(
+            recording,
+            conversion,
+            pprof::profile,
+            pprof::write,
+            outputs,
+            pipeline,
+            progress,
+        ),
+        Format::Otlp => profile_into(
+            recording,
+            conversion,
+            otlp::request,
+            otlp::write,
+            outputs,
+            pipeline,
+            progress,
+        ),
         Format::Parquet => {
             let identity = Identity::read(&recording, conversion.recording_name.to_owned());
             let options = ParquetOptions {
@@ -242,14 +232,47 @@ fn create(outputs: &mut dyn Outputs, name: &str) -> Result<Box<dyn Write + Send>
     })
 }
 
-/// Fails when a profile (pprof's or OTLP's) was made of no allocation
-/// events: the recording has none of the kinds it reads.
-fn made_of_events(made: &Contents, recording: std::path::PathBuf) -> Result<(), Error> {
-    match made.source {
-        Some(_) => Ok(()),
-        None => Err(Error::NoEvents {
-            recording,
+/// A profile (pprof's or OTLP's): `make` reads it from `recording`, and
+/// `write` writes it into its output, made only once the profile is known
+/// to hold allocation events (a recording with none of the kinds it reads
+/// is an error, and leaves no empty file).
+fn profile_into<P>(
+    recording: RecordingFile,
+    conversion: &Conversion<'_>,
+    make: Make<P>,
+    write: fn(&P, &mut dyn Write) -> io::Result<()>,
+    outputs: &mut dyn Outputs,
+    pipeline: &Pipeline,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Converted, Error> {
+    let path = recording.path().to_owned();
+    let Profiled { profile, contents } = make(
+        recording,
+        conversion.filter,
+        conversion.stack_depth,
+        pipeline,
+        progress,
+    )?;
+    if contents.source.is_none() {
+        return Err(Error::NoEvents {
+            recording: path,
             live: false,
-        }),
+        });
     }
+    let mut out = create(outputs, conversion.format.name())?;
+    write(&profile, &mut out).map_err(|source| Error::Write { source })?;
+    Ok(Converted::of_profile(
+        contents,
+        !conversion.filter.is_empty(),
+    ))
 }
+
+/// How pprof's and OTLP's profiles are made ([`pprof::profile`],
+/// [`otlp::request`]).
+type Make<P> = fn(
+    RecordingFile,
+    &Filter,
+    usize,
+    &Pipeline,
+    &mut (dyn FnMut(u64) + Send),
+) -> Result<Profiled<P>, Error>;

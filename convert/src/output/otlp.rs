@@ -64,7 +64,7 @@ use crate::Error;
 use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::model::filter::Filter;
 use crate::model::process::{self, Process};
-use crate::output::pprof::{self, Contents, Gathered, Profiling};
+use crate::output::pprof::{self, Gathered, Profiling};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::chunk::Chunk;
 use jfr_reader::file::RecordingFile;
@@ -129,14 +129,8 @@ pub const FRAME_TYPE_KEY: &str = "profile.frame.type";
 /// conventions have no key for it.
 pub const LIVE_KEY: &str = "heapsampler.live";
 
-/// An OTLP profiles export and what it was made of.
-#[derive(Debug, Clone)]
-pub struct Otlp {
-    /// The request.
-    pub request: proto::ExportProfilesServiceRequest,
-    /// What it was made of, for the messages after it (as pprof's).
-    pub contents: Contents,
-}
+/// An OTLP profiles export request and what it was made of (as pprof's).
+pub type Otlp = pprof::Profiled<proto::ExportProfilesServiceRequest>;
 
 /// Reads the allocation samples of `file` that `filter` keeps, keeping the
 /// `stack_depth` frames nearest the top of each stack, and what describes
@@ -162,7 +156,7 @@ pub fn request(
     let (gathered, (process, ending)) = ran.merged;
     let pprof::Pprof { profile, contents } = pprof::build(gathered, &ending, ran.truncated);
     Ok(Otlp {
-        request: from_pprof(profile, &process, contents.live_meaning.as_deref()),
+        profile: from_pprof(profile, &process, contents.live_meaning.as_deref()),
         contents,
     })
 }

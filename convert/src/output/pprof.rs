@@ -490,14 +490,18 @@ impl Default for Gathered {
     }
 }
 
-/// A heap profile and what it was made of.
+/// A profile and what it was made of: pprof's ([`Pprof`]) or the
+/// OpenTelemetry request made from it ([`crate::output::otlp::Otlp`]).
 #[derive(Debug, Clone)]
-pub struct Pprof {
+pub struct Profiled<P> {
     /// The profile.
-    pub profile: proto::Profile,
+    pub profile: P,
     /// What it was made of, for the messages after it.
     pub contents: Contents,
 }
+
+/// A heap profile and what it was made of.
+pub type Pprof = Profiled<proto::Profile>;
 
 /// What a profile was made of.
 #[derive(Debug, Clone, Default, PartialEq)]
