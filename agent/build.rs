@@ -1,6 +1,6 @@
 //! Tells the build scripts of the packages that depend on this one where
 //! its sources are, as `DEP_HEAPSAMPLER_AGENT_ROOT` (Cargo passes a `links`
-//! package's metadata on so): heapsampler-convert's builds the agent library
+//! package's metadata on so): heapsampler-cli's builds the agent library
 //! from them, whether they are this repository's or a published package's.
 
 fn main() {

@@ -44,7 +44,7 @@ if [ ! -x /usr/bin/time ]; then
     echo "needs GNU time: apt-get install time" >&2
     exit 1
 fi
-(cd "$root" && cargo build --release -q -p heapsampler-convert --bin heapsampler)
+(cd "$root" && cargo build --release -q -p heapsampler-cli --bin heapsampler)
 
 # run NAME COMMAND...: time one run, print a table row.
 declare -A wall cpu_time

@@ -21,7 +21,7 @@ work="$root/target/bench-mission-control"
 jmc="${HEAPSAMPLER_JMC_CHECK:-$root/../shared/jmc/jmc-check}"
 jdk25=/usr/lib/jvm/temurin-25-jdk-amd64
 mkdir -p "$work/classes"
-(cd "$root" && cargo build --release --quiet -p heapsampler-convert -p heapsampler-agent-cdylib)
+(cd "$root" && cargo build --release --quiet -p heapsampler-cli -p heapsampler-agent-cdylib)
 heapsampler="$root/target/release/heapsampler"
 javac -d "$work/classes" "$root/testdata/workloads/Scenarios.java"
 workload=(-Xmx256m -XX:+UseG1GC -cp "$work/classes" Scenarios paced 3 32)

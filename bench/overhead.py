@@ -263,7 +263,7 @@ def prepare(args, work):
     agent_target = os.path.join(ROOT, "target", "frame-pointers" if args.perf else "")
     if not args.no_build:
         run(["cargo", "build", "--release", "-p", "heapsampler-agent-cdylib",
-             "-p", "heapsampler-convert"], cwd=ROOT)
+             "-p", "heapsampler-cli"], cwd=ROOT)
         if args.perf:
             run(["cargo", "build", "--release", "-p", "heapsampler-agent-cdylib"], cwd=ROOT,
                 env=dict(os.environ, CARGO_TARGET_DIR=agent_target,

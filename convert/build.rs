@@ -15,7 +15,7 @@
 //! way serves both places a build starts from:
 //! - this repository: the agent's library package, `agent/cdylib`, built
 //!   with the workspace's lock file (`--locked`);
-//! - a published package (`cargo install heapsampler-convert`), where the
+//! - a published package (`cargo install heapsampler-cli`), where the
 //!   agent is the package Cargo fetched and `agent/cdylib` is not there (a
 //!   package holds no nested package): a library package made here, whose
 //!   one source is the agent package's `library.rs` (the same file
@@ -151,7 +151,7 @@ fn library_package(dir: &Path, agent_root: &Path) -> PathBuf {
         ));
     }
     let manifest = format!(
-        "# Made by heapsampler-convert's build script: the agent library of the\n\
+        "# Made by heapsampler-cli's build script: the agent library of the\n\
          # heapsampler-agent package at {root}.\n\
          [package]\n\
          name = \"heapsampler-agent-cdylib\"\n\
@@ -199,7 +199,7 @@ fn var(name: &str) -> String {
 }
 
 fn fail(message: &str) -> ! {
-    eprintln!("heapsampler-convert's build: {message}");
+    eprintln!("heapsampler-cli's build: {message}");
     std::process::exit(1)
 }
 

@@ -14,7 +14,7 @@
 //! differ).
 //!
 //! ```sh
-//! cargo build --release -p heapsampler-convert --examples
+//! cargo build --release -p heapsampler-cli --examples
 //! target/release/examples/coverage --runs 40 --workloads steady,large \
 //!     --java /usr/lib/jvm/java-17-openjdk-amd64/bin/java --gc g1 --interval 64k
 //! ```
@@ -26,8 +26,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use heapsampler_convert::analysis::top::{self, GroupBy, Query};
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::top::{self, GroupBy, Query};
+use heapsampler_cli::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
 /// What to run, from the command line.
@@ -289,7 +289,7 @@ fn false_leaks(options: &Options, seconds: u64) {
                     }
                     let recording = RecordingFile::open(&jfr)
                         .unwrap_or_else(|e| panic!("{}: {e}", jfr.display()));
-                    let found = heapsampler_convert::analysis::leaks::leaks(
+                    let found = heapsampler_cli::analysis::leaks::leaks(
                         recording,
                         GroupBy::Site,
                         &Pipeline::default(),

@@ -53,9 +53,9 @@
 //! errors into exit codes.
 //!
 //! ```no_run
-//! use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
-//! use heapsampler_convert::output::text;
-//! use heapsampler_convert::pipeline::Pipeline;
+//! use heapsampler_cli::analysis::top::{GroupBy, Grouping, Groups, Query};
+//! use heapsampler_cli::output::text;
+//! use heapsampler_cli::pipeline::Pipeline;
 //! use jfr_reader::file::RecordingFile;
 //!
 //! // `heapsampler top alloc.jfr --by class`, on every core.

@@ -33,8 +33,8 @@
 //! An analysis of its own, the events of each chunk in file order:
 //!
 //! ```no_run
-//! use heapsampler_convert::Error;
-//! use heapsampler_convert::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
+//! use heapsampler_cli::Error;
+//! use heapsampler_cli::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 //! use jfr_reader::chunk::Chunk;
 //! use jfr_reader::file::RecordingFile;
 //!

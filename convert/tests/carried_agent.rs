@@ -318,7 +318,7 @@ fn the_published_packages_install_a_heapsampler_that_records() {
     // Built where the README's install builds, so that the dependencies
     // compiled there serve both.
     let install_target = workspace.join("target/readme-install");
-    let convert = crates.join(format!("heapsampler-convert-{}", env!("CARGO_PKG_VERSION")));
+    let convert = crates.join(format!("heapsampler-cli-{}", env!("CARGO_PKG_VERSION")));
     succeed(
         cargo(&dir)
             .args(["install", "--offline", "--locked", "--path"])

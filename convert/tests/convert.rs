@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use heapsampler_convert::model::text::java_class_name;
+use heapsampler_cli::model::text::java_class_name;
 use heapsampler_test_support::heapsampler_command;
 use serde_json::Value as Json;
 

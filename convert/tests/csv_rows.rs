@@ -15,9 +15,9 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use heapsampler_convert::model::filter::{ChunkFilter, Filter, TimeBound, parse_regex};
-use heapsampler_convert::model::text::Flattener;
-use heapsampler_convert::output::csv::{Buffers, CsvError, Piece, chunk_rows};
+use heapsampler_cli::model::filter::{ChunkFilter, Filter, TimeBound, parse_regex};
+use heapsampler_cli::model::text::Flattener;
+use heapsampler_cli::output::csv::{Buffers, CsvError, Piece, chunk_rows};
 use jfr_format::HEADER_SIZE;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::file::RecordingFile;

@@ -9,8 +9,8 @@ use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 
-use heapsampler_convert::model::text::java_class_name;
-use heapsampler_convert::output::human::human_bytes;
+use heapsampler_cli::model::text::java_class_name;
+use heapsampler_cli::output::human::human_bytes;
 use heapsampler_test_support::browser::{self, chromium};
 use heapsampler_test_support::{heapsampler, heapsampler_ok};
 use jfr_writer::events::{self, ObjectAllocationSample, ObjectLifetime};

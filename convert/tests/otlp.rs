@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
-use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::fold::UNKNOWN_FRAME;
+use heapsampler_cli::analysis::top::{self, GroupBy, Query, Table};
+use heapsampler_cli::pipeline::Pipeline;
 use heapsampler_test_support::heapsampler_ok;
 use jfr_reader::file::RecordingFile;
 use serde_json::Value;
@@ -496,7 +496,7 @@ fn the_otlp_code_is_what_prost_build_makes_of_the_protos() {
         assert!(
             std::fs::read_to_string(&committed).unwrap_or_default() == generated,
             "{} is not what prost-build makes of convert/proto/otlp/: write it again with \
-             `{REGENERATE}=1 cargo test --release -p heapsampler-convert --test integration otlp::`",
+             `{REGENERATE}=1 cargo test --release -p heapsampler-cli --test integration otlp::`",
             committed.display()
         );
     }

@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use heapsampler_convert::analysis::top::{self, GroupBy, Query, Table};
-use heapsampler_convert::model::filter::Filter;
-use heapsampler_convert::model::process::Process;
-use heapsampler_convert::output::parquet::{self, Identity, ParquetOptions};
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::top::{self, GroupBy, Query, Table};
+use heapsampler_cli::model::filter::Filter;
+use heapsampler_cli::model::process::Process;
+use heapsampler_cli::output::parquet::{self, Identity, ParquetOptions};
+use heapsampler_cli::pipeline::Pipeline;
 use heapsampler_test_support::{
     heapsampler_command, heapsampler_exit, heapsampler_ok, workload_line,
 };

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use heapsampler_convert::analysis::fold::UNKNOWN_FRAME;
-use heapsampler_convert::analysis::top::{self, Entry, GroupBy, Query, Table};
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::fold::UNKNOWN_FRAME;
+use heapsampler_cli::analysis::top::{self, Entry, GroupBy, Query, Table};
+use heapsampler_cli::pipeline::Pipeline;
 use heapsampler_test_support::heapsampler_ok;
 use jfr_reader::file::RecordingFile;
 
@@ -369,7 +369,7 @@ fn the_profile_code_is_what_prost_build_makes_of_the_proto() {
     assert!(
         std::fs::read_to_string(&committed).unwrap() == generated,
         "{} is not what prost-build makes of profile.proto: write it again with \
-         `{REGENERATE}=1 cargo test --release -p heapsampler-convert --test integration pprof::`",
+         `{REGENERATE}=1 cargo test --release -p heapsampler-cli --test integration pprof::`",
         committed.display()
     );
 }

@@ -16,9 +16,9 @@ use heapsampler_test_support::browser::{
     assert_self_contained, checked_in_browser, chromium, dumped_check, screenshot,
 };
 
-use heapsampler_convert::analysis::fold::{FoldedStacks, Totals};
-use heapsampler_convert::output::flame::{self, Weight};
-use heapsampler_convert::output::report::{
+use heapsampler_cli::analysis::fold::{FoldedStacks, Totals};
+use heapsampler_cli::output::flame::{self, Weight};
+use heapsampler_cli::output::report::{
     Flame, HeapChart, Page, PeakRow, PeakSection, Series, Severity, SiteRow, SuspectRow, ThreadRow,
     Verdict, write_page,
 };

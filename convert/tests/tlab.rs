@@ -8,10 +8,10 @@ use heapsampler_test_support as support;
 
 use std::path::{Path, PathBuf};
 
-use heapsampler_convert::analysis::top::{self, GroupBy, Grouping, Groups, Query, Table};
-use heapsampler_convert::model::allocation::Source;
-use heapsampler_convert::output::human::human_bytes;
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::top::{self, GroupBy, Grouping, Groups, Query, Table};
+use heapsampler_cli::model::allocation::Source;
+use heapsampler_cli::output::human::human_bytes;
+use heapsampler_cli::pipeline::Pipeline;
 use heapsampler_test_support::heapsampler_ok;
 use jfr_format::names::{event, field};
 use jfr_reader::file::RecordingFile;

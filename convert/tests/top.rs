@@ -6,7 +6,7 @@ use heapsampler_test_support::Deadline;
 
 use std::path::Path;
 
-use heapsampler_convert::analysis::top::{GroupBy, Query};
+use heapsampler_cli::analysis::top::{GroupBy, Query};
 use heapsampler_test_support::heapsampler_command;
 use jfr_writer::{FrameType, Options, Recording, StackFrame, StackTrace, Thread, Ticks, events};
 
@@ -637,8 +637,8 @@ fn objects_are_estimated_from_a_real_recording() {
         min_gcs: 0,
     };
     let recording = jfr_reader::file::RecordingFile::open(&path).unwrap();
-    let pipeline = heapsampler_convert::pipeline::Pipeline::default();
-    let table = heapsampler_convert::analysis::top::top(recording, query, &pipeline).unwrap();
+    let pipeline = heapsampler_cli::pipeline::Pipeline::default();
+    let table = heapsampler_cli::analysis::top::top(recording, query, &pipeline).unwrap();
     assert!(table.total.objects_known());
     let site = table
         .entries

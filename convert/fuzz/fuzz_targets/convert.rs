@@ -7,12 +7,12 @@
 
 #![no_main]
 
-use heapsampler_convert::analysis::fold::FoldedStacks;
-use heapsampler_convert::analysis::summary::summarize;
-use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
-use heapsampler_convert::model::filter::{ChunkFilter, Filter, parse_regex};
-use heapsampler_convert::output::csv::{Buffers, chunk_rows};
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::fold::FoldedStacks;
+use heapsampler_cli::analysis::summary::summarize;
+use heapsampler_cli::analysis::top::{GroupBy, Grouping, Groups, Query};
+use heapsampler_cli::model::filter::{ChunkFilter, Filter, parse_regex};
+use heapsampler_cli::output::csv::{Buffers, chunk_rows};
+use heapsampler_cli::pipeline::Pipeline;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::file::RecordingFile;
 use libfuzzer_sys::fuzz_target;

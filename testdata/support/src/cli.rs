@@ -10,7 +10,7 @@ use crate::{Deadline, agent_library, compiled_workload};
 /// The `heapsampler` executable cargo built for this test run: one level
 /// up from the `deps` directory of the running test binary, where cargo
 /// puts a package's executables for its integration tests (the path
-/// `CARGO_BIN_EXE_heapsampler` names). Only `heapsampler-convert`'s tests
+/// `CARGO_BIN_EXE_heapsampler` names). Only `heapsampler-cli`'s tests
 /// have it.
 pub fn heapsampler_exe() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
@@ -21,7 +21,7 @@ pub fn heapsampler_exe() -> PathBuf {
         .filter(|path| path.is_file());
     built.unwrap_or_else(|| {
         panic!(
-            "no heapsampler beside {}: only heapsampler-convert's tests build it",
+            "no heapsampler beside {}: only heapsampler-cli's tests build it",
             exe.display()
         )
     })

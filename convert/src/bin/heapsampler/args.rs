@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use heapsampler_convert::analysis::top::{GroupBy, Query};
-use heapsampler_convert::model::filter::{Filter, TimeBound, parse_regex};
+use heapsampler_cli::analysis::top::{GroupBy, Query};
+use heapsampler_cli::model::filter::{Filter, TimeBound, parse_regex};
 use regex::Regex;
 
 /// A low-overhead heap-allocation profiler for the JVM.

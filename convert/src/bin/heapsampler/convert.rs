@@ -8,23 +8,23 @@ use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use heapsampler_convert::Error;
-use heapsampler_convert::analysis::fold::Totals;
-use heapsampler_convert::analysis::liveness::Ending;
-use heapsampler_convert::analysis::top::GroupBy;
-use heapsampler_convert::model::allocation::Source;
-use heapsampler_convert::model::filter::Filter;
-use heapsampler_convert::model::samples::Tracking;
-use heapsampler_convert::output;
-use heapsampler_convert::output::Outputs;
-use heapsampler_convert::output::convert::{Conversion, Converted, Format};
-use heapsampler_convert::output::csv::CsvError;
-use heapsampler_convert::output::flame;
-use heapsampler_convert::output::human::{describe, human_bytes, thousands};
-use heapsampler_convert::output::parquet;
-use heapsampler_convert::output::pprof::Contents;
-use heapsampler_convert::output::report::{self, gather::Step};
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::Error;
+use heapsampler_cli::analysis::fold::Totals;
+use heapsampler_cli::analysis::liveness::Ending;
+use heapsampler_cli::analysis::top::GroupBy;
+use heapsampler_cli::model::allocation::Source;
+use heapsampler_cli::model::filter::Filter;
+use heapsampler_cli::model::samples::Tracking;
+use heapsampler_cli::output;
+use heapsampler_cli::output::Outputs;
+use heapsampler_cli::output::convert::{Conversion, Converted, Format};
+use heapsampler_cli::output::csv::CsvError;
+use heapsampler_cli::output::flame;
+use heapsampler_cli::output::human::{describe, human_bytes, thousands};
+use heapsampler_cli::output::parquet;
+use heapsampler_cli::output::pprof::Contents;
+use heapsampler_cli::output::report::{self, gather::Step};
+use heapsampler_cli::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 
 use crate::Failure;
@@ -38,7 +38,7 @@ pub struct Options {
     pub output: Option<PathBuf>,
     /// The event types to convert; empty: every type (CSV), or one kind of
     /// allocation events (collapsed, pprof): the first of
-    /// [`ALLOCATIONS`](heapsampler_convert::model::allocation::ALLOCATIONS)
+    /// [`ALLOCATIONS`](heapsampler_cli::model::allocation::ALLOCATIONS)
     /// the recording has events of.
     pub events: Vec<String>,
     /// Frames kept per stack trace, those nearest the top.
@@ -51,7 +51,7 @@ pub struct Options {
     pub threads: usize,
     /// Folded stacks of allocations end with a frame of the allocated
     /// class
-    /// ([`Fold::class_frame`](heapsampler_convert::analysis::fold::Fold::class_frame)); only `false` with collapsed.
+    /// ([`Fold::class_frame`](heapsampler_cli::analysis::fold::Fold::class_frame)); only `false` with collapsed.
     pub class_frame: bool,
 }
 

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use heapsampler_convert::analysis::top::{GroupBy, Query, top};
-use heapsampler_convert::model::filter::Filter;
-use heapsampler_convert::output::text;
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::top::{GroupBy, Query, top};
+use heapsampler_cli::model::filter::Filter;
+use heapsampler_cli::output::text;
+use heapsampler_cli::pipeline::Pipeline;
 use jfr_format::names::event;
 use jfr_reader::file::RecordingFile;
 

@@ -17,7 +17,7 @@
 //! - [`jdk`]: finding the JDK's tools.
 //!
 //! Reading recordings and making something of them is the library's
-//! (`heapsampler_convert`), which creates no file and prints nothing: the
+//! (`heapsampler_cli`), which creates no file and prints nothing: the
 //! paths, the files, the progress and every message are here.
 
 mod agent;
@@ -33,16 +33,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use heapsampler_convert::Error;
-use heapsampler_convert::analysis::diff;
-use heapsampler_convert::analysis::leaks::{self, Pass};
-use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
-use heapsampler_convert::analysis::summary::summarize;
-use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
-use heapsampler_convert::model::process;
-use heapsampler_convert::output::flame::{self, Weight};
-use heapsampler_convert::output::text;
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::Error;
+use heapsampler_cli::analysis::diff;
+use heapsampler_cli::analysis::leaks::{self, Pass};
+use heapsampler_cli::analysis::liveness::{Ending, ReadEnding};
+use heapsampler_cli::analysis::summary::summarize;
+use heapsampler_cli::analysis::top::{GroupBy, Grouping, Groups, Query, Table};
+use heapsampler_cli::model::process;
+use heapsampler_cli::output::flame::{self, Weight};
+use heapsampler_cli::output::text;
+use heapsampler_cli::pipeline::Pipeline;
 use heapsampler_core::announcement::Announcement;
 use jfr_reader::file::RecordingFile;
 

@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use heapsampler_convert::analysis::liveness::{Ending, ReadEnding};
-use heapsampler_convert::analysis::summary::{Summarize, Summary};
-use heapsampler_convert::analysis::top::{GroupBy, Grouping, Groups, Query};
-use heapsampler_convert::output::human::human_bytes;
-use heapsampler_convert::output::text;
-use heapsampler_convert::pipeline::Pipeline;
+use heapsampler_cli::analysis::liveness::{Ending, ReadEnding};
+use heapsampler_cli::analysis::summary::{Summarize, Summary};
+use heapsampler_cli::analysis::top::{GroupBy, Grouping, Groups, Query};
+use heapsampler_cli::output::human::human_bytes;
+use heapsampler_cli::output::text;
+use heapsampler_cli::pipeline::Pipeline;
 use jfr_format::names::event;
 use jfr_reader::file::RecordingFile;
 
