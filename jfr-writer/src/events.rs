@@ -43,6 +43,7 @@ mod environment;
 mod gc;
 mod heap;
 mod old_objects;
+mod watch;
 
 pub use environment::{
     BooleanFlag, CpuInformation, CpuLoad, FlagTypes, InitialEnvironmentVariable,
@@ -64,6 +65,9 @@ pub use heap::{
 };
 pub use old_objects::{
     OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample, old_object_snapshot,
+};
+pub use watch::{
+    HeapPeak, LeakSuspect, PeakLiveSite, heap_peak, leak_suspect, peak_live_site, time_to_heap_max,
 };
 
 use crate::event::EventTypeBuilder;

@@ -95,6 +95,13 @@ pub enum Unit {
     Percentage,
     /// `@Frequency`: per second.
     Frequency,
+    /// `@Frequency @DataAmount("BYTES")`: bytes per second, with the
+    /// annotations the JDK gives its rates (`jdk.G1BasicIHOP`'s allocation
+    /// rates; in bits, `jdk.NetworkUtilization`'s). `jfr print` and `jfr
+    /// view` show `1.2 kB/s` whatever their order; Mission Control keeps a
+    /// field's last unit annotation, and shows the JDK's rates (`@DataAmount`
+    /// first) in hertz, these (`@DataAmount` last) in bytes: `1.2 KiB`.
+    BytesPerSecond,
     /// `@MemoryAddress`.
     MemoryAddress,
 }

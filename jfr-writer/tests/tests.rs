@@ -13,3 +13,4 @@ mod leak_and_gc_events;
 mod property;
 mod rotate;
 mod typed_events;
+mod watch_events;

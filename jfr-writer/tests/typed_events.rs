@@ -8,8 +8,9 @@ use std::io::Cursor;
 use jfr_format::names::field;
 use jfr_writer::events::{
     self, ActiveRecording, ActiveSetting, AgentStatistics, ClassLoadingStatistics,
-    GarbageCollection, GcHeapSummary, GcTypes, HeapExhausted, JdkGarbageCollection, JvmInformation,
-    LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample, OldObjectTypes, VirtualSpace,
+    GarbageCollection, GcHeapSummary, GcTypes, HeapExhausted, HeapPeak, JdkGarbageCollection,
+    JvmInformation, LeakSuspect, LiveSet, ObjectAllocationSample, ObjectLifetime, OldObjectSample,
+    OldObjectTypes, PeakLiveSite, VirtualSpace,
 };
 use jfr_writer::{Error, Options, Recording, SeekableSink, Thread, Ticks};
 
@@ -218,7 +219,55 @@ fn every_typed_event_commits_against_its_declaration() {
     .write(&mut rec, &live_set)
     .unwrap();
 
-    assert_eq!(rec.events_written(), 13);
+    let leak_suspect = rec.register(events::leak_suspect()).unwrap();
+    LeakSuspect {
+        start_time: at,
+        stack_trace: None.into(),
+        gc_id: 1,
+        object_class: None,
+        other_sites: true,
+        growth_rate: 2.0,
+        growth_rate_low: 1.0,
+        growth_rate_high: 3.0,
+        window: 4,
+        live_bytes: 5,
+        live_bytes_low: 6,
+        live_bytes_high: 7,
+        live_samples: 8,
+        heap_used: 9,
+        heap_max: 10,
+        time_to_heap_max: 11,
+    }
+    .write(&mut rec, &leak_suspect)
+    .unwrap();
+    let heap_peak = rec.register(events::heap_peak()).unwrap();
+    HeapPeak {
+        start_time: at,
+        gc_id: 1,
+        heap_used: 2,
+        heap_max: 3,
+        heap_share: 0.5,
+        peak_threshold: 0.25,
+        sites: 4,
+    }
+    .write(&mut rec, &heap_peak)
+    .unwrap();
+    let peak_live_site = rec.register(events::peak_live_site()).unwrap();
+    PeakLiveSite {
+        start_time: at,
+        stack_trace: None.into(),
+        gc_id: 1,
+        object_class: None,
+        other_sites: false,
+        live_bytes: 2,
+        live_bytes_low: 3,
+        live_bytes_high: 4,
+        live_samples: 5,
+    }
+    .write(&mut rec, &peak_live_site)
+    .unwrap();
+
+    assert_eq!(rec.events_written(), 16);
 }
 
 #[test]

@@ -38,6 +38,12 @@ pub const GENERATION_FINISHED: u8 = 0;
 /// Generation byte while a writer appends to a chunk (HotSpot uses 1..254).
 pub const GENERATION_IN_PROGRESS: u8 = 1;
 
+/// A `@Timespan` value that stands for none: the JDK writes `Long.MIN_VALUE`
+/// so (a `jdk.ThreadPark` without a timeout), `jfr print` shows it as `N/A`
+/// and `RecordedObject.getDuration` returns a `Duration` of
+/// `Long.MIN_VALUE` seconds.
+pub const NO_TIMESPAN: i64 = i64::MIN;
+
 /// Event type id of the metadata event.
 pub const METADATA_EVENT_ID: u64 = 0;
 /// Event type id of a checkpoint (constant-pool) event.

@@ -296,6 +296,14 @@ pub mod event {
     /// Ours: how the live objects written at a recording's end (or in a
     /// snapshot) were found: right after a collection, or not.
     pub const LIVE_SET: &str = "heapsampler.LiveSet";
+    /// Ours: a site whose live bytes the agent, watching while the program
+    /// ran, found growing significantly.
+    pub const LEAK_SUSPECT: &str = "heapsampler.LeakSuspect";
+    /// Ours: the heap after a collection higher than ever before, past the
+    /// share of its maximum the agent was asked to watch for.
+    pub const HEAP_PEAK: &str = "heapsampler.HeapPeak";
+    /// Ours: one site of the live set at a [`HEAP_PEAK`].
+    pub const PEAK_LIVE_SITE: &str = "heapsampler.PeakLiveSite";
     /// Ours: a `jdk.OldObjectSample` of an earlier chunk's end, renamed
     /// once a newer chunk end's is in the file, so that tools reading every
     /// chunk as one count each live object once.
@@ -412,6 +420,38 @@ pub mod field {
     pub const COLLECTIONS: &str = "collections";
     /// Objects found live.
     pub const LIVE_OBJECTS: &str = "liveObjects";
+
+    // `heapsampler.LeakSuspect`, `heapsampler.HeapPeak` and
+    // `heapsampler.PeakLiveSite` (the heap's use after a collection is
+    // [`HEAP_USED`], the collection [`GC_ID`]).
+    /// Whether a site stands for every site beyond those followed one by one.
+    pub const OTHER_SITES: &str = "otherSites";
+    /// How fast live bytes grow, bytes per second: the estimate.
+    pub const GROWTH_RATE: &str = "growthRate";
+    /// The low end of the growth rate's 95% interval.
+    pub const GROWTH_RATE_LOW: &str = "growthRateLow";
+    /// The high end of the growth rate's 95% interval.
+    pub const GROWTH_RATE_HIGH: &str = "growthRateHigh";
+    /// The span of time whose growth was judged.
+    pub const WINDOW: &str = "window";
+    /// Estimated live bytes.
+    pub const LIVE_BYTES: &str = "liveBytes";
+    /// The low end of the live bytes' 95% interval.
+    pub const LIVE_BYTES_LOW: &str = "liveBytesLow";
+    /// The high end of the live bytes' 95% interval.
+    pub const LIVE_BYTES_HIGH: &str = "liveBytesHigh";
+    /// Tracked samples live.
+    pub const LIVE_SAMPLES: &str = "liveSamples";
+    /// The heap's maximum size.
+    pub const HEAP_MAX: &str = "heapMax";
+    /// The time until the heap's maximum at a growth rate.
+    pub const TIME_TO_HEAP_MAX: &str = "timeToHeapMax";
+    /// The heap's use as a share of its maximum.
+    pub const HEAP_SHARE: &str = "heapShare";
+    /// The share of the maximum a heap peak must pass to be written.
+    pub const PEAK_THRESHOLD: &str = "peakThreshold";
+    /// Sites written with a heap peak.
+    pub const SITES: &str = "sites";
 
     // `jdk.ActiveRecording` and `jdk.ActiveSetting`.
     /// A recording's id, or the id of the event type a setting is of.

@@ -267,7 +267,30 @@ impl Registry {
                     .expect("relations are declared before their fields"),
             )
         }));
-        annotations.extend(spec.unit.map(|unit| match unit {
+        if let Some(unit) = spec.unit {
+            annotations.extend(self.unit_annotations(unit));
+        }
+        self.label_and_description(&mut annotations, &spec.label, &spec.description);
+        FieldDecl {
+            name: spec.name.clone(),
+            class,
+            constant_pool,
+            array: spec.array,
+            annotations,
+        }
+    }
+
+    /// The annotations of a unit: one, or for a rate two (see
+    /// [`Unit::BytesPerSecond`] for their order).
+    fn unit_annotations(&self, unit: Unit) -> Vec<Annotation> {
+        let t = self.types;
+        let one = match unit {
+            Unit::BytesPerSecond => {
+                return vec![
+                    marker(t.frequency),
+                    annotation(t.data_amount, unit_name::BYTES),
+                ];
+            }
             Unit::Bytes => annotation(t.data_amount, unit_name::BYTES),
             Unit::Bits => annotation(t.data_amount, unit_name::BITS),
             Unit::TimestampTicks => annotation(t.timestamp, unit_name::TICKS),
@@ -281,15 +304,8 @@ impl Registry {
             Unit::Percentage => marker(t.percentage),
             Unit::Frequency => marker(t.frequency),
             Unit::MemoryAddress => marker(t.memory_address),
-        }));
-        self.label_and_description(&mut annotations, &spec.label, &spec.description);
-        FieldDecl {
-            name: spec.name.clone(),
-            class,
-            constant_pool,
-            array: spec.array,
-            annotations,
-        }
+        };
+        vec![one]
     }
 
     /// The label and description annotations a type or field is given, if
