@@ -13,8 +13,10 @@
 //!   fields ([`model::allocation`]), the text of values
 //!   ([`model::text`]), which events to keep ([`model::filter`]), the event
 //!   types a command names ([`model::types`]), a chunk's allocation
-//!   samples with their weight, size and liveness ([`model::samples`]), and
-//!   what a recording says of its JVM ([`model::process`]).
+//!   samples with their weight, size and liveness ([`model::samples`]),
+//!   what a recording says of its JVM ([`model::process`]), and what the
+//!   agent's watch wrote while the program ran: the leak suspects it raised
+//!   and the heap peaks it saw ([`model::watch`]).
 //! - [`Error`]: why reading a recording, or making something of it, failed
 //!   (its messages name the events a question reads, from `model`).
 //! - [`pipeline`]: the one chunk pipeline every command reads through.

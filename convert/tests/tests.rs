@@ -29,3 +29,4 @@ mod report_page;
 mod summary;
 mod tlab;
 mod top;
+mod watch;

@@ -30,11 +30,20 @@
 //! Three passes over the file, each on every core through the
 //! [`Pipeline`], each with memory bounded by what it keeps, never by the
 //! events: the collections and the heap after each (`jdk.GCHeapSummary`),
-//! with the JVM's per-thread counts (`jdk.ThreadAllocationStatistics`); the
+//! with the JVM's per-thread counts (`jdk.ThreadAllocationStatistics`) and
+//! what the agent's watch wrote while the program ran
+//! ([`model::watch`](crate::model::watch)); the
 //! series of every group (memory: a sparse series per group, see
 //! `LiveSeries`); then, for the suspects only, the classes they keep and
 //! how old their live objects are. Paths to GC roots, when the recording
 //! has them, come from `top --live`'s matching of old objects to samples.
+//!
+//! The agent's watch raises suspects of its own while the program runs
+//! (`heapsampler.LeakSuspect`), from the same samples, over windows of its
+//! own. A site it raised falls in the group its samples fall in
+//! ([`group_of`]): a suspect says when the agent first raised a site of its
+//! group, and the sites raised in no suspect's group are kept apart
+//! ([`Leaks::raised_elsewhere`]), so that nothing it raised goes unsaid.
 //!
 //! Why the estimated live set falls short of the heap after a collection:
 //! the heap holds objects allocated before the recording (an attached
@@ -57,6 +66,7 @@ use crate::model::allocation::Source;
 use crate::model::filter::Filter;
 use crate::model::samples::{self, Kind, Sample, SampleVisitor, SamplesRead, Tracking, Weights};
 use crate::model::text::{Flattener, epoch_nanos};
+use crate::model::watch::{Raised, Site, Watch, WatchEvent, WatchReader};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
@@ -139,6 +149,9 @@ pub struct Timeline {
     /// What the recording says of its end: whether its live set was taken
     /// right after a collection.
     pub ending: Ending,
+    /// What the agent's watch wrote while the program ran: the suspects it
+    /// raised and the heap peaks it saw.
+    pub watch: Watch,
 }
 
 impl Timeline {
@@ -204,6 +217,7 @@ enum TimelineReading<'c> {
     ThreadCount(EventPlan<'c>),
     Jvm(EventPlan<'c>),
     Lifetime,
+    Watch(EventPlan<'c>, WatchEvent),
 }
 
 impl Analysis for ReadTimeline {
@@ -223,6 +237,7 @@ impl Analysis for ReadTimeline {
             ..Timeline::default()
         };
         let text = Flattener::new(chunk, 1);
+        let watch = WatchReader::new(chunk);
         let mut threads: HashMap<String, ThreadCount> = HashMap::new();
         let mut types: TypeMap<Option<TimelineReading<'_>>> = TypeMap::default();
         for raw_event in chunk.raw_events() {
@@ -235,7 +250,7 @@ impl Analysis for ReadTimeline {
                     event::THREAD_ALLOCATION_STATISTICS => Some(TimelineReading::ThreadCount(plan)),
                     event::OBJECT_LIFETIME => Some(TimelineReading::Lifetime),
                     event::JVM_INFORMATION => Some(TimelineReading::Jvm(plan)),
-                    _ => None,
+                    name => WatchEvent::named(name).map(|kind| TimelineReading::Watch(plan, kind)),
                 }
             }) else {
                 continue;
@@ -243,6 +258,10 @@ impl Analysis for ReadTimeline {
             let plan = match reading {
                 TimelineReading::Lifetime => {
                     part.lifetimes += 1;
+                    continue;
+                }
+                TimelineReading::Watch(plan, kind) => {
+                    watch.read(*kind, plan, &mut raw_event, &mut part.watch)?;
                     continue;
                 }
                 TimelineReading::Collection(plan)
@@ -303,6 +322,7 @@ impl Analysis for ReadTimeline {
         timeline.heap_after.extend(part.heap_after);
         timeline.lifetimes += part.lifetimes;
         timeline.jvm = timeline.jvm.take().or(part.jvm);
+        timeline.watch.merge(part.watch);
         for count in part.threads {
             match timeline
                 .threads
@@ -325,6 +345,7 @@ impl Analysis for ReadTimeline {
                 .iter()
                 .map(|t| t.thread.len() + std::mem::size_of::<ThreadCount>())
                 .sum::<usize>()
+            + part.watch.bytes()
     }
 }
 
@@ -606,6 +627,10 @@ pub struct Suspect {
     /// What holds most of its objects, when the recording has paths to GC
     /// roots.
     pub held_by: Option<HeldBy>,
+    /// When the agent, watching while the program ran, first raised a
+    /// site of its group as a leak suspect (`heapsampler.LeakSuspect`),
+    /// nanoseconds since the epoch; `None` when it did not.
+    pub first_raised_nanos: Option<i64>,
 }
 
 impl Suspect {
@@ -675,6 +700,10 @@ pub struct Leaks {
     pub tracking: Tracking,
     /// Whether the recording has paths to GC roots.
     pub paths_to_roots: bool,
+    /// The sites the agent raised as leak suspects while the program ran
+    /// that fall in no suspect's group ([`group_of`]), in the order first
+    /// met.
+    pub raised_elsewhere: Vec<Raised>,
 }
 
 /// Why a recording cannot say what leaks.
@@ -835,6 +864,7 @@ pub fn answer(
                 median_age_seconds: None,
                 median_collections: None,
                 held_by: None,
+                first_raised_nanos: None,
             });
         }
     }
@@ -844,6 +874,17 @@ pub fn answer(
             .total_cmp(&a.growth.bytes_per_second)
             .then_with(|| a.key.cmp(&b.key))
     });
+    let mut raised_elsewhere = Vec::new();
+    for raised in &timeline.watch.raised {
+        let group = group_of(by, &raised.site);
+        match suspects.iter_mut().find(|s| Some(&s.key) == group.as_ref()) {
+            Some(suspect) => {
+                let first = suspect.first_raised_nanos.unwrap_or(i64::MAX);
+                suspect.first_raised_nanos = Some(first.min(raised.first_nanos));
+            }
+            None => raised_elsewhere.push(raised.clone()),
+        }
+    }
     let live_set = live_set.estimates();
     let live_set_growth = test.map(|test| test.fit(&live_set));
     let peak = peak_checkpoint.map(|checkpoint| {
@@ -869,12 +910,32 @@ pub fn answer(
         untracked: all.untracked,
         tracking: all.tracking,
         paths_to_roots: false,
+        raised_elsewhere,
         timeline,
     };
     if !leaks.suspects.is_empty() {
         describe_suspects(recording, pipeline, &mut leaks, progress)?;
     }
     Ok(leaks)
+}
+
+/// The group a site of the agent's watch falls in when the samples are
+/// grouped `by`: the group its samples fall in (its stack's top frame, its
+/// app frame, its class). None for the other sites, which have no stack
+/// and no class, nor by thread: a site has none.
+pub fn group_of(by: GroupBy, site: &Site) -> Option<String> {
+    if site.other_sites {
+        return None;
+    }
+    let text = match by {
+        GroupBy::Site | GroupBy::AppSite => site
+            .top_frames(by.stack_depth())
+            .collect::<Vec<_>>()
+            .join(";"),
+        GroupBy::Class => site.class.clone(),
+        GroupBy::Thread => return None,
+    };
+    Some(by.line(text))
 }
 
 /// Whether a group whose live bytes grew (`growth`) still holds at the

@@ -9,3 +9,4 @@ pub mod process;
 pub mod samples;
 pub mod text;
 pub mod types;
+pub mod watch;

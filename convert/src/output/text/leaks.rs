@@ -10,6 +10,7 @@ use heapsampler_core::growth::{GrowthTest, NoVerdict};
 
 use crate::analysis::leaks::{Leaks, MAX_CHECKPOINTS, Unanswered};
 use crate::analysis::top::GroupBy;
+use crate::model::watch::Site;
 use crate::output::human::{describe, human_bytes, human_interval};
 
 /// The verdict in one line: `2 suspects, growing +26.8 MB/min together
@@ -78,11 +79,14 @@ pub fn basis(leaks: &Leaks) -> Option<String> {
 }
 
 /// The verdict, the suspects (at most `limit`), the peak and the
-/// comparison with the heap, as text for a terminal.
+/// comparison with the heap, as text for a terminal; and what the agent's
+/// watch raised and saw while the program ran, even when the recording
+/// cannot say what leaks.
 pub fn render(leaks: &Leaks, limit: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", verdict(leaks));
     if leaks.unanswered().is_some() {
+        render_watch(leaks, limit, &mut out);
         return out;
     }
     let seconds = leaks.seconds();
@@ -92,16 +96,33 @@ pub fn render(leaks: &Leaks, limit: usize) -> String {
     if !leaks.suspects.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "suspects, fastest growth first:");
+        // The agent's first raise, when the recording has its watch's
+        // suspects.
+        let watched = !leaks.timeline.watch.raised.is_empty();
+        let raised = |cell: String| {
+            if watched {
+                format!("{cell:>7}  ")
+            } else {
+                String::new()
+            }
+        };
         let _ = writeln!(
             out,
-            "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  where",
-            "#", "growth", "95% interval", "live at end", "95% interval", "age", "GCs"
+            "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  {}where",
+            "#",
+            "growth",
+            "95% interval",
+            "live at end",
+            "95% interval",
+            "age",
+            "GCs",
+            raised("raised".to_owned())
         );
         for (rank, suspect) in leaks.suspects.iter().take(limit).enumerate() {
             let end = suspect.live_at_end();
             let _ = writeln!(
                 out,
-                "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  {}",
+                "{:>4}  {:>13}  {:>25}  {:>11}  {:>17}  {:>7}  {:>5}  {}{}",
                 rank + 1,
                 per_minute(suspect.growth.bytes_per_second),
                 per_minute_interval(&suspect.growth.interval),
@@ -111,6 +132,11 @@ pub fn render(leaks: &Leaks, limit: usize) -> String {
                 suspect
                     .median_collections
                     .map_or("-".to_owned(), |n| n.to_string()),
+                raised(
+                    suspect
+                        .first_raised_nanos
+                        .map_or("-".to_owned(), |n| clock(leaks.timeline.seconds(n)))
+                ),
                 suspect.key
             );
             if !suspect.classes.is_empty() && leaks.by != GroupBy::Class {
@@ -138,6 +164,9 @@ pub fn render(leaks: &Leaks, limit: usize) -> String {
              outlived",
             collection_noun(leaks)
         );
+        if watched {
+            let _ = writeln!(out, "raised: {FIRST_RAISED}; - when it did not");
+        }
         if !leaks.paths_to_roots {
             let _ = writeln!(
                 out,
@@ -162,6 +191,7 @@ pub fn render(leaks: &Leaks, limit: usize) -> String {
             );
         }
     }
+    render_watch(leaks, limit, &mut out);
     if let Some(peak) = &leaks.peak {
         let _ = writeln!(out);
         let heap = peak.heap_used.map_or(String::new(), |used| {
@@ -204,6 +234,114 @@ pub fn render(leaks: &Leaks, limit: usize) -> String {
     }
     out
 }
+
+/// What "first raised" means, in a clause.
+pub const FIRST_RAISED: &str = "when the agent, following the live bytes while the program ran, \
+     first raised a site of the group as a leak suspect (heapsampler.LeakSuspect)";
+
+/// The agent's watch, for a terminal: the suspects it raised that are not
+/// among `leaks`' (all of them when the recording cannot say what leaks),
+/// and its last heap peak with the live set by site then (at most `limit`
+/// of each).
+fn render_watch(leaks: &Leaks, limit: usize, out: &mut String) {
+    let watch = &leaks.timeline.watch;
+    if !leaks.raised_elsewhere.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "raised by the agent while the program ran{}, with the growth and live bytes it \
+             wrote last:",
+            if leaks.suspects.is_empty() {
+                ""
+            } else {
+                ", not among the suspects above"
+            }
+        );
+        let _ = writeln!(
+            out,
+            "{:>7}  {:>13}  {:>25}  {:>11}  {:>17}  where",
+            "raised", "growth", "95% interval", "live bytes", "95% interval"
+        );
+        for raised in leaks.raised_elsewhere.iter().take(limit) {
+            let latest = &raised.latest;
+            let _ = writeln!(
+                out,
+                "{:>7}  {:>13}  {:>25}  {:>11}  {:>17}  {}",
+                clock(leaks.timeline.seconds(raised.first_nanos)),
+                per_minute(latest.growth.estimate),
+                per_minute_interval(&latest.growth),
+                human_bytes(latest.live.estimate),
+                human_interval(&latest.live, human_bytes),
+                site_text(&raised.site)
+            );
+        }
+        if leaks.raised_elsewhere.len() > limit {
+            let _ = writeln!(out, "and {} more", leaks.raised_elsewhere.len() - limit);
+        }
+    }
+    if let Some((peak, sites)) = watch.last_peak() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "heap peaks the agent wrote: {}; the last, after collection {} at {}: {} in use of \
+             {} ({:.0}%, past {:.0}%){}",
+            watch.peaks.len(),
+            peak.gc_id,
+            clock(leaks.timeline.seconds(peak.nanos)),
+            human_bytes(peak.heap_used as f64),
+            human_bytes(peak.heap_max as f64),
+            100.0 * peak.share,
+            100.0 * peak.threshold,
+            if sites.is_empty() {
+                ""
+            } else {
+                "; live then, by site:"
+            }
+        );
+        for (rank, site) in sites.iter().take(limit).enumerate() {
+            let _ = writeln!(
+                out,
+                "{:>4}  {:>9}  {:>17}  {}",
+                rank + 1,
+                human_bytes(site.live.estimate),
+                human_interval(&site.live, human_bytes),
+                site_text(&site.site)
+            );
+        }
+    }
+}
+
+/// A site of the agent's watch in a line: its top frames, and its class;
+/// or the other sites.
+pub fn site_text(site: &Site) -> String {
+    let mut text = site_frames(site);
+    if !site.class.is_empty() {
+        text.push_str(&format!("  ({})", site.class));
+    }
+    text
+}
+
+/// A site of the agent's watch without its class: its top frames, caller
+/// after callee (`Other.grow(12) < Other.run(30) < ...`), or the other
+/// sites.
+pub fn site_frames(site: &Site) -> String {
+    if site.other_sites {
+        return "the other sites (beyond those the agent follows one by one)".to_owned();
+    }
+    let frames: Vec<&str> = site.top_frames(SITE_FRAMES).collect();
+    let mut text = if frames.is_empty() {
+        GroupBy::Site.missing().to_owned()
+    } else {
+        frames.join(" < ")
+    };
+    if site.top_frames(usize::MAX).count() > frames.len() {
+        text.push_str(" < ...");
+    }
+    text
+}
+
+/// How many frames of a site of the agent's watch are shown.
+const SITE_FRAMES: usize = 3;
 
 /// The estimated live set after the last checkpoint set against the
 /// heap the JVM had in use then, in a sentence; `None` without a heap
