@@ -127,6 +127,7 @@ fn leaking_page() -> Page {
                     "com.example.cache.SessionCache.sessions < java.util.HashMap.table < Thread main"
                         .into(),
                 ],
+                first_raised_seconds: None,
             },
             SuspectRow {
                 rank: 2,
@@ -141,6 +142,7 @@ fn leaking_page() -> Page {
                 median_age_seconds: Some(290.0),
                 median_gcs_survived: Some(19.0),
                 root_paths: vec![],
+                first_raised_seconds: None,
             },
         ],
         suspects_notes: vec![
@@ -160,6 +162,7 @@ fn leaking_page() -> Page {
                 },
             ],
         }),
+        watch: None,
         flames: vec![
             Flame {
                 heading: "Allocated bytes".into(),

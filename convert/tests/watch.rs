@@ -1,9 +1,10 @@
 //! What the agent's watch writes while the program runs (leak suspects it
 //! raised, heap peaks with the live set by site), as every command shows
-//! it: `leaks` says when the agent first raised each suspect and lists
-//! the sites it raised that are no suspect of its, and the last peak;
-//! `summary` counts the events, and `convert` writes them as CSV. The
-//! recording is made with jfr-writer, so every figure is known:
+//! it: `leaks` and `report` say when the agent first raised each suspect
+//! and list the sites it raised that are no suspect of theirs, `report`
+//! shows the peaks, `summary` counts the events, and `convert` writes them
+//! as CSV. The recording is made with jfr-writer, so every figure is
+//! known:
 //!
 //! 60 s, a collection every second (`gcId` 1 to 59), the heap after each
 //! (`jdk.GCHeapSummary`) `300 + 11 k` MiB of 1 GiB. Two sites sampled,
@@ -22,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
-use heapsampler_test_support::{self as support, Deadline, heapsampler_ok};
+use heapsampler_test_support::{self as support, Deadline, browser, heapsampler_ok};
 use jfr_writer::events::{
     self, GarbageCollection, GcHeapSummary, GcTypes, HeapPeak, LeakSuspect, LiveSet,
     ObjectAllocationSample, ObjectLifetime, PeakLiveSite, VirtualSpace,
@@ -543,4 +544,83 @@ fn the_suspects_convert_to_csv() {
     // The heap's last 174 MiB at 2 kB/s, in nanoseconds.
     let to_max = (HEAP_MAX - heap_after(50)) as f64 / 2_000.0 * 1e9;
     assert_eq!(rest[15], (to_max as i64).to_string());
+}
+
+/// The report, as Chromium shows it: the suspects' table says when the
+/// agent first raised each, the sites it raised that are no suspect have a
+/// table of their own, and the heap peaks it wrote theirs, with the live
+/// set by site at the last.
+#[test]
+fn the_report_shows_what_the_agent_raised_and_its_peaks() {
+    let test = "the_report_shows_what_the_agent_raised_and_its_peaks";
+    let recording = recording();
+    let html = recording.with_extension("html");
+    heapsampler_ok([
+        "report",
+        recording.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let Some(chromium) = browser::chromium(test) else {
+        return;
+    };
+    let page = browser::checked_in_browser(&chromium, &html);
+    assert_eq!(page["errors"], serde_json::json!([]), "{page:#}");
+    let suspects = page["suspects"].as_array().unwrap();
+    assert_eq!(suspects.len(), 1, "{page:#}");
+    assert_eq!(suspects[0]["site"], "Leak.add(10)");
+    // Raised after collection 20, which ended at 20.01 s on the clock of
+    // the ticks written; the recording's start in seconds is the chunk's
+    // (its header's start, taken within the moment of its creation from
+    // the clock's start).
+    let raised = suspects[0]["raised"].as_f64().unwrap();
+    assert!((raised - 20.01).abs() < 1e-3, "{raised}");
+    assert!(
+        suspects[0]["text"].as_str().unwrap().ends_with("0:20"),
+        "{page:#}"
+    );
+    let text = page["text"].as_str().unwrap();
+    assert!(text.contains("First raised: when the agent"), "{text}");
+    let agent = page["tables"]["agent-suspects"].as_array().unwrap();
+    let cells_of = |row: &serde_json::Value| -> Vec<String> {
+        row["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(agent.len(), 2, "{page:#}");
+    assert_eq!(
+        cells_of(&agent[0]),
+        [
+            "0:30",
+            "Other.grow(12) < Other.run(30) < Main.main(5)",
+            "java.lang.String",
+            "750.0 kB/min 600.0-900.0 kB/min",
+            "52.4 MB 47.2-57.7 MB"
+        ]
+    );
+    // Per minute, as the suspects' growth.
+    assert_eq!(agent[0]["growth"].as_f64().unwrap(), 12_500.0 * 60.0);
+    assert!(
+        cells_of(&agent[1])[1].starts_with("the other sites"),
+        "{page:#}"
+    );
+    let peaks = page["tables"]["heap-peaks"].as_array().unwrap();
+    assert_eq!(
+        peaks.iter().map(cells_of).collect::<Vec<_>>(),
+        [
+            ["0:45", "45", "833.6 MB", "1.1 GB", "78%", "75%"],
+            ["0:55", "55", "949.0 MB", "1.1 GB", "88%", "75%"],
+        ]
+    );
+    let sites = page["tables"]["peak-live-sites"].as_array().unwrap();
+    let live: Vec<f64> = sites.iter().map(|s| s["bytes"].as_f64().unwrap()).collect();
+    assert_eq!(live, PEAK_LIVE.map(|b| b as f64));
+    assert_eq!(
+        cells_of(&sites[0])[..3],
+        ["Leak.add(10)", "byte[]", "587.2 MB"]
+    );
+    browser::screenshot(&chromium, &html, page["height"].as_u64().unwrap_or(3000));
 }

@@ -6,8 +6,9 @@
 //! found (the collections, then the suspects); [`gather::page`] says which.
 //!
 //! The page leads with the verdict, then the heap after each collection
-//! with the suspects' live bytes stacked under it, the suspects, the peak,
-//! the flame graphs, the top sites, the check of the per-thread estimate
+//! with the suspects' live bytes stacked under it, the suspects (with when
+//! the agent first raised each, and the sites it raised that are none), the
+//! peak, the heap peaks the agent wrote, the flame graphs, the top sites, the check of the per-thread estimate
 //! against the JVM's counts, and what the recording is and lacks.
 //!
 //! Everything is inline (one `<style>`, the charts as SVG drawn here with
@@ -65,6 +66,9 @@ pub struct Page {
     pub suspects_notes: Vec<String>,
     /// The live set at the collection with the highest heap after it.
     pub peak: Option<PeakSection>,
+    /// What the agent's watch raised and saw while the program ran; `None`
+    /// when the recording has none of its events.
+    pub watch: Option<WatchSection>,
     /// The flame graphs: heading, and the SVG `output::flame` made
     /// (allocated bytes, live bytes).
     pub flames: Vec<Flame>,
@@ -158,6 +162,70 @@ pub struct SuspectRow {
     /// What holds its objects, one path to a root each (empty when the
     /// recording has none: [`Page::suspects_notes`] says so).
     pub root_paths: Vec<String>,
+    /// When the agent first raised a site of it as a leak suspect, in
+    /// seconds from the recording's start; `None` when it did not.
+    pub first_raised_seconds: Option<f64>,
+}
+
+/// What the agent's watch wrote while the program ran.
+#[derive(Debug, Clone, Default)]
+pub struct WatchSection {
+    /// Whether it raised any leak suspect: the suspects' table then says
+    /// when it first raised each.
+    pub raised_any: bool,
+    /// The sites it raised that are not among the suspects, in the order
+    /// first raised.
+    pub raised_elsewhere: Vec<RaisedRow>,
+    /// The heap peaks it wrote, in time order.
+    pub peaks: Vec<HeapPeakRow>,
+    /// The sites live at the last peak, most bytes first.
+    pub peak_sites: Vec<PeakSiteRow>,
+}
+
+/// A site the agent raised as a leak suspect, with the figures it wrote
+/// last.
+#[derive(Debug, Clone)]
+pub struct RaisedRow {
+    /// When it first raised it, seconds from the recording's start.
+    pub first_raised_seconds: f64,
+    /// The site: its top frames, or the other sites.
+    pub site: String,
+    /// Its objects' class (empty for the other sites).
+    pub class: String,
+    /// How fast its live bytes grew, bytes per minute.
+    pub growth_per_minute: Interval,
+    /// Its live bytes.
+    pub live: Interval,
+}
+
+/// A heap peak the agent wrote.
+#[derive(Debug, Clone)]
+pub struct HeapPeakRow {
+    /// When, seconds from the recording's start.
+    pub at_seconds: f64,
+    /// The collection after which it was seen.
+    pub gc_id: u64,
+    /// The heap in use.
+    pub heap_used: f64,
+    /// The heap's maximum.
+    pub heap_max: f64,
+    /// The share of the maximum in use (0 to 1).
+    pub share: f64,
+    /// The share a peak had to pass to be written (0 to 1).
+    pub threshold: f64,
+}
+
+/// A site's live bytes at the agent's last heap peak.
+#[derive(Debug, Clone)]
+pub struct PeakSiteRow {
+    /// The site: its top frames, or the other sites.
+    pub site: String,
+    /// Its objects' class (empty for the other sites).
+    pub class: String,
+    /// Its live bytes.
+    pub live: Interval,
+    /// The tracked samples live there.
+    pub samples: u64,
 }
 
 /// The live set at the peak.
@@ -249,6 +317,9 @@ struct View<'p> {
     heap: Option<ChartView>,
     suspects: Vec<SuspectView>,
     peak: Option<PeakView>,
+    watch: Option<WatchView>,
+    /// Whether the suspects' table says when the agent first raised each.
+    raised_column: bool,
     flames: Vec<FlameView>,
     top_sites: Vec<SiteView>,
     threads: Vec<ThreadView>,
@@ -313,6 +384,41 @@ struct SuspectView {
     age: String,
     gcs: String,
     root_paths: Vec<String>,
+    /// When the agent first raised it (`raised_seconds` unformatted), or
+    /// empty.
+    raised: String,
+    raised_seconds: String,
+}
+
+struct WatchView {
+    raised_elsewhere: Vec<RaisedView>,
+    peaks: Vec<HeapPeakView>,
+    peak_sites: Vec<PeakSiteView>,
+}
+
+struct RaisedView {
+    raised: String,
+    raised_seconds: f64,
+    site: String,
+    class: String,
+    growth: Cell,
+    live: Cell,
+}
+
+struct HeapPeakView {
+    at: String,
+    gc_id: u64,
+    heap_used: String,
+    heap_max: String,
+    share: String,
+    threshold: String,
+}
+
+struct PeakSiteView {
+    site: String,
+    class: String,
+    live: Cell,
+    samples: String,
 }
 
 struct PeakView {
@@ -391,8 +497,15 @@ impl<'p> View<'p> {
                         .map(|gcs| format!("{gcs:.0}"))
                         .unwrap_or_default(),
                     root_paths: s.root_paths.clone(),
+                    raised: s.first_raised_seconds.map(clock).unwrap_or_default(),
+                    raised_seconds: s
+                        .first_raised_seconds
+                        .map(|seconds| seconds.to_string())
+                        .unwrap_or_default(),
                 })
                 .collect(),
+            watch: page.watch.as_ref().map(watch_view),
+            raised_column: page.watch.as_ref().is_some_and(|w| w.raised_any),
             peak: page.peak.as_ref().map(|peak| PeakView {
                 at: clock(peak.at_seconds),
                 heap_after: peak.heap_after.map(human_bytes).unwrap_or_default(),
@@ -425,6 +538,53 @@ impl<'p> View<'p> {
             threads_total: page.threads_total.as_ref().map(thread_view),
             generator: concat!("heapsampler ", env!("CARGO_PKG_VERSION")),
         })
+    }
+}
+
+fn watch_view(watch: &WatchSection) -> WatchView {
+    let percent = |share: f64| format!("{:.0}%", 100.0 * share);
+    WatchView {
+        raised_elsewhere: watch
+            .raised_elsewhere
+            .iter()
+            .map(|row| RaisedView {
+                raised: clock(row.first_raised_seconds),
+                raised_seconds: row.first_raised_seconds,
+                site: row.site.clone(),
+                class: row.class.clone(),
+                growth: Cell {
+                    series: row.site.clone(),
+                    value: row.growth_per_minute.estimate,
+                    low: row.growth_per_minute.low,
+                    high: row.growth_per_minute.high,
+                    text: rate(row.growth_per_minute.estimate),
+                    interval: rate_interval(&row.growth_per_minute),
+                },
+                live: Cell::bytes(&row.site, &row.live),
+            })
+            .collect(),
+        peaks: watch
+            .peaks
+            .iter()
+            .map(|peak| HeapPeakView {
+                at: clock(peak.at_seconds),
+                gc_id: peak.gc_id,
+                heap_used: human_bytes(peak.heap_used),
+                heap_max: human_bytes(peak.heap_max),
+                share: percent(peak.share),
+                threshold: percent(peak.threshold),
+            })
+            .collect(),
+        peak_sites: watch
+            .peak_sites
+            .iter()
+            .map(|row| PeakSiteView {
+                site: row.site.clone(),
+                class: row.class.clone(),
+                live: Cell::bytes(&row.site, &row.live),
+                samples: thousands(row.samples),
+            })
+            .collect(),
     }
 }
 

@@ -41,7 +41,7 @@ window.addEventListener("load", function () { setTimeout(function () {
         out.lacking = document.getElementById("lacking") ? document.getElementById("lacking").textContent : null;
         out.noSuspects = document.getElementById("no-suspects") ? document.getElementById("no-suspects").textContent : null;
         out.suspects = Array.prototype.map.call(document.querySelectorAll("#suspects tr.suspect"), function (tr) {
-            var o = data(tr, ["rank", "site", "growth", "growth-low", "growth-high", "live", "live-low", "live-high"]);
+            var o = data(tr, ["rank", "site", "growth", "growth-low", "growth-high", "live", "live-low", "live-high", "raised"]);
             o.text = tr.textContent.replace(/\s+/g, " ").trim();
             o.heldBy = tr.nextElementSibling.textContent.replace(/\s+/g, " ").trim();
             return o;
@@ -68,6 +68,15 @@ window.addEventListener("load", function () { setTimeout(function () {
             var o = data(tr, ["thread", "bytes"]);
             o.cells = Array.prototype.map.call(tr.children, function (c) { return c.textContent; });
             return o;
+        });
+        out.tables = {};
+        ["agent-suspects", "heap-peaks", "peak-live-sites"].forEach(function (id) {
+            var table = document.getElementById(id);
+            out.tables[id] = table ? Array.prototype.map.call(table.querySelectorAll("tbody tr"), function (tr) {
+                var o = data(tr, ["site", "raised", "growth", "growth-low", "growth-high", "live", "live-low", "live-high", "bytes", "gc-id"]);
+                o.cells = Array.prototype.map.call(tr.children, function (c) { return c.innerText.replace(/\s+/g, " ").trim(); });
+                return o;
+            }) : null;
         });
         var resources = [];
         var fetched = function (w) {

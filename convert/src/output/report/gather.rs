@@ -6,8 +6,8 @@
 use heapsampler_core::estimate::{Estimate, Interval};
 
 use super::{
-    Flame, HeapChart, Page, PeakRow, PeakSection, Series, Severity, SiteRow, SuspectRow, ThreadRow,
-    Verdict,
+    Flame, HeapChart, HeapPeakRow, Page, PeakRow, PeakSection, PeakSiteRow, RaisedRow, Series,
+    Severity, SiteRow, SuspectRow, ThreadRow, Verdict, WatchSection,
 };
 use crate::Error;
 use crate::analysis::leaks::{self, Leaks, Pass, Timeline, Unanswered};
@@ -167,6 +167,7 @@ pub fn page(
         suspects: suspect_rows(&found),
         suspects_notes: suspects_notes(&found),
         peak: peak(&found),
+        watch: watch(&found),
         flames,
         top_sites: sites
             .as_ref()
@@ -396,8 +397,63 @@ fn suspect_rows(found: &Leaks) -> Vec<SuspectRow> {
                     )
                 })
                 .collect(),
+            first_raised_seconds: suspect
+                .first_raised_nanos
+                .map(|nanos| found.timeline.seconds(nanos)),
         })
         .collect()
+}
+
+/// What the agent's watch raised and saw, or `None` when the recording has
+/// none of its events.
+fn watch(found: &Leaks) -> Option<WatchSection> {
+    let watch = &found.timeline.watch;
+    if watch.is_empty() {
+        return None;
+    }
+    let seconds = |nanos| found.timeline.seconds(nanos);
+    let last = watch.last_peak();
+    let mut peaks: Vec<HeapPeakRow> = watch
+        .peaks
+        .iter()
+        .map(|peak| HeapPeakRow {
+            at_seconds: seconds(peak.nanos),
+            gc_id: peak.gc_id,
+            heap_used: peak.heap_used as f64,
+            heap_max: peak.heap_max as f64,
+            share: peak.share,
+            threshold: peak.threshold,
+        })
+        .collect();
+    peaks.sort_by(|a, b| a.at_seconds.total_cmp(&b.at_seconds));
+    Some(WatchSection {
+        raised_any: !watch.raised.is_empty(),
+        raised_elsewhere: found
+            .raised_elsewhere
+            .iter()
+            .map(|raised| RaisedRow {
+                first_raised_seconds: seconds(raised.first_nanos),
+                site: answer::site_frames(&raised.site),
+                class: raised.site.class.clone(),
+                growth_per_minute: per_minute_of(&raised.latest.growth),
+                live: raised.latest.live,
+            })
+            .collect(),
+        peaks,
+        peak_sites: last
+            .map(|(_, sites)| {
+                sites
+                    .into_iter()
+                    .map(|site| PeakSiteRow {
+                        site: answer::site_frames(&site.site),
+                        class: site.site.class.clone(),
+                        live: site.live,
+                        samples: site.live_samples,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
 }
 
 fn suspects_notes(found: &Leaks) -> Vec<String> {
@@ -411,6 +467,16 @@ fn suspects_notes(found: &Leaks) -> Vec<String> {
          first half is still live at the end."
             .to_owned(),
     );
+    if found
+        .suspects
+        .iter()
+        .any(|s| s.first_raised_nanos.is_some())
+    {
+        notes.push(format!(
+            "First raised: {}; empty when it did not.",
+            answer::FIRST_RAISED
+        ));
+    }
     if !found.suspects.is_empty() && !found.paths_to_roots {
         notes.push(
             "No paths to GC roots recorded: record with --roots to see what holds the \
