@@ -2,8 +2,9 @@
 //! raised, heap peaks with the live set by site), as every command shows
 //! it: `leaks` and `report` say when the agent first raised each suspect
 //! and list the sites it raised that are no suspect of theirs, `report`
-//! shows the peaks, `summary` counts the events, and `convert` writes them
-//! as CSV. The recording is made with jfr-writer, so every figure is
+//! shows the peaks, `summary` counts the events, `convert` writes them as
+//! CSV, and its OTLP export's samples of a raised site say when it was
+//! first raised. The recording is made with jfr-writer, so every figure is
 //! known:
 //!
 //! 60 s, a collection every second (`gcId` 1 to 59), the heap after each
@@ -623,4 +624,110 @@ fn the_report_shows_what_the_agent_raised_and_its_peaks() {
         ["Leak.add(10)", "byte[]", "587.2 MB"]
     );
     browser::screenshot(&chromium, &html, page["height"].as_u64().unwrap_or(3000));
+}
+
+/// Decodes the OTLP request in `sys.argv[1]` with upstream's Python
+/// classes and prints, as JSON, each profile's samples: its type, each
+/// sample's leaf site (`pkg.Class.method(line)`), class and attributes.
+const DECODE_OTLP: &str = r#"
+import json, sys
+from opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2 import ExportProfilesServiceRequest
+request = ExportProfilesServiceRequest()
+with open(sys.argv[1], "rb") as f:
+    request.ParseFromString(f.read())
+d = request.dictionary
+s = d.string_table
+def attributes(indices):
+    out = {}
+    for i in indices:
+        a = d.attribute_table[i]
+        out[s[a.key_strindex]] = getattr(a.value, a.value.WhichOneof("value"))
+    return out
+def site(stack_index):
+    line = d.location_table[d.stack_table[stack_index].location_indices[0]].lines[0]
+    name = s[d.function_table[line.function_index].name_strindex]
+    return name if line.line == 0 else "%s(%d)" % (name, line.line)
+print(json.dumps([
+    {"type": s[p.sample_type.type_strindex],
+     "samples": [{"site": site(x.stack_index), "attributes": attributes(x.attribute_indices)}
+                 for x in p.samples]}
+    for p in request.resource_profiles[0].scope_profiles[0].profiles
+]))
+"#;
+
+/// OTLP: every sample of a site the agent raised says when it first raised
+/// it, in every profile, as OpenTelemetry's own Python classes read the
+/// export; no other sample does.
+#[test]
+fn otlp_samples_of_a_raised_site_say_when_it_was_first_raised() {
+    let test = "otlp_samples_of_a_raised_site_say_when_it_was_first_raised";
+    let Some(python) = support::python::needed_python(
+        test,
+        &["opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2"],
+    ) else {
+        return;
+    };
+    let recording = recording();
+    let request = recording.with_extension("otlp.pb");
+    heapsampler_ok([
+        "convert",
+        recording.to_str().unwrap(),
+        "--format",
+        "otlp",
+        "-o",
+        request.to_str().unwrap(),
+    ]);
+    let output = std::process::Command::new(python)
+        .args(["-c", DECODE_OTLP])
+        .arg(&request)
+        .output_in_time();
+    assert!(output.status.success(), "{}", support::text(&output.stderr));
+    let profiles: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // When the JDK reads the first raise of Leak.add (after collection 20).
+    let first = support::dump_types(&recording, &["heapsampler.LeakSuspect"])
+        .into_iter()
+        .find(|line| support::dump_value(line, "gcId") == "20")
+        .unwrap();
+    let first: i64 = support::dump_value(&first, "startTime").parse().unwrap();
+    let profiles = profiles.as_array().unwrap();
+    let types: Vec<&str> = profiles
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    // Without the sampling interval's setting, `samples` counts the
+    // allocated samples (no object counts).
+    assert_eq!(
+        types,
+        ["inuse_space", "samples", "alloc_space", "inuse_objects"]
+    );
+    for profile in profiles {
+        let samples = profile["samples"].as_array().unwrap();
+        for site in ["Leak.add(10)", "Cache.churn(11)"] {
+            let of_site: Vec<&serde_json::Value> =
+                samples.iter().filter(|s| s["site"] == site).collect();
+            if site == "Cache.churn(11)" && profile["type"].as_str().unwrap().starts_with("inuse") {
+                // Freed, but for the last second's.
+                assert!(of_site.len() <= 1, "{profile:#}");
+            } else {
+                assert!(!of_site.is_empty(), "{site} in {profile:#}");
+            }
+            for sample in of_site {
+                let raised = &sample["attributes"]["heapsampler.leak_suspect.first_raised"];
+                if site == "Leak.add(10)" {
+                    let at = chrono::DateTime::parse_from_rfc3339(raised.as_str().unwrap())
+                        .unwrap()
+                        .timestamp_nanos_opt()
+                        .unwrap();
+                    // The JDK and we turn ticks into time each in doubles.
+                    assert!((at - first).abs() < 1000, "{at} against {first}");
+                    assert_eq!(
+                        sample["attributes"]["heapsampler.allocated_class"],
+                        "byte[]"
+                    );
+                } else {
+                    assert!(raised.is_null(), "{sample}");
+                }
+            }
+        }
+    }
 }

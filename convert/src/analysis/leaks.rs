@@ -349,6 +349,48 @@ impl Analysis for ReadTimeline {
     }
 }
 
+/// Reading what the agent's watch wrote, alone: for what shows it beside
+/// other figures (the OTLP export's samples of the sites it raised).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadWatch;
+
+impl Analysis for ReadWatch {
+    type Part = Watch;
+    type Merged = Watch;
+
+    fn chunk(
+        &self,
+        chunk: &Chunk<'_>,
+        _context: &ChunkContext,
+        hand_on: &mut dyn FnMut(Watch) -> Result<(), Stopped>,
+    ) -> Result<(), ChunkError> {
+        let reader = WatchReader::new(chunk);
+        let mut part = Watch::default();
+        let mut types: TypeMap<Option<(EventPlan<'_>, WatchEvent)>> = TypeMap::default();
+        for raw_event in chunk.raw_events() {
+            let mut raw_event = raw_event?;
+            let Some((plan, kind)) = types.get_or_insert_with(raw_event.type_id, || {
+                let plan = chunk.plan(raw_event.type_id)?;
+                let kind = WatchEvent::named(&plan.class().name)?;
+                Some((plan, kind))
+            }) else {
+                continue;
+            };
+            reader.read(*kind, plan, &mut raw_event, &mut part)?;
+        }
+        Ok(hand_on(part)?)
+    }
+
+    fn merge(&self, watch: &mut Watch, part: Watch) -> Result<(), Error> {
+        watch.merge(part);
+        Ok(())
+    }
+
+    fn part_bytes(&self, part: &Watch) -> usize {
+        part.bytes()
+    }
+}
+
 /// The leak analysis's first pass: the recording's [`Timeline`] and what
 /// it says of its end. It needs nothing found before, so it can run beside
 /// other analyses in one pass ([`Timeline::of`] makes the timeline of what

@@ -23,8 +23,14 @@
 //! descriptor, no file: see [`pprof`]), locations (function and line, each
 //! with [`FRAME_TYPE_KEY`] `jvm`), stacks (leaf first), and the attributes
 //! of samples: the allocating thread's name ([`THREAD_KEY`], the semantic
-//! conventions' `thread.name`) and the allocated class ([`CLASS_KEY`]: the
-//! conventions have no key for it). No mapping: the frames are named.
+//! conventions' `thread.name`), the allocated class ([`CLASS_KEY`]: the
+//! conventions have no key for it), and on the samples of a site the
+//! agent raised as a leak suspect while the program ran
+//! (`heapsampler.LeakSuspect`: its allocation site, `top --by site`'s, and
+//! class), when it first raised it ([`SUSPECT_KEY`]), so that a backend
+//! filters the profiles to the suspects. The heap peaks the agent wrote are
+//! not in the export: a peak is a moment's live set, which a profile of the
+//! whole recording has no place for. No mapping: the frames are named.
 //! The string table holds only what the dictionary and profiles refer to
 //! (attribute values are their own strings).
 //! Each profile has the recording's start and duration and pprof's
@@ -61,9 +67,12 @@ use std::io::{self, Write};
 use prost::Message;
 
 use crate::Error;
+use crate::analysis::leaks::ReadWatch;
 use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::model::filter::Filter;
 use crate::model::process::{self, Process};
+use crate::model::text::iso;
+use crate::model::watch::{Raised, Watch};
 use crate::output::pprof::{self, Gathered, Profiling};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::chunk::Chunk;
@@ -123,6 +132,11 @@ pub const CLASS_KEY: &str = "heapsampler.allocated_class";
 /// `jvm` for every frame here.
 pub const FRAME_TYPE_KEY: &str = "profile.frame.type";
 
+/// The attribute key of the samples of a site the agent raised as a leak
+/// suspect: when it first raised it, ISO 8601 UTC (ours, the conventions
+/// have none).
+pub const SUSPECT_KEY: &str = "heapsampler.leak_suspect.first_raised";
+
 /// The attribute of the `inuse_` profiles that says what live means in the
 /// recording ([`Ending::live_statement`]: on generational ZGC, as of the
 /// last major collection; and the share of samples tracked). The semantic
@@ -149,14 +163,22 @@ pub fn request(
     };
     let ran = pipeline.run(
         file,
-        &(profiling, (ReadProcess, ReadEnding)),
-        (Gathered::new(), (Process::default(), Ending::default())),
+        &(profiling, (ReadProcess, (ReadEnding, ReadWatch))),
+        (
+            Gathered::new(),
+            (Process::default(), (Ending::default(), Watch::default())),
+        ),
         progress,
     )?;
-    let (gathered, (process, ending)) = ran.merged;
+    let (gathered, (process, (ending, watch))) = ran.merged;
     let pprof::Pprof { profile, contents } = pprof::build(gathered, &ending, ran.truncated);
     Ok(Otlp {
-        profile: from_pprof(profile, &process, contents.live_meaning.as_deref()),
+        profile: from_pprof(
+            profile,
+            &process,
+            contents.live_meaning.as_deref(),
+            &watch.raised,
+        ),
         contents,
     })
 }
@@ -327,11 +349,13 @@ impl<T: std::hash::Hash + Eq + Clone> Indexed<T> {
 /// The export of a pprof profile: its tables become the dictionary (pprof
 /// ids are 1-based, so an id is the index after OTLP's zero entries), each
 /// sample type a profile; the `inuse_` ones with the attribute
-/// [`LIVE_KEY`], `live_meaning`.
+/// [`LIVE_KEY`], `live_meaning`; the samples of the sites `raised` with
+/// [`SUSPECT_KEY`].
 fn from_pprof(
     profile: pprof::proto::Profile,
     process: &Process,
     live_meaning: Option<&str>,
+    raised: &[Raised],
 ) -> proto::ExportProfilesServiceRequest {
     let pprof::proto::Profile {
         sample_type,
@@ -358,6 +382,39 @@ fn from_pprof(
         }
     };
     let (class_key, thread_key) = (string(CLASS_KEY), string(THREAD_KEY));
+    let suspect_key = (!raised.is_empty()).then(|| string(SUSPECT_KEY));
+    // When the agent first raised the allocation site (the leaf frame,
+    // `pkg.Class.method(line)`) and class of a sample, if it did.
+    let first_raised = |sample: &pprof::proto::Sample| -> Option<i64> {
+        if raised.is_empty() {
+            return None;
+        }
+        let leaf = location.get((*sample.location_id.first()? as usize).checked_sub(1)?)?;
+        let line = leaf.line.first()?;
+        let name = &old[function
+            .get((line.function_id as usize).checked_sub(1)?)?
+            .name as usize];
+        let site = if line.line == 0 {
+            name.clone()
+        } else {
+            format!("{name}({})", line.line)
+        };
+        let class = sample
+            .label
+            .iter()
+            .find(|label| old[label.key as usize] == pprof::CLASS_LABEL)
+            .map_or("", |label| old[label.str as usize].as_str());
+        raised
+            .iter()
+            .filter(|r| {
+                !r.site.other_sites
+                    && r.site.class == class
+                    && r.site.top_frames(1).next() == Some(site.as_str())
+            })
+            .map(|r| r.first_nanos)
+            .min()
+    };
+    let suspects: Vec<Option<i64>> = samples.iter().map(first_raised).collect();
     // Attributes by key (string index) and value.
     let mut attributes: Indexed<(i32, String)> = Indexed::new();
     let frame_type = attributes.index(&(string(FRAME_TYPE_KEY), "jvm".to_owned()));
@@ -392,10 +449,11 @@ fn from_pprof(
     // Each pprof sample's stack and attributes, then its values by type.
     let keyed: Vec<(i32, Vec<i32>)> = samples
         .iter()
-        .map(|sample| {
+        .zip(&suspects)
+        .map(|(sample, first_raised)| {
             let locations: Vec<i32> = sample.location_id.iter().map(|&id| id as i32).collect();
             let stack = stacks.index(&locations);
-            let sample_attributes = sample
+            let mut sample_attributes: Vec<i32> = sample
                 .label
                 .iter()
                 .filter_map(|label| {
@@ -407,6 +465,9 @@ fn from_pprof(
                     Some(attributes.index(&(key, old[label.str as usize].clone())))
                 })
                 .collect();
+            if let Some((key, nanos)) = suspect_key.zip(*first_raised) {
+                sample_attributes.push(attributes.index(&(key, iso(nanos))));
+            }
             (stack, sample_attributes)
         })
         .collect();
