@@ -390,3 +390,92 @@ fn interval([estimate, low, high]: [Option<f64>; 3]) -> Interval {
         high: high.unwrap_or(estimate).max(estimate),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raise(nanos: i64, rate: f64) -> Raise {
+        Raise {
+            nanos,
+            gc_id: 0,
+            growth: interval([Some(rate), None, None]),
+            window_nanos: None,
+            live: interval([None, None, None]),
+            live_samples: 0,
+            heap_used: None,
+            heap_max: None,
+            time_to_heap_max_nanos: None,
+        }
+    }
+
+    fn site(stack: &str) -> Site {
+        Site {
+            stack: stack.to_owned(),
+            class: "byte[]".to_owned(),
+            other_sites: false,
+        }
+    }
+
+    fn peak_site(stack: &str, live: f64) -> PeakSite {
+        PeakSite {
+            site: site(stack),
+            live: interval([Some(live), None, None]),
+            live_samples: 1,
+        }
+    }
+
+    /// Chunks merge in file order, but a chunk's events need not be in
+    /// time order: the first raise is the earliest, the latest the last in
+    /// time.
+    #[test]
+    fn a_site_keeps_its_first_raise_and_its_latest_over_the_chunks() {
+        let mut first = Watch::default();
+        first.raise(site("A.a(1)"), raise(20, 1.0));
+        first.raise(site("B.b(2)"), raise(30, 5.0));
+        first.raise(site("A.a(1)"), raise(10, 2.0));
+        let mut second = Watch::default();
+        second.raise(site("A.a(1)"), raise(40, 3.0));
+        first.merge(second);
+        assert_eq!(first.raised.len(), 2);
+        let a = &first.raised[0];
+        assert_eq!((a.first_nanos, a.times), (10, 3));
+        assert_eq!(a.latest.growth.estimate, 3.0);
+        assert_eq!(first.raised[1].site.stack, "B.b(2)");
+    }
+
+    /// Only the last peak's sites are kept, whichever chunk they come in,
+    /// and they are listed most bytes first.
+    #[test]
+    fn the_last_peaks_sites_are_kept() {
+        let mut watch = Watch::default();
+        for gc_id in [3, 7] {
+            watch.peaks.push(HeapPeak {
+                nanos: gc_id as i64,
+                gc_id,
+                heap_used: 1,
+                heap_max: 2,
+                share: 0.5,
+                threshold: 0.4,
+            });
+        }
+        watch.peak_site(3, peak_site("Old.x(1)", 9.0));
+        let mut later = Watch::default();
+        later.peak_site(7, peak_site("Small.y(2)", 1.0));
+        later.peak_site(7, peak_site("Big.z(3)", 5.0));
+        later.peak_site(3, peak_site("Old.w(4)", 9.0));
+        watch.merge(later);
+        let (peak, sites) = watch.last_peak().unwrap();
+        assert_eq!(peak.gc_id, 7);
+        let stacks: Vec<&str> = sites.iter().map(|s| s.site.stack.as_str()).collect();
+        assert_eq!(stacks, ["Big.z(3)", "Small.y(2)"]);
+    }
+
+    #[test]
+    fn an_interval_missing_an_end_is_the_estimate() {
+        let whole = interval([Some(5.0), Some(4.0), Some(7.0)]);
+        assert_eq!((whole.low, whole.estimate, whole.high), (4.0, 5.0, 7.0));
+        let bare = interval([Some(5.0), None, Some(3.0)]);
+        assert_eq!((bare.low, bare.estimate, bare.high), (5.0, 5.0, 5.0));
+    }
+}
