@@ -7,6 +7,7 @@
 mod estimate;
 mod growth;
 mod liveness;
+mod programs;
 mod ring;
 mod statistics;
 mod tracking;
