@@ -9,5 +9,7 @@ mod growth;
 mod liveness;
 mod programs;
 mod ring;
+mod service;
 mod statistics;
 mod tracking;
+mod watch;
