@@ -1,7 +1,7 @@
 //! Benchmarks of the sampling core: the costs the agent pays per allocation
 //! sample (a distance draw, a weight, a ring-buffer push) and per garbage
-//! collection (a liveness sweep), and what the converter pays per sampled
-//! object for live series.
+//! collection (a liveness sweep, a watch's checkpoint), and what the
+//! converter pays per sampled object for live series.
 //!
 //! Run with `cargo bench -p heapsampler-core --bench core`; results and the
 //! targets are in BENCHMARKS.md.
@@ -16,6 +16,7 @@ use heapsampler_core::growth::{Growth, GrowthTest, LiveSeries};
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::ring::ring_buffer;
 use heapsampler_core::sampling::{SampleDistance, bytes_weight};
+use heapsampler_core::watch::{MAX_SITES, Watch};
 
 fn sampling(c: &mut Criterion) {
     let mut group = c.benchmark_group("sampling");
@@ -187,10 +188,35 @@ fn live(c: &mut Criterion) {
     group.finish();
 }
 
+/// What the agent's writer thread pays per checkpoint of a watch whose
+/// table is full: 256 sites (and the rest) of steady live samples, each
+/// with three days of history at every scale, tested over every window.
+fn watch(c: &mut Criterion) {
+    let mut watch = Watch::new();
+    for site in 0..MAX_SITES as u64 {
+        for _ in 0..8 + site % 5 {
+            watch.enter(site, 524_800.0, 1024);
+        }
+    }
+    let mut seconds = 0.0;
+    while seconds < 3.0 * 86400.0 {
+        seconds += 10.0;
+        watch.checkpoint(seconds);
+    }
+    let mut group = c.benchmark_group("watch");
+    group.bench_function("checkpoint_256_sites", |b| {
+        b.iter(|| {
+            seconds += 1.0;
+            black_box(watch.checkpoint(seconds))
+        })
+    });
+    group.finish();
+}
+
 // The macro defines an undocumented `pub fn benches`.
 #[allow(missing_docs)]
 mod group {
     use super::*;
-    criterion_group!(benches, sampling, ring, liveness, live);
+    criterion_group!(benches, sampling, ring, liveness, live, watch);
 }
 criterion_main!(group::benches);

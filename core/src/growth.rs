@@ -213,9 +213,9 @@ use crate::estimate::{Estimate, Interval, Sums, Z_95};
 
 /// The additive sums of one quantity: `Sums` without its largest scale.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Additive {
-    estimate: f64,
-    variance: f64,
+pub(crate) struct Additive {
+    pub(crate) estimate: f64,
+    pub(crate) variance: f64,
     seen: f64,
 }
 
@@ -248,16 +248,19 @@ impl Additive {
 }
 
 /// The change of the additive parts of an [`Estimate`] at one checkpoint.
+/// Crate-visible for [`watch`](crate::watch), which keeps a site's live
+/// samples as one running change.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Change {
-    samples: i64,
+pub(crate) struct Change {
+    pub(crate) samples: i64,
     unsized_samples: i64,
-    bytes: Additive,
+    pub(crate) bytes: Additive,
     objects: Additive,
 }
 
 impl Change {
-    fn of(estimate: &Estimate) -> Self {
+    /// The change of adding `estimate`'s samples.
+    pub(crate) fn of(estimate: &Estimate) -> Self {
         Self {
             samples: estimate.samples as i64,
             unsized_samples: estimate.unsized_samples as i64,
@@ -267,11 +270,27 @@ impl Change {
     }
 
     /// Adds `other` (`sign` 1) or takes it away (`sign` -1).
-    fn add(&mut self, other: &Self, sign: i64) {
+    pub(crate) fn add(&mut self, other: &Self, sign: i64) {
         self.samples += sign * other.samples;
         self.unsized_samples += sign * other.unsized_samples;
         self.bytes.add(&other.bytes, sign as f64);
         self.objects.add(&other.objects, sign as f64);
+    }
+
+    /// The estimate of the samples these running sums hold, with the
+    /// largest scales (bytes, objects) of those received: no samples (or a
+    /// count the rounding of differences left below one) is the empty
+    /// estimate, exactly 0 whatever residue the sums kept.
+    pub(crate) fn estimate(&self, largest_scale: (f64, f64)) -> Estimate {
+        if self.samples <= 0 {
+            return Estimate::new();
+        }
+        Estimate {
+            samples: self.samples as u64,
+            unsized_samples: self.unsized_samples.max(0) as u64,
+            bytes: self.bytes.sums(largest_scale.0),
+            objects: self.objects.sums(largest_scale.1),
+        }
     }
 }
 
@@ -457,16 +476,7 @@ impl LiveSeries {
                 {
                     running.add(change, 1);
                 }
-                if running.samples <= 0 {
-                    // Exactly empty, whatever residue the sums kept.
-                    return Estimate::new();
-                }
-                Estimate {
-                    samples: running.samples as u64,
-                    unsized_samples: running.unsized_samples.max(0) as u64,
-                    bytes: running.bytes.sums(self.largest_scale.0),
-                    objects: running.objects.sums(self.largest_scale.1),
-                }
+                running.estimate(self.largest_scale)
             })
             .collect()
     }

@@ -8,6 +8,9 @@
 //!   unbiased estimates of their variances and their 95% intervals.
 //! - [`growth`]: a group's estimated live bytes after each collection, kept as a
 //!   difference array, and the test of whether they grow (leak suspects).
+//! - [`watch`]: every site's live bytes after each collection, kept in
+//!   bounded memory while the program runs, and tested again and again for
+//!   growth: the leak suspects of an agent left on for days.
 //! - [`rate_limit`]: an adaptive sampling interval that bounds samples per second.
 //! - [`ring`]: a bounded multi-producer, single-consumer ring buffer of
 //!   variable-size records in which a full buffer makes producers wait: it never
@@ -33,3 +36,4 @@ pub mod rate_limit;
 pub mod ring;
 pub mod sampling;
 pub mod tracking;
+pub mod watch;

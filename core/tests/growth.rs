@@ -4,14 +4,8 @@
 //! model of HotSpot's sampler: of an hour, and of 30 seconds with few
 //! checkpoints.
 //!
-//! A simulated program is a set of allocation streams (object size, bytes
-//! per second, when it allocates, how long its objects live). Only the
-//! sampled objects are drawn: the distance to the next sample point
-//! (`SampleDistance`, the sampler's model) names the next sampled object of
-//! a stream directly, as `AllocationSampler` would find it object by object
-//! (checked below), so an hour of 10 MB/s costs its 70,000 samples, not its
-//! objects. Each stream is sampled as its own thread. An object's lifetime is
-//! drawn only when it is sampled: lifetimes are independent of sampling.
+//! The programs (`programs`) are sampled by the core's model of the
+//! sampler, only their sampled objects drawn.
 //!
 //! The programs are written for an hour. A recording of 30 s sees the same
 //! program 120 times faster (every rate 120 times higher, every time, from
@@ -25,14 +19,14 @@ use std::ops::Range;
 
 use heapsampler_core::estimate::Estimate;
 use heapsampler_core::growth::{Growth, GrowthTest, LiveSeries, NoVerdict};
-use heapsampler_core::sampling::{AllocationSampler, SampleDistance, bytes_weight};
+use heapsampler_core::sampling::{AllocationSampler, bytes_weight};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-const KIB: f64 = 1024.0;
-const MIB: f64 = 1024.0 * KIB;
-const INTERVAL: u64 = 512 * 1024;
-const HOUR: f64 = 3600.0;
+use crate::programs::{
+    Controller, HOUR, INTERVAL, KIB, Lifetime, MIB, Stream, Tracking, binomial_sd, sample_stream,
+    share,
+};
 
 /// A simulated recording: its length, and a checkpoint every `every`
 /// seconds from `every` on.
@@ -91,178 +85,6 @@ const FEWEST: Recording = Recording {
 
 /// Every recording the growth test's rates are measured on.
 const RECORDINGS: [Recording; 3] = [AN_HOUR, HALF_A_MINUTE, FEWEST];
-
-/// How long a stream's objects live, in seconds.
-#[derive(Debug, Clone, Copy)]
-enum Lifetime {
-    /// Exponential, of this mean.
-    Exponential(f64),
-    /// Never freed: a leak, or what a program keeps to its end.
-    Forever,
-    /// A cache entry: nothing is evicted before `plateau`; from then on each
-    /// entry lives an exponential time of mean `turnover` (random eviction
-    /// at the rate of insertion keeps the cache's size).
-    Cache { plateau: f64, turnover: f64 },
-    /// Freed `freed_after` seconds after the start of the batch (a
-    /// `period` of the stream's duty cycle) it was allocated in.
-    Batch { period: f64, freed_after: f64 },
-    /// Exactly this long: the live bytes at any time are known exactly.
-    Fixed(f64),
-}
-
-impl Lifetime {
-    /// The same lifetime, `speed` times shorter.
-    fn faster(self, speed: f64) -> Self {
-        match self {
-            Lifetime::Exponential(mean) => Lifetime::Exponential(mean / speed),
-            Lifetime::Fixed(length) => Lifetime::Fixed(length / speed),
-            Lifetime::Forever => Lifetime::Forever,
-            Lifetime::Cache { plateau, turnover } => Lifetime::Cache {
-                plateau: plateau / speed,
-                turnover: turnover / speed,
-            },
-            Lifetime::Batch {
-                period,
-                freed_after,
-            } => Lifetime::Batch {
-                period: period / speed,
-                freed_after: freed_after / speed,
-            },
-        }
-    }
-
-    fn death(self, allocated: f64, rng: &mut SmallRng) -> f64 {
-        let exponential = |mean: f64, rng: &mut SmallRng| -mean * (1.0 - rng.random::<f64>()).ln();
-        match self {
-            Lifetime::Exponential(mean) => allocated + exponential(mean, rng),
-            Lifetime::Fixed(length) => allocated + length,
-            Lifetime::Forever => f64::INFINITY,
-            Lifetime::Cache { plateau, turnover } => {
-                allocated.max(plateau) + exponential(turnover, rng)
-            }
-            Lifetime::Batch {
-                period,
-                freed_after,
-            } => (allocated / period).floor() * period + freed_after,
-        }
-    }
-}
-
-/// Objects of one size allocated at a steady rate from `from` to `to`
-/// seconds, during the first `active` seconds of each `period` when
-/// `duty` is set, by one site.
-#[derive(Debug, Clone, Copy)]
-struct Stream {
-    site: usize,
-    size: u64,
-    bytes_per_second: f64,
-    from: f64,
-    to: f64,
-    duty: Option<(f64, f64)>,
-    lifetime: Lifetime,
-}
-
-impl Stream {
-    fn steady(site: usize, size: u64, bytes_per_second: f64, lifetime: Lifetime) -> Self {
-        Stream {
-            site,
-            size,
-            bytes_per_second,
-            from: 0.0,
-            to: HOUR,
-            duty: None,
-            lifetime,
-        }
-    }
-
-    /// The same stream `speed` times faster: the same objects, allocated
-    /// and freed at times `speed` times smaller.
-    fn faster(self, speed: f64) -> Self {
-        Stream {
-            bytes_per_second: self.bytes_per_second * speed,
-            from: self.from / speed,
-            to: self.to / speed,
-            duty: self
-                .duty
-                .map(|(period, active)| (period / speed, active / speed)),
-            lifetime: self.lifetime.faster(speed),
-            ..self
-        }
-    }
-
-    /// The bytes the stream has allocated by `t` seconds.
-    fn bytes_by(&self, t: f64) -> f64 {
-        let span = t.clamp(self.from, self.to) - self.from;
-        let active = match self.duty {
-            None => span,
-            Some((period, on)) => {
-                let whole = (span / period).floor();
-                whole * on + (span - whole * period).min(on)
-            }
-        };
-        active * self.bytes_per_second
-    }
-
-    /// The seconds during which the stream allocates.
-    fn active_seconds(&self) -> f64 {
-        let span = self.to - self.from;
-        match self.duty {
-            None => span,
-            Some((period, active)) => {
-                let whole = (span / period).floor();
-                whole * active + (span - whole * period).min(active)
-            }
-        }
-    }
-
-    /// The time at which the stream has allocated `bytes`.
-    fn time_of(&self, bytes: f64) -> f64 {
-        let active = bytes / self.bytes_per_second;
-        match self.duty {
-            None => self.from + active,
-            Some((period, on)) => {
-                let cycles = (active / on).floor();
-                self.from + cycles * period + (active - cycles * on)
-            }
-        }
-    }
-}
-
-/// A sampled object: when it was allocated, when it died, its size and site.
-#[derive(Debug, Clone, Copy)]
-struct Sampled {
-    site: usize,
-    size: u64,
-    allocated: f64,
-    died: f64,
-}
-
-/// Samples the stream's objects: `emit` gets each sampled one.
-///
-/// With `D` the distance to the next sample point, counted from the start of
-/// the next object, the `j`-th object from there (0-based) is the one
-/// sampled when `D <= (j+1) size`, as `AllocationSampler::on_allocation`
-/// decides object by object: `j = ceil(D / size) - 1`.
-fn sample_stream(stream: &Stream, seed: u64, mut emit: impl FnMut(Sampled)) {
-    let mut distance = SampleDistance::new(INTERVAL, seed);
-    let mut lifetimes = SmallRng::seed_from_u64(seed ^ 0x5eed_11fe);
-    let objects = (stream.bytes_per_second * stream.active_seconds() / stream.size as f64) as u64;
-    let mut next = 0u64;
-    loop {
-        let index = next + distance.next_distance().div_ceil(stream.size) - 1;
-        if index >= objects {
-            return;
-        }
-        next = index + 1;
-        let allocated = stream.time_of((index * stream.size) as f64);
-        emit(Sampled {
-            site: stream.site,
-            size: stream.size,
-            allocated,
-            died: stream.lifetime.death(allocated, &mut lifetimes),
-        });
-    }
-}
 
 /// The checkpoints after which an object allocated at `allocated` and dead
 /// at `died` is live: from the first one after its allocation to the first
@@ -345,16 +167,6 @@ fn growths(
             .flat_map(|h| h.join().expect("a run panicked"))
             .collect()
     })
-}
-
-/// The share of `values` for which `f` holds.
-fn share<T>(values: &[T], f: impl Fn(&T) -> bool) -> f64 {
-    values.iter().filter(|v| f(v)).count() as f64 / values.len() as f64
-}
-
-/// The binomial standard deviation of a rate `p` measured over `n` runs.
-fn binomial_sd(p: f64, n: usize) -> f64 {
-    (p * (1.0 - p) / n as f64).sqrt()
 }
 
 #[test]
@@ -1097,127 +909,6 @@ const DOCUMENTED_SMALLEST_LEAKS: [(Recording, f64, f64); 3] = [
     (HALF_A_MINUTE, 20365.0, 136997.0),
     (FEWEST, 81459.0, 230400.0),
 ];
-
-// Thinned tracking: the liveness of only a share of the samples is tracked
-// (the agent's on generational ZGC), and each tracked one stands for the
-// samples not drawn, its weight over its tracking probability `q`: for the
-// estimator, a sample of inclusion probability `p q`.
-
-/// How a run's samples' liveness is tracked.
-#[derive(Debug, Clone, Copy)]
-enum Tracking {
-    /// Every sample's.
-    All,
-    /// Each sample's on a draw of its own, with this probability.
-    Share(f64),
-    /// With a probability `q` set per [`TRACKING_WINDOW`] from the samples
-    /// of the windows before it, for about `per_second` tracked a second,
-    /// as the agent's controller sets it: `q = min(1, R / E)`, `E` the
-    /// samples a second, moved a quarter of the way to each window's rate
-    /// and replaced by it when a window's count is three standard
-    /// deviations above what `E` expects; `q = 1` in the first window. The
-    /// program's own samples count, and those of `busy`, the rest of a busy
-    /// JVM (small objects, sampled as a Poisson count of its bytes over the
-    /// interval), whose liveness is not followed here.
-    Rate {
-        per_second: f64,
-        busy: Option<Stream>,
-    },
-}
-
-/// The window of [`Tracking::Rate`]'s controller, seconds of the run.
-const TRACKING_WINDOW: f64 = 1.0;
-
-impl Tracking {
-    /// The same tracking of a program `speed` times faster: the same, as
-    /// the rate aimed at is a second's of the run, and the rest of the JVM
-    /// allocates as it does (a program 120 times faster is a site of a JVM
-    /// that allocates that much more, not a JVM 120 times busier).
-    fn faster(self, _speed: f64) -> Self {
-        self
-    }
-}
-
-/// A Poisson count of mean `mean`: by multiplying uniforms below 30, else
-/// the normal approximation rounded (the controller's input only: its
-/// exact law does not matter, only that it is set from the past).
-fn poisson(mean: f64, rng: &mut SmallRng) -> u64 {
-    if mean < 30.0 {
-        let limit = (-mean).exp();
-        let (mut count, mut product) = (0, rng.random::<f64>());
-        while product > limit {
-            count += 1;
-            product *= rng.random::<f64>();
-        }
-        count
-    } else {
-        let (u, v): (f64, f64) = (rng.random(), rng.random());
-        let z = (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-        (mean + mean.sqrt() * z).round().max(0.0) as u64
-    }
-}
-
-/// The controller of [`Tracking::Rate`] (and a fixed share).
-struct Controller {
-    tracking: Tracking,
-    /// The probability in force.
-    q: f64,
-    /// Samples a second, once a window has ended.
-    estimate: Option<f64>,
-    /// The window's end, seconds.
-    window_end: f64,
-    /// The program's samples in the window so far.
-    count: u64,
-}
-
-impl Controller {
-    fn new(tracking: Tracking) -> Self {
-        let q = match tracking {
-            Tracking::Share(q) => q,
-            _ => 1.0,
-        };
-        Controller {
-            tracking,
-            q,
-            estimate: None,
-            window_end: TRACKING_WINDOW,
-            count: 0,
-        }
-    }
-
-    /// The probability of a sample taken at `t` seconds, after the samples
-    /// before it.
-    fn probability_at(&mut self, t: f64, rng: &mut SmallRng) -> f64 {
-        let Tracking::Rate { per_second, busy } = self.tracking else {
-            return self.q;
-        };
-        while t >= self.window_end {
-            let start = self.window_end - TRACKING_WINDOW;
-            let busy = busy.map_or(0, |b| {
-                let bytes = b.bytes_by(self.window_end) - b.bytes_by(start);
-                poisson(bytes / INTERVAL as f64, rng)
-            });
-            let count = (self.count + busy) as f64;
-            let rate = count / TRACKING_WINDOW;
-            let estimate = match self.estimate {
-                Some(e) if count <= e * TRACKING_WINDOW + 3.0 * (e * TRACKING_WINDOW).sqrt() => {
-                    e + 0.25 * (rate - e)
-                }
-                _ => rate,
-            };
-            self.estimate = Some(estimate);
-            self.q = if estimate > per_second {
-                per_second / estimate
-            } else {
-                1.0
-            };
-            self.count = 0;
-            self.window_end += TRACKING_WINDOW;
-        }
-        self.count += 1;
-        self.q
-    }
-}
 
 /// [`run`] with a share of the samples tracked: the samples of every
 /// stream in time order, each tracked on its own draw with the probability

@@ -7,6 +7,9 @@
 mod estimate;
 mod growth;
 mod liveness;
+mod programs;
 mod ring;
+mod service;
 mod statistics;
 mod tracking;
+mod watch;
