@@ -379,6 +379,15 @@ struct Types {
     class_loading: EventType,
 }
 
+/// A generational ZGC major collection, in recording ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MajorCollection {
+    /// When it began.
+    pub start: i64,
+    /// When it ended.
+    pub end: i64,
+}
+
 /// The events of the heap's context and what is needed to write them: the
 /// writer holds one ([`crate::writer::Writer`]).
 #[derive(Debug)]
@@ -412,9 +421,9 @@ pub struct HeapContext {
     /// Heap bytes in use after the collection that ended last, and when
     /// it ended (milliseconds since the JVM started).
     last_after: Option<(i64, u64)>,
-    /// When the generational ZGC major collections written since the last
-    /// [`HeapContext::take_major_collections`] began, in recording ticks.
-    majors: Vec<i64>,
+    /// The generational ZGC major collections written since the last
+    /// [`HeapContext::take_major_collections`].
+    majors: Vec<MajorCollection>,
 }
 
 impl HeapContext {
@@ -675,16 +684,21 @@ impl HeapContext {
         self.last_after.map(|(_, used)| used)
     }
 
+    /// The heap's maximum size in bytes (`MaxHeapSize`), 0 if not known.
+    pub fn max_heap(&self) -> u64 {
+        self.configuration.max_heap.max(0) as u64
+    }
+
     /// Collections of the recording not written: before the notifications
     /// began, or refused by a full queue (the collectors' ids tell).
     pub fn collections_missed(&self) -> u64 {
         self.missed
     }
 
-    /// When each generational ZGC major collection written since the last
-    /// call began, in recording ticks: the collections that clear what
-    /// weak handles point to there (its minor ones keep it).
-    pub fn take_major_collections(&mut self) -> Vec<i64> {
+    /// The generational ZGC major collections written since the last
+    /// call: the collections that clear what weak handles point to there
+    /// (its minor ones keep it).
+    pub fn take_major_collections(&mut self) -> Vec<MajorCollection> {
         std::mem::take(&mut self.majors)
     }
 
@@ -821,7 +835,10 @@ impl HeapContext {
         let start = self.ticks_of(recording, info.start_millis);
         let end = self.ticks_of(recording, info.end_millis);
         if kind == CollectorKind::Cycle(ZGC_MAJOR) {
-            self.majors.push(start.0);
+            self.majors.push(MajorCollection {
+                start: start.0,
+                end: end.0,
+            });
         }
         let tolerance = ticks_in(PAUSE_MATCH);
         let claimed: Vec<Pause> = match kind {

@@ -33,9 +33,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use heapsampler_core::liveness::TrackingDraw;
-use heapsampler_core::options::{LiveMax, LiveRate, LogLevel, MAX_INTERVAL, Mode, Options};
+use heapsampler_core::options::{
+    LiveMax, LiveRate, LogLevel, MAX_INTERVAL, Mode, Options, WatchAction,
+};
 use heapsampler_core::rate_limit::{RateLimiter, WINDOW};
-use heapsampler_core::ring::{CachePadded, Consumer, Producer, WaitOutcome};
+use heapsampler_core::ring::{CachePadded, Consumer, Producer, RingStats, WaitOutcome};
 use heapsampler_core::tracking::{
     self, AUTO_TRACKED_PER_SECOND, MAX_TRACKED_SINCE_MAJOR, TrackedSinceMajor, TrackingShare,
 };
@@ -44,6 +46,7 @@ use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
 use crate::environment::ShutdownRecord;
+use crate::heap::MajorCollection;
 use crate::record::Tracking;
 use crate::tracking::{self as plan, StartVm, TrackingPlan};
 use crate::writer::{self, Exhaustion, GcRecord, RecordingSettings, Statistics, Writer};
@@ -558,7 +561,10 @@ impl Session {
 
     /// What the recording was started with, as written at its start.
     fn settings(&self) -> RecordingSettings {
-        RecordingSettings::of(&self.options)
+        RecordingSettings {
+            majors_only: self.plan.majors_only,
+            ..RecordingSettings::of(&self.options)
+        }
     }
 }
 
@@ -587,19 +593,89 @@ const RATE_LIMIT_TICK: Duration = Duration::from_nanos((WINDOW.as_nanos() / 4) a
 /// its window.
 const TRACKING_TICK: Duration = Duration::from_nanos((tracking::WINDOW.as_nanos() / 4) as u64);
 
+/// The snapshots the watch took: how many, and when the last.
+#[derive(Debug, Default)]
+struct AutoDumps {
+    taken: u64,
+    last: Option<Instant>,
+}
+
+/// Says what the watch raised (at log level `info`), and takes a snapshot
+/// where the options ask for one (`on_leak=dump`, `on_peak=dump`), at most
+/// once per `auto_dump_every`: a snapshot skipped for that is said too.
+fn answer_watch<S: Sink>(
+    session: &Session,
+    writer: &mut Writer<S>,
+    vm: &mut impl SessionVm,
+    notices: &[writer::Notice],
+    ring: RingStats,
+    dumps: &mut AutoDumps,
+) -> Result<(), jfr_writer::Error> {
+    let options = &session.options;
+    let mut reason = None;
+    for notice in notices {
+        log(options, LogLevel::Info, notice);
+        let (action, why) = match notice {
+            writer::Notice::Leak { .. } => (Some(options.on_leak), "leak"),
+            writer::Notice::Peak { .. } => (options.on_peak, "peak"),
+        };
+        if action == Some(WatchAction::Dump) {
+            reason = reason.or(Some(why));
+        }
+    }
+    let Some(reason) = reason else {
+        return Ok(());
+    };
+    if let Some(last) = dumps
+        .last
+        .filter(|last| last.elapsed() < options.auto_dump_every)
+    {
+        log(
+            options,
+            LogLevel::Info,
+            format_args!(
+                "no snapshot for this {reason}: the last was {} s ago (auto_dump_every={} s)",
+                last.elapsed().as_secs(),
+                options.auto_dump_every.as_secs()
+            ),
+        );
+        return Ok(());
+    }
+    dumps.taken += 1;
+    dumps.last = Some(Instant::now());
+    let to = options.auto_dump_path(reason, dumps.taken);
+    // One flush makes the file hold every sample drained so far.
+    writer.heap_statistics(vm)?;
+    writer.flush(vm, session.statistics(), ring)?;
+    match writer.snapshot(vm, &to, false) {
+        Ok(_) => log(
+            options,
+            LogLevel::Info,
+            format_args!("wrote the snapshot {}", to.display()),
+        ),
+        // The recording goes on: a snapshot that could not be written is
+        // said, not fatal.
+        Err(error) => say(format_args!(
+            "writing the snapshot {} failed: {error}",
+            to.display()
+        )),
+    }
+    Ok(())
+}
+
 /// Moves the cap on samples tracked to the major collections that ended
 /// since the last call: [`MAX_TRACKED_SINCE_MAJOR`] more than were tracked
 /// when the last of them began. Says (at log level debug) when the cap
 /// holds, once for each limit (`said`: the last said).
-fn lift_cap<S: Sink>(
+fn lift_cap(
     session: &Session,
-    writer: &mut Writer<S>,
+    majors: &[MajorCollection],
     since: &mut TrackedSinceMajor,
     said: &mut u64,
 ) {
     let before = since.limit();
-    for started in writer.take_major_collections() {
-        since.major_ended(started);
+    for major in majors {
+        since.major_ended(major.start);
     }
     let limit = since.limit();
     if limit != before {
@@ -686,6 +762,7 @@ fn write_recording<S: Sink>(
     let mut since_major = session.plan.capped.then(TrackedSinceMajor::new);
     let mut cap_said = 0;
     let mut old_objects_at_exhaustion: Option<Instant> = None;
+    let mut auto_dumps = AutoDumps::default();
     // `None` once asked to stop, or without a duration.
     let mut deadline = options.duration.map(|duration| Instant::now() + duration);
     loop {
@@ -750,6 +827,13 @@ fn write_recording<S: Sink>(
             return Err(error);
         }
         write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
+        let majors = writer.take_major_collections();
+        let notices = writer.watch(vm, &majors)?;
+        if !notices.is_empty() {
+            let ring = consumer.stats();
+            answer_watch(session, &mut writer, vm, &notices, ring, &mut auto_dumps)?;
+            next_flush = Instant::now() + options.flush;
+        }
         // After the collections: the JVM collected before it gave up, and
         // the old objects are what that collection left.
         let exhaustions = session.take_exhaustions();
@@ -796,7 +880,7 @@ fn write_recording<S: Sink>(
             next_flush = Instant::now() + options.flush;
         }
         if let Some(since) = since_major.as_mut() {
-            lift_cap(session, &mut writer, since, &mut cap_said);
+            lift_cap(session, &majors, since, &mut cap_said);
         }
         if deadline.is_some_and(|end| Instant::now() >= end) {
             deadline = None;
@@ -925,17 +1009,23 @@ fn write_collections<S: Sink>(
 pub fn tracking_plan(options: &Options, vm: &mut impl StartVm) -> TrackingPlan {
     let live_max = live_max(options, |flag| vm.vm_flag(flag));
     let every = TrackingPlan::every_sample(live_max);
-    if !options.live || options.live_rate == LiveRate::All {
+    // The watch needs to know which collections free, whatever is tracked.
+    if !options.live || (options.live_rate == LiveRate::All && !options.watches()) {
         return every;
     }
     let (generational_zgc, disagreement) = plan::generational_zgc(vm);
     if let Some(disagreement) = disagreement {
         log(options, LogLevel::Info, disagreement);
     }
+    let every = TrackingPlan {
+        majors_only: generational_zgc,
+        ..every
+    };
     let per_second = match options.live_rate {
         LiveRate::PerSecond(rate) => rate,
         LiveRate::Auto if generational_zgc => AUTO_TRACKED_PER_SECOND,
-        LiveRate::Auto | LiveRate::All => {
+        LiveRate::All => return every,
+        LiveRate::Auto => {
             log(
                 options,
                 LogLevel::Debug,
@@ -968,6 +1058,7 @@ pub fn tracking_plan(options: &Options, vm: &mut impl StartVm) -> TrackingPlan {
         live_max,
         per_second: Some(per_second),
         capped: generational_zgc,
+        majors_only: generational_zgc,
     }
 }
 

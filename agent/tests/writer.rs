@@ -9,8 +9,8 @@ use std::path::Path;
 
 use heapsampler_agent::environment::{EnvironmentVm, VmFlag};
 use heapsampler_agent::heap::{
-    ClassLoading, Collectors, GcInfo, HeapUsage, HeapVm, JvmInfo, Metaspace, NotifiedCollection,
-    SpaceUsage,
+    ClassLoading, Collectors, GcInfo, HeapUsage, HeapVm, JvmInfo, MajorCollection, Metaspace,
+    NotifiedCollection, SpaceUsage,
 };
 use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord, Tracking};
 use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath, RootsVm};
@@ -1530,7 +1530,10 @@ fn generational_zgc_majors_are_told_by_their_start() {
     .to_vec();
     jvm.last = vec![None; 4];
     let epoch = |millis: i64| (jvm.jvm.start_millis + millis) * 1_000_000;
-    let major_start = writer.clock().ticks_at_epoch_nanos(epoch(2_100)).0;
+    let major = MajorCollection {
+        start: writer.clock().ticks_at_epoch_nanos(epoch(2_100)).0,
+        end: writer.clock().ticks_at_epoch_nanos(epoch(2_400)).0,
+    };
     let mut vm = FakeVm {
         management: Some(jvm),
         ..FakeVm::default()
@@ -1559,10 +1562,10 @@ fn generational_zgc_majors_are_told_by_their_start() {
         ),
     ];
     writer.poll_collections(&mut vm).unwrap();
-    assert_eq!(writer.take_major_collections(), [major_start]);
+    assert_eq!(writer.take_major_collections(), [major]);
     assert_eq!(
         writer.take_major_collections(),
-        [] as [i64; 0],
+        [] as [MajorCollection; 0],
         "taken once"
     );
     finish(writer, &mut vm, 0);
@@ -2053,4 +2056,275 @@ fn a_jvm_that_cannot_count_threads_bytes_gets_no_statistics_and_says_so_once() {
         "jdk.ThreadAllocationStatistics",
     );
     assert!(declared.iter().any(|line| line.trim() == "long allocated;"));
+}
+
+/// Drives a writer as the session's loop does under G1 for `seconds`
+/// simulated seconds: each second one sample of the leaking site (method
+/// 1, `byte[]`) that stays live and one of a steady site (method 2,
+/// `String`) freed by the next collection, then a collection, then the
+/// watch's checkpoint; the leak starts at `leak_from`. Returns the
+/// notices, by second.
+fn watch_g1(
+    writer: &mut Writer<jfr_writer::FileSink>,
+    vm: &mut FakeVm,
+    seconds: i64,
+    leak_from: i64,
+) -> Vec<(i64, heapsampler_agent::writer::Notice)> {
+    const SECOND: i64 = 1_000_000_000;
+    let t0 = writer.clock().now().0;
+    let mut notices = Vec::new();
+    let mut handle = 1000;
+    for second in 1..=seconds {
+        let at = t0 + second * SECOND;
+        if second >= leak_from {
+            handle += 1;
+            writer
+                .sample(vm, &record(1, at, 100, 1024, handle, false, &[(1, 0)]))
+                .unwrap();
+        }
+        handle += 1;
+        writer
+            .sample(vm, &record(1, at, 101, 24, handle, false, &[(2, 0)]))
+            .unwrap();
+        // The previous second's steady sample is freed by this collection.
+        vm.collected.insert(handle - 2);
+        let gc = GcRecord {
+            id: second as u64,
+            start: at + SECOND / 2,
+            end: at + SECOND / 2 + 1_000_000,
+        };
+        writer.garbage_collection(vm, gc).unwrap();
+        for notice in writer.watch(vm, &[]).unwrap() {
+            notices.push((second, notice));
+        }
+    }
+    notices
+}
+
+fn watched_vm() -> FakeVm {
+    let mut vm = FakeVm::default();
+    vm.methods
+        .insert(1, method("LCache;", "put", "(I)V", &[(0, 42)], false));
+    vm.methods
+        .insert(2, method("LSession;", "open", "()V", &[(0, 7)], false));
+    vm.classes.insert(100, class("[B"));
+    vm.classes.insert(101, class("Ljava/lang/String;"));
+    vm
+}
+
+/// A site that keeps one more 1 KiB array sampled at 512k live each second
+/// from second 60 (500 KiB/s) is raised once, with its stack, its class
+/// and a growth interval that holds its rate; the steady site beside it is
+/// not; the line the agent says names the class and the rate.
+#[test]
+fn the_watch_raises_a_growing_site_once_with_its_stack_and_class() {
+    let dir = support::temp_dir("agent_writer_watch");
+    let path = dir.join("watch.jfr");
+    let mut vm = watched_vm();
+    let mut writer = new_writer(&path, &settings(&path));
+    let notices = watch_g1(&mut writer, &mut vm, 240, 60);
+    assert_eq!(notices.len(), 1, "{notices:#?}");
+    let (second, notice) = &notices[0];
+    let heapsampler_agent::writer::Notice::Leak { class, suspect, .. } = notice else {
+        panic!("{notice:?}");
+    };
+    assert!(
+        (61..=150).contains(second),
+        "raised at {second} s, the leak from 60 s"
+    );
+    assert_eq!(class.as_deref(), Some("byte[]"));
+    // The growth is over the window judged, which may start before the
+    // leak: the rate times the share of the window it leaked (its samples
+    // entered at the collections half a second after each).
+    let rate = bytes_weight(1024, 512 * 1024);
+    let window = suspect.raised_at - suspect.window_start;
+    let leaked = suspect.raised_at - suspect.window_start.max(59.5);
+    let expected = rate * leaked / window;
+    assert!(
+        (suspect.growth.estimate - expected).abs() < rate / window,
+        "{suspect:?} vs {expected}"
+    );
+    assert!(suspect.growth.contains(rate * 0.5), "{suspect:?}");
+    let line = notice.to_string();
+    assert!(
+        line.starts_with("leak suspect: a site of byte[] grows "),
+        "{line}"
+    );
+    assert_eq!(writer.watched_sites(), 2);
+    finish(writer, &mut vm, 0);
+
+    let suspects = support::dump_types(&path, &["heapsampler.LeakSuspect"]);
+    assert_eq!(suspects.len(), 1, "{suspects:#?}");
+    let event = &suspects[0];
+    let stack = support::dump_value(event, "stackTrace");
+    assert!(stack.contains("Cache.put(I)V:42"), "{event}");
+    assert!(event.contains(" objectClass=class([B,"), "{event}");
+    assert_eq!(support::dump_value(event, "otherSites"), "false");
+    let samples: i64 = support::dump_value(event, "liveSamples").parse().unwrap();
+    assert!(
+        (36..=100).contains(&samples),
+        "the leak's samples that entered: {event}"
+    );
+}
+
+/// Without a leak the watch raises nothing, and with `watch=false` it
+/// writes no event of its own.
+#[test]
+fn the_watch_raises_nothing_without_a_leak_and_is_off_when_told() {
+    let dir = support::temp_dir("agent_writer_watch_none");
+    for (name, watch, leak_from) in [("steady.jfr", true, i64::MAX), ("off.jfr", false, 60)] {
+        let path = dir.join(name);
+        let mut vm = watched_vm();
+        let settings = RecordingSettings {
+            watch,
+            ..settings(&path)
+        };
+        let mut writer = new_writer(&path, &settings);
+        let notices = watch_g1(&mut writer, &mut vm, 240, leak_from);
+        assert!(notices.is_empty(), "{name}: {notices:#?}");
+        finish(writer, &mut vm, 0);
+        assert!(
+            support::dump_types(&path, &["heapsampler.LeakSuspect"]).is_empty(),
+            "{name}"
+        );
+    }
+}
+
+/// Under generational ZGC only major collections free: the young ones
+/// enter nothing (a young collection keeps what a weak handle points to,
+/// garbage included); a major enters what it found live, allocated before
+/// it began. A sample freed before any major never enters, so its leave
+/// counts nowhere, and a leak is raised from the majors alone.
+#[test]
+fn under_generational_zgc_only_major_collections_enter_samples() {
+    const SECOND: i64 = 1_000_000_000;
+    let dir = support::temp_dir("agent_writer_watch_zgc");
+    let path = dir.join("zgc.jfr");
+    let mut vm = watched_vm();
+    let settings = RecordingSettings {
+        majors_only: true,
+        ..settings(&path)
+    };
+    let mut writer = new_writer(&path, &settings);
+    let t0 = writer.clock().now().0;
+    let mut raised = Vec::new();
+    let mut handle = 1000;
+    for second in 1..=300 {
+        let at = t0 + second * SECOND;
+        handle += 1;
+        writer
+            .sample(&mut vm, &record(1, at, 100, 1024, handle, false, &[(1, 0)]))
+            .unwrap();
+        // Garbage of the steady site, freed within the second.
+        handle += 1;
+        writer
+            .sample(&mut vm, &record(1, at, 101, 24, handle, false, &[(2, 0)]))
+            .unwrap();
+        vm.collected.insert(handle);
+        let young = GcRecord {
+            id: second as u64,
+            start: at + SECOND / 2,
+            end: at + SECOND / 2 + 1_000_000,
+        };
+        writer.garbage_collection(&mut vm, young).unwrap();
+        // A young collection alone: no checkpoint.
+        assert!(writer.watch(&mut vm, &[]).unwrap().is_empty());
+        if second % 5 == 0 {
+            let major = MajorCollection {
+                start: at + SECOND / 2,
+                end: at + SECOND * 3 / 4,
+            };
+            for notice in writer.watch(&mut vm, &[major]).unwrap() {
+                raised.push((second, notice));
+            }
+        }
+    }
+    assert_eq!(raised.len(), 1, "{raised:#?}");
+    let (second, heapsampler_agent::writer::Notice::Leak { class, .. }) = &raised[0] else {
+        panic!("{raised:?}");
+    };
+    assert!((30..=200).contains(second), "raised at {second} s");
+    assert_eq!(class.as_deref(), Some("byte[]"));
+    assert_eq!(
+        writer.watched_sites(),
+        1,
+        "the garbage's site never entered"
+    );
+    finish(writer, &mut vm, 0);
+}
+
+/// With a peak share, a heap after a collection past it and above every
+/// peak before writes `heapsampler.HeapPeak` and the live set by site; a
+/// lower one does not.
+#[test]
+fn a_new_heap_peak_past_the_share_writes_the_live_set_by_site() {
+    const SECOND: i64 = 1_000_000_000;
+    let dir = support::temp_dir("agent_writer_peak");
+    let path = dir.join("peak.jfr");
+    let settings = RecordingSettings {
+        peak_share: Some(0.5),
+        ..settings(&path)
+    };
+    let mut writer = new_writer(&path, &settings);
+    let mut vm = watched_vm();
+    vm.management = Some(g1(&writer, 1_000));
+    writer.begin_heap_context(&mut vm).unwrap();
+    let t0 = writer.clock().now().0;
+    let origin_millis = 1_000 + t0 / 1_000_000;
+    let mut peaks = Vec::new();
+    // The heap after each collection, MiB of the 1 GiB maximum: below the
+    // share, past it, lower, higher.
+    for (second, left) in [(1_i64, 300_u64), (2, 600), (3, 550), (4, 700)] {
+        let at = t0 + second * SECOND;
+        writer
+            .sample(
+                &mut vm,
+                &record(1, at, 100, 1024, 10 + second as u64, false, &[(1, 0)]),
+            )
+            .unwrap();
+        let gc = GcRecord {
+            id: second as u64,
+            start: at + SECOND / 2,
+            end: at + SECOND / 2 + 1_000_000,
+        };
+        writer.garbage_collection(&mut vm, gc).unwrap();
+        let millis = origin_millis + second * 1_000 + 500;
+        vm.management.as_mut().unwrap().notified = vec![notified(
+            "G1 Young Generation",
+            "G1 Evacuation Pause",
+            collection(second as u64, millis, millis + 1, left + 100, left),
+        )];
+        writer.poll_collections(&mut vm).unwrap();
+        for notice in writer.watch(&mut vm, &[]).unwrap() {
+            peaks.push((second, notice));
+        }
+    }
+    let seconds: Vec<i64> = peaks.iter().map(|(second, _)| *second).collect();
+    assert_eq!(seconds, [2, 4], "{peaks:#?}");
+    assert_eq!(
+        peaks[1].1,
+        heapsampler_agent::writer::Notice::Peak {
+            used: 700 << 20,
+            max: 1 << 30
+        }
+    );
+    finish(writer, &mut vm, 0);
+    let events = support::dump_types(&path, &["heapsampler.HeapPeak", "heapsampler.PeakLiveSite"]);
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "heapsampler.HeapPeak",
+            "heapsampler.PeakLiveSite",
+            "heapsampler.HeapPeak",
+            "heapsampler.PeakLiveSite"
+        ],
+        "{events:#?}"
+    );
+    // At the second peak, each second's sample has entered.
+    assert_eq!(support::dump_value(&events[3], "liveSamples"), "4");
+    assert!(support::dump_value(&events[3], "stackTrace").contains("Cache.put"));
 }

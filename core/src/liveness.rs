@@ -180,6 +180,12 @@ impl<H> LivenessTable<H> {
         self.objects.iter()
     }
 
+    /// The objects tracked now, in the order they were tracked, to update
+    /// what their handles hold (not which objects are tracked).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut TrackedObject<H>> {
+        self.objects.iter_mut()
+    }
+
     /// How many objects are tracked.
     pub fn len(&self) -> usize {
         self.objects.len()

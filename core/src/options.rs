@@ -67,6 +67,17 @@ pub enum LiveRate {
     PerSecond(f64),
 }
 
+/// What the agent does beyond writing its event when its watch raises a
+/// leak suspect or sees a new heap peak (`on_leak=`, `on_peak=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchAction {
+    /// The event, and one line on stderr (at `log=info` or more).
+    Log,
+    /// That, and a snapshot of the recording ([`Options::auto_dump`]), at
+    /// most once per [`Options::auto_dump_every`].
+    Dump,
+}
+
 /// The parsed options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -138,6 +149,27 @@ pub struct Options {
     /// They may hold secrets: Mission Control's PasswordsInEnvironment
     /// rule reads them, and so does anyone the file is given to.
     pub environment: bool,
+    /// Whether the agent watches each allocation site's live bytes while
+    /// the program runs and raises leak suspects (`watch=`): with `live`
+    /// only, for it follows the tracked samples.
+    pub watch: bool,
+    /// What a leak suspect makes the agent do beyond its
+    /// `heapsampler.LeakSuspect` event (`on_leak=`).
+    pub on_leak: WatchAction,
+    /// At a new heap peak past [`Options::peak_share`] of the heap's
+    /// maximum, what the agent does beyond its `heapsampler.HeapPeak` event
+    /// (`on_peak=`); `None`: it does not watch the heap's peaks.
+    pub on_peak: Option<WatchAction>,
+    /// The share of the heap's maximum a peak must pass (`peak_share=`),
+    /// from 0 to 1.
+    pub peak_share: f64,
+    /// Where the snapshots the watch takes go (`auto_dump=`): `%e` in it
+    /// is `leak` or `peak`, `%n` the snapshot's number; `None`: beside the
+    /// recording ([`Options::auto_dump_path`]).
+    pub auto_dump: Option<PathBuf>,
+    /// The least time between two snapshots the watch takes
+    /// (`auto_dump_every=`).
+    pub auto_dump_every: Duration,
     /// Take `file` only if no file has its name; if one has (another JVM of
     /// the same command took it), record to [`with_process_id`]'s name
     /// instead (`exclusive=`; `heapsampler record` sets it, so that each
@@ -233,6 +265,40 @@ impl Options {
             collect: None,
             environment: true,
             exclusive: false,
+            watch: true,
+            on_leak: WatchAction::Log,
+            on_peak: None,
+            peak_share: 0.9,
+            auto_dump: None,
+            auto_dump_every: Duration::from_secs(600),
+        }
+    }
+
+    /// Whether the watch runs: `watch=true` and `live=true`.
+    pub fn watches(&self) -> bool {
+        self.watch && self.live
+    }
+
+    /// The file of the watch's `number`th snapshot (from 1), taken for
+    /// `reason` (`leak`, `peak`): `auto_dump=` with `%e` and `%n` replaced,
+    /// or by default the recording's file with `-REASON-NUMBER` before its
+    /// extension (`alloc.jfr` -> `alloc-leak-1.jfr`).
+    pub fn auto_dump_path(&self, reason: &str, number: u64) -> PathBuf {
+        match &self.auto_dump {
+            Some(pattern) => PathBuf::from(
+                pattern
+                    .to_string_lossy()
+                    .replace(REASON, reason)
+                    .replace(NUMBER, &number.to_string()),
+            ),
+            None => {
+                // A snapshot is a plain recording, whatever the file.
+                let plain = match self.file.to_string_lossy().strip_suffix(".zst") {
+                    Some(plain) => PathBuf::from(plain),
+                    None => self.file.clone(),
+                };
+                with_process_id(&plain, &format!("{reason}-{number}"))
+            }
         }
     }
 
@@ -247,6 +313,8 @@ impl Options {
     /// Parses the agent's option string (`None` or empty: all defaults).
     pub fn parse(text: Option<&str>, pid: u32) -> Result<Self, OptionError> {
         let mut options = Self::defaults(pid);
+        // Whether an option of the watch was given: it needs liveness.
+        let mut watch_given = false;
         let text = text.unwrap_or("").trim();
         if text.is_empty() {
             return Ok(options);
@@ -421,6 +489,43 @@ impl Options {
                 name::COLLECT => {
                     options.collect = Some(parse_bool(need(COLLECT)?).ok_or_else(|| bad(COLLECT))?)
                 }
+                name::WATCH => {
+                    options.watch = parse_bool(need(WATCH)?).ok_or_else(|| bad(WATCH))?;
+                    watch_given = true;
+                }
+                name::ON_LEAK => {
+                    options.on_leak = match need(ON_LEAK)? {
+                        "log" => WatchAction::Log,
+                        "dump" => WatchAction::Dump,
+                        _ => return Err(bad(ON_LEAK)),
+                    };
+                    watch_given = true;
+                }
+                name::ON_PEAK => {
+                    options.on_peak = match need(ON_PEAK)? {
+                        "off" => None,
+                        "log" => Some(WatchAction::Log),
+                        "dump" => Some(WatchAction::Dump),
+                        _ => return Err(bad(ON_PEAK)),
+                    };
+                    watch_given |= options.on_peak.is_some();
+                }
+                name::PEAK_SHARE => {
+                    options.peak_share = need(PEAK_SHARE)?
+                        .strip_suffix('%')
+                        .and_then(|percent| percent.parse::<f64>().ok())
+                        .filter(|percent| (1.0..=100.0).contains(percent))
+                        .map(|percent| percent / 100.0)
+                        .ok_or_else(|| bad(PEAK_SHARE))?
+                }
+                name::AUTO_DUMP => options.auto_dump = Some(PathBuf::from(need(AUTO_DUMP)?)),
+                name::AUTO_DUMP_EVERY => {
+                    options.auto_dump_every = parse_duration(need(AUTO_DUMP_EVERY)?)
+                        .filter(|d| {
+                            *d >= Duration::from_secs(1) && *d <= Duration::from_secs(86400)
+                        })
+                        .ok_or_else(|| bad(AUTO_DUMP_EVERY))?
+                }
                 name::STOP if value.is_none() => options.stop = true,
                 name::STOP => return Err(bad("stop takes no value")),
                 _ => {
@@ -439,6 +544,13 @@ impl Options {
                 ),
             });
         }
+        if watch_given && options.watch && !options.live {
+            return Err(OptionError::Conflict {
+                message: "the watch (watch, on_leak, on_peak) follows the tracked samples: it \
+                          needs live=true"
+                    .to_owned(),
+            });
+        }
         if options.dump.is_some() && options.stop {
             return Err(OptionError::Conflict {
                 message: "dump and stop cannot be given together".to_owned(),
@@ -447,6 +559,21 @@ impl Options {
         Ok(options)
     }
 }
+
+/// What `auto_dump=` replaces with why the snapshot was taken: `leak` or
+/// `peak`.
+pub const REASON: &str = "%e";
+/// What `auto_dump=` replaces with the snapshot's number, from 1.
+pub const NUMBER: &str = "%n";
+
+const WATCH: &str = "true (watch each allocation site's live bytes while the program runs, and raise leak suspects) or false";
+const ON_LEAK: &str = "log (a heapsampler.LeakSuspect event and a line on stderr) or dump (that, and a snapshot: auto_dump)";
+const ON_PEAK: &str = "off, log (at a new heap peak past peak_share of the heap's maximum, a heapsampler.HeapPeak event with the live set by site, and a line on stderr) or dump (that, and a snapshot: auto_dump)";
+const PEAK_SHARE: &str = "a share of the heap's maximum from 1% to 100%, such as 90%";
+const AUTO_DUMP_EVERY: &str =
+    "a duration from 1s to 24h, such as 10m: the least time between two snapshots the watch takes";
+const AUTO_DUMP: &str =
+    "a file path such as /var/tmp/app-%e-%n.jfr (%e: leak or peak, %n: the snapshot's number)";
 
 /// The smallest `maxsize=`: chunks are an eighth of it, and each carries its
 /// own metadata and constants (tens of KiB), so smaller chunks would hold
@@ -531,10 +658,16 @@ pub mod name {
     pub const STOP: &str = "stop";
     pub const ENVIRONMENT: &str = "environment";
     pub const EXCLUSIVE: &str = "exclusive";
+    pub const WATCH: &str = "watch";
+    pub const ON_LEAK: &str = "on_leak";
+    pub const ON_PEAK: &str = "on_peak";
+    pub const PEAK_SHARE: &str = "peak_share";
+    pub const AUTO_DUMP: &str = "auto_dump";
+    pub const AUTO_DUMP_EVERY: &str = "auto_dump_every";
 }
 
 /// All the option names, for the message about an unknown one.
-pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, live_rate, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment, exclusive";
+pub const OPTION_NAMES: &str = "file, interval, depth, live, live_max, live_rate, hidden, old_objects, mode, flush, rate, threads, log, ring, maxsize, maxage, stop, dump, collect, duration, roots, roots_depth, roots_time, chunk_size, chunk_age, environment, exclusive, watch, on_leak, on_peak, peak_share, auto_dump, auto_dump_every";
 
 /// A bad option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -631,6 +764,12 @@ mod tests {
         assert_eq!(options.collect, None);
         assert!(options.environment);
         assert!(!options.exclusive);
+        assert!(options.watch);
+        assert_eq!(options.on_leak, WatchAction::Log);
+        assert_eq!(options.on_peak, None);
+        assert_eq!(options.peak_share, 0.9);
+        assert_eq!(options.auto_dump, None);
+        assert_eq!(options.auto_dump_every, Duration::from_secs(600));
         assert_eq!(parse("").unwrap(), options);
         assert_eq!(parse("live=true,,").unwrap(), options);
     }
@@ -696,6 +835,52 @@ mod tests {
         assert!(!parse("environment=false").unwrap().environment);
         assert!(parse("environment=true").unwrap().environment);
         assert!(parse("environment=maybe").is_err());
+    }
+
+    #[test]
+    fn the_watch_options_parse_and_need_liveness() {
+        let options = parse("on_leak=dump,on_peak=log,peak_share=75%,auto_dump_every=30s").unwrap();
+        assert_eq!(options.on_leak, WatchAction::Dump);
+        assert_eq!(options.on_peak, Some(WatchAction::Log));
+        assert_eq!(options.peak_share, 0.75);
+        assert_eq!(options.auto_dump_every, Duration::from_secs(30));
+        assert!(options.watches());
+        assert_eq!(parse("on_peak=off").unwrap().on_peak, None);
+        for bad in [
+            "on_leak=page",
+            "on_peak=90%",
+            "peak_share=0.9",
+            "peak_share=0%",
+            "peak_share=101%",
+            "auto_dump_every=0s",
+            "watch=maybe",
+        ] {
+            assert!(
+                matches!(parse(bad), Err(OptionError::Invalid { .. })),
+                "{bad}"
+            );
+        }
+        // Without liveness the watch is off, and asking for it is an error.
+        assert!(!parse("live=false").unwrap().watches());
+        assert!(parse("live=false,watch=false").is_ok());
+        for conflict in ["live=false,on_leak=dump", "on_peak=log,live=false"] {
+            let error = parse(conflict).unwrap_err().to_string();
+            assert!(error.contains("needs live=true"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_watchs_snapshots_go_beside_the_recording_unless_told() {
+        let options = parse("file=/tmp/run.jfr.zst").unwrap();
+        assert_eq!(
+            options.auto_dump_path("leak", 1),
+            PathBuf::from("/tmp/run-leak-1.jfr")
+        );
+        let options = parse("file=run.jfr,auto_dump=/var/tmp/%e/app-%n.jfr").unwrap();
+        assert_eq!(
+            options.auto_dump_path("peak", 12),
+            PathBuf::from("/var/tmp/peak/app-12.jfr")
+        );
     }
 
     #[test]

@@ -750,6 +750,16 @@ impl Watch {
         Some(series.live.estimate(series.largest_scale))
     }
 
+    /// Every group and its live bytes now: the sites followed on their own
+    /// (in no particular order), then the rest.
+    pub fn groups(&self) -> impl Iterator<Item = (Group, Estimate)> + '_ {
+        self.sites
+            .iter()
+            .map(|site| (Group::Site(site.id), &site.series))
+            .chain(std::iter::once((Group::Rest, &self.rest)))
+            .map(|(group, series)| (group, series.live.estimate(series.largest_scale)))
+    }
+
     /// The sites followed on their own: at most [`MAX_SITES`].
     pub fn sites(&self) -> usize {
         self.sites.len()

@@ -29,7 +29,12 @@ pub(super) struct Tracked {
     pub(super) handle: u64,
     /// The probability with which its liveness was to be tracked: 0 if
     /// unknown.
-    probability: f64,
+    pub(super) probability: f64,
+    /// Its allocation site, for the watch (`watch::site_of`).
+    pub(super) site: u64,
+    /// Whether it entered its site in the watch: found live by a freeing
+    /// collection.
+    pub(super) entered: bool,
     pub(super) thread: ThreadRef,
     /// The receipt of its stack's mark for the sample's event: its
     /// lifetime's event in the same chunk writes the stack without a
@@ -105,15 +110,22 @@ impl Liveness {
         self.table.iter()
     }
 
+    /// The table of the objects tracked now, for the watch to mark those
+    /// that entered it.
+    pub(super) fn table_mut(&mut self) -> &mut LivenessTable<Tracked> {
+        &mut self.table
+    }
+
     /// Tracks the object of sample `record`, written with `weight` on
-    /// `thread` at `stack`, of `class`; or, if it is not to be tracked,
-    /// writes its `ObjectLifetime` now.
+    /// `thread` at `stack`, of `class`, allocated at `site`; or, if it is
+    /// not to be tracked, writes its `ObjectLifetime` now.
     pub(super) fn sample<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
         record: &SampleHeader,
         weight: i64,
         (thread, stack, class): (ThreadRef, Marked<StackTraceRef>, PooledClass),
+        site: u64,
     ) -> Result<(), jfr_writer::Error> {
         if !self.live {
             return Ok(());
@@ -131,6 +143,8 @@ impl Liveness {
             handle: Tracked {
                 handle: record.liveness_handle,
                 probability,
+                site,
+                entered: false,
                 thread,
                 stack,
                 class,
@@ -162,6 +176,11 @@ impl Liveness {
         )
     }
 
+    /// The collections counted so far.
+    pub(super) fn collections(&self) -> u64 {
+        self.gc_count
+    }
+
     /// Counts a finished collection.
     pub(super) fn collection(&mut self, gc: &GcRecord) {
         self.gc_count = self.gc_count.max(gc.id);
@@ -169,13 +188,15 @@ impl Liveness {
     }
 
     /// Writes the lifetime of each tracked object that collection `gc_id`
-    /// (or one before it) freed, found so at `at`.
+    /// (or one before it) freed, found so at `at`, and hands it to
+    /// `freed`.
     pub(super) fn sweep<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
         vm: &mut impl Vm,
         gc_id: u64,
         at: i64,
+        mut freed: impl FnMut(&TrackedObject<Tracked>),
     ) -> Result<(), jfr_writer::Error> {
         let mut written = Ok(());
         let object_lifetime = &self.object_lifetime;
@@ -193,6 +214,7 @@ impl Liveness {
                 collected
             },
             |dead| {
+                freed(&dead.object);
                 if written.is_ok() {
                     let fate = Fate::Freed {
                         gcs_survived: dead.gcs_survived,
@@ -214,9 +236,10 @@ impl Liveness {
         recording: &mut Recording<S>,
         vm: &mut impl Vm,
         at: i64,
+        freed: impl FnMut(&TrackedObject<Tracked>),
     ) -> Result<(), jfr_writer::Error> {
         if self.gc_count > 0 {
-            self.sweep(recording, vm, self.gc_count, at)?;
+            self.sweep(recording, vm, self.gc_count, at, freed)?;
         }
         Ok(())
     }

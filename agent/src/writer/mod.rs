@@ -39,6 +39,8 @@
 //!   the renaming of earlier chunk ends' ones.
 //! - `context`: the settings, the heap's context, the environment and the
 //!   threads' allocated bytes.
+//! - `watch`: each site's live bytes after each freeing collection, the
+//!   leak suspects raised from them and the heap's peaks.
 //!
 //! The parts use `pools` and none uses [`Writer`]; each takes the
 //! recording as an argument.
@@ -47,6 +49,7 @@ mod context;
 mod liveness;
 mod old_objects;
 mod pools;
+mod watch;
 
 use heapsampler_core::liveness::TrackedObject;
 use heapsampler_core::ring::RingStats;
@@ -57,7 +60,7 @@ use jfr_writer::events::{
 use jfr_writer::{EventType, PoolSizes, Recording, Sink, Ticks};
 
 use crate::environment::{EnvironmentVm, ShutdownRecord};
-use crate::heap::{HeapVm, Pause};
+use crate::heap::{HeapVm, MajorCollection, Pause};
 use crate::record::SampleView;
 use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::threads::ThreadsVm;
@@ -66,6 +69,8 @@ use heapsampler_core::options::{LiveMax, Options};
 use liveness::{Liveness, Tracked};
 use old_objects::OldObjects;
 use pools::Pools;
+use watch::{HeapAfter, Watching};
+pub use watch::{MAX_PEAK_SITES, Notice};
 
 /// A class as the JVM describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,6 +229,14 @@ pub struct RecordingSettings {
     /// Whether the process's environment variables are written at each
     /// chunk's start.
     pub environment: bool,
+    /// Whether each site's live bytes are watched for leaks (with `live`).
+    pub watch: bool,
+    /// The share of the heap's maximum whose new peaks are written, if
+    /// watched.
+    pub peak_share: Option<f64>,
+    /// Whether only major collections free what weak handles point to
+    /// (generational ZGC's), so that only they show what is live.
+    pub majors_only: bool,
 }
 
 impl RecordingSettings {
@@ -249,6 +262,11 @@ impl RecordingSettings {
                 .max_age
                 .map_or(0, |age| age.as_millis().min(i64::MAX as u128) as i64),
             environment: options.environment,
+            watch: options.watches(),
+            peak_share: options
+                .on_peak
+                .and(options.watches().then_some(options.peak_share)),
+            majors_only: false,
         }
     }
 }
@@ -270,6 +288,8 @@ pub struct Writer<S: Sink> {
     liveness: Liveness,
     /// `None` without liveness tracking or with `old_objects=0`.
     old_objects: Option<OldObjects>,
+    /// `None` without the watch.
+    watching: Option<Watching>,
     /// Whether the end of the recording walks the heap for the old
     /// objects' paths to GC roots.
     roots: Option<RootLimits>,
@@ -306,6 +326,15 @@ impl<S: Sink> Writer<S> {
         let agent_statistics = recording.register(events::agent_statistics())?;
         let heap_exhausted = recording.register(events::heap_exhausted())?;
         let live_set = recording.register(events::live_set())?;
+        let watching = if settings.live && settings.watch {
+            Some(Watching::register(
+                &mut recording,
+                settings.majors_only,
+                settings.peak_share,
+            )?)
+        } else {
+            None
+        };
         Ok(Self {
             allocation_sample,
             garbage_collection,
@@ -316,6 +345,7 @@ impl<S: Sink> Writer<S> {
             fingerprints: Vec::new(),
             liveness: Liveness::new(object_lifetime, live_set, settings.live),
             old_objects,
+            watching,
             roots: settings.roots,
             context,
             malformed: 0,
@@ -409,9 +439,9 @@ impl<S: Sink> Writer<S> {
         self.context.heap.collections_missed()
     }
 
-    /// When each generational ZGC major collection written since the last
-    /// call began.
-    pub fn take_major_collections(&mut self) -> Vec<i64> {
+    /// The generational ZGC major collections written since the last
+    /// call.
+    pub fn take_major_collections(&mut self) -> Vec<MajorCollection> {
         self.context.heap.take_major_collections()
     }
 
@@ -496,8 +526,9 @@ impl<S: Sink> Writer<S> {
             weight,
         }
         .write(recording, &self.allocation_sample)?;
+        let site = watch::site_of(fingerprint, record.class);
         self.liveness
-            .sample(recording, &record, weight, (thread, stack, class))
+            .sample(recording, &record, weight, (thread, stack, class), site)
     }
 
     /// Records a finished garbage collection and sweeps the liveness table:
@@ -518,7 +549,64 @@ impl<S: Sink> Writer<S> {
             gc_id: gc.id.min(i32::MAX as u64) as i32,
         }
         .write(&mut self.recording, &self.garbage_collection)?;
-        self.liveness.sweep(&mut self.recording, vm, gc.id, gc.end)
+        let mut watching = self.watching.as_mut();
+        self.liveness
+            .sweep(&mut self.recording, vm, gc.id, gc.end, |freed| {
+                if let Some(watching) = watching.as_mut() {
+                    watching.freed(freed);
+                }
+            })?;
+        if let Some(watching) = watching.filter(|w| !w.majors_only()) {
+            watching.freeing_collection(gc.id, gc.start, gc.end);
+        }
+        Ok(())
+    }
+
+    /// The watch's checkpoint after the collections of a pass of the
+    /// writer's loop and their notifications (with generational ZGC's
+    /// major collections `majors`, its freeing ones: the tracked objects
+    /// are swept once more, for a major's notification comes after its
+    /// pauses): the sites' live bytes, the suspects raised, a new heap
+    /// peak. Returns what was raised, for the session to say and act on;
+    /// nothing without the watch or a freeing collection.
+    pub fn watch(
+        &mut self,
+        vm: &mut impl Vm,
+        majors: &[MajorCollection],
+    ) -> Result<Vec<Notice>, jfr_writer::Error> {
+        let Some(watching) = self.watching.as_mut() else {
+            return Ok(Vec::new());
+        };
+        if watching.majors_only() && !majors.is_empty() {
+            let now = self.recording.clock().now();
+            self.liveness
+                .sweep_last(&mut self.recording, vm, now.0, |freed| {
+                    watching.freed(freed)
+                })?;
+            for major in majors {
+                watching.freeing_collection(self.liveness.collections(), major.start, major.end);
+            }
+        }
+        let heap = HeapAfter {
+            used: self.context.heap.last_known_heap_usage(),
+            max: self.context.heap.max_heap(),
+        };
+        let pools = &self.pools;
+        watching.checkpoint(
+            &mut self.recording,
+            self.liveness.table_mut(),
+            heap,
+            |tracked| {
+                let info = vm.class(pools.class_key(tracked.class.class)?)?;
+                Some(crate::signature::external_name(&info.signature))
+            },
+        )?;
+        Ok(watching.take_notices())
+    }
+
+    /// The sites the watch follows on their own now (0 without it).
+    pub fn watched_sites(&self) -> usize {
+        self.watching.as_ref().map_or(0, Watching::sites)
     }
 
     /// Writes `heapsampler.AgentStatistics` and flushes the recording.
@@ -652,8 +740,14 @@ impl<S: Sink> Writer<S> {
         collected: bool,
     ) -> Result<jfr_writer::snapshot::Snapshot, jfr_writer::Error> {
         let now = self.recording.clock().now().0;
-        // As at the end (see `finish`).
-        self.liveness.sweep_last(&mut self.recording, vm, now)?;
+        // As at the end (see `finish`); the watch goes on after it.
+        let mut watching = self.watching.as_mut();
+        self.liveness
+            .sweep_last(&mut self.recording, vm, now, |freed| {
+                if let Some(watching) = watching.as_mut() {
+                    watching.freed(freed);
+                }
+            })?;
         self.recording.begin_snapshot_tail()?;
         match self.write_snapshot_tail(vm, now, collected) {
             // The tail's old objects are the snapshot's newest: the newest
@@ -794,7 +888,8 @@ impl<S: Sink> Writer<S> {
         self.context.heap.end(&mut self.recording, vm)?;
         self.context.say_pause_phases_enabled(&mut self.recording)?;
         let end = self.recording.clock().now().0;
-        self.liveness.sweep_last(&mut self.recording, vm, end)?;
+        self.liveness
+            .sweep_last(&mut self.recording, vm, end, |_| {})?;
         let objects = match self.old_objects.as_mut() {
             Some(old) => old.choose(&self.liveness),
             None => Vec::new(),

@@ -190,6 +190,15 @@ impl Pools {
         class_named(recording, &mut self.boot_loader, info)
     }
 
+    /// The key of the pooled class `class`, if the pools hold it: a search
+    /// of every class, for the rare reader (a leak suspect's line).
+    pub(super) fn class_key(&self, class: ClassRef) -> Option<u64> {
+        self.classes
+            .iter()
+            .find(|(_, pooled)| pooled.class == class)
+            .map(|(&key, _)| key)
+    }
+
     /// The pooled thread of key `key`.
     pub(super) fn thread<S: Sink>(
         &mut self,

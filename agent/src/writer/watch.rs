@@ -1,0 +1,419 @@
+//! The writer's watch: each allocation site's live bytes after each
+//! collection that frees what is dead, tested for growth by
+//! [`heapsampler_core::watch::Watch`] on the writer thread, and what it
+//! raises written as `heapsampler.LeakSuspect`; with a peak share, the
+//! heap's new peaks as `heapsampler.HeapPeak` with the live set by site
+//! (`heapsampler.PeakLiveSite`).
+//!
+//! Invariants (the core watch's caller contract):
+//! - A tracked sample enters its site once, at the first freeing
+//!   collection that finds it live: one allocated before that
+//!   collection began and not found freed by it. A sample that dies
+//!   before any freeing collection is neither entered nor left.
+//! - A sample that entered leaves once, when a sweep finds it freed.
+//! - Which collections free: every one, except under generational ZGC,
+//!   whose young collections keep what a weak handle points to: there its
+//!   major collections only (`majors_only`).
+//! - A site is its stack and its class: the stack's fingerprint and the
+//!   class's key, both stable while the session runs, folded into 64 bits.
+//!
+//! A checkpoint runs once per pass of the writer's loop with a freeing
+//! collection in it (one collection a pass, but for bursts), after the
+//! collections' notifications were read, so that the heap figures are
+//! those of the collection judged.
+
+use heapsampler_core::estimate::Estimate;
+use heapsampler_core::liveness::{LivenessTable, TrackedObject};
+use heapsampler_core::watch::{Group, Suspect, Watch};
+use jfr_writer::events::{self, HeapPeak, LeakSuspect, PeakLiveSite};
+use jfr_writer::{EventType, Recording, Sink, StackTraceField, TICKS_PER_SECOND, Ticks};
+use rustc_hash::FxHashMap;
+
+use super::liveness::Tracked;
+
+/// The most `heapsampler.PeakLiveSite` events a peak writes: the sites of
+/// the most live bytes, and the rest.
+pub const MAX_PEAK_SITES: usize = 64;
+
+/// The site of a sample: its stack's fingerprint and its class's key.
+pub(super) fn site_of(stack_fingerprint: u128, class: u64) -> u64 {
+    let mut bytes = [0u8; 24];
+    bytes[..16].copy_from_slice(&stack_fingerprint.to_le_bytes());
+    bytes[16..].copy_from_slice(&class.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
+/// What the watch raised at a checkpoint, for the session to say and act
+/// on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// A leak suspect, as its event says it.
+    Leak {
+        /// The site's class, by name (`None` for the other sites).
+        class: Option<String>,
+        /// The suspect's figures.
+        suspect: Suspect,
+        /// The heap in use after the collection, and its maximum (0:
+        /// unknown).
+        heap: (u64, u64),
+    },
+    /// A new heap peak past the share watched for.
+    Peak {
+        /// The heap in use after the collection.
+        used: u64,
+        /// The heap's maximum.
+        max: u64,
+    },
+}
+
+impl std::fmt::Display for Notice {
+    /// The line the agent says on stderr.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::Leak {
+                class,
+                suspect,
+                heap: (used, max),
+            } => {
+                let what = match (suspect.group, class) {
+                    (Group::Rest, _) => "the sites not followed one by one".to_owned(),
+                    (Group::Site(_), Some(class)) => format!("a site of {class}"),
+                    (Group::Site(_), None) => "a site".to_owned(),
+                };
+                let growth = &suspect.growth;
+                write!(
+                    f,
+                    "leak suspect: {what} grows {}/s (95%: {} to {}/s) over the last {:.0} s, \
+                     {} live now",
+                    human_bytes(growth.estimate),
+                    human_bytes(growth.low),
+                    human_bytes(growth.high),
+                    suspect.raised_at - suspect.window_start,
+                    human_bytes(suspect.live.estimate),
+                )?;
+                let to_max = events::time_to_heap_max(*used, *max, growth.estimate);
+                if to_max > 0 {
+                    write!(
+                        f,
+                        "; at that rate the heap ({} of {}) is full in {}",
+                        human_bytes(*used as f64),
+                        human_bytes(*max as f64),
+                        human_duration(to_max as f64 / 1e9)
+                    )?;
+                }
+                write!(f, " (heapsampler.LeakSuspect, with its stack)")
+            }
+            Notice::Peak { used, max } => write!(
+                f,
+                "heap peak: {} in use after a collection, {:.0}% of its maximum {} \
+                 (heapsampler.HeapPeak, with the live set by site)",
+                human_bytes(*used as f64),
+                *used as f64 / *max as f64 * 100.0,
+                human_bytes(*max as f64)
+            ),
+        }
+    }
+}
+
+/// `12.3 MiB`.
+fn human_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    while value.abs() >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// `45 s`, `12 min`, `3.5 h`, `2.0 days`.
+fn human_duration(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7200.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 172_800.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1} days", seconds / 86_400.0)
+    }
+}
+
+/// The heap after the collection judged: what the heap's context last
+/// read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct HeapAfter {
+    /// Bytes in use (`None`: not known).
+    pub(super) used: Option<u64>,
+    /// The maximum (0: not known).
+    pub(super) max: u64,
+}
+
+/// The watch and its events.
+pub(super) struct Watching {
+    watch: Watch,
+    leak_suspect: EventType,
+    heap_peak: EventType,
+    peak_live_site: EventType,
+    /// Whether only generational ZGC's major collections free.
+    majors_only: bool,
+    /// The share of the heap's maximum a peak must pass, if watched.
+    peak_share: Option<f64>,
+    /// The highest heap after a collection written as a peak.
+    highest_peak: u64,
+    /// The latest freeing collection not checkpointed yet: its id, start
+    /// and end.
+    pending: Option<(u64, i64, i64)>,
+    notices: Vec<Notice>,
+}
+
+impl Watching {
+    /// Registers the watch's events.
+    pub(super) fn register<S: Sink>(
+        recording: &mut Recording<S>,
+        majors_only: bool,
+        peak_share: Option<f64>,
+    ) -> Result<Self, jfr_writer::Error> {
+        Ok(Self {
+            watch: Watch::new(),
+            leak_suspect: recording.register(events::leak_suspect())?,
+            heap_peak: recording.register(events::heap_peak())?,
+            peak_live_site: recording.register(events::peak_live_site())?,
+            majors_only,
+            peak_share,
+            highest_peak: 0,
+            pending: None,
+            notices: Vec::new(),
+        })
+    }
+
+    /// Whether a major collection (generational ZGC's) is what frees.
+    pub(super) fn majors_only(&self) -> bool {
+        self.majors_only
+    }
+
+    /// A sweep found `freed` collected: it leaves its site if it entered.
+    pub(super) fn freed(&mut self, freed: &TrackedObject<Tracked>) {
+        let tracked = &freed.handle;
+        if tracked.entered {
+            self.watch
+                .leave(tracked.site, liveness_weight(freed), freed.size);
+        }
+    }
+
+    /// Collection `gc_id`, from `start` to `end` (recording ticks), freed
+    /// what was dead: a checkpoint is due after its notifications.
+    pub(super) fn freeing_collection(&mut self, gc_id: u64, start: i64, end: i64) {
+        if self.pending.is_none_or(|(_, at, _)| start >= at) {
+            self.pending = Some((gc_id, start, end));
+        }
+    }
+
+    /// The checkpoint due, at the freeing collection's end: each sample of
+    /// `table` not entered yet and allocated before it began enters its
+    /// site; the groups are judged, each suspect written (and kept for
+    /// [`Watching::take_notices`]); then, with a peak share, a new peak of
+    /// `heap` is written. Nothing without a freeing collection since the
+    /// last checkpoint.
+    pub(super) fn checkpoint<S: Sink>(
+        &mut self,
+        recording: &mut Recording<S>,
+        table: &mut LivenessTable<Tracked>,
+        heap: HeapAfter,
+        mut class_name: impl FnMut(&Tracked) -> Option<String>,
+    ) -> Result<(), jfr_writer::Error> {
+        let Some((gc_id, start, end)) = self.pending.take() else {
+            return Ok(());
+        };
+        let now = Ticks(end);
+        for object in table.iter_mut() {
+            if !object.handle.entered && (object.allocation_time as i64) < start {
+                object.handle.entered = true;
+                let weight = liveness_weight(object);
+                self.watch.enter(object.handle.site, weight, object.size);
+            }
+        }
+        let seconds = now.0.max(0) as f64 / TICKS_PER_SECOND as f64;
+        let suspects = self.watch.checkpoint(seconds);
+        let peak = self.new_peak(heap);
+        if suspects.is_empty() && peak.is_none() {
+            return Ok(());
+        }
+        let sites = Sites::of(table);
+        let gc_id = gc_id.min(i32::MAX as u64) as i32;
+        let (heap_used, heap_max) = (heap.used.unwrap_or(0), heap.max);
+        for suspect in suspects {
+            let one = sites.one(suspect.group);
+            LeakSuspect {
+                start_time: now,
+                stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
+                gc_id,
+                object_class: one.map(|t| t.class.class),
+                other_sites: suspect.group == Group::Rest,
+                growth_rate: suspect.growth.estimate,
+                growth_rate_low: suspect.growth.low,
+                growth_rate_high: suspect.growth.high,
+                window: ((suspect.raised_at - suspect.window_start) * 1e9) as i64,
+                live_bytes: suspect.live.estimate as i64,
+                live_bytes_low: suspect.live.low as i64,
+                live_bytes_high: suspect.live.high as i64,
+                live_samples: sites.samples(suspect.group) as i64,
+                heap_used: saturate(heap_used),
+                heap_max: saturate(heap_max),
+                time_to_heap_max: events::time_to_heap_max(
+                    heap_used,
+                    heap_max,
+                    suspect.growth.estimate,
+                ),
+            }
+            .write(recording, &self.leak_suspect)?;
+            self.notices.push(Notice::Leak {
+                class: one.and_then(&mut class_name),
+                suspect,
+                heap: (heap_used, heap_max),
+            });
+        }
+        if let Some(used) = peak {
+            self.write_peak(recording, &sites, now, gc_id, used, heap.max)?;
+            self.notices.push(Notice::Peak {
+                used,
+                max: heap.max,
+            });
+        }
+        Ok(())
+    }
+
+    /// The heap in use after the collection, if it is a new peak past the
+    /// share watched for.
+    fn new_peak(&mut self, heap: HeapAfter) -> Option<u64> {
+        let share = self.peak_share?;
+        let used = heap.used?;
+        if heap.max == 0 || (used as f64) < share * heap.max as f64 || used <= self.highest_peak {
+            return None;
+        }
+        self.highest_peak = used;
+        Some(used)
+    }
+
+    /// `heapsampler.HeapPeak` and the live set by site: the sites of the
+    /// most live bytes, up to [`MAX_PEAK_SITES`] with the rest.
+    fn write_peak<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        sites: &Sites,
+        now: Ticks,
+        gc_id: i32,
+        used: u64,
+        max: u64,
+    ) -> Result<(), jfr_writer::Error> {
+        let mut groups: Vec<(Group, Estimate)> = self
+            .watch
+            .groups()
+            .filter(|(group, live)| {
+                live.samples() > 0 && (*group == Group::Rest || sites.one(*group).is_some())
+            })
+            .collect();
+        groups.sort_by(|a, b| b.1.bytes().total_cmp(&a.1.bytes()));
+        // The rest last, if it is among them.
+        let mut written: Vec<(Group, Estimate)> = groups
+            .iter()
+            .filter(|(group, _)| *group != Group::Rest)
+            .take(MAX_PEAK_SITES)
+            .cloned()
+            .collect();
+        written.extend(
+            groups
+                .iter()
+                .find(|(group, _)| *group == Group::Rest)
+                .cloned(),
+        );
+        HeapPeak {
+            start_time: now,
+            gc_id,
+            heap_used: saturate(used),
+            heap_max: saturate(max),
+            heap_share: used as f64 / max as f64,
+            peak_threshold: self.peak_share.unwrap_or(0.0),
+            sites: written.len() as i32,
+        }
+        .write(recording, &self.heap_peak)?;
+        for (group, live) in written {
+            let one = sites.one(group);
+            let interval = live.bytes_interval();
+            PeakLiveSite {
+                start_time: now,
+                stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
+                gc_id,
+                object_class: one.map(|t| t.class.class),
+                other_sites: group == Group::Rest,
+                live_bytes: interval.estimate as i64,
+                live_bytes_low: interval.low as i64,
+                live_bytes_high: interval.high as i64,
+                live_samples: live.samples() as i64,
+            }
+            .write(recording, &self.peak_live_site)?;
+        }
+        Ok(())
+    }
+
+    /// What was raised since the last call.
+    pub(super) fn take_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// The sites followed on their own now.
+    pub(super) fn sites(&self) -> usize {
+        self.watch.sites()
+    }
+}
+
+/// The bytes of liveness a tracked sample stands for: its weight over the
+/// probability it was tracked with.
+fn liveness_weight(object: &TrackedObject<Tracked>) -> f64 {
+    object.weight as f64 / object.handle.probability
+}
+
+fn saturate(bytes: u64) -> i64 {
+    bytes.min(i64::MAX as u64) as i64
+}
+
+/// The tracked samples by site: one of each site's (whose stack and class
+/// name it), and how many each has that entered.
+struct Sites<'t> {
+    by_site: FxHashMap<u64, (&'t Tracked, u64)>,
+}
+
+impl<'t> Sites<'t> {
+    fn of(table: &'t LivenessTable<Tracked>) -> Self {
+        let mut by_site: FxHashMap<u64, (&Tracked, u64)> = FxHashMap::default();
+        for object in table.iter().filter(|object| object.handle.entered) {
+            by_site
+                .entry(object.handle.site)
+                .or_insert((&object.handle, 0))
+                .1 += 1;
+        }
+        Self { by_site }
+    }
+
+    /// A tracked sample of the group's (none for the rest).
+    fn one(&self, group: Group) -> Option<&'t Tracked> {
+        match group {
+            Group::Site(site) => self.by_site.get(&site).map(|(one, _)| *one),
+            Group::Rest => None,
+        }
+    }
+
+    /// The group's samples that entered and are live (the rest's: not
+    /// counted, 0).
+    fn samples(&self, group: Group) -> u64 {
+        match group {
+            Group::Site(site) => self.by_site.get(&site).map_or(0, |(_, n)| *n),
+            Group::Rest => 0,
+        }
+    }
+}
