@@ -46,7 +46,7 @@ use jfr_writer::{Clock, Recording, Sink};
 use parking_lot::Mutex;
 
 use crate::environment::ShutdownRecord;
-use crate::heap::MajorCollection;
+use crate::heap::WholeHeapCollection;
 use crate::record::Tracking;
 use crate::tracking::{self as plan, StartVm, TrackingPlan};
 use crate::writer::{self, Exhaustion, GcRecord, RecordingSettings, Statistics, Writer};
@@ -561,10 +561,7 @@ impl Session {
 
     /// What the recording was started with, as written at its start.
     fn settings(&self) -> RecordingSettings {
-        RecordingSettings {
-            majors_only: self.plan.majors_only,
-            ..RecordingSettings::of(&self.options)
-        }
+        RecordingSettings::of(&self.options)
     }
 }
 
@@ -669,7 +666,7 @@ fn answer_watch<S: Sink>(
 /// holds, once for each limit (`said`: the last said).
 fn lift_cap(
     session: &Session,
-    majors: &[MajorCollection],
+    majors: &[WholeHeapCollection],
     since: &mut TrackedSinceMajor,
     said: &mut u64,
 ) {
@@ -745,6 +742,9 @@ fn write_recording<S: Sink>(
     // The VM says (at log level debug) why, if it has no management
     // interface to answer.
     writer.begin_heap_context(vm)?;
+    if let Some(limitation) = writer.watch_limitation() {
+        log(options, LogLevel::Info, format_args!("watch: {limitation}"));
+    }
     writer.begin_environment(vm)?;
     let clock = writer.clock();
     let mut next_flush = Instant::now() + options.flush;
@@ -828,7 +828,7 @@ fn write_recording<S: Sink>(
         }
         write_collections(session, &mut writer, vm, &clock, &mut gc_count)?;
         let majors = writer.take_major_collections();
-        let notices = writer.watch(vm, &majors)?;
+        let notices = writer.watch(vm)?;
         if !notices.is_empty() {
             let ring = consumer.stats();
             answer_watch(session, &mut writer, vm, &notices, ring, &mut auto_dumps)?;
@@ -1009,23 +1009,17 @@ fn write_collections<S: Sink>(
 pub fn tracking_plan(options: &Options, vm: &mut impl StartVm) -> TrackingPlan {
     let live_max = live_max(options, |flag| vm.vm_flag(flag));
     let every = TrackingPlan::every_sample(live_max);
-    // The watch needs to know which collections free, whatever is tracked.
-    if !options.live || (options.live_rate == LiveRate::All && !options.watches()) {
+    if !options.live || options.live_rate == LiveRate::All {
         return every;
     }
     let (generational_zgc, disagreement) = plan::generational_zgc(vm);
     if let Some(disagreement) = disagreement {
         log(options, LogLevel::Info, disagreement);
     }
-    let every = TrackingPlan {
-        majors_only: generational_zgc,
-        ..every
-    };
     let per_second = match options.live_rate {
         LiveRate::PerSecond(rate) => rate,
         LiveRate::Auto if generational_zgc => AUTO_TRACKED_PER_SECOND,
-        LiveRate::All => return every,
-        LiveRate::Auto => {
+        LiveRate::Auto | LiveRate::All => {
             log(
                 options,
                 LogLevel::Debug,
@@ -1058,7 +1052,6 @@ pub fn tracking_plan(options: &Options, vm: &mut impl StartVm) -> TrackingPlan {
         live_max,
         per_second: Some(per_second),
         capped: generational_zgc,
-        majors_only: generational_zgc,
     }
 }
 

@@ -43,9 +43,6 @@ pub struct TrackingPlan {
     /// Whether samples tracked since the last major collection are capped
     /// (generational ZGC).
     pub capped: bool,
-    /// Whether only major collections free what a weak handle points to
-    /// (generational ZGC): only they show which samples are live.
-    pub majors_only: bool,
 }
 
 impl TrackingPlan {
@@ -55,7 +52,6 @@ impl TrackingPlan {
             live_max,
             per_second: None,
             capped: false,
-            majors_only: false,
         }
     }
 }

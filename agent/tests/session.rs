@@ -376,7 +376,6 @@ fn the_tracking_plan_follows_the_collector_and_live_rate() {
         live_max,
         per_second: Some(per_second),
         capped,
-        majors_only: capped,
     };
     assert_eq!(plan("", generational()), share(u64::MAX, 16.0, true));
     assert_eq!(
@@ -388,18 +387,7 @@ fn the_tracking_plan_follows_the_collector_and_live_rate() {
         share(u64::MAX, 100.0, true)
     );
     let every = TrackingPlan::every_sample;
-    // The watch frees at majors only, whatever share is tracked.
-    assert_eq!(
-        plan("live_rate=all", generational()),
-        TrackingPlan {
-            majors_only: true,
-            ..every(u64::MAX)
-        }
-    );
-    assert_eq!(
-        plan("live_rate=all,watch=false", generational()),
-        every(u64::MAX)
-    );
+    assert_eq!(plan("live_rate=all", generational()), every(u64::MAX));
     assert_eq!(plan("live=false", generational()), every(u64::MAX));
     assert_eq!(plan("", old_zgc()), every(u64::MAX));
     assert_eq!(plan("", g1()), every(512 << 10));
@@ -421,7 +409,6 @@ fn past_the_cap_samples_are_capped_until_a_major_collection_ends() {
         live_max: 1 << 20,
         per_second: Some(16.0),
         capped: true,
-        majors_only: true,
     };
     let session = Session::new(
         options(&file),

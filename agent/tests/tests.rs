@@ -6,11 +6,13 @@
 //! - `callback`, `lifecycle`, `session`, `writer`: the allocation
 //!   callback, the sessions' starts and stops, the session and the writer
 //!   over fake VMs.
-//! - `jvm`, `churn`: the agent in real JVMs.
+//! - `jvm`, `churn`, `watch`: the agent in real JVMs (`watch`: a late
+//!   leak raised within a minute, under G1 and generational ZGC).
 
 mod callback;
 mod churn;
 mod jvm;
 mod lifecycle;
 mod session;
+mod watch;
 mod writer;

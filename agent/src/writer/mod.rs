@@ -60,7 +60,7 @@ use jfr_writer::events::{
 use jfr_writer::{EventType, PoolSizes, Recording, Sink, Ticks};
 
 use crate::environment::{EnvironmentVm, ShutdownRecord};
-use crate::heap::{HeapVm, MajorCollection, Pause};
+use crate::heap::{HeapVm, Pause, WholeHeapCollection};
 use crate::record::SampleView;
 use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::threads::ThreadsVm;
@@ -234,9 +234,6 @@ pub struct RecordingSettings {
     /// The share of the heap's maximum whose new peaks are written, if
     /// watched.
     pub peak_share: Option<f64>,
-    /// Whether only major collections free what weak handles point to
-    /// (generational ZGC's), so that only they show what is live.
-    pub majors_only: bool,
 }
 
 impl RecordingSettings {
@@ -266,7 +263,6 @@ impl RecordingSettings {
             peak_share: options
                 .on_peak
                 .and(options.watches().then_some(options.peak_share)),
-            majors_only: false,
         }
     }
 }
@@ -327,11 +323,7 @@ impl<S: Sink> Writer<S> {
         let heap_exhausted = recording.register(events::heap_exhausted())?;
         let live_set = recording.register(events::live_set())?;
         let watching = if settings.live && settings.watch {
-            Some(Watching::register(
-                &mut recording,
-                settings.majors_only,
-                settings.peak_share,
-            )?)
+            Some(Watching::register(&mut recording, settings.peak_share)?)
         } else {
             None
         };
@@ -441,7 +433,7 @@ impl<S: Sink> Writer<S> {
 
     /// The generational ZGC major collections written since the last
     /// call.
-    pub fn take_major_collections(&mut self) -> Vec<MajorCollection> {
+    pub fn take_major_collections(&mut self) -> Vec<WholeHeapCollection> {
         self.context.heap.take_major_collections()
     }
 
@@ -555,53 +547,54 @@ impl<S: Sink> Writer<S> {
                 if let Some(watching) = watching.as_mut() {
                     watching.freed(freed);
                 }
-            })?;
-        if let Some(watching) = watching.filter(|w| !w.majors_only()) {
-            watching.freeing_collection(gc.id, gc.start, gc.end);
-        }
-        Ok(())
+            })
     }
 
     /// The watch's checkpoint after the collections of a pass of the
-    /// writer's loop and their notifications (with generational ZGC's
-    /// major collections `majors`, its freeing ones: the tracked objects
-    /// are swept once more, for a major's notification comes after its
-    /// pauses): the sites' live bytes, the suspects raised, a new heap
-    /// peak. Returns what was raised, for the session to say and act on;
-    /// nothing without the watch or a freeing collection.
-    pub fn watch(
-        &mut self,
-        vm: &mut impl Vm,
-        majors: &[MajorCollection],
-    ) -> Result<Vec<Notice>, jfr_writer::Error> {
+    /// writer's loop and their notifications: after a collection that
+    /// marked the whole heap (then what is tracked is what was live when
+    /// it began; the tracked objects are swept once more, for its
+    /// notification comes after its pauses) the sites' live bytes and the
+    /// suspects raised; after any, a new heap peak. Returns what was
+    /// raised, for the session to say and act on; nothing without the
+    /// watch.
+    pub fn watch(&mut self, vm: &mut impl Vm) -> Result<Vec<Notice>, jfr_writer::Error> {
         let Some(watching) = self.watching.as_mut() else {
             return Ok(Vec::new());
         };
-        if watching.majors_only() && !majors.is_empty() {
+        let whole_heap = self.context.heap.take_whole_heap_collections();
+        if let Some(latest) = whole_heap.iter().max_by_key(|c| c.start) {
             let now = self.recording.clock().now();
             self.liveness
                 .sweep_last(&mut self.recording, vm, now.0, |freed| {
                     watching.freed(freed)
                 })?;
-            for major in majors {
-                watching.freeing_collection(self.liveness.collections(), major.start, major.end);
-            }
+            watching.whole_heap_collection(self.liveness.collections(), *latest);
         }
         let heap = HeapAfter {
             used: self.context.heap.last_known_heap_usage(),
             max: self.context.heap.max_heap(),
         };
         let pools = &self.pools;
+        let collections = self.liveness.collections();
         watching.checkpoint(
             &mut self.recording,
             self.liveness.table_mut(),
             heap,
+            collections,
             |tracked| {
                 let info = vm.class(pools.class_key(tracked.class.class)?)?;
                 Some(crate::signature::external_name(&info.signature))
             },
         )?;
         Ok(watching.take_notices())
+    }
+
+    /// Why the watch seldom judges in this JVM, if it does: its
+    /// collections do not say when they marked the whole heap.
+    pub fn watch_limitation(&self) -> Option<&'static str> {
+        self.watching.as_ref()?;
+        self.context.heap.whole_heap_unknown()
     }
 
     /// The sites the watch follows on their own now (0 without it).

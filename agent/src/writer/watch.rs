@@ -6,21 +6,25 @@
 //! (`heapsampler.PeakLiveSite`).
 //!
 //! Invariants (the core watch's caller contract):
-//! - A tracked sample enters its site once, at the first freeing
-//!   collection that finds it live: one allocated before that
-//!   collection began and not found freed by it. A sample that dies
-//!   before any freeing collection is neither entered nor left.
+//! - A tracked sample enters its site once, at the first collection that
+//!   marked the whole heap ([`crate::heap::WholeHeapCollection`]) and
+//!   found it live: one allocated before that collection began and not
+//!   found freed by it. A sample that dies before is neither entered nor
+//!   left.
 //! - A sample that entered leaves once, when a sweep finds it freed.
-//! - Which collections free: every one, except under generational ZGC,
-//!   whose young collections keep what a weak handle points to: there its
-//!   major collections only (`majors_only`).
+//! - Only collections that marked the whole heap are judged: after a young
+//!   collection an old object that died is not found dead yet (G1,
+//!   Parallel, Serial: until the next marking or full collection;
+//!   generational ZGC's young collections keep whatever a weak handle
+//!   points to), so a site whose objects die old would seem to grow until
+//!   then (a cache turning over did, in a 3-minute run under G1).
 //! - A site is its stack and its class: the stack's fingerprint and the
 //!   class's key, both stable while the session runs, folded into 64 bits.
 //!
-//! A checkpoint runs once per pass of the writer's loop with a freeing
-//! collection in it (one collection a pass, but for bursts), after the
-//! collections' notifications were read, so that the heap figures are
-//! those of the collection judged.
+//! A checkpoint runs once per pass of the writer's loop with such a
+//! collection in it, after the collections' notifications were read (which
+//! is how the agent learns of them), so that the heap figures are those of
+//! the collection judged. A heap peak is looked for after any collection.
 
 use heapsampler_core::estimate::Estimate;
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
@@ -30,6 +34,7 @@ use jfr_writer::{EventType, Recording, Sink, StackTraceField, TICKS_PER_SECOND, 
 use rustc_hash::FxHashMap;
 
 use super::liveness::Tracked;
+use crate::heap::WholeHeapCollection;
 
 /// The most `heapsampler.PeakLiveSite` events a peak writes: the sites of
 /// the most live bytes, and the rest.
@@ -160,15 +165,13 @@ pub(super) struct Watching {
     leak_suspect: EventType,
     heap_peak: EventType,
     peak_live_site: EventType,
-    /// Whether only generational ZGC's major collections free.
-    majors_only: bool,
     /// The share of the heap's maximum a peak must pass, if watched.
     peak_share: Option<f64>,
     /// The highest heap after a collection written as a peak.
     highest_peak: u64,
-    /// The latest freeing collection not checkpointed yet: its id, start
-    /// and end.
-    pending: Option<(u64, i64, i64)>,
+    /// The latest collection that marked the whole heap, not judged yet:
+    /// the collections counted then, and it.
+    pending: Option<(u64, WholeHeapCollection)>,
     notices: Vec<Notice>,
 }
 
@@ -176,7 +179,6 @@ impl Watching {
     /// Registers the watch's events.
     pub(super) fn register<S: Sink>(
         recording: &mut Recording<S>,
-        majors_only: bool,
         peak_share: Option<f64>,
     ) -> Result<Self, jfr_writer::Error> {
         Ok(Self {
@@ -184,17 +186,11 @@ impl Watching {
             leak_suspect: recording.register(events::leak_suspect())?,
             heap_peak: recording.register(events::heap_peak())?,
             peak_live_site: recording.register(events::peak_live_site())?,
-            majors_only,
             peak_share,
             highest_peak: 0,
             pending: None,
             notices: Vec::new(),
         })
-    }
-
-    /// Whether a major collection (generational ZGC's) is what frees.
-    pub(super) fn majors_only(&self) -> bool {
-        self.majors_only
     }
 
     /// A sweep found `freed` collected: it leaves its site if it entered.
@@ -206,79 +202,89 @@ impl Watching {
         }
     }
 
-    /// Collection `gc_id`, from `start` to `end` (recording ticks), freed
-    /// what was dead: a checkpoint is due after its notifications.
-    pub(super) fn freeing_collection(&mut self, gc_id: u64, start: i64, end: i64) {
-        if self.pending.is_none_or(|(_, at, _)| start >= at) {
-            self.pending = Some((gc_id, start, end));
+    /// `collection` marked the whole heap, the collections counted then
+    /// being `gc_count`: a checkpoint is due.
+    pub(super) fn whole_heap_collection(&mut self, gc_count: u64, collection: WholeHeapCollection) {
+        if self
+            .pending
+            .is_none_or(|(_, pending)| collection.start >= pending.start)
+        {
+            self.pending = Some((gc_count, collection));
         }
     }
 
-    /// The checkpoint due, at the freeing collection's end: each sample of
-    /// `table` not entered yet and allocated before it began enters its
-    /// site; the groups are judged, each suspect written (and kept for
-    /// [`Watching::take_notices`]); then, with a peak share, a new peak of
-    /// `heap` is written. Nothing without a freeing collection since the
-    /// last checkpoint.
+    /// The checkpoint due, at the end of the collection that marked the
+    /// whole heap: each sample of `table` not entered yet and allocated
+    /// before it began enters its site; the groups are judged, each
+    /// suspect written (and kept for [`Watching::take_notices`]). Then,
+    /// after any collection (`collections` counted so far), with a peak
+    /// share, a new peak of `heap` is written with the live bytes by site
+    /// as last judged.
     pub(super) fn checkpoint<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
         table: &mut LivenessTable<Tracked>,
         heap: HeapAfter,
+        collections: u64,
         mut class_name: impl FnMut(&Tracked) -> Option<String>,
     ) -> Result<(), jfr_writer::Error> {
-        let Some((gc_id, start, end)) = self.pending.take() else {
-            return Ok(());
-        };
-        let now = Ticks(end);
-        for object in table.iter_mut() {
-            if !object.handle.entered && (object.allocation_time as i64) < start {
-                object.handle.entered = true;
-                let weight = liveness_weight(object);
-                self.watch.enter(object.handle.site, weight, object.size);
+        let mut suspects = Vec::new();
+        let mut judged = None;
+        if let Some((gc_count, collection)) = self.pending.take() {
+            for object in table.iter_mut() {
+                if !object.handle.entered && (object.allocation_time as i64) < collection.start {
+                    object.handle.entered = true;
+                    let weight = liveness_weight(object);
+                    self.watch.enter(object.handle.site, weight, object.size);
+                }
             }
+            let seconds = collection.end.max(0) as f64 / TICKS_PER_SECOND as f64;
+            suspects = self.watch.checkpoint(seconds);
+            judged = Some((gc_count, Ticks(collection.end)));
         }
-        let seconds = now.0.max(0) as f64 / TICKS_PER_SECOND as f64;
-        let suspects = self.watch.checkpoint(seconds);
         let peak = self.new_peak(heap);
         if suspects.is_empty() && peak.is_none() {
             return Ok(());
         }
         let sites = Sites::of(table);
-        let gc_id = gc_id.min(i32::MAX as u64) as i32;
         let (heap_used, heap_max) = (heap.used.unwrap_or(0), heap.max);
-        for suspect in suspects {
-            let one = sites.one(suspect.group);
-            LeakSuspect {
-                start_time: now,
-                stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
-                gc_id,
-                object_class: one.map(|t| t.class.class),
-                other_sites: suspect.group == Group::Rest,
-                growth_rate: suspect.growth.estimate,
-                growth_rate_low: suspect.growth.low,
-                growth_rate_high: suspect.growth.high,
-                window: ((suspect.raised_at - suspect.window_start) * 1e9) as i64,
-                live_bytes: suspect.live.estimate as i64,
-                live_bytes_low: suspect.live.low as i64,
-                live_bytes_high: suspect.live.high as i64,
-                live_samples: sites.samples(suspect.group) as i64,
-                heap_used: saturate(heap_used),
-                heap_max: saturate(heap_max),
-                time_to_heap_max: events::time_to_heap_max(
-                    heap_used,
-                    heap_max,
-                    suspect.growth.estimate,
-                ),
+        if let Some((gc_count, now)) = judged {
+            let gc_id = gc_count.min(i32::MAX as u64) as i32;
+            for suspect in suspects {
+                let one = sites.one(suspect.group);
+                LeakSuspect {
+                    start_time: now,
+                    stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
+                    gc_id,
+                    object_class: one.map(|t| t.class.class),
+                    other_sites: suspect.group == Group::Rest,
+                    growth_rate: suspect.growth.estimate,
+                    growth_rate_low: suspect.growth.low,
+                    growth_rate_high: suspect.growth.high,
+                    window: ((suspect.raised_at - suspect.window_start) * 1e9) as i64,
+                    live_bytes: suspect.live.estimate as i64,
+                    live_bytes_low: suspect.live.low as i64,
+                    live_bytes_high: suspect.live.high as i64,
+                    live_samples: sites.samples(suspect.group) as i64,
+                    heap_used: saturate(heap_used),
+                    heap_max: saturate(heap_max),
+                    time_to_heap_max: events::time_to_heap_max(
+                        heap_used,
+                        heap_max,
+                        suspect.growth.estimate,
+                    ),
+                }
+                .write(recording, &self.leak_suspect)?;
+                self.notices.push(Notice::Leak {
+                    class: one.and_then(&mut class_name),
+                    suspect,
+                    heap: (heap_used, heap_max),
+                });
             }
-            .write(recording, &self.leak_suspect)?;
-            self.notices.push(Notice::Leak {
-                class: one.and_then(&mut class_name),
-                suspect,
-                heap: (heap_used, heap_max),
-            });
         }
         if let Some(used) = peak {
+            let now = recording.clock().now();
+            let gc_id = collections.min(i32::MAX as u64) as i32;
             self.write_peak(recording, &sites, now, gc_id, used, heap.max)?;
             self.notices.push(Notice::Peak {
                 used,

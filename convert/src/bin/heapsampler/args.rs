@@ -739,9 +739,58 @@ pub struct Sampling {
     pub roots: Roots,
     #[command(flatten)]
     pub bounds: Bounds,
+    #[command(flatten)]
+    pub watch: WatchFlags,
     /// The agent library (default: $HEAPSAMPLER_AGENT, or the one this program carries).
     #[arg(long)]
     pub agent: Option<PathBuf>,
+}
+
+/// The agent's watch while the program runs: `watch=`, `on_leak=`,
+/// `on_peak=`, `peak_share=`, `auto_dump=` and `auto_dump_every=`.
+#[derive(Debug, Default, clap::Args)]
+pub struct WatchFlags {
+    /// Do not watch the allocation sites' live bytes for leaks while the
+    /// program runs.
+    ///
+    /// By default (with liveness) the agent follows each site's live bytes
+    /// after each collection that marks the whole heap (a full one, G1's
+    /// marking from JDK 21 on; not yet under generational ZGC: the README's
+    /// "Leaving it on"), 256 sites on their own and the rest together, and tests them
+    /// for growth on its writer thread: a site whose live bytes rise
+    /// significantly, to a level above any before, is a leak suspect. It
+    /// writes a heapsampler.LeakSuspect event (the site's stack and class,
+    /// its growth per second with a 95% interval, its live bytes, the time
+    /// until the heap is full at that rate) and says one line on the JVM's
+    /// standard error. A steady service raises a false suspect at most once
+    /// in 700 days (simulated); a 500 KiB/s leak is raised within about a
+    /// minute. `leaks` and `report` show when each was raised.
+    #[arg(long)]
+    pub no_watch: bool,
+    /// What a leak suspect makes the agent do beyond its event and its
+    /// line: `dump` also writes a snapshot of the recording (see
+    /// --auto-dump).
+    #[arg(long, value_name = "ACTION", value_parser = ["log", "dump"])]
+    pub on_leak: Option<String>,
+    /// Watch the heap's peaks: when the heap after a collection passes
+    /// --peak-share of its maximum and is higher than any peak before,
+    /// write a heapsampler.HeapPeak event with the live bytes by site then
+    /// (log), and a snapshot (dump).
+    #[arg(long, value_name = "ACTION", value_parser = ["off", "log", "dump"])]
+    pub on_peak: Option<String>,
+    /// The share of the heap's maximum a peak must pass, such as 90%
+    /// (default 90%).
+    #[arg(long, value_name = "PERCENT")]
+    pub peak_share: Option<String>,
+    /// Where the watch's snapshots go: %e in it is leak or peak, %n the
+    /// snapshot's number (default: beside the recording, run.jfr ->
+    /// run-leak-1.jfr).
+    #[arg(long, value_name = "PATH")]
+    pub auto_dump: Option<PathBuf>,
+    /// The least time between two of the watch's snapshots, such as 10m (1s
+    /// to 24h; default 10m).
+    #[arg(long, value_name = "DURATION")]
+    pub auto_dump_every: Option<String>,
 }
 
 /// How much of a long recording is kept, and how it is cut in chunks: the

@@ -219,6 +219,7 @@ fn record_workload(
         old_objects: heapsampler_core::options::DEFAULT_OLD_OBJECTS,
         roots: Default::default(),
         bounds: Default::default(),
+        watch: Default::default(),
         agent: None,
     };
     let options = record::option_string(

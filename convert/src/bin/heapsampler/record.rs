@@ -88,6 +88,25 @@ pub fn option_string(
     if let Some(age) = &sampling.bounds.chunk_age {
         options.push((name::CHUNK_AGE, age.clone()));
     }
+    let watch = &sampling.watch;
+    if watch.no_watch {
+        options.push((name::WATCH, "false".to_owned()));
+    }
+    for (option, value) in [
+        (name::ON_LEAK, &watch.on_leak),
+        (name::ON_PEAK, &watch.on_peak),
+        (name::PEAK_SHARE, &watch.peak_share),
+        (name::AUTO_DUMP_EVERY, &watch.auto_dump_every),
+    ] {
+        if let Some(value) = value {
+            options.push((option, value.clone()));
+        }
+    }
+    if let Some(path) = &watch.auto_dump {
+        // The JVM's working directory may not be this one (attach).
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        options.push((name::AUTO_DUMP, path.display().to_string()));
+    }
     let roots = &sampling.roots;
     if roots.roots {
         options.push((name::ROOTS, "true".to_owned()));
