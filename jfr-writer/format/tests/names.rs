@@ -19,7 +19,12 @@ const SCANNED: [&str; 6] = [
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 25] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 26] = [
+    (
+        "convert/src/bin/heapsampler/args.rs",
+        "off",
+        "a value of the agent's on_peak option (--on-peak), passed on",
+    ),
     (
         "convert/src/output/parquet.rs",
         "thread",
@@ -92,7 +97,11 @@ const OTHER_MEANINGS: [(&str, &str, &str); 25] = [
         "interval",
         "the agent option interval=512k",
     ),
-    ("core/src/options.rs", "off", "a boolean option's value"),
+    (
+        "core/src/options.rs",
+        "off",
+        "a boolean option's value, and on_peak=off",
+    ),
     (
         "core/src/options.rs",
         "duration",
