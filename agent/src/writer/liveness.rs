@@ -32,8 +32,8 @@ pub(super) struct Tracked {
     pub(super) probability: f64,
     /// Its allocation site, for the watch (`watch::site_of`).
     pub(super) site: u64,
-    /// Whether it entered its site in the watch: found live by a freeing
-    /// collection.
+    /// Whether it entered its site in the watch: found live by a
+    /// collection that marked the whole heap.
     pub(super) entered: bool,
     pub(super) thread: ThreadRef,
     /// The receipt of its stack's mark for the sample's event: its

@@ -39,8 +39,9 @@
 //!   the renaming of earlier chunk ends' ones.
 //! - `context`: the settings, the heap's context, the environment and the
 //!   threads' allocated bytes.
-//! - `watch`: each site's live bytes after each freeing collection, the
-//!   leak suspects raised from them and the heap's peaks.
+//! - `watch`: each site's live bytes after each collection that marked
+//!   the whole heap, the leak suspects raised from them and the heap's
+//!   peaks.
 //!
 //! The parts use `pools` and none uses [`Writer`]; each takes the
 //! recording as an argument.
