@@ -96,6 +96,8 @@ impl EnvironmentVm for InstantVm {}
 
 impl ThreadsVm for InstantVm {}
 
+impl heapsampler_agent::writer::CanaryVm for InstantVm {}
+
 /// xorshift64: the same stacks on every run, no dependency.
 struct Random(u64);
 

@@ -400,6 +400,18 @@ pub struct WholeHeapCollection {
     pub end: i64,
 }
 
+/// How canaries tell the watch that a marking ended, where the collector's
+/// notifications do not ([`crate::writer`]'s canaries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CanaryKind {
+    /// Weak from the start: the young collections keep it and age it with
+    /// the samples, a major clears it once it is old (generational ZGC).
+    Weak,
+    /// Held strongly until it is surely old, then weakly: a marking clears
+    /// it (G1 before JDK 21).
+    TenuredThenWeak,
+}
+
 /// The events of the heap's context and what is needed to write them: the
 /// writer holds one ([`crate::writer::Writer`]).
 #[derive(Debug)]
@@ -439,6 +451,8 @@ pub struct HeapContext {
     /// The collections that marked the whole heap written since the last
     /// [`HeapContext::take_whole_heap_collections`].
     whole_heap: Vec<WholeHeapCollection>,
+    /// The collections written (not pauses): what ages an object.
+    collections_written: u64,
 }
 
 impl HeapContext {
@@ -476,6 +490,7 @@ impl HeapContext {
             last_after: None,
             majors: Vec::new(),
             whole_heap: Vec::new(),
+            collections_written: 0,
         })
     }
 
@@ -725,31 +740,55 @@ impl HeapContext {
         std::mem::take(&mut self.whole_heap)
     }
 
-    /// Why this JVM's collections seldom say that they marked the whole
-    /// heap, if they do not: the watch judges only after those.
-    pub fn whole_heap_unknown(&self) -> Option<&'static str> {
+    /// The collections written so far (not pauses).
+    pub fn collections_written(&self) -> u64 {
+        self.collections_written
+    }
+
+    /// How canaries tell when a marking ended in this JVM, if its
+    /// collections do not say so.
+    pub fn canary_kind(&self) -> Option<CanaryKind> {
         let has = |name: &str| self.collectors.iter().any(|c| c.name == name);
-        if has("G1 Young Generation") && !has(G1_CONCURRENT) {
-            Some(
-                "under G1 before JDK 21 the JVM does not say when a marking ends (JDK 21 does): \
-                 the watch judges the sites' live bytes after full collections only",
-            )
-        } else if has("ZGC Minor Cycles") {
-            // Measured: in a service whose request garbage dies at once,
-            // its tracked samples were found freed 38 to 47 s after they
-            // were allocated, majors or not (3-minute runs, Temurin 25).
-            Some(
-                "under generational ZGC a tracked sample's garbage is found freed only tens of \
-                 seconds after it died (its young collections keep what a weak handle points \
-                 to), which the watch would take for growth: it does not judge there yet",
-            )
-        } else if has("Shenandoah Cycles") && self.configuration.shenandoah_generational {
-            Some(
-                "generational Shenandoah does not say which of its cycles marked the whole heap: \
-                 the watch judges the sites' live bytes after none",
-            )
+        if has("ZGC Minor Cycles") {
+            Some(CanaryKind::Weak)
+        } else if has("G1 Young Generation") && !has(G1_CONCURRENT) {
+            Some(CanaryKind::TenuredThenWeak)
         } else {
             None
+        }
+    }
+
+    /// What a user should know of when the watch judges in this JVM, where
+    /// its collections do not say when they marked the whole heap.
+    pub fn whole_heap_unknown(&self) -> Option<&'static str> {
+        match self.canary_kind() {
+            Some(CanaryKind::TenuredThenWeak) => Some(
+                "under G1 before JDK 21 the JVM does not say when a marking ends (JDK 21 does): \
+                 the watch learns it from an object of its own, held until it is old, then let \
+                 go, and judges after the first marking past that (a leak is seen a few \
+                 markings after it began)",
+            ),
+            // Measured: in a service whose request garbage dies at once,
+            // its tracked samples were found freed 38 to 47 s after they
+            // were allocated, at majors (3-minute runs, Temurin 25).
+            Some(CanaryKind::Weak) => Some(
+                "under generational ZGC a dead sample is found freed only by a major collection \
+                 after its young collections promoted it: the watch judges a sample once an \
+                 object of its own made after it is found freed (a leak is seen tens of seconds \
+                 after it began)",
+            ),
+            None if self
+                .collectors
+                .iter()
+                .any(|c| c.name == "Shenandoah Cycles")
+                && self.configuration.shenandoah_generational =>
+            {
+                Some(
+                    "generational Shenandoah does not say which of its cycles marked the whole \
+                     heap: the watch judges the sites' live bytes after none",
+                )
+            }
+            None => None,
         }
     }
 
@@ -875,6 +914,9 @@ impl HeapContext {
         self.missed += info.id - collector.written - 1;
         collector.written = info.id;
         let kind = collector_kind(&notified.collector);
+        if kind != CollectorKind::Pauses {
+            self.collections_written += 1;
+        }
         let start = self.ticks_of(recording, info.start_millis);
         let end = self.ticks_of(recording, info.end_millis);
         let whole_heap = match kind {

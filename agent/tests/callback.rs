@@ -879,6 +879,8 @@ impl EnvironmentVm for Writer<'_> {}
 
 impl ThreadsVm for Writer<'_> {}
 
+impl writer::CanaryVm for Writer<'_> {}
+
 impl SessionVm for Writer<'_> {
     fn set_sampling_interval(&mut self, _interval: u64) {}
     fn duration_over(&mut self, session: &Session) {

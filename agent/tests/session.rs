@@ -96,6 +96,8 @@ impl RootsVm for FakeVm {}
 
 impl EnvironmentVm for FakeVm {}
 
+impl heapsampler_agent::writer::CanaryVm for FakeVm {}
+
 impl ThreadsVm for FakeVm {}
 
 impl SessionVm for FakeVm {

@@ -5,10 +5,10 @@
 //! collections that mark the whole heap). The suspect is raised within 60
 //! s of the leak's start and names the leaking site, the snapshot it took
 //! (`on_leak=dump`) is a complete recording `jfr` reads, and the same
-//! service without the leak raises no suspect. Under generational ZGC the
-//! watch does not judge yet, and says why. The JVMs run at once: the
-//! workload paces every rate by wall time, so a busy machine slows none of
-//! them.
+//! service without the leak raises no suspect. The same under generational
+//! ZGC, where the watch judges by canaries and says so, within 100 s in a
+//! 4-minute run (see [`ZGC`]). The JVMs run at once: the workload paces
+//! every rate by wall time, so a busy machine slows none of them.
 
 use heapsampler_test_support as support;
 use heapsampler_test_support::{Deadline, Watched};
@@ -17,13 +17,33 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The run, seconds.
-const RUN: u64 = 180;
-/// How long after the leak's start the suspect must be raised.
-const WITHIN: Duration = Duration::from_secs(60);
+/// How long after the leak's start the suspect must be raised, and the
+/// run's length in seconds (the leak starts at most 120 s in), by
+/// collector. Under G1 the minute, in its 3-minute run. Under
+/// generational ZGC no tracked sample can be told live until a major finds
+/// it old, about 40 s after it was allocated in this service (its request
+/// garbage was found freed 39.5 s after allocation at the median, 43.9 s at
+/// most, in a run by its defaults), and the growth test then needs about
+/// as long as under G1 (raised 75 s after the leak's start in that run):
+/// 100 s, in a run of 4 minutes.
+struct Collector {
+    within: Duration,
+    run: u64,
+}
+
+const G1: Collector = Collector {
+    within: Duration::from_secs(60),
+    run: 180,
+};
+
+const ZGC: Collector = Collector {
+    within: Duration::from_secs(100),
+    run: 240,
+};
 
 struct Run {
     name: String,
+    within: Duration,
     file: PathBuf,
     leak_from: Option<u64>,
     jvm: Watched,
@@ -31,7 +51,14 @@ struct Run {
 
 /// Starts `java` on `LateLeak` with the agent's defaults and
 /// `on_leak=dump`, its leak from `leak_from` seconds if any.
-fn start(name: &str, java: &Path, jvm_flags: &[&str], leak_from: Option<u64>, dir: &Path) -> Run {
+fn start(
+    name: &str,
+    java: &Path,
+    collector: &Collector,
+    jvm_flags: &[&str],
+    leak_from: Option<u64>,
+    dir: &Path,
+) -> Run {
     let file = dir.join(format!("{name}.jfr"));
     let jvm = Command::new(java)
         .arg(format!(
@@ -43,13 +70,14 @@ fn start(name: &str, java: &Path, jvm_flags: &[&str], leak_from: Option<u64>, di
         .arg("-cp")
         .arg(support::compiled_workload("LateLeak"))
         .arg("LateLeak")
-        .arg(RUN.to_string())
+        .arg(collector.run.to_string())
         .arg(leak_from.map_or("none".to_owned(), |s| s.to_string()))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn_within(Duration::from_secs(RUN + 180));
+        .spawn_within(Duration::from_secs(collector.run + 180));
     Run {
         name: name.to_owned(),
+        within: collector.within,
         file,
         leak_from,
         jvm,
@@ -57,11 +85,12 @@ fn start(name: &str, java: &Path, jvm_flags: &[&str], leak_from: Option<u64>, di
 }
 
 /// Checks a finished run: with a leak, one suspect, of the leak's site,
-/// raised within [`WITHIN`] of its start, said on stderr, and a snapshot
-/// `jfr` reads; without, none.
+/// raised within the collector's time of its start, said on stderr, and a
+/// snapshot `jfr` reads; without, none.
 fn check(run: Run) {
     let Run {
         name,
+        within,
         file,
         leak_from,
         jvm,
@@ -70,6 +99,12 @@ fn check(run: Run) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{name}: {stdout}\n{stderr}");
+    if name.starts_with("zgc") {
+        assert!(
+            stderr.contains("heapsampler: watch: under generational ZGC a dead sample"),
+            "{name}: {stderr}"
+        );
+    }
     let suspects = support::dump_types(&file, &["heapsampler.LeakSuspect"]);
     let said: Vec<&str> = stderr
         .lines()
@@ -96,7 +131,7 @@ fn check(run: Run) {
     let after = Duration::from_nanos((raised_nanos - leak_start_millis * 1_000_000).max(0) as u64);
     eprintln!("{name}: the leak from {leak_from} s raised {after:.1?} after its start");
     assert!(
-        raised_nanos > leak_start_millis * 1_000_000 && after <= WITHIN,
+        raised_nanos > leak_start_millis * 1_000_000 && after <= within,
         "{name}: raised {after:?} after the leak's start (leak from {leak_from} s)\n{suspect}"
     );
     assert_eq!(said.len(), 1, "{name}: {stderr}");
@@ -120,7 +155,7 @@ fn check(run: Run) {
 }
 
 #[test]
-fn a_late_leak_is_raised_within_a_minute_and_a_steady_service_raises_nothing() {
+fn a_late_leak_is_raised_in_time_and_a_steady_service_raises_nothing() {
     let dir = support::temp_dir("agent_watch_late_leak");
     // A moment in [30 s, 120 s], new each run: said, to run it again.
     let draw = SystemTime::now()
@@ -144,38 +179,16 @@ fn a_late_leak_is_raised_within_a_minute_and_a_steady_service_raises_nothing() {
         "-XX:-G1UseAdaptiveIHOP",
         "-XX:InitiatingHeapOccupancyPercent=20",
     ];
+    // Generational ZGC (Temurin 25's only ZGC) by its defaults: the watch
+    // judges by canaries there, and says so at the start.
+    let zgc = ["-XX:+UseZGC", "-Xmx256m"];
     let runs = vec![
-        start("g1-leak", &java, &g1, Some(leak_from), &dir),
-        start("g1-steady", &java, &g1, None, &dir),
+        start("g1-leak", &java, &G1, &g1, Some(leak_from), &dir),
+        start("g1-steady", &java, &G1, &g1, None, &dir),
+        start("zgc-leak", &java, &ZGC, &zgc, Some(leak_from), &dir),
+        start("zgc-steady", &java, &ZGC, &zgc, None, &dir),
     ];
     for run in runs {
         check(run);
     }
-}
-
-/// Under generational ZGC the watch says at the start that it does not
-/// judge, and why.
-#[test]
-fn under_generational_zgc_the_watch_says_it_does_not_judge_yet() {
-    let Some(home) = support::temurin_25("the watch under generational ZGC") else {
-        return;
-    };
-    let dir = support::temp_dir("agent_watch_zgc");
-    let file = dir.join("zgc.jfr");
-    let output = Command::new(home.join("bin/java"))
-        .arg(format!(
-            "-agentpath:{}=file={}",
-            support::agent_library().display(),
-            file.display()
-        ))
-        .args(["-XX:+UseZGC", "-Xmx256m", "-cp"])
-        .arg(support::compiled_workload("LateLeak"))
-        .args(["LateLeak", "1", "none"])
-        .output_in_time();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("heapsampler: watch: under generational ZGC a tracked sample's garbage"),
-        "{stderr}"
-    );
 }

@@ -16,7 +16,8 @@ use heapsampler_agent::record::{RawFrame, SampleHeader, SampleRecord, Tracking};
 use heapsampler_agent::roots::{GcRoot, Link, Reference, RootLimits, RootPath, RootsVm};
 use heapsampler_agent::threads::{ThreadAllocation, ThreadsVm, Unmeasured};
 use heapsampler_agent::writer::{
-    ClassInfo, GcRecord, Loader, MethodInfo, RecordingSettings, Statistics, ThreadInfo, Vm, Writer,
+    CanaryVm, ClassInfo, GcRecord, Loader, MethodInfo, RecordingSettings, Statistics, ThreadInfo,
+    Vm, Writer,
 };
 use heapsampler_core::options::{LiveMax, Options as AgentOptions};
 use heapsampler_core::ring::RingStats;
@@ -41,6 +42,56 @@ struct FakeVm {
     thread_allocations: Option<Vec<ThreadAllocation>>,
     /// What the writer told of missing thread figures.
     unmeasured: Vec<Unmeasured>,
+    /// Canaries, if the fake JVM makes them.
+    canaries: Option<FakeCanaries>,
+}
+
+/// A fake JVM's canaries: the weak ones with the second each was made or
+/// let go, and the strong ones. Cleared as `FakeVm::collected` says.
+#[derive(Default)]
+struct FakeCanaries {
+    next: u64,
+    weak: HashMap<u64, i64>,
+    strong: HashSet<u64>,
+    /// The second the writer is at.
+    now: i64,
+}
+
+impl FakeCanaries {
+    fn make(&mut self, strong: bool) -> u64 {
+        self.next += 1;
+        let handle = (1 << 40) + self.next;
+        if strong {
+            self.strong.insert(handle);
+        } else {
+            self.weak.insert(handle, self.now);
+        }
+        handle
+    }
+}
+
+impl CanaryVm for FakeVm {
+    fn new_canary(&mut self, strong: bool) -> Option<u64> {
+        Some(self.canaries.as_mut()?.make(strong))
+    }
+    fn weaken(&mut self, strong: u64) -> Option<u64> {
+        let canaries = self.canaries.as_mut()?;
+        assert!(canaries.strong.remove(&strong), "a strong canary");
+        Some(canaries.make(false))
+    }
+    fn canary_cleared(&mut self, weak: u64) -> bool {
+        assert!(self.canaries.as_ref().unwrap().weak.contains_key(&weak));
+        self.collected.contains(&weak)
+    }
+    fn release_canary(&mut self, handle: u64, strong: bool) {
+        let canaries = self.canaries.as_mut().unwrap();
+        let held = if strong {
+            canaries.strong.remove(&handle)
+        } else {
+            canaries.weak.remove(&handle).is_some()
+        };
+        assert!(held, "a canary released once");
+    }
 }
 
 /// What a fake JVM's management interface answers.
@@ -2068,6 +2119,25 @@ struct WatchedCollectors {
     /// Whether that one is a full collection, in place of that second's
     /// young one (whose pause it claims), rather than beside it.
     full: bool,
+    /// When what a weak handle points to is found freed.
+    cleared: Cleared,
+}
+
+/// When a fake JVM clears what a weak handle points to, garbage and
+/// canaries.
+#[derive(Clone, Copy)]
+enum Cleared {
+    /// At the next collection (G1, Parallel: the steady site's garbage dies
+    /// young). No canary.
+    Young,
+    /// At the first collection that marks the whole heap this many seconds
+    /// after it was made (generational ZGC: its young collections keep
+    /// it, promote it, and a major clears it). Canaries made weak.
+    AtWholeHeapAfter(i64),
+    /// Garbage at the next collection; a weak canary at an unannounced
+    /// marking every this many seconds (G1 before JDK 21). Canaries held
+    /// until tenured.
+    MarkingEvery(i64),
 }
 
 /// G1 on JDK 21 or later, marking each second: its young collection, and
@@ -2077,6 +2147,7 @@ const G1_MARKING: WatchedCollectors = WatchedCollectors {
     whole_heap: "G1 Concurrent GC",
     every: 1,
     full: false,
+    cleared: Cleared::Young,
 };
 
 /// Drives a writer as the session's loop does for `seconds` simulated
@@ -2104,8 +2175,17 @@ fn drive_watch(
     let millis = |at: i64| 1_000 + at / 1_000_000;
     let mut notices = Vec::new();
     let mut handle = 1000;
+    // The steady site's garbage not cleared yet, with the second of each.
+    let mut garbage: Vec<(u64, i64)> = Vec::new();
+    if !matches!(collectors.cleared, Cleared::Young) {
+        vm.canaries = Some(FakeCanaries::default());
+    }
     for second in 1..=seconds {
         let at = t0 + second * SECOND;
+        if let Some(canaries) = vm.canaries.as_mut() {
+            canaries.now = second;
+        }
+        let marks = second % collectors.every == 0;
         if second >= leak_from {
             handle += 1;
             writer
@@ -2116,8 +2196,33 @@ fn drive_watch(
         writer
             .sample(vm, &record(1, at, 101, 24, handle, false, &[(2, 0)]))
             .unwrap();
-        // The previous second's steady sample is freed by this collection.
-        vm.collected.insert(handle - 2);
+        // The previous second's steady sample is dead: freed by this
+        // collection, or kept until a major long after it.
+        garbage.push((handle - 2, second - 1));
+        let cleared_before = match collectors.cleared {
+            Cleared::Young | Cleared::MarkingEvery(_) => Some(second),
+            Cleared::AtWholeHeapAfter(lag) => marks.then_some(second - lag),
+        };
+        if let Some(before) = cleared_before {
+            for (dead, _) in garbage.iter().filter(|(_, made)| *made <= before) {
+                vm.collected.insert(*dead);
+            }
+            garbage.retain(|(_, made)| *made > before);
+        }
+        let canaries_before = match collectors.cleared {
+            Cleared::Young => None,
+            Cleared::AtWholeHeapAfter(_) => cleared_before,
+            Cleared::MarkingEvery(every) => (second % every == 0).then_some(second - 1),
+        };
+        if let (Some(before), Some(canaries)) = (canaries_before, vm.canaries.as_ref()) {
+            let cleared: Vec<u64> = canaries
+                .weak
+                .iter()
+                .filter(|(_, made)| **made <= before)
+                .map(|(handle, _)| *handle)
+                .collect();
+            vm.collected.extend(cleared);
+        }
         let (start, end) = (at + SECOND / 2, at + SECOND / 2 + 1_000_000);
         writer
             .garbage_collection(
@@ -2130,7 +2235,6 @@ fn drive_watch(
             )
             .unwrap();
         let id = second as u64;
-        let marks = second % collectors.every == 0;
         let mut notified_now = Vec::new();
         if !(marks && collectors.full) {
             notified_now.push(notified(
@@ -2260,10 +2364,7 @@ fn the_watch_raises_nothing_without_a_leak_and_is_off_when_told() {
 
 /// Only collections that mark the whole heap are judged: Parallel's young
 /// ones enter nothing (an old object dead is not found dead by them); a
-/// full one enters what it found live, allocated before it began. Under
-/// G1 before JDK 21, which does not say when a marking ends, and under
-/// generational ZGC, whose young collections keep a tracked sample's
-/// garbage, the watch says why it seldom judges or does not.
+/// full one enters what it found live, allocated before it began.
 #[test]
 fn only_collections_that_mark_the_whole_heap_are_judged() {
     let dir = support::temp_dir("agent_writer_watch_whole_heap");
@@ -2275,6 +2376,7 @@ fn only_collections_that_mark_the_whole_heap_are_judged() {
         whole_heap: "PS MarkSweep",
         every: 5,
         full: true,
+        cleared: Cleared::Young,
     };
     let raised = drive_watch(&mut writer, &mut vm, &parallel, 300, 1);
     assert_eq!(raised.len(), 1, "{raised:#?}");
@@ -2286,36 +2388,69 @@ fn only_collections_that_mark_the_whole_heap_are_judged() {
     assert_eq!(class.as_deref(), Some("byte[]"));
     assert_eq!(writer.watch_limitation(), None);
     finish(writer, &mut vm, 0);
+}
 
-    let path = dir.join("zgc.jfr");
-    let mut vm = watched_vm();
-    let mut writer = new_writer(&path, &settings(&path));
+/// Where the collector does not say when a marking ends, canaries tell:
+/// under generational ZGC, whose young collections keep a dead sample
+/// until a major 40 s after it died, the steady site's pile of garbage
+/// (40 s of it, judged as live at a major) raises nothing, and the leak
+/// from 60 s is raised once its samples are judged; likewise under G1
+/// before JDK 21, marking every 10 s unannounced. The watch says how it
+/// judges there. Every canary's handle is released at the end.
+#[test]
+fn canaries_judge_where_the_collector_does_not_say_when_a_marking_ends() {
+    let dir = support::temp_dir("agent_writer_watch_canaries");
     let zgc = WatchedCollectors {
         young: "ZGC Minor Cycles",
         whole_heap: "ZGC Major Cycles",
-        every: 5,
+        every: 6,
         full: false,
+        cleared: Cleared::AtWholeHeapAfter(40),
     };
-    assert!(drive_watch(&mut writer, &mut vm, &zgc, 240, 1).is_empty());
-    let limitation = writer.watch_limitation().unwrap();
-    assert!(limitation.contains("generational ZGC"), "{limitation}");
-    finish(writer, &mut vm, 0);
-
-    // G1 on JDK 17: no marking's end said, no checkpoint without a full
-    // collection.
-    let path = dir.join("g1-17.jfr");
-    let mut vm = watched_vm();
-    let mut writer = new_writer(&path, &settings(&path));
     let g1_17 = WatchedCollectors {
         young: "G1 Young Generation",
         whole_heap: "G1 Old Generation",
         every: 1_000,
         full: true,
+        cleared: Cleared::MarkingEvery(10),
     };
-    assert!(drive_watch(&mut writer, &mut vm, &g1_17, 240, 1).is_empty());
-    let limitation = writer.watch_limitation().unwrap();
-    assert!(limitation.contains("before JDK 21"), "{limitation}");
-    finish(writer, &mut vm, 0);
+    // The leak's samples are judged no sooner than a canary made after
+    // them is cleared: 40 s later under ZGC, at the first marking 17
+    // collections after under G1.
+    for (name, collectors, said, earliest, latest) in [
+        ("zgc", &zgc, "generational ZGC", 60 + 40, 60 + 40 + 60),
+        ("g1-17", &g1_17, "before JDK 21", 60 + 17, 60 + 17 + 60),
+    ] {
+        for leak_from in [60, i64::MAX] {
+            let path = dir.join(format!("{name}-{leak_from}.jfr"));
+            let mut vm = watched_vm();
+            let mut writer = new_writer(&path, &settings(&path));
+            let raised = drive_watch(&mut writer, &mut vm, collectors, 300, leak_from);
+            if leak_from == i64::MAX {
+                assert!(raised.is_empty(), "{name}: {raised:#?}");
+            } else {
+                assert_eq!(raised.len(), 1, "{name}: {raised:#?}");
+                let (second, heapsampler_agent::writer::Notice::Leak { class, .. }) = &raised[0]
+                else {
+                    panic!("{raised:?}");
+                };
+                assert!(
+                    (earliest..=latest).contains(second),
+                    "{name}: raised at {second} s"
+                );
+                assert_eq!(class.as_deref(), Some("byte[]"));
+            }
+            let limitation = writer.watch_limitation().unwrap();
+            assert!(limitation.contains(said), "{limitation}");
+            finish(writer, &mut vm, 0);
+            let canaries = vm.canaries.as_ref().unwrap();
+            assert!(
+                canaries.weak.is_empty() && canaries.strong.is_empty(),
+                "{name}: every canary released"
+            );
+            assert!(canaries.next > 100, "{name}: {} canaries", canaries.next);
+        }
+    }
 }
 
 /// With a peak share, a heap after a collection past it and above every

@@ -303,6 +303,38 @@ impl writer::Vm for JvmtiVm<'_> {
     }
 }
 
+impl writer::CanaryVm for JvmtiVm<'_> {
+    /// A `long[1]` of the agent's own, its local reference dropped.
+    fn new_canary(&mut self, strong: bool) -> Option<u64> {
+        let array = self.jni.long_array(&[0])?;
+        let handle = if strong {
+            self.jni.global(array)
+        } else {
+            Some(self.jni.new_weak_global_ref(array)).filter(|weak| !weak.is_null())
+        };
+        self.jni.delete_local_ref(array);
+        handle.map(|handle| handle as u64)
+    }
+
+    fn weaken(&mut self, strong: u64) -> Option<u64> {
+        let weak = self.jni.new_weak_global_ref(strong as jobject);
+        self.jni.delete_global(strong as jobject);
+        (!weak.is_null()).then_some(weak as u64)
+    }
+
+    fn canary_cleared(&mut self, weak: u64) -> bool {
+        self.jni.is_cleared(weak as jobject)
+    }
+
+    fn release_canary(&mut self, handle: u64, strong: bool) {
+        if strong {
+            self.jni.delete_global(handle as jobject);
+        } else {
+            self.jni.delete_weak_global_ref(handle as jobject);
+        }
+    }
+}
+
 impl KeysVm for JvmtiVm<'_> {
     fn is_cleared(&mut self, weak: u64) -> bool {
         self.jni.is_cleared(weak as jobject)

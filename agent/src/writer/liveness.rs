@@ -227,6 +227,11 @@ impl Liveness {
         written
     }
 
+    /// When the last collection seen ended (0 before any), in ticks.
+    pub(super) fn last_collection_end(&self) -> i64 {
+        self.last_gc_end
+    }
+
     /// Sweeps once more after the last collection, at `at`: an object the
     /// ring handed over after the collection that freed it was not in the
     /// table when that collection was swept, and is found freed rather

@@ -46,6 +46,7 @@
 //! The parts use `pools` and none uses [`Writer`]; each takes the
 //! recording as an argument.
 
+mod canary;
 mod context;
 mod liveness;
 mod old_objects;
@@ -65,12 +66,13 @@ use crate::heap::{HeapVm, Pause, WholeHeapCollection};
 use crate::record::SampleView;
 use crate::roots::{RootLimits, RootPath, RootsVm};
 use crate::threads::ThreadsVm;
+pub use canary::CanaryVm;
 use context::Context;
 use heapsampler_core::options::{LiveMax, Options};
 use liveness::{Liveness, Tracked};
 use old_objects::OldObjects;
 use pools::Pools;
-use watch::{HeapAfter, Watching};
+use watch::{HeapAfter, Judgment, Watching};
 pub use watch::{MAX_PEAK_SITES, Notice};
 
 /// A class as the JVM describes it.
@@ -136,7 +138,7 @@ pub struct ThreadInfo {
 
 /// What the writer asks of the JVM, on its own thread: beyond what the heap
 /// context ([`HeapVm`]) and the paths to roots ([`RootsVm`]) ask.
-pub trait Vm: HeapVm + RootsVm + EnvironmentVm + ThreadsVm {
+pub trait Vm: HeapVm + RootsVm + EnvironmentVm + ThreadsVm + CanaryVm {
     /// Describes a method, or `None` if it is gone (its class unloaded).
     fn method(&mut self, method: u64) -> Option<MethodInfo>;
     /// Describes a class from its key, or `None` if it is gone.
@@ -563,14 +565,37 @@ impl<S: Sink> Writer<S> {
         let Some(watching) = self.watching.as_mut() else {
             return Ok(Vec::new());
         };
-        let whole_heap = self.context.heap.take_whole_heap_collections();
-        if let Some(latest) = whole_heap.iter().max_by_key(|c| c.start) {
-            let now = self.recording.clock().now();
+        let now = self.recording.clock().now().0;
+        // Canaries before the sweep: one found cleared means a marking
+        // ended, which the sweep then finds every sample it freed by. Their
+        // clock is the collections' (a canary is made after the last one
+        // ended: a sample allocated before then is older).
+        let collected_at = self.liveness.last_collection_end();
+        let canary = match self.context.heap.canary_kind() {
+            Some(kind) => watching.canaries(kind).check(
+                vm,
+                collected_at,
+                self.context.heap.collections_written(),
+            ),
+            None => None,
+        };
+        let judgments = self
+            .context
+            .heap
+            .take_whole_heap_collections()
+            .into_iter()
+            .map(|c| Judgment {
+                until: c.start,
+                at: c.end,
+            })
+            .chain(canary.map(|until| Judgment {
+                until,
+                at: collected_at,
+            }));
+        if let Some(latest) = judgments.max_by_key(|j| j.until) {
             self.liveness
-                .sweep_last(&mut self.recording, vm, now.0, |freed| {
-                    watching.freed(freed)
-                })?;
-            watching.whole_heap_collection(self.liveness.collections(), *latest);
+                .sweep_last(&mut self.recording, vm, now, |freed| watching.freed(freed))?;
+            watching.judged(self.liveness.collections(), latest);
         }
         let heap = HeapAfter {
             used: self.context.heap.last_known_heap_usage(),
@@ -881,6 +906,9 @@ impl<S: Sink> Writer<S> {
         // The last collections' notifications, and their pauses.
         self.context.heap.end(&mut self.recording, vm)?;
         self.context.say_pause_phases_enabled(&mut self.recording)?;
+        if let Some(watching) = self.watching.as_mut() {
+            watching.release_canaries(vm);
+        }
         let end = self.recording.clock().now().0;
         self.liveness
             .sweep_last(&mut self.recording, vm, end, |_| {})?;

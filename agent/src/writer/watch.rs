@@ -6,13 +6,16 @@
 //! (`heapsampler.PeakLiveSite`).
 //!
 //! Invariants (the core watch's caller contract):
-//! - A tracked sample enters its site once, at the first collection that
-//!   marked the whole heap ([`crate::heap::WholeHeapCollection`]) and
-//!   found it live: one allocated before that collection began and not
-//!   found freed by it. A sample that dies before is neither entered nor
-//!   left.
+//! - A tracked sample enters its site once, at the first [`Judgment`] that
+//!   found it live: allocated before the judgment's `until` and not found
+//!   freed by the sweep before it. A sample that dies before is neither
+//!   entered nor left.
 //! - A sample that entered leaves once, when a sweep finds it freed.
-//! - Only collections that marked the whole heap are judged: after a young
+//! - Judgments come only from collections that found dead whatever of the
+//!   judged samples was dead: a collection that marked the whole heap
+//!   ([`crate::heap::WholeHeapCollection`]: a full one, G1's marking from
+//!   JDK 21, a cycle without generations), or a canary found cleared
+//!   ([`super::canary`]: generational ZGC, G1 before JDK 21). After a young
 //!   collection an old object that died is not found dead yet (G1,
 //!   Parallel, Serial: until the next marking or full collection;
 //!   generational ZGC's young collections keep whatever a weak handle
@@ -21,10 +24,10 @@
 //! - A site is its stack and its class: the stack's fingerprint and the
 //!   class's key, both stable while the session runs, folded into 64 bits.
 //!
-//! A checkpoint runs once per pass of the writer's loop with such a
-//! collection in it, after the collections' notifications were read (which
-//! is how the agent learns of them), so that the heap figures are those of
-//! the collection judged. A heap peak is looked for after any collection.
+//! A checkpoint runs once per pass of the writer's loop with a judgment in
+//! it, after the collections' notifications were read (which is how the
+//! agent learns of them), so that the heap figures are those of the
+//! collection judged. A heap peak is looked for after any collection.
 
 use heapsampler_core::estimate::Estimate;
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
@@ -33,8 +36,8 @@ use jfr_writer::events::{self, HeapPeak, LeakSuspect, PeakLiveSite};
 use jfr_writer::{EventType, Recording, Sink, StackTraceField, TICKS_PER_SECOND, Ticks};
 use rustc_hash::FxHashMap;
 
+use super::canary::{Canaries, CanaryKind, CanaryVm};
 use super::liveness::Tracked;
-use crate::heap::WholeHeapCollection;
 
 /// The most `heapsampler.PeakLiveSite` events a peak writes: the sites of
 /// the most live bytes, and the rest.
@@ -159,6 +162,16 @@ pub(super) struct HeapAfter {
     pub(super) max: u64,
 }
 
+/// A moment the watch may judge at: every tracked sample allocated before
+/// `until` and not found freed since `at` is live (recording ticks). After
+/// a collection that marked the whole heap, `until` is when it began; after
+/// a canary cleared, when the canary was let go ([`super::canary`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Judgment {
+    pub(super) until: i64,
+    pub(super) at: i64,
+}
+
 /// The watch and its events.
 pub(super) struct Watching {
     watch: Watch,
@@ -169,9 +182,11 @@ pub(super) struct Watching {
     peak_share: Option<f64>,
     /// The highest heap after a collection written as a peak.
     highest_peak: u64,
-    /// The latest collection that marked the whole heap, not judged yet:
-    /// the collections counted then, and it.
-    pending: Option<(u64, WholeHeapCollection)>,
+    /// The latest judgment due, not made yet, and the collections counted
+    /// then.
+    pending: Option<(u64, Judgment)>,
+    /// Where the collector does not say when a marking ends: what tells.
+    canaries: Option<Canaries>,
     notices: Vec<Notice>,
 }
 
@@ -189,6 +204,7 @@ impl Watching {
             peak_share,
             highest_peak: 0,
             pending: None,
+            canaries: None,
             notices: Vec::new(),
         })
     }
@@ -202,20 +218,31 @@ impl Watching {
         }
     }
 
-    /// `collection` marked the whole heap, the collections counted then
-    /// being `gc_count`: a checkpoint is due.
-    pub(super) fn whole_heap_collection(&mut self, gc_count: u64, collection: WholeHeapCollection) {
+    /// A judgment is due, `gc_count` collections counted: the latest of
+    /// those not made yet is made at the next checkpoint.
+    pub(super) fn judged(&mut self, gc_count: u64, judgment: Judgment) {
         if self
             .pending
-            .is_none_or(|(_, pending)| collection.start >= pending.start)
+            .is_none_or(|(_, pending)| judgment.until >= pending.until)
         {
-            self.pending = Some((gc_count, collection));
+            self.pending = Some((gc_count, judgment));
         }
     }
 
-    /// The checkpoint due, at the end of the collection that marked the
-    /// whole heap: each sample of `table` not entered yet and allocated
-    /// before it began enters its site; the groups are judged, each
+    /// The canaries of a collector of `kind`, made at the first call.
+    pub(super) fn canaries(&mut self, kind: CanaryKind) -> &mut Canaries {
+        self.canaries.get_or_insert_with(|| Canaries::new(kind))
+    }
+
+    /// Releases the canaries' handles: the recording ends.
+    pub(super) fn release_canaries(&mut self, vm: &mut impl CanaryVm) {
+        if let Some(canaries) = self.canaries.as_mut() {
+            canaries.release_all(vm);
+        }
+    }
+
+    /// The checkpoint due, at the judgment pending: each sample of `table`
+    /// not entered yet and allocated before its `until` enters its site; the groups are judged, each
     /// suspect written (and kept for [`Watching::take_notices`]). Then,
     /// after any collection (`collections` counted so far), with a peak
     /// share, a new peak of `heap` is written with the live bytes by site
@@ -230,17 +257,17 @@ impl Watching {
     ) -> Result<(), jfr_writer::Error> {
         let mut suspects = Vec::new();
         let mut judged = None;
-        if let Some((gc_count, collection)) = self.pending.take() {
+        if let Some((gc_count, judgment)) = self.pending.take() {
             for object in table.iter_mut() {
-                if !object.handle.entered && (object.allocation_time as i64) < collection.start {
+                if !object.handle.entered && (object.allocation_time as i64) < judgment.until {
                     object.handle.entered = true;
                     let weight = liveness_weight(object);
                     self.watch.enter(object.handle.site, weight, object.size);
                 }
             }
-            let seconds = collection.end.max(0) as f64 / TICKS_PER_SECOND as f64;
+            let seconds = judgment.at.max(0) as f64 / TICKS_PER_SECOND as f64;
             suspects = self.watch.checkpoint(seconds);
-            judged = Some((gc_count, Ticks(collection.end)));
+            judged = Some((gc_count, Ticks(judgment.at)));
         }
         let peak = self.new_peak(heap);
         if suspects.is_empty() && peak.is_none() {
