@@ -78,7 +78,8 @@ use crate::signature::external_name;
 pub trait RootsVm {
     /// The paths from GC roots to the objects behind `handles` (live
     /// liveness handles), one per handle, `None` where the walk found none
-    /// within `limits`. Walks the heap: called once, at the end.
+    /// within `limits`. Walks the heap: called at the end, and at each leak
+    /// suspect the watch raises.
     fn paths_to_roots(&mut self, handles: &[u64], limits: &RootLimits) -> Vec<Option<RootPath>> {
         let _ = limits;
         vec![None; handles.len()]

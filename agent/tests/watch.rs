@@ -4,8 +4,9 @@
 //! when its marking ends from JDK 21 on, and the watch judges only
 //! collections that mark the whole heap). The suspect is raised within 60
 //! s of the leak's start and names the leaking site, the snapshot it took
-//! (`on_leak=dump`) is a complete recording `jfr` reads, and the same
-//! service without the leak raises no suspect. The same under generational
+//! (`on_leak=dump`) is a complete recording `jfr` reads and, with
+//! `roots=true`, holds the leak's samples with their paths to GC roots; the
+//! same service without the leak raises no suspect. The same under generational
 //! ZGC, where the watch judges by canaries and says so, within 100 s in a
 //! 4-minute run (see [`ZGC`]). The JVMs run at once: the workload paces
 //! every rate by wall time, so a busy machine slows none of them.
@@ -43,6 +44,7 @@ const ZGC: Collector = Collector {
 
 struct Run {
     name: String,
+    roots: bool,
     within: Duration,
     file: PathBuf,
     leak_from: Option<u64>,
@@ -50,21 +52,24 @@ struct Run {
 }
 
 /// Starts `java` on `LateLeak` with the agent's defaults and
-/// `on_leak=dump`, its leak from `leak_from` seconds if any.
+/// `on_leak=dump` (and `roots=true` if asked), its leak from `leak_from`
+/// seconds if any.
 fn start(
     name: &str,
     java: &Path,
     collector: &Collector,
     jvm_flags: &[&str],
     leak_from: Option<u64>,
+    roots: bool,
     dir: &Path,
 ) -> Run {
     let file = dir.join(format!("{name}.jfr"));
     let jvm = Command::new(java)
         .arg(format!(
-            "-agentpath:{}=file={},on_leak=dump",
+            "-agentpath:{}=file={},on_leak=dump{}",
             support::agent_library().display(),
-            file.display()
+            file.display(),
+            if roots { ",roots=true" } else { "" }
         ))
         .args(jvm_flags)
         .arg("-cp")
@@ -77,6 +82,7 @@ fn start(
         .spawn_within(Duration::from_secs(collector.run + 180));
     Run {
         name: name.to_owned(),
+        roots,
         within: collector.within,
         file,
         leak_from,
@@ -90,6 +96,7 @@ fn start(
 fn check(run: Run) {
     let Run {
         name,
+        roots,
         within,
         file,
         leak_from,
@@ -152,6 +159,32 @@ fn check(run: Run) {
         1,
         "{name}: {summary}"
     );
+    if roots {
+        // The suspect's samples, walked to their roots when it was raised,
+        // are in the snapshot's live set with what holds them.
+        let old = support::dump_types(&snapshot, &["jdk.OldObjectSample"]);
+        let held = old
+            .iter()
+            .filter(|l| l.contains("LateLeak$Leak.keep()") && !l.contains(" root=null"))
+            .count();
+        assert!(held > 0, "{name}: {old:#?}");
+        assert!(
+            stderr.contains("heapsampler: paths to roots: "),
+            "{name}: {stderr}"
+        );
+        // And Mission Control's Memory Leak page shows what holds them.
+        if let Some(mission_control) = support::MissionControl::find(&name) {
+            let output = mission_control.run([Path::new("--leaks"), &snapshot]);
+            let said = String::from_utf8_lossy(&output.stdout);
+            assert!(output.status.success(), "{name}: {said}");
+            assert!(said.contains("LOG warnings: 0"), "{name}: {said}");
+            assert!(
+                said.lines()
+                    .any(|l| l.trim_start().starts_with("byte[] <- ") && l.contains("[root: ")),
+                "{name}: {said}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -183,10 +216,10 @@ fn a_late_leak_is_raised_in_time_and_a_steady_service_raises_nothing() {
     // judges by canaries there, and says so at the start.
     let zgc = ["-XX:+UseZGC", "-Xmx256m"];
     let runs = vec![
-        start("g1-leak", &java, &G1, &g1, Some(leak_from), &dir),
-        start("g1-steady", &java, &G1, &g1, None, &dir),
-        start("zgc-leak", &java, &ZGC, &zgc, Some(leak_from), &dir),
-        start("zgc-steady", &java, &ZGC, &zgc, None, &dir),
+        start("g1-leak", &java, &G1, &g1, Some(leak_from), true, &dir),
+        start("g1-steady", &java, &G1, &g1, None, false, &dir),
+        start("zgc-leak", &java, &ZGC, &zgc, Some(leak_from), false, &dir),
+        start("zgc-steady", &java, &ZGC, &zgc, None, false, &dir),
     ];
     for run in runs {
         check(run);

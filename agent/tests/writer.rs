@@ -2453,6 +2453,96 @@ fn canaries_judge_where_the_collector_does_not_say_when_a_marking_ends() {
     }
 }
 
+/// With `roots=true` a suspect's live samples, and only those, are walked
+/// to their GC roots when it is raised; the live set is written again with
+/// them first and their paths, and the recording's end writes those paths
+/// though its own walk finds none: the file's one live set under the JDK's
+/// name shows what holds the leak, each object once.
+#[test]
+fn a_suspects_samples_are_walked_to_their_roots_and_keep_their_paths() {
+    let dir = support::temp_dir("agent_writer_watch_roots");
+    let path = dir.join("roots.jfr");
+    let mut vm = watched_vm();
+    let held_by = |handle: u64| RootPath {
+        root: GcRoot {
+            system: "Class Loader Data",
+            kind: "Global Handle",
+            description: Some("Cache.all".into()),
+        },
+        links: vec![Link {
+            holder_class: "Ljava/util/ArrayList;".into(),
+            description: None,
+            holder: handle + 100_000,
+            reference: Reference::Field {
+                name: "elementData".into(),
+                modifiers: 0,
+            },
+        }],
+    };
+    for handle in 1000..2000 {
+        vm.paths.insert(handle, held_by(handle));
+    }
+    let settings = RecordingSettings {
+        roots: Some(RootLimits {
+            max_depth: 64,
+            budget: std::time::Duration::from_secs(1),
+        }),
+        ..settings(&path)
+    };
+    let mut writer = new_writer(&path, &settings);
+    let raised = drive_watch(&mut writer, &mut vm, &G1_MARKING, 240, 60);
+    assert_eq!(raised.len(), 1, "{raised:#?}");
+    assert_eq!(vm.walks.len(), 1, "one walk, at the suspect");
+    // The leak's samples are the even handles from 1060 on, the steady
+    // site's freed the next second.
+    let walked = vm.walks[0].clone();
+    assert!(walked.len() >= 20, "{walked:?}");
+    assert!(
+        walked.iter().all(|h| h % 2 == 0 && *h >= 1060),
+        "only the suspect's samples: {walked:?}"
+    );
+    // The end's walk finds nothing: the suspect's paths are remembered.
+    vm.paths.clear();
+    finish(writer, &mut vm, 0);
+    assert_eq!(vm.walks.len(), 2);
+
+    let old = support::dump_types(&path, &["jdk.OldObjectSample"]);
+    let addresses: Vec<u64> = old
+        .iter()
+        .map(|l| {
+            l.split("object={address=")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let distinct: HashSet<u64> = addresses.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        addresses.len(),
+        "each object once: {old:#?}"
+    );
+    for handle in &walked {
+        let line = old
+            .iter()
+            .find(|l| l.contains(&format!("object={{address={handle},")))
+            .unwrap_or_else(|| panic!("{handle} in the live set: {old:#?}"));
+        assert!(
+            line.contains("java.util.ArrayList") && line.contains("Cache.all"),
+            "{line}"
+        );
+    }
+    let snapshots = support::dump_types(&path, &["heapsampler.OldObjectSnapshot"]);
+    assert!(
+        snapshots.iter().any(|l| l.contains("Cache.all")),
+        "the suspect's live set, renamed at the end: {snapshots:#?}"
+    );
+}
+
 /// With a peak share, a heap after a collection past it and above every
 /// peak before writes `heapsampler.HeapPeak` and the live set by site; a
 /// lower one does not.

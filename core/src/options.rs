@@ -126,8 +126,8 @@ pub struct Options {
     /// weight first; the agent renames an earlier chunk end's once a later
     /// one's are written.
     pub old_objects: usize,
-    /// Paths to GC roots for the sampled objects still live at the end
-    /// (`roots=`, `roots_depth=`, `roots_time=`).
+    /// Paths to GC roots for the sampled objects still live at the end, and
+    /// for a leak suspect's (`roots=`, `roots_depth=`, `roots_time=`).
     pub roots: Roots,
     /// A chunk ends at the first flush after it grew past this many bytes.
     pub chunk_size: u64,
@@ -612,7 +612,7 @@ pub const DEFAULT_OLD_OBJECTS: usize = 10_000;
 /// The most `old_objects` accepts.
 pub const MAX_OLD_OBJECTS: usize = 1_000_000;
 
-const ROOTS: &str = "true (at the end, walk the heap for the paths from GC roots to the sampled objects still live; the JVM pauses for the walk, up to roots_time: a 4 GiB heap 70% full takes 22 s to the walk's limit of 16.8 M objects) or false";
+const ROOTS: &str = "true (at the end, and at each leak suspect for its site's samples, walk the heap for the paths from GC roots to the sampled objects still live; the JVM pauses for the walk, up to roots_time: a 4 GiB heap 70% full takes 22 s to the walk's limit of 16.8 M objects) or false";
 const ROOTS_DEPTH: &str =
     "a number of references from a GC root, from 1 to 4096 (farther objects get no path)";
 const ROOTS_TIME: &str = "a duration from 10ms to 1h, such as 10s: the longest the walk for roots=true may pause the JVM";

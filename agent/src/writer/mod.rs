@@ -56,6 +56,7 @@ mod watch;
 use heapsampler_core::liveness::TrackedObject;
 use heapsampler_core::ring::RingStats;
 use heapsampler_core::sampling::bytes_weight;
+use heapsampler_core::watch::{Group, Suspect};
 use jfr_writer::events::{
     self, AgentStatistics, GarbageCollection, HeapExhausted, ObjectAllocationSample,
 };
@@ -613,7 +614,68 @@ impl<S: Sink> Writer<S> {
                 Some(crate::signature::external_name(&info.signature))
             },
         )?;
-        Ok(watching.take_notices())
+        let notices = watching.take_notices();
+        let sites: Vec<u64> = notices
+            .iter()
+            .filter_map(|notice| match notice {
+                Notice::Leak {
+                    suspect:
+                        Suspect {
+                            group: Group::Site(site),
+                            ..
+                        },
+                    ..
+                } => Some(*site),
+                _ => None,
+            })
+            .collect();
+        self.walk_to_suspects_roots(vm, &sites)?;
+        Ok(notices)
+    }
+
+    /// With `roots=true`, walks the heap for the paths from GC roots to
+    /// the live samples of the suspects' `sites` (the heaviest, up to the
+    /// old objects' cap: the walk pauses the JVM, up to `roots_time`), and
+    /// writes the live set again with them first and their paths, so that
+    /// the file's one live set under the JDK's name shows what holds them
+    /// (in a file that can rename, as at a chunk's end; else at the end).
+    fn walk_to_suspects_roots(
+        &mut self,
+        vm: &mut impl Vm,
+        sites: &[u64],
+    ) -> Result<(), jfr_writer::Error> {
+        let (Some(limits), Some(old)) = (self.roots, self.old_objects.as_mut()) else {
+            return Ok(());
+        };
+        if sites.is_empty() {
+            return Ok(());
+        }
+        let mut objects: Vec<_> = self
+            .liveness
+            .objects()
+            .filter(|o| o.handle.entered && sites.contains(&o.handle.site))
+            .collect();
+        objects.sort_unstable_by_key(|o| std::cmp::Reverse(o.weight));
+        objects.truncate(old.cap);
+        let handles: Vec<u64> = objects.iter().map(|o| o.handle.handle).collect();
+        let paths = vm.paths_to_roots(&handles, &limits);
+        old.remember(&handles, paths);
+        if !old.at_chunk_ends {
+            return Ok(());
+        }
+        let live_set = old.suspect_live_set(&self.liveness);
+        let (event_type, snapshot_type) = (old.event_type.clone(), old.snapshot_type.clone());
+        let now = self.recording.clock().now();
+        self.recording
+            .begin_demotable(&event_type, &snapshot_type)?;
+        let written = self.write_old_objects(vm, now, &live_set, &[]);
+        let newest = self.recording.end_demotable();
+        written?;
+        self.recording.flush()?;
+        if let (Some(newest), Some(old)) = (newest, self.old_objects.as_mut()) {
+            old.demote(&mut self.recording, Some(newest))?;
+        }
+        Ok(())
     }
 
     /// Why the watch seldom judges in this JVM, if it does: its

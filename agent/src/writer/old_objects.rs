@@ -14,13 +14,20 @@
 //! them at the recording's end only, as the JDK does (and at a heap
 //! exhaustion, as any output).
 //!
-//! Invariants: at most `cap` objects per live set, the heaviest, the
-//! others counted as left out; an object's identity is its liveness
-//! handle, the same at every chunk end.
+//! A leak suspect's objects, with `roots=true`, are walked to their GC roots
+//! when the watch raises it ([`OldObjects::remember`]); their paths are
+//! remembered and written with them in every live set after, which puts them
+//! first, so that Mission Control's leak page shows what holds them.
+//!
+//! Invariants: at most `cap` objects per live set, those with a remembered
+//! path first, then the heaviest, the others counted as left out (at chunk
+//! ends); an object's identity is its liveness handle, the same at every
+//! chunk end; a path is remembered only while its object is tracked.
 
 use heapsampler_core::liveness::TrackedObject;
 use jfr_writer::events::{self, OldObjectSample, OldObjectTypes, ReferenceHolder};
 use jfr_writer::{ConstantRef, DemotableEvents, EventType, Recording, Sink, Ticks};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::liveness::{Liveness, Tracked};
 use super::pools::Pools;
@@ -41,6 +48,9 @@ pub(super) struct OldObjects {
     pub(super) cap: usize,
     /// Live objects the cap left out, over all chunk ends so far.
     pub(super) left_out: u64,
+    /// The paths to GC roots found for leak suspects' objects, by liveness
+    /// handle.
+    remembered: FxHashMap<u64, RootPath>,
 }
 
 impl OldObjects {
@@ -59,6 +69,7 @@ impl OldObjects {
             newest: None,
             cap,
             left_out: 0,
+            remembered: FxHashMap::default(),
         })
     }
 
@@ -86,30 +97,63 @@ impl OldObjects {
         }
     }
 
-    /// The tracked objects a chunk's end reports as old objects: the
-    /// largest weights first, up to the cap; the rest are counted as left
-    /// out.
+    /// The tracked objects a chunk's end reports as old objects: those
+    /// with a remembered path first, then the largest weights, up to the
+    /// cap; the rest are counted as left out. Forgets the paths of objects
+    /// no longer tracked.
     pub(super) fn choose(&mut self, liveness: &Liveness) -> Vec<TrackedObject<Tracked>> {
+        let (objects, left_out) = self.live_set(liveness);
+        self.left_out += left_out;
+        objects
+    }
+
+    /// [`OldObjects::choose`]'s objects and how many the cap left out,
+    /// counting none.
+    fn live_set(&mut self, liveness: &Liveness) -> (Vec<TrackedObject<Tracked>>, u64) {
         // References first: the table may hold millions of objects.
         let mut objects: Vec<&TrackedObject<Tracked>> = liveness.objects().collect();
-        let heaviest_first = |a: &&TrackedObject<Tracked>, b: &&TrackedObject<Tracked>| {
-            b.weight
-                .cmp(&a.weight)
+        if !self.remembered.is_empty() {
+            let tracked: FxHashSet<u64> = objects.iter().map(|o| o.handle.handle).collect();
+            self.remembered.retain(|handle, _| tracked.contains(handle));
+        }
+        let remembered = &self.remembered;
+        let first = |a: &&TrackedObject<Tracked>, b: &&TrackedObject<Tracked>| {
+            let has_path = |o: &&TrackedObject<Tracked>| remembered.contains_key(&o.handle.handle);
+            has_path(b)
+                .cmp(&has_path(a))
+                .then(b.weight.cmp(&a.weight))
                 .then(a.allocation_time.cmp(&b.allocation_time))
         };
+        let mut left_out = 0;
         if objects.len() > self.cap {
-            self.left_out += (objects.len() - self.cap) as u64;
-            objects.select_nth_unstable_by(self.cap, heaviest_first);
+            left_out = (objects.len() - self.cap) as u64;
+            objects.select_nth_unstable_by(self.cap, first);
             objects.truncate(self.cap);
         }
-        objects.sort_unstable_by(heaviest_first);
-        objects.into_iter().cloned().collect()
+        objects.sort_unstable_by(first);
+        (objects.into_iter().cloned().collect(), left_out)
+    }
+
+    /// Remembers the paths found for `handles` (one per handle, `None`
+    /// where the walk found none).
+    pub(super) fn remember(&mut self, handles: &[u64], paths: Vec<Option<RootPath>>) {
+        for (handle, path) in handles.iter().zip(paths) {
+            if let Some(path) = path {
+                self.remembered.insert(*handle, path);
+            }
+        }
+    }
+
+    /// The live set after a leak suspect's walk: as a chunk's end's, the
+    /// cap's leaving out not counted again.
+    pub(super) fn suspect_live_set(&mut self, liveness: &Liveness) -> Vec<TrackedObject<Tracked>> {
+        self.live_set(liveness).0
     }
 
     /// Writes a `jdk.OldObjectSample` for each of `objects`, seen live at
     /// `at` with `heap_used` bytes of heap in use, with its path to a GC
     /// root where `paths` has one (`paths` is empty, or has one entry per
-    /// object).
+    /// object), or else its remembered one.
     ///
     /// All end at `at` (no duration): the JDK's `jfr view` memory leak
     /// views show one batch, the events ending when the last one read ends
@@ -128,7 +172,10 @@ impl OldObjects {
     ) -> Result<(), jfr_writer::Error> {
         for (at_index, object) in objects.iter().enumerate() {
             let tracked = object.handle;
-            let path = paths.get(at_index).and_then(Option::as_ref);
+            let path = paths
+                .get(at_index)
+                .and_then(Option::as_ref)
+                .or_else(|| self.remembered.get(&tracked.handle));
             let referrer = match path {
                 Some(path) => referrer_chain(recording, pools, &self.types, path)?,
                 None => None,

@@ -842,7 +842,8 @@ pub struct Bounds {
 #[derive(Debug, Default, clap::Args)]
 pub struct Roots {
     /// At the end, walk the heap for the paths from GC roots to the sampled
-    /// objects still live, as JFR's path-to-gc-roots=true does.
+    /// objects still live, as JFR's path-to-gc-roots=true does; and at each
+    /// leak suspect the watch raises, for that site's live samples.
     ///
     /// The JVM pauses for the walk, within --roots-time (10 s by default):
     /// JVMTI's heap walk and the tags it needs cost 1.3 to 1.9 s of pause
