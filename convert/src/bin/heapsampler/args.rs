@@ -220,10 +220,11 @@ pub enum Command {
     /// with --keep-recording it goes on. A recording it joined is left
     /// running (stop it with `heapsampler detach PID`).
     ///
-    /// Each refresh reads the snapshot from its start: its cost grows with
-    /// the recording (BENCHMARKS.md: about 0.5 s at 100 MB); a refresh
-    /// begins --every after the last one ended. Standard output must be a
-    /// terminal.
+    /// Each refresh reads the snapshot from its start, so its cost grows
+    /// with the recording: on a loaded 2-core machine up to 2.5 s at 25 MB,
+    /// 10 s at 100 MB (BENCHMARKS.md); the next begins --every after one
+    /// ends, and the header says what the last took. Standard output must
+    /// be a terminal.
     ///
     /// Example: heapsampler watch 4242 -o /tmp/service.jfr
     ///
