@@ -6,7 +6,7 @@
 use heapsampler_test_support as support;
 
 use heapsampler_test_support::{Deadline as _, Watched, heapsampler_exit};
-use portable_pty::{Child as _, CommandBuilder, PtySize, native_pty_system};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read as _, Write as _};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -22,13 +22,18 @@ const SHOWN_WITHIN: Duration = Duration::from_secs(120);
 
 /// `LateLeak` (leaking from its 5th second) in JDK 17, with a small young
 /// generation so that it collects every second or two, and `jvm`'s options
-/// first.
+/// first; for 10 minutes.
 fn late_leak(jvm: &[String]) -> Watched {
+    late_leak_for(jvm, 600)
+}
+
+/// [`late_leak`] for `seconds`, after which it exits.
+fn late_leak_for(jvm: &[String], seconds: u32) -> Watched {
     Command::new("java")
         .args(jvm)
         .args(["-Xmx256m", "-Xmn8m", "-XX:+UseG1GC", "-cp"])
         .arg(support::compiled_workload("LateLeak"))
-        .args(["LateLeak", "600", "5"])
+        .args(["LateLeak", &seconds.to_string(), "5"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn_within(Duration::from_secs(600))
@@ -287,6 +292,82 @@ fn watch_joins_a_running_recording_and_leaves_it_running() {
     assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
 }
 
+/// SIGTERM (as a service manager or `kill` sends it) ends the view as q
+/// does, the terminal put back; with --keep-recording the recording it
+/// started goes on.
+#[test]
+fn watch_stops_on_sigterm_and_keeps_the_recording_when_asked() {
+    let dir = support::temp_dir("convert_watch_view_sigterm");
+    let file = dir.join("kept.jfr");
+    let mut jvm = late_leak(&[]);
+    let pid = jvm.id().to_string();
+    let mut watch = InTerminal::start(&[
+        "watch",
+        &pid,
+        "-o",
+        file.to_str().unwrap(),
+        "--keep-recording",
+        "--every",
+        "1s",
+    ]);
+    watch.wait_for("a site", |screen| {
+        screen.contains("LateLeak$") && screen.contains("quit, the recording goes on")
+    });
+    let watch_pid = watch.child.process_id().expect("the child's pid");
+    let killed = Command::new("kill")
+        .args(["-TERM", &watch_pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(watch.exit_code(), 0, "{}", watch.contents());
+    watch.assert_restored();
+    let after = watch.contents();
+    assert!(after.contains("stopping on a signal"), "{after}");
+    assert!(
+        after.contains(&format!("{} goes on; stop it with", file.display())),
+        "{after}"
+    );
+    assert!(!support::is_finished(&file));
+    let (code, stderr) = heapsampler_exit([
+        "detach",
+        &pid,
+        "--agent",
+        support::agent_library().to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(support::is_finished(&file));
+    assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
+}
+
+/// A JVM that exits while watched: the view says so and keeps its last
+/// figures, and the end reports the recording the agent finished.
+#[test]
+fn watch_says_when_the_jvm_exits() {
+    let dir = support::temp_dir("convert_watch_view_exit");
+    let file = dir.join("exited.jfr");
+    let jvm = late_leak_for(&[], 20);
+    let pid = jvm.id().to_string();
+    let mut watch =
+        InTerminal::start(&["watch", &pid, "-o", file.to_str().unwrap(), "--every", "1s"]);
+    watch.wait_for("a site", |screen| screen.contains("LateLeak$"));
+    let output = jvm.wait_with_output();
+    assert!(output.status.success(), "{output:?}");
+    watch.wait_for("that the JVM exited", |screen| {
+        screen.contains(&format!("JVM {pid} has exited")) && screen.contains("LateLeak$")
+    });
+    watch.press(b"q");
+    assert_eq!(watch.exit_code(), 0, "{}", watch.contents());
+    watch.assert_restored();
+    let after = watch.contents();
+    assert!(
+        after.contains(&format!("JVM {pid} exited while watched"))
+            && after.contains(&format!("recording: {}", file.display())),
+        "{after}"
+    );
+    assert!(support::is_finished(&file));
+    support::summary(&file);
+}
+
 #[test]
 fn watch_without_a_terminal_says_to_run_it_in_one() {
     // Before any JVM is asked: this pid need not be one.
@@ -295,5 +376,17 @@ fn watch_without_a_terminal_says_to_run_it_in_one() {
     assert!(
         stderr.contains("standard output is not a terminal: run it in one"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn watch_refuses_no_live() {
+    // The view is of live bytes; refused in a terminal, before any JVM.
+    let mut watch = InTerminal::start(&["watch", "1", "--no-live"]);
+    assert_eq!(watch.exit_code(), 2, "{}", watch.contents());
+    assert!(
+        watch.contents().contains("leave liveness on"),
+        "{}",
+        watch.contents()
     );
 }

@@ -133,7 +133,10 @@ fn writing_stdout(error: &std::io::Error) -> Failure {
 
 /// A line on standard error, as every message of ours is: `heapsampler: ...`.
 fn say(message: impl std::fmt::Display) {
-    eprintln!("heapsampler: {message}");
+    use std::io::Write as _;
+    // Not eprintln!, which panics when standard error is gone (the terminal
+    // of `watch` hung up): the message is lost, what follows it is not.
+    let _ = writeln!(std::io::stderr().lock(), "heapsampler: {message}");
 }
 
 fn main() -> ExitCode {

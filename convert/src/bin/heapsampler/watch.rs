@@ -12,12 +12,14 @@
 //! dozen sites, at most [`HEAP_POINTS`] heap figures and the suspects the
 //! agent raised, so memory does not grow with the recording.
 //!
-//! The refreshes run on a thread of their own, so that the keys are
-//! answered while one runs. The terminal is put back (raw mode off, the
-//! alternate screen left) on every way out: an error (the guard's drop),
-//! a panic (ratatui's hook), q or Ctrl-C (a key in raw mode), and SIGINT,
-//! SIGTERM or SIGHUP from elsewhere (a flag the loop checks): then the
-//! recording is stopped as `heapsampler detach PID` stops it.
+//! The refreshes and the keys each run on a thread of their own, so that
+//! the view answers while a refresh runs and sees a signal however the
+//! terminal fares. The terminal is put back (raw mode off, the alternate
+//! screen left) on every way out: an error (the guard's drop), a panic
+//! (ratatui's hook), q or Ctrl-C (a key in raw mode), and SIGINT, SIGTERM
+//! or SIGHUP from elsewhere or from a closed window (a flag the loop
+//! checks): then the recording is stopped as `heapsampler detach PID`
+//! stops it.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -34,7 +36,7 @@ use heapsampler_cli::output::text::leaks::{
 use heapsampler_cli::pipeline::Pipeline;
 use jfr_reader::file::RecordingFile;
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -83,6 +85,11 @@ pub fn run(options: &Options, sampling: &Sampling, jcmd: Option<&Path>) -> Resul
                 .to_owned(),
         ));
     }
+    if sampling.no_live {
+        return Err(Failure::Usage(
+            "watch shows what stays live: leave liveness on (without --no-live)".to_owned(),
+        ));
+    }
     let pid = options.pid;
     let recording = Recording::new(pid, options.output.clone(), None, sampling)?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
@@ -114,6 +121,20 @@ pub fn run(options: &Options, sampling: &Sampling, jcmd: Option<&Path>) -> Resul
     if let Quit::Signal = quit {
         say("stopping on a signal");
     }
+    if !is_running(pid) {
+        // The agent finished the recording as the JVM exited.
+        say(format_args!(
+            "JVM {pid} exited while watched: its recording is finished"
+        ));
+        match crate::record::report(&watched.file) {
+            Ok(report) => report.lines().for_each(say),
+            Err(error) => say(format_args!(
+                "{} cannot be read: {error}",
+                watched.file.display()
+            )),
+        }
+        return Ok(());
+    }
     if watched.keep {
         say(format_args!(
             "recording JVM {pid} to {} goes on{}; stop it with `heapsampler detach {pid}`",
@@ -131,6 +152,12 @@ pub fn run(options: &Options, sampling: &Sampling, jcmd: Option<&Path>) -> Resul
     crate::detach(pid, false, Some(&agent), Some(&jcmd))
 }
 
+/// Whether process `pid` still runs (Linux's /proc, where the agent
+/// runs).
+fn is_running(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
 /// How the view ended.
 enum Quit {
     /// q or Ctrl-C.
@@ -141,29 +168,57 @@ enum Quit {
 
 /// The terminal in raw mode on the alternate screen, put back when
 /// dropped (on an error's way out too; a panic's way is ratatui's hook).
-struct Screen(ratatui::DefaultTerminal);
+///
+/// The terminal itself is never dropped: its drop shows the cursor and
+/// prints a failure with `eprintln!`, which panics on a terminal that hung
+/// up, and the stop must still follow. Put back here, it holds nothing
+/// else: a handle on standard output.
+struct Screen(std::mem::ManuallyDrop<ratatui::DefaultTerminal>);
 
 impl Screen {
     fn enter() -> Result<Self, Failure> {
-        ratatui::try_init().map(Self).map_err(|e| {
-            // Raw mode may be on already.
-            ratatui::restore();
-            Failure::Failed(format!("cannot draw on the terminal: {e}"))
-        })
+        ratatui::try_init()
+            .map(|terminal| Self(std::mem::ManuallyDrop::new(terminal)))
+            .map_err(|e| {
+                // Raw mode may be on already.
+                let _ = ratatui::try_restore();
+                Failure::Failed(format!("cannot draw on the terminal: {e}"))
+            })
     }
 }
 
 impl Drop for Screen {
     fn drop(&mut self) {
-        ratatui::restore();
+        // Not `restore`, which prints its failure with `eprintln!`: see
+        // above.
+        let _ = self.0.show_cursor();
+        let _ = ratatui::try_restore();
     }
 }
 
 /// What a refresh hands the view: the figures, or why there are none.
 type Refreshed = Result<View, String>;
 
+/// What the view's loop waits for.
+enum Message {
+    /// A key pressed.
+    Key(KeyEvent),
+    /// The terminal changed size: draw again.
+    Resized,
+    /// The keys cannot be read any more.
+    InputFailed(String),
+    /// A refresh ended, taking this long.
+    Refreshed(Refreshed, Duration),
+}
+
 /// Shows the view of `watched` until it is asked to quit; refreshes from
 /// snapshots into `snapshot`, one `every` after the last.
+///
+/// The keys are read on a thread of their own, not polled here: crossterm
+/// can spin inside a read of a terminal that hung up (its window closed,
+/// SIGHUP), and this loop must still see the signal and stop the
+/// recording. That thread may be left in its read at the end; the process
+/// ends soon after.
 fn show(
     watched: &Watched,
     snapshot: &Path,
@@ -182,20 +237,28 @@ fn show(
     }
     let quitting = Arc::new(AtomicBool::new(false));
     let (refresh_now, requests) = mpsc::channel::<()>();
-    let (send, views) = mpsc::channel::<(Refreshed, Duration)>();
+    let (send, messages) = mpsc::channel::<Message>();
     let refresher = {
         let (pid, snapshot) = (watched.pid, snapshot.to_owned());
         let (jcmd, agent) = (jcmd.to_owned(), agent.to_owned());
         let quitting = Arc::clone(&quitting);
+        let send = send.clone();
         std::thread::spawn(move || {
             let mut wait = Duration::ZERO;
-            // Ends when the view drops its sender.
+            // Ends when the view drops its sender, or the JVM is gone.
             while let Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) = requests.recv_timeout(wait) {
                 let started = Instant::now();
                 let refreshed = refresh(pid, &snapshot, &jcmd, &agent, &quitting);
-                if quitting.load(Ordering::SeqCst)
-                    || send.send((refreshed, started.elapsed())).is_err()
-                {
+                let exited = refreshed.is_err() && !is_running(pid);
+                let refreshed = match refreshed {
+                    // Nothing more to ask: the view keeps its last figures.
+                    Err(_) if exited => Err(format!(
+                        "JVM {pid} has exited, and the agent finished its recording; q to quit"
+                    )),
+                    refreshed => refreshed,
+                };
+                let message = Message::Refreshed(refreshed, started.elapsed());
+                if quitting.load(Ordering::SeqCst) || send.send(message).is_err() || exited {
                     break;
                 }
                 wait = every;
@@ -211,42 +274,63 @@ fn show(
     };
     let ended = (|| -> Result<Quit, Failure> {
         let mut screen = Screen::enter()?;
+        std::thread::spawn(move || {
+            loop {
+                let message = match event::read() {
+                    Ok(Event::Key(key)) => Message::Key(key),
+                    Ok(Event::Resize(..)) => Message::Resized,
+                    Ok(_) => continue,
+                    Err(error) => Message::InputFailed(error.to_string()),
+                };
+                let failed = matches!(message, Message::InputFailed(_));
+                if send.send(message).is_err() || failed {
+                    break;
+                }
+            }
+        });
         loop {
             if signalled.load(Ordering::SeqCst) {
                 return Ok(Quit::Signal);
-            }
-            while let Ok((refreshed, took)) = views.try_recv() {
-                state.took = Some(took);
-                state.refreshed = Some(Instant::now());
-                match refreshed {
-                    Ok(view) => {
-                        state.view = Some(view);
-                        state.error = None;
-                    }
-                    Err(error) => state.error = Some(error),
-                }
             }
             screen
                 .0
                 .draw(|frame| draw(frame, &state))
                 .map_err(|e| format!("cannot draw on the terminal: {e}"))?;
-            let polled = event::poll(Duration::from_millis(100))
-                .and_then(|ready| ready.then(event::read).transpose())
-                .map_err(|e| format!("cannot read the terminal's keys: {e}"))?;
-            if let Some(Event::Key(key)) = polled {
-                if key.kind != KeyEventKind::Press {
+            // A tenth of a second: the header's "refreshed N s ago" and a
+            // signal are seen that soon.
+            let key = match messages.recv_timeout(Duration::from_millis(100)) {
+                Ok(Message::Key(key)) => key,
+                Ok(Message::Refreshed(refreshed, took)) => {
+                    state.took = Some(took);
+                    state.refreshed = Some(Instant::now());
+                    match refreshed {
+                        Ok(view) => {
+                            state.view = Some(view);
+                            state.error = None;
+                        }
+                        Err(error) => state.error = Some(error),
+                    }
                     continue;
                 }
-                match key.code {
-                    KeyCode::Char('q') | KeyCode::Esc => return Ok(Quit::Key),
-                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        return Ok(Quit::Key);
-                    }
-                    KeyCode::Char('r') => {
-                        let _ = refresh_now.send(());
-                    }
-                    _ => {}
+                Ok(Message::InputFailed(error)) => {
+                    return Err(Failure::Failed(format!(
+                        "cannot read the terminal's keys: {error}"
+                    )));
                 }
+                Ok(Message::Resized) | Err(_) => continue,
+            };
+            if key.kind != KeyEventKind::Press {
+                continue;
+            }
+            match key.code {
+                KeyCode::Char('q') | KeyCode::Esc => return Ok(Quit::Key),
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    return Ok(Quit::Key);
+                }
+                KeyCode::Char('r') => {
+                    let _ = refresh_now.send(());
+                }
+                _ => {}
             }
         }
     })();
@@ -408,7 +492,7 @@ fn draw(frame: &mut Frame, state: &State) {
         Constraint::Length(2),
         Constraint::Min(5),
         Constraint::Length(6),
-        Constraint::Length(raised.clamp(1, 5) as u16 + 2),
+        Constraint::Length(raised.clamp(1, 5) as u16 + 3),
         Constraint::Length(1),
     ])
     .areas(frame.area());
@@ -477,40 +561,47 @@ fn footer_line(watched: &Watched) -> Line<'static> {
 
 fn draw_sites(frame: &mut Frame, area: Rect, view: &View) {
     let rows = view.sites.iter().map(|row| {
-        let (growth, interval, over) = match &row.growth {
+        let (growth, interval) = match &row.growth {
             Some(growth) => (
                 per_minute(growth.interval.estimate),
                 per_minute_interval(&growth.interval),
-                format!("{}-{}", clock(growth.from), clock(growth.to)),
             ),
-            None => ("-".to_owned(), String::new(), String::new()),
+            None => ("-".to_owned(), String::new()),
         };
         let style = if row.suspect { SUSPECT } else { Style::new() };
         Row::new([
             Cell::from(human_bytes(row.live)),
             Cell::from(growth),
             Cell::from(interval),
-            Cell::from(over),
             Cell::from(row.site.clone()),
         ])
         .style(style)
     });
+    // Every site's growth is fitted over the same window.
+    let window = view
+        .sites
+        .iter()
+        .find_map(|row| row.growth.as_ref())
+        .map_or(String::new(), |growth| {
+            format!(
+                ", growth fitted from {} to {}",
+                clock(growth.from),
+                clock(growth.to)
+            )
+        });
     let table = Table::new(
         rows,
         [
             Constraint::Length(10),
             Constraint::Length(14),
             Constraint::Length(27),
-            Constraint::Length(11),
             Constraint::Fill(1),
         ],
     )
-    .header(Row::new(["live", "growth", "95% interval", "over", "site"]).style(TITLE))
-    .block(
-        Block::default()
-            .borders(Borders::TOP)
-            .title(" live after the last collection, by site (red: a leak suspect) "),
-    );
+    .header(Row::new(["live", "growth", "95% interval", "site"]).style(TITLE))
+    .block(Block::default().borders(Borders::TOP).title(format!(
+        " live after the last collection, by site{window} (red: a leak suspect) "
+    )));
     frame.render_widget(table, area);
 }
 
@@ -538,12 +629,12 @@ fn draw_heap(frame: &mut Frame, area: Rect, view: &View) {
         human_bytes(last as f64)
     );
     let range = format!(
-        " the last {} of {} collections: {} to {} (bars from {}) ",
+        " the last {} figures: {} to {} (bars from {}); {} collections in all ",
         shown.len(),
-        thousands(view.collections as u64),
         human_bytes(lowest as f64),
         human_bytes(highest as f64),
         human_bytes(floor as f64),
+        thousands(view.collections as u64),
     );
     let sparkline = Sparkline::default()
         .block(
@@ -588,6 +679,7 @@ fn draw_raised(frame: &mut Frame, area: Rect, view: &View) {
             Constraint::Fill(1),
         ],
     )
+    .header(Row::new(["raised", "growth", "95% interval", "live", "site"]).style(TITLE))
     .block(block);
     frame.render_widget(table, area);
 }
@@ -692,14 +784,17 @@ mod tests {
             .find(|line| line.contains("LateLeak$Leak.keep(LateLeak.java:150)"))
             .unwrap_or_else(|| panic!("no leaking site in\n{text}"));
         assert!(
-            leak.contains("18.0 MB") && leak.contains("+30.0 MB/min") && leak.contains("0:33-2:13"),
+            leak.contains("18.0 MB")
+                && leak.contains("+30.0 MB/min")
+                && leak.contains("+25.0 MB to +35.0 MB/min"),
             "{leak}"
         );
+        has("growth fitted from 0:33 to 2:13");
         // Sites by live bytes, most first.
         assert!(text.find("Cache.put").unwrap() < text.find("Leak.keep").unwrap());
         // The heap's bars: the highest last, full.
         has("heap in use after each collection: 80 B now");
-        has("the last 8 of 8 collections: 40 B to 80 B");
+        has("the last 8 figures: 40 B to 80 B (bars from 30 B); 8 collections in all");
         assert!(text.contains('█'), "no sparkline in\n{text}");
         has("leak suspects the agent raised: 1");
         has("0:46");
@@ -751,7 +846,7 @@ mod tests {
         };
         let text = screen(&state, 100, 30);
         assert!(
-            text.contains("the last 98 of 500 collections: 403 B to 500 B"),
+            text.contains("the last 98 figures: 403 B to 500 B"),
             "{text}"
         );
         let bars = text
