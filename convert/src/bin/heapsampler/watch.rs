@@ -115,9 +115,24 @@ pub fn run(options: &Options, sampling: &Sampling, jcmd: Option<&Path>) -> Resul
         "heapsampler-watch-{pid}-{}.jfr",
         std::process::id()
     ));
+    if watched.joined && options.output.is_some() {
+        say(format_args!(
+            "JVM {pid} records already, to {}: watching that recording (--output is not used)",
+            watched.file.display()
+        ));
+    }
     let shown = show(&watched, &snapshot, options.every, &jcmd, &agent);
     let _ = std::fs::remove_file(&snapshot);
-    let quit = shown?;
+    let quit = match shown {
+        Ok(quit) => quit,
+        Err(failure) => {
+            // A view that failed leaves no recording of its own behind.
+            if !watched.keep && is_running(pid) {
+                let _ = crate::detach(pid, false, Some(&agent), Some(&jcmd));
+            }
+            return Err(failure);
+        }
+    };
     if let Quit::Signal = quit {
         say("stopping on a signal");
     }
