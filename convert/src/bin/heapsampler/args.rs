@@ -228,8 +228,8 @@ pub enum Command {
     ///
     /// Example: heapsampler watch 4242 -o /tmp/service.jfr
     ///
-    /// Example, joining a recording and leaving it on: heapsampler watch
-    /// 4242 --keep-recording
+    /// Example, leaving the recording on at the end: heapsampler watch 4242
+    /// -o /tmp/service.jfr --keep-recording
     Watch {
         /// The JVM's process id (`jcmd` with no arguments lists them).
         pid: u32,
@@ -237,8 +237,8 @@ pub enum Command {
         /// heapsampler-PID.jfr here).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// How often the view is refreshed, such as 2s or 500ms (200ms to
-        /// 1h).
+        /// The time from one refresh's end to the next's start, such as 2s
+        /// or 500ms (200ms to 1h).
         #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = refresh_every)]
         every: std::time::Duration,
         /// Leave the recording running at the end, to stop later with
