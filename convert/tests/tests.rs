@@ -30,3 +30,4 @@ mod summary;
 mod tlab;
 mod top;
 mod watch;
+mod watch_view;

@@ -85,6 +85,9 @@ const PEAK_SITES: usize = 10;
 /// How many classes a suspect's line lists.
 const SUSPECT_CLASSES: usize = 5;
 
+/// How many groups [`Leaks::largest`] lists.
+pub const LARGEST_GROUPS: usize = 50;
+
 /// A collection: one the agent saw (`heapsampler.GarbageCollection`), or
 /// on generational ZGC a major collection (`jdk.GarbageCollection`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -682,6 +685,21 @@ impl Suspect {
     }
 }
 
+/// A group among those with the most live bytes after the last
+/// checkpoint: what a live view lists, suspect or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveGroup {
+    /// The group's line (its site, class or thread).
+    pub key: String,
+    /// Its estimated live bytes after the last checkpoint.
+    pub live: Estimate,
+    /// How fast its live bytes grow, fitted as a suspect's is; `None` when
+    /// the collections' times give no verdict yet.
+    pub growth: Option<Growth>,
+    /// Whether it is among [`Leaks::suspects`].
+    pub suspect: bool,
+}
+
 /// The live set at the collection after which the heap was fullest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Peak {
@@ -729,6 +747,10 @@ pub struct Leaks {
     pub judged: usize,
     /// The suspects, fastest growth first.
     pub suspects: Vec<Suspect>,
+    /// The [`LARGEST_GROUPS`] groups with the most live bytes after the
+    /// last checkpoint, most first, each with its growth: the live view's
+    /// table (`heapsampler watch`).
+    pub largest: Vec<LiveGroup>,
     /// Groups whose live bytes grew significantly but whose objects from
     /// the window's first half are gone at the end: garbage no collection
     /// of the old generation had reached yet (with G1, a mixed one), or a
@@ -879,6 +901,7 @@ pub fn answer(
     let mut suspects = Vec::new();
     let mut freed = Vec::new();
     let mut at_peak: Vec<(String, Estimate)> = Vec::new();
+    let mut largest: Vec<LiveGroup> = Vec::new();
     let (mut groups, mut judged) = (0, 0);
     for (key, series) in all.lines.lines.iter().zip(&all.series) {
         live_set.merge(&series.live);
@@ -890,14 +913,26 @@ pub fn answer(
         if let Some(peak) = peak_checkpoint.filter(|&p| live[p].samples() > 0) {
             at_peak.push((key.clone(), live[peak]));
         }
-        let Ok(test) = &test else {
+        let last = live.last().copied().unwrap_or_default();
+        let growth = test.as_ref().ok().map(|test| test.fit(&live));
+        let suspect = growth.as_ref().is_some_and(|growth| {
+            growth.is_suspect() && retained(&seconds, &series.retained, growth)
+        });
+        if last.samples() > 0 {
+            largest.push(LiveGroup {
+                key: key.clone(),
+                live: last,
+                growth: growth.clone(),
+                suspect,
+            });
+        }
+        let Some(growth) = growth else {
             continue;
         };
-        let growth = test.fit(&live);
         judged += 1;
-        if growth.is_suspect() && !retained(&seconds, &series.retained, &growth) {
+        if growth.is_suspect() && !suspect {
             freed.push((key.clone(), growth));
-        } else if growth.is_suspect() {
+        } else if suspect {
             suspects.push(Suspect {
                 key: key.clone(),
                 growth,
@@ -927,6 +962,13 @@ pub fn answer(
             None => raised_elsewhere.push(raised.clone()),
         }
     }
+    largest.sort_by(|a, b| {
+        b.live
+            .bytes()
+            .total_cmp(&a.live.bytes())
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    largest.truncate(LARGEST_GROUPS);
     let live_set = live_set.estimates();
     let live_set_growth = test.map(|test| test.fit(&live_set));
     let peak = peak_checkpoint.map(|checkpoint| {
@@ -947,6 +989,7 @@ pub fn answer(
         groups,
         judged,
         suspects,
+        largest,
         freed,
         peak,
         untracked: all.untracked,

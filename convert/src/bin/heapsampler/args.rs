@@ -29,6 +29,24 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `--every`'s value: `2s`, `500ms`, `1m`, from 200 ms to an hour.
+fn refresh_every(text: &str) -> Result<std::time::Duration, String> {
+    let nanos = match TimeBound::parse(text) {
+        Ok(TimeBound::AfterStart(nanos)) => nanos,
+        _ => {
+            return Err(format!(
+                "'{text}' is not a duration: expected 2s, 500ms or 1m"
+            ));
+        }
+    };
+    let every = std::time::Duration::from_nanos(nanos.max(0) as u64);
+    if every < std::time::Duration::from_millis(200) || every > std::time::Duration::from_secs(3600)
+    {
+        return Err(format!("'{text}' is out of range: from 200ms to 1h"));
+    }
+    Ok(every)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a command with the agent in every JVM it starts, then say what
@@ -61,7 +79,9 @@ pub enum Command {
     /// ends before any agent hears of it: the recording holds what its last
     /// flush wrote, a second or less before, and no live objects.
     ///
-    /// The program's exit code is passed through.
+    /// The program's exit code is passed through. To see the recording
+    /// live while the program runs, run `heapsampler watch PID` beside it
+    /// (it joins the recording).
     ///
     /// Example: heapsampler record -o alloc.jfr -- java -jar app.jar
     ///
@@ -83,7 +103,8 @@ pub enum Command {
     /// which finishes the file, or give --duration and it stops by itself.
     /// One recording at a time per JVM. The JVM must run as your user and
     /// accept agents at run time (JDK 21 and later print a warning unless
-    /// started with -XX:+EnableDynamicAgentLoading).
+    /// started with -XX:+EnableDynamicAgentLoading). To attach and see what
+    /// grows as it runs, use `heapsampler watch PID` instead.
     ///
     /// Example: heapsampler attach 4242 -o /tmp/service.jfr --interval 256k
     ///
@@ -178,6 +199,54 @@ pub enum Command {
         /// The agent library (default: $HEAPSAMPLER_AGENT, or the one this program carries).
         #[arg(long)]
         agent: Option<PathBuf>,
+        /// The jcmd to use (default: $JAVA_HOME/bin/jcmd, or the PATH's).
+        #[arg(long)]
+        jcmd: Option<PathBuf>,
+    },
+    /// Record a running JVM and show, live on this terminal, what it keeps.
+    ///
+    /// Attaches as `heapsampler attach` does (the same sampling options),
+    /// or, when the agent records in that JVM already (an earlier attach,
+    /// `record`, or -agentpath), joins that recording. Every --every it
+    /// asks the agent for a snapshot (as `heapsampler dump PID`, into a
+    /// temporary file it removes at the end) and shows what `heapsampler
+    /// leaks` finds in it: the sites with the most live bytes after the last
+    /// collection and how fast each grows (per minute, with its 95%
+    /// interval, once there are collections enough to say), the heap in use
+    /// after each collection, and the leak suspects the agent raised.
+    ///
+    /// q or Ctrl-C quits: a recording watch started is stopped and its file
+    /// finished, as `heapsampler detach PID` does, and its path printed;
+    /// with --keep-recording it goes on. A recording it joined is left
+    /// running (stop it with `heapsampler detach PID`).
+    ///
+    /// Each refresh reads the snapshot from its start, so its cost grows
+    /// with the recording: on a loaded 2-core machine up to 2.5 s at 25 MB,
+    /// 10 s at 100 MB (BENCHMARKS.md); the next begins --every after one
+    /// ends, and the header says what the last took. Standard output must
+    /// be a terminal.
+    ///
+    /// Example: heapsampler watch 4242 -o /tmp/service.jfr
+    ///
+    /// Example, leaving the recording on at the end: heapsampler watch 4242
+    /// -o /tmp/service.jfr --keep-recording
+    Watch {
+        /// The JVM's process id (`jcmd` with no arguments lists them).
+        pid: u32,
+        /// The recording to write when watch starts one (default:
+        /// heapsampler-PID.jfr here).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The time from one refresh's end to the next's start, such as 2s
+        /// or 500ms (200ms to 1h).
+        #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = refresh_every)]
+        every: std::time::Duration,
+        /// Leave the recording running at the end, to stop later with
+        /// `heapsampler detach PID`.
+        #[arg(long)]
+        keep_recording: bool,
+        #[command(flatten)]
+        sampling: Sampling,
         /// The jcmd to use (default: $JAVA_HOME/bin/jcmd, or the PATH's).
         #[arg(long)]
         jcmd: Option<PathBuf>,

@@ -11,6 +11,7 @@
 //! - [`record`](mod@record): `record -- java ...`, finding the agent, and the report
 //!   after a recording.
 //! - [`attach`](mod@attach): `attach PID` and `detach PID`, through jcmd.
+//! - [`watch`](mod@watch): `watch PID`, the live view on a terminal.
 //! - [`demo`]: the bundled workload recorded and looked at.
 //! - [`convert`](mod@convert): `convert` and `flame`, into files.
 //! - [`progress`]: progress of long reads on a terminal.
@@ -28,6 +29,7 @@ mod demo;
 mod jdk;
 mod progress;
 mod record;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -131,7 +133,10 @@ fn writing_stdout(error: &std::io::Error) -> Failure {
 
 /// A line on standard error, as every message of ours is: `heapsampler: ...`.
 fn say(message: impl std::fmt::Display) {
-    eprintln!("heapsampler: {message}");
+    use std::io::Write as _;
+    // Not eprintln!, which panics when standard error is gone (the terminal
+    // of `watch` hung up): the message is lost, what follows it is not.
+    let _ = writeln!(std::io::stderr().lock(), "heapsampler: {message}");
 }
 
 fn main() -> ExitCode {
@@ -173,6 +178,22 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             agent,
             jcmd,
         } => dump(&target, &output, collect, agent.as_deref(), jcmd.as_deref())?,
+        Command::Watch {
+            pid,
+            output,
+            every,
+            keep_recording,
+            sampling,
+            jcmd,
+        } => {
+            let options = watch::Options {
+                pid,
+                output,
+                every,
+                keep_recording,
+            };
+            watch::run(&options, &sampling, jcmd.as_deref())?
+        }
         Command::Demo {
             dir,
             seconds,
@@ -317,34 +338,75 @@ fn attach(
     sampling: &Sampling,
     jcmd: Option<&Path>,
 ) -> Result<(), Failure> {
-    // The JVM has its own working directory: give it an absolute path.
-    let output = output.unwrap_or_else(|| PathBuf::from(format!("heapsampler-{pid}.jfr")));
-    let output = std::path::absolute(&output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let recording = Recording::new(pid, output, duration, sampling)?;
     let jcmd = jdk::find_tool("jcmd", jcmd)?;
-    let (options, duration) = record::attach_options(sampling, &output, duration)?;
     let (agent, announced) = agent_in(&jcmd, pid, sampling.agent.as_deref())?;
-    attach::attach(
-        &jcmd,
-        pid,
-        &agent,
-        announced.as_ref(),
-        &options,
-        &output,
-        duration,
-    )?;
-    match duration {
+    recording.start(&jcmd, pid, &agent, announced.as_ref())?;
+    let output = recording.output.display();
+    match recording.duration {
         Some(duration) => say(format_args!(
-            "recording JVM {pid} to {} for {}; it stops by itself then, or sooner with \
+            "recording JVM {pid} to {output} for {}; it stops by itself then, or sooner with \
              `heapsampler detach {pid}`",
-            output.display(),
             attach::describe(duration)
         )),
         None => say(format_args!(
-            "recording JVM {pid} to {}; stop with `heapsampler detach {pid}`",
-            output.display()
+            "recording JVM {pid} to {output}; stop with `heapsampler detach {pid}`"
         )),
     }
     Ok(())
+}
+
+/// A recording to start in a running JVM, its options checked before any
+/// JVM is asked: `attach`'s and `watch`'s.
+struct Recording {
+    /// Where it goes, absolute: the JVM has its own working directory.
+    output: PathBuf,
+    /// The agent's options.
+    options: String,
+    /// How long it runs, if it stops by itself.
+    duration: Option<std::time::Duration>,
+}
+
+impl Recording {
+    /// A recording of `sampling`'s options into `output` (by default
+    /// heapsampler-PID.jfr here), for `duration` if given.
+    fn new(
+        pid: u32,
+        output: Option<PathBuf>,
+        duration: Option<&str>,
+        sampling: &Sampling,
+    ) -> Result<Self, Failure> {
+        let output = output.unwrap_or_else(|| PathBuf::from(format!("heapsampler-{pid}.jfr")));
+        let output =
+            std::path::absolute(&output).map_err(|e| format!("{}: {e}", output.display()))?;
+        let (options, duration) = record::attach_options(sampling, &output, duration)?;
+        Ok(Self {
+            output,
+            options,
+            duration,
+        })
+    }
+
+    /// Starts it in JVM `pid` with `agent`, as [`agent_in`] found it with
+    /// what the JVM `announced`.
+    fn start(
+        &self,
+        jcmd: &Path,
+        pid: u32,
+        agent: &Path,
+        announced: Option<&Announcement>,
+    ) -> Result<(), Failure> {
+        attach::attach(
+            jcmd,
+            pid,
+            agent,
+            announced,
+            &self.options,
+            &self.output,
+            self.duration,
+        )?;
+        Ok(())
+    }
 }
 
 fn detach(

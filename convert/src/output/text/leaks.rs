@@ -497,8 +497,14 @@ pub fn clock(seconds: f64) -> String {
 /// A growth in bytes per second as people read it, per minute and signed:
 /// `+12.0 MB/min`, `-300 kB/min`.
 pub fn per_minute(bytes_per_second: f64) -> String {
-    let sign = if bytes_per_second < 0.0 { "-" } else { "+" };
-    format!("{sign}{}/min", human_bytes(bytes_per_second.abs() * 60.0))
+    let amount = human_bytes(bytes_per_second.abs() * 60.0);
+    // A change that rounds to nothing has no sign: `+0 B/min`, not `-0 B/min`.
+    let sign = if bytes_per_second < 0.0 && amount != "0 B" {
+        "-"
+    } else {
+        "+"
+    };
+    format!("{sign}{amount}/min")
 }
 
 /// A growth's 95% interval per minute, from one in bytes per second:
@@ -514,6 +520,13 @@ pub fn per_minute_interval(interval: &Interval) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_growth_that_rounds_to_nothing_has_no_minus_sign() {
+        assert_eq!(per_minute(-1e-9), "+0 B/min");
+        assert_eq!(per_minute(-0.1), "-6 B/min");
+        assert_eq!(per_minute(500_000.0), "+30.0 MB/min");
+    }
     use crate::analysis::leaks::Timeline;
     use crate::analysis::leaks::tests::collections;
 
