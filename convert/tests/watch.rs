@@ -482,6 +482,29 @@ fn summary_counts_the_watch_events() {
     }
 }
 
+/// Mission Control's parser reads the watch's events, each of its counts,
+/// with no warning, and its rules run with no exception.
+#[test]
+fn mission_control_reads_the_watch_events() {
+    let test = "mission_control_reads_the_watch_events";
+    let Some(mission_control) = support::MissionControl::find(test) else {
+        return;
+    };
+    let recording = recording();
+    let output = mission_control.run([recording.as_os_str()]);
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{said}");
+    assert!(!said.contains("LOG WARNING"), "{said}");
+    for line in [
+        "heapsampler.LeakSuspect 4",
+        "heapsampler.HeapPeak 2",
+        "heapsampler.PeakLiveSite 4",
+    ] {
+        assert!(said.lines().any(|l| l == line), "{line}: {said}");
+    }
+    assert!(said.contains(", 0 exceptions"), "{said}");
+}
+
 /// `convert` writes any event type as CSV: the suspects' fields in their
 /// order, each as written.
 #[test]
