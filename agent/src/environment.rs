@@ -166,10 +166,10 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
     let mut physical_id: Option<String> = None;
     let mut cores_here: Option<u32> = None;
     let mut end_block = |physical_id: &mut Option<String>, cores_here: &mut Option<u32>| {
-        if let Some(id) = physical_id.take() {
-            if !sockets.iter().any(|(known, _)| *known == id) {
-                sockets.push((id, cores_here.unwrap_or(0)));
-            }
+        if let Some(id) = physical_id.take()
+            && !sockets.iter().any(|(known, _)| *known == id)
+        {
+            sockets.push((id, cores_here.unwrap_or(0)));
         }
         *cores_here = None;
     };

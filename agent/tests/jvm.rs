@@ -1054,10 +1054,10 @@ fn newer_jdk() -> Option<(u32, PathBuf)> {
             .lines()
             .find_map(|l| l.strip_prefix("JAVA_VERSION=\""))
             .and_then(|v| v.split(['.', '"']).next()?.parse::<u32>().ok());
-        if let Some(major) = major.filter(|&m| m >= 21) {
-            if home.join("bin/java").exists() {
-                found.push((major, home));
-            }
+        if let Some(major) = major.filter(|&m| m >= 21)
+            && home.join("bin/java").exists()
+        {
+            found.push((major, home));
         }
     }
     found.into_iter().max()

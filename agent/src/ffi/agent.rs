@@ -260,10 +260,10 @@ pub unsafe extern "system" fn Agent_OnAttach(
             // statics; an environment left behind would keep the sampling
             // capability from the next attach. Give it back unless a
             // recording (loaded by an earlier attach) is running.
-            if AGENT.running().is_none() {
-                if let Some((jvmti, _)) = ENVIRONMENT.lock().take() {
-                    jvmti.dispose();
-                }
+            if AGENT.running().is_none()
+                && let Some((jvmti, _)) = ENVIRONMENT.lock().take()
+            {
+                jvmti.dispose();
             }
             JNI_ERR
         }
@@ -272,10 +272,10 @@ pub unsafe extern "system" fn Agent_OnAttach(
 
 unsafe extern "system" fn vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jobject) {
     let _order = AGENT.order();
-    if let Some(pending) = PENDING.lock().take() {
-        if let Err(message) = start(pending, &mut LifecycleJvm(Jni::from_raw(jni))) {
-            say(format_args!("{message}; not recording"));
-        }
+    if let Some(pending) = PENDING.lock().take()
+        && let Err(message) = start(pending, &mut LifecycleJvm(Jni::from_raw(jni)))
+    {
+        say(format_args!("{message}; not recording"));
     }
 }
 

@@ -552,10 +552,10 @@ impl<'a> JvmNames<'a> {
     fn interfaces(&self, class: jclass, into: &mut FxHashSet<NodeId>) -> Option<()> {
         for interface in self.env.implemented_interfaces(class).ok()? {
             let node = self.node(interface);
-            if let Some(node) = node {
-                if into.insert(node) {
-                    self.interfaces(interface, into)?;
-                }
+            if let Some(node) = node
+                && into.insert(node)
+            {
+                self.interfaces(interface, into)?;
             }
             self.jni.delete_local_ref(interface);
             node?;

@@ -194,9 +194,9 @@ impl LifecycleVm for LifecycleJvm {
 
 /// Enables sampling for `thread` if its name matches `pattern`.
 pub(super) fn enable_if_matching(jvmti: Jvmti, jni: Jni, pattern: &glob::Pattern, thread: jobject) {
-    if let Ok(name) = jvmti.thread_name(jni, thread) {
-        if pattern.matches(&name) {
-            let _ = jvmti.set_thread_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
-        }
+    if let Ok(name) = jvmti.thread_name(jni, thread)
+        && pattern.matches(&name)
+    {
+        let _ = jvmti.set_thread_event(true, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, thread);
     }
 }

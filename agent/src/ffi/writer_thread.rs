@@ -138,11 +138,11 @@ impl SessionVm for JvmtiVm<'_> {
                 let _order = AGENT.order();
                 // Stopped meanwhile (a `stop`, or VMDeath, when the JVM may be
                 // past attaching threads): nothing to do.
-                if AGENT.is_running(id) {
-                    if let Some(jni) = vm.attach_daemon(c"heapsampler-stop") {
-                        AGENT.stop(&mut LifecycleJvm(jni), Some(id), LiveSetAt::Stop, None);
-                        vm.detach();
-                    }
+                if AGENT.is_running(id)
+                    && let Some(jni) = vm.attach_daemon(c"heapsampler-stop")
+                {
+                    AGENT.stop(&mut LifecycleJvm(jni), Some(id), LiveSetAt::Stop, None);
+                    vm.detach();
                 }
             });
         if let Err(e) = spawned {
@@ -417,19 +417,19 @@ impl ThreadsVm for JvmtiVm<'_> {
         for thread in threads {
             let is_writer = writer.is_some_and(|writer| jni.is_same_object(writer, thread));
             let java_thread_id = if is_writer { -1 } else { jni.thread_id(thread) };
-            if java_thread_id >= 0 {
-                if let Ok(name) = jvmti.thread_name(jni, thread) {
-                    let key = jvmti
-                        .tag(thread)
-                        .ok()
-                        .and_then(|tag| self.running.jvm.keys.sampled_thread(tag as u64));
-                    listed.push(ThreadAllocation {
-                        key,
-                        java_thread_id,
-                        name,
-                        allocated: 0,
-                    });
-                }
+            if java_thread_id >= 0
+                && let Ok(name) = jvmti.thread_name(jni, thread)
+            {
+                let key = jvmti
+                    .tag(thread)
+                    .ok()
+                    .and_then(|tag| self.running.jvm.keys.sampled_thread(tag as u64));
+                listed.push(ThreadAllocation {
+                    key,
+                    java_thread_id,
+                    name,
+                    allocated: 0,
+                });
             }
             jni.delete_local_ref(thread);
         }

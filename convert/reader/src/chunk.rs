@@ -38,10 +38,10 @@ impl MetadataCache {
             .and_then(|size| data.get(..usize::try_from(size).ok()?));
         if let Some(event) = event {
             let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((bytes, metadata)) = last.as_ref() {
-                if bytes.as_slice() == event {
-                    return Ok(Arc::clone(metadata));
-                }
+            if let Some((bytes, metadata)) = last.as_ref()
+                && bytes.as_slice() == event
+            {
+                return Ok(Arc::clone(metadata));
             }
         }
         let metadata = Arc::new(Metadata::read(&mut Cursor::new(data, base))?);

@@ -481,10 +481,10 @@ pub fn fold_chunk<'a>(
         } else {
             1.0
         };
-        if let (Some(filter), Some(check)) = (filter, check) {
-            if !filter.keeps(check) {
-                continue;
-            }
+        if let (Some(filter), Some(check)) = (filter, check)
+            && !filter.keeps(check)
+        {
+            continue;
         }
         let mut totals = Totals { value, events: 1 };
         if let Some(min_gcs) = fold.live {

@@ -521,10 +521,10 @@ pub fn read_chunk(
                     read.tracking
                         .count(sample.tracked, sample.tracking_probability);
                 }
-                if let (Some(filter), Some(check)) = (filter, check) {
-                    if !filter.keeps(check) {
-                        continue;
-                    }
+                if let (Some(filter), Some(check)) = (filter, check)
+                    && !filter.keeps(check)
+                {
+                    continue;
                 }
                 if columns.object_size.is_none()
                     && sources[kind.source] == Source::AllocationSamples

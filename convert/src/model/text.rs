@@ -658,12 +658,12 @@ impl<'c, 'a> Flattener<'c, 'a> {
                 Some(method) => out.push_str(&self.text(method)),
                 None => {}
             }
-            if let Some((Value::Int(line), _)) = self.field(class, fields, field::LINE_NUMBER) {
-                if *line >= 0 {
-                    out.push('(');
-                    push_integer(out, (*line).into());
-                    out.push(')');
-                }
+            if let Some((Value::Int(line), _)) = self.field(class, fields, field::LINE_NUMBER)
+                && *line >= 0
+            {
+                out.push('(');
+                push_integer(out, (*line).into());
+                out.push(')');
             }
         }
     }

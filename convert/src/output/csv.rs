@@ -509,11 +509,11 @@ pub fn chunk_rows(
                 out.truncate(start);
                 return Err(error.into());
             }
-            if let (Some(filter), Some(check)) = (filter, check) {
-                if !filter.keeps(check) {
-                    out.truncate(start);
-                    continue;
-                }
+            if let (Some(filter), Some(check)) = (filter, check)
+                && !filter.keeps(check)
+            {
+                out.truncate(start);
+                continue;
             }
             Escaper::end_record(out, start);
             // Announced after its first row is made: a type whose first

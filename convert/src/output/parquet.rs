@@ -1101,11 +1101,11 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
             })
             .rows[event] += 1;
         for column in &mut self.columns {
-            if column.page_is_full() {
-                if let Err(error) = column.encode_page(&mut self.compressor) {
-                    self.ended = Some(Ended::Failed(error));
-                    return;
-                }
+            if column.page_is_full()
+                && let Err(error) = column.encode_page(&mut self.compressor)
+            {
+                self.ended = Some(Ended::Failed(error));
+                return;
             }
         }
         if self.batch.len() >= BATCH_ROWS {

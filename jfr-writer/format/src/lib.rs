@@ -196,10 +196,10 @@ pub fn read_varint(input: &[u8]) -> Result<(u64, usize), TruncatedVarint> {
 /// (`long_varint`).
 #[inline(always)]
 pub fn read_varint_at(data: &[u8], at: usize) -> Result<(u64, usize), TruncatedVarint> {
-    if let Some(&byte) = data.get(at) {
-        if byte < 0x80 {
-            return Ok((byte as u64, 1));
-        }
+    if let Some(&byte) = data.get(at)
+        && byte < 0x80
+    {
+        return Ok((byte as u64, 1));
     }
     match long_varint(data, at) {
         (value, len) if len > 0 => Ok((value, len)),

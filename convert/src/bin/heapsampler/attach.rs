@@ -106,15 +106,15 @@ pub fn attach(
     output: &Path,
     duration: Option<Duration>,
 ) -> Result<(), String> {
-    if let Some(running) = announced {
-        if let Some(recording) = &running.recording {
-            return Err(format!(
-                "a recording is already running in JVM {pid} (to {}), by the agent loaded from \
+    if let Some(running) = announced
+        && let Some(recording) = &running.recording
+    {
+        return Err(format!(
+            "a recording is already running in JVM {pid} (to {}), by the agent loaded from \
                  {}; stop it first with `heapsampler detach {pid}`",
-                recording.display(),
-                running.library.display()
-            ));
-        }
+            recording.display(),
+            running.library.display()
+        ));
     }
     // A recording that stopped by itself: its note is stale.
     let running = Note::read(pid).filter(|note| note.ended_by_itself().is_none());

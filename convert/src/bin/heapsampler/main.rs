@@ -581,10 +581,10 @@ fn leaks(file: &Path, by: GroupBy, limit: usize) -> Result<(), Failure> {
     drop(shown);
     out(text::leaks::render(&found, limit))?;
     // The growths' intervals come from the agent's samples as top's do.
-    if found.unanswered().is_none() {
-        if let Some(note) = sampler_note(file) {
-            out(format_args!("{note}\n"))?;
-        }
+    if found.unanswered().is_none()
+        && let Some(note) = sampler_note(file)
+    {
+        out(format_args!("{note}\n"))?;
     }
     Ok(())
 }
