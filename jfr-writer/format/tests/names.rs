@@ -19,7 +19,12 @@ const SCANNED: [&str; 6] = [
 
 /// Literals equal to a name that mean something else where they stand:
 /// (file, literal, what it is there).
-const OTHER_MEANINGS: [(&str, &str, &str); 26] = [
+const OTHER_MEANINGS: [(&str, &str, &str); 27] = [
+    (
+        "convert/src/bin/heapsampler/watch.rs",
+        "live",
+        "a column heading of watch's tables",
+    ),
     (
         "convert/src/bin/heapsampler/args.rs",
         "off",
