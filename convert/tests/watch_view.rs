@@ -8,6 +8,7 @@ use heapsampler_test_support as support;
 use heapsampler_test_support::{Deadline as _, Watched, heapsampler_exit};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read as _, Write as _};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -278,18 +279,7 @@ fn watch_joins_a_running_recording_and_leaves_it_running() {
         after.contains(&format!("stop it with `heapsampler detach {pid}`")),
         "{after}"
     );
-    // Still recording: detach stops it, and finishes the file.
-    assert!(!support::is_finished(&file));
-    let (code, stderr) = heapsampler_exit([
-        "detach",
-        &pid,
-        "--agent",
-        support::agent_library().to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(support::is_finished(&file));
-    support::summary(&file);
-    assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
+    detach_finishes(&pid, &file, &mut jvm);
 }
 
 /// SIGTERM (as a service manager or `kill` sends it) ends the view as q
@@ -327,15 +317,22 @@ fn watch_stops_on_sigterm_and_keeps_the_recording_when_asked() {
         after.contains(&format!("{} goes on; stop it with", file.display())),
         "{after}"
     );
-    assert!(!support::is_finished(&file));
+    detach_finishes(&pid, &file, &mut jvm);
+}
+
+/// A recording left running: `detach` stops it and finishes the file,
+/// which the JDK reads, and the JVM goes on.
+fn detach_finishes(pid: &str, file: &Path, jvm: &mut Watched) {
+    assert!(!support::is_finished(file));
     let (code, stderr) = heapsampler_exit([
         "detach",
-        &pid,
+        pid,
         "--agent",
         support::agent_library().to_str().unwrap(),
     ]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(support::is_finished(&file));
+    assert!(support::is_finished(file));
+    support::summary(file);
     assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
 }
 
