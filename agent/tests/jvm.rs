@@ -468,12 +468,9 @@ fn record_with(
     (stderr, events)
 }
 
-/// A lifetime's `trackingProbability`, which the JDK's parser prints as
-/// `double:` and the bits in hex.
+/// A lifetime's `trackingProbability`.
 fn tracking_probability(line: &str) -> f64 {
-    let bits = field(line, "trackingProbability");
-    let bits = bits.strip_prefix("double:").unwrap_or(bits);
-    f64::from_bits(u64::from_str_radix(bits, 16).expect("hex bits"))
+    support::dump_double(line, "trackingProbability")
 }
 
 /// Checks a recording's liveness tracking against the probabilities its

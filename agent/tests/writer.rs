@@ -2279,7 +2279,8 @@ fn watched_vm() -> FakeVm {
 /// A site that keeps one more 1 KiB array sampled at 512k live each second
 /// from second 60 (500 KiB/s) is raised once, with its stack, its class
 /// and a growth interval that holds its rate; the steady site beside it is
-/// not; the line the agent says names the class and the rate.
+/// not; the line the agent says names the class and the rate. The watched
+/// sites are written every 10 s, with how each grew lately.
 #[test]
 fn the_watch_raises_a_growing_site_once_with_its_stack_and_class() {
     let dir = support::temp_dir("agent_writer_watch");
@@ -2336,6 +2337,52 @@ fn the_watch_raises_a_growing_site_once_with_its_stack_and_class() {
         (36..=100).contains(&samples),
         "the leak's samples that entered: {event}"
     );
+
+    // The watched sites: of judgments 10 s apart at least (a judgment each
+    // second here), each naming the sites that hold live samples.
+    let watched = support::dump_types(&path, &["heapsampler.WatchedSite"]);
+    let mut judged: Vec<i64> = watched
+        .iter()
+        .map(|event| support::dump_value(event, "startTime").parse().unwrap())
+        .collect();
+    judged.dedup();
+    assert!(
+        judged.windows(2).all(|w| w[1] - w[0] >= 10_000_000_000),
+        "{judged:?}"
+    );
+    assert!((20..=24).contains(&judged.len()), "{judged:?}");
+    let last = |method: &str| {
+        watched
+            .iter()
+            .rfind(|event| support::dump_value(event, "stackTrace").contains(method))
+            .unwrap_or_else(|| panic!("no {method} in {watched:#?}"))
+    };
+    // At 240 s the window starts after the first quarter, in the leak: its
+    // growth is the leak's rate, and the steady site's 0.
+    let growth = |event: &str| {
+        ["growthRate", "growthRateLow", "growthRateHigh"].map(|f| support::dump_double(event, f))
+    };
+    let [estimate, low, high] = growth(last("Cache.put"));
+    assert!(low < rate && rate < high, "{estimate} ({low} to {high})");
+    let window: i64 = support::dump_value(last("Cache.put"), "window")
+        .parse()
+        .unwrap();
+    assert!(
+        (30_000_000_000..=180_000_000_000).contains(&window),
+        "{window}"
+    );
+    let [estimate, low, high] = growth(last("Session.open"));
+    assert!(low <= 0.0 && 0.0 <= high, "{estimate} ({low} to {high})");
+    // Before a window is held (the first quarter, and 30 s), none.
+    let first = &watched[0];
+    assert!(
+        support::dump_double(first, "growthRate").is_nan(),
+        "{first}"
+    );
+    assert_eq!(
+        support::dump_value(first, "window"),
+        jfr_format::NO_TIMESPAN.to_string()
+    );
 }
 
 /// Without a leak the watch raises nothing, and with `watch=false` it
@@ -2359,6 +2406,8 @@ fn the_watch_raises_nothing_without_a_leak_and_is_off_when_told() {
             support::dump_types(&path, &["heapsampler.LeakSuspect"]).is_empty(),
             "{name}"
         );
+        let watched = support::dump_types(&path, &["heapsampler.WatchedSite"]);
+        assert_eq!(watched.is_empty(), !watch, "{name}");
     }
 }
 

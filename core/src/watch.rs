@@ -290,6 +290,19 @@ pub struct Suspect {
     pub window_start: f64,
 }
 
+/// A group's growth lately: what [`Watch::trend`] gives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trend {
+    /// The rise of its live bytes over the window, over its length: bytes
+    /// per second, with its 95% interval from the rise's sampling error
+    /// (as a [`Suspect`]'s).
+    pub growth: Interval,
+    /// Where the window started, a checkpoint's seconds.
+    pub window_start: f64,
+    /// Where it ended: the last checkpoint's seconds.
+    pub window_end: f64,
+}
+
 /// A group at a checkpoint, as its history keeps it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Point {
@@ -750,6 +763,43 @@ impl Watch {
         Some(series.live.estimate(series.largest_scale))
     }
 
+    /// How fast a group's live bytes grew lately: over the longest window
+    /// the watch holds that ends at the last checkpoint, is at least
+    /// [`SHORTEST_WINDOW`] and at most `horizon` seconds long, and starts
+    /// after the warm-up (as the test's windows do). `None` for a site not
+    /// followed on its own, or before there is such a window. A site
+    /// followed for less than the window had 0 before (as the test reads
+    /// it): its rise is all it holds.
+    pub fn trend(&self, group: Group, horizon: f64) -> Option<Trend> {
+        let series = match group {
+            Group::Site(id) => &self.sites[self.slot(id)?].series,
+            Group::Rest => &self.rest,
+        };
+        let t = self.last_checkpoint;
+        let (start, before) = self
+            .times
+            .iter()
+            .zip(&series.history)
+            .flat_map(|(starts, points)| starts.iter().zip(points))
+            .filter(|&(&start, _)| {
+                start >= t / 4.0 && t - start >= SHORTEST_WINDOW && t - start <= horizon
+            })
+            .min_by(|a, b| a.0.total_cmp(b.0))?;
+        let now = series.point().0;
+        let seconds = t - start;
+        let growth = (now.level - before.level) / seconds;
+        let half_width = Z_95 * rise_variance(&now, before).max(0.0).sqrt() / seconds;
+        Some(Trend {
+            growth: Interval {
+                estimate: growth,
+                low: growth - half_width,
+                high: growth + half_width,
+            },
+            window_start: *start,
+            window_end: t,
+        })
+    }
+
     /// Every group and its live bytes now: the sites followed on their own
     /// (in no particular order), then the rest.
     pub fn groups(&self) -> impl Iterator<Item = (Group, Estimate)> + '_ {
@@ -999,6 +1049,45 @@ mod tests {
                 .flatten()
                 .all(|p| *p == Point::default())
         );
+    }
+
+    /// A trend is the rise over the longest window held within the
+    /// horizon, after the warm-up: none before there is one, a steady
+    /// site's 0, a growing site's its rate (exactly: its samples' weights
+    /// are all there is to its level).
+    #[test]
+    fn a_trend_is_the_rise_over_the_longest_window_within_the_horizon() {
+        let mut watch = Watch::new();
+        for _ in 0..100 {
+            watch.enter(8, 524_800.0, 1024);
+        }
+        for second in 1..=1200u32 {
+            watch.enter(7, 524_800.0, 1024);
+            watch.checkpoint(f64::from(second));
+            if second == 35 {
+                // Windows start after the first quarter: none of 30 s yet.
+                assert_eq!(watch.trend(Group::Site(7), 600.0), None);
+            }
+        }
+        let growing = watch.trend(Group::Site(7), 600.0).unwrap();
+        let window = 1200.0 - growing.window_start;
+        // Scale 3's points are 120 s apart, and its oldest 360 to 480 s back.
+        assert!((360.0..=600.0).contains(&window), "{window}");
+        let rate = growing.growth;
+        assert!((rate.estimate - 524_800.0).abs() < 1e-6, "{rate:?}");
+        assert!(
+            rate.low < rate.estimate && rate.estimate < rate.high,
+            "{rate:?}"
+        );
+        let steady = watch.trend(Group::Site(8), 600.0).unwrap();
+        assert_eq!(steady.window_start, growing.window_start);
+        assert_eq!(steady.growth.estimate, 0.0);
+        // A longer horizon, a longer window, up to the warm-up's end.
+        let longer = watch.trend(Group::Site(7), 3600.0).unwrap();
+        assert!(longer.window_start < growing.window_start);
+        assert!(longer.window_start >= 300.0, "{longer:?}");
+        assert_eq!(watch.trend(Group::Site(9), 600.0), None);
+        assert!(watch.trend(Group::Rest, 600.0).is_some());
     }
 
     /// A batch site, empty between batches, evicted then for newcomers

@@ -67,7 +67,8 @@ pub use old_objects::{
     OldObjectSample, OldObjectTypes, ReferenceHolder, old_object_sample, old_object_snapshot,
 };
 pub use watch::{
-    HeapPeak, LeakSuspect, PeakLiveSite, heap_peak, leak_suspect, peak_live_site, time_to_heap_max,
+    HeapPeak, LeakSuspect, PeakLiveSite, WatchedSite, heap_peak, leak_suspect, peak_live_site,
+    time_to_heap_max, watched_site,
 };
 
 use crate::event::EventTypeBuilder;

@@ -1,5 +1,6 @@
 //! The agent's watch events (`heapsampler.LeakSuspect`,
-//! `heapsampler.HeapPeak`, `heapsampler.PeakLiveSite`), written by
+//! `heapsampler.HeapPeak`, `heapsampler.PeakLiveSite`,
+//! `heapsampler.WatchedSite`), written by
 //! jfr-writer and read by every program people read them with: the JDK's
 //! parser (`jdk.jfr.consumer.RecordingFile`) reads every value as written,
 //! `jfr print` and `jfr view` (JDK 17 and 25) show their units (rates in
@@ -13,7 +14,9 @@ use std::path::Path;
 use std::process::Command;
 
 use jfr_format::NO_TIMESPAN;
-use jfr_writer::events::{self, HeapPeak, LeakSuspect, PeakLiveSite, time_to_heap_max};
+use jfr_writer::events::{
+    self, HeapPeak, LeakSuspect, PeakLiveSite, WatchedSite, time_to_heap_max,
+};
 use jfr_writer::{Options, Recording, Sink, StackFrame, StackTrace, Ticks};
 use support::{Deadline, MissionControl, declaration, dump_types, metadata_of, temp_dir, text};
 
@@ -78,12 +81,14 @@ fn peak(at: Ticks) -> HeapPeak {
 }
 
 /// The recording: a suspect, a peak and its two sites (one of them the
-/// other sites) in the first chunk, the other sites' suspect in the second.
+/// other sites), and two watched sites (the other sites' with no window
+/// yet) in the first chunk, the other sites' suspect in the second.
 fn write(path: &Path) -> Ticks {
     let mut recording = Recording::create(path, Options::default()).unwrap();
     let suspect_type = recording.register(events::leak_suspect()).unwrap();
     let peak_type = recording.register(events::heap_peak()).unwrap();
     let site_type = recording.register(events::peak_live_site()).unwrap();
+    let watched_type = recording.register(events::watched_site()).unwrap();
     let at = recording.clock().now();
     let [site, others] = suspects(&mut recording, at);
     site.write(&mut recording, &suspect_type).unwrap();
@@ -113,6 +118,34 @@ fn write(path: &Path) -> Ticks {
     }
     .write(&mut recording, &site_type)
     .unwrap();
+    let watched = WatchedSite {
+        start_time: at,
+        stack_trace: site.stack_trace,
+        gc_id: 7,
+        object_class: site.object_class,
+        other_sites: false,
+        live_bytes: 50 * MIB,
+        live_bytes_low: 40 * MIB,
+        live_bytes_high: 60 * MIB,
+        live_samples: 100,
+        growth_rate: 12_500.0,
+        growth_rate_low: 1_500.0,
+        growth_rate_high: 20_000.0,
+        window: 600 * SECOND,
+    };
+    watched.write(&mut recording, &watched_type).unwrap();
+    WatchedSite {
+        stack_trace: None.into(),
+        object_class: None,
+        other_sites: true,
+        growth_rate: f64::NAN,
+        growth_rate_low: f64::NAN,
+        growth_rate_high: f64::NAN,
+        window: NO_TIMESPAN,
+        ..watched
+    }
+    .write(&mut recording, &watched_type)
+    .unwrap();
     recording.end_chunk().unwrap();
     // A chunk holds its own constants: the second makes them again.
     let [_, others_again] = suspects(&mut recording, at);
@@ -133,6 +166,7 @@ fn watch_events_read_back_exactly_in_the_jdks_parser() {
             "heapsampler.LeakSuspect",
             "heapsampler.HeapPeak",
             "heapsampler.PeakLiveSite",
+            "heapsampler.WatchedSite",
         ],
     );
     let epoch = support::dump_value(&lines[0], "startTime");
@@ -165,6 +199,20 @@ fn watch_events_read_back_exactly_in_the_jdks_parser() {
             live[0], live[1], live[2]
         )
     };
+    let watched_site = |stack: &str, class: &str, other: bool, rate: [f64; 3], window: i64| {
+        format!(
+            "heapsampler.WatchedSite startTime={epoch} stackTrace={stack} gcId=7 \
+             objectClass={class} otherSites={other} liveBytes={} liveBytesLow={} \
+             liveBytesHigh={} liveSamples=100 growthRate={} growthRateLow={} \
+             growthRateHigh={} window={window}",
+            50 * MIB,
+            40 * MIB,
+            60 * MIB,
+            double(rate[0]),
+            double(rate[1]),
+            double(rate[2]),
+        )
+    };
     assert_eq!(
         lines,
         [
@@ -185,6 +233,14 @@ fn watch_events_read_back_exactly_in_the_jdks_parser() {
                 600
             ),
             peak_site("null", "null", true, [2 * MIB, 0, 5 * MIB], 4),
+            watched_site(
+                stack,
+                "class([B,0,null)",
+                false,
+                [12_500.0, 1_500.0, 20_000.0],
+                600 * SECOND
+            ),
+            watched_site("null", "null", true, [f64::NAN; 3], NO_TIMESPAN),
             suspect("null", "null", true, -2.5, NO_TIMESPAN),
         ]
     );
@@ -193,6 +249,7 @@ fn watch_events_read_back_exactly_in_the_jdks_parser() {
         ("heapsampler.LeakSuspect", 2),
         ("heapsampler.HeapPeak", 1),
         ("heapsampler.PeakLiveSite", 2),
+        ("heapsampler.WatchedSite", 2),
     ] {
         assert_eq!(support::summary_count(&summary, name), count, "{summary}");
     }
@@ -202,7 +259,11 @@ fn watch_events_read_back_exactly_in_the_jdks_parser() {
 /// What `jfr print` shows of the watch events, in the JDK `jfr` at `jfr`.
 fn assert_printed_with_units(jfr: &Path, path: &Path) {
     let output = Command::new(jfr)
-        .args(["print", "--events", "LeakSuspect,HeapPeak,PeakLiveSite"])
+        .args([
+            "print",
+            "--events",
+            "LeakSuspect,HeapPeak,PeakLiveSite,WatchedSite",
+        ])
         .arg(path)
         .output_in_time();
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -224,6 +285,9 @@ fn assert_printed_with_units(jfr: &Path, path: &Path) {
         "heapShare = 87.89%",
         "peakThreshold = 80.00%",
         "liveBytes = 300.0 MB",
+        // A watched site's window, and none yet.
+        "window = 10 m",
+        "growthRate = N/A",
     ] {
         assert!(printed.contains(shown), "{shown} not in\n{printed}");
     }
@@ -283,7 +347,8 @@ fn mission_control_reads_the_watch_events_with_no_warning() {
         "heapsampler.LeakSuspect 2",
         "heapsampler.HeapPeak 1",
         "heapsampler.PeakLiveSite 2",
-        "RESULT: parsed 5 events of 3 types",
+        "heapsampler.WatchedSite 2",
+        "RESULT: parsed 7 events of 4 types",
         // Rates as bytes (its last unit annotation), times and shares in
         // their units.
         "growthRate=12.2 KiB",
@@ -306,6 +371,7 @@ fn the_rates_are_annotated_as_the_jdks_and_the_times_as_timespans() {
         events::leak_suspect(),
         events::heap_peak(),
         events::peak_live_site(),
+        events::watched_site(),
     ] {
         recording.register(builder).unwrap();
     }
@@ -340,6 +406,16 @@ fn the_rates_are_annotated_as_the_jdks_and_the_times_as_timespans() {
             "{field}"
         );
     }
+    let watched = declaration(&ours, "heapsampler.WatchedSite");
+    assert_eq!(
+        annotations_of(&watched, "double growthRate;"),
+        rate,
+        "growthRate"
+    );
+    assert_eq!(
+        annotations_of(&watched, "long window;"),
+        ["@Timespan(\"NANOSECONDS\")"]
+    );
     let peak = declaration(&ours, "heapsampler.HeapPeak");
     assert_eq!(annotations_of(&peak, "double heapShare;"), ["@Percentage"]);
     assert!(

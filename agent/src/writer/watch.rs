@@ -3,7 +3,9 @@
 //! [`heapsampler_core::watch::Watch`] on the writer thread, and what it
 //! raises written as `heapsampler.LeakSuspect`; with a peak share, the
 //! heap's new peaks as `heapsampler.HeapPeak` with the live set by site
-//! (`heapsampler.PeakLiveSite`).
+//! (`heapsampler.PeakLiveSite`); and the sites of the most live bytes
+//! with their growth lately (`heapsampler.WatchedSite`), at most every
+//! [`WATCHED_SITES_EVERY`], for a view of the running recording.
 //!
 //! Invariants (the core watch's caller contract):
 //! - A tracked sample enters its site once, at the first [`Judgment`] that
@@ -32,7 +34,8 @@
 use heapsampler_core::estimate::Estimate;
 use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::watch::{Group, Suspect, Watch};
-use jfr_writer::events::{self, HeapPeak, LeakSuspect, PeakLiveSite};
+use jfr_format::NO_TIMESPAN;
+use jfr_writer::events::{self, HeapPeak, LeakSuspect, PeakLiveSite, WatchedSite};
 use jfr_writer::{EventType, Recording, Sink, StackTraceField, TICKS_PER_SECOND, Ticks};
 use rustc_hash::FxHashMap;
 
@@ -42,6 +45,20 @@ use super::liveness::Tracked;
 /// The most `heapsampler.PeakLiveSite` events a peak writes: the sites of
 /// the most live bytes, and the rest.
 pub const MAX_PEAK_SITES: usize = 64;
+
+/// The most `heapsampler.WatchedSite` events a judgment writes: the sites
+/// of the most live bytes (as many as a terminal's view lists), and the
+/// rest.
+pub const WATCHED_SITES: usize = 20;
+
+/// The least time between two judgments whose sites are written, ticks:
+/// 21 events of about 60 bytes each, 11 MB a day at most (a judgment
+/// comes at most once per collection that marked the heap).
+pub const WATCHED_SITES_EVERY: i64 = 10 * TICKS_PER_SECOND as i64;
+
+/// The longest window a watched site's growth is measured over, seconds:
+/// how it grew lately, not since the program started.
+pub const TREND_HORIZON: f64 = 600.0;
 
 /// The site of a sample: its stack's fingerprint and its class's key.
 pub(super) fn site_of(stack_fingerprint: u128, class: u64) -> u64 {
@@ -178,6 +195,9 @@ pub(super) struct Watching {
     leak_suspect: EventType,
     heap_peak: EventType,
     peak_live_site: EventType,
+    watched_site: EventType,
+    /// When the watched sites were last written, ticks.
+    sites_written_at: Option<i64>,
     /// The share of the heap's maximum a peak must pass, if watched.
     peak_share: Option<f64>,
     /// The highest heap after a collection written as a peak.
@@ -201,6 +221,8 @@ impl Watching {
             leak_suspect: recording.register(events::leak_suspect())?,
             heap_peak: recording.register(events::heap_peak())?,
             peak_live_site: recording.register(events::peak_live_site())?,
+            watched_site: recording.register(events::watched_site())?,
+            sites_written_at: None,
             peak_share,
             highest_peak: 0,
             pending: None,
@@ -242,11 +264,12 @@ impl Watching {
     }
 
     /// The checkpoint due, at the judgment pending: each sample of `table`
-    /// not entered yet and allocated before its `until` enters its site; the groups are judged, each
-    /// suspect written (and kept for [`Watching::take_notices`]). Then,
-    /// after any collection (`collections` counted so far), with a peak
-    /// share, a new peak of `heap` is written with the live bytes by site
-    /// as last judged.
+    /// not entered yet and allocated before its `until` enters its site;
+    /// the groups are judged, each suspect written (and kept for
+    /// [`Watching::take_notices`]), and the watched sites, unless written
+    /// less than [`WATCHED_SITES_EVERY`] before. Then, after any collection
+    /// (`collections` counted so far), with a peak share, a new peak of
+    /// `heap` is written with the live bytes by site as last judged.
     pub(super) fn checkpoint<S: Sink>(
         &mut self,
         recording: &mut Recording<S>,
@@ -270,7 +293,11 @@ impl Watching {
             judged = Some((gc_count, Ticks(judgment.at)));
         }
         let peak = self.new_peak(heap);
-        if suspects.is_empty() && peak.is_none() {
+        let sites_due = judged.is_some_and(|(_, at)| {
+            self.sites_written_at
+                .is_none_or(|last| at.0 - last >= WATCHED_SITES_EVERY)
+        });
+        if suspects.is_empty() && peak.is_none() && !sites_due {
             return Ok(());
         }
         let sites = Sites::of(table);
@@ -308,6 +335,10 @@ impl Watching {
                     heap: (heap_used, heap_max),
                 });
             }
+            if sites_due {
+                self.write_watched_sites(recording, &sites, now, gc_id)?;
+                self.sites_written_at = Some(now.0);
+            }
         }
         if let Some(used) = peak {
             let now = recording.clock().now();
@@ -344,27 +375,7 @@ impl Watching {
         used: u64,
         max: u64,
     ) -> Result<(), jfr_writer::Error> {
-        let mut groups: Vec<(Group, Estimate)> = self
-            .watch
-            .groups()
-            .filter(|(group, live)| {
-                live.samples() > 0 && (*group == Group::Rest || sites.one(*group).is_some())
-            })
-            .collect();
-        groups.sort_by(|a, b| b.1.bytes().total_cmp(&a.1.bytes()));
-        // The rest last, if it is among them.
-        let mut written: Vec<(Group, Estimate)> = groups
-            .iter()
-            .filter(|(group, _)| *group != Group::Rest)
-            .take(MAX_PEAK_SITES)
-            .cloned()
-            .collect();
-        written.extend(
-            groups
-                .iter()
-                .find(|(group, _)| *group == Group::Rest)
-                .cloned(),
-        );
+        let written = self.largest(sites, MAX_PEAK_SITES);
         HeapPeak {
             start_time: now,
             gc_id,
@@ -390,6 +401,64 @@ impl Watching {
                 live_samples: live.samples() as i64,
             }
             .write(recording, &self.peak_live_site)?;
+        }
+        Ok(())
+    }
+
+    /// The `n` sites of the most live bytes that hold a live sample (whose
+    /// stack and class name them), most first, then the rest if it holds
+    /// one.
+    fn largest(&self, sites: &Sites, n: usize) -> Vec<(Group, Estimate)> {
+        let mut groups: Vec<(Group, Estimate)> = self
+            .watch
+            .groups()
+            .filter(|(group, live)| {
+                live.samples() > 0 && (*group == Group::Rest || sites.one(*group).is_some())
+            })
+            .collect();
+        groups.sort_by(|a, b| b.1.bytes().total_cmp(&a.1.bytes()));
+        let rest = groups.iter().position(|(group, _)| *group == Group::Rest);
+        let rest = rest.map(|at| groups.remove(at));
+        groups.truncate(n);
+        groups.extend(rest);
+        groups
+    }
+
+    /// `heapsampler.WatchedSite`s: the sites of the most live bytes, up to
+    /// [`WATCHED_SITES`] with the rest, and how each grew lately (over up
+    /// to [`TREND_HORIZON`]).
+    fn write_watched_sites<S: Sink>(
+        &self,
+        recording: &mut Recording<S>,
+        sites: &Sites,
+        now: Ticks,
+        gc_id: i32,
+    ) -> Result<(), jfr_writer::Error> {
+        for (group, live) in self.largest(sites, WATCHED_SITES) {
+            let one = sites.one(group);
+            let interval = live.bytes_interval();
+            let trend = self.watch.trend(group, TREND_HORIZON);
+            let growth = trend.map_or([f64::NAN; 3], |t| {
+                [t.growth.estimate, t.growth.low, t.growth.high]
+            });
+            WatchedSite {
+                start_time: now,
+                stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
+                gc_id,
+                object_class: one.map(|t| t.class.class),
+                other_sites: group == Group::Rest,
+                live_bytes: interval.estimate as i64,
+                live_bytes_low: interval.low as i64,
+                live_bytes_high: interval.high as i64,
+                live_samples: live.samples() as i64,
+                growth_rate: growth[0],
+                growth_rate_low: growth[1],
+                growth_rate_high: growth[2],
+                window: trend.map_or(NO_TIMESPAN, |t| {
+                    ((t.window_end - t.window_start) * 1e9) as i64
+                }),
+            }
+            .write(recording, &self.watched_site)?;
         }
         Ok(())
     }

@@ -304,6 +304,9 @@ pub mod event {
     pub const HEAP_PEAK: &str = "heapsampler.HeapPeak";
     /// Ours: one site of the live set at a [`HEAP_PEAK`].
     pub const PEAK_LIVE_SITE: &str = "heapsampler.PeakLiveSite";
+    /// Ours: one of the sites of the most live bytes, with its growth, each
+    /// time the agent's watch judged.
+    pub const WATCHED_SITE: &str = "heapsampler.WatchedSite";
     /// Ours: a `jdk.OldObjectSample` of an earlier chunk's end, renamed
     /// once a newer chunk end's is in the file, so that tools reading every
     /// chunk as one count each live object once.
@@ -421,8 +424,8 @@ pub mod field {
     /// Objects found live.
     pub const LIVE_OBJECTS: &str = "liveObjects";
 
-    // `heapsampler.LeakSuspect`, `heapsampler.HeapPeak` and
-    // `heapsampler.PeakLiveSite` (the heap's use after a collection is
+    // `heapsampler.LeakSuspect`, `heapsampler.HeapPeak`,
+    // `heapsampler.PeakLiveSite` and `heapsampler.WatchedSite` (the heap's use after a collection is
     // [`HEAP_USED`], the collection [`GC_ID`]).
     /// Whether a site stands for every site beyond those followed one by one.
     pub const OTHER_SITES: &str = "otherSites";

@@ -3,7 +3,10 @@
 //! bytes grew significantly, and at a new heap peak `heapsampler.HeapPeak`
 //! with the live set by site then, one `heapsampler.PeakLiveSite` each
 //! (the format has no readable array of pooled structs: one event per
-//! site, joined to its peak by `gcId`).
+//! site, joined to its peak by `gcId`); and, as it judges, the sites of
+//! the most live bytes with their growth, `heapsampler.WatchedSite`, which
+//! a view of the running recording reads (`heapsampler watch`) instead of
+//! asking the agent for the live set.
 //!
 //! A site is one followed on its own, with its stack and class, or "the
 //! other sites" (`otherSites`): every site beyond those followed one by
@@ -260,6 +263,100 @@ typed_event! {
             .label("Live Samples")
             .description("The tracked samples live at the site after the collection")
             .unsigned(),
+    }
+}
+
+typed_event! {
+    /// `heapsampler.WatchedSite`: one of the sites of the most live bytes
+    /// when the watch judged, with its growth.
+    pub fn watched_site() -> EventTypeBuilder {
+        EventTypeBuilder::new(event::WATCHED_SITE)
+            .label("Watched Site")
+            .description(
+                "One of the allocation sites of the most live bytes after a collection the \
+                 heapsampler agent's watch judged, with how fast its live bytes grew lately: \
+                 the other sites of the same judgment share its GC Identifier",
+            )
+            .category(&["Java Application", "heapsampler"])
+            .setting(Setting::Enabled, "true")
+            .setting(Setting::StackTrace, "true")
+    }
+
+    /// A `heapsampler.WatchedSite`: a site's live bytes and growth as the
+    /// watch judged them.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct WatchedSite {
+        /// When the collection judged ended.
+        pub start_time: Ticks,
+        /// The site's stack (none for the other sites).
+        pub stack_trace: StackTraceField,
+        /// The collection judged.
+        pub gc_id: i32 => field::GC_ID
+            .label("GC Identifier")
+            .description("The heapsampler.GarbageCollection after which the site was judged")
+            .unsigned(),
+        /// The class of the site's objects (none for the other sites).
+        pub object_class: Option<ClassRef> => field::OBJECT_CLASS
+            .label("Object Class")
+            .description("The class of the objects allocated at the site"),
+        /// Whether this stands for every site beyond those followed one by
+        /// one.
+        pub other_sites: bool => field::OTHER_SITES
+            .label("Other Sites")
+            .description(
+                "Whether this is not one site but every site beyond those the agent follows one \
+                 by one, together: then it has no stack trace and no class",
+            ),
+        /// The site's estimated live bytes after the collection.
+        pub live_bytes: i64 => field::LIVE_BYTES
+            .label("Live Bytes")
+            .description("The site's live bytes after the collection, estimated from the samples")
+            .unit(Unit::Bytes),
+        /// The low end of the live bytes' 95% interval.
+        pub live_bytes_low: i64 => field::LIVE_BYTES_LOW
+            .label("Live Bytes Low")
+            .description("The low end of the live bytes' 95% interval")
+            .unit(Unit::Bytes),
+        /// The high end of the live bytes' 95% interval.
+        pub live_bytes_high: i64 => field::LIVE_BYTES_HIGH
+            .label("Live Bytes High")
+            .description("The high end of the live bytes' 95% interval")
+            .unit(Unit::Bytes),
+        /// The tracked samples live at the site after the collection.
+        pub live_samples: i64 => field::LIVE_SAMPLES
+            .label("Live Samples")
+            .description("The tracked samples live at the site after the collection")
+            .unsigned(),
+        /// How fast the live bytes grew over the window, bytes per second
+        /// (NaN before the watch holds a window).
+        pub growth_rate: f64 => field::GROWTH_RATE
+            .label("Growth Rate")
+            .description(
+                "How fast the site's live bytes grew over the window: bytes per second, \
+                 estimated from the samples; NaN while the watch has judged too little of the \
+                 program's run to hold a window",
+            )
+            .unit(Unit::BytesPerSecond),
+        /// The low end of the growth rate's 95% interval.
+        pub growth_rate_low: f64 => field::GROWTH_RATE_LOW
+            .label("Growth Rate Low")
+            .description("The low end of the growth rate's 95% interval")
+            .unit(Unit::BytesPerSecond),
+        /// The high end of the growth rate's 95% interval.
+        pub growth_rate_high: f64 => field::GROWTH_RATE_HIGH
+            .label("Growth Rate High")
+            .description("The high end of the growth rate's 95% interval")
+            .unit(Unit::BytesPerSecond),
+        /// Nanoseconds from the window's first judgment to this one, or
+        /// [`NO_TIMESPAN`] when there is no window yet.
+        pub window: i64 => field::WINDOW
+            .label("Window")
+            .description(
+                "The time whose growth the rate is: from the window's first judged collection \
+                 to this one (at most the last ten minutes, after the program's first quarter \
+                 of its run so far); N/A while there is none",
+            )
+            .unit(Unit::TimespanNanos),
     }
 }
 

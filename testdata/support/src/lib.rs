@@ -306,6 +306,16 @@ pub fn dump_types(path: &Path, types: &[&str]) -> Vec<String> {
     run(command.arg(path)).lines().map(str::to_owned).collect()
 }
 
+/// A double field's value in a [`dump_types`] line, which prints it as
+/// `double:` and its bits in hex.
+pub fn dump_double(line: &str, name: &str) -> f64 {
+    let value = dump_value(line, name);
+    let bits = value.strip_prefix("double:").unwrap_or(&value);
+    let bits = u64::from_str_radix(bits, 16)
+        .unwrap_or_else(|e| panic!("{name}={value} is no double's bits ({e}) in {line}"));
+    f64::from_bits(bits)
+}
+
 /// How many events the JDK reads in each of `paths`
 /// (`jdk.jfr.consumer.RecordingFile`, one JVM for them all), or why it
 /// cannot read one.
