@@ -14,6 +14,7 @@ mod diff;
 mod dump;
 mod environment;
 mod flame;
+mod follow;
 mod generational_zgc;
 mod killed;
 mod leaks;

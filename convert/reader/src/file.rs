@@ -7,7 +7,7 @@
 //! chunk but are followed by one are a corrupt chunk, an error.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,6 +130,42 @@ impl RecordingFile {
         if recording.container == Container::Plain {
             recording.length = length;
         }
+        recording.reopenable = true;
+        Ok(recording)
+    }
+
+    /// A plain recording read from the chunk at `offset` on: a reader of a
+    /// recording that grows reads the chunks it read before once, and
+    /// comes back for the last. Only the bytes from `offset` on are read.
+    /// Bytes there that are not a chunk's (a compressed recording, which
+    /// cannot be read from the middle, or an offset that is no chunk's)
+    /// are an error.
+    pub fn open_at(path: impl AsRef<Path>, offset: u64) -> Result<Self, FileError> {
+        let path = path.as_ref().to_owned();
+        let io_error = |source| FileError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = File::open(&path).map_err(io_error)?;
+        let length = file.metadata().map_err(io_error)?.len();
+        file.seek(SeekFrom::Start(offset)).map_err(io_error)?;
+        let mut magic = [0u8; 4];
+        let read = read_up_to(&mut file, &mut magic).map_err(io_error)?;
+        if read < magic.len() || magic != MAGIC {
+            return Err(FileError::Malformed {
+                path,
+                source: ReadError::Malformed {
+                    offset,
+                    expected: "a chunk (\"FLR\\0\"): a compressed recording is read from its \
+                               start, and no other offset is a chunk's"
+                        .to_owned(),
+                },
+            });
+        }
+        file.seek(SeekFrom::Start(offset)).map_err(io_error)?;
+        let mut recording = Self::from_reader(path.clone(), file)?;
+        recording.offset = offset;
+        recording.length = Some(length);
         recording.reopenable = true;
         Ok(recording)
     }

@@ -265,6 +265,40 @@ fn a_file_reads_again_from_its_start_and_a_stream_does_not() {
     );
 }
 
+/// A plain recording read from a chunk's offset reads that chunk and
+/// those after it, the same bytes as from the start; a compressed one
+/// cannot be, and says to read it from its start.
+#[test]
+fn a_plain_file_reads_from_a_chunks_offset() {
+    let dir = support::temp_dir("convert_open_at");
+    let path = dir.join("chunks.jfr");
+    support::write_allocation_samples(&path, 5000, 500, 4096);
+    let chunks = |file: &mut RecordingFile| {
+        let mut chunks = Vec::new();
+        while let Some(raw) = file.next_chunk().unwrap() {
+            chunks.push((raw.offset, raw.bytes));
+        }
+        chunks
+    };
+    let all = chunks(&mut RecordingFile::open(&path).unwrap());
+    assert!(all.len() > 2, "{}", all.len());
+    let third = all[2].0;
+    let from_third = chunks(&mut RecordingFile::open_at(&path, third).unwrap());
+    assert_eq!(from_third, all[2..]);
+    // Not at a chunk: the bytes there are no chunk's header.
+    let error = RecordingFile::open_at(&path, third + 1)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("no other offset is a chunk's"), "{error}");
+    let compressed = dir.join("chunks.jfr.zst");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&compressed, zstd::encode_all(&bytes[..], 1).unwrap()).unwrap();
+    let error = RecordingFile::open_at(&compressed, third)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("is read from its start"), "{error}");
+}
+
 #[test]
 fn chunks_that_repeat_their_metadata_share_it_through_the_cache() {
     let jdk = std::fs::read(support::jdk_recording()).unwrap();

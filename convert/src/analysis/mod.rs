@@ -5,6 +5,7 @@
 
 pub mod diff;
 pub mod fold;
+pub mod follow;
 pub mod leaks;
 pub mod liveness;
 pub mod summary;

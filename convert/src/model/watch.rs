@@ -1,15 +1,17 @@
 //! What the agent's watch wrote while the program ran: the leak suspects it
-//! raised (`heapsampler.LeakSuspect`) and the heap peaks it saw
+//! raised (`heapsampler.LeakSuspect`), the heap peaks it saw
 //! (`heapsampler.HeapPeak`, with the live set by site then,
-//! `heapsampler.PeakLiveSite`). [`WatchReader`] reads a chunk's, into a
-//! [`Watch`]; the [`Watch`]es of a recording's chunks merge, in chunk
-//! order, into the recording's.
+//! `heapsampler.PeakLiveSite`), and the sites of the most live bytes as it
+//! judged them (`heapsampler.WatchedSite`). [`WatchReader`] reads a
+//! chunk's, into a [`Watch`]; the [`Watch`]es of a recording's chunks
+//! merge, in chunk order, into the recording's.
 //!
 //! Memory is bounded by the sites, not by the events: the agent may raise
 //! a site again and again over days, and a [`Raised`] keeps, per site, the
 //! first time and the latest event. A peak's sites are kept for the last
 //! peak only (the highest: a peak is higher than every one before it);
-//! the peaks themselves are a few numbers each.
+//! the peaks themselves are a few numbers each. The watched sites are kept
+//! for the last judgment only.
 //!
 //! A site is read as the analyses read the samples' ([`Flattener`]): its
 //! stack's frames, top first, joined with `;`, as deep as `top --by
@@ -118,6 +120,34 @@ pub struct PeakSite {
     pub live_samples: u64,
 }
 
+/// A `heapsampler.WatchedSite`: a site's live bytes, and how they grew
+/// lately, as the watch judged them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WatchedSite {
+    /// The site.
+    pub site: Site,
+    /// Its live bytes, with their 95% interval.
+    pub live: Interval,
+    /// The tracked samples live there.
+    pub live_samples: u64,
+    /// How fast its live bytes grew, bytes per second, with its 95%
+    /// interval, and over how many nanoseconds; `None` while the watch
+    /// held no window.
+    pub growth: Option<(Interval, i64)>,
+}
+
+/// The sites of one judgment of the watch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// When the collection judged ended, nanoseconds since the epoch.
+    pub nanos: i64,
+    /// The collection judged.
+    pub gc_id: u64,
+    /// Its sites, in the order written (most live bytes first, the other
+    /// sites last).
+    pub sites: Vec<WatchedSite>,
+}
+
 /// What the agent's watch wrote: of one chunk, or merged over a
 /// recording's chunks.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -130,12 +160,33 @@ pub struct Watch {
     /// collection id their events name), in the order met, and that
     /// collection.
     pub peak_sites: Option<(u64, Vec<PeakSite>)>,
+    /// The last judgment's sites (the latest in time).
+    pub judged: Option<Judged>,
 }
 
 impl Watch {
     /// Whether the recording has any of the watch's events.
     pub fn is_empty(&self) -> bool {
-        self.raised.is_empty() && self.peaks.is_empty() && self.peak_sites.is_none()
+        self.raised.is_empty()
+            && self.peaks.is_empty()
+            && self.peak_sites.is_none()
+            && self.judged.is_none()
+    }
+
+    /// Adds a `heapsampler.WatchedSite` of the judgment after collection
+    /// `gc_id`, at `nanos`: kept if that is the last judgment met.
+    fn watched_site(&mut self, nanos: i64, gc_id: u64, site: WatchedSite) {
+        match &mut self.judged {
+            Some(last) if (last.nanos, last.gc_id) == (nanos, gc_id) => last.sites.push(site),
+            Some(last) if last.nanos > nanos => {}
+            _ => {
+                self.judged = Some(Judged {
+                    nanos,
+                    gc_id,
+                    sites: vec![site],
+                })
+            }
+        }
     }
 
     /// Adds a `heapsampler.LeakSuspect` of `site`.
@@ -187,6 +238,11 @@ impl Watch {
                 self.peak_site(gc_id, site);
             }
         }
+        if let Some(judged) = chunk.judged {
+            for site in judged.sites {
+                self.watched_site(judged.nanos, judged.gc_id, site);
+            }
+        }
     }
 
     /// The last peak, with the sites live then (most bytes first), if the
@@ -215,7 +271,14 @@ impl Watch {
                 .map(|s| site(&s.site) + std::mem::size_of::<PeakSite>())
                 .sum()
         });
-        raised + sites + self.peaks.len() * std::mem::size_of::<HeapPeak>()
+        let judged: usize = self.judged.as_ref().map_or(0, |judged| {
+            judged
+                .sites
+                .iter()
+                .map(|s| site(&s.site) + std::mem::size_of::<WatchedSite>())
+                .sum()
+        });
+        raised + sites + judged + self.peaks.len() * std::mem::size_of::<HeapPeak>()
     }
 }
 
@@ -228,6 +291,8 @@ pub enum WatchEvent {
     HeapPeak,
     /// `heapsampler.PeakLiveSite`.
     PeakLiveSite,
+    /// `heapsampler.WatchedSite`.
+    WatchedSite,
 }
 
 impl WatchEvent {
@@ -237,6 +302,7 @@ impl WatchEvent {
             event::LEAK_SUSPECT => Some(Self::LeakSuspect),
             event::HEAP_PEAK => Some(Self::HeapPeak),
             event::PEAK_LIVE_SITE => Some(Self::PeakLiveSite),
+            event::WATCHED_SITE => Some(Self::WatchedSite),
             _ => None,
         }
     }
@@ -364,6 +430,21 @@ impl<'c, 'a> WatchReader<'c, 'a> {
                 };
                 watch.peak_site(read.gc_id, site);
             }
+            WatchEvent::WatchedSite => {
+                // NaN until the watch holds a window.
+                let growth = interval(read.growth);
+                let growth = read
+                    .window
+                    .filter(|_| growth.estimate.is_finite())
+                    .map(|window| (growth, window));
+                let site = WatchedSite {
+                    site: self.site(&read),
+                    live: interval(read.live),
+                    live_samples: read.live_samples,
+                    growth,
+                };
+                watch.watched_site(nanos, read.gc_id, site);
+            }
         }
         Ok(())
     }
@@ -468,6 +549,29 @@ mod tests {
         let (peak, sites) = watch.last_peak().unwrap();
         assert_eq!(peak.gc_id, 7);
         let stacks: Vec<&str> = sites.iter().map(|s| s.site.stack.as_str()).collect();
+        assert_eq!(stacks, ["Big.z(3)", "Small.y(2)"]);
+    }
+
+    /// Only the last judgment's sites are kept, whichever chunk they come
+    /// in, in the order written.
+    #[test]
+    fn the_last_judgments_sites_are_kept() {
+        let watched = |stack: &str| WatchedSite {
+            site: site(stack),
+            live: interval([Some(1.0), None, None]),
+            live_samples: 1,
+            growth: None,
+        };
+        let mut watch = Watch::default();
+        watch.watched_site(10, 3, watched("Old.x(1)"));
+        let mut later = Watch::default();
+        later.watched_site(20, 5, watched("Big.z(3)"));
+        later.watched_site(20, 5, watched("Small.y(2)"));
+        later.watched_site(10, 3, watched("Old.w(4)"));
+        watch.merge(later);
+        let judged = watch.judged.unwrap();
+        assert_eq!((judged.nanos, judged.gc_id), (20, 5));
+        let stacks: Vec<&str> = judged.sites.iter().map(|s| s.site.stack.as_str()).collect();
         assert_eq!(stacks, ["Big.z(3)", "Small.y(2)"]);
     }
 
