@@ -17,13 +17,15 @@ use std::time::{Duration, Instant};
 const ROWS: u16 = 40;
 const COLS: u16 = 140;
 
-/// How long the view may take to show what a test waits for: a few
-/// snapshots and collections on a loaded 2-core machine, with room.
+/// How long the view may take to show what a test waits for: the watch's
+/// first judgment (about 30 s in) on a loaded 2-core machine, with room.
 const SHOWN_WITHIN: Duration = Duration::from_secs(120);
 
 /// `LateLeak` (leaking from its 5th second) in JDK 17, with a small young
-/// generation so that it collects every second or two, and `jvm`'s options
-/// first; for 10 minutes.
+/// generation so that it collects every second or two and G1 marking from
+/// a fifth of the heap (every 12 to 30 s, where its defaults wait a minute
+/// and a half for the first: the view has sites once the watch judged a
+/// marking), and `jvm`'s options first; for 10 minutes.
 fn late_leak(jvm: &[String]) -> Watched {
     late_leak_for(jvm, 600)
 }
@@ -32,7 +34,12 @@ fn late_leak(jvm: &[String]) -> Watched {
 fn late_leak_for(jvm: &[String], seconds: u32) -> Watched {
     Command::new("java")
         .args(jvm)
-        .args(["-Xmx256m", "-Xmn8m", "-XX:+UseG1GC", "-cp"])
+        .args(["-Xmx256m", "-Xmn8m", "-XX:+UseG1GC"])
+        .args([
+            "-XX:-G1UseAdaptiveIHOP",
+            "-XX:InitiatingHeapOccupancyPercent=20",
+        ])
+        .arg("-cp")
         .arg(support::compiled_workload("LateLeak"))
         .args(["LateLeak", &seconds.to_string(), "5"])
         .stdout(Stdio::null())
@@ -227,17 +234,7 @@ fn watch_attaches_shows_the_view_and_stops_on_ctrl_c() {
         support::summary_count(&summary, "heapsampler.ObjectLifetime") > 0,
         "{summary}"
     );
-    // The snapshots are gone, and the JVM runs on.
-    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(|entry| entry.ok())
-        .filter(|entry| {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(&format!("heapsampler-watch-{pid}-"))
-        })
-        .collect();
-    assert!(left.is_empty(), "snapshots left behind: {left:?}");
+    // The JVM runs on.
     let mut jvm = jvm;
     assert!(jvm.try_wait().unwrap().is_none(), "the JVM still runs");
 }
@@ -346,11 +343,13 @@ fn watch_says_when_the_jvm_exits() {
     let pid = jvm.id().to_string();
     let mut watch =
         InTerminal::start(&["watch", &pid, "-o", file.to_str().unwrap(), "--every", "1s"]);
-    watch.wait_for("a site", |screen| screen.contains("LateLeak$"));
+    // 20 s: before the watch's first judgment, the heap's figures.
+    watch.wait_for("the heap's sparkline", has_bars);
     let output = jvm.wait_with_output();
     assert!(output.status.success(), "{output:?}");
     watch.wait_for("that the JVM exited", |screen| {
-        screen.contains(&format!("JVM {pid} has exited")) && screen.contains("LateLeak$")
+        screen.contains("the JVM has exited and the agent finished its recording")
+            && has_bars(screen)
     });
     watch.press(b"q");
     assert_eq!(watch.exit_code(), 0, "{}", watch.contents());
@@ -377,13 +376,18 @@ fn watch_without_a_terminal_says_to_run_it_in_one() {
 }
 
 #[test]
-fn watch_refuses_no_live() {
-    // The view is of live bytes; refused in a terminal, before any JVM.
-    let mut watch = InTerminal::start(&["watch", "1", "--no-live"]);
-    assert_eq!(watch.exit_code(), 2, "{}", watch.contents());
-    assert!(
-        watch.contents().contains("leave liveness on"),
-        "{}",
-        watch.contents()
-    );
+fn watch_refuses_no_live_and_no_watch() {
+    // The view is of what the agent's watch finds live; refused in a
+    // terminal, before any JVM.
+    for refused in ["--no-live", "--no-watch"] {
+        let mut watch = InTerminal::start(&["watch", "1", refused]);
+        assert_eq!(watch.exit_code(), 2, "{}", watch.contents());
+        assert!(
+            watch
+                .contents()
+                .contains("leave liveness and the watch on (without --no-live and --no-watch)"),
+            "{refused}: {}",
+            watch.contents()
+        );
+    }
 }

@@ -54,7 +54,7 @@ pub const WATCHED_SITES: usize = 20;
 /// The least time between two judgments whose sites are written, ticks:
 /// 21 events of about 60 bytes each, 11 MB a day at most (a judgment
 /// comes at most once per collection that marked the heap).
-pub const WATCHED_SITES_EVERY: i64 = 10 * TICKS_PER_SECOND as i64;
+pub const WATCHED_SITES_EVERY: i64 = 10 * TICKS_PER_SECOND;
 
 /// The longest window a watched site's growth is measured over, seconds:
 /// how it grew lately, not since the program started.

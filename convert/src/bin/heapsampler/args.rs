@@ -207,24 +207,26 @@ pub enum Command {
     ///
     /// Attaches as `heapsampler attach` does (the same sampling options),
     /// or, when the agent records in that JVM already (an earlier attach,
-    /// `record`, or -agentpath), joins that recording. Every --every it
-    /// asks the agent for a snapshot (as `heapsampler dump PID`, into a
-    /// temporary file it removes at the end) and shows what `heapsampler
-    /// leaks` finds in it: the sites with the most live bytes after the last
-    /// collection and how fast each grows (per minute, with its 95%
-    /// interval, once there are collections enough to say), the heap in use
-    /// after each collection, and the leak suspects the agent raised.
+    /// `record`, or -agentpath), joins that recording. The agent's watch
+    /// writes into the recording, as it judges (at most every 10 s), the
+    /// sites with the most live bytes and how fast each grew lately; every
+    /// --every the view reads what the file holds since its last refresh
+    /// and shows those sites (growth per minute with its 95% interval, over
+    /// up to the last 10 minutes), the heap in use after each collection,
+    /// and the leak suspects the agent raised. Nothing is asked of the
+    /// agent.
     ///
     /// q or Ctrl-C quits: a recording watch started is stopped and its file
     /// finished, as `heapsampler detach PID` does, and its path printed;
     /// with --keep-recording it goes on. A recording it joined is left
     /// running (stop it with `heapsampler detach PID`).
     ///
-    /// Each refresh reads the snapshot from its start, so its cost grows
-    /// with the recording: on a loaded 2-core machine up to 2.5 s at 25 MB,
-    /// 10 s at 100 MB (BENCHMARKS.md); the next begins --every after one
-    /// ends, and the header says what the last took. Standard output must
-    /// be a terminal.
+    /// A refresh reads the chunks the agent ended since the last one once,
+    /// and the last chunk again: at most a chunk (12 MB by default),
+    /// however long the recording (a compressed .jfr.zst recording is read
+    /// from its start each time). Until the watch first judges (under G1
+    /// its first marking) there are no sites yet. Standard output must be
+    /// a terminal.
     ///
     /// Example: heapsampler watch 4242 -o /tmp/service.jfr
     ///
@@ -824,8 +826,9 @@ pub struct WatchFlags {
     ///
     /// By default (with liveness) the agent follows each site's live bytes
     /// after each collection that marks the whole heap (a full one, G1's
-    /// marking from JDK 21 on; not yet under generational ZGC: the README's
-    /// "Leaving it on"), 256 sites on their own and the rest together, and tests them
+    /// marking from JDK 21 on; where the JVM does not say when a marking
+    /// ends, an object of the agent's own tells: the README's "Leaving it
+    /// on"), 256 sites on their own and the rest together, and tests them
     /// for growth on its writer thread: a site whose live bytes rise
     /// significantly, to a level above any before, is a leak suspect. It
     /// writes a heapsampler.LeakSuspect event (the site's stack and class,

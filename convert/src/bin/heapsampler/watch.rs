@@ -2,15 +2,17 @@
 //! the terminal.
 //!
 //! Where the figures come from. The agent announces the file it writes
-//! (`attach::announced`), but that file holds no liveness for the objects
-//! still live: the agent writes those at the recording's end, or into a
-//! snapshot. So each refresh asks the agent for a snapshot (`dump=`, as
-//! `heapsampler dump PID` does) into a temporary file, and reads it as
-//! `heapsampler leaks` does ([`leaks::leaks`]): every refresh reads the
-//! recording so far from its start, and its cost grows with it
-//! (BENCHMARKS.md). What is kept between refreshes is one [`View`]: a few
-//! dozen sites, at most [`HEAP_POINTS`] heap figures and the suspects the
-//! agent raised, so memory does not grow with the recording.
+//! (`attach::announced`), a complete recording at each flush (a second by
+//! default), and its watch writes what the view shows as it goes: at its
+//! judgments the sites of the most live bytes with how fast they grew
+//! lately (`heapsampler.WatchedSite`), the suspects it raises, and the
+//! heap after each collection. So each refresh reads the file
+//! ([`Follow`]): the chunks ended since the last refresh once, the last
+//! chunk again; nothing is asked of the agent, and a refresh costs at most
+//! a chunk (12 MB by default), however long the recording. What is kept
+//! between refreshes is bounded: the heap's last
+//! [`HEAP_POINTS`](heapsampler_cli::analysis::follow::HEAP_POINTS)
+//! figures, the last judgment's sites and the suspects.
 //!
 //! The refreshes and the keys each run on a thread of their own, so that
 //! the view answers while a refresh runs and sees a signal however the
@@ -27,14 +29,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use heapsampler_cli::analysis::leaks::{self, Leaks};
-use heapsampler_cli::analysis::top::GroupBy;
+use heapsampler_cli::analysis::follow::{Follow, Followed};
 use heapsampler_cli::output::human::{human_bytes, thousands};
-use heapsampler_cli::output::text::leaks::{
-    clock, per_minute, per_minute_interval, site_text, verdict,
-};
-use heapsampler_cli::pipeline::Pipeline;
-use jfr_reader::file::RecordingFile;
+use heapsampler_cli::output::text::leaks::{clock, per_minute, per_minute_interval, site_text};
 use ratatui::Frame;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -43,13 +40,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Sparkline, Table, Wrap};
 
 use crate::args::Sampling;
-use crate::{Failure, Recording, agent_in, attach, jdk, say};
-
-/// The most heap figures a view keeps: wider than any terminal.
-pub const HEAP_POINTS: usize = 1024;
-
-/// How many sites the table can list.
-const SITES: usize = leaks::LARGEST_GROUPS;
+use crate::{Failure, Recording, agent_in, jdk, say};
 
 /// What `watch` was asked.
 pub struct Options {
@@ -85,9 +76,11 @@ pub fn run(options: &Options, sampling: &Sampling, jcmd: Option<&Path>) -> Resul
                 .to_owned(),
         ));
     }
-    if sampling.no_live {
+    if sampling.no_live || sampling.watch.no_watch {
         return Err(Failure::Usage(
-            "watch shows what stays live: leave liveness on (without --no-live)".to_owned(),
+            "watch shows what the agent's watch finds live and growing: leave liveness and the \
+             watch on (without --no-live and --no-watch)"
+                .to_owned(),
         ));
     }
     let pid = options.pid;
@@ -111,18 +104,13 @@ pub fn run(options: &Options, sampling: &Sampling, jcmd: Option<&Path>) -> Resul
             }
         }
     };
-    let snapshot = std::env::temp_dir().join(format!(
-        "heapsampler-watch-{pid}-{}.jfr",
-        std::process::id()
-    ));
     if watched.joined && options.output.is_some() {
         say(format_args!(
             "JVM {pid} records already, to {}: watching that recording (--output is not used)",
             watched.file.display()
         ));
     }
-    let shown = show(&watched, &snapshot, options.every, &jcmd, &agent);
-    let _ = std::fs::remove_file(&snapshot);
+    let shown = show(&watched, options.every);
     let quit = match shown {
         Ok(quit) => quit,
         Err(failure) => {
@@ -227,20 +215,14 @@ enum Message {
 }
 
 /// Shows the view of `watched` until it is asked to quit; refreshes from
-/// snapshots into `snapshot`, one `every` after the last.
+/// its file, one `every` after the last.
 ///
 /// The keys are read on a thread of their own, not polled here: crossterm
 /// can spin inside a read of a terminal that hung up (its window closed,
 /// SIGHUP), and this loop must still see the signal and stop the
 /// recording. That thread may be left in its read at the end; the process
 /// ends soon after.
-fn show(
-    watched: &Watched,
-    snapshot: &Path,
-    every: Duration,
-    jcmd: &Path,
-    agent: &Path,
-) -> Result<Quit, Failure> {
+fn show(watched: &Watched, every: Duration) -> Result<Quit, Failure> {
     let signalled = Arc::new(AtomicBool::new(false));
     for signal in [
         signal_hook::consts::SIGINT,
@@ -254,24 +236,21 @@ fn show(
     let (refresh_now, requests) = mpsc::channel::<()>();
     let (send, messages) = mpsc::channel::<Message>();
     let refresher = {
-        let (pid, snapshot) = (watched.pid, snapshot.to_owned());
-        let (jcmd, agent) = (jcmd.to_owned(), agent.to_owned());
+        let pid = watched.pid;
+        let mut follow = Follow::new(&watched.file);
         let quitting = Arc::clone(&quitting);
         let send = send.clone();
         std::thread::spawn(move || {
             let mut wait = Duration::ZERO;
-            // Ends when the view drops its sender, or the JVM is gone.
+            // Ends when the view drops its sender, or after the JVM exited
+            // (its recording finished: read once more, then no more).
             while let Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) = requests.recv_timeout(wait) {
                 let started = Instant::now();
-                let refreshed = refresh(pid, &snapshot, &jcmd, &agent, &quitting);
-                let exited = refreshed.is_err() && !is_running(pid);
-                let refreshed = match refreshed {
-                    // Nothing more to ask: the view keeps its last figures.
-                    Err(_) if exited => Err(format!(
-                        "JVM {pid} has exited, and the agent finished its recording; q to quit"
-                    )),
-                    refreshed => refreshed,
-                };
+                let exited = !is_running(pid);
+                let refreshed = follow
+                    .refresh()
+                    .map(|followed| View::of(&followed, exited))
+                    .map_err(|e| e.to_string());
                 let message = Message::Refreshed(refreshed, started.elapsed());
                 if quitting.load(Ordering::SeqCst) || send.send(message).is_err() || exited {
                     break;
@@ -349,56 +328,33 @@ fn show(
             }
         }
     })();
-    // The terminal is back (the screen dropped); no snapshot is asked
-    // after this, so none races the stop.
+    // The terminal is back (the screen dropped); no refresh reads the
+    // file after this, so none races the stop.
     quitting.store(true, Ordering::SeqCst);
     drop(refresh_now);
     let _ = refresher.join();
     ended
 }
 
-/// One refresh: a snapshot of the recording in JVM `pid` into `snapshot`,
-/// read as `heapsampler leaks` reads a recording (unless `quitting` by
-/// then).
-fn refresh(
-    pid: u32,
-    snapshot: &Path,
-    jcmd: &Path,
-    agent: &Path,
-    quitting: &AtomicBool,
-) -> Refreshed {
-    attach::dump(jcmd, pid, agent, snapshot, false)?;
-    if quitting.load(Ordering::SeqCst) {
-        return Err("quitting".to_owned());
-    }
-    let recording = RecordingFile::open(snapshot).map_err(|e| e.to_string())?;
-    let found = leaks::leaks(
-        recording,
-        GroupBy::Site,
-        &Pipeline::default(),
-        &mut |_, _| {},
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(View::of(&found))
-}
-
-/// What the view shows of one snapshot.
+/// What the view shows of the recording as a refresh read it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct View {
     /// The recording's length, seconds.
     pub seconds: f64,
-    /// The samples in it (each sample's liveness event, as the snapshot
-    /// ends with the objects still live).
-    pub samples: u64,
-    /// `heapsampler leaks`' verdict, or why it cannot give one yet.
+    /// The samples the JVM handed the agent, as it last counted them.
+    pub samples: Option<u64>,
+    /// What the figures say, in a line: suspects, or none so far, or why
+    /// there are no figures of live bytes yet.
     pub verdict: String,
-    /// The sites with the most live bytes after the last collection.
+    /// When the watch last judged, seconds from the recording's start.
+    pub judged_at: Option<f64>,
+    /// The sites of the most live bytes then, the other sites last.
     pub sites: Vec<SiteRow>,
     /// The heap in use after each collection, oldest first: the last
-    /// [`HEAP_POINTS`].
+    /// [`HEAP_POINTS`](heapsampler_cli::analysis::follow::HEAP_POINTS).
     pub heap: Vec<u64>,
     /// The collections in the recording.
-    pub collections: usize,
+    pub collections: u64,
     /// The sites the agent raised as leak suspects, first raised first.
     pub raised: Vec<RaisedRow>,
 }
@@ -406,25 +362,15 @@ pub struct View {
 /// A site's line in the table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SiteRow {
-    /// The site, as `heapsampler leaks` names it.
+    /// The site in words: its top frames and its class.
     pub site: String,
-    /// Its estimated live bytes after the last collection.
+    /// Its estimated live bytes when the watch judged.
     pub live: f64,
-    /// How fast they grow, and over which seconds of the recording.
-    pub growth: Option<SiteGrowth>,
-    /// Whether `heapsampler leaks` calls it a suspect.
+    /// How fast they grew lately, bytes per second with its 95% interval,
+    /// and over how many seconds; `None` before the watch held a window.
+    pub growth: Option<(heapsampler_core::estimate::Interval, f64)>,
+    /// Whether the agent raised it as a leak suspect.
     pub suspect: bool,
-}
-
-/// A site's growth, as `heapsampler leaks` fits it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SiteGrowth {
-    /// Bytes per second, with its 95% interval.
-    pub interval: heapsampler_core::estimate::Interval,
-    /// The window fitted, seconds from the recording's start.
-    pub from: f64,
-    /// Its end.
-    pub to: f64,
 }
 
 /// A site the agent raised, with what it wrote last of it.
@@ -441,43 +387,72 @@ pub struct RaisedRow {
 }
 
 impl View {
-    /// The view of what `heapsampler leaks` found.
-    pub fn of(found: &Leaks) -> Self {
-        let seconds = found.seconds();
-        let timeline = &found.timeline;
-        let heap: Vec<u64> = timeline.heap_after.iter().map(|h| h.used).collect();
+    /// The view of what a refresh read; `exited` when the JVM is gone (and
+    /// its recording finished).
+    pub fn of(followed: &Followed, exited: bool) -> Self {
+        let watch = &followed.watch;
+        let raised: Vec<RaisedRow> = watch
+            .raised
+            .iter()
+            .map(|raised| RaisedRow {
+                first: followed.seconds(raised.first_nanos),
+                growth: raised.latest.growth,
+                live: raised.latest.live.estimate,
+                site: site_text(&raised.site),
+            })
+            .collect();
+        let sites = watch.judged.as_ref().map_or(Vec::new(), |judged| {
+            judged
+                .sites
+                .iter()
+                .map(|watched| SiteRow {
+                    site: site_text(&watched.site),
+                    live: watched.live.estimate,
+                    growth: watched
+                        .growth
+                        .map(|(growth, window)| (growth, window as f64 / 1e9)),
+                    suspect: watch.raised.iter().any(|r| r.site == watched.site),
+                })
+                .collect()
+        });
+        let judged_at = watch.judged.as_ref().map(|j| followed.seconds(j.nanos));
+        let mut verdict = match (raised.last(), judged_at) {
+            (Some(latest), _) => format!(
+                "{} leak suspect{} raised by the agent's watch; the latest at {}, growing {} \
+                 ({}): {}",
+                raised.len(),
+                if raised.len() == 1 { "" } else { "s" },
+                clock(latest.first),
+                per_minute(latest.growth.estimate),
+                per_minute_interval(&latest.growth),
+                latest.site
+            ),
+            (None, Some(at)) => format!(
+                "no leak suspect so far: the watch last judged what is live at {}",
+                clock(at)
+            ),
+            (None, None) => "no live bytes judged yet: the agent's watch judges after a \
+                             collection that marks the whole heap (G1: its concurrent markings, \
+                             which can be minutes apart), or that an object of its own shows \
+                             marked (the README's \"Leaving it on\"); a recording started with \
+                             watch=false never does"
+                .to_owned(),
+        };
+        if exited {
+            // First: the verdict may be cut at the screen's edge.
+            verdict = format!(
+                "the JVM has exited and the agent finished its recording (q to quit); {verdict}"
+            );
+        }
         Self {
-            seconds: timeline.length(),
-            samples: timeline.lifetimes,
-            verdict: verdict(found),
-            sites: found
-                .largest
-                .iter()
-                .take(SITES)
-                .map(|group| SiteRow {
-                    site: group.key.clone(),
-                    live: group.live.bytes(),
-                    growth: group.growth.as_ref().map(|growth| SiteGrowth {
-                        interval: growth.interval,
-                        from: seconds[growth.window.start],
-                        to: seconds[growth.window.end - 1],
-                    }),
-                    suspect: group.suspect,
-                })
-                .collect(),
-            heap: heap[heap.len().saturating_sub(HEAP_POINTS)..].to_vec(),
-            collections: timeline.collections.len(),
-            raised: timeline
-                .watch
-                .raised
-                .iter()
-                .map(|raised| RaisedRow {
-                    first: timeline.seconds(raised.first_nanos),
-                    growth: raised.latest.growth,
-                    live: raised.latest.live.estimate,
-                    site: site_text(&raised.site),
-                })
-                .collect(),
+            seconds: followed.length(),
+            samples: followed.samples,
+            verdict,
+            judged_at,
+            sites,
+            heap: followed.heap.iter().copied().collect(),
+            collections: followed.collections,
+            raised,
         }
     }
 }
@@ -515,7 +490,7 @@ fn draw(frame: &mut Frame, state: &State) {
     let status = match (&state.error, &state.view) {
         (Some(error), _) => Line::styled(format!("refresh failed: {error}"), SUSPECT),
         (None, Some(view)) => Line::from(view.verdict.clone()),
-        (None, None) => Line::styled("asking the agent for the first snapshot...", DIM),
+        (None, None) => Line::styled("reading the recording...", DIM),
     };
     frame.render_widget(Paragraph::new(status).wrap(Wrap { trim: true }), verdict);
     let Some(view) = &state.view else {
@@ -539,11 +514,10 @@ fn header_line(state: &State) -> Line<'static> {
         Span::styled(if watched.joined { " (joined)" } else { "" }, DIM),
     ];
     if let Some(view) = &state.view {
-        spans.push(Span::raw(format!(
-            "  recorded {}  {} samples",
-            clock(view.seconds),
-            thousands(view.samples)
-        )));
+        spans.push(Span::raw(format!("  recorded {}", clock(view.seconds))));
+        if let Some(samples) = view.samples {
+            spans.push(Span::raw(format!("  {} samples", thousands(samples))));
+        }
     }
     if let (Some(at), Some(took)) = (state.refreshed, state.took) {
         spans.push(Span::styled(
@@ -576,48 +550,52 @@ fn footer_line(watched: &Watched) -> Line<'static> {
 
 fn draw_sites(frame: &mut Frame, area: Rect, view: &View) {
     let rows = view.sites.iter().map(|row| {
-        let (growth, interval) = match &row.growth {
-            Some(growth) => (
-                per_minute(growth.interval.estimate),
-                per_minute_interval(&growth.interval),
+        let (growth, interval, over) = match &row.growth {
+            Some((growth, seconds)) => (
+                per_minute(growth.estimate),
+                per_minute_interval(growth),
+                human_duration(*seconds),
             ),
-            None => ("-".to_owned(), String::new()),
+            None => ("-".to_owned(), String::new(), String::new()),
         };
         let style = if row.suspect { SUSPECT } else { Style::new() };
         Row::new([
             Cell::from(human_bytes(row.live)),
             Cell::from(growth),
             Cell::from(interval),
+            Cell::from(over),
             Cell::from(row.site.clone()),
         ])
         .style(style)
     });
-    // Every site's growth is fitted over the same window.
-    let window = view
-        .sites
-        .iter()
-        .find_map(|row| row.growth.as_ref())
-        .map_or(String::new(), |growth| {
-            format!(
-                ", growth fitted from {} to {}",
-                clock(growth.from),
-                clock(growth.to)
-            )
-        });
+    let when = view
+        .judged_at
+        .map_or(String::new(), |at| format!(" judged at {}", clock(at)));
     let table = Table::new(
         rows,
         [
             Constraint::Length(10),
             Constraint::Length(14),
             Constraint::Length(27),
+            Constraint::Length(7),
             Constraint::Fill(1),
         ],
     )
-    .header(Row::new(["live", "growth", "95% interval", "site"]).style(TITLE))
+    .header(Row::new(["live", "growth", "95% interval", "over", "site"]).style(TITLE))
     .block(Block::default().borders(Borders::TOP).title(format!(
-        " live after the last collection, by site{window} (red: a leak suspect) "
+        " live after the collection{when}, by site; growth over up to the last 10 min \
+         (red: a leak suspect) "
     )));
     frame.render_widget(table, area);
+}
+
+/// `45 s`, `8 min`: a window's length.
+fn human_duration(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{:.0} min", seconds / 60.0)
+    }
 }
 
 fn draw_heap(frame: &mut Frame, area: Rect, view: &View) {
@@ -649,7 +627,7 @@ fn draw_heap(frame: &mut Frame, area: Rect, view: &View) {
         human_bytes(lowest as f64),
         human_bytes(highest as f64),
         human_bytes(floor as f64),
-        thousands(view.collections as u64),
+        thousands(view.collections),
     );
     let sparkline = Sparkline::default()
         .block(
@@ -714,32 +692,31 @@ mod tests {
         }
     }
 
-    /// A view as a snapshot of a leaking service gives it.
+    /// A view of a leaking service's recording.
     fn view() -> View {
         View {
             seconds: 133.0,
-            samples: 48_221,
-            verdict: "1 suspect, growing +30.0 MB/min (+25.0 MB to +35.0 MB/min)".to_owned(),
+            samples: Some(48_221),
+            verdict: "1 leak suspect raised by the agent's watch; the latest at 0:46".to_owned(),
+            judged_at: Some(131.0),
             sites: vec![
                 SiteRow {
-                    site: "LateLeak$Cache.put(LateLeak.java:120)".to_owned(),
+                    site: "LateLeak$Cache.put(120) < LateLeak.main(70)  (byte[])".to_owned(),
                     live: 41_943_040.0,
-                    growth: Some(SiteGrowth {
-                        interval: interval(-100.0, 10.0, 120.0),
-                        from: 33.0,
-                        to: 133.0,
-                    }),
+                    growth: Some((interval(-100.0, 10.0, 120.0), 98.0)),
                     suspect: false,
                 },
                 SiteRow {
-                    site: "LateLeak$Leak.keep(LateLeak.java:150)".to_owned(),
+                    site: "LateLeak$Leak.keep(150) < LateLeak.main(70)  (byte[])".to_owned(),
                     live: 18_000_000.0,
-                    growth: Some(SiteGrowth {
-                        interval: interval(416_666.0, 500_000.0, 583_333.0),
-                        from: 33.0,
-                        to: 133.0,
-                    }),
+                    growth: Some((interval(416_666.0, 500_000.0, 583_333.0), 98.0)),
                     suspect: true,
+                },
+                SiteRow {
+                    site: "the other sites".to_owned(),
+                    live: 1_000_000.0,
+                    growth: None,
+                    suspect: false,
                 },
             ],
             heap: vec![40, 50, 45, 60, 55, 70, 65, 80],
@@ -769,6 +746,16 @@ mod tests {
             .join("\n")
     }
 
+    fn state(watched: &Watched, view: Option<View>) -> State<'_> {
+        State {
+            watched,
+            view,
+            error: None,
+            refreshed: None,
+            took: None,
+        }
+    }
+
     fn watched(keep: bool) -> Watched {
         Watched {
             pid: 4242,
@@ -781,32 +768,37 @@ mod tests {
     #[test]
     fn the_view_shows_the_header_sites_heap_suspects_and_keys() {
         let watched = watched(false);
-        let state = State {
-            watched: &watched,
-            view: Some(view()),
-            error: None,
-            refreshed: None,
-            took: None,
-        };
+        let state = state(&watched, Some(view()));
         let text = screen(&state, 120, 30);
         let has = |what: &str| assert!(text.contains(what), "no {what:?} in\n{text}");
         has("heapsampler watch  JVM 4242  /tmp/service.jfr  recorded 2:13  48,221 samples");
-        has("1 suspect, growing +30.0 MB/min");
+        has("1 leak suspect raised by the agent's watch; the latest at 0:46");
         // The site that leaks, its growth per minute with its interval and
         // its window, on the line of its live bytes.
         let leak = text
             .lines()
-            .find(|line| line.contains("LateLeak$Leak.keep(LateLeak.java:150)"))
+            .find(|line| line.contains("LateLeak$Leak.keep(150)") && line.contains("MB/min"))
             .unwrap_or_else(|| panic!("no leaking site in\n{text}"));
         assert!(
             leak.contains("18.0 MB")
                 && leak.contains("+30.0 MB/min")
-                && leak.contains("+25.0 MB to +35.0 MB/min"),
+                && leak.contains("+25.0 MB to +35.0 MB/min")
+                && leak.contains("98 s"),
             "{leak}"
         );
-        has("growth fitted from 0:33 to 2:13");
-        // Sites by live bytes, most first.
+        has("live after the collection judged at 2:11, by site");
+        // Sites as written, by live bytes, the other sites last, with no
+        // growth before a window.
         assert!(text.find("Cache.put").unwrap() < text.find("Leak.keep").unwrap());
+        let others = text
+            .lines()
+            .find(|line| line.contains("the other sites"))
+            .unwrap_or_else(|| panic!("no other sites in\n{text}"));
+        assert!(
+            others.contains("1000.0 kB") || others.contains("1.0 MB"),
+            "{others}"
+        );
+        assert!(others.contains(" - "), "{others}");
         // The heap's bars: the highest last, full.
         has("heap in use after each collection: 80 B now");
         has("the last 8 figures: 40 B to 80 B (bars from 30 B); 8 collections in all");
@@ -819,30 +811,95 @@ mod tests {
     }
 
     #[test]
-    fn before_the_first_snapshot_and_after_a_failed_refresh_it_says_so() {
+    fn before_the_first_refresh_and_after_a_failed_one_it_says_so() {
         let watched = watched(true);
-        let mut state = State {
-            watched: &watched,
-            view: None,
-            error: None,
-            refreshed: None,
-            took: None,
-        };
+        let mut state = state(&watched, None);
         let text = screen(&state, 100, 20);
-        assert!(
-            text.contains("asking the agent for the first snapshot"),
-            "{text}"
-        );
+        assert!(text.contains("reading the recording..."), "{text}");
         assert!(text.contains("quit, the recording goes on"), "{text}");
         state.view = Some(view());
-        state.error = Some("JVM 4242 wrote no snapshot".to_owned());
+        state.error = Some("/tmp/service.jfr: No such file or directory".to_owned());
         let text = screen(&state, 100, 20);
         assert!(
-            text.contains("refresh failed: JVM 4242 wrote no snapshot"),
+            text.contains("refresh failed: /tmp/service.jfr: No such file"),
             "{text}"
         );
         // The last figures stay.
         assert!(text.contains("Leak.keep"), "{text}");
+    }
+
+    /// What a refresh read, in the view: the last judgment's sites in
+    /// their order, a raised one red, the verdict from none judged to
+    /// suspects, and the JVM's exit said.
+    #[test]
+    fn the_view_of_a_refresh_marks_the_raised_sites_and_says_how_far_the_watch_got() {
+        use heapsampler_cli::model::watch::{Judged, Raise, Raised, Site, WatchedSite};
+        let site = |stack: &str| Site {
+            stack: stack.to_owned(),
+            class: "byte[]".to_owned(),
+            other_sites: false,
+        };
+        let second = 1_000_000_000i64;
+        let mut followed = Followed {
+            start_nanos: Some(100 * second),
+            end_nanos: 200 * second,
+            ..Followed::default()
+        };
+        let view = View::of(&followed, false);
+        assert!(
+            view.verdict.starts_with("no live bytes judged yet"),
+            "{}",
+            view.verdict
+        );
+        assert!(view.sites.is_empty());
+        let watched = |stack: &str, live: f64| WatchedSite {
+            site: site(stack),
+            live: interval(live, live, live),
+            live_samples: 3,
+            growth: Some((interval(1.0, 2.0, 3.0), 600 * second)),
+        };
+        followed.watch.judged = Some(Judged {
+            nanos: 190 * second,
+            gc_id: 9,
+            sites: vec![watched("Big.a(1)", 9.0), watched("Leak.b(2)", 5.0)],
+        });
+        let view = View::of(&followed, false);
+        assert_eq!(
+            view.verdict,
+            "no leak suspect so far: the watch last judged what is live at 1:30"
+        );
+        assert_eq!(view.judged_at, Some(90.0));
+        assert_eq!(view.sites[1].growth, Some((interval(1.0, 2.0, 3.0), 600.0)));
+        assert!(!view.sites[1].suspect);
+        followed.watch.raised.push(Raised {
+            site: site("Leak.b(2)"),
+            first_nanos: 150 * second,
+            times: 1,
+            latest: Raise {
+                nanos: 150 * second,
+                gc_id: 5,
+                growth: interval(400.0, 500.0, 600.0),
+                window_nanos: Some(30 * second),
+                live: interval(4.0, 5.0, 6.0),
+                live_samples: 3,
+                heap_used: None,
+                heap_max: None,
+                time_to_heap_max_nanos: None,
+            },
+        });
+        let view = View::of(&followed, true);
+        let marked: Vec<bool> = view.sites.iter().map(|s| s.suspect).collect();
+        assert_eq!(marked, [false, true]);
+        assert_eq!(view.raised[0].first, 50.0);
+        assert!(
+            view.verdict.starts_with(
+                "the JVM has exited and the agent finished its recording (q to quit); 1 leak \
+                 suspect raised by the agent's watch; the latest at 0:50"
+            ),
+            "{}",
+            view.verdict
+        );
+        assert_eq!(view.seconds, 100.0);
     }
 
     #[test]
@@ -852,13 +909,7 @@ mod tests {
         // Rising: the last bar is the highest, the first ones cut off.
         shown.heap = (1..=500).collect();
         shown.collections = 500;
-        let state = State {
-            watched: &watched,
-            view: Some(shown),
-            error: None,
-            refreshed: None,
-            took: None,
-        };
+        let state = state(&watched, Some(shown));
         let text = screen(&state, 100, 30);
         assert!(
             text.contains("the last 98 figures: 403 B to 500 B"),
