@@ -80,6 +80,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use jfr_reader::ReadError;
 use jfr_reader::chunk::{Chunk, MetadataCache};
 use jfr_reader::file::{FileError, RawChunk, RecordingFile};
+use jfr_reader::metadata::Metadata;
 
 use crate::Error;
 
@@ -158,6 +159,15 @@ pub trait Analysis: Sync {
         hand_on: &mut dyn FnMut(Self::Part) -> Result<(), Stopped>,
     ) -> Result<(), ChunkError>;
 
+    /// Whether the work on a chunk that declares `metadata` may hand on
+    /// parts or fail: if not, the chunk is not read further (nor its
+    /// constant pools) and [`chunk`](Self::chunk) is not called. Every
+    /// chunk by default.
+    fn reads(&self, metadata: &Metadata) -> bool {
+        let _ = metadata;
+        true
+    }
+
     /// The parts of the next chunk follow, in chunk order; called for
     /// every chunk, whether it hands on parts or not.
     fn begin_chunk(&self, merged: &mut Self::Merged) {
@@ -184,6 +194,10 @@ impl<A: Analysis> Analysis for &A {
         hand_on: &mut dyn FnMut(Self::Part) -> Result<(), Stopped>,
     ) -> Result<(), ChunkError> {
         (**self).chunk(chunk, context, hand_on)
+    }
+
+    fn reads(&self, metadata: &Metadata) -> bool {
+        (**self).reads(metadata)
     }
 
     fn begin_chunk(&self, merged: &mut Self::Merged) {
@@ -222,6 +236,10 @@ impl<A: Analysis, B: Analysis> Analysis for (A, B) {
             .chunk(chunk, context, &mut |part| hand_on(Either::First(part)))?;
         self.1
             .chunk(chunk, context, &mut |part| hand_on(Either::Second(part)))
+    }
+
+    fn reads(&self, metadata: &Metadata) -> bool {
+        self.0.reads(metadata) || self.1.reads(metadata)
     }
 
     fn begin_chunk(&self, merged: &mut Self::Merged) {
@@ -506,8 +524,12 @@ impl<A: Analysis> Work<'_, A> {
                 source,
             })
         };
-        let chunk = match Chunk::read_with(&raw.bytes, raw.offset, Some(&self.metadata)) {
-            Ok(chunk) => chunk,
+        let read = Chunk::read_if(&raw.bytes, raw.offset, Some(&self.metadata), |metadata| {
+            self.analysis.reads(metadata)
+        });
+        let chunk = match read {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => return Outcome::Done,
             Err(error) => return Outcome::Failed(malformed(error)),
         };
         let context = ChunkContext {
@@ -1008,6 +1030,64 @@ mod tests {
             assert_eq!(read.len(), offsets.len(), "progress after each chunk");
             assert!(read.is_sorted(), "{threads} threads: {read:?}");
             assert_eq!(read.last(), Some(&std::fs::metadata(&file).unwrap().len()));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// [`Offsets`] of the chunks that declare the type named `declared`.
+    struct Declaring(&'static str);
+
+    impl Analysis for Declaring {
+        type Part = u64;
+        type Merged = Vec<u64>;
+
+        fn chunk(
+            &self,
+            chunk: &Chunk<'_>,
+            context: &ChunkContext,
+            hand_on: &mut dyn FnMut(u64) -> Result<(), Stopped>,
+        ) -> Result<(), ChunkError> {
+            Offsets { fail_at: None }.chunk(chunk, context, hand_on)
+        }
+
+        fn reads(&self, metadata: &Metadata) -> bool {
+            metadata.class_named(self.0).is_some()
+        }
+
+        fn merge(&self, offsets: &mut Vec<u64>, offset: u64) -> Result<(), Error> {
+            offsets.push(offset);
+            Ok(())
+        }
+
+        fn part_bytes(&self, _: &u64) -> usize {
+            8
+        }
+    }
+
+    #[test]
+    fn chunks_an_analysis_does_not_read_are_passed_over_and_progress_still_told() {
+        let dir = folder("pipeline-reads");
+        let file = dir.join("many-chunks.jfr");
+        recording(&file);
+        let offsets = chunk_offsets(&file);
+        let end = std::fs::metadata(&file).unwrap().len();
+        for threads in [1, 2, 3] {
+            for (declared, read) in [
+                (event::OBJECT_ALLOCATION_SAMPLE, offsets.as_slice()),
+                ("no.such.Event", &[]),
+            ] {
+                let mut told = None;
+                let ran = Pipeline::on(threads)
+                    .run(
+                        RecordingFile::open(&file).unwrap(),
+                        &Declaring(declared),
+                        Vec::new(),
+                        &mut |bytes| told = Some(bytes),
+                    )
+                    .unwrap();
+                assert_eq!(ran.merged, read, "{threads} threads, {declared}");
+                assert_eq!(told, Some(end), "{threads} threads, {declared}");
+            }
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -3,9 +3,9 @@
 //! it: `leaks` and `report` say when the agent first raised each suspect
 //! and list the sites it raised that are no suspect of theirs, `report`
 //! shows the peaks, `summary` counts the events, `convert` writes them as
-//! CSV, and its OTLP export's samples of a raised site say when it was
-//! first raised. The recording is made with jfr-writer, so every figure is
-//! known:
+//! CSV, and its OTLP export's samples and Parquet rows of a raised site
+//! say when it was first raised. The recording is made with jfr-writer, so
+//! every figure is known:
 //!
 //! 60 s, a collection every second (`gcId` 1 to 59), the heap after each
 //! (`jdk.GCHeapSummary`) `300 + 11 k` MiB of 1 GiB. Two sites sampled,
@@ -656,6 +656,16 @@ fn the_report_shows_what_the_agent_raised_and_its_peaks() {
     browser::screenshot(&chromium, &html, page["height"].as_u64().unwrap_or(3000));
 }
 
+/// When the JDK reads the first raise of `Leak.add` (after collection 20),
+/// nanoseconds since the epoch.
+fn first_raise_of_leak(recording: &Path) -> i64 {
+    let first = support::dump_types(recording, &["heapsampler.LeakSuspect"])
+        .into_iter()
+        .find(|line| support::dump_value(line, "gcId") == "20")
+        .unwrap();
+    support::dump_value(&first, "startTime").parse().unwrap()
+}
+
 /// Decodes the OTLP request in `sys.argv[1]` with upstream's Python
 /// classes and prints, as JSON, each profile's samples: its type, each
 /// sample's leaf site (`pkg.Class.method(line)`), class and attributes.
@@ -713,12 +723,7 @@ fn otlp_samples_of_a_raised_site_say_when_it_was_first_raised() {
         .output_in_time();
     assert!(output.status.success(), "{}", support::text(&output.stderr));
     let profiles: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    // When the JDK reads the first raise of Leak.add (after collection 20).
-    let first = support::dump_types(&recording, &["heapsampler.LeakSuspect"])
-        .into_iter()
-        .find(|line| support::dump_value(line, "gcId") == "20")
-        .unwrap();
-    let first: i64 = support::dump_value(&first, "startTime").parse().unwrap();
+    let first = first_raise_of_leak(&recording);
     let profiles = profiles.as_array().unwrap();
     let types: Vec<&str> = profiles
         .iter()
@@ -758,6 +763,76 @@ fn otlp_samples_of_a_raised_site_say_when_it_was_first_raised() {
                     assert!(raised.is_null(), "{sample}");
                 }
             }
+        }
+    }
+}
+
+/// Reads the Parquet table in `sys.argv[1]` with DuckDB and prints, as
+/// JSON, per site (the stack's top frame), class and event: the rows, those
+/// with `leak_suspect_raised`, its type, and its least and greatest value
+/// in microseconds since the epoch.
+const QUERY_PARQUET: &str = r#"
+import duckdb, json, sys
+print(json.dumps([list(r) for r in duckdb.sql(f"""
+    SELECT stack[1], class, event, count(*), count(leak_suspect_raised),
+        any_value(typeof(leak_suspect_raised)),
+        min(epoch_us(leak_suspect_raised)), max(epoch_us(leak_suspect_raised))
+    FROM read_parquet('{sys.argv[1]}') GROUP BY ALL ORDER BY ALL""").fetchall()]))
+"#;
+
+/// Parquet: every row of a site the agent raised, its allocation and its
+/// lifetime, says when the agent first raised it, as DuckDB reads the
+/// table; the other rows say nothing.
+#[test]
+fn parquet_rows_of_a_raised_site_say_when_it_was_first_raised() {
+    let test = "parquet_rows_of_a_raised_site_say_when_it_was_first_raised";
+    let Some(python) = support::python::needed_python(test, &["duckdb"]) else {
+        return;
+    };
+    let recording = recording();
+    let table = recording.with_extension("parquet");
+    heapsampler_ok([
+        "convert",
+        recording.to_str().unwrap(),
+        "--format",
+        "parquet",
+        "-o",
+        table.to_str().unwrap(),
+    ]);
+    let output = std::process::Command::new(python)
+        .args(["-c", QUERY_PARQUET])
+        .arg(&table)
+        .output_in_time();
+    assert!(output.status.success(), "{}", support::text(&output.stderr));
+    let groups: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let first = first_raise_of_leak(&recording);
+    let groups = groups.as_array().unwrap();
+    let sites: Vec<[&str; 3]> = groups
+        .iter()
+        .map(|g| [0, 1, 2].map(|at| g[at].as_str().unwrap()))
+        .collect();
+    let events = ["heapsampler.ObjectLifetime", "jdk.ObjectAllocationSample"];
+    assert_eq!(
+        sites,
+        [
+            ["Cache.churn(11)", "java.lang.String", events[0]],
+            ["Cache.churn(11)", "java.lang.String", events[1]],
+            ["Leak.add(10)", "byte[]", events[0]],
+            ["Leak.add(10)", "byte[]", events[1]],
+        ]
+    );
+    for group in groups {
+        assert_eq!(group[3], SAMPLES, "{group}");
+        assert_eq!(group[5], "TIMESTAMP WITH TIME ZONE", "{group}");
+        if group[0] == "Leak.add(10)" {
+            assert_eq!(group[4], SAMPLES, "every row of the site: {group}");
+            assert_eq!(group[6], group[7], "one time: {group}");
+            let at = group[6].as_i64().unwrap() * 1000;
+            // The JDK and we turn ticks into time each in doubles; the
+            // column holds microseconds.
+            assert!((at - first).abs() < 2000, "{at} against {first}");
+        } else {
+            assert_eq!(group[4], 0, "no row of the site: {group}");
         }
     }
 }

@@ -80,6 +80,19 @@ impl<'a> Chunk<'a> {
         offset: u64,
         cache: Option<&MetadataCache>,
     ) -> Result<Self, ReadError> {
+        let chunk = Self::read_if(bytes, offset, cache, |_| true)?;
+        Ok(chunk.expect("a chunk whatever it declares is read"))
+    }
+
+    /// Reads the chunk as [`read_with`](Self::read_with) does if what it
+    /// declares is `wanted`; `None` if not, its constant pools (most of
+    /// the work of reading a chunk) left unread.
+    pub fn read_if(
+        bytes: &'a [u8],
+        offset: u64,
+        cache: Option<&MetadataCache>,
+        wanted: impl FnOnce(&Metadata) -> bool,
+    ) -> Result<Option<Self>, ReadError> {
         let header = chunk_header(bytes, offset)?;
         let bytes = &bytes[..header.chunk_size as usize];
         let at = header.metadata_offset as usize;
@@ -88,14 +101,17 @@ impl<'a> Chunk<'a> {
             Some(cache) => cache.read(data, base)?,
             None => Arc::new(Metadata::read(&mut Cursor::new(data, base))?),
         };
+        if !wanted(&metadata) {
+            return Ok(None);
+        }
         let pools = Pools::read(bytes, offset, &header, &metadata)?;
-        Ok(Self {
+        Ok(Some(Self {
             header,
             metadata,
             bytes,
             offset,
             pools,
-        })
+        }))
     }
 
     /// The chunk's size in bytes.

@@ -72,6 +72,7 @@ use jfr_reader::IdMap;
 use jfr_reader::chunk::Chunk;
 use jfr_reader::event::{EventPlan, Field, TypeMap};
 use jfr_reader::file::RecordingFile;
+use jfr_reader::metadata::Metadata;
 use jfr_reader::value::Value;
 
 /// The most collections the series are kept at. A day's recording of a
@@ -382,6 +383,15 @@ impl Analysis for ReadWatch {
             reader.read(*kind, plan, &mut raw_event, &mut part)?;
         }
         Ok(hand_on(part)?)
+    }
+
+    /// A chunk that declares none of the watch's events has none (a JDK
+    /// recording's): a pass of its own skips it unread.
+    fn reads(&self, metadata: &Metadata) -> bool {
+        metadata
+            .classes
+            .iter()
+            .any(|class| WatchEvent::named(&class.name).is_some())
     }
 
     fn merge(&self, watch: &mut Watch, part: Watch) -> Result<(), Error> {

@@ -189,6 +189,24 @@ impl Watch {
         }
     }
 
+    /// When the agent first raised the site of the samples whose stack's
+    /// top frame is `top_frame` (`pkg.Class.method(line)`: their site, as
+    /// `top --by site` groups them) and whose class is `class` (its Java
+    /// name, empty without one), nanoseconds since the epoch; `None` if it
+    /// raised no such site. Raised sites whose stacks part below their top
+    /// frame are all the samples' site: the earliest of them.
+    pub fn first_raised(&self, top_frame: &str, class: &str) -> Option<i64> {
+        self.raised
+            .iter()
+            .filter(|r| {
+                !r.site.other_sites
+                    && r.site.class == class
+                    && r.site.top_frames(1).next() == Some(top_frame)
+            })
+            .map(|r| r.first_nanos)
+            .min()
+    }
+
     /// Adds a `heapsampler.LeakSuspect` of `site`.
     fn raise(&mut self, site: Site, raise: Raise) {
         match self.raised.iter_mut().find(|r| r.site == site) {
@@ -523,6 +541,29 @@ mod tests {
         assert_eq!((a.first_nanos, a.times), (10, 3));
         assert_eq!(a.latest.growth.estimate, 3.0);
         assert_eq!(first.raised[1].site.stack, "B.b(2)");
+    }
+
+    /// A raised site is the samples' when its top frame and class are
+    /// theirs, whatever the frames below; the sites past those followed
+    /// one by one are no sample's.
+    #[test]
+    fn samples_take_the_first_raise_of_a_site_of_their_top_frame_and_class() {
+        let mut watch = Watch::default();
+        watch.raise(site("A.a(1);Main.main(2)"), raise(30, 1.0));
+        watch.raise(site("A.a(1);Other.run(3)"), raise(20, 1.0));
+        watch.raise(site("B.b(2)"), raise(10, 1.0));
+        let other_sites = Site {
+            stack: String::new(),
+            class: String::new(),
+            other_sites: true,
+        };
+        watch.raise(other_sites, raise(5, 1.0));
+        assert_eq!(watch.first_raised("A.a(1)", "byte[]"), Some(20));
+        assert_eq!(watch.first_raised("B.b(2)", "byte[]"), Some(10));
+        assert_eq!(watch.first_raised("B.b(2)", "java.lang.String"), None);
+        assert_eq!(watch.first_raised("A.a", "byte[]"), None);
+        assert_eq!(watch.first_raised("Main.main(2)", "byte[]"), None);
+        assert_eq!(watch.first_raised("", ""), None);
     }
 
     /// Only the last peak's sites are kept, whichever chunk they come in,

@@ -2,9 +2,10 @@
 //! behind one signature ([`convert`]): CSV of any events ([`csv`]), folded
 //! stacks ([`fold`]), a pprof heap profile ([`pprof`]), its OpenTelemetry
 //! request ([`otlp`]), and a Parquet table of the allocation events
-//! ([`parquet`]). Each reads the recording once through the pipeline and
-//! writes into outputs the caller makes when asked ([`Outputs`]), so that
-//! what is written, and where, are apart.
+//! ([`parquet`]). Each reads the recording once through the pipeline
+//! (Parquet twice: what the agent raised, then the rows) and writes into
+//! outputs the caller makes when asked ([`Outputs`]), so that what is
+//! written, and where, are apart.
 
 use std::io::{self, Write};
 

@@ -72,7 +72,7 @@ use crate::analysis::liveness::{Ending, ReadEnding};
 use crate::model::filter::Filter;
 use crate::model::process::{self, Process};
 use crate::model::text::iso;
-use crate::model::watch::{Raised, Watch};
+use crate::model::watch::Watch;
 use crate::output::pprof::{self, Gathered, Profiling};
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_reader::chunk::Chunk;
@@ -173,12 +173,7 @@ pub fn request(
     let (gathered, (process, (ending, watch))) = ran.merged;
     let pprof::Pprof { profile, contents } = pprof::build(gathered, &ending, ran.truncated);
     Ok(Otlp {
-        profile: from_pprof(
-            profile,
-            &process,
-            contents.live_meaning.as_deref(),
-            &watch.raised,
-        ),
+        profile: from_pprof(profile, &process, contents.live_meaning.as_deref(), &watch),
         contents,
     })
 }
@@ -349,13 +344,13 @@ impl<T: std::hash::Hash + Eq + Clone> Indexed<T> {
 /// The export of a pprof profile: its tables become the dictionary (pprof
 /// ids are 1-based, so an id is the index after OTLP's zero entries), each
 /// sample type a profile; the `inuse_` ones with the attribute
-/// [`LIVE_KEY`], `live_meaning`; the samples of the sites `raised` with
-/// [`SUSPECT_KEY`].
+/// [`LIVE_KEY`], `live_meaning`; the samples of the sites the `watch`
+/// raised with [`SUSPECT_KEY`].
 fn from_pprof(
     profile: pprof::proto::Profile,
     process: &Process,
     live_meaning: Option<&str>,
-    raised: &[Raised],
+    watch: &Watch,
 ) -> proto::ExportProfilesServiceRequest {
     let pprof::proto::Profile {
         sample_type,
@@ -382,11 +377,11 @@ fn from_pprof(
         }
     };
     let (class_key, thread_key) = (string(CLASS_KEY), string(THREAD_KEY));
-    let suspect_key = (!raised.is_empty()).then(|| string(SUSPECT_KEY));
+    let suspect_key = (!watch.raised.is_empty()).then(|| string(SUSPECT_KEY));
     // When the agent first raised the allocation site (the leaf frame,
     // `pkg.Class.method(line)`) and class of a sample, if it did.
     let first_raised = |sample: &pprof::proto::Sample| -> Option<i64> {
-        if raised.is_empty() {
+        if watch.raised.is_empty() {
             return None;
         }
         let leaf = location.get((*sample.location_id.first()? as usize).checked_sub(1)?)?;
@@ -404,15 +399,7 @@ fn from_pprof(
             .iter()
             .find(|label| old[label.key as usize] == pprof::CLASS_LABEL)
             .map_or("", |label| old[label.str as usize].as_str());
-        raised
-            .iter()
-            .filter(|r| {
-                !r.site.other_sites
-                    && r.site.class == class
-                    && r.site.top_frames(1).next() == Some(site.as_str())
-            })
-            .map(|r| r.first_nanos)
-            .min()
+        watch.first_raised(&site, class)
     };
     let suspects: Vec<Option<i64>> = samples.iter().map(first_raised).collect();
     // Attributes by key (string index) and value.

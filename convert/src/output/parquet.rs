@@ -26,6 +26,7 @@
 //! | `gcs_survived` | int64, null | lifetimes: the collections it outlived |
 //! | `freed_by_gc_id` | int64, null | lifetimes: the `heapsampler.GarbageCollection` after which it was found dead (null while live) |
 //! | `stack` | list of strings | the frames, top (the allocation site, `top`'s `site`) first: `pkg.Class.method(line)`; `[truncated]` last when frames nearer the root are missing |
+//! | `leak_suspect_raised` | timestamp (µs, UTC), null | when the agent first raised the row's site (its stack's top frame and its class) as a leak suspect (`heapsampler.LeakSuspect`); null for the sites it did not raise |
 //!
 //! The identity comes from the recording's first chunk
 //! ([`crate::model::process`]); a value it does not tell is null.
@@ -52,6 +53,13 @@
 //! each distinct frame once per row group, and a row's frames as small
 //! indexes (run-length encoded where rows repeat a stack): the file stays
 //! compact without a stack table.
+//!
+//! The sites the agent raised are matched to the rows as the OTLP export
+//! matches them to its samples ([`Watch::first_raised`]). A row is
+//! written once its chunk is read, so what the agent raised, in any chunk,
+//! is read before the rows, in a pass of its own ([`ReadWatch`]: memory
+//! follows the sites raised, not their events); the rows' pass reads the
+//! recording again, which a stream cannot be.
 //!
 //! The file is written as the recording is read: each chunk's rows are
 //! encoded into a row group (or several, of at most [`ROW_GROUP_ROWS`])
@@ -94,11 +102,13 @@ use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 
 use crate::Error;
 use crate::analysis::fold::TRUNCATED_FRAME;
+use crate::analysis::leaks::ReadWatch;
 use crate::model::allocation::Source;
 use crate::model::filter::Filter;
 use crate::model::process::{self, Process};
 use crate::model::samples::{self, Kind, Sample, SampleVisitor};
 use crate::model::text::{Flattener, epoch_nanos};
+use crate::model::watch::Watch;
 use crate::pipeline::{Analysis, ChunkContext, ChunkError, Pipeline, Stopped};
 use jfr_format::ChunkHeader;
 use jfr_reader::IdMap;
@@ -164,6 +174,8 @@ pub mod column {
     pub const STACK: &str = "stack";
     /// The stack's frames, as Parquet paths a list's items.
     pub const STACK_FRAMES: &str = "stack.list.item";
+    /// See the [module doc](super).
+    pub const LEAK_SUSPECT_RAISED: &str = "leak_suspect_raised";
 }
 
 /// The string columns (their Parquet paths).
@@ -263,6 +275,7 @@ pub fn schema() -> SchemaRef {
         ArrowField::new(column::GCS_SURVIVED, DataType::Int64, true),
         ArrowField::new(column::FREED_BY_GC_ID, DataType::Int64, true),
         ArrowField::new(column::STACK, DataType::List(Arc::new(frames)), false),
+        ArrowField::new(column::LEAK_SUSPECT_RAISED, timestamp(), true),
     ]))
 }
 
@@ -307,7 +320,9 @@ pub fn unknown_types(events: &[String]) -> Vec<String> {
 }
 
 /// Writes the samples of `file` as `options` say, as a Parquet file into
-/// `out`, through `pipeline`, telling `progress` the bytes read.
+/// `out`, through `pipeline`, telling `progress` the bytes read by the
+/// rows' pass (the first pass, over the watch's events alone, is told
+/// nothing). `file` is read twice: one read from a stream is an error.
 pub fn write(
     file: RecordingFile,
     options: &ParquetOptions<'_>,
@@ -316,6 +331,8 @@ pub fn write(
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<ParquetWritten, Error> {
     let recording = file.path().to_owned();
+    let read_watch = pipeline.run(file, &ReadWatch, Watch::default(), &mut |_| {})?;
+    let file = read_watch.recording.reopen()?;
     let failed = |source| Error::Parquet {
         recording: recording.clone(),
         source,
@@ -378,6 +395,7 @@ pub fn write(
         stack_depth: options.stack_depth,
         sources,
         wanted,
+        watch: read_watch.merged,
     };
     let merged = Merged {
         writer,
@@ -415,6 +433,8 @@ struct Writing<'o> {
     sources: Vec<Source>,
     /// Per type of [`EVENT_TYPES`], whether it is written.
     wanted: Vec<bool>,
+    /// What the agent's watch raised, over the whole recording.
+    watch: Watch,
 }
 
 /// The file being written, and what went into it.
@@ -508,6 +528,7 @@ impl Analysis for Writing<'_> {
             threads_and_classes: IdMap::default(),
             stacks: IdMap::default(),
             frames: HashMap::new(),
+            first_raised: HashMap::new(),
             group: None,
             hand_on,
             ended: None,
@@ -997,6 +1018,7 @@ struct Batch {
     live: Vec<Option<bool>>,
     gcs_survived: Vec<Option<i64>>,
     freed_by_gc_id: Vec<Option<i64>>,
+    leak_suspect_raised: Vec<Option<i64>>,
 }
 
 impl Batch {
@@ -1041,6 +1063,9 @@ struct ChunkRows<'w, 'o, 'h> {
     stacks: IdMap<(u64, u64), Box<[u32]>>,
     /// The string index of each frame: its pooled method and line.
     frames: HashMap<(u64, u64, Option<u32>), u32>,
+    /// Per top frame and class of a stack (string indexes), when the agent
+    /// first raised their site, microseconds since the epoch.
+    first_raised: HashMap<(u32, Option<u32>), Option<i64>>,
     group: Option<Group>,
     hand_on: &'h mut dyn FnMut(RowGroup) -> Result<(), Stopped>,
     ended: Option<Ended>,
@@ -1069,8 +1094,10 @@ impl SampleVisitor for ChunkRows<'_, '_, '_> {
         self.columns[EVENT].push(Some(self.event_strings[event]));
         self.columns[THREAD].push(thread);
         self.columns[CLASS].push(class);
-        self.stack(text, &sample.stack_trace);
+        let top_frame = self.stack(text, &sample.stack_trace);
+        let raised = self.first_raised(top_frame, class);
         let batch = &mut self.batch;
+        batch.leak_suspect_raised.push(raised);
         batch.time.push(time);
         batch.weight.push(sample.weight);
         batch.size.push(size);
@@ -1139,8 +1166,9 @@ impl ChunkRows<'_, '_, '_> {
         }
     }
 
-    /// Appends a row's frames: a stack trace's, made once per chunk.
-    fn stack(&mut self, text: &Flattener<'_, '_>, stack_trace: &Field<'_>) {
+    /// Appends a row's frames: a stack trace's, made once per chunk. Its
+    /// top frame, if it has frames.
+    fn stack(&mut self, text: &Flattener<'_, '_>, stack_trace: &Field<'_>) -> Option<u32> {
         match *stack_trace {
             Field::Pooled { class_id, key } => {
                 if !self.stacks.contains_key(&(class_id, key)) {
@@ -1149,13 +1177,39 @@ impl ChunkRows<'_, '_, '_> {
                 }
                 let frames = &self.stacks[&(class_id, key)];
                 self.columns[STACK].push_list(frames);
+                frames.first().copied()
             }
-            Field::Null => self.columns[STACK].push_list(&[]),
+            Field::Null => {
+                self.columns[STACK].push_list(&[]);
+                None
+            }
             ref inline => {
                 let frames = self.frames_of(text, &inline.clone().into_value());
                 self.columns[STACK].push_list(&frames);
+                frames.first().copied()
             }
         }
+    }
+
+    /// When the agent first raised the site of a row whose stack's top
+    /// frame and class are `top_frame` and `class` (string indexes),
+    /// microseconds since the epoch ([`Watch::first_raised`]).
+    fn first_raised(&mut self, top_frame: Option<u32>, class: Option<u32>) -> Option<i64> {
+        let watch = &self.writing.watch;
+        if watch.raised.is_empty() {
+            return None;
+        }
+        let strings = &self.strings.values;
+        let text = |string: u32| strings[string as usize].as_str();
+        let top_frame = top_frame?;
+        *self
+            .first_raised
+            .entry((top_frame, class))
+            .or_insert_with(|| {
+                watch
+                    .first_raised(text(top_frame), class.map_or("", text))
+                    .map(|nanos| nanos.div_euclid(1000))
+            })
     }
 
     /// The frames of a stack trace, as string indexes, top first.
@@ -1207,7 +1261,7 @@ impl ChunkRows<'_, '_, '_> {
         }
         let identity = self.writing.identity;
         // The columns that are not strings, in order.
-        let arrays: [ArrayRef; 10] = [
+        let arrays: [ArrayRef; 11] = [
             Arc::new(Int64Array::from(vec![identity.pid; rows])),
             Arc::new(
                 TimestampMicrosecondArray::from(vec![identity.jvm_start_micros; rows])
@@ -1221,13 +1275,16 @@ impl ChunkRows<'_, '_, '_> {
             Arc::new(BooleanArray::from(batch.live)),
             Arc::new(Int64Array::from(batch.gcs_survived)),
             Arc::new(Int64Array::from(batch.freed_by_gc_id)),
+            Arc::new(
+                TimestampMicrosecondArray::from(batch.leak_suspect_raised).with_timezone("UTC"),
+            ),
         ];
         let group = self.group.as_mut().expect("rows belong to a group");
         if group.writers.is_empty() {
             group.writers = self.writing.factory.create_column_writers(0)?;
         }
-        // Each field but the last (the stack, a string column) is one
-        // Parquet column: a field's index is its column's.
+        // Each field is one Parquet column (the stack's is its list's
+        // items): a field's index is its column's.
         let fields = self
             .writing
             .schema

@@ -553,7 +553,10 @@ Examples:
     /// tells it), tracked, live, gcs_survived and freed_by_gc_id (from
     /// heapsampler.ObjectLifetime; null on other events), and stack: a list
     /// of frames pkg.Class.method(line), top (the allocation site) first,
-    /// [truncated] last when cut. An object heapsampler sampled has two
+    /// [truncated] last when cut; and leak_suspect_raised: when the agent
+    /// first raised the row's site (its top frame and class) as a leak
+    /// suspect, null for the sites it did not raise (read in a first pass
+    /// over the recording). An object heapsampler sampled has two
     /// rows, its jdk.ObjectAllocationSample and its
     /// heapsampler.ObjectLifetime (TLAB events, in the JDK's recordings,
     /// record the same allocations again): sum weight over one event type.
