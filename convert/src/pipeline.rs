@@ -1399,16 +1399,34 @@ mod tests {
             (HELD_LIMIT, 2, false),
             (HELD_LIMIT, 3, false),
         ] {
-            let (written, files) = to_csv(&file, threads, limit);
-            let held = written.held.expect("several threads converted");
-            let case = format!("{threads} threads, limit {limit}: {held:?}");
-            assert!(files == expected, "{case}: other files");
-            assert!(held.peak <= limit, "{case}");
-            // Whether a thread finds the limit spent when it has rows
-            // depends on the scheduler; that it never does over some 150
-            // chunks would mean the limit is not kept.
-            assert_eq!(held.waits > 0, waits, "{case}");
-            assert_eq!(held.peak > 0, limit > 0, "{case}");
+            // Whether a thread finds the limit spent when it has rows, or
+            // holds any, depends on the scheduler: on a busy 2-core machine
+            // one thread may take the chunks in turn through a whole run
+            // (3 runs in 10 did). That none of 10 runs of some 150 chunks
+            // each ever does would mean the limit is not kept; the files
+            // and the bound hold in every run.
+            let mut seen = Vec::new();
+            for _ in 0..10 {
+                let (written, files) = to_csv(&file, threads, limit);
+                let held = written.held.expect("several threads converted");
+                let case = format!("{threads} threads, limit {limit}: {held:?}");
+                assert!(files == expected, "{case}: other files");
+                assert!(held.peak <= limit, "{case}");
+                // Room for every chunk: no thread ever waits.
+                assert!(waits || held.waits == 0, "{case}");
+                let shown = (held.waits > 0) == waits && (held.peak > 0) == (limit > 0);
+                seen.push(held);
+                if shown {
+                    break;
+                }
+            }
+            let shown = seen
+                .iter()
+                .any(|h| (h.waits > 0) == waits && (h.peak > 0) == (limit > 0));
+            assert!(
+                shown,
+                "{threads} threads, limit {limit}, in 10 runs: {seen:?}"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
