@@ -597,7 +597,8 @@ struct AutoDumps {
     last: Option<Instant>,
 }
 
-/// Says what the watch raised (at log level `info`), and takes a snapshot
+/// Says what the watch raised (at log level `info`), walks to the roots of
+/// a suspect's samples (with `roots=true`), and takes a snapshot
 /// where the options ask for one (`on_leak=dump`, `on_peak=dump`), at most
 /// once per `auto_dump_every`: a snapshot skipped for that is said too.
 fn answer_watch<S: Sink>(
@@ -620,6 +621,9 @@ fn answer_watch<S: Sink>(
             reason = reason.or(Some(why));
         }
     }
+    // After the lines that say why, and before a snapshot, which shows
+    // the paths.
+    writer.walk_to_suspects_roots(vm, notices)?;
     let Some(reason) = reason else {
         return Ok(());
     };

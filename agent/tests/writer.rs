@@ -2258,9 +2258,9 @@ fn drive_watch(
         }
         vm.management.as_mut().unwrap().notified = notified_now;
         writer.poll_collections(vm).unwrap();
-        for notice in writer.watch(vm).unwrap() {
-            notices.push((second, notice));
-        }
+        let raised = writer.watch(vm).unwrap();
+        writer.walk_to_suspects_roots(vm, &raised).unwrap();
+        notices.extend(raised.into_iter().map(|notice| (second, notice)));
     }
     notices
 }

@@ -614,7 +614,25 @@ impl<S: Sink> Writer<S> {
                 Some(crate::signature::external_name(&info.signature))
             },
         )?;
-        let notices = watching.take_notices();
+        Ok(watching.take_notices())
+    }
+
+    /// With `roots=true`, walks the heap for the paths from GC roots to
+    /// the live samples of the sites the leak `notices` of a
+    /// [`watch`](Self::watch) name (the heaviest, up to the old objects'
+    /// cap: the walk pauses the JVM, up to `roots_time`), and writes the
+    /// live set again with them first and their paths, so that the file's
+    /// one live set under the JDK's name shows what holds them (in a file
+    /// that can rename, as at a chunk's end; else at the end). Apart from
+    /// the watch, so that the session says the suspect before the walk.
+    pub fn walk_to_suspects_roots(
+        &mut self,
+        vm: &mut impl Vm,
+        notices: &[Notice],
+    ) -> Result<(), jfr_writer::Error> {
+        let (Some(limits), Some(old)) = (self.roots, self.old_objects.as_mut()) else {
+            return Ok(());
+        };
         let sites: Vec<u64> = notices
             .iter()
             .filter_map(|notice| match notice {
@@ -629,24 +647,6 @@ impl<S: Sink> Writer<S> {
                 _ => None,
             })
             .collect();
-        self.walk_to_suspects_roots(vm, &sites)?;
-        Ok(notices)
-    }
-
-    /// With `roots=true`, walks the heap for the paths from GC roots to
-    /// the live samples of the suspects' `sites` (the heaviest, up to the
-    /// old objects' cap: the walk pauses the JVM, up to `roots_time`), and
-    /// writes the live set again with them first and their paths, so that
-    /// the file's one live set under the JDK's name shows what holds them
-    /// (in a file that can rename, as at a chunk's end; else at the end).
-    fn walk_to_suspects_roots(
-        &mut self,
-        vm: &mut impl Vm,
-        sites: &[u64],
-    ) -> Result<(), jfr_writer::Error> {
-        let (Some(limits), Some(old)) = (self.roots, self.old_objects.as_mut()) else {
-            return Ok(());
-        };
         if sites.is_empty() {
             return Ok(());
         }
