@@ -538,7 +538,8 @@ Examples:
     /// pprof's; OTLP has one sample type per profile, so the request holds
     /// one profile per type, the default (inuse_space, else alloc_space)
     /// first. Attributes thread.name and heapsampler.allocated_class on each
-    /// sample; the resource names the JVM and process with OpenTelemetry's
+    /// sample, and heapsampler.leak_suspect.first_raised on those of a site
+    /// the agent raised as a leak suspect (when first); the resource names the JVM and process with OpenTelemetry's
     /// semantic conventions (process.pid, process.runtime.name and version,
     /// os.type, host.arch, host.name...) from what the recording says.
     /// Takes no --events.
@@ -550,8 +551,10 @@ Examples:
     /// that the files of many recordings query as one dataset; then event
     /// (the event type), time (of the allocation, UTC, microseconds),
     /// thread, class, weight (estimated bytes), size (when the recording
-    /// tells it), tracked, live, gcs_survived and freed_by_gc_id (from
-    /// heapsampler.ObjectLifetime; null on other events), and stack: a list
+    /// tells it), tracked, tracking_probability (a tracked row stands for
+    /// weight / tracking_probability live bytes), live, gcs_survived and
+    /// freed_by_gc_id (from heapsampler.ObjectLifetime; null on other
+    /// events), and stack: a list
     /// of frames pkg.Class.method(line), top (the allocation site) first,
     /// [truncated] last when cut; and leak_suspect_raised: when the agent
     /// first raised the row's site (its top frame and class) as a leak
