@@ -42,6 +42,9 @@ def main():
                         choices=[c for c in overhead.CONFIGS if c.startswith("hs-")],
                         help="the configuration of bench/overhead.py to run both builds in (default hs-32k)")
     parser.add_argument("--heap", default="1g", help="the fixed heap, -Xms = -Xmx (default 1g)")
+    parser.add_argument("--java", default="java", help="the java to run (default: java on PATH)")
+    parser.add_argument("--gc", default="g1", choices=sorted(overhead.COLLECTORS),
+                        help="the collector (default g1)")
     parser.add_argument("--workloads", default="binary-trees,deep-recursion",
                         help="comma-separated, from bench/overhead.py's (default binary-trees,deep-recursion)")
     parser.add_argument("--perf-hz", type=int, default=overhead.PERF_HZ,
@@ -56,7 +59,8 @@ def main():
         sources = [os.path.join(ROOT, "testdata", "workloads", overhead.WORKLOADS[w][0]) for w in workloads]
         subprocess.run(["javac", "-d", classes] + sources, check=True)
         # What overhead.command reads of its arguments.
-        run_args = argparse.Namespace(heap=args.heap, scale=1.0, agent_options=None)
+        run_args = argparse.Namespace(heap=args.heap, scale=1.0, agent_options=None, java=args.java,
+                                      gc=args.gc, grow_heap=False, async_profiler=None)
         results = {}
         for round_ in range(args.rounds):
             for name in workloads:
@@ -65,7 +69,8 @@ def main():
                     agent = os.path.abspath(getattr(args, build))
                     data = os.path.join(work, "perf.data")
                     java = overhead.command(run_args, name, args.config, agent, classes,
-                                            os.path.join(work, "recording.jfr"))
+                                            os.path.join(work, "recording.jfr"),
+                                            os.path.join(work, "gc.log"))
                     cmd = overhead.perf_record(data, args.perf_hz) + java
                     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
                     groups = overhead.perf_groups(data, args.perf_hz, agent)
