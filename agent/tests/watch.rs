@@ -119,6 +119,9 @@ fn check(run: Run) {
         .collect();
     let Some(leak_from) = leak_from else {
         assert!(suspects.is_empty(), "{name}: {suspects:#?}\n{stderr}");
+        // The watch judged, and wrote what it followed.
+        let watched = support::dump_types(&file, &["heapsampler.WatchedSite"]);
+        assert!(!watched.is_empty(), "{name}: no watched sites\n{stderr}");
         assert!(said.is_empty(), "{name}: {stderr}");
         return;
     };
@@ -146,6 +149,27 @@ fn check(run: Run) {
         said[0].contains("a site of byte[] grows"),
         "{name}: {}",
         said[0]
+    );
+    // The watched sites after the suspect name it, growing: what
+    // `heapsampler watch` shows.
+    let watched = support::dump_types(&file, &["heapsampler.WatchedSite"]);
+    let leak_growth = watched
+        .iter()
+        // The arrays kept, not the list's own (ArrayList.grow under keep).
+        .filter(|event| {
+            support::dump_value(event, "stackTrace").starts_with("stack(false:LateLeak$Leak.keep()")
+        })
+        .filter(|event| {
+            support::dump_value(event, "startTime")
+                .parse::<i64>()
+                .unwrap()
+                >= raised_nanos
+        })
+        .map(|event| support::dump_double(event, "growthRateLow"))
+        .next_back();
+    assert!(
+        leak_growth.is_some_and(|low| low > 0.0),
+        "{name}: the leak's last watched site grows: {leak_growth:?} in {watched:#?}"
     );
     let snapshot = heapsampler_core::options::with_process_id(&file, "leak-1");
     assert!(

@@ -204,9 +204,10 @@ fn watch_attaches_shows_the_view_and_stops_on_ctrl_c() {
         screen.contains(&format!("heapsampler watch  JVM {pid}  {}", file.display()))
     });
     watch.wait_for(
-        "a site of the workload and the heap's sparkline",
+        "a site the watch judged and the heap's sparkline",
         |screen| {
             (screen.contains("LateLeak$Cache.put") || screen.contains("LateLeak$Leak.keep"))
+                && screen.contains("live after the collection judged at")
                 && screen.contains("heap in use after each collection")
                 && has_bars(screen)
         },
