@@ -192,6 +192,9 @@ pub struct NotifiedCollection {
     /// `None` for a collection known only from its collector's last
     /// `GcInfo`, from before the notifications began.
     pub cause: Option<String>,
+    /// What it did (`getGcAction()`: `end of minor GC`, a Shenandoah
+    /// pause's `Init Mark`); `None` where not known.
+    pub action: Option<String>,
     /// Its figures (`getGcInfo()`).
     pub info: GcInfo,
 }
@@ -547,6 +550,7 @@ impl HeapContext {
                 self.early.push(NotifiedCollection {
                     collector: self.collectors[at].name.clone(),
                     cause: None,
+                    action: None,
                     info: GcInfo {
                         metaspace_before: None,
                         metaspace_after: None,

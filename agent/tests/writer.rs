@@ -1328,6 +1328,7 @@ fn notified(collector: &str, cause: &str, info: GcInfo) -> NotifiedCollection {
     NotifiedCollection {
         collector: collector.into(),
         cause: Some(cause.into()),
+        action: None,
         info,
     }
 }
