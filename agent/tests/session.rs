@@ -452,6 +452,7 @@ fn past_the_cap_samples_are_capped_until_a_major_collection_ends() {
         notified.lock().unwrap().push(NotifiedCollection {
             collector: "ZGC Major Cycles".to_owned(),
             cause: Some("Proactive".to_owned()),
+            action: None,
             info: GcInfo {
                 id: 1,
                 start_millis: 0,

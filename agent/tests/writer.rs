@@ -1328,6 +1328,7 @@ fn notified(collector: &str, cause: &str, info: GcInfo) -> NotifiedCollection {
     NotifiedCollection {
         collector: collector.into(),
         cause: Some(cause.into()),
+        action: None,
         info,
     }
 }
@@ -2168,6 +2169,14 @@ fn drive_watch(
     let mut jvm = g1(writer, 1_000);
     jvm.collectors.names = vec![collectors.young.into(), collectors.whole_heap.into()];
     jvm.last = vec![None, None];
+    // Generational Shenandoah: its pauses notified, each by what it did,
+    // before its cycle's notification.
+    let shenandoah = collectors.young == "Shenandoah Cycles";
+    if shenandoah {
+        jvm.flags
+            .push(("ShenandoahGCMode", "generational", "COMMAND_LINE"));
+    }
+    let (mut pauses, mut cycles) = (0, 0);
     vm.management = Some(jvm);
     writer.begin_heap_context(vm).unwrap();
     let t0 = writer.clock().now().0;
@@ -2236,14 +2245,41 @@ fn drive_watch(
             .unwrap();
         let id = second as u64;
         let mut notified_now = Vec::new();
-        if !(marks && collectors.full) {
+        if shenandoah {
+            // A young cycle; with an old marking's end, the cycle of its
+            // Final Mark after it.
+            let actions: &[&[&str]] = if marks {
+                &[&["Init Mark", "Final Mark"], &["Final Mark"]]
+            } else {
+                &[&["Init Mark", "Final Mark"]]
+            };
+            for cycle in actions {
+                for action in *cycle {
+                    pauses += 1;
+                    notified_now.push(NotifiedCollection {
+                        action: Some((*action).into()),
+                        ..notified(
+                            collectors.whole_heap,
+                            "Concurrent GC",
+                            collection(pauses, millis(start), millis(start), 60, 60),
+                        )
+                    });
+                }
+                cycles += 1;
+                notified_now.push(notified(
+                    collectors.young,
+                    "Concurrent GC",
+                    collection(cycles, millis(start), millis(end), 60, 40),
+                ));
+            }
+        } else if !(marks && collectors.full) {
             notified_now.push(notified(
                 collectors.young,
                 "Allocation Rate",
                 collection(id, millis(start), millis(end), 60, 40),
             ));
         }
-        if marks {
+        if marks && !shenandoah {
             notified_now.push(notified(
                 collectors.whole_heap,
                 "No GC",
@@ -2498,6 +2534,57 @@ fn canaries_judge_where_the_collector_does_not_say_when_a_marking_ends() {
                 "{name}: every canary released"
             );
             assert!(canaries.next > 100, "{name}: {} canaries", canaries.next);
+        }
+    }
+}
+
+/// Under generational Shenandoah the watch judges at the ends of old
+/// markings it tells from the order of the collector's notifications (a
+/// cycle whose one pause is a Final Mark), each judging what was allocated
+/// before the end of the one before: with one every 10 s, the leak from
+/// 60 s is raised, and the steady site raises nothing, whether its garbage
+/// dies young (found dead by the next young cycle) or old (only by an old
+/// marking's end). The watch says how it judges there.
+#[test]
+fn generational_shenandoah_is_judged_at_the_ends_of_its_old_markings() {
+    let dir = support::temp_dir("agent_writer_watch_shenandoah");
+    for (name, cleared) in [
+        ("young", Cleared::Young),
+        ("old", Cleared::AtWholeHeapAfter(0)),
+    ] {
+        let shenandoah = WatchedCollectors {
+            young: "Shenandoah Cycles",
+            whole_heap: "Shenandoah Pauses",
+            every: 10,
+            full: false,
+            cleared,
+        };
+        for leak_from in [60, i64::MAX] {
+            let path = dir.join(format!("{name}-{leak_from}.jfr"));
+            let mut vm = watched_vm();
+            let mut writer = new_writer(&path, &settings(&path));
+            let raised = drive_watch(&mut writer, &mut vm, &shenandoah, 300, leak_from);
+            if leak_from == i64::MAX {
+                assert!(raised.is_empty(), "{name}: {raised:#?}");
+            } else {
+                assert_eq!(raised.len(), 1, "{name}: {raised:#?}");
+                let (second, heapsampler_agent::writer::Notice::Leak { class, .. }) = &raised[0]
+                else {
+                    panic!("{raised:?}");
+                };
+                assert!(
+                    *second % 10 == 1,
+                    "{name}: believed at the cycle after an end, not {second} s"
+                );
+                assert!((70..=160).contains(second), "{name}: raised at {second} s");
+                assert_eq!(class.as_deref(), Some("byte[]"));
+            }
+            let limitation = writer.watch_limitation().unwrap();
+            assert!(
+                limitation.contains("generational Shenandoah"),
+                "{limitation}"
+            );
+            finish(writer, &mut vm, 0);
         }
     }
 }

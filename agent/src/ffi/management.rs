@@ -153,6 +153,7 @@ struct GcNotifications {
     from: jmethodID,
     gc_name: jmethodID,
     gc_cause: jmethodID,
+    gc_action: jmethodID,
     gc_info: jmethodID,
     remove_listener: jmethodID,
 }
@@ -289,6 +290,7 @@ impl GcNotifications {
             )?,
             gc_name: jni.method(info_class, c"getGcName", c"()Ljava/lang/String;")?,
             gc_cause: jni.method(info_class, c"getGcCause", c"()Ljava/lang/String;")?,
+            gc_action: jni.method(info_class, c"getGcAction", c"()Ljava/lang/String;")?,
             gc_info: jni.method(info_class, c"getGcInfo", c"()Lcom/sun/management/GcInfo;")?,
             info_class: keep_global(keep, info_class)?,
             remove_listener,
@@ -318,6 +320,7 @@ impl GcNotifications {
             Some(NotifiedCollection {
                 collector: text(self.gc_name)?,
                 cause: Some(text(self.gc_cause)?),
+                action: Some(text(self.gc_action)?),
                 info: gc.read_info(jni, jni.object(info, self.gc_info, &[])?)?,
             })
         };

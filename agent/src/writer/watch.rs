@@ -16,12 +16,13 @@
 //! - Judgments come only from collections that found dead whatever of the
 //!   judged samples was dead: a collection that marked the whole heap
 //!   ([`crate::heap::WholeHeapCollection`]: a full one, G1's marking from
-//!   JDK 21, a cycle without generations), or a canary found cleared
+//!   JDK 21, a cycle without generations, generational Shenandoah's old
+//!   marking's end as its notifications tell it), or a canary found cleared
 //!   ([`super::canary`]: generational ZGC, G1 before JDK 21). After a young
 //!   collection an old object that died is not found dead yet (G1,
-//!   Parallel, Serial: until the next marking or full collection;
-//!   generational ZGC's young collections keep whatever a weak handle
-//!   points to), so a site whose objects die old would seem to grow until
+//!   Parallel, Serial, generational Shenandoah: until the next marking or
+//!   full collection; generational ZGC's young collections keep whatever a
+//!   weak handle points to), so a site whose objects die old would seem to grow until
 //!   then (a cache turning over did, in a 3-minute run under G1).
 //! - A site is its stack and its class: the stack's fingerprint and the
 //!   class's key, both stable while the session runs, folded into 64 bits.
