@@ -405,7 +405,7 @@ struct Types {
 /// it began is found dead by its end (what a weak handle points to
 /// included): a full collection, G1's marking (its end, JDK 21 on), a
 /// cycle of a collector that is not generational, generational
-/// Shenandoah's old marking (told by [`OldMarkings`]: from the end of the
+/// Shenandoah's old marking (told by its notifications: from the end of the
 /// one before, before which it began); generational ZGC's majors for the
 /// cap on tracked samples. In recording ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
