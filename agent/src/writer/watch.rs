@@ -37,7 +37,7 @@ use heapsampler_core::liveness::{LivenessTable, TrackedObject};
 use heapsampler_core::watch::{Group, Suspect, Watch};
 use jfr_format::NO_TIMESPAN;
 use jfr_writer::events::{self, HeapPeak, LeakSuspect, PeakLiveSite, WatchedSite};
-use jfr_writer::{EventType, Recording, Sink, StackTraceField, TICKS_PER_SECOND, Ticks};
+use jfr_writer::{ClassRef, EventType, Recording, Sink, StackTraceField, TICKS_PER_SECOND, Ticks};
 use rustc_hash::FxHashMap;
 
 use super::canary::{Canaries, CanaryKind, CanaryVm};
@@ -388,18 +388,17 @@ impl Watching {
         }
         .write(recording, &self.heap_peak)?;
         for (group, live) in written {
-            let one = sites.one(group);
-            let interval = live.bytes_interval();
+            let site = SiteFields::of(sites, group, &live);
             PeakLiveSite {
                 start_time: now,
-                stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
+                stack_trace: site.stack_trace,
                 gc_id,
-                object_class: one.map(|t| t.class.class),
-                other_sites: group == Group::Rest,
-                live_bytes: interval.estimate as i64,
-                live_bytes_low: interval.low as i64,
-                live_bytes_high: interval.high as i64,
-                live_samples: live.samples() as i64,
+                object_class: site.object_class,
+                other_sites: site.other_sites,
+                live_bytes: site.live[0],
+                live_bytes_low: site.live[1],
+                live_bytes_high: site.live[2],
+                live_samples: site.live_samples,
             }
             .write(recording, &self.peak_live_site)?;
         }
@@ -436,22 +435,21 @@ impl Watching {
         gc_id: i32,
     ) -> Result<(), jfr_writer::Error> {
         for (group, live) in self.largest(sites, WATCHED_SITES) {
-            let one = sites.one(group);
-            let interval = live.bytes_interval();
+            let site = SiteFields::of(sites, group, &live);
             let trend = self.watch.trend(group, TREND_HORIZON);
             let growth = trend.map_or([f64::NAN; 3], |t| {
                 [t.growth.estimate, t.growth.low, t.growth.high]
             });
             WatchedSite {
                 start_time: now,
-                stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
+                stack_trace: site.stack_trace,
                 gc_id,
-                object_class: one.map(|t| t.class.class),
-                other_sites: group == Group::Rest,
-                live_bytes: interval.estimate as i64,
-                live_bytes_low: interval.low as i64,
-                live_bytes_high: interval.high as i64,
-                live_samples: live.samples() as i64,
+                object_class: site.object_class,
+                other_sites: site.other_sites,
+                live_bytes: site.live[0],
+                live_bytes_low: site.live[1],
+                live_bytes_high: site.live[2],
+                live_samples: site.live_samples,
                 growth_rate: growth[0],
                 growth_rate_low: growth[1],
                 growth_rate_high: growth[2],
@@ -483,6 +481,32 @@ fn liveness_weight(object: &TrackedObject<Tracked>) -> f64 {
 
 fn saturate(bytes: u64) -> i64 {
     bytes.min(i64::MAX as u64) as i64
+}
+
+/// A group's fields as the site events (`heapsampler.PeakLiveSite`,
+/// `heapsampler.WatchedSite`) write them: its stack and class (none for
+/// the rest) and its live bytes with their interval.
+struct SiteFields {
+    stack_trace: StackTraceField,
+    object_class: Option<ClassRef>,
+    other_sites: bool,
+    /// The estimate, the interval's low end and its high end.
+    live: [i64; 3],
+    live_samples: i64,
+}
+
+impl SiteFields {
+    fn of(sites: &Sites, group: Group, live: &Estimate) -> Self {
+        let one = sites.one(group);
+        let interval = live.bytes_interval();
+        Self {
+            stack_trace: one.map_or(StackTraceField::from(None), |t| t.stack.into()),
+            object_class: one.map(|t| t.class.class),
+            other_sites: group == Group::Rest,
+            live: [interval.estimate, interval.low, interval.high].map(|b| b as i64),
+            live_samples: live.samples() as i64,
+        }
+    }
 }
 
 /// The tracked samples by site: one of each site's (whose stack and class
